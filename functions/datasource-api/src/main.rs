@@ -1,0 +1,10 @@
+//! The data source Lambda: every `/api/dataSource/...` route behind the HTTP API.
+
+use outbound::{config::Config, http, telemetry};
+
+#[tokio::main]
+async fn main() -> Result<(), lambda_http::Error> {
+    telemetry::init();
+    let app = http::App::from_config(Config::from_env()?).await;
+    lambda_http::run(http::datasource_api(app)).await
+}

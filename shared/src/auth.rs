@@ -1,0 +1,242 @@
+//! Authentication (D2) and tenants (D3): one way to get a [`Tenant`] from a request, two sources
+//! of claims. In AWS the HTTP API's JWT authorizer has verified the token and the claims arrive in
+//! the request context; locally the same token is verified here with an HS256 secret.
+
+use crate::config::ConfigError;
+use crate::error::Error;
+use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
+use serde_json::{Map, Value};
+
+/// The tenant a request acts for. Holds only values safe to embed in storage keys.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Tenant(String);
+
+impl Tenant {
+    /// Accepts 1-128 characters of letters, digits, `-`, `_`, `.`, `@` and `:`.
+    pub fn parse(value: &str) -> Result<Self, Error> {
+        let ok = (1..=128).contains(&value.len())
+            && value
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_.@:".contains(c));
+        if ok {
+            Ok(Tenant(value.to_owned()))
+        } else {
+            Err(Error::Forbidden(
+                "token tenant is not a valid tenant id".into(),
+            ))
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// Where the verified claims of a request come from.
+#[derive(Clone, Debug)]
+pub enum AuthConfig {
+    /// Deployed behind the HTTP API JWT authorizer: claims are read from the request context.
+    ApiGateway { tenant_claim: String },
+    /// Local server and tests: the bearer token is verified in process.
+    Local(LocalJwt),
+}
+
+/// Settings for verifying (and, for development, issuing) HS256 tokens in process.
+#[derive(Clone)]
+pub struct LocalJwt {
+    pub secret: String,
+    pub issuer: String,
+    pub audience: String,
+    pub tenant_claim: String,
+}
+
+impl std::fmt::Debug for LocalJwt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LocalJwt")
+            .field("issuer", &self.issuer)
+            .field("audience", &self.audience)
+            .field("tenant_claim", &self.tenant_claim)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AuthConfig {
+    /// `AUTH_MODE` = `apigateway` (default) or `local`; `TENANT_CLAIM` (default `tenant_id`);
+    /// locally `JWT_SECRET`, `JWT_ISSUER`, `JWT_AUDIENCE` with development defaults.
+    pub fn from_lookup(lookup: &impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        let tenant_claim = lookup("TENANT_CLAIM").unwrap_or_else(|| "tenant_id".into());
+        match lookup("AUTH_MODE").as_deref().unwrap_or("apigateway") {
+            "apigateway" => Ok(AuthConfig::ApiGateway { tenant_claim }),
+            "local" => Ok(AuthConfig::Local(LocalJwt {
+                secret: lookup("JWT_SECRET").unwrap_or_else(|| "dev-secret-change-me".into()),
+                issuer: lookup("JWT_ISSUER").unwrap_or_else(|| "outbound-local".into()),
+                audience: lookup("JWT_AUDIENCE").unwrap_or_else(|| "outbound".into()),
+                tenant_claim,
+            })),
+            other => Err(ConfigError {
+                name: "AUTH_MODE",
+                problem: format!("{other:?} is neither apigateway nor local"),
+            }),
+        }
+    }
+
+    /// The tenant of a request, or 401 / 403 (D2, D3).
+    pub fn tenant_of(&self, request: &http::request::Parts) -> Result<Tenant, Error> {
+        match self {
+            AuthConfig::ApiGateway { tenant_claim } => {
+                let claims = authorizer_claims(request).ok_or_else(|| {
+                    Error::Unauthenticated("missing or invalid bearer token".into())
+                })?;
+                tenant_from(claims.get(tenant_claim).map(String::as_str), tenant_claim)
+            }
+            AuthConfig::Local(jwt) => {
+                let token = bearer_token(request)?;
+                let claims = jwt.verify(token)?;
+                let tenant = claims.get(&jwt.tenant_claim).and_then(Value::as_str);
+                tenant_from(tenant, &jwt.tenant_claim)
+            }
+        }
+    }
+}
+
+fn tenant_from(value: Option<&str>, claim: &str) -> Result<Tenant, Error> {
+    match value {
+        Some(value) => Tenant::parse(value),
+        None => Err(Error::Forbidden(format!("token has no {claim} claim"))),
+    }
+}
+
+fn authorizer_claims(
+    request: &http::request::Parts,
+) -> Option<&std::collections::HashMap<String, String>> {
+    use lambda_http::request::RequestContext;
+    match request.extensions.get::<RequestContext>()? {
+        RequestContext::ApiGatewayV2(context) => {
+            Some(&context.authorizer.as_ref()?.jwt.as_ref()?.claims)
+        }
+        _ => None,
+    }
+}
+
+fn bearer_token(request: &http::request::Parts) -> Result<&str, Error> {
+    let header = request
+        .headers
+        .get(http::header::AUTHORIZATION)
+        .ok_or_else(|| Error::Unauthenticated("missing Authorization header".into()))?;
+    let value = header
+        .to_str()
+        .map_err(|_| Error::Unauthenticated("Authorization header is not text".into()))?;
+    match value.split_once(' ') {
+        Some((scheme, token))
+            if scheme.eq_ignore_ascii_case("bearer") && !token.trim().is_empty() =>
+        {
+            Ok(token.trim())
+        }
+        _ => Err(Error::Unauthenticated(
+            "Authorization header must be \"Bearer <token>\"".into(),
+        )),
+    }
+}
+
+impl LocalJwt {
+    fn validation(&self) -> Validation {
+        let mut validation = Validation::new(Algorithm::HS256);
+        validation.set_issuer(&[&self.issuer]);
+        validation.set_audience(&[&self.audience]);
+        validation.set_required_spec_claims(&["exp", "iss", "aud"]);
+        validation.validate_nbf = true;
+        validation.leeway = 0;
+        validation
+    }
+
+    /// Verifies signature, algorithm, `exp`, `nbf`, issuer and audience.
+    pub fn verify(&self, token: &str) -> Result<Map<String, Value>, Error> {
+        let key = DecodingKey::from_secret(self.secret.as_bytes());
+        jsonwebtoken::decode::<Map<String, Value>>(token, &key, &self.validation())
+            .map(|data| data.claims)
+            .map_err(|error| {
+                use jsonwebtoken::errors::ErrorKind;
+                let reason = match error.kind() {
+                    ErrorKind::ExpiredSignature => "token has expired",
+                    ErrorKind::ImmatureSignature => "token is not valid yet",
+                    ErrorKind::InvalidIssuer => "token has the wrong issuer",
+                    ErrorKind::InvalidAudience => "token has the wrong audience",
+                    ErrorKind::InvalidSignature => "token signature is invalid",
+                    ErrorKind::InvalidAlgorithm => "token algorithm is not accepted",
+                    _ => "token is malformed",
+                };
+                Error::Unauthenticated(reason.into())
+            })
+    }
+
+    /// Signs a development token for `tenant`, valid for `ttl_seconds`.
+    pub fn issue(&self, tenant: &str, ttl_seconds: i64) -> String {
+        let now = chrono::Utc::now().timestamp();
+        let mut claims = Map::new();
+        claims.insert("sub".into(), Value::from(format!("dev-{tenant}")));
+        claims.insert(self.tenant_claim.clone(), Value::from(tenant));
+        claims.insert("iss".into(), Value::from(self.issuer.clone()));
+        claims.insert("aud".into(), Value::from(self.audience.clone()));
+        claims.insert("iat".into(), Value::from(now));
+        claims.insert("exp".into(), Value::from(now + ttl_seconds));
+        self.sign(&Value::Object(claims))
+    }
+
+    /// Signs arbitrary claims (tests use it to make tokens that must be refused).
+    pub fn sign(&self, claims: &Value) -> String {
+        let key = EncodingKey::from_secret(self.secret.as_bytes());
+        jsonwebtoken::encode(&Header::new(Algorithm::HS256), claims, &key)
+            .expect("HS256 signing of a JSON object cannot fail")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn jwt() -> LocalJwt {
+        LocalJwt {
+            secret: "s".into(),
+            issuer: "i".into(),
+            audience: "a".into(),
+            tenant_claim: "tenant_id".into(),
+        }
+    }
+
+    fn parts(auth: Option<&str>) -> http::request::Parts {
+        let mut builder = http::Request::builder();
+        if let Some(value) = auth {
+            builder = builder.header("authorization", value);
+        }
+        builder.body(()).unwrap().into_parts().0
+    }
+
+    #[test]
+    fn issued_token_yields_its_tenant() {
+        let config = AuthConfig::Local(jwt());
+        let token = jwt().issue("acme", 60);
+        let tenant = config
+            .tenant_of(&parts(Some(&format!("Bearer {token}"))))
+            .unwrap();
+        assert_eq!(tenant.as_str(), "acme");
+    }
+
+    #[test]
+    fn alg_none_is_refused() {
+        use base64::Engine;
+        let encode = |json: &str| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(json);
+        let header = encode(r#"{"alg":"none","typ":"JWT"}"#);
+        let body = encode(r#"{"tenant_id":"acme","iss":"i","aud":"a","exp":9999999999}"#);
+        let token = format!("{header}.{body}.");
+        let error = AuthConfig::Local(jwt())
+            .tenant_of(&parts(Some(&format!("Bearer {token}"))))
+            .unwrap_err();
+        assert_eq!(error.status_code(), 401);
+    }
+
+    #[test]
+    fn tenant_with_key_separator_is_refused() {
+        assert_eq!(Tenant::parse("a#b").unwrap_err().status_code(), 403);
+        assert_eq!(Tenant::parse("").unwrap_err().status_code(), 403);
+    }
+}

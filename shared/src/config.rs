@@ -1,0 +1,102 @@
+//! Configuration, read once at cold start. A missing or malformed variable fails the start,
+//! never a request.
+
+use crate::auth::AuthConfig;
+use chrono_tz::Tz;
+
+/// Everything a function needs to know about its surroundings.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// DynamoDB table holding every record (`TABLE_NAME`).
+    pub table: String,
+    /// S3 bucket for uploads and exports (`BUCKET_NAME`).
+    pub bucket: String,
+    /// SQS queue that receives storage-reclaim jobs (`RECLAIM_QUEUE_URL`).
+    pub reclaim_queue_url: String,
+    /// Zone in which timestamps are shown (`SERVICE_TIME_ZONE`, IANA name, default UTC; D4).
+    pub time_zone: Tz,
+    /// How requests are authenticated (D2).
+    pub auth: AuthConfig,
+    /// Path-style S3 addressing, needed by local S3 stand-ins (`S3_FORCE_PATH_STYLE`).
+    pub s3_force_path_style: bool,
+}
+
+/// A configuration variable that is missing or malformed.
+#[derive(Debug, thiserror::Error)]
+#[error("configuration {name}: {problem}")]
+pub struct ConfigError {
+    pub name: &'static str,
+    pub problem: String,
+}
+
+impl Config {
+    /// Reads the process environment.
+    pub fn from_env() -> Result<Self, ConfigError> {
+        Self::from_lookup(|name| std::env::var(name).ok())
+    }
+
+    /// Reads configuration through `lookup`, so tests need not touch the process environment.
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        let required = |name: &'static str| {
+            lookup(name)
+                .filter(|value| !value.trim().is_empty())
+                .ok_or(ConfigError {
+                    name,
+                    problem: "is not set".into(),
+                })
+        };
+        let time_zone = match lookup("SERVICE_TIME_ZONE") {
+            None => Tz::UTC,
+            Some(name) => name.parse().map_err(|_| ConfigError {
+                name: "SERVICE_TIME_ZONE",
+                problem: format!("{name:?} is not an IANA time zone"),
+            })?,
+        };
+        Ok(Config {
+            table: required("TABLE_NAME")?,
+            bucket: required("BUCKET_NAME")?,
+            reclaim_queue_url: required("RECLAIM_QUEUE_URL")?,
+            time_zone,
+            auth: AuthConfig::from_lookup(&lookup)?,
+            s3_force_path_style: lookup("S3_FORCE_PATH_STYLE").is_some_and(|v| v == "true"),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn lookup(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let map: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        move |name| map.get(name).cloned()
+    }
+
+    const BASE: [(&str, &str); 3] = [
+        ("TABLE_NAME", "t"),
+        ("BUCKET_NAME", "b"),
+        ("RECLAIM_QUEUE_URL", "q"),
+    ];
+
+    #[test]
+    fn missing_table_fails_start() {
+        let error = Config::from_lookup(lookup(&BASE[1..])).unwrap_err();
+        assert_eq!(error.name, "TABLE_NAME");
+    }
+
+    #[test]
+    fn time_zone_defaults_to_utc_and_rejects_unknown_names() {
+        assert_eq!(
+            Config::from_lookup(lookup(&BASE)).unwrap().time_zone,
+            Tz::UTC
+        );
+        let mut pairs = BASE.to_vec();
+        pairs.push(("SERVICE_TIME_ZONE", "Mars/Olympus"));
+        let error = Config::from_lookup(lookup(&pairs)).unwrap_err();
+        assert_eq!(error.name, "SERVICE_TIME_ZONE");
+    }
+}

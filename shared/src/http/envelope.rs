@@ -1,0 +1,56 @@
+//! The response envelope (D1) and the one mapping from [`Error`] to a status code.
+
+use crate::error::Error;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde_json::{json, Value};
+
+/// A successful answer: `{"code":0,"message":"success","data":...}`.
+#[derive(Debug)]
+pub struct Envelope(pub Value);
+
+impl Envelope {
+    /// `data: null`, for operations that return nothing.
+    pub fn empty() -> Self {
+        Envelope(Value::Null)
+    }
+}
+
+impl IntoResponse for Envelope {
+    fn into_response(self) -> Response {
+        Json(json!({"code": 0, "message": "success", "data": self.0})).into_response()
+    }
+}
+
+impl IntoResponse for Error {
+    fn into_response(self) -> Response {
+        let code = self.status_code();
+        if let Error::Internal { context, cause } = &self {
+            tracing::error!(context, cause = %ErrorChain(cause.as_ref()), "request failed");
+        } else {
+            tracing::info!(code, message = %self, "request refused");
+        }
+        let status = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let body = json!({"code": code, "message": self.client_message(), "data": null});
+        (status, Json(body)).into_response()
+    }
+}
+
+/// Displays an error with every `source()` below it, for the log.
+struct ErrorChain<'a>(&'a (dyn std::error::Error + 'static));
+
+impl std::fmt::Display for ErrorChain<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)?;
+        let mut source = self.0.source();
+        while let Some(cause) = source {
+            write!(f, ": {cause}")?;
+            source = cause.source();
+        }
+        Ok(())
+    }
+}
+
+/// What every handler answers.
+pub type Reply = Result<Envelope, Error>;

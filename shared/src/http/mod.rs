@@ -1,0 +1,115 @@
+//! HTTP: one router per endpoint group, served by `lambda_http` in AWS and by the local server
+//! alike. Handlers extract a [`Tenant`](crate::auth::Tenant) and a typed command, call one
+//! service function and wrap the result in the [`envelope`].
+
+pub mod datasource;
+pub mod envelope;
+pub mod extract;
+
+use crate::config::Config;
+use crate::error::Error;
+use crate::reclaim::ReclaimQueue;
+use crate::store::Store;
+use axum::extract::{DefaultBodyLimit, Request};
+use axum::http::HeaderValue;
+use axum::middleware::Next;
+use axum::response::Response;
+use axum::Router;
+use chrono_tz::Tz;
+use std::sync::Arc;
+use std::time::Instant;
+use tracing::Instrument;
+
+pub use envelope::{Envelope, Reply};
+
+/// What every handler can reach: configuration and clients, built once per cold start.
+#[derive(Clone, Debug)]
+pub struct App(Arc<AppParts>);
+
+#[derive(Debug)]
+pub struct AppParts {
+    pub config: Config,
+    pub store: Store,
+    pub reclaim: ReclaimQueue,
+}
+
+impl std::ops::Deref for App {
+    type Target = AppParts;
+    fn deref(&self) -> &AppParts {
+        &self.0
+    }
+}
+
+impl App {
+    pub fn new(parts: AppParts) -> Self {
+        App(Arc::new(parts))
+    }
+
+    /// Builds the clients from the environment's AWS configuration.
+    pub async fn from_config(config: Config) -> Self {
+        let sdk = aws_config::load_from_env().await;
+        Self::with_sdk(config, &sdk)
+    }
+
+    pub fn with_sdk(config: Config, sdk: &aws_config::SdkConfig) -> Self {
+        let store = Store::from_config(sdk, config.table.clone());
+        let reclaim = ReclaimQueue::new(
+            aws_sdk_sqs::Client::new(sdk),
+            config.reclaim_queue_url.clone(),
+        );
+        App::new(AppParts {
+            config,
+            store,
+            reclaim,
+        })
+    }
+
+    pub fn zone(&self) -> Tz {
+        self.config.time_zone
+    }
+}
+
+/// Adds what every router shares: the 404 and 405 envelopes, the body limit, and the request id
+/// and log line of every request.
+pub fn finish(router: Router<App>, app: App) -> Router {
+    router
+        .fallback(|| async { Error::NotFound("no such path".into()) })
+        .method_not_allowed_fallback(|| async {
+            Error::NotAllowed("method not allowed on this path".into())
+        })
+        .layer(DefaultBodyLimit::max(extract::MAX_JSON_BODY))
+        .layer(axum::middleware::from_fn(observe))
+        .with_state(app)
+}
+
+/// The router of the data source function.
+pub fn datasource_api(app: App) -> Router {
+    finish(datasource::routes(), app)
+}
+
+/// Every route of every group, for the local server: the same handlers the Lambdas serve.
+pub fn local_api(app: App) -> Router {
+    finish(datasource::routes(), app)
+}
+
+/// Gives each request an id, answers it in `x-request-id` and logs one line with it (D1).
+async fn observe(request: Request, next: Next) -> Response {
+    let request_id = ulid::Ulid::new().to_string();
+    let method = request.method().clone();
+    let path = request.uri().path().to_owned();
+    let span = tracing::info_span!("request", %request_id, %method, %path);
+    let started = Instant::now();
+    let mut response = next.run(request).instrument(span.clone()).await;
+    let status = response.status().as_u16();
+    span.in_scope(|| {
+        tracing::info!(
+            status,
+            millis = started.elapsed().as_millis() as u64,
+            "request done"
+        );
+    });
+    if let Ok(value) = HeaderValue::from_str(&request_id) {
+        response.headers_mut().insert("x-request-id", value);
+    }
+    response
+}

@@ -1,0 +1,18 @@
+//! The outbound domain crate: everything the Lambda functions share.
+//!
+//! Layering, outermost first: [`http`] turns requests into typed commands and results into the
+//! envelope; [`service`] holds one function per operation; [`model`] holds the types that cannot
+//! hold invalid values; [`store`] is the DynamoDB code. [`error::Error`] is the one error type, and
+//! [`http::envelope`] the one place that turns it into a status code.
+
+pub mod auth;
+pub mod config;
+pub mod error;
+pub mod http;
+pub mod model;
+pub mod reclaim;
+pub mod service;
+pub mod store;
+pub mod telemetry;
+
+pub use error::{Error, Result};

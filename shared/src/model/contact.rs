@@ -1,0 +1,277 @@
+//! Contacts (D7): the phone number, the known fields, custom fields, and their rules.
+
+use super::{Id, Phone, Timestamp};
+use crate::error::Error;
+use chrono_tz::Tz;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+
+/// The known string fields and the most characters each may hold.
+pub const KNOWN_FIELDS: [(&str, usize); 3] = [
+    ("customerName", 100),
+    ("address", 500),
+    ("orderAmount", 100),
+];
+/// Fields a client may send but never set (D6, D8): ignored on input.
+pub const READ_ONLY_FIELDS: [&str; 7] = [
+    "id",
+    "contactId",
+    "dataSourceId",
+    "status",
+    "callCount",
+    "createTime",
+    "updateTime",
+];
+pub const PHONE_FIELD: &str = "phoneNumber";
+pub const MAX_CUSTOM_FIELDS: usize = 30;
+pub const MAX_CUSTOM_CHARS: usize = 1000;
+
+/// Why a contact's fields are refused. The import report uses [`FieldError::reason`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FieldError {
+    #[error("{field} must be at most {max} characters")]
+    TooLong { field: String, max: usize },
+    #[error("too many custom fields: at most {MAX_CUSTOM_FIELDS}")]
+    TooMany,
+    #[error("invalid field name {0:?}: letters, digits and _, starting with a letter, at most 64")]
+    BadName(String),
+    #[error("{0} must be a string")]
+    NotString(String),
+}
+
+impl FieldError {
+    /// The short reason of D8 for an import report row.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            FieldError::TooLong { .. } => "field too long",
+            FieldError::TooMany => "too many fields",
+            FieldError::BadName(_) => "invalid field name",
+            FieldError::NotString(_) => "invalid field value",
+        }
+    }
+}
+
+impl From<FieldError> for Error {
+    fn from(error: FieldError) -> Self {
+        Error::invalid(error.to_string())
+    }
+}
+
+/// Every field of a contact except its phone number: the known ones and up to 30 custom ones.
+/// Values are trimmed; an empty value is no value.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ContactFields(BTreeMap<String, String>);
+
+impl ContactFields {
+    /// Sets `name` to `value` after checking both. An empty value removes the field.
+    pub fn set(&mut self, name: &str, value: &str) -> Result<(), FieldError> {
+        let max = match KNOWN_FIELDS.iter().find(|(known, _)| *known == name) {
+            Some((_, max)) => *max,
+            None if is_custom_name(name) => MAX_CUSTOM_CHARS,
+            None => return Err(FieldError::BadName(name.to_owned())),
+        };
+        let value = value.trim();
+        if value.chars().count() > max {
+            return Err(FieldError::TooLong {
+                field: name.to_owned(),
+                max,
+            });
+        }
+        if value.is_empty() {
+            self.0.remove(name);
+        } else {
+            self.0.insert(name.to_owned(), value.to_owned());
+        }
+        Ok(())
+    }
+
+    /// Fails when more custom fields are set than allowed.
+    pub fn check_count(&self) -> Result<(), FieldError> {
+        let custom = self
+            .0
+            .keys()
+            .filter(|name| !KNOWN_FIELDS.iter().any(|(known, _)| known == name))
+            .count();
+        if custom > MAX_CUSTOM_FIELDS {
+            Err(FieldError::TooMany)
+        } else {
+            Ok(())
+        }
+    }
+
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.0.get(name).map(String::as_str)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.0.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+}
+
+fn is_custom_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic())
+        && name.len() <= 64
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !READ_ONLY_FIELDS.contains(&name)
+        && name != PHONE_FIELD
+}
+
+/// A contact body from the API, parsed: the phone number (if sent) and the fields to set.
+#[derive(Debug, Default)]
+pub struct ContactPatch {
+    pub phone: Option<Phone>,
+    /// `(name, value)` pairs in body order, already checked one by one.
+    pub fields: Vec<(String, String)>,
+}
+
+impl ContactPatch {
+    /// Parses a JSON object body. Read-only fields are ignored; any other non-string value is 400.
+    pub fn from_json(body: &Map<String, Value>) -> Result<Self, Error> {
+        let mut patch = ContactPatch::default();
+        let mut probe = ContactFields::default();
+        for (name, value) in body {
+            if READ_ONLY_FIELDS.contains(&name.as_str()) {
+                continue;
+            }
+            let Value::String(text) = value else {
+                return Err(FieldError::NotString(name.clone()).into());
+            };
+            if name == PHONE_FIELD {
+                patch.phone = Some(Phone::parse(text).map_err(|e| Error::invalid(e.to_string()))?);
+            } else {
+                probe.set(name, text)?;
+                patch.fields.push((name.clone(), text.clone()));
+            }
+        }
+        Ok(patch)
+    }
+
+    /// Applies the fields to `base`, checking the custom field count of the result.
+    pub fn apply_to(&self, mut base: ContactFields) -> Result<ContactFields, FieldError> {
+        for (name, value) in &self.fields {
+            base.set(name, value)?;
+        }
+        base.check_count()?;
+        Ok(base)
+    }
+}
+
+/// Latest outcome of a contact over every task that dialled it (D7).
+pub mod status {
+    pub const NOT_DIALLED: u8 = 0;
+    pub const SUCCESS: u8 = 1;
+    pub const FAILED: u8 = 2;
+    pub const NO_ANSWER: u8 = 3;
+}
+
+/// A stored contact.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Contact {
+    pub id: Id,
+    pub data_source_id: Id,
+    pub phone: Phone,
+    #[serde(default)]
+    pub fields: ContactFields,
+    #[serde(default)]
+    pub status: u8,
+    #[serde(default)]
+    pub call_count: u32,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+impl Contact {
+    /// The API shape: the fixed fields with the known and custom fields flattened beside them.
+    pub fn view(&self, zone: Tz) -> Value {
+        let mut out = Map::new();
+        out.insert("id".into(), self.id.as_str().into());
+        out.insert("dataSourceId".into(), self.data_source_id.as_str().into());
+        out.insert(PHONE_FIELD.into(), self.phone.as_str().into());
+        for (name, _) in KNOWN_FIELDS {
+            out.insert(
+                name.into(),
+                self.fields.get(name).map_or(Value::Null, Value::from),
+            );
+        }
+        for (name, value) in self.fields.iter() {
+            out.insert(name.into(), value.into());
+        }
+        out.insert("status".into(), self.status.into());
+        out.insert("callCount".into(), self.call_count.into());
+        out.insert("createTime".into(), self.created_at.display(zone).into());
+        out.insert("updateTime".into(), self.updated_at.display(zone).into());
+        Value::Object(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn patch(body: Value) -> Result<ContactPatch, Error> {
+        ContactPatch::from_json(body.as_object().unwrap())
+    }
+
+    #[test]
+    fn known_custom_and_read_only_fields() {
+        let p = patch(
+            json!({"phoneNumber": "138 0013 8000", "customerName": " Li ", "vip_level": "3",
+            "status": 9, "id": "x", "callCount": "5"}),
+        )
+        .unwrap();
+        assert_eq!(p.phone.unwrap().as_str(), "13800138000");
+        let fields = p.apply_to(ContactFields::default()).unwrap();
+        assert_eq!(fields.get("customerName"), Some("Li"));
+        assert_eq!(fields.get("vip_level"), Some("3"));
+        assert_eq!(fields.get("status"), None);
+    }
+
+    #[test]
+    fn refusals_name_the_field() {
+        let cases = [
+            (json!({"phoneNumber": 138}), "phoneNumber must be a string"),
+            (json!({"phoneNumber": "abc"}), "invalid phoneNumber"),
+            (json!({"age": 3}), "age must be a string"),
+            (json!({"customerName": "x".repeat(101)}), "customerName must be at most 100 characters"),
+            (json!({"note": "x".repeat(1001)}), "note must be at most 1000 characters"),
+            (json!({"1bad": "x"}), "invalid field name \"1bad\": letters, digits and _, starting with a letter, at most 64"),
+        ];
+        for (body, message) in cases {
+            assert_eq!(patch(body).unwrap_err().to_string(), message);
+        }
+    }
+
+    #[test]
+    fn thirty_custom_fields_at_most() {
+        let mut body = Map::new();
+        for i in 0..30 {
+            body.insert(format!("f{i}"), json!("v"));
+        }
+        body.insert("customerName".into(), json!("known fields do not count"));
+        let p = ContactPatch::from_json(&body).unwrap();
+        assert!(p.apply_to(ContactFields::default()).is_ok());
+        body.insert("f30".into(), json!("v"));
+        let p = ContactPatch::from_json(&body).unwrap();
+        assert_eq!(
+            p.apply_to(ContactFields::default()),
+            Err(FieldError::TooMany)
+        );
+    }
+
+    #[test]
+    fn empty_value_clears_a_field() {
+        let base = patch(json!({"address": "a"}))
+            .unwrap()
+            .apply_to(ContactFields::default())
+            .unwrap();
+        let cleared = patch(json!({"address": "  "}))
+            .unwrap()
+            .apply_to(base)
+            .unwrap();
+        assert_eq!(cleared.get("address"), None);
+    }
+}

@@ -1,0 +1,18 @@
+//! Domain types that cannot hold invalid values: they are parsed once at the edge
+//! ("parse, don't validate") and trusted everywhere after.
+
+pub mod contact;
+pub mod datasource;
+pub mod id;
+pub mod page;
+pub mod phone;
+pub mod text;
+pub mod time;
+
+pub use contact::{Contact, ContactFields};
+pub use datasource::DataSource;
+pub use id::Id;
+pub use page::{Page, PageRequest};
+pub use phone::Phone;
+pub use text::{Description, Name};
+pub use time::Timestamp;

@@ -1,0 +1,82 @@
+//! Names and descriptions (D6): trimmed, counted in characters.
+
+use crate::error::Error;
+use serde::{Deserialize, Serialize};
+
+/// A record name: trimmed, 1-100 characters.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Name(String);
+
+impl Name {
+    pub const MAX_CHARS: usize = 100;
+
+    /// `field` names the input in the error message (`dataSourceName`, `taskName`).
+    pub fn parse(field: &str, raw: &str) -> Result<Self, Error> {
+        let trimmed = raw.trim();
+        if trimmed.is_empty() {
+            return Err(Error::invalid(format!("{field} is empty")));
+        }
+        if trimmed.chars().count() > Self::MAX_CHARS {
+            return Err(Error::invalid(format!(
+                "{field} must be 1-{} characters",
+                Self::MAX_CHARS
+            )));
+        }
+        Ok(Name(trimmed.to_owned()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// An optional description: trimmed, at most 500 characters.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Description(String);
+
+impl Description {
+    pub const MAX_CHARS: usize = 500;
+
+    pub fn parse(field: &str, raw: &str) -> Result<Self, Error> {
+        let trimmed = raw.trim();
+        if trimmed.chars().count() > Self::MAX_CHARS {
+            return Err(Error::invalid(format!(
+                "{field} must be at most {} characters",
+                Self::MAX_CHARS
+            )));
+        }
+        Ok(Description(trimmed.to_owned()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_trimmed_and_counted_in_characters() {
+        assert_eq!(Name::parse("n", "  a  ").unwrap().as_str(), "a");
+        assert_eq!(
+            Name::parse("n", "   ").unwrap_err().to_string(),
+            "n is empty"
+        );
+        assert!(Name::parse("n", &"名".repeat(100)).is_ok());
+        assert_eq!(
+            Name::parse("n", &"a".repeat(101)).unwrap_err().to_string(),
+            "n must be 1-100 characters"
+        );
+    }
+
+    #[test]
+    fn descriptions_are_bounded() {
+        assert!(Description::parse("d", &"x".repeat(500)).is_ok());
+        assert!(Description::parse("d", &"x".repeat(501)).is_err());
+        assert_eq!(Description::parse("d", "").unwrap().as_str(), "");
+    }
+}

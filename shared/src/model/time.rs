@@ -1,0 +1,45 @@
+//! Timestamps (D4): stored as UTC milliseconds, shown as `YYYY-MM-DD HH:MM:SS` in the service zone.
+
+use chrono::{TimeZone, Utc};
+use chrono_tz::Tz;
+use serde::{Deserialize, Serialize};
+
+/// An instant, milliseconds since the Unix epoch (UTC).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Timestamp(pub i64);
+
+impl Timestamp {
+    pub fn now() -> Self {
+        Timestamp(Utc::now().timestamp_millis())
+    }
+
+    /// `YYYY-MM-DD HH:MM:SS` in `zone`.
+    pub fn display(self, zone: Tz) -> String {
+        self.in_zone(zone).format("%Y-%m-%d %H:%M:%S").to_string()
+    }
+
+    /// `YYYYMMDDHHMMSS` in `zone`, for file names.
+    pub fn compact(self, zone: Tz) -> String {
+        self.in_zone(zone).format("%Y%m%d%H%M%S").to_string()
+    }
+
+    fn in_zone(self, zone: Tz) -> chrono::DateTime<Tz> {
+        zone.timestamp_millis_opt(self.0)
+            .single()
+            .unwrap_or_else(|| Utc.timestamp_millis_opt(0).unwrap().with_timezone(&zone))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shows_in_the_service_zone() {
+        let t = Timestamp(1_700_000_000_000); // 2023-11-14 22:13:20 UTC
+        assert_eq!(t.display(Tz::UTC), "2023-11-14 22:13:20");
+        assert_eq!(t.display(chrono_tz::Asia::Shanghai), "2023-11-15 06:13:20");
+        assert_eq!(t.compact(Tz::UTC), "20231114221320");
+    }
+}

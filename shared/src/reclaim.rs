@@ -1,0 +1,138 @@
+//! Background reclaim of storage (D11): once a data source or task is deleted, its partition
+//! (contacts, phone guards, imports, per-task contact state) is unreachable; a job on the
+//! reclaim queue deletes those items, whatever their number, without holding up the request.
+
+use crate::auth::Tenant;
+use crate::error::Error;
+use crate::model::Id;
+use crate::store::{keys, Store};
+use aws_sdk_dynamodb::types::{DeleteRequest, WriteRequest};
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// A partition whose owner record is gone.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum ReclaimJob {
+    DataSource { tenant: String, id: Id },
+    Task { tenant: String, id: Id },
+}
+
+/// Sends reclaim jobs to their queue.
+#[derive(Clone, Debug)]
+pub struct ReclaimQueue {
+    sqs: aws_sdk_sqs::Client,
+    url: String,
+}
+
+impl ReclaimQueue {
+    pub fn new(sqs: aws_sdk_sqs::Client, url: impl Into<String>) -> Self {
+        ReclaimQueue {
+            sqs,
+            url: url.into(),
+        }
+    }
+
+    /// Queues a job. A failure here leaves only unreachable items behind, so it is logged rather
+    /// than failing a delete that has already happened.
+    pub async fn enqueue(&self, job: ReclaimJob) {
+        let body = match serde_json::to_string(&job) {
+            Ok(body) => body,
+            Err(error) => {
+                tracing::error!(?job, %error, "reclaim job could not be encoded");
+                return;
+            }
+        };
+        if let Err(error) = self
+            .sqs
+            .send_message()
+            .queue_url(&self.url)
+            .message_body(body)
+            .send()
+            .await
+        {
+            let error = aws_sdk_sqs::Error::from(error);
+            tracing::error!(?job, error = %error, "reclaim job could not be queued; items stay unreachable");
+        }
+    }
+}
+
+/// Deletes every item of the job's partition, after checking that its owner is really gone.
+/// Answers how many items were deleted. Safe to run twice.
+#[tracing::instrument(skip(store))]
+pub async fn run(store: &Store, job: &ReclaimJob) -> Result<usize, Error> {
+    let (partition, owner) = match job {
+        ReclaimJob::DataSource { tenant, id } => {
+            let pk = keys::data_source(&Tenant::parse(tenant)?, id);
+            (pk.clone(), (pk, keys::HEAD.to_owned()))
+        }
+        ReclaimJob::Task { tenant, id } => {
+            let tenant = Tenant::parse(tenant)?;
+            let owner = (keys::tenant(&tenant), keys::task(id));
+            (keys::task_contacts(&tenant, id), owner)
+        }
+    };
+    if store.get_item(owner.0, owner.1).await?.is_some() {
+        tracing::warn!("owner still exists; nothing reclaimed");
+        return Ok(0);
+    }
+    let mut deleted = 0;
+    loop {
+        let keys = store
+            .query_all(
+                |query| {
+                    query
+                        .key_condition_expression("pk = :pk")
+                        .expression_attribute_values(":pk", crate::store::s(&partition))
+                        .projection_expression("pk, sk")
+                },
+                Some(1000),
+            )
+            .await?;
+        if keys.is_empty() {
+            tracing::info!(deleted, "partition reclaimed");
+            return Ok(deleted);
+        }
+        for chunk in keys.chunks(25) {
+            let requests = chunk
+                .iter()
+                .map(|key| {
+                    let delete = DeleteRequest::builder()
+                        .set_key(Some(key.clone()))
+                        .build()
+                        .map_err(|e| Error::internal("build delete request", e))?;
+                    Ok(WriteRequest::builder().delete_request(delete).build())
+                })
+                .collect::<Result<Vec<_>, Error>>()?;
+            store.batch_write(requests).await?;
+            deleted += chunk.len();
+        }
+    }
+}
+
+impl Store {
+    /// BatchWriteItem of at most 25 requests, resending unprocessed ones with backoff.
+    pub(crate) async fn batch_write(&self, mut requests: Vec<WriteRequest>) -> Result<(), Error> {
+        for attempt in 0..8u32 {
+            let output = self
+                .client
+                .batch_write_item()
+                .request_items(&self.table, requests)
+                .send()
+                .await
+                .map_err(|e| Error::internal("batch write", aws_sdk_dynamodb::Error::from(e)))?;
+            requests = output
+                .unprocessed_items
+                .and_then(|mut unprocessed| unprocessed.remove(&self.table))
+                .unwrap_or_default();
+            if requests.is_empty() {
+                return Ok(());
+            }
+            tokio::time::sleep(Duration::from_millis(25 << attempt)).await;
+        }
+        Err(Error::internal(
+            "batch write",
+            "unprocessed items after 8 attempts",
+        ))
+    }
+}

@@ -1,0 +1,71 @@
+//! Contact operations (D7): phone numbers unique per data source, `contactCount` exact.
+
+use crate::auth::Tenant;
+use crate::error::Error;
+use crate::model::contact::ContactPatch;
+use crate::model::{Contact, ContactFields, Id, Page, PageRequest, Phone, Timestamp};
+use crate::store::Store;
+
+/// A page of contacts; `phone` filters on a fragment of the normalised number.
+pub async fn list(
+    store: &Store,
+    tenant: &Tenant,
+    source: &Id,
+    page: PageRequest,
+    phone: Option<&str>,
+) -> Result<Page<Contact>, Error> {
+    let fragment = phone.map(Phone::filter_fragment).filter(|f| !f.is_empty());
+    let (_, contacts) = store
+        .contacts_page(tenant, source, page, fragment.as_deref())
+        .await?;
+    Ok(contacts)
+}
+
+pub async fn add(
+    store: &Store,
+    tenant: &Tenant,
+    source: &Id,
+    patch: ContactPatch,
+) -> Result<Contact, Error> {
+    let phone = patch
+        .phone
+        .clone()
+        .ok_or_else(|| Error::invalid("phoneNumber is required"))?;
+    let fields = patch.apply_to(ContactFields::default())?;
+    let now = Timestamp::now();
+    let contact = Contact {
+        id: Id::new(),
+        data_source_id: source.clone(),
+        phone,
+        fields,
+        status: 0,
+        call_count: 0,
+        created_at: now,
+        updated_at: now,
+    };
+    store.add_contact(tenant, &contact).await?;
+    Ok(contact)
+}
+
+pub async fn update(
+    store: &Store,
+    tenant: &Tenant,
+    source: &Id,
+    id: &Id,
+    patch: ContactPatch,
+) -> Result<Contact, Error> {
+    let current = store.contact(tenant, source, id).await?;
+    let next = Contact {
+        phone: patch.phone.clone().unwrap_or_else(|| current.phone.clone()),
+        fields: patch.apply_to(current.fields.clone())?,
+        updated_at: Timestamp::now(),
+        ..current.clone()
+    };
+    store.update_contact(tenant, &current, &next).await?;
+    Ok(next)
+}
+
+pub async fn delete(store: &Store, tenant: &Tenant, source: &Id, id: &Id) -> Result<(), Error> {
+    let current = store.contact(tenant, source, id).await?;
+    store.delete_contact(tenant, &current).await
+}

@@ -1,0 +1,87 @@
+//! Data source operations (D3, D5, D6, D11).
+
+use crate::auth::Tenant;
+use crate::error::Error;
+use crate::model::{DataSource, Description, Id, Name, Page, PageRequest, Timestamp};
+use crate::reclaim::{ReclaimJob, ReclaimQueue};
+use crate::store::datasource::DataSourceChanges;
+use crate::store::Store;
+
+/// A data source to create.
+pub struct NewDataSource {
+    pub name: Name,
+    pub description: Description,
+}
+
+/// Changes to a data source; `None` keeps the stored value.
+pub struct DataSourceUpdate {
+    pub id: Id,
+    pub name: Option<Name>,
+    pub description: Option<Description>,
+}
+
+pub async fn add(store: &Store, tenant: &Tenant, new: NewDataSource) -> Result<DataSource, Error> {
+    let now = Timestamp::now();
+    let source = DataSource {
+        id: Id::new(),
+        name: new.name,
+        description: new.description,
+        contact_count: 0,
+        active_tasks: 0,
+        created_at: now,
+        updated_at: now,
+    };
+    store.create_data_source(tenant, &source).await?;
+    Ok(source)
+}
+
+pub async fn detail(store: &Store, tenant: &Tenant, id: &Id) -> Result<DataSource, Error> {
+    store.data_source(tenant, id).await
+}
+
+/// The tenant's data sources, newest first, optionally those whose name contains `name`
+/// (case-insensitive).
+pub async fn list(
+    store: &Store,
+    tenant: &Tenant,
+    page: PageRequest,
+    name: Option<&str>,
+) -> Result<Page<DataSource>, Error> {
+    let mut all = store.data_sources(tenant).await?;
+    if let Some(fragment) = name.map(str::to_lowercase) {
+        all.retain(|source| source.name.as_str().to_lowercase().contains(&fragment));
+    }
+    Ok(page.slice(all))
+}
+
+pub async fn update(
+    store: &Store,
+    tenant: &Tenant,
+    update: DataSourceUpdate,
+) -> Result<DataSource, Error> {
+    let current = store.data_source(tenant, &update.id).await?;
+    let changes = DataSourceChanges {
+        name: update.name,
+        description: update.description,
+        at: Timestamp::now(),
+    };
+    store.update_data_source(tenant, &current, changes).await
+}
+
+/// Deletes a data source (D11) and queues the reclaim of its contacts.
+pub async fn delete(
+    store: &Store,
+    reclaim: &ReclaimQueue,
+    tenant: &Tenant,
+    id: &Id,
+) -> Result<(), Error> {
+    let current = store.data_source(tenant, id).await?;
+    store.delete_data_source(tenant, &current).await?;
+    reclaim
+        .enqueue(ReclaimJob::DataSource {
+            tenant: tenant.as_str().to_owned(),
+            id: id.clone(),
+        })
+        .await;
+    Ok(())
+}

@@ -1,0 +1,237 @@
+//! Contact records, the phone guard that keeps a number unique within its data source, and the
+//! data source's `contact_count`, which changes in the same transaction as its contacts.
+
+use super::keys::{self, HEAD, PK, SK};
+use super::{from_item, n, s, string_attr, to_item, Actions, Expr, Item, Store};
+use crate::auth::Tenant;
+use crate::error::Error;
+use crate::model::{Contact, DataSource, Id, Page, PageRequest, Phone};
+
+fn data_source_gone(id: &Id) -> Error {
+    Error::NotFound(format!("dataSource {id} not found"))
+}
+
+fn contact_not_found(id: &Id) -> Error {
+    Error::NotFound(format!("contact {id} not found"))
+}
+
+fn phone_taken(phone: &Phone) -> Error {
+    Error::Conflict(format!(
+        "phoneNumber {phone} already exists in this dataSource"
+    ))
+}
+
+/// The condition that a data source head still exists.
+const HEAD_EXISTS: &str = "attribute_exists(pk)";
+
+impl Store {
+    pub(crate) fn contact_item(&self, tenant: &Tenant, contact: &Contact) -> Result<Item, Error> {
+        to_item(
+            contact,
+            [
+                (PK, keys::data_source(tenant, &contact.data_source_id)),
+                (SK, keys::contact(&contact.id)),
+            ],
+        )
+    }
+
+    pub(crate) fn phone_guard(
+        &self,
+        tenant: &Tenant,
+        contact: &Contact,
+        import: Option<&Id>,
+    ) -> Item {
+        let mut item: Item = [
+            (
+                PK.to_owned(),
+                s(keys::data_source(tenant, &contact.data_source_id)),
+            ),
+            (SK.to_owned(), s(keys::phone(&contact.phone))),
+            ("contact_id".to_owned(), s(contact.id.as_str())),
+        ]
+        .into();
+        if let Some(import) = import {
+            item.insert("import_id".to_owned(), s(import.as_str()));
+        }
+        item
+    }
+
+    /// A page of a data source's contacts, newest first, with the data source itself.
+    /// Unfiltered, this is one Query: the head comes first, then just enough contacts.
+    /// With a phone fragment the whole partition is read and `total` counts the matches.
+    #[tracing::instrument(skip_all, fields(tenant = tenant.as_str(), id = %id))]
+    pub async fn contacts_page(
+        &self,
+        tenant: &Tenant,
+        id: &Id,
+        page: PageRequest,
+        phone_fragment: Option<&str>,
+    ) -> Result<(DataSource, Page<Contact>), Error> {
+        let pk = keys::data_source(tenant, id);
+        let items = self
+            .query_all(
+                |query| {
+                    let query = query
+                        .key_condition_expression("pk = :pk AND sk BETWEEN :first AND :head")
+                        .expression_attribute_values(":pk", s(&pk))
+                        .expression_attribute_values(":first", s(keys::CONTACT_PREFIX))
+                        .expression_attribute_values(":head", s(HEAD))
+                        .scan_index_forward(false)
+                        .consistent_read(true);
+                    match phone_fragment {
+                        None => query,
+                        Some(fragment) => query
+                            .filter_expression("sk = :head OR contains(#phone, :fragment)")
+                            .expression_attribute_names("#phone", "phone")
+                            .expression_attribute_values(":fragment", s(fragment)),
+                    }
+                },
+                // The head, then every contact up to the end of the page.
+                phone_fragment.is_none().then(|| page.end() + 1),
+            )
+            .await?;
+        let mut items = items.into_iter();
+        let head = items
+            .next()
+            .filter(|item| string_attr(item, SK) == Some(HEAD))
+            .ok_or_else(|| data_source_gone(id))?;
+        let source: DataSource = from_item(head)?;
+        let contacts = items
+            .map(from_item::<Contact>)
+            .collect::<Result<Vec<_>, _>>()?;
+        let result = match phone_fragment {
+            None => Page {
+                total: source.contact_count,
+                rows: contacts.into_iter().skip(page.offset()).collect(),
+            },
+            Some(_) => page.slice(contacts),
+        };
+        Ok((source, result))
+    }
+
+    /// One contact of a data source, read consistently.
+    pub async fn contact(&self, tenant: &Tenant, source: &Id, id: &Id) -> Result<Contact, Error> {
+        let item = self
+            .get_item(keys::data_source(tenant, source), keys::contact(id))
+            .await?
+            .ok_or_else(|| contact_not_found(id))?;
+        from_item(item)
+    }
+
+    /// Stores a new contact, claims its phone number and counts it, in one transaction.
+    #[tracing::instrument(skip_all, fields(tenant = tenant.as_str(), id = %contact.id))]
+    pub async fn add_contact(&self, tenant: &Tenant, contact: &Contact) -> Result<(), Error> {
+        let absent = || Some(("attribute_not_exists(pk)", Expr::default()));
+        let actions = Actions::new(&self.table)
+            .put(self.contact_item(tenant, contact)?, absent())?
+            .put(self.phone_guard(tenant, contact, None), absent())?
+            .update(
+                keys::data_source(tenant, &contact.data_source_id),
+                HEAD.to_owned(),
+                "ADD contact_count :one",
+                Some(HEAD_EXISTS),
+                Expr::default().value(":one", n(1)),
+            )?;
+        self.transact("add contact", actions.into_items())
+            .await
+            .map_err(|failure| {
+                failure.or_else(|condition| {
+                    if condition.failed_at(2) {
+                        data_source_gone(&contact.data_source_id)
+                    } else if condition.failed_at(1) {
+                        phone_taken(&contact.phone)
+                    } else {
+                        Error::internal("add contact", "fresh id already stored")
+                    }
+                })
+            })
+    }
+
+    /// Replaces the fields of `current` with those of `next` (same id). A new phone number moves
+    /// the phone guard in the same transaction.
+    #[tracing::instrument(skip_all, fields(tenant = tenant.as_str(), id = %current.id))]
+    pub async fn update_contact(
+        &self,
+        tenant: &Tenant,
+        current: &Contact,
+        next: &Contact,
+    ) -> Result<(), Error> {
+        let pk = keys::data_source(tenant, &current.data_source_id);
+        let fields = serde_dynamo::to_attribute_value(&next.fields)
+            .map_err(|e| Error::internal("encode contact fields", e))?;
+        let expr = Expr::default()
+            .value(":phone", s(next.phone.as_str()))
+            .value(":old", s(current.phone.as_str()))
+            .value(":fields", fields)
+            .value(":at", n(next.updated_at.0))
+            .name("#phone", "phone")
+            .name("#fields", "fields");
+        let moved = next.phone != current.phone;
+        let mut actions = Actions::new(&self.table)
+            .check(pk.clone(), HEAD.to_owned(), HEAD_EXISTS, Expr::default())?
+            .update(
+                pk.clone(),
+                keys::contact(&current.id),
+                "SET #phone = :phone, #fields = :fields, updated_at = :at",
+                Some("attribute_exists(pk) AND #phone = :old"),
+                expr,
+            )?;
+        if moved {
+            actions = actions
+                .delete(pk.clone(), keys::phone(&current.phone), None)?
+                .put(
+                    self.phone_guard(tenant, next, None),
+                    Some(("attribute_not_exists(pk)", Expr::default())),
+                )?;
+        }
+        self.transact("update contact", actions.into_items())
+            .await
+            .map_err(|failure| {
+                failure.or_else(|condition| {
+                    if condition.failed_at(0) {
+                        data_source_gone(&current.data_source_id)
+                    } else if condition.failed_at(1) && condition.item_at(1).is_none() {
+                        contact_not_found(&current.id)
+                    } else if condition.failed_at(1) {
+                        Error::Conflict(format!(
+                            "contact {} was changed by another request; read it again",
+                            current.id
+                        ))
+                    } else {
+                        phone_taken(&next.phone)
+                    }
+                })
+            })
+    }
+
+    /// Deletes a contact, frees its phone number and uncounts it, in one transaction.
+    #[tracing::instrument(skip_all, fields(tenant = tenant.as_str(), id = %current.id))]
+    pub async fn delete_contact(&self, tenant: &Tenant, current: &Contact) -> Result<(), Error> {
+        let pk = keys::data_source(tenant, &current.data_source_id);
+        let actions = Actions::new(&self.table)
+            .update(
+                pk.clone(),
+                HEAD.to_owned(),
+                "ADD contact_count :minus_one",
+                Some(HEAD_EXISTS),
+                Expr::default().value(":minus_one", n(-1)),
+            )?
+            .delete(
+                pk.clone(),
+                keys::contact(&current.id),
+                Some(("attribute_exists(pk)", Expr::default())),
+            )?
+            .delete(pk, keys::phone(&current.phone), None)?;
+        self.transact("delete contact", actions.into_items())
+            .await
+            .map_err(|failure| {
+                failure.or_else(|condition| {
+                    if condition.failed_at(0) {
+                        data_source_gone(&current.data_source_id)
+                    } else {
+                        contact_not_found(&current.id)
+                    }
+                })
+            })
+    }
+}

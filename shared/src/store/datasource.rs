@@ -1,0 +1,207 @@
+//! Data source records: the head item in the data source's own partition (with a GSI entry for
+//! the tenant's list) and the item that keeps its name unique within the tenant.
+
+use super::keys::{self, GSI1_PK, GSI1_SK, HEAD, PK, SK};
+use super::{from_item, n, s, to_item, Actions, Expr, Store};
+use crate::auth::Tenant;
+use crate::error::Error;
+use crate::model::{DataSource, Description, Id, Name, Timestamp};
+
+fn not_found(id: &Id) -> Error {
+    Error::NotFound(format!("dataSource {id} not found"))
+}
+
+fn name_taken(name: &Name) -> Error {
+    Error::Conflict(format!("dataSourceName {:?} already exists", name.as_str()))
+}
+
+/// The changes of one data source update; `None` keeps the stored value.
+pub struct DataSourceChanges {
+    pub name: Option<Name>,
+    pub description: Option<Description>,
+    pub at: Timestamp,
+}
+
+impl Store {
+    fn head_item(&self, tenant: &Tenant, source: &DataSource) -> Result<super::Item, Error> {
+        to_item(
+            source,
+            [
+                (PK, keys::data_source(tenant, &source.id)),
+                (SK, HEAD.to_owned()),
+                (GSI1_PK, keys::tenant(tenant)),
+                (GSI1_SK, keys::data_source_in_tenant(&source.id)),
+            ],
+        )
+    }
+
+    fn name_guard(&self, tenant: &Tenant, name: &Name, id: &Id) -> super::Item {
+        [
+            (PK.to_owned(), s(keys::tenant(tenant))),
+            (SK.to_owned(), s(keys::data_source_name(name.as_str()))),
+            ("data_source_id".to_owned(), s(id.as_str())),
+        ]
+        .into()
+    }
+
+    /// Stores a new data source; 409 when the tenant already has one of that name.
+    #[tracing::instrument(skip_all, fields(tenant = tenant.as_str(), id = %source.id))]
+    pub async fn create_data_source(
+        &self,
+        tenant: &Tenant,
+        source: &DataSource,
+    ) -> Result<(), Error> {
+        let absent = || Some(("attribute_not_exists(pk)", Expr::default()));
+        let actions = Actions::new(&self.table)
+            .put(self.head_item(tenant, source)?, absent())?
+            .put(self.name_guard(tenant, &source.name, &source.id), absent())?;
+        self.transact("create data source", actions.into_items())
+            .await
+            .map_err(|failure| {
+                failure.or_else(|condition| {
+                    if condition.failed_at(1) {
+                        name_taken(&source.name)
+                    } else {
+                        Error::internal("create data source", "fresh id already stored")
+                    }
+                })
+            })
+    }
+
+    /// One data source, read consistently.
+    pub async fn data_source(&self, tenant: &Tenant, id: &Id) -> Result<DataSource, Error> {
+        let item = self
+            .get_item(keys::data_source(tenant, id), HEAD.to_owned())
+            .await?
+            .ok_or_else(|| not_found(id))?;
+        from_item(item)
+    }
+
+    /// Every data source of the tenant, newest first: one Query on GSI1 for up to ~1 MB of them.
+    pub async fn data_sources(&self, tenant: &Tenant) -> Result<Vec<DataSource>, Error> {
+        let pk = keys::tenant(tenant);
+        let items = self
+            .query_all(
+                |query| {
+                    query
+                        .index_name(keys::GSI1)
+                        .key_condition_expression("gsi1pk = :pk AND begins_with(gsi1sk, :prefix)")
+                        .expression_attribute_values(":pk", s(&pk))
+                        .expression_attribute_values(":prefix", s(keys::DATA_SOURCE_PREFIX))
+                        .scan_index_forward(false)
+                },
+                None,
+            )
+            .await?;
+        items.into_iter().map(from_item).collect()
+    }
+
+    /// Applies `changes` to the stored data source `current` and answers the result. A rename
+    /// moves the name guard in the same transaction.
+    #[tracing::instrument(skip_all, fields(tenant = tenant.as_str(), id = %current.id))]
+    pub async fn update_data_source(
+        &self,
+        tenant: &Tenant,
+        current: &DataSource,
+        changes: DataSourceChanges,
+    ) -> Result<DataSource, Error> {
+        let mut next = current.clone();
+        if let Some(description) = changes.description {
+            next.description = description;
+        }
+        let renamed = changes.name.filter(|name| *name != current.name);
+        if let Some(name) = &renamed {
+            next.name = name.clone();
+        }
+        next.updated_at = changes.at;
+        let expr = Expr::default()
+            .name("#name", "name")
+            .name("#description", "description")
+            .value(":name", s(next.name.as_str()))
+            .value(":old", s(current.name.as_str()))
+            .value(":description", s(next.description.as_str()))
+            .value(":at", n(next.updated_at.0));
+        let mut actions = Actions::new(&self.table).update(
+            keys::data_source(tenant, &current.id),
+            HEAD.to_owned(),
+            "SET #name = :name, #description = :description, updated_at = :at",
+            Some("attribute_exists(pk) AND #name = :old"),
+            expr,
+        )?;
+        if let Some(name) = &renamed {
+            actions = actions
+                .delete(
+                    keys::tenant(tenant),
+                    keys::data_source_name(current.name.as_str()),
+                    None,
+                )?
+                .put(
+                    self.name_guard(tenant, name, &current.id),
+                    Some(("attribute_not_exists(pk)", Expr::default())),
+                )?;
+        }
+        self.transact("update data source", actions.into_items())
+            .await
+            .map_err(|failure| {
+                failure.or_else(|condition| match (condition.failed_at(0), &renamed) {
+                    (true, _) if condition.item_at(0).is_none() => not_found(&current.id),
+                    (true, _) => Error::Conflict(format!(
+                        "dataSource {} was changed by another request; read it again",
+                        current.id
+                    )),
+                    (false, Some(name)) => name_taken(name),
+                    (false, None) => Error::internal("update data source", "unexpected condition"),
+                })
+            })?;
+        // The count is the one read just before: a transaction returns no values, and a third
+        // call to refresh it would only narrow a race that concurrent contact writes reopen anyway.
+        Ok(next)
+    }
+
+    /// Deletes the data source and frees its name in one transaction, unless a RUNNING or PAUSED
+    /// task uses it (409). Its contacts become unreachable at once: every contact read goes
+    /// through the head. Their items are reclaimed in the background.
+    #[tracing::instrument(skip_all, fields(tenant = tenant.as_str(), id = %current.id))]
+    pub async fn delete_data_source(
+        &self,
+        tenant: &Tenant,
+        current: &DataSource,
+    ) -> Result<(), Error> {
+        let expr = Expr::default()
+            .name("#name", "name")
+            .value(":name", s(current.name.as_str()))
+            .value(":zero", n(0));
+        let actions = Actions::new(&self.table)
+            .delete(
+                keys::data_source(tenant, &current.id),
+                HEAD.to_owned(),
+                Some((
+                    "attribute_exists(pk) AND #name = :name \
+                     AND (attribute_not_exists(active_tasks) OR active_tasks = :zero)",
+                    expr,
+                )),
+            )?
+            .delete(
+                keys::tenant(tenant),
+                keys::data_source_name(current.name.as_str()),
+                None,
+            )?;
+        self.transact("delete data source", actions.into_items())
+            .await
+            .map_err(|failure| {
+                failure.or_else(|condition| match condition.item_at(0) {
+                    None => not_found(&current.id),
+                    Some(item) => match from_item::<DataSource>(item.clone()) {
+                        Ok(stored) if stored.active_tasks > 0 => Error::Conflict(format!(
+                            "dataSource {} is used by a running or paused task",
+                            current.id
+                        )),
+                        _ => Error::Conflict(format!(
+                            "dataSource {} was changed by another request; try again",
+                            current.id
+                        )),
+                    },
+                })
+            })
+    }
+}

@@ -1,0 +1,397 @@
+//! DynamoDB: the key layout, item codecs, and every read and write. Uniqueness, counters and
+//! state transitions are conditional writes or transactions. A failed condition becomes a domain
+//! error (404, 405, 409); anything else becomes an internal error with its cause kept for the log.
+
+pub mod contact;
+pub mod datasource;
+pub mod keys;
+
+use crate::error::Error;
+use aws_sdk_dynamodb::error::SdkError;
+use aws_sdk_dynamodb::types::{AttributeValue, CancellationReason, TransactWriteItem};
+use aws_sdk_dynamodb::Client;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use std::collections::HashMap;
+use std::time::Duration;
+
+/// A DynamoDB item.
+pub type Item = HashMap<String, AttributeValue>;
+
+/// The table and the client to reach it; cheap to clone.
+#[derive(Clone, Debug)]
+pub struct Store {
+    pub(crate) client: Client,
+    pub(crate) table: String,
+}
+
+/// Why a conditional write or transaction did not happen.
+#[derive(Debug)]
+pub(crate) enum WriteFailure {
+    /// The condition of a single write failed; `item` is the stored item, when asked for.
+    Condition { item: Option<Item> },
+    /// A transaction was cancelled because a condition failed; one reason per action, in order.
+    Cancelled(Vec<CancellationReason>),
+    /// Anything else: throttling that outlived retries, network, permissions, ...
+    Other(Error),
+}
+
+impl WriteFailure {
+    fn from_sdk<E, R>(context: &'static str, error: SdkError<E, R>) -> Self
+    where
+        aws_sdk_dynamodb::Error: From<SdkError<E, R>>,
+    {
+        match aws_sdk_dynamodb::Error::from(error) {
+            aws_sdk_dynamodb::Error::ConditionalCheckFailedException(e) => {
+                WriteFailure::Condition {
+                    item: e.item().cloned(),
+                }
+            }
+            aws_sdk_dynamodb::Error::TransactionCanceledException(e)
+                if !is_conflict_only(e.cancellation_reasons()) =>
+            {
+                WriteFailure::Cancelled(e.cancellation_reasons().to_vec())
+            }
+            other => WriteFailure::Other(Error::internal(context, other)),
+        }
+    }
+
+    /// Keeps the domain meaning of a failed condition; other failures pass through as they are.
+    pub(crate) fn or_else(self, domain: impl FnOnce(ConditionFailure) -> Error) -> Error {
+        match self {
+            WriteFailure::Condition { item } => domain(ConditionFailure::Single { item }),
+            WriteFailure::Cancelled(reasons) => domain(ConditionFailure::Transaction(reasons)),
+            WriteFailure::Other(error) => error,
+        }
+    }
+}
+
+/// The failed condition of a write, for the caller to turn into a domain error.
+#[derive(Debug)]
+pub(crate) enum ConditionFailure {
+    Single { item: Option<Item> },
+    Transaction(Vec<CancellationReason>),
+}
+
+impl ConditionFailure {
+    /// Whether the condition of action `index` failed (always true for a single write).
+    pub(crate) fn failed_at(&self, index: usize) -> bool {
+        match self {
+            ConditionFailure::Single { .. } => index == 0,
+            ConditionFailure::Transaction(reasons) => reasons
+                .get(index)
+                .and_then(CancellationReason::code)
+                .is_some_and(|code| code == "ConditionalCheckFailed"),
+        }
+    }
+
+    /// The stored item of action `index` when its condition failed and the item was asked for.
+    pub(crate) fn item_at(&self, index: usize) -> Option<&Item> {
+        match self {
+            ConditionFailure::Single { item } if index == 0 => item.as_ref(),
+            ConditionFailure::Single { .. } => None,
+            ConditionFailure::Transaction(reasons) => reasons.get(index)?.item(),
+        }
+    }
+}
+
+/// A transaction cancelled only by concurrent transactions on the same items is worth retrying.
+fn is_conflict_only(reasons: &[CancellationReason]) -> bool {
+    let mut conflict = false;
+    for code in reasons.iter().filter_map(CancellationReason::code) {
+        match code {
+            "None" => {}
+            "TransactionConflict" => conflict = true,
+            _ => return false,
+        }
+    }
+    conflict
+}
+
+/// Attempts of a transaction cancelled only by conflicts, with backoff in between.
+const TRANSACTION_ATTEMPTS: u32 = 4;
+
+impl Store {
+    pub fn new(client: Client, table: impl Into<String>) -> Self {
+        Store {
+            client,
+            table: table.into(),
+        }
+    }
+
+    /// Builds the client from the shared AWS configuration.
+    pub fn from_config(sdk: &aws_config::SdkConfig, table: impl Into<String>) -> Self {
+        Store::new(Client::new(sdk), table)
+    }
+
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    pub fn table(&self) -> &str {
+        &self.table
+    }
+
+    /// Runs a transaction, retrying those cancelled only by concurrent transactions.
+    pub(crate) async fn transact(
+        &self,
+        context: &'static str,
+        items: Vec<TransactWriteItem>,
+    ) -> Result<(), WriteFailure> {
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let result = self
+                .client
+                .transact_write_items()
+                .set_transact_items(Some(items.clone()))
+                .send()
+                .await;
+            match result {
+                Ok(_) => return Ok(()),
+                Err(error) => {
+                    use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
+                    let retry = matches!(
+                        error.as_service_error(),
+                        Some(TransactWriteItemsError::TransactionCanceledException(e))
+                            if is_conflict_only(e.cancellation_reasons())
+                    );
+                    if retry && attempt < TRANSACTION_ATTEMPTS {
+                        tokio::time::sleep(Duration::from_millis(20 << attempt)).await;
+                        continue;
+                    }
+                    return Err(WriteFailure::from_sdk(context, error));
+                }
+            }
+        }
+    }
+
+    /// A strongly consistent read of one item.
+    pub(crate) async fn get_item(&self, pk: String, sk: String) -> Result<Option<Item>, Error> {
+        let output = self
+            .client
+            .get_item()
+            .table_name(&self.table)
+            .key(keys::PK, AttributeValue::S(pk))
+            .key(keys::SK, AttributeValue::S(sk))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(|e| Error::internal("get item", aws_sdk_dynamodb::Error::from(e)))?;
+        Ok(output.item)
+    }
+
+    /// Every item of a Query, following pages. `build` sets the key condition and values.
+    pub(crate) async fn query_all(
+        &self,
+        build: impl Fn(
+            aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder,
+        ) -> aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder,
+        stop_after: Option<usize>,
+    ) -> Result<Vec<Item>, Error> {
+        let mut items = Vec::new();
+        let mut start = None;
+        loop {
+            let mut request = build(self.client.query().table_name(&self.table))
+                .set_exclusive_start_key(start.take());
+            if let Some(limit) = stop_after {
+                let remaining = limit.saturating_sub(items.len()).max(1);
+                request = request.limit(i32::try_from(remaining).unwrap_or(i32::MAX));
+            }
+            let output = request
+                .send()
+                .await
+                .map_err(|e| Error::internal("query", aws_sdk_dynamodb::Error::from(e)))?;
+            items.extend(output.items.unwrap_or_default());
+            start = output.last_evaluated_key;
+            let enough = stop_after.is_some_and(|limit| items.len() >= limit);
+            if start.is_none() || enough {
+                return Ok(items);
+            }
+        }
+    }
+}
+
+/// Encodes a record and its keys as an item.
+pub(crate) fn to_item<T: Serialize>(
+    record: &T,
+    keys: impl IntoIterator<Item = (&'static str, String)>,
+) -> Result<Item, Error> {
+    let mut item: Item =
+        serde_dynamo::to_item(record).map_err(|e| Error::internal("encode item", e))?;
+    for (name, value) in keys {
+        item.insert(name.to_owned(), AttributeValue::S(value));
+    }
+    Ok(item)
+}
+
+/// Decodes a record from an item, ignoring key attributes.
+pub(crate) fn from_item<T: DeserializeOwned>(item: Item) -> Result<T, Error> {
+    serde_dynamo::from_item(item).map_err(|e| Error::internal("decode item", e))
+}
+
+/// The string attribute `name` of an item, if present.
+pub(crate) fn string_attr<'a>(item: &'a Item, name: &str) -> Option<&'a str> {
+    item.get(name)
+        .and_then(|value| value.as_s().ok())
+        .map(String::as_str)
+}
+
+pub(crate) fn s(value: impl Into<String>) -> AttributeValue {
+    AttributeValue::S(value.into())
+}
+
+pub(crate) fn n(value: impl ToString) -> AttributeValue {
+    AttributeValue::N(value.to_string())
+}
+
+/// Builds the actions of a transaction against one table.
+pub(crate) struct Actions<'a> {
+    table: &'a str,
+    items: Vec<TransactWriteItem>,
+}
+
+/// `ReturnValuesOnConditionCheckFailure=ALL_OLD` on every conditional action, so a failure
+/// tells "missing" from "in another state" without a second read.
+const ALL_OLD: aws_sdk_dynamodb::types::ReturnValuesOnConditionCheckFailure =
+    aws_sdk_dynamodb::types::ReturnValuesOnConditionCheckFailure::AllOld;
+
+fn built<T>(result: Result<T, aws_sdk_dynamodb::error::BuildError>) -> Result<T, Error> {
+    result.map_err(|e| Error::internal("build transaction action", e))
+}
+
+/// Values and names for one expression.
+#[derive(Default)]
+pub(crate) struct Expr {
+    pub values: HashMap<String, AttributeValue>,
+    pub names: HashMap<String, String>,
+}
+
+impl Expr {
+    pub(crate) fn value(mut self, name: &str, value: AttributeValue) -> Self {
+        self.values.insert(name.to_owned(), value);
+        self
+    }
+    pub(crate) fn name(mut self, placeholder: &str, attribute: &str) -> Self {
+        self.names
+            .insert(placeholder.to_owned(), attribute.to_owned());
+        self
+    }
+    fn values(&self) -> Option<HashMap<String, AttributeValue>> {
+        (!self.values.is_empty()).then(|| self.values.clone())
+    }
+    fn names(&self) -> Option<HashMap<String, String>> {
+        (!self.names.is_empty()).then(|| self.names.clone())
+    }
+}
+
+impl<'a> Actions<'a> {
+    pub(crate) fn new(table: &'a str) -> Self {
+        Actions {
+            table,
+            items: Vec::new(),
+        }
+    }
+
+    pub(crate) fn put(
+        mut self,
+        item: Item,
+        condition: Option<(&str, Expr)>,
+    ) -> Result<Self, Error> {
+        use aws_sdk_dynamodb::types::Put;
+        let mut put = Put::builder().table_name(self.table).set_item(Some(item));
+        if let Some((expression, expr)) = condition {
+            put = put
+                .condition_expression(expression)
+                .set_expression_attribute_values(expr.values())
+                .set_expression_attribute_names(expr.names())
+                .return_values_on_condition_check_failure(ALL_OLD);
+        }
+        self.items.push(
+            TransactWriteItem::builder()
+                .put(built(put.build())?)
+                .build(),
+        );
+        Ok(self)
+    }
+
+    pub(crate) fn delete(
+        mut self,
+        pk: String,
+        sk: String,
+        condition: Option<(&str, Expr)>,
+    ) -> Result<Self, Error> {
+        use aws_sdk_dynamodb::types::Delete;
+        let mut delete = Delete::builder()
+            .table_name(self.table)
+            .key(keys::PK, s(pk))
+            .key(keys::SK, s(sk));
+        if let Some((expression, expr)) = condition {
+            delete = delete
+                .condition_expression(expression)
+                .set_expression_attribute_values(expr.values())
+                .set_expression_attribute_names(expr.names())
+                .return_values_on_condition_check_failure(ALL_OLD);
+        }
+        self.items.push(
+            TransactWriteItem::builder()
+                .delete(built(delete.build())?)
+                .build(),
+        );
+        Ok(self)
+    }
+
+    pub(crate) fn update(
+        mut self,
+        pk: String,
+        sk: String,
+        update: &str,
+        condition: Option<&str>,
+        expr: Expr,
+    ) -> Result<Self, Error> {
+        use aws_sdk_dynamodb::types::Update;
+        let update = Update::builder()
+            .table_name(self.table)
+            .key(keys::PK, s(pk))
+            .key(keys::SK, s(sk))
+            .update_expression(update)
+            .set_condition_expression(condition.map(str::to_owned))
+            .set_expression_attribute_values(expr.values())
+            .set_expression_attribute_names(expr.names())
+            .return_values_on_condition_check_failure(ALL_OLD);
+        self.items.push(
+            TransactWriteItem::builder()
+                .update(built(update.build())?)
+                .build(),
+        );
+        Ok(self)
+    }
+
+    pub(crate) fn check(
+        mut self,
+        pk: String,
+        sk: String,
+        condition: &str,
+        expr: Expr,
+    ) -> Result<Self, Error> {
+        use aws_sdk_dynamodb::types::ConditionCheck;
+        let check = ConditionCheck::builder()
+            .table_name(self.table)
+            .key(keys::PK, s(pk))
+            .key(keys::SK, s(sk))
+            .condition_expression(condition)
+            .set_expression_attribute_values(expr.values())
+            .set_expression_attribute_names(expr.names())
+            .return_values_on_condition_check_failure(ALL_OLD);
+        self.items.push(
+            TransactWriteItem::builder()
+                .condition_check(built(check.build())?)
+                .build(),
+        );
+        Ok(self)
+    }
+
+    pub(crate) fn into_items(self) -> Vec<TransactWriteItem> {
+        self.items
+    }
+}

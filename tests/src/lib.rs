@@ -1,0 +1,52 @@
+//! The local stack: provisions the stand-ins (moto) with the resources `template.yaml` creates in
+//! AWS, and serves every route with the same routers the Lambdas use.
+
+pub mod provision;
+
+use outbound::auth::{AuthConfig, LocalJwt};
+use outbound::config::Config;
+use outbound::http::{self, App};
+use tokio::net::TcpListener;
+
+/// Where the stand-ins listen (`MOTO_ENDPOINT`, default `http://127.0.0.1:5000`).
+pub fn moto_endpoint() -> String {
+    std::env::var("MOTO_ENDPOINT").unwrap_or_else(|_| "http://127.0.0.1:5000".into())
+}
+
+/// AWS SDK configuration pointing at the stand-ins, with dummy credentials.
+pub async fn sdk_config() -> aws_config::SdkConfig {
+    use aws_config::{BehaviorVersion, Region};
+    use aws_sdk_dynamodb::config::Credentials;
+    aws_config::defaults(BehaviorVersion::latest())
+        .endpoint_url(moto_endpoint())
+        .region(Region::new("us-east-1"))
+        .credentials_provider(Credentials::new("test", "test", None, None, "local"))
+        .load()
+        .await
+}
+
+/// The local configuration: resources named as given, tokens verified in process (D2).
+pub fn local_config(resources: &provision::Resources) -> Config {
+    let lookup = |name: &str| match name {
+        "TABLE_NAME" => Some(resources.table.clone()),
+        "BUCKET_NAME" => Some(resources.bucket.clone()),
+        "RECLAIM_QUEUE_URL" => Some(resources.reclaim_queue_url.clone()),
+        "AUTH_MODE" => Some("local".into()),
+        "S3_FORCE_PATH_STYLE" => Some("true".into()),
+        other => std::env::var(other).ok(),
+    };
+    Config::from_lookup(lookup).expect("local configuration is complete")
+}
+
+/// The token settings of a local configuration.
+pub fn local_jwt(config: &Config) -> LocalJwt {
+    match &config.auth {
+        AuthConfig::Local(jwt) => jwt.clone(),
+        AuthConfig::ApiGateway { .. } => panic!("local configuration verifies tokens itself"),
+    }
+}
+
+/// Serves every route on `listener` until the process ends.
+pub async fn serve(listener: TcpListener, app: App) -> std::io::Result<()> {
+    axum::serve(listener, http::local_api(app)).await
+}

@@ -1,0 +1,115 @@
+//! Creates, idempotently, the table, bucket and queues that `template.yaml` declares, on the
+//! local stand-ins.
+
+use aws_sdk_dynamodb::types::{
+    AttributeDefinition, BillingMode, GlobalSecondaryIndex, KeySchemaElement, KeyType, Projection,
+    ProjectionType, ScalarAttributeType,
+};
+use outbound::store::keys;
+
+/// Names of the provisioned resources.
+#[derive(Clone, Debug)]
+pub struct Resources {
+    pub table: String,
+    pub bucket: String,
+    pub reclaim_queue_url: String,
+}
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Provisions every resource under the given names and answers their addresses.
+pub async fn ensure(
+    sdk: &aws_config::SdkConfig,
+    table: &str,
+    bucket: &str,
+    reclaim_queue: &str,
+) -> Result<Resources, BoxError> {
+    ensure_table(&aws_sdk_dynamodb::Client::new(sdk), table).await?;
+    ensure_bucket(sdk, bucket).await?;
+    let sqs = aws_sdk_sqs::Client::new(sdk);
+    let reclaim_queue_url = ensure_queue(&sqs, reclaim_queue).await?;
+    Ok(Resources {
+        table: table.to_owned(),
+        bucket: bucket.to_owned(),
+        reclaim_queue_url,
+    })
+}
+
+/// The single table with its one GSI, as in `template.yaml`.
+pub async fn ensure_table(client: &aws_sdk_dynamodb::Client, name: &str) -> Result<(), BoxError> {
+    let key = |attribute: &str, kind: KeyType| {
+        KeySchemaElement::builder()
+            .attribute_name(attribute)
+            .key_type(kind)
+            .build()
+    };
+    let string = |attribute: &str| {
+        AttributeDefinition::builder()
+            .attribute_name(attribute)
+            .attribute_type(ScalarAttributeType::S)
+            .build()
+    };
+    let gsi = GlobalSecondaryIndex::builder()
+        .index_name(keys::GSI1)
+        .key_schema(key(keys::GSI1_PK, KeyType::Hash)?)
+        .key_schema(key(keys::GSI1_SK, KeyType::Range)?)
+        .projection(
+            Projection::builder()
+                .projection_type(ProjectionType::All)
+                .build(),
+        )
+        .build()?;
+    let result = client
+        .create_table()
+        .table_name(name)
+        .billing_mode(BillingMode::PayPerRequest)
+        .key_schema(key(keys::PK, KeyType::Hash)?)
+        .key_schema(key(keys::SK, KeyType::Range)?)
+        .attribute_definitions(string(keys::PK)?)
+        .attribute_definitions(string(keys::SK)?)
+        .attribute_definitions(string(keys::GSI1_PK)?)
+        .attribute_definitions(string(keys::GSI1_SK)?)
+        .global_secondary_indexes(gsi)
+        .send()
+        .await;
+    match result {
+        Ok(_) => Ok(()),
+        Err(error)
+            if error
+                .as_service_error()
+                .is_some_and(|e| e.is_resource_in_use_exception()) =>
+        {
+            Ok(())
+        }
+        Err(error) => Err(aws_sdk_dynamodb::Error::from(error).into()),
+    }
+}
+
+async fn ensure_bucket(sdk: &aws_config::SdkConfig, name: &str) -> Result<(), BoxError> {
+    let s3 = aws_sdk_s3::Client::from_conf(
+        aws_sdk_s3::config::Builder::from(sdk)
+            .force_path_style(true)
+            .build(),
+    );
+    match s3.create_bucket().bucket(name).send().await {
+        Ok(_) => Ok(()),
+        Err(error)
+            if error.as_service_error().is_some_and(|e| {
+                e.is_bucket_already_owned_by_you() || e.is_bucket_already_exists()
+            }) =>
+        {
+            Ok(())
+        }
+        Err(error) => Err(aws_sdk_s3::Error::from(error).into()),
+    }
+}
+
+async fn ensure_queue(sqs: &aws_sdk_sqs::Client, name: &str) -> Result<String, BoxError> {
+    let output = sqs
+        .create_queue()
+        .queue_name(name)
+        .send()
+        .await
+        .map_err(aws_sdk_sqs::Error::from)?;
+    output.queue_url.ok_or_else(|| "queue has no url".into())
+}

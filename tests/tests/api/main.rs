@@ -1,0 +1,4 @@
+//! The HTTP-level integration suite: every test runs against the local API and moto.
+
+mod datasource;
+mod support;
