@@ -5,6 +5,7 @@
 pub mod datasource;
 pub mod envelope;
 pub mod extract;
+pub mod task;
 
 use crate::config::Config;
 use crate::error::Error;
@@ -87,9 +88,14 @@ pub fn datasource_api(app: App) -> Router {
     finish(datasource::routes(), app)
 }
 
+/// The router of the task function.
+pub fn task_api(app: App) -> Router {
+    finish(task::routes(), app)
+}
+
 /// Every route of every group, for the local server: the same handlers the Lambdas serve.
 pub fn local_api(app: App) -> Router {
-    finish(datasource::routes(), app)
+    finish(datasource::routes().merge(task::routes()), app)
 }
 
 /// Gives each request an id, answers it in `x-request-id` and logs one line with it (D1).

@@ -6,6 +6,7 @@ pub mod datasource;
 pub mod id;
 pub mod page;
 pub mod phone;
+pub mod task;
 pub mod text;
 pub mod time;
 
@@ -14,5 +15,6 @@ pub use datasource::DataSource;
 pub use id::Id;
 pub use page::{Page, PageRequest};
 pub use phone::Phone;
+pub use task::{Task, TaskStatus};
 pub use text::{Description, Name};
 pub use time::Timestamp;

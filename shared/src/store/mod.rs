@@ -5,6 +5,7 @@
 pub mod contact;
 pub mod datasource;
 pub mod keys;
+pub mod task;
 
 use crate::error::Error;
 use aws_sdk_dynamodb::error::SdkError;

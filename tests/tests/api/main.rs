@@ -2,3 +2,4 @@
 
 mod datasource;
 mod support;
+mod tasks;

@@ -1,0 +1,519 @@
+//! Tasks (D9, D10): dialing settings that cannot hold invalid values, the state machine as a
+//! pure table, and the statistics derived from the task's counters.
+
+use super::{Description, Id, Name, Timestamp};
+use crate::error::Error;
+use chrono_tz::Tz;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use std::fmt;
+
+/// The states of a task (D10), stored and shown as their codes 0-6.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(into = "u8", try_from = "u8")]
+pub enum TaskStatus {
+    Draft = 0,
+    Running = 1,
+    Paused = 2,
+    Stopped = 3,
+    Completed = 4,
+    Failed = 5,
+    Closed = 6,
+}
+
+impl TaskStatus {
+    pub const ALL: [TaskStatus; 7] = [
+        TaskStatus::Draft,
+        TaskStatus::Running,
+        TaskStatus::Paused,
+        TaskStatus::Stopped,
+        TaskStatus::Completed,
+        TaskStatus::Failed,
+        TaskStatus::Closed,
+    ];
+
+    pub fn code(self) -> u8 {
+        self as u8
+    }
+
+    /// Whether a task in this state holds its data source (D11: it cannot be deleted then).
+    pub fn holds_data_source(self) -> bool {
+        matches!(self, TaskStatus::Running | TaskStatus::Paused)
+    }
+}
+
+impl From<TaskStatus> for u8 {
+    fn from(status: TaskStatus) -> u8 {
+        status.code()
+    }
+}
+
+impl TryFrom<u8> for TaskStatus {
+    type Error = String;
+    fn try_from(code: u8) -> Result<Self, Self::Error> {
+        TaskStatus::ALL
+            .get(usize::from(code))
+            .copied()
+            .ok_or_else(|| format!("{code} is not a task status"))
+    }
+}
+
+impl fmt::Display for TaskStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let name = match self {
+            TaskStatus::Draft => "DRAFT",
+            TaskStatus::Running => "RUNNING",
+            TaskStatus::Paused => "PAUSED",
+            TaskStatus::Stopped => "STOPPED",
+            TaskStatus::Completed => "COMPLETED",
+            TaskStatus::Failed => "FAILED",
+            TaskStatus::Closed => "CLOSED",
+        };
+        f.write_str(name)
+    }
+}
+
+/// Everything that can be done to a task, for the transition table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TaskOperation {
+    Update,
+    Publish,
+    Pause,
+    Resume,
+    Stop,
+    Complete,
+    Fail,
+    Close,
+    Recall,
+    Delete,
+}
+
+impl fmt::Display for TaskOperation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let name = match self {
+            TaskOperation::Update => "update",
+            TaskOperation::Publish => "publish",
+            TaskOperation::Pause => "pause",
+            TaskOperation::Resume => "resume",
+            TaskOperation::Stop => "stop",
+            TaskOperation::Complete => "complete",
+            TaskOperation::Fail => "fail",
+            TaskOperation::Close => "close",
+            TaskOperation::Recall => "recall",
+            TaskOperation::Delete => "delete",
+        };
+        f.write_str(name)
+    }
+}
+
+impl TaskOperation {
+    /// The states this operation is allowed from (D10). Every other state answers 405.
+    pub fn allowed_from(self) -> &'static [TaskStatus] {
+        use TaskStatus::*;
+        match self {
+            TaskOperation::Update | TaskOperation::Publish => &[Draft],
+            TaskOperation::Pause | TaskOperation::Complete => &[Running],
+            TaskOperation::Resume => &[Paused],
+            TaskOperation::Stop | TaskOperation::Fail => &[Running, Paused],
+            TaskOperation::Close => &[Stopped, Completed, Failed],
+            TaskOperation::Recall => &[Running, Paused, Completed],
+            TaskOperation::Delete => &[Draft, Stopped, Completed, Failed, Closed],
+        }
+    }
+
+    /// The state after the operation; `None` for operations that keep the state (update, recall)
+    /// or remove the task (delete). Recall's COMPLETED -> RUNNING is [`TaskOperation::requeue`].
+    pub fn target(self) -> Option<TaskStatus> {
+        match self {
+            TaskOperation::Publish | TaskOperation::Resume => Some(TaskStatus::Running),
+            TaskOperation::Pause => Some(TaskStatus::Paused),
+            TaskOperation::Stop => Some(TaskStatus::Stopped),
+            TaskOperation::Complete => Some(TaskStatus::Completed),
+            TaskOperation::Fail => Some(TaskStatus::Failed),
+            TaskOperation::Close => Some(TaskStatus::Closed),
+            TaskOperation::Update | TaskOperation::Recall | TaskOperation::Delete => None,
+        }
+    }
+
+    /// The state after this operation from `from`, or 405 naming both.
+    pub fn apply(self, from: TaskStatus) -> Result<TaskStatus, Error> {
+        if !self.allowed_from().contains(&from) {
+            return Err(not_allowed(self, from));
+        }
+        Ok(self.target().unwrap_or(from))
+    }
+
+    /// A recall that queued something makes a COMPLETED task RUNNING again (D10).
+    pub fn requeue(from: TaskStatus) -> TaskStatus {
+        match from {
+            TaskStatus::Completed => TaskStatus::Running,
+            other => other,
+        }
+    }
+}
+
+/// The 405 of an operation refused in a state.
+pub fn not_allowed(operation: TaskOperation, from: TaskStatus) -> Error {
+    Error::NotAllowed(format!("cannot {operation} a task in state {from}"))
+}
+
+/// `HH:MM`, 00:00-23:59, stored as minutes after midnight.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ClockTime(u16);
+
+impl ClockTime {
+    pub fn parse(field: &str, raw: &str) -> Result<Self, Error> {
+        let invalid = || Error::invalid(format!("{field} must be HH:MM from 00:00 to 23:59"));
+        let bytes = raw.as_bytes();
+        if bytes.len() != 5 || bytes[2] != b':' {
+            return Err(invalid());
+        }
+        let number = |part: &str| {
+            part.parse::<u16>()
+                .ok()
+                .filter(|_| part.bytes().all(|b| b.is_ascii_digit()))
+        };
+        let (hours, minutes) = (number(&raw[..2]), number(&raw[3..]));
+        match (hours, minutes) {
+            (Some(h), Some(m)) if h < 24 && m < 60 => Ok(ClockTime(h * 60 + m)),
+            _ => Err(invalid()),
+        }
+    }
+
+    /// Minutes after midnight.
+    pub fn minutes(self) -> u16 {
+        self.0
+    }
+}
+
+impl fmt::Display for ClockTime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:02}:{:02}", self.0 / 60, self.0 % 60)
+    }
+}
+
+/// The daily dialing window: start strictly before end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DailyWindow {
+    pub start: ClockTime,
+    pub end: ClockTime,
+}
+
+impl DailyWindow {
+    /// Both or neither (D9); `None` means all day.
+    pub fn from_parts(
+        start: Option<ClockTime>,
+        end: Option<ClockTime>,
+    ) -> Result<Option<Self>, Error> {
+        match (start, end) {
+            (None, None) => Ok(None),
+            (Some(start), Some(end)) if start < end => Ok(Some(DailyWindow { start, end })),
+            (Some(_), Some(_)) => Err(Error::invalid("dailyStartTime must be before dailyEndTime")),
+            _ => Err(Error::invalid(
+                "dailyStartTime and dailyEndTime must be given together",
+            )),
+        }
+    }
+}
+
+/// An IANA time zone name, checked against the zone database.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ZoneName(String);
+
+impl ZoneName {
+    pub fn parse(raw: &str) -> Result<Self, Error> {
+        raw.trim()
+            .parse::<Tz>()
+            .map(|zone| ZoneName(zone.name().to_owned()))
+            .map_err(|_| {
+                Error::invalid("timeZone must be an IANA time zone name, e.g. Asia/Shanghai")
+            })
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// A whole number in an inclusive range, refused with a message naming the field.
+pub fn in_range(field: &str, value: i64, min: i64, max: i64) -> Result<i64, Error> {
+    if (min..=max).contains(&value) {
+        Ok(value)
+    } else {
+        Err(Error::invalid(format!(
+            "{field} must be an integer from {min} to {max}"
+        )))
+    }
+}
+
+/// How a task dials (D9).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DialSettings {
+    pub priority: u8,
+    pub max_dial_count: u8,
+    pub call_interval: u32,
+    pub window: Option<DailyWindow>,
+    pub time_zone: Option<ZoneName>,
+}
+
+impl Default for DialSettings {
+    fn default() -> Self {
+        DialSettings {
+            priority: 3,
+            max_dial_count: 3,
+            call_interval: 60,
+            window: None,
+            time_zone: None,
+        }
+    }
+}
+
+/// Counters of a task's calls, filled by the dialing engine.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallCounters {
+    pub calls: u64,
+    pub success: u64,
+    pub failed: u64,
+    pub no_answer: u64,
+    /// Seconds (D9).
+    pub duration: u64,
+}
+
+/// A fraction rounded to 4 decimals; 0 when the denominator is 0 (D9).
+pub fn rate(numerator: u64, denominator: u64) -> f64 {
+    if denominator == 0 {
+        return 0.0;
+    }
+    (numerator as f64 / denominator as f64 * 10_000.0).round() / 10_000.0
+}
+
+/// A stored task.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Task {
+    pub id: Id,
+    pub name: Name,
+    #[serde(default)]
+    pub description: Description,
+    pub status: TaskStatus,
+    pub data_source_id: Id,
+    pub contact_count: u64,
+    #[serde(default)]
+    pub counters: CallCounters,
+    pub settings: DialSettings,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+    pub started_at: Option<Timestamp>,
+    pub ended_at: Option<Timestamp>,
+    pub stop_reason: Option<String>,
+    pub fail_reason: Option<String>,
+}
+
+impl Task {
+    fn time(value: Option<Timestamp>, zone: Tz) -> Value {
+        value.map_or(Value::Null, |t| Value::from(t.display(zone)))
+    }
+
+    /// A row of the task list.
+    pub fn list_view(&self, zone: Tz) -> Value {
+        json!({
+            "id": self.id,
+            "taskName": self.name,
+            "taskDesc": self.description,
+            "status": self.status,
+            "dataSourceId": self.data_source_id,
+            "contactCount": self.contact_count,
+            "callCount": self.counters.calls,
+            "successCount": self.counters.success,
+            "createTime": self.created_at.display(zone),
+            "startTime": Self::time(self.started_at, zone),
+            "endTime": Self::time(self.ended_at, zone),
+        })
+    }
+
+    /// The whole task, for detail, add and update.
+    pub fn detail_view(&self, zone: Tz) -> Value {
+        let c = &self.counters;
+        let s = &self.settings;
+        json!({
+            "id": self.id,
+            "taskName": self.name,
+            "taskDesc": self.description,
+            "status": self.status,
+            "dataSourceId": self.data_source_id,
+            "contactCount": self.contact_count,
+            "callCount": c.calls,
+            "successCount": c.success,
+            "failCount": c.failed,
+            "noAnswerCount": c.no_answer,
+            "dialRate": rate(c.calls, self.contact_count),
+            "successRate": rate(c.success, c.calls),
+            "callDuration": c.duration,
+            "avgCallDuration": rate(c.duration, c.calls),
+            "priority": s.priority,
+            "maxDialCount": s.max_dial_count,
+            "callInterval": s.call_interval,
+            "dailyStartTime": s.window.map(|w| w.start.to_string()),
+            "dailyEndTime": s.window.map(|w| w.end.to_string()),
+            "timeZone": s.time_zone,
+            "createTime": self.created_at.display(zone),
+            "startTime": Self::time(self.started_at, zone),
+            "endTime": Self::time(self.ended_at, zone),
+            "updateTime": self.updated_at.display(zone),
+            "stopReason": self.stop_reason,
+            "failReason": self.fail_reason,
+        })
+    }
+
+    /// The statistics record of `/api/task/{id}/stat`.
+    pub fn stat_view(&self, zone: Tz) -> Value {
+        let c = &self.counters;
+        json!({
+            "taskId": self.id,
+            "taskName": self.name,
+            "status": self.status,
+            "totalContacts": self.contact_count,
+            "callCount": c.calls,
+            "successCount": c.success,
+            "failCount": c.failed,
+            "noAnswerCount": c.no_answer,
+            "dialRate": rate(c.calls, self.contact_count),
+            "successRate": rate(c.success, c.calls),
+            "totalDuration": c.duration,
+            "avgDuration": rate(c.duration, c.calls),
+            "lastUpdateTime": self.updated_at.display(zone),
+        })
+    }
+}
+
+/// One contact's dialing state within one task. Absent until the contact is dialled or recalled:
+/// publishing writes nothing per contact, whatever the size of the data source.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskContact {
+    pub contact_id: Id,
+    /// Attempts made so far in this task.
+    #[serde(default)]
+    pub attempts: u32,
+    /// Attempts allowed in total; a recall raises it to `attempts + maxDialCount` (D12).
+    pub allowance: u32,
+    /// Latest outcome in this task: 0 not dialled, 1 success, 2 failed, 3 no answer (D7 codes).
+    #[serde(default)]
+    pub last_outcome: u8,
+    /// Talk time of the latest answered call, seconds.
+    #[serde(default)]
+    pub last_duration: u64,
+    /// When the next attempt may start, if one is due.
+    pub next_attempt_at: Option<Timestamp>,
+    /// 1 highest - 5 lowest.
+    pub priority: u8,
+    pub updated_at: Timestamp,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use TaskOperation::*;
+    use TaskStatus::*;
+
+    /// D10, written out once more as the list of allowed (from, operation, to) triples.
+    const ALLOWED: &[(TaskStatus, TaskOperation, TaskStatus)] = &[
+        (Draft, Update, Draft),
+        (Draft, Publish, Running),
+        (Running, Pause, Paused),
+        (Paused, Resume, Running),
+        (Running, Stop, Stopped),
+        (Paused, Stop, Stopped),
+        (Running, Complete, Completed),
+        (Running, Fail, Failed),
+        (Paused, Fail, Failed),
+        (Stopped, Close, Closed),
+        (Completed, Close, Closed),
+        (Failed, Close, Closed),
+        (Running, Recall, Running),
+        (Paused, Recall, Paused),
+        (Completed, Recall, Completed),
+        (Draft, Delete, Draft),
+        (Stopped, Delete, Stopped),
+        (Completed, Delete, Completed),
+        (Failed, Delete, Failed),
+        (Closed, Delete, Closed),
+    ];
+
+    #[test]
+    fn every_state_and_operation_matches_d10() {
+        let operations = [
+            Update, Publish, Pause, Resume, Stop, Complete, Fail, Close, Recall, Delete,
+        ];
+        for from in TaskStatus::ALL {
+            for operation in operations {
+                let expected = ALLOWED
+                    .iter()
+                    .find(|(f, o, _)| *f == from && *o == operation)
+                    .map(|(_, _, to)| *to);
+                match (operation.apply(from), expected) {
+                    (Ok(to), Some(expected)) => assert_eq!(to, expected, "{from} {operation}"),
+                    (Err(error), None) => {
+                        assert_eq!(error.status_code(), 405);
+                        assert_eq!(
+                            error.to_string(),
+                            format!("cannot {operation} a task in state {from}")
+                        );
+                    }
+                    (got, expected) => panic!("{from} {operation}: {got:?} vs {expected:?}"),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn nothing_leaves_closed_but_delete() {
+        for operation in [
+            Update, Publish, Pause, Resume, Stop, Complete, Fail, Close, Recall,
+        ] {
+            assert!(operation.apply(Closed).is_err());
+        }
+    }
+
+    #[test]
+    fn recall_requeues_only_completed() {
+        assert_eq!(TaskOperation::requeue(Completed), Running);
+        assert_eq!(TaskOperation::requeue(Paused), Paused);
+    }
+
+    #[test]
+    fn clock_times_and_windows() {
+        assert_eq!(ClockTime::parse("f", "00:00").unwrap().minutes(), 0);
+        assert_eq!(ClockTime::parse("f", "23:59").unwrap().to_string(), "23:59");
+        for bad in [
+            "24:00", "9:00", "09:60", "0900", "09:0a", "+9:00", " 9:00", "",
+        ] {
+            assert!(ClockTime::parse("f", bad).is_err(), "{bad}");
+        }
+        let t = |s| Some(ClockTime::parse("f", s).unwrap());
+        assert!(DailyWindow::from_parts(t("09:00"), t("18:00"))
+            .unwrap()
+            .is_some());
+        assert!(DailyWindow::from_parts(t("18:00"), t("09:00")).is_err());
+        assert!(DailyWindow::from_parts(t("09:00"), t("09:00")).is_err());
+        assert!(DailyWindow::from_parts(t("09:00"), None).is_err());
+        assert_eq!(DailyWindow::from_parts(None, None).unwrap(), None);
+    }
+
+    #[test]
+    fn rates_are_rounded_fractions_and_never_nan() {
+        assert_eq!(rate(0, 0), 0.0);
+        assert_eq!(rate(1, 3), 0.3333);
+        assert_eq!(rate(2, 3), 0.6667);
+        assert_eq!(rate(5, 0), 0.0);
+    }
+
+    #[test]
+    fn zones_are_checked() {
+        assert_eq!(
+            ZoneName::parse("Asia/Shanghai").unwrap().as_str(),
+            "Asia/Shanghai"
+        );
+        assert!(ZoneName::parse("Mars/Base").is_err());
+    }
+}

@@ -1,0 +1,294 @@
+//! Task operations (D9, D10, D12): add, update, the state changes, delete, recall; and the
+//! dialing engine's entry points into the same state machine.
+
+use crate::auth::Tenant;
+use crate::error::Error;
+use crate::model::task::{ClockTime, DailyWindow, DialSettings, TaskOperation, ZoneName};
+use crate::model::{Description, Id, Name, Page, PageRequest, Task, TaskStatus, Timestamp};
+use crate::reclaim::{ReclaimJob, ReclaimQueue};
+use crate::store::task::{Hold, Transition};
+use crate::store::Store;
+use std::collections::HashSet;
+
+/// Changes to dialing settings; `None` keeps the value. For the window and zone,
+/// `Some(None)` clears it.
+#[derive(Clone, Debug, Default)]
+pub struct SettingsPatch {
+    pub priority: Option<u8>,
+    pub max_dial_count: Option<u8>,
+    pub call_interval: Option<u32>,
+    pub daily_start: Option<Option<ClockTime>>,
+    pub daily_end: Option<Option<ClockTime>>,
+    pub time_zone: Option<Option<ZoneName>>,
+}
+
+impl SettingsPatch {
+    /// The settings after this patch; the window must still be both-or-neither, start < end.
+    pub fn apply(self, base: DialSettings) -> Result<DialSettings, Error> {
+        let start = self.daily_start.unwrap_or(base.window.map(|w| w.start));
+        let end = self.daily_end.unwrap_or(base.window.map(|w| w.end));
+        Ok(DialSettings {
+            priority: self.priority.unwrap_or(base.priority),
+            max_dial_count: self.max_dial_count.unwrap_or(base.max_dial_count),
+            call_interval: self.call_interval.unwrap_or(base.call_interval),
+            window: DailyWindow::from_parts(start, end)?,
+            time_zone: self.time_zone.unwrap_or(base.time_zone),
+        })
+    }
+}
+
+/// A task to create.
+pub struct NewTask {
+    pub name: Name,
+    pub description: Description,
+    /// As sent: an id that names no data source of the tenant is 400, not 404 (D1).
+    pub data_source_id: String,
+    pub settings: SettingsPatch,
+}
+
+/// Changes to a DRAFT task.
+pub struct TaskUpdate {
+    pub id: Id,
+    pub name: Option<Name>,
+    pub description: Option<Description>,
+    pub settings: SettingsPatch,
+}
+
+fn unknown_data_source(raw: &str) -> Error {
+    let shown: String = raw.chars().take(64).collect();
+    Error::invalid(format!("dataSource {shown} does not exist"))
+}
+
+pub async fn add(store: &Store, tenant: &Tenant, new: NewTask) -> Result<Task, Error> {
+    let settings = new.settings.apply(DialSettings::default())?;
+    let source_id =
+        Id::parse(&new.data_source_id).ok_or_else(|| unknown_data_source(&new.data_source_id))?;
+    let source = store
+        .data_source(tenant, &source_id)
+        .await
+        .map_err(|error| match error {
+            Error::NotFound(_) => unknown_data_source(&new.data_source_id),
+            other => other,
+        })?;
+    let now = Timestamp::now();
+    let task = Task {
+        id: Id::new(),
+        name: new.name,
+        description: new.description,
+        status: TaskStatus::Draft,
+        data_source_id: source.id,
+        contact_count: source.contact_count,
+        counters: Default::default(),
+        settings,
+        created_at: now,
+        updated_at: now,
+        started_at: None,
+        ended_at: None,
+        stop_reason: None,
+        fail_reason: None,
+    };
+    store.create_task(tenant, &task).await?;
+    Ok(task)
+}
+
+pub async fn detail(store: &Store, tenant: &Tenant, id: &Id) -> Result<Task, Error> {
+    store.task(tenant, id).await
+}
+
+/// The tenant's tasks, newest first, filtered by a name fragment (case-insensitive) and status.
+pub async fn list(
+    store: &Store,
+    tenant: &Tenant,
+    page: PageRequest,
+    name: Option<&str>,
+    status: Option<TaskStatus>,
+) -> Result<Page<Task>, Error> {
+    let mut all = store.tasks(tenant).await?;
+    if let Some(fragment) = name.map(str::to_lowercase) {
+        all.retain(|task| task.name.as_str().to_lowercase().contains(&fragment));
+    }
+    if let Some(status) = status {
+        all.retain(|task| task.status == status);
+    }
+    Ok(page.slice(all))
+}
+
+pub async fn update(store: &Store, tenant: &Tenant, update: TaskUpdate) -> Result<Task, Error> {
+    let current = store.task(tenant, &update.id).await?;
+    TaskOperation::Update.apply(current.status)?;
+    let next = Task {
+        name: update.name.unwrap_or_else(|| current.name.clone()),
+        description: update
+            .description
+            .unwrap_or_else(|| current.description.clone()),
+        settings: update.settings.apply(current.settings.clone())?,
+        updated_at: Timestamp::now(),
+        ..current.clone()
+    };
+    store.update_task(tenant, &current, &next).await?;
+    Ok(next)
+}
+
+/// A state change without side data.
+fn change(operation: TaskOperation, at: Timestamp) -> Transition {
+    let from = operation.allowed_from();
+    let to = operation.target().unwrap_or(from[0]);
+    Transition {
+        operation,
+        from,
+        to,
+        // Every operation's source states agree on holding the data source, so the first decides.
+        hold: Hold::between(from[0], to),
+        at,
+        set_started: operation == TaskOperation::Publish,
+        set_ended: matches!(
+            operation,
+            TaskOperation::Stop | TaskOperation::Complete | TaskOperation::Fail
+        ),
+        stop_reason: None,
+        fail_reason: None,
+        contact_count: None,
+    }
+}
+
+/// Publish (D10): DRAFT -> RUNNING, refreshing `contactCount`; a data source without contacts is 400.
+pub async fn publish(store: &Store, tenant: &Tenant, id: &Id) -> Result<Task, Error> {
+    let current = store.task(tenant, id).await?;
+    TaskOperation::Publish.apply(current.status)?;
+    let source = store
+        .data_source(tenant, &current.data_source_id)
+        .await
+        .map_err(|error| match error {
+            Error::NotFound(_) => unknown_data_source(current.data_source_id.as_str()),
+            other => other,
+        })?;
+    if source.contact_count == 0 {
+        return Err(Error::invalid(format!(
+            "dataSource {} has no contacts",
+            source.id
+        )));
+    }
+    let mut publish = change(TaskOperation::Publish, Timestamp::now());
+    publish.contact_count = Some(source.contact_count);
+    store.transition_holding(tenant, &current, &publish).await
+}
+
+/// Pause, resume and close: one conditional update, no read.
+pub async fn set_state(
+    store: &Store,
+    tenant: &Tenant,
+    id: &Id,
+    operation: TaskOperation,
+) -> Result<Task, Error> {
+    let transition = change(operation, Timestamp::now());
+    if transition.hold == Hold::Keep {
+        return store.transition_in_place(tenant, id, &transition).await;
+    }
+    let current = store.task(tenant, id).await?;
+    operation.apply(current.status)?;
+    store
+        .transition_holding(tenant, &current, &transition)
+        .await
+}
+
+/// Stop (D10): RUNNING or PAUSED -> STOPPED, keeping the reason.
+pub async fn stop(
+    store: &Store,
+    tenant: &Tenant,
+    id: &Id,
+    reason: Option<String>,
+) -> Result<Task, Error> {
+    let current = store.task(tenant, id).await?;
+    TaskOperation::Stop.apply(current.status)?;
+    let mut stop = change(TaskOperation::Stop, Timestamp::now());
+    stop.stop_reason = reason;
+    store.transition_holding(tenant, &current, &stop).await
+}
+
+/// The dialing engine's end of a task: every contact has a final outcome.
+pub async fn complete(store: &Store, tenant: &Tenant, id: &Id) -> Result<Task, Error> {
+    set_state(store, tenant, id, TaskOperation::Complete).await
+}
+
+/// The dialing engine's verdict that a task cannot go on.
+pub async fn fail(store: &Store, tenant: &Tenant, id: &Id, reason: String) -> Result<Task, Error> {
+    let current = store.task(tenant, id).await?;
+    TaskOperation::Fail.apply(current.status)?;
+    let mut fail = change(TaskOperation::Fail, Timestamp::now());
+    fail.fail_reason = Some(reason);
+    store.transition_holding(tenant, &current, &fail).await
+}
+
+/// Delete (D10) and queue the reclaim of the task's per-contact state.
+pub async fn delete(
+    store: &Store,
+    reclaim: &ReclaimQueue,
+    tenant: &Tenant,
+    id: &Id,
+) -> Result<(), Error> {
+    let current = store.task(tenant, id).await?;
+    TaskOperation::Delete.apply(current.status)?;
+    store.delete_task(tenant, &current).await?;
+    reclaim
+        .enqueue(ReclaimJob::Task {
+            tenant: tenant.as_str().to_owned(),
+            id: id.clone(),
+        })
+        .await;
+    Ok(())
+}
+
+/// Most ids one recall may name.
+pub const MAX_RECALL_IDS: usize = 10_000;
+
+/// Recall (D12): the named contacts, or every failed / unanswered one, get a fresh allowance.
+/// Answers the recalled ids; ids that are not contacts of the task's data source are ignored.
+pub async fn recall(
+    store: &Store,
+    tenant: &Tenant,
+    id: &Id,
+    contact_ids: &[&str],
+    priority: u8,
+) -> Result<Vec<Id>, Error> {
+    if contact_ids.len() > MAX_RECALL_IDS {
+        return Err(Error::invalid(format!(
+            "contactIds may name at most {MAX_RECALL_IDS} contacts"
+        )));
+    }
+    let task = store.task(tenant, id).await?;
+    TaskOperation::Recall.apply(task.status)?;
+    let candidates: Vec<Id> = if contact_ids.is_empty() {
+        store.failed_task_contacts(tenant, id).await?
+    } else {
+        let mut seen = HashSet::new();
+        contact_ids
+            .iter()
+            .filter_map(|raw| Id::parse(raw))
+            .filter(|id| seen.insert(id.clone()))
+            .collect()
+    };
+    let existing = store
+        .existing_contacts(tenant, &task.data_source_id, &candidates)
+        .await?;
+    let recalled: Vec<Id> = candidates
+        .into_iter()
+        .filter(|id| existing.contains(id))
+        .collect();
+    if recalled.is_empty() {
+        return Ok(recalled);
+    }
+    let now = Timestamp::now();
+    store
+        .queue_recall(tenant, &task, &recalled, priority, now)
+        .await?;
+    if task.status == TaskStatus::Completed {
+        let requeue = Transition {
+            from: &[TaskStatus::Completed],
+            to: TaskOperation::requeue(TaskStatus::Completed),
+            hold: Hold::Acquire,
+            ..change(TaskOperation::Recall, now)
+        };
+        store.transition_holding(tenant, &task, &requeue).await?;
+    }
+    Ok(recalled)
+}

@@ -1,0 +1,548 @@
+//! Task records in the tenant partition, their name guards, state transitions as conditional
+//! writes on the stored status, and the per-task contact state that recall writes (D10, D12).
+
+use super::keys::{self, HEAD, PK, SK};
+use super::{from_item, n, s, string_attr, to_item, Actions, ConditionFailure, Expr, Item, Store};
+use crate::auth::Tenant;
+use crate::error::Error;
+use crate::model::task::{not_allowed, TaskContact, TaskOperation};
+use crate::model::{Id, Name, Task, TaskStatus, Timestamp};
+use aws_sdk_dynamodb::types::{
+    KeysAndAttributes, ReturnValue, ReturnValuesOnConditionCheckFailure,
+};
+use std::collections::HashSet;
+
+fn task_not_found(id: &Id) -> Error {
+    Error::NotFound(format!("task {id} not found"))
+}
+
+fn name_taken(name: &Name) -> Error {
+    Error::Conflict(format!("taskName {:?} already exists", name.as_str()))
+}
+
+/// What a state change does to the task's data source (D11: RUNNING and PAUSED tasks hold it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Hold {
+    /// Nothing: the task held it before and after, or neither.
+    Keep,
+    /// Start holding it; it must still exist and have contacts.
+    Acquire,
+    /// Stop holding it.
+    Release,
+}
+
+impl Hold {
+    pub fn between(from: TaskStatus, to: TaskStatus) -> Hold {
+        match (from.holds_data_source(), to.holds_data_source()) {
+            (false, true) => Hold::Acquire,
+            (true, false) => Hold::Release,
+            _ => Hold::Keep,
+        }
+    }
+}
+
+/// A state change: from any of `from` to `to`, with what it records.
+#[derive(Clone, Debug)]
+pub struct Transition {
+    pub operation: TaskOperation,
+    pub from: &'static [TaskStatus],
+    pub to: TaskStatus,
+    pub hold: Hold,
+    pub at: Timestamp,
+    pub set_started: bool,
+    pub set_ended: bool,
+    pub stop_reason: Option<String>,
+    pub fail_reason: Option<String>,
+    /// Refreshes the task's `contact_count` (publish).
+    pub contact_count: Option<u64>,
+}
+
+/// The condition "the stored status is one of `from`", with its values.
+fn status_in(from: &[TaskStatus], expr: Expr) -> (String, Expr) {
+    let mut expr = expr.name("#status", "status");
+    let mut placeholders = Vec::new();
+    for (i, status) in from.iter().enumerate() {
+        let placeholder = format!(":from{i}");
+        expr = expr.value(&placeholder, n(status.code()));
+        placeholders.push(placeholder);
+    }
+    (
+        format!(
+            "attribute_exists(pk) AND #status IN ({})",
+            placeholders.join(", ")
+        ),
+        expr,
+    )
+}
+
+/// 404 when the task is gone, else 405 naming the state it is in now.
+fn refused(operation: TaskOperation, id: &Id, stored: Option<&Item>) -> Error {
+    match stored.map(|item| from_item::<Task>(item.clone())) {
+        None => task_not_found(id),
+        Some(Ok(task)) => not_allowed(operation, task.status),
+        Some(Err(error)) => error,
+    }
+}
+
+/// The update, condition and values of a state change.
+fn transition_expression(change: &Transition) -> (String, String, Expr) {
+    let mut sets = vec!["#status = :to", "updated_at = :at"];
+    let mut expr = Expr::default()
+        .value(":to", n(change.to.code()))
+        .value(":at", n(change.at.0));
+    if change.set_started {
+        sets.push("started_at = :at");
+    }
+    if change.set_ended {
+        sets.push("ended_at = :at");
+    }
+    if let Some(reason) = &change.stop_reason {
+        sets.push("stop_reason = :stop_reason");
+        expr = expr.value(":stop_reason", s(reason));
+    }
+    if let Some(reason) = &change.fail_reason {
+        sets.push("fail_reason = :fail_reason");
+        expr = expr.value(":fail_reason", s(reason));
+    }
+    if let Some(count) = change.contact_count {
+        sets.push("contact_count = :contact_count");
+        expr = expr.value(":contact_count", n(count));
+    }
+    let update = format!("SET {}", sets.join(", "));
+    let (condition, expr) = status_in(change.from, expr);
+    (update, condition, expr)
+}
+
+impl Store {
+    fn task_item(&self, tenant: &Tenant, task: &Task) -> Result<Item, Error> {
+        to_item(
+            task,
+            [(PK, keys::tenant(tenant)), (SK, keys::task(&task.id))],
+        )
+    }
+
+    fn task_name_guard(&self, tenant: &Tenant, task: &Task) -> Item {
+        [
+            (PK.to_owned(), s(keys::tenant(tenant))),
+            (SK.to_owned(), s(keys::task_name(task.name.as_str()))),
+            ("task_id".to_owned(), s(task.id.as_str())),
+        ]
+        .into()
+    }
+
+    /// Stores a new task and claims its name, while its data source still exists (else 400).
+    #[tracing::instrument(skip_all, fields(tenant = tenant.as_str(), id = %task.id))]
+    pub async fn create_task(&self, tenant: &Tenant, task: &Task) -> Result<(), Error> {
+        let absent = || Some(("attribute_not_exists(pk)", Expr::default()));
+        let actions = Actions::new(&self.table)
+            .put(self.task_item(tenant, task)?, absent())?
+            .put(self.task_name_guard(tenant, task), absent())?
+            .check(
+                keys::data_source(tenant, &task.data_source_id),
+                HEAD.to_owned(),
+                "attribute_exists(pk)",
+                Expr::default(),
+            )?;
+        self.transact("create task", actions.into_items())
+            .await
+            .map_err(|failure| {
+                failure.or_else(|condition| {
+                    if condition.failed_at(2) {
+                        Error::invalid(format!("dataSource {} does not exist", task.data_source_id))
+                    } else if condition.failed_at(1) {
+                        name_taken(&task.name)
+                    } else {
+                        Error::internal("create task", "fresh id already stored")
+                    }
+                })
+            })
+    }
+
+    /// One task, read consistently.
+    pub async fn task(&self, tenant: &Tenant, id: &Id) -> Result<Task, Error> {
+        let item = self
+            .get_item(keys::tenant(tenant), keys::task(id))
+            .await?
+            .ok_or_else(|| task_not_found(id))?;
+        from_item(item)
+    }
+
+    /// Every task of the tenant, newest first: one Query for up to ~1 MB of them.
+    pub async fn tasks(&self, tenant: &Tenant) -> Result<Vec<Task>, Error> {
+        let pk = keys::tenant(tenant);
+        let items = self
+            .query_all(
+                |query| {
+                    query
+                        .key_condition_expression("pk = :pk AND begins_with(sk, :prefix)")
+                        .expression_attribute_values(":pk", s(&pk))
+                        .expression_attribute_values(":prefix", s(keys::TASK_PREFIX))
+                        .scan_index_forward(false)
+                },
+                None,
+            )
+            .await?;
+        items.into_iter().map(from_item).collect()
+    }
+
+    /// Replaces a DRAFT task's name, description and settings, moving the name guard on rename.
+    #[tracing::instrument(skip_all, fields(tenant = tenant.as_str(), id = %current.id))]
+    pub async fn update_task(
+        &self,
+        tenant: &Tenant,
+        current: &Task,
+        next: &Task,
+    ) -> Result<(), Error> {
+        let settings = serde_dynamo::to_attribute_value(&next.settings)
+            .map_err(|e| Error::internal("encode task settings", e))?;
+        let expr = Expr::default()
+            .name("#name", "name")
+            .name("#description", "description")
+            .value(":name", s(next.name.as_str()))
+            .value(":old", s(current.name.as_str()))
+            .value(":description", s(next.description.as_str()))
+            .value(":settings", settings)
+            .value(":at", n(next.updated_at.0));
+        let (condition, expr) = status_in(TaskOperation::Update.allowed_from(), expr);
+        let renamed = next.name != current.name;
+        let mut actions = Actions::new(&self.table).update(
+            keys::tenant(tenant),
+            keys::task(&current.id),
+            "SET #name = :name, #description = :description, settings = :settings, updated_at = :at",
+            Some(&format!("{condition} AND #name = :old")),
+            expr,
+        )?;
+        if renamed {
+            actions = actions
+                .delete(
+                    keys::tenant(tenant),
+                    keys::task_name(current.name.as_str()),
+                    None,
+                )?
+                .put(
+                    self.task_name_guard(tenant, next),
+                    Some(("attribute_not_exists(pk)", Expr::default())),
+                )?;
+        }
+        self.transact("update task", actions.into_items())
+            .await
+            .map_err(|failure| {
+                failure.or_else(|condition| {
+                    if !condition.failed_at(0) {
+                        return name_taken(&next.name);
+                    }
+                    match condition
+                        .item_at(0)
+                        .map(|item| from_item::<Task>(item.clone()))
+                    {
+                        Some(Ok(stored)) if stored.status == TaskStatus::Draft => {
+                            Error::Conflict(format!(
+                                "task {} was changed by another request; read it again",
+                                current.id
+                            ))
+                        }
+                        _ => refused(TaskOperation::Update, &current.id, condition.item_at(0)),
+                    }
+                })
+            })
+    }
+
+    /// Applies a state change that keeps the data source as it is ([`Hold::Keep`]) in one
+    /// conditional update on the stored status, without reading the task first; of concurrent
+    /// conflicting changes exactly one succeeds, the others get 405.
+    #[tracing::instrument(skip_all, fields(tenant = tenant.as_str(), id = %id, op = %change.operation))]
+    pub async fn transition_in_place(
+        &self,
+        tenant: &Tenant,
+        id: &Id,
+        change: &Transition,
+    ) -> Result<Task, Error> {
+        debug_assert_eq!(change.hold, Hold::Keep);
+        let (update, condition, expr) = transition_expression(change);
+        let output = self
+            .client
+            .update_item()
+            .table_name(&self.table)
+            .key(PK, s(keys::tenant(tenant)))
+            .key(SK, s(keys::task(id)))
+            .update_expression(update)
+            .condition_expression(condition)
+            .set_expression_attribute_names(Some(expr.names))
+            .set_expression_attribute_values(Some(expr.values))
+            .return_values(ReturnValue::AllNew)
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+            .send()
+            .await
+            .map_err(|error| {
+                super::WriteFailure::from_sdk("task transition", error)
+                    .or_else(|condition| refused(change.operation, id, condition.item_at(0)))
+            })?;
+        let item = output
+            .attributes
+            .ok_or_else(|| Error::internal("task transition", "no attributes returned"))?;
+        from_item(item)
+    }
+
+    /// Applies a state change that takes or gives back the data source: the task's conditional
+    /// update and the data source's `active_tasks` counter move in one transaction, so a data
+    /// source delete and a publish can never both succeed (D11).
+    #[tracing::instrument(skip_all, fields(tenant = tenant.as_str(), id = %current.id, op = %change.operation))]
+    pub async fn transition_holding(
+        &self,
+        tenant: &Tenant,
+        current: &Task,
+        change: &Transition,
+    ) -> Result<Task, Error> {
+        let (update, condition, expr) = transition_expression(change);
+        let (pk, sk) = (keys::tenant(tenant), keys::task(&current.id));
+        let (hold_update, hold_condition, hold_values) = match change.hold {
+            Hold::Acquire => (
+                "ADD active_tasks :one",
+                "attribute_exists(pk) AND contact_count > :zero",
+                Expr::default().value(":one", n(1)).value(":zero", n(0)),
+            ),
+            _ => (
+                "ADD active_tasks :minus_one",
+                "attribute_exists(pk)",
+                Expr::default().value(":minus_one", n(-1)),
+            ),
+        };
+        let source = &current.data_source_id;
+        let actions = Actions::new(&self.table)
+            .update(pk, sk, &update, Some(&condition), expr)?
+            .update(
+                keys::data_source(tenant, source),
+                HEAD.to_owned(),
+                hold_update,
+                Some(hold_condition),
+                hold_values,
+            )?;
+        self.transact("task transition", actions.into_items())
+            .await
+            .map_err(|failure| {
+                failure.or_else(|condition| {
+                    if condition.failed_at(0) {
+                        refused(change.operation, &current.id, condition.item_at(0))
+                    } else if condition.item_at(1).is_none() {
+                        Error::invalid(format!("dataSource {source} does not exist"))
+                    } else {
+                        Error::invalid(format!("dataSource {source} has no contacts"))
+                    }
+                })
+            })?;
+        let mut next = current.clone();
+        next.status = change.to;
+        next.updated_at = change.at;
+        if change.set_started {
+            next.started_at = Some(change.at);
+        }
+        if change.set_ended {
+            next.ended_at = Some(change.at);
+        }
+        if change.stop_reason.is_some() {
+            next.stop_reason.clone_from(&change.stop_reason);
+        }
+        if change.fail_reason.is_some() {
+            next.fail_reason.clone_from(&change.fail_reason);
+        }
+        if let Some(count) = change.contact_count {
+            next.contact_count = count;
+        }
+        Ok(next)
+    }
+
+    /// Deletes a task in a state that allows it and frees its name (D10).
+    #[tracing::instrument(skip_all, fields(tenant = tenant.as_str(), id = %current.id))]
+    pub async fn delete_task(&self, tenant: &Tenant, current: &Task) -> Result<(), Error> {
+        let (condition, expr) = status_in(TaskOperation::Delete.allowed_from(), Expr::default());
+        let actions = Actions::new(&self.table)
+            .delete(
+                keys::tenant(tenant),
+                keys::task(&current.id),
+                Some((&condition, expr)),
+            )?
+            .delete(
+                keys::tenant(tenant),
+                keys::task_name(current.name.as_str()),
+                None,
+            )?;
+        self.transact("delete task", actions.into_items())
+            .await
+            .map_err(|failure| {
+                failure.or_else(|condition| {
+                    refused(TaskOperation::Delete, &current.id, condition.item_at(0))
+                })
+            })
+    }
+
+    /// Which of `ids` are contacts of data source `source` (all of them gone when it is).
+    pub async fn existing_contacts(
+        &self,
+        tenant: &Tenant,
+        source: &Id,
+        ids: &[Id],
+    ) -> Result<HashSet<Id>, Error> {
+        let pk = keys::data_source(tenant, source);
+        let key = |sk: String| -> Item { [(PK.to_owned(), s(&pk)), (SK.to_owned(), s(sk))].into() };
+        let mut found = HashSet::new();
+        let mut head_seen = false;
+        let mut wanted: Vec<Item> = std::iter::once(key(HEAD.to_owned()))
+            .chain(ids.iter().map(|id| key(keys::contact(id))))
+            .collect();
+        while !wanted.is_empty() {
+            let rest = wanted.split_off(wanted.len().min(100));
+            let mut batch = std::mem::replace(&mut wanted, rest);
+            for attempt in 0..8u32 {
+                let request = KeysAndAttributes::builder()
+                    .set_keys(Some(batch))
+                    .projection_expression("sk")
+                    .consistent_read(true)
+                    .build()
+                    .map_err(|e| Error::internal("build batch get", e))?;
+                let output = self
+                    .client
+                    .batch_get_item()
+                    .request_items(&self.table, request)
+                    .send()
+                    .await
+                    .map_err(|e| Error::internal("batch get", aws_sdk_dynamodb::Error::from(e)))?;
+                for item in output
+                    .responses
+                    .and_then(|mut r| r.remove(&self.table))
+                    .unwrap_or_default()
+                {
+                    match string_attr(&item, SK) {
+                        Some(HEAD) => head_seen = true,
+                        Some(sk) => {
+                            if let Some(id) =
+                                sk.strip_prefix(keys::CONTACT_PREFIX).and_then(Id::parse)
+                            {
+                                found.insert(id);
+                            }
+                        }
+                        None => {}
+                    }
+                }
+                batch = output
+                    .unprocessed_keys
+                    .and_then(|mut u| u.remove(&self.table))
+                    .map(|k| k.keys)
+                    .unwrap_or_default();
+                if batch.is_empty() {
+                    break;
+                }
+                if attempt == 7 {
+                    return Err(Error::internal(
+                        "batch get",
+                        "unprocessed keys after 8 attempts",
+                    ));
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(25 << attempt)).await;
+            }
+        }
+        if !head_seen {
+            found.clear();
+        }
+        Ok(found)
+    }
+
+    /// Contacts whose latest outcome in the task is failed or no answer (D12).
+    pub async fn failed_task_contacts(&self, tenant: &Tenant, task: &Id) -> Result<Vec<Id>, Error> {
+        let pk = keys::task_contacts(tenant, task);
+        let items = self
+            .query_all(
+                |query| {
+                    query
+                        .key_condition_expression("pk = :pk AND begins_with(sk, :prefix)")
+                        .filter_expression("last_outcome IN (:failed, :no_answer)")
+                        .expression_attribute_values(":pk", s(&pk))
+                        .expression_attribute_values(":prefix", s(keys::CONTACT_PREFIX))
+                        .expression_attribute_values(
+                            ":failed",
+                            n(crate::model::contact::status::FAILED),
+                        )
+                        .expression_attribute_values(
+                            ":no_answer",
+                            n(crate::model::contact::status::NO_ANSWER),
+                        )
+                        .projection_expression("contact_id")
+                        .consistent_read(true)
+                },
+                None,
+            )
+            .await?;
+        Ok(items
+            .iter()
+            .filter_map(|item| string_attr(item, "contact_id").and_then(Id::parse))
+            .collect())
+    }
+
+    /// Every per-contact state of a task (for export and statistics).
+    pub async fn task_contacts(
+        &self,
+        tenant: &Tenant,
+        task: &Id,
+    ) -> Result<Vec<TaskContact>, Error> {
+        let pk = keys::task_contacts(tenant, task);
+        let items = self
+            .query_all(
+                |query| {
+                    query
+                        .key_condition_expression("pk = :pk AND begins_with(sk, :prefix)")
+                        .expression_attribute_values(":pk", s(&pk))
+                        .expression_attribute_values(":prefix", s(keys::CONTACT_PREFIX))
+                },
+                None,
+            )
+            .await?;
+        items.into_iter().map(from_item).collect()
+    }
+
+    /// Gives each contact a fresh allowance of `max_dial_count` attempts at `priority`, due now,
+    /// while the task is still in a state that allows recall. Writes 99 contacts a transaction.
+    #[tracing::instrument(skip_all, fields(tenant = tenant.as_str(), id = %task.id, count = ids.len()))]
+    pub async fn queue_recall(
+        &self,
+        tenant: &Tenant,
+        task: &Task,
+        ids: &[Id],
+        priority: u8,
+        at: Timestamp,
+    ) -> Result<(), Error> {
+        let pk = keys::task_contacts(tenant, &task.id);
+        for chunk in ids.chunks(99) {
+            let (condition, expr) =
+                status_in(TaskOperation::Recall.allowed_from(), Expr::default());
+            let mut actions = Actions::new(&self.table).check(
+                keys::tenant(tenant),
+                keys::task(&task.id),
+                &condition,
+                expr,
+            )?;
+            for id in chunk {
+                let expr = Expr::default()
+                    .value(":id", s(id.as_str()))
+                    .value(":zero", n(0))
+                    .value(":max", n(task.settings.max_dial_count))
+                    .value(":priority", n(priority))
+                    .value(":at", n(at.0));
+                actions = actions.update(
+                    pk.clone(),
+                    keys::contact(id),
+                    "SET contact_id = :id, allowance = if_not_exists(attempts, :zero) + :max, \
+                     priority = :priority, next_attempt_at = :at, updated_at = :at",
+                    None,
+                    expr,
+                )?;
+            }
+            self.transact("queue recall", actions.into_items())
+                .await
+                .map_err(|failure| {
+                    failure.or_else(|condition: ConditionFailure| {
+                        refused(TaskOperation::Recall, &task.id, condition.item_at(0))
+                    })
+                })?;
+        }
+        Ok(())
+    }
+}
