@@ -8,6 +8,7 @@
 pub mod auth;
 pub mod config;
 pub mod error;
+pub mod files;
 pub mod http;
 pub mod model;
 pub mod reclaim;

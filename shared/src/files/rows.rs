@@ -1,0 +1,278 @@
+//! Data rows (D7, D8): turning each row of a file into a valid contact or a failure with its
+//! reason, the same way for every file type. Readers hand rows over through [`Cells`].
+//!
+//! A row's checks run in this order, the first failing one giving the reason: the phone number,
+//! each field's length, the custom field count, then duplicates. A row that failed for another
+//! reason does not claim its number, so a later valid row with that number is still imported.
+
+use super::titles::Titles;
+use super::{formula, too_many_rows, FileKind, MAX_DATA_ROWS};
+use crate::error::Error;
+use crate::model::{ContactFields, Phone};
+use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
+use std::collections::HashSet;
+
+/// The reasons of D8 that are not [`crate::model::contact::FieldError::reason`]s.
+pub mod reason {
+    pub const INVALID_PHONE: &str = "invalid phoneNumber";
+    pub const DUPLICATE_IN_FILE: &str = "duplicate in file";
+    /// Decided by the import against stored contacts, not by the file reader.
+    pub const ALREADY_EXISTS: &str = "already exists";
+}
+
+/// Everything an import learned from a file.
+#[derive(Debug)]
+pub struct ParsedFile {
+    pub kind: FileKind,
+    /// Data rows read: blank rows and the title row excluded. Always `rows + failures`.
+    pub import_count: usize,
+    /// Valid rows in file order, each number once.
+    pub rows: Vec<ParsedRow>,
+    /// Refused rows in file order.
+    pub failures: Vec<RowFailure>,
+}
+
+/// A valid data row.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParsedRow {
+    /// Line number in the file (title row = 1), as in [`RowFailure::row`].
+    pub row: u64,
+    pub phone: Phone,
+    pub fields: ContactFields,
+}
+
+/// A refused data row, shaped as an entry of the import result's `details` (D8).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RowFailure {
+    /// Line number in the file, title row = 1. For CSV, the line a record starts on (a quoted
+    /// value may span lines); for `.xlsx`, the sheet's row number.
+    pub row: u64,
+    /// The phone cell as given, cut to [`RowFailure::MAX_PHONE_CHARS`] characters.
+    #[serde(rename = "phoneNumber")]
+    pub phone_number: String,
+    /// One of the D8 reasons: [`reason`] or a field error's reason.
+    pub reason: Cow<'static, str>,
+}
+
+impl RowFailure {
+    /// Longest phone text echoed back; a report should not carry whole megabytes of a bad cell.
+    pub const MAX_PHONE_CHARS: usize = 100;
+
+    pub fn new(row: u64, phone_as_given: &str, reason: impl Into<Cow<'static, str>>) -> Self {
+        let phone_number = match phone_as_given.char_indices().nth(Self::MAX_PHONE_CHARS) {
+            Some((cut, _)) => phone_as_given[..cut].to_owned(),
+            None => phone_as_given.to_owned(),
+        };
+        RowFailure {
+            row,
+            phone_number,
+            reason: reason.into(),
+        }
+    }
+}
+
+/// One row of a file as the reader sees it.
+pub(crate) trait Cells {
+    /// Number of cells, trailing empty ones included.
+    fn width(&self) -> usize;
+    /// The text of cell `index`; empty past the end.
+    fn cell(&self, index: usize) -> &str;
+    /// Whether every cell is empty after trimming.
+    fn is_blank(&self) -> bool {
+        (0..self.width()).all(|index| self.cell(index).trim().is_empty())
+    }
+}
+
+/// Collects the rows of one file: the first non-blank row is the title row, the others are data.
+pub(crate) struct Collector {
+    titles: Option<Titles>,
+    seen: HashSet<Phone>,
+    file: ParsedFile,
+}
+
+impl Collector {
+    pub(crate) fn new(kind: FileKind) -> Self {
+        Collector {
+            titles: None,
+            seen: HashSet::new(),
+            file: ParsedFile {
+                kind,
+                import_count: 0,
+                rows: Vec::new(),
+                failures: Vec::new(),
+            },
+        }
+    }
+
+    /// The title row, once seen.
+    pub(crate) fn titles(&self) -> Option<&Titles> {
+        self.titles.as_ref()
+    }
+
+    /// Takes the row on `line`. Fails only for the whole file: bad titles, or too many rows.
+    pub(crate) fn push(&mut self, line: u64, cells: &impl Cells) -> Result<(), Error> {
+        if cells.is_blank() {
+            return Ok(());
+        }
+        let Some(titles) = &self.titles else {
+            let titles = Titles::parse((0..cells.width()).map(|index| cells.cell(index)))?;
+            self.titles = Some(titles);
+            return Ok(());
+        };
+        if self.file.import_count == MAX_DATA_ROWS {
+            return Err(too_many_rows());
+        }
+        self.file.import_count += 1;
+        let phone_cell = cells.cell(titles.phone());
+        let outcome = validate(titles, cells).and_then(|(phone, fields)| {
+            if self.seen.insert(phone.clone()) {
+                Ok((phone, fields))
+            } else {
+                Err(reason::DUPLICATE_IN_FILE)
+            }
+        });
+        match outcome {
+            Ok((phone, fields)) => self.file.rows.push(ParsedRow {
+                row: line,
+                phone,
+                fields,
+            }),
+            Err(why) => self
+                .file
+                .failures
+                .push(RowFailure::new(line, phone_cell, why)),
+        }
+        Ok(())
+    }
+
+    /// The result; 400 when the file had no title row at all.
+    pub(crate) fn finish(self) -> Result<ParsedFile, Error> {
+        match self.titles {
+            Some(_) => Ok(self.file),
+            None => Err(Error::invalid("file is empty")),
+        }
+    }
+}
+
+/// The D7 checks of one data row, before duplicates.
+fn validate(titles: &Titles, cells: &impl Cells) -> Result<(Phone, ContactFields), &'static str> {
+    let phone = Phone::parse(formula::unguard(cells.cell(titles.phone())))
+        .map_err(|_| reason::INVALID_PHONE)?;
+    let mut fields = ContactFields::default();
+    for (index, name) in titles.fields() {
+        let value = formula::unguard(cells.cell(index));
+        if !value.is_empty() {
+            fields.set(name, value).map_err(|e| e.reason())?;
+        }
+    }
+    fields.check_count().map_err(|e| e.reason())?;
+    Ok((phone, fields))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Row<'a>(&'a [&'a str]);
+
+    impl Cells for Row<'_> {
+        fn width(&self) -> usize {
+            self.0.len()
+        }
+        fn cell(&self, index: usize) -> &str {
+            self.0.get(index).copied().unwrap_or("")
+        }
+    }
+
+    fn collect(rows: &[&[&str]]) -> Result<ParsedFile, Error> {
+        let mut collector = Collector::new(FileKind::Csv);
+        for (index, cells) in rows.iter().enumerate() {
+            collector.push(index as u64 + 1, &Row(cells))?;
+        }
+        collector.finish()
+    }
+
+    fn reasons(file: &ParsedFile) -> Vec<(u64, &str, &str)> {
+        file.failures
+            .iter()
+            .map(|f| (f.row, f.phone_number.as_str(), &*f.reason))
+            .collect()
+    }
+
+    #[test]
+    fn first_valid_occurrence_wins() {
+        let long = "x".repeat(101);
+        let file = collect(&[
+            &["phone", "name"],
+            &["13800138000", &long],
+            &["138-0013-8000", "A"],
+            &["13800138000", "B"],
+            &["12", "C"],
+            &["", "D"],
+        ])
+        .unwrap();
+        assert_eq!(file.import_count, 5);
+        assert_eq!(file.rows.len(), 1);
+        assert_eq!(file.rows[0].row, 3);
+        assert_eq!(file.rows[0].fields.get("customerName"), Some("A"));
+        assert_eq!(
+            reasons(&file),
+            [
+                (2, "13800138000", "field too long"),
+                (4, "13800138000", "duplicate in file"),
+                (5, "12", "invalid phoneNumber"),
+                (6, "", "invalid phoneNumber"),
+            ]
+        );
+    }
+
+    #[test]
+    fn blank_rows_are_skipped_and_titles_may_follow_them() {
+        let file = collect(&[&[" ", ""], &["phone"], &["", " "], &["12345"], &[]]).unwrap();
+        assert_eq!(file.import_count, 1);
+        assert_eq!(file.rows[0].row, 4);
+        assert_eq!(collect(&[&[" "]]).unwrap_err().to_string(), "file is empty");
+    }
+
+    #[test]
+    fn too_many_custom_fields() {
+        let titles: Vec<String> = (0..31).map(|i| format!("f{i}")).collect();
+        let mut header = vec!["phone"];
+        header.extend(titles.iter().map(String::as_str));
+        let mut full = vec!["12345"];
+        full.extend(std::iter::repeat_n("v", 31));
+        let mut sparse = vec!["12346", ""];
+        sparse.extend(std::iter::repeat_n("v", 30));
+        let file = collect(&[&header, &full, &sparse]).unwrap();
+        assert_eq!(reasons(&file), [(2, "12345", "too many fields")]);
+        assert_eq!(file.rows.len(), 1);
+    }
+
+    #[test]
+    fn formula_guard_is_undone_on_every_cell() {
+        let file = collect(&[&["phone", "note"], &["'+8613800138000", "'=SUM(A1)"]]).unwrap();
+        assert_eq!(file.rows[0].phone.as_str(), "+8613800138000");
+        assert_eq!(file.rows[0].fields.get("note"), Some("=SUM(A1)"));
+    }
+
+    #[test]
+    fn failure_serialises_as_a_details_entry() {
+        let failure = RowFailure::new(3, "abc", reason::INVALID_PHONE);
+        assert_eq!(
+            serde_json::to_string(&failure).unwrap(),
+            r#"{"row":3,"phoneNumber":"abc","reason":"invalid phoneNumber"}"#
+        );
+        let back: RowFailure =
+            serde_json::from_str(r#"{"row":3,"phoneNumber":"abc","reason":"invalid phoneNumber"}"#)
+                .unwrap();
+        assert_eq!(back, failure);
+        let long = "9".repeat(500);
+        assert_eq!(
+            RowFailure::new(1, &long, reason::INVALID_PHONE)
+                .phone_number
+                .len(),
+            RowFailure::MAX_PHONE_CHARS
+        );
+    }
+}
