@@ -223,7 +223,7 @@ mod tests {
             "status": 9, "id": "x", "callCount": "5"}),
         )
         .unwrap();
-        assert_eq!(p.phone.unwrap().as_str(), "13800138000");
+        assert_eq!(p.phone.as_ref().unwrap().as_str(), "13800138000");
         let fields = p.apply_to(ContactFields::default()).unwrap();
         assert_eq!(fields.get("customerName"), Some("Li"));
         assert_eq!(fields.get("vip_level"), Some("3"));
