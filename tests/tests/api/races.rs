@@ -4,6 +4,8 @@
 
 use crate::support::{contact_op, count_status, Answer, TestApi};
 use futures::future::join_all;
+use outbound::auth::Tenant;
+use outbound::model::Id;
 use serde_json::json;
 
 #[tokio::test]
@@ -114,4 +116,51 @@ async fn contact_count_stays_exact_under_mixed_adds_and_deletes() {
     assert_eq!(listed, expected);
     // The head and a contact and phone guard for each contact: nothing left behind.
     assert_eq!(api.partition_len("acme", &source).await, 1 + 2 * rows.len());
+}
+
+#[tokio::test]
+async fn delete_after_a_concurrent_number_change_keeps_the_new_number_consistent() {
+    // D7: a delete that read the contact before another request changed its number must not
+    // leave the new number claimed by a contact that no longer exists. The interleaving is made
+    // deterministic: read, change through the API, then delete with the stale read.
+    let api = TestApi::start().await;
+    let source = api.data_source("acme", "Stale").await;
+    let contact = api.contact("acme", &source, "13800138000").await;
+    let tenant = Tenant::parse("acme").unwrap();
+    let (source_id, contact_id) = (Id::parse(&source).unwrap(), Id::parse(&contact).unwrap());
+    let stale = api
+        .store
+        .contact(&tenant, &source_id, &contact_id)
+        .await
+        .unwrap();
+
+    let moved = api
+        .post(
+            "acme",
+            &contact_op(&source, "update"),
+            json!({"contactId": contact, "phoneNumber": "13900139000"}),
+        )
+        .await;
+    assert_eq!(moved.ok()["phoneNumber"], "13900139000");
+
+    let outcome = api.store.delete_contact(&tenant, &stale).await;
+    let error = outcome.expect_err("a delete based on a stale read must not go through");
+    assert_eq!(error.status_code(), 409, "{error}");
+
+    // Whatever the stale delete did, the stored state is consistent: the contact, its new
+    // number's guard and the count agree, and a fresh delete frees the new number.
+    let list = api.contacts("acme", &source, "").await;
+    assert_eq!(list.ok()["total"], 1);
+    assert_eq!(list.ok()["rows"][0]["phoneNumber"], "13900139000");
+    api.post(
+        "acme",
+        &contact_op(&source, "delete"),
+        json!({"contactId": contact}),
+    )
+    .await
+    .ok();
+    api.contact("acme", &source, "13900139000").await;
+    api.contact("acme", &source, "13800138000").await;
+    assert_eq!(api.detail("acme", &source).await.ok()["contactCount"], 2);
+    assert_eq!(api.partition_len("acme", &source).await, 5);
 }
