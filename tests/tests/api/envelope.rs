@@ -1,9 +1,15 @@
 //! The envelope of refusals that do not depend on an endpoint (D1, D6): unknown paths, wrong
-//! methods, bodies that are not JSON objects, bodies over 1 MiB, and the request id.
+//! methods, bodies that are not JSON objects, bodies over 1 MiB, internal errors, and the
+//! request id.
 
-use crate::support::{contact_op, TestApi};
+use crate::support::{contact_op, unique, Answer, Stack, TestApi};
+use outbound::http::{App, AppParts};
+use outbound::reclaim::ReclaimQueue;
+use outbound::store::Store;
+use outbound_local::{local_config, local_jwt};
 use reqwest::Method;
 use serde_json::json;
+use tower::ServiceExt;
 
 /// Largest JSON body accepted (D6).
 const MIB: usize = 1024 * 1024;
@@ -147,4 +153,37 @@ async fn every_answer_has_its_own_request_id() {
     ids.sort_unstable();
     ids.dedup();
     assert_eq!(ids.len(), answers.len());
+}
+
+#[tokio::test]
+async fn internal_errors_answer_500_without_internals() {
+    // D1: a failing dependency is a 500 whose message names no SDK error and no table.
+    let stack = Stack::provision().await;
+    let missing_table = unique("missing-table");
+    let config = local_config(&stack.resources);
+    let token = local_jwt(&config).issue("acme", 60);
+    let app = App::new(AppParts {
+        store: Store::new(aws_sdk_dynamodb::Client::new(&stack.sdk), &missing_table),
+        reclaim: ReclaimQueue::new(aws_sdk_sqs::Client::new(&stack.sdk), "no-queue"),
+        config,
+    });
+    let router = outbound::http::datasource_api(app);
+    let requests = [
+        ("GET", "/api/dataSource/list", ""),
+        ("POST", "/api/dataSource/add", r#"{"dataSourceName":"x"}"#),
+    ];
+    for (method, path, body) in requests {
+        let request = http::Request::builder()
+            .method(method)
+            .uri(path)
+            .header("authorization", format!("Bearer {token}"))
+            .body(axum::body::Body::from(body))
+            .unwrap();
+        let response = router.clone().oneshot(request).await.unwrap();
+        let (parts, body) = response.into_parts();
+        let bytes = axum::body::to_bytes(body, usize::MAX).await.unwrap();
+        let answer = Answer::parse(parts.status, parts.headers, &bytes);
+        answer.err(500, "internal server error");
+        assert!(!String::from_utf8_lossy(&bytes).contains(&missing_table));
+    }
 }
