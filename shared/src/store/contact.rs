@@ -219,7 +219,13 @@ impl Store {
             .delete(
                 pk.clone(),
                 keys::contact(&current.id),
-                Some(("attribute_exists(pk)", Expr::default())),
+                // The phone guard deleted below must be the one of the stored contact.
+                Some((
+                    "attribute_exists(pk) AND #phone = :phone",
+                    Expr::default()
+                        .name("#phone", "phone")
+                        .value(":phone", s(current.phone.as_str())),
+                )),
             )?
             .delete(pk, keys::phone(&current.phone), None)?;
         self.transact("delete contact", actions.into_items())
@@ -228,8 +234,13 @@ impl Store {
                 failure.or_else(|condition| {
                     if condition.failed_at(0) {
                         data_source_gone(&current.data_source_id)
-                    } else {
+                    } else if condition.item_at(1).is_none() {
                         contact_not_found(&current.id)
+                    } else {
+                        Error::Conflict(format!(
+                            "contact {} was changed by another request; read it again",
+                            current.id
+                        ))
                     }
                 })
             })

@@ -1,5 +1,13 @@
 //! The HTTP-level integration suite: every test runs against the local API and moto.
 
+mod auth;
+mod calls;
+mod contacts;
 mod datasource;
+mod deletion;
+mod envelope;
+mod isolation;
+mod lambda_events;
+mod races;
 mod support;
 mod tasks;

@@ -3,13 +3,19 @@
 
 use aws_sdk_dynamodb::config::{ConfigBag, Intercept, RuntimeComponents};
 use aws_sdk_dynamodb::error::BoxError;
+use aws_sdk_dynamodb::types::AttributeValue;
 use outbound::auth::LocalJwt;
+use outbound::auth::Tenant;
+use outbound::config::Config;
 use outbound::http::{App, AppParts};
-use outbound::reclaim::ReclaimQueue;
-use outbound::store::Store;
+use outbound::model::Id;
+use outbound::reclaim::{ReclaimJob, ReclaimQueue};
+use outbound::store::{keys, Item, Store};
 use outbound_local::{local_config, local_jwt, provision, sdk_config};
 use reqwest::{Method, StatusCode};
-use serde_json::Value;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -49,6 +55,63 @@ impl CallCounter {
     }
 }
 
+/// What one test owns on the shared moto: its table and reclaim queue, and a store whose
+/// DynamoDB calls are counted.
+pub struct Stack {
+    pub sdk: aws_config::SdkConfig,
+    pub resources: provision::Resources,
+    pub store: Store,
+    pub calls: CallCounter,
+}
+
+impl Stack {
+    pub async fn provision() -> Stack {
+        let sdk = sdk_config().await;
+        let resources = provision::ensure(&sdk, &unique("t"), "outbound-test", &unique("reclaim"))
+            .await
+            .expect("moto is running (make test starts it)");
+        let calls = CallCounter::default();
+        let dynamodb = aws_sdk_dynamodb::Client::from_conf(
+            aws_sdk_dynamodb::config::Builder::from(&sdk)
+                .interceptor(calls.clone())
+                .build(),
+        );
+        let store = Store::new(dynamodb, resources.table.clone());
+        Stack {
+            sdk,
+            resources,
+            store,
+            calls,
+        }
+    }
+
+    /// The configuration of this stack's resources with `AUTH_MODE` = `auth_mode`.
+    pub fn config(&self, auth_mode: &str) -> Config {
+        let resources = &self.resources;
+        Config::from_lookup(|name| match name {
+            "TABLE_NAME" => Some(resources.table.clone()),
+            "BUCKET_NAME" => Some(resources.bucket.clone()),
+            "RECLAIM_QUEUE_URL" => Some(resources.reclaim_queue_url.clone()),
+            "AUTH_MODE" => Some(auth_mode.to_owned()),
+            "S3_FORCE_PATH_STYLE" => Some("true".into()),
+            _ => None,
+        })
+        .expect("test configuration is complete")
+    }
+
+    /// The app the handlers see, over this stack's counted store.
+    pub fn app(&self, config: Config) -> App {
+        App::new(AppParts {
+            store: self.store.clone(),
+            reclaim: ReclaimQueue::new(
+                aws_sdk_sqs::Client::new(&self.sdk),
+                self.resources.reclaim_queue_url.clone(),
+            ),
+            config,
+        })
+    }
+}
+
 /// A running API on its own table.
 pub struct TestApi {
     pub base: String,
@@ -65,30 +128,55 @@ pub fn unique(prefix: &str) -> String {
     format!("{prefix}-{}", ulid::Ulid::new().to_string().to_lowercase())
 }
 
+/// Paging values that are refused on every list (D5), with the message each gets.
+pub const BAD_PAGING: [(&str, &str); 9] = [
+    ("pageNum=0", "pageNum must be an integer >= 1"),
+    ("pageNum=-1", "pageNum must be an integer >= 1"),
+    ("pageNum=abc", "pageNum must be an integer >= 1"),
+    ("pageNum=1.5", "pageNum must be an integer >= 1"),
+    ("pageSize=0", "pageSize must be an integer from 1 to 100"),
+    ("pageSize=101", "pageSize must be an integer from 1 to 100"),
+    ("pageSize=abc", "pageSize must be an integer from 1 to 100"),
+    ("pageSize=1.5", "pageSize must be an integer from 1 to 100"),
+    ("pageSize=-1", "pageSize must be an integer from 1 to 100"),
+];
+
+/// Path of a contact operation (`add`, `update`, `delete`) of data source `source`.
+pub fn contact_op(source: &str, op: &str) -> String {
+    format!("/api/dataSource/{source}/contact/{op}")
+}
+
+/// Asserts that `value` is an id (a canonical ULID string) and answers it.
+pub fn assert_id(value: &Value) -> &str {
+    let id = value.as_str().unwrap_or_else(|| panic!("{value} is no id"));
+    let parsed = ulid::Ulid::from_string(id).unwrap_or_else(|_| panic!("{id} is no ULID"));
+    assert_eq!(parsed.to_string(), id, "ids are canonical ULIDs");
+    id
+}
+
+/// Asserts that `value` is a `YYYY-MM-DD HH:MM:SS` timestamp (UTC, D4) within a minute of now.
+pub fn assert_recent(value: &Value) {
+    let text = value
+        .as_str()
+        .unwrap_or_else(|| panic!("{value} is no timestamp"));
+    let at = chrono::NaiveDateTime::parse_from_str(text, "%Y-%m-%d %H:%M:%S")
+        .unwrap_or_else(|_| panic!("{text} is not YYYY-MM-DD HH:MM:SS"))
+        .and_utc();
+    let skew = (chrono::Utc::now() - at).num_seconds().abs();
+    assert!(skew <= 60, "{text} is {skew} s away from now");
+}
+
+/// How many answers have HTTP status `code`.
+pub fn count_status(answers: &[Answer], code: u16) -> usize {
+    answers.iter().filter(|a| a.status.as_u16() == code).count()
+}
+
 impl TestApi {
     pub async fn start() -> TestApi {
-        let sdk = sdk_config().await;
-        let resources =
-            provision::ensure(&sdk, &unique("t"), "outbound-test", "outbound-test-reclaim")
-                .await
-                .expect("moto is running (make test starts it)");
-        let config = local_config(&resources);
+        let stack = Stack::provision().await;
+        let config = local_config(&stack.resources);
         let jwt = local_jwt(&config);
-        let calls = CallCounter::default();
-        let dynamodb = aws_sdk_dynamodb::Client::from_conf(
-            aws_sdk_dynamodb::config::Builder::from(&sdk)
-                .interceptor(calls.clone())
-                .build(),
-        );
-        let store = Store::new(dynamodb, resources.table.clone());
-        let app = App::new(AppParts {
-            store: store.clone(),
-            reclaim: ReclaimQueue::new(
-                aws_sdk_sqs::Client::new(&sdk),
-                resources.reclaim_queue_url.clone(),
-            ),
-            config,
-        });
+        let app = stack.app(config);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
         tokio::spawn(outbound_local::serve(listener, app));
@@ -96,10 +184,10 @@ impl TestApi {
             base,
             http: reqwest::Client::new(),
             jwt,
-            store,
-            calls,
-            resources,
-            sdk,
+            store: stack.store,
+            calls: stack.calls,
+            resources: stack.resources,
+            sdk: stack.sdk,
         }
     }
 
@@ -108,30 +196,60 @@ impl TestApi {
         self.jwt.issue(tenant, 3600)
     }
 
+    /// A request without an Authorization header.
+    pub fn anonymous(&self, method: Method, path: &str) -> reqwest::RequestBuilder {
+        self.http.request(method, format!("{}{path}", self.base))
+    }
+
     /// A request as `tenant`.
     pub fn request(&self, tenant: &str, method: Method, path: &str) -> reqwest::RequestBuilder {
-        self.http
-            .request(method, format!("{}{path}", self.base))
-            .bearer_auth(self.token(tenant))
+        self.anonymous(method, path).bearer_auth(self.token(tenant))
+    }
+
+    pub async fn send(&self, request: reqwest::RequestBuilder) -> Answer {
+        Answer::from(request.send().await.unwrap()).await
     }
 
     pub async fn get(&self, tenant: &str, path: &str) -> Answer {
-        Answer::from(
-            self.request(tenant, Method::GET, path)
-                .send()
-                .await
-                .unwrap(),
-        )
-        .await
+        self.send(self.request(tenant, Method::GET, path)).await
     }
 
     pub async fn post(&self, tenant: &str, path: &str, body: Value) -> Answer {
-        Answer::from(
-            self.request(tenant, Method::POST, path)
-                .json(&body)
-                .send()
-                .await
-                .unwrap(),
+        self.send(self.request(tenant, Method::POST, path).json(&body))
+            .await
+    }
+
+    /// A POST whose body is sent as given, labelled as JSON.
+    pub async fn post_raw(
+        &self,
+        tenant: &str,
+        path: &str,
+        body: impl Into<reqwest::Body>,
+    ) -> Answer {
+        let request = self
+            .request(tenant, Method::POST, path)
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(body);
+        self.send(request).await
+    }
+
+    /// `GET /api/dataSource/list?{query}`.
+    pub async fn sources(&self, tenant: &str, query: &str) -> Answer {
+        self.get(tenant, &format!("/api/dataSource/list?{query}"))
+            .await
+    }
+
+    /// `GET /api/dataSource/detail/{id}`.
+    pub async fn detail(&self, tenant: &str, id: &str) -> Answer {
+        self.get(tenant, &format!("/api/dataSource/detail/{id}"))
+            .await
+    }
+
+    /// `GET /api/dataSource/{source}/contacts?{query}`.
+    pub async fn contacts(&self, tenant: &str, source: &str, query: &str) -> Answer {
+        self.get(
+            tenant,
+            &format!("/api/dataSource/{source}/contacts?{query}"),
         )
         .await
     }
@@ -142,7 +260,7 @@ impl TestApi {
             .post(
                 tenant,
                 "/api/dataSource/add",
-                serde_json::json!({"dataSourceName": name}),
+                json!({"dataSourceName": name}),
             )
             .await;
         answer.ok()["id"].as_str().unwrap().to_owned()
@@ -153,11 +271,78 @@ impl TestApi {
         let answer = self
             .post(
                 tenant,
-                &format!("/api/dataSource/{source}/contact/add"),
-                serde_json::json!({"phoneNumber": phone}),
+                &contact_op(source, "add"),
+                json!({"phoneNumber": phone}),
             )
             .await;
         answer.ok()["id"].as_str().unwrap().to_owned()
+    }
+
+    /// Runs `request` and answers it with the number of DynamoDB calls it made.
+    pub async fn counting(&self, request: impl Future<Output = Answer>) -> (Answer, usize) {
+        self.calls.take();
+        let answer = request.await;
+        (answer, self.calls.take())
+    }
+
+    /// A DynamoDB client that is not counted, for reading stored state directly.
+    pub fn dynamodb(&self) -> aws_sdk_dynamodb::Client {
+        aws_sdk_dynamodb::Client::new(&self.sdk)
+    }
+
+    /// Every item of the table by (pk, sk): two equal snapshots prove nothing was written.
+    pub async fn snapshot(&self) -> BTreeMap<(String, String), Item> {
+        let items = self
+            .dynamodb()
+            .scan()
+            .table_name(&self.resources.table)
+            .into_paginator()
+            .items()
+            .send()
+            .collect::<Result<Vec<_>, _>>()
+            .await
+            .expect("scan the table");
+        let key = |item: &Item, name: &str| item[name].as_s().unwrap().clone();
+        items
+            .into_iter()
+            .map(|item| ((key(&item, keys::PK), key(&item, keys::SK)), item))
+            .collect()
+    }
+
+    /// The number of items stored in the partition of data source `id` of `tenant`: its head,
+    /// contacts and phone guards.
+    pub async fn partition_len(&self, tenant: &str, id: &str) -> usize {
+        let pk = keys::data_source(&Tenant::parse(tenant).unwrap(), &Id::parse(id).unwrap());
+        let items = self
+            .dynamodb()
+            .query()
+            .table_name(&self.resources.table)
+            .key_condition_expression("pk = :pk")
+            .expression_attribute_values(":pk", AttributeValue::S(pk))
+            .consistent_read(true)
+            .into_paginator()
+            .items()
+            .send()
+            .collect::<Result<Vec<_>, _>>()
+            .await
+            .expect("query the partition");
+        items.len()
+    }
+
+    /// The jobs waiting on this test's reclaim queue (received, so each is seen once).
+    pub async fn reclaim_jobs(&self) -> Vec<ReclaimJob> {
+        let output = aws_sdk_sqs::Client::new(&self.sdk)
+            .receive_message()
+            .queue_url(&self.resources.reclaim_queue_url)
+            .max_number_of_messages(10)
+            .send()
+            .await
+            .expect("receive from the reclaim queue");
+        output
+            .messages()
+            .iter()
+            .map(|message| serde_json::from_str(message.body().unwrap()).unwrap())
+            .collect()
     }
 }
 
@@ -173,8 +358,14 @@ impl Answer {
     pub async fn from(response: reqwest::Response) -> Answer {
         let status = response.status();
         let headers = response.headers().clone();
-        let text = response.text().await.unwrap();
-        let body = serde_json::from_str(&text).unwrap_or(Value::String(text));
+        let bytes = response.bytes().await.unwrap();
+        Answer::parse(status, headers, &bytes)
+    }
+
+    /// An answer from its parts; a body that is not JSON is kept as a string.
+    pub fn parse(status: StatusCode, headers: reqwest::header::HeaderMap, body: &[u8]) -> Answer {
+        let text = String::from_utf8_lossy(body);
+        let body = serde_json::from_str(&text).unwrap_or_else(|_| Value::String(text.into()));
         Answer {
             status,
             headers,

@@ -1,0 +1,104 @@
+//! The data source function as AWS runs it (D2, D3): API Gateway HTTP API (payload 2.0) events
+//! from `tests/events/` (the same files `cargo lambda invoke --data-file` takes) are turned into
+//! requests by `lambda_http` and served by `datasource_api` with `AUTH_MODE=apigateway`. The
+//! tenant comes from the JWT authorizer's claims in the request context; the Authorization
+//! header is not verified again.
+
+use crate::support::{Answer, Stack};
+use outbound::auth::Tenant;
+use serde_json::json;
+use tower::ServiceExt;
+
+/// The function's router over a fresh stack, configured as in AWS.
+fn function(stack: &Stack) -> axum::Router {
+    outbound::http::datasource_api(stack.app(stack.config("apigateway")))
+}
+
+/// Sends the event in `tests/events/{name}` through `router`.
+async fn invoke(router: &axum::Router, name: &str) -> Answer {
+    let path = format!("{}/events/{name}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let request = lambda_http::request::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let response = router.clone().oneshot(request).await.unwrap();
+    let (parts, body) = response.into_parts();
+    let bytes = axum::body::to_bytes(body, usize::MAX).await.unwrap();
+    Answer::parse(parts.status, parts.headers, &bytes)
+}
+
+#[tokio::test]
+async fn claims_from_the_authorizer_pick_the_tenant() {
+    let stack = Stack::provision().await;
+    let router = function(&stack);
+    let added = invoke(&router, "datasource-add.json").await;
+    let data = added.ok().clone();
+    assert_eq!(data["dataSourceName"], "Event leads");
+    assert_eq!(data["dataSourceDesc"], "sent through API Gateway");
+    assert!(added.headers.contains_key("x-request-id"));
+
+    // Stored under the tenant of the claims, and only there.
+    let acme = stack
+        .store
+        .data_sources(&Tenant::parse("acme").unwrap())
+        .await
+        .unwrap();
+    assert_eq!(acme.len(), 1);
+    assert_eq!(acme[0].id.as_str(), data["id"]);
+    let other = stack
+        .store
+        .data_sources(&Tenant::parse("globex").unwrap())
+        .await
+        .unwrap();
+    assert!(other.is_empty());
+
+    let listed = invoke(&router, "datasource-list.json").await;
+    assert_eq!(listed.ok(), &json!({"total": 1, "rows": [data]}));
+
+    // The same event again: the name is taken within the tenant.
+    invoke(&router, "datasource-add.json")
+        .await
+        .err(409, r#"dataSourceName "Event leads" already exists"#);
+}
+
+#[tokio::test]
+async fn claims_without_a_tenant_are_403_and_change_nothing() {
+    let stack = Stack::provision().await;
+    let router = function(&stack);
+    stack.calls.take();
+    invoke(&router, "datasource-add-no-tenant.json")
+        .await
+        .err(403, "token has no tenant_id claim");
+    assert_eq!(stack.calls.take(), 0, "nothing is read or written");
+}
+
+#[tokio::test]
+async fn no_authorizer_context_is_401_whatever_the_header() {
+    let stack = Stack::provision().await;
+    let router = function(&stack);
+    stack.calls.take();
+    invoke(&router, "datasource-add-no-authorizer.json")
+        .await
+        .err(401, "missing or invalid bearer token");
+    assert_eq!(stack.calls.take(), 0, "nothing is read or written");
+    let stored = stack
+        .store
+        .data_sources(&Tenant::parse("acme").unwrap())
+        .await
+        .unwrap();
+    assert!(stored.is_empty());
+}
+
+#[tokio::test]
+async fn a_configured_tenant_claim_name_is_used() {
+    // D3: the claim name is configurable (TENANT_CLAIM); `sub` then names the tenant.
+    let stack = Stack::provision().await;
+    let mut config = stack.config("apigateway");
+    config.auth = outbound::auth::AuthConfig::ApiGateway {
+        tenant_claim: "sub".into(),
+    };
+    let router = outbound::http::datasource_api(stack.app(config));
+    let added = invoke(&router, "datasource-add-no-tenant.json").await;
+    let id = added.ok()["id"].clone();
+    let tenant = Tenant::parse("7f6b5c4d-1111-2222-3333-444455556666").unwrap();
+    let stored = stack.store.data_sources(&tenant).await.unwrap();
+    assert_eq!(stored[0].id.as_str(), id);
+}
