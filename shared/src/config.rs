@@ -19,6 +19,10 @@ pub struct Config {
     pub auth: AuthConfig,
     /// Path-style S3 addressing, needed by local S3 stand-ins (`S3_FORCE_PATH_STYLE`).
     pub s3_force_path_style: bool,
+    /// Largest export answered as the response body (`EXPORT_INLINE_MAX_BYTES`, default 4 MiB:
+    /// a Lambda response holds 6 MB, and binary bodies grow by a third in base64). Larger
+    /// exports are answered with a redirect to a presigned download (D8).
+    pub export_inline_max_bytes: u64,
 }
 
 /// A configuration variable that is missing or malformed.
@@ -59,6 +63,13 @@ impl Config {
             time_zone,
             auth: AuthConfig::from_lookup(&lookup)?,
             s3_force_path_style: lookup("S3_FORCE_PATH_STYLE").is_some_and(|v| v == "true"),
+            export_inline_max_bytes: match lookup("EXPORT_INLINE_MAX_BYTES") {
+                None => 4 * 1024 * 1024,
+                Some(raw) => raw.parse().map_err(|_| ConfigError {
+                    name: "EXPORT_INLINE_MAX_BYTES",
+                    problem: format!("{raw:?} is not a number of bytes"),
+                })?,
+            },
         })
     }
 }

@@ -6,6 +6,7 @@
 //! [`http::envelope`] the one place that turns it into a status code.
 
 pub mod auth;
+pub mod blob;
 pub mod config;
 pub mod error;
 pub mod files;
@@ -15,5 +16,6 @@ pub mod reclaim;
 pub mod service;
 pub mod store;
 pub mod telemetry;
+pub mod worker;
 
 pub use error::{Error, Result};

@@ -1,6 +1,7 @@
 //! The local stack: provisions the stand-ins (moto) with the resources `template.yaml` creates in
 //! AWS, and serves every route with the same routers the Lambdas use.
 
+pub mod poller;
 pub mod provision;
 
 use outbound::auth::{AuthConfig, LocalJwt};
@@ -49,4 +50,27 @@ pub fn local_jwt(config: &Config) -> LocalJwt {
 /// Serves every route on `listener` until the process ends.
 pub async fn serve(listener: TcpListener, app: App) -> std::io::Result<()> {
     axum::serve(listener, http::local_api(app)).await
+}
+
+/// Starts the queue pollers that stand in for the import and reclaim Lambdas.
+pub fn spawn_workers(app: &App, resources: &provision::Resources, sdk: &aws_config::SdkConfig) {
+    let sqs = aws_sdk_sqs::Client::new(sdk);
+    let imports = app.clone();
+    tokio::spawn(poller::poll(
+        sqs.clone(),
+        resources.import_queue_url.clone(),
+        move |body| {
+            let app = imports.clone();
+            async move { outbound::worker::upload_message(&app, body).await }
+        },
+    ));
+    let reclaims = app.clone();
+    tokio::spawn(poller::poll(
+        sqs,
+        resources.reclaim_queue_url.clone(),
+        move |body| {
+            let app = reclaims.clone();
+            async move { outbound::worker::reclaim_message(&app, body).await }
+        },
+    ));
 }

@@ -13,25 +13,39 @@ pub struct Resources {
     pub table: String,
     pub bucket: String,
     pub reclaim_queue_url: String,
+    /// Receives the bucket's notifications of new objects under `uploads/`.
+    pub import_queue_url: String,
 }
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// Provisions every resource under the given names and answers their addresses.
+/// Queues are named after the bucket: `{bucket}-imports` and `{bucket}-reclaim`.
 pub async fn ensure(
     sdk: &aws_config::SdkConfig,
     table: &str,
     bucket: &str,
-    reclaim_queue: &str,
 ) -> Result<Resources, BoxError> {
     ensure_table(&aws_sdk_dynamodb::Client::new(sdk), table).await?;
-    ensure_bucket(sdk, bucket).await?;
     let sqs = aws_sdk_sqs::Client::new(sdk);
-    let reclaim_queue_url = ensure_queue(&sqs, reclaim_queue).await?;
+    let reclaim_queue_url = ensure_queue(&sqs, &format!("{bucket}-reclaim")).await?;
+    let import_queue_url = ensure_queue(&sqs, &format!("{bucket}-imports")).await?;
+    let import_queue_arn = sqs
+        .get_queue_attributes()
+        .queue_url(&import_queue_url)
+        .attribute_names(aws_sdk_sqs::types::QueueAttributeName::QueueArn)
+        .send()
+        .await
+        .map_err(aws_sdk_sqs::Error::from)?
+        .attributes
+        .and_then(|mut a| a.remove(&aws_sdk_sqs::types::QueueAttributeName::QueueArn))
+        .ok_or("import queue has no ARN")?;
+    ensure_bucket(sdk, bucket, &import_queue_arn).await?;
     Ok(Resources {
         table: table.to_owned(),
         bucket: bucket.to_owned(),
         reclaim_queue_url,
+        import_queue_url,
     })
 }
 
@@ -85,23 +99,57 @@ pub async fn ensure_table(client: &aws_sdk_dynamodb::Client, name: &str) -> Resu
     }
 }
 
-async fn ensure_bucket(sdk: &aws_config::SdkConfig, name: &str) -> Result<(), BoxError> {
+/// The bucket, notifying `import_queue_arn` of objects created under `uploads/`.
+async fn ensure_bucket(
+    sdk: &aws_config::SdkConfig,
+    name: &str,
+    import_queue_arn: &str,
+) -> Result<(), BoxError> {
+    use aws_sdk_s3::types::{
+        Event, FilterRule, FilterRuleName, NotificationConfiguration,
+        NotificationConfigurationFilter, QueueConfiguration, S3KeyFilter,
+    };
     let s3 = aws_sdk_s3::Client::from_conf(
         aws_sdk_s3::config::Builder::from(sdk)
             .force_path_style(true)
             .build(),
     );
     match s3.create_bucket().bucket(name).send().await {
-        Ok(_) => Ok(()),
+        Ok(_) => {}
         Err(error)
             if error.as_service_error().is_some_and(|e| {
                 e.is_bucket_already_owned_by_you() || e.is_bucket_already_exists()
-            }) =>
-        {
-            Ok(())
-        }
-        Err(error) => Err(aws_sdk_s3::Error::from(error).into()),
+            }) => {}
+        Err(error) => return Err(aws_sdk_s3::Error::from(error).into()),
     }
+    let uploads = NotificationConfigurationFilter::builder()
+        .key(
+            S3KeyFilter::builder()
+                .filter_rules(
+                    FilterRule::builder()
+                        .name(FilterRuleName::Prefix)
+                        .value(outbound::blob::UPLOADS)
+                        .build(),
+                )
+                .build(),
+        )
+        .build();
+    let queue = QueueConfiguration::builder()
+        .queue_arn(import_queue_arn)
+        .events(Event::from("s3:ObjectCreated:*"))
+        .filter(uploads)
+        .build()?;
+    s3.put_bucket_notification_configuration()
+        .bucket(name)
+        .notification_configuration(
+            NotificationConfiguration::builder()
+                .queue_configurations(queue)
+                .build(),
+        )
+        .send()
+        .await
+        .map_err(aws_sdk_s3::Error::from)?;
+    Ok(())
 }
 
 async fn ensure_queue(sqs: &aws_sdk_sqs::Client, name: &str) -> Result<String, BoxError> {

@@ -3,11 +3,15 @@
 use super::extract::{existing_id, Body, QueryParams};
 use super::{App, Envelope, Reply};
 use crate::auth::Tenant;
+use crate::error::Error;
+use crate::files::{self, ExportFormat};
 use crate::model::contact::ContactPatch;
 use crate::model::{Description, Name};
 use crate::service::datasource::{DataSourceUpdate, NewDataSource};
 use crate::service::{contact, datasource};
-use axum::extract::{Path, State};
+use crate::service::{export, import};
+use axum::extract::{DefaultBodyLimit, Multipart, Path, State};
+use axum::response::Response;
 use axum::routing::{get, post};
 use axum::Router;
 use serde_json::Value;
@@ -25,6 +29,20 @@ pub fn routes() -> Router<App> {
         .route("/api/dataSource/{id}/contact/add", post(add_contact))
         .route("/api/dataSource/{id}/contact/update", post(update_contact))
         .route("/api/dataSource/{id}/contact/delete", post(delete_contact))
+        .route(
+            "/api/dataSource/{id}/contact/batchImport",
+            // Room for the file and the multipart framing around it.
+            post(batch_import).layer(DefaultBodyLimit::max(files::MAX_UPLOAD_BYTES + 64 * 1024)),
+        )
+        .route("/api/dataSource/{id}/contact/importUrl", post(import_url))
+        .route(
+            "/api/dataSource/{id}/contact/import/{import_id}",
+            get(import_status),
+        )
+        .route(
+            "/api/dataSource/{id}/contact/batchExport",
+            get(batch_export),
+        )
 }
 
 async fn list(State(app): State<App>, tenant: Tenant, query: QueryParams) -> Reply {
@@ -131,4 +149,85 @@ async fn delete_contact(
     let contact_id = existing_id("contact", body.required_str("contactId")?)?;
     contact::delete(&app.store, &tenant, &source, &contact_id).await?;
     Ok(Envelope(Value::Null))
+}
+
+/// The `file` part of a multipart body: its name and bytes.
+async fn file_part(mut form: Multipart) -> Result<(String, Vec<u8>), Error> {
+    let unreadable = |error: axum::extract::multipart::MultipartError| {
+        if error.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
+            Error::TooLarge("file is larger than 20 MiB".into())
+        } else {
+            Error::invalid(format!(
+                "multipart body is malformed: {}",
+                error.body_text()
+            ))
+        }
+    };
+    while let Some(field) = form.next_field().await.map_err(unreadable)? {
+        if field.name() == Some("file") {
+            let name = field.file_name().unwrap_or("upload").to_owned();
+            let bytes = field.bytes().await.map_err(unreadable)?;
+            return Ok((name, bytes.to_vec()));
+        }
+    }
+    Err(Error::invalid("multipart field file is required"))
+}
+
+async fn batch_import(
+    State(app): State<App>,
+    tenant: Tenant,
+    Path(id): Path<String>,
+    form: Multipart,
+) -> Reply {
+    let source = existing_id(KIND, &id)?;
+    let (name, bytes) = file_part(form).await?;
+    let file_name = import::file_name(&name).unwrap_or_else(|_| "upload".into());
+    let (done, report) =
+        import::import_posted(&app.store, &app.blob, &tenant, &source, file_name, bytes).await?;
+    let mut data =
+        serde_json::to_value(&report).map_err(|e| Error::internal("encode import report", e))?;
+    data["importId"] = done.id.as_str().into();
+    Ok(Envelope(data))
+}
+
+async fn import_url(
+    State(app): State<App>,
+    tenant: Tenant,
+    Path(id): Path<String>,
+    body: Body,
+) -> Reply {
+    let source = existing_id(KIND, &id)?;
+    let file_name = import::file_name(body.required_str("fileName")?)?;
+    let ticket = import::request_upload(&app.store, &app.blob, &tenant, &source, file_name).await?;
+    Ok(Envelope(serde_json::json!({
+        "importId": ticket.import.id,
+        "uploadUrl": ticket.url,
+        "method": "PUT",
+        "headers": {},
+        "expiresAt": ticket.expires_at.display(app.zone()),
+    })))
+}
+
+async fn import_status(
+    State(app): State<App>,
+    tenant: Tenant,
+    Path((id, import_id)): Path<(String, String)>,
+) -> Reply {
+    let source = existing_id(KIND, &id)?;
+    let import_id = existing_id("import", &import_id)?;
+    let (found, report) =
+        import::status(&app.store, &app.blob, &tenant, &source, &import_id).await?;
+    Ok(Envelope(found.view(report.as_ref(), app.zone())))
+}
+
+async fn batch_export(
+    State(app): State<App>,
+    tenant: Tenant,
+    Path(id): Path<String>,
+    query: QueryParams,
+) -> Result<Response, Error> {
+    let source = existing_id(KIND, &id)?;
+    let format = ExportFormat::parse(query.get("format"))?;
+    let file = export::contacts(&app.store, &app.export_target(format), &tenant, &source).await?;
+    Ok(super::file_response(file))
 }

@@ -7,9 +7,11 @@ pub mod envelope;
 pub mod extract;
 pub mod task;
 
+use crate::blob::Blob;
 use crate::config::Config;
 use crate::error::Error;
 use crate::reclaim::ReclaimQueue;
+use crate::service::export::{ExportBody, ExportFile, ExportTarget};
 use crate::store::Store;
 use axum::extract::{DefaultBodyLimit, Request};
 use axum::http::HeaderValue;
@@ -31,6 +33,7 @@ pub struct App(Arc<AppParts>);
 pub struct AppParts {
     pub config: Config,
     pub store: Store,
+    pub blob: Blob,
     pub reclaim: ReclaimQueue,
 }
 
@@ -54,6 +57,7 @@ impl App {
 
     pub fn with_sdk(config: Config, sdk: &aws_config::SdkConfig) -> Self {
         let store = Store::from_config(sdk, config.table.clone());
+        let blob = Blob::from_config(sdk, config.bucket.clone(), config.s3_force_path_style);
         let reclaim = ReclaimQueue::new(
             aws_sdk_sqs::Client::new(sdk),
             config.reclaim_queue_url.clone(),
@@ -61,12 +65,23 @@ impl App {
         App::new(AppParts {
             config,
             store,
+            blob,
             reclaim,
         })
     }
 
     pub fn zone(&self) -> Tz {
         self.config.time_zone
+    }
+
+    /// Where exports in `format` go.
+    pub fn export_target(&self, format: crate::files::ExportFormat) -> ExportTarget<'_> {
+        ExportTarget {
+            blob: &self.blob,
+            format,
+            zone: self.zone(),
+            inline_max_bytes: self.config.export_inline_max_bytes,
+        }
     }
 }
 
@@ -96,6 +111,28 @@ pub fn task_api(app: App) -> Router {
 /// Every route of every group, for the local server: the same handlers the Lambdas serve.
 pub fn local_api(app: App) -> Router {
     finish(datasource::routes().merge(task::routes()), app)
+}
+
+/// A file download (D8): the file itself with its name, or a 303 to a presigned download.
+pub fn file_response(file: ExportFile) -> Response {
+    use axum::http::{header, StatusCode};
+    use axum::response::IntoResponse;
+    match file.body {
+        ExportBody::Inline(bytes) => (
+            [
+                (header::CONTENT_TYPE, file.content_type.to_owned()),
+                (
+                    header::CONTENT_DISPOSITION,
+                    format!("attachment; filename=\"{}\"", file.file_name),
+                ),
+            ],
+            bytes,
+        )
+            .into_response(),
+        ExportBody::Download(url) => {
+            (StatusCode::SEE_OTHER, [(header::LOCATION, url)]).into_response()
+        }
+    }
 }
 
 /// Gives each request an id, answers it in `x-request-id` and logs one line with it (D1).

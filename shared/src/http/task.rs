@@ -4,10 +4,13 @@ use super::extract::{existing_id, Body, QueryParams};
 use super::{App, Envelope, Reply};
 use crate::auth::Tenant;
 use crate::error::Error;
+use crate::files::ExportFormat;
 use crate::model::task::{in_range, ClockTime, TaskOperation, ZoneName};
 use crate::model::{Description, Name, TaskStatus};
+use crate::service::export::{self, OutcomeFilter};
 use crate::service::task::{self, NewTask, SettingsPatch, TaskUpdate};
 use axum::extract::{Path, State};
+use axum::response::Response;
 use axum::routing::{get, post};
 use axum::Router;
 use serde_json::json;
@@ -28,6 +31,7 @@ pub fn routes() -> Router<App> {
         .route("/api/task/delete", post(delete))
         .route("/api/task/{id}/recall", post(recall))
         .route("/api/task/{id}/stat", get(stat))
+        .route("/api/task/{id}/export", get(export_contacts))
 }
 
 /// The dialing settings of a body (D9); absent fields are `None`.
@@ -200,4 +204,25 @@ async fn recall(
     Ok(Envelope(
         json!({"recallCount": recalled.len(), "recallIds": recalled}),
     ))
+}
+
+async fn export_contacts(
+    State(app): State<App>,
+    tenant: Tenant,
+    Path(id): Path<String>,
+    query: QueryParams,
+) -> Result<Response, Error> {
+    let id = existing_id(KIND, &id)?;
+    let format = ExportFormat::parse(query.get("format"))?;
+    let filter = OutcomeFilter::parse(query.get("status"))?;
+    let found = task::detail(&app.store, &tenant, &id).await?;
+    let file = export::task_contacts(
+        &app.store,
+        &app.export_target(format),
+        &tenant,
+        &found,
+        filter,
+    )
+    .await?;
+    Ok(super::file_response(file))
 }

@@ -4,6 +4,7 @@
 pub mod contact;
 pub mod datasource;
 pub mod id;
+pub mod import;
 pub mod page;
 pub mod phone;
 pub mod task;

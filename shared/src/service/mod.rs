@@ -3,4 +3,6 @@
 
 pub mod contact;
 pub mod datasource;
+pub mod export;
+pub mod import;
 pub mod task;

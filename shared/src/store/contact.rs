@@ -109,6 +109,39 @@ impl Store {
         Ok((source, result))
     }
 
+    /// Hands every contact of a data source to `each`, oldest first, one Query page at a time,
+    /// and answers the data source (404 when it is gone).
+    pub async fn for_each_contact(
+        &self,
+        tenant: &Tenant,
+        id: &Id,
+        mut each: impl FnMut(Contact) -> Result<(), Error>,
+    ) -> Result<DataSource, Error> {
+        let pk = keys::data_source(tenant, id);
+        let mut head = None;
+        self.query_pages(
+            |query| {
+                query
+                    .key_condition_expression("pk = :pk AND sk BETWEEN :first AND :head")
+                    .expression_attribute_values(":pk", s(&pk))
+                    .expression_attribute_values(":first", s(keys::CONTACT_PREFIX))
+                    .expression_attribute_values(":head", s(HEAD))
+            },
+            |page| {
+                for item in page {
+                    if string_attr(&item, SK) == Some(HEAD) {
+                        head = Some(from_item::<DataSource>(item)?);
+                    } else {
+                        each(from_item(item)?)?;
+                    }
+                }
+                Ok(true)
+            },
+        )
+        .await?;
+        head.ok_or_else(|| data_source_gone(id))
+    }
+
     /// One contact of a data source, read consistently.
     pub async fn contact(&self, tenant: &Tenant, source: &Id, id: &Id) -> Result<Contact, Error> {
         let item = self

@@ -4,6 +4,7 @@
 
 pub mod contact;
 pub mod datasource;
+pub mod import;
 pub mod keys;
 pub mod task;
 
@@ -182,36 +183,52 @@ impl Store {
         Ok(output.item)
     }
 
-    /// Every item of a Query, following pages. `build` sets the key condition and values.
+    /// Every item of a Query, following pages. `build` sets the key condition and values;
+    /// `stop_after` ends the reading once that many items are in.
     pub(crate) async fn query_all(
         &self,
-        build: impl Fn(
-            aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder,
-        ) -> aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder,
+        build: impl Fn(QueryBuilder) -> QueryBuilder,
         stop_after: Option<usize>,
     ) -> Result<Vec<Item>, Error> {
         let mut items = Vec::new();
+        self.query_pages(
+            |query| match stop_after {
+                Some(limit) => build(query).limit(i32::try_from(limit.max(1)).unwrap_or(i32::MAX)),
+                None => build(query),
+            },
+            |page| {
+                items.extend(page);
+                Ok(stop_after.is_none_or(|limit| items.len() < limit))
+            },
+        )
+        .await?;
+        Ok(items)
+    }
+
+    /// Hands each page of a Query to `on_page` until it answers `false` or the pages run out, so
+    /// a whole partition can be read in bounded memory.
+    pub(crate) async fn query_pages(
+        &self,
+        build: impl Fn(QueryBuilder) -> QueryBuilder,
+        mut on_page: impl FnMut(Vec<Item>) -> Result<bool, Error>,
+    ) -> Result<(), Error> {
         let mut start = None;
         loop {
-            let mut request = build(self.client.query().table_name(&self.table))
-                .set_exclusive_start_key(start.take());
-            if let Some(limit) = stop_after {
-                let remaining = limit.saturating_sub(items.len()).max(1);
-                request = request.limit(i32::try_from(remaining).unwrap_or(i32::MAX));
-            }
-            let output = request
+            let output = build(self.client.query().table_name(&self.table))
+                .set_exclusive_start_key(start.take())
                 .send()
                 .await
                 .map_err(|e| Error::internal("query", aws_sdk_dynamodb::Error::from(e)))?;
-            items.extend(output.items.unwrap_or_default());
+            let more = on_page(output.items.unwrap_or_default())?;
             start = output.last_evaluated_key;
-            let enough = stop_after.is_some_and(|limit| items.len() >= limit);
-            if start.is_none() || enough {
-                return Ok(items);
+            if start.is_none() || !more {
+                return Ok(());
             }
         }
     }
 }
+
+type QueryBuilder = aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder;
 
 /// Encodes a record and its keys as an item.
 pub(crate) fn to_item<T: Serialize>(

@@ -7,11 +7,11 @@ use outbound_local::{local_config, local_jwt, provision, sdk_config, serve};
 async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     outbound::telemetry::init();
     let sdk = sdk_config().await;
-    let resources =
-        provision::ensure(&sdk, "outbound", "outbound-files", "outbound-reclaim").await?;
+    let resources = provision::ensure(&sdk, "outbound", "outbound-files").await?;
     let config = local_config(&resources);
     let token = local_jwt(&config).issue("acme", 24 * 3600);
     let app = outbound::http::App::with_sdk(config, &sdk);
+    outbound_local::spawn_workers(&app, &resources, &sdk);
     let port = std::env::var("PORT").unwrap_or_else(|_| "3000".into());
     let listener = tokio::net::TcpListener::bind(format!("127.0.0.1:{port}")).await?;
     println!("outbound API on http://127.0.0.1:{port}/api/...");

@@ -164,6 +164,7 @@ async fn internal_errors_answer_500_without_internals() {
     let token = local_jwt(&config).issue("acme", 60);
     let app = App::new(AppParts {
         store: Store::new(aws_sdk_dynamodb::Client::new(&stack.sdk), &missing_table),
+        blob: outbound::blob::Blob::from_config(&stack.sdk, "no-bucket", true),
         reclaim: ReclaimQueue::new(aws_sdk_sqs::Client::new(&stack.sdk), "no-queue"),
         config,
     });

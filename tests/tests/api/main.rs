@@ -6,6 +6,7 @@ mod contacts;
 mod datasource;
 mod deletion;
 mod envelope;
+mod imports;
 mod isolation;
 mod lambda_events;
 mod races;

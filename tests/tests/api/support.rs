@@ -6,6 +6,7 @@ use aws_sdk_dynamodb::error::BoxError;
 use aws_sdk_dynamodb::types::AttributeValue;
 use outbound::auth::LocalJwt;
 use outbound::auth::Tenant;
+use outbound::blob::Blob;
 use outbound::config::Config;
 use outbound::http::{App, AppParts};
 use outbound::model::Id;
@@ -67,7 +68,8 @@ pub struct Stack {
 impl Stack {
     pub async fn provision() -> Stack {
         let sdk = sdk_config().await;
-        let resources = provision::ensure(&sdk, &unique("t"), "outbound-test", &unique("reclaim"))
+        // Each test its own table, bucket and queues: upload notifications stay with their test.
+        let resources = provision::ensure(&sdk, &unique("t"), &unique("b"))
             .await
             .expect("moto is running (make test starts it)");
         let calls = CallCounter::default();
@@ -103,6 +105,7 @@ impl Stack {
     pub fn app(&self, config: Config) -> App {
         App::new(AppParts {
             store: self.store.clone(),
+            blob: Blob::from_config(&self.sdk, self.resources.bucket.clone(), true),
             reclaim: ReclaimQueue::new(
                 aws_sdk_sqs::Client::new(&self.sdk),
                 self.resources.reclaim_queue_url.clone(),
@@ -121,6 +124,8 @@ pub struct TestApi {
     pub calls: CallCounter,
     pub resources: provision::Resources,
     pub sdk: aws_config::SdkConfig,
+    /// The app the server runs, for feeding queue messages to the same handlers.
+    pub app: App,
 }
 
 /// A unique, short resource name.
@@ -179,7 +184,7 @@ impl TestApi {
         let app = stack.app(config);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
-        tokio::spawn(outbound_local::serve(listener, app));
+        tokio::spawn(outbound_local::serve(listener, app.clone()));
         TestApi {
             base,
             http: reqwest::Client::new(),
@@ -188,6 +193,7 @@ impl TestApi {
             calls: stack.calls,
             resources: stack.resources,
             sdk: stack.sdk,
+            app,
         }
     }
 
@@ -396,5 +402,61 @@ impl Answer {
         assert_eq!(self.body["code"], code, "{}", self.body);
         assert_eq!(self.body["data"], Value::Null);
         self.body["message"].as_str().unwrap()
+    }
+}
+
+impl TestApi {
+    /// Hands every waiting upload notification to the import handler, as the import Lambda would.
+    pub async fn drain_imports(&self) -> usize {
+        let app = self.app.clone();
+        outbound_local::poller::drain(
+            &aws_sdk_sqs::Client::new(&self.sdk),
+            &self.resources.import_queue_url,
+            move |body| {
+                let app = app.clone();
+                async move { outbound::worker::upload_message(&app, body).await }
+            },
+        )
+        .await
+        .unwrap()
+    }
+
+    /// Posts `bytes` as the multipart `file` of a bulk import.
+    pub async fn batch_import(
+        &self,
+        tenant: &str,
+        source: &str,
+        file_name: &str,
+        bytes: Vec<u8>,
+    ) -> Answer {
+        let part = reqwest::multipart::Part::bytes(bytes).file_name(file_name.to_owned());
+        let form = reqwest::multipart::Form::new().part("file", part);
+        let response = self
+            .request(
+                tenant,
+                Method::POST,
+                &format!("/api/dataSource/{source}/contact/batchImport"),
+            )
+            .multipart(form)
+            .send()
+            .await
+            .unwrap();
+        Answer::from(response).await
+    }
+
+    /// A raw download: status, headers and bytes.
+    pub async fn download(
+        &self,
+        tenant: &str,
+        path: &str,
+    ) -> (StatusCode, reqwest::header::HeaderMap, Vec<u8>) {
+        let response = self
+            .request(tenant, Method::GET, path)
+            .send()
+            .await
+            .unwrap();
+        let status = response.status();
+        let headers = response.headers().clone();
+        (status, headers, response.bytes().await.unwrap().to_vec())
     }
 }

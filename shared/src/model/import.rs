@@ -1,0 +1,58 @@
+//! Import records (D8): one per uploaded file, with its state and, once done, its report.
+
+use super::{Id, Timestamp};
+use chrono_tz::Tz;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+/// Where an import is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ImportStatus {
+    /// A presigned upload URL was handed out; no file yet.
+    WaitingUpload,
+    /// The file arrived and is being read and stored.
+    Processing,
+    Succeeded,
+    /// The file as a whole was refused (type, size, no phone column, ...); nothing was stored.
+    Failed,
+}
+
+/// A stored import.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Import {
+    pub id: Id,
+    pub data_source_id: Id,
+    pub file_name: String,
+    pub status: ImportStatus,
+    /// When processing was last claimed; a claim older than the stale limit may be taken over.
+    pub claimed_at: Option<Timestamp>,
+    pub error: Option<String>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+/// The import result record (D8): counts and one entry per refused row.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ImportReport {
+    pub import_count: usize,
+    pub success_count: usize,
+    pub fail_count: usize,
+    pub details: Vec<crate::files::RowFailure>,
+}
+
+impl Import {
+    /// The shape of `GET .../contact/import/{importId}`.
+    pub fn view(&self, report: Option<&ImportReport>, zone: Tz) -> Value {
+        json!({
+            "importId": self.id,
+            "status": self.status,
+            "fileName": self.file_name,
+            "createTime": self.created_at.display(zone),
+            "updateTime": self.updated_at.display(zone),
+            "result": report,
+            "error": self.error,
+        })
+    }
+}

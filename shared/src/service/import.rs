@@ -1,0 +1,286 @@
+//! Bulk import (D8): a file posted to the API is imported within the request; a large one goes
+//! straight to S3 with a presigned URL and its upload event is imported by the import function.
+//! Both paths store the file under the tenant's prefix, read it with [`crate::files`], store the
+//! rows with [`Store::import_contacts`] and keep the report for the status endpoint.
+
+use crate::auth::Tenant;
+use crate::blob::{self, Blob};
+use crate::error::Error;
+use crate::files::{self, reason, RowFailure};
+use crate::model::import::{Import, ImportReport, ImportStatus};
+use crate::model::{Id, Timestamp};
+use crate::store::import::RowOutcome;
+use crate::store::Store;
+use std::time::Duration;
+
+/// How long a presigned upload URL stays valid.
+pub const UPLOAD_URL_TTL: Duration = Duration::from_secs(15 * 60);
+/// Longest file name kept for an import.
+pub const MAX_FILE_NAME_CHARS: usize = 255;
+
+/// A presigned upload handed to a client.
+pub struct UploadTicket {
+    pub import: Import,
+    pub url: String,
+    pub expires_at: Timestamp,
+}
+
+/// Checks a client's file name: 1-255 characters after trimming.
+pub fn file_name(raw: &str) -> Result<String, Error> {
+    let name = raw.trim();
+    if name.is_empty() || name.chars().count() > MAX_FILE_NAME_CHARS {
+        return Err(Error::invalid(format!(
+            "fileName must be 1-{MAX_FILE_NAME_CHARS} characters"
+        )));
+    }
+    Ok(name.to_owned())
+}
+
+fn new_import(source: &Id, file_name: String, status: ImportStatus, now: Timestamp) -> Import {
+    Import {
+        id: Id::new(),
+        data_source_id: source.clone(),
+        file_name,
+        status,
+        claimed_at: (status == ImportStatus::Processing).then_some(now),
+        error: None,
+        created_at: now,
+        updated_at: now,
+    }
+}
+
+/// Creates an import waiting for its file and a presigned PUT for it (15 minutes).
+pub async fn request_upload(
+    store: &Store,
+    blob: &Blob,
+    tenant: &Tenant,
+    source: &Id,
+    file_name: String,
+) -> Result<UploadTicket, Error> {
+    store.data_source(tenant, source).await?;
+    let now = Timestamp::now();
+    let import = new_import(source, file_name, ImportStatus::WaitingUpload, now);
+    store.create_import(tenant, &import).await?;
+    let url = blob
+        .presign_put(
+            &blob::upload_key(tenant, source, &import.id),
+            UPLOAD_URL_TTL,
+        )
+        .await?;
+    let expires_at = Timestamp(now.0 + UPLOAD_URL_TTL.as_millis() as i64);
+    Ok(UploadTicket {
+        import,
+        url,
+        expires_at,
+    })
+}
+
+/// Imports a file posted to the API, within the request.
+pub async fn import_posted(
+    store: &Store,
+    blob: &Blob,
+    tenant: &Tenant,
+    source: &Id,
+    file_name: String,
+    bytes: Vec<u8>,
+) -> Result<(Import, ImportReport), Error> {
+    store.data_source(tenant, source).await?;
+    let import = new_import(
+        source,
+        file_name,
+        ImportStatus::Processing,
+        Timestamp::now(),
+    );
+    store.create_import(tenant, &import).await?;
+    blob.put(
+        &blob::posted_key(tenant, source, &import.id),
+        bytes.clone(),
+        "application/octet-stream",
+    )
+    .await?;
+    let report = run(store, blob, tenant, &import, &bytes).await?;
+    Ok((import, report))
+}
+
+/// Imports the file behind an upload event. Answers `Err` only for failures worth a retry;
+/// a refused file is recorded as a FAILED import.
+#[tracing::instrument(skip(store, blob))]
+pub async fn process_upload(store: &Store, blob: &Blob, key: &str) -> Result<(), Error> {
+    let Some((tenant, source, id)) = blob::parse_upload_key(key) else {
+        tracing::warn!("not an upload key; ignored");
+        return Ok(());
+    };
+    let Some(import) = store
+        .claim_import(&tenant, &source, &id, Timestamp::now())
+        .await?
+    else {
+        return match store.import(&tenant, &source, &id).await {
+            // Another delivery is processing it: try again once its claim may have gone stale.
+            Ok(import) if import.status == ImportStatus::Processing => Err(Error::internal(
+                "process upload",
+                "import is being processed by another delivery",
+            )),
+            Ok(_) => Ok(()),
+            Err(Error::NotFound(_)) => {
+                tracing::warn!("upload without an import record; ignored");
+                Ok(())
+            }
+            Err(error) => Err(error),
+        };
+    };
+    let bytes = match blob.get(key, files::MAX_UPLOAD_BYTES as u64).await {
+        Ok(Some(bytes)) => bytes,
+        Ok(None) => {
+            let gone = Error::invalid("the uploaded file is gone");
+            return record_refusal(store, &tenant, &import, &gone).await;
+        }
+        Err(error @ Error::Internal { .. }) => return Err(error),
+        Err(refused) => return record_refusal(store, &tenant, &import, &refused).await,
+    };
+    match run(store, blob, &tenant, &import, &bytes).await {
+        Ok(_) => Ok(()),
+        Err(Error::Internal { .. }) => {
+            // Leave it claimable again at once for the redelivery.
+            let waiting = store
+                .finish_import(
+                    &tenant,
+                    &import,
+                    ImportStatus::WaitingUpload,
+                    None,
+                    Timestamp::now(),
+                )
+                .await;
+            if let Err(error) = waiting {
+                tracing::error!(%error, "import could not be released for a retry");
+            }
+            Err(Error::internal(
+                "process upload",
+                "import failed; will be retried",
+            ))
+        }
+        // `run` has recorded the refusal.
+        Err(_) => Ok(()),
+    }
+}
+
+/// Records a refused file as a FAILED import with the refusal's message.
+async fn record_refusal(
+    store: &Store,
+    tenant: &Tenant,
+    import: &Import,
+    refusal: &Error,
+) -> Result<(), Error> {
+    store
+        .finish_import(
+            tenant,
+            import,
+            ImportStatus::Failed,
+            Some(&refusal.client_message()),
+            Timestamp::now(),
+        )
+        .await
+}
+
+/// Reads, stores and reports one file. A refused file (400, 413, 415, data source gone) is
+/// recorded as FAILED and its error answered.
+async fn run(
+    store: &Store,
+    blob: &Blob,
+    tenant: &Tenant,
+    import: &Import,
+    bytes: &[u8],
+) -> Result<ImportReport, Error> {
+    let result = read_and_store(store, tenant, import, bytes).await;
+    let report = match result {
+        Ok(report) => report,
+        Err(error) => {
+            if !matches!(error, Error::Internal { .. }) {
+                record_refusal(store, tenant, import, &error).await?;
+            }
+            return Err(error);
+        }
+    };
+    let json =
+        serde_json::to_vec(&report).map_err(|e| Error::internal("encode import report", e))?;
+    blob.put(
+        &blob::result_key(tenant, &import.data_source_id, &import.id),
+        json,
+        "application/json",
+    )
+    .await?;
+    store
+        .finish_import(
+            tenant,
+            import,
+            ImportStatus::Succeeded,
+            None,
+            Timestamp::now(),
+        )
+        .await?;
+    tracing::info!(
+        import = %import.id,
+        rows = report.import_count,
+        stored = report.success_count,
+        refused = report.fail_count,
+        "import done"
+    );
+    Ok(report)
+}
+
+async fn read_and_store(
+    store: &Store,
+    tenant: &Tenant,
+    import: &Import,
+    bytes: &[u8],
+) -> Result<ImportReport, Error> {
+    let parsed = files::read_contacts(bytes, Some(&import.file_name))?;
+    let outcomes = store
+        .import_contacts(
+            tenant,
+            &import.data_source_id,
+            &import.id,
+            &parsed.rows,
+            Timestamp::now(),
+        )
+        .await?;
+    let mut details = parsed.failures;
+    for (row, outcome) in parsed.rows.iter().zip(&outcomes) {
+        if *outcome == RowOutcome::AlreadyExists {
+            details.push(RowFailure::new(
+                row.row,
+                row.phone.as_str(),
+                reason::ALREADY_EXISTS,
+            ));
+        }
+    }
+    details.sort_by_key(|failure| failure.row);
+    Ok(ImportReport {
+        import_count: parsed.import_count,
+        success_count: parsed.import_count - details.len(),
+        fail_count: details.len(),
+        details,
+    })
+}
+
+/// An import and, once it succeeded, its report. An import of a deleted data source is 404.
+pub async fn status(
+    store: &Store,
+    blob: &Blob,
+    tenant: &Tenant,
+    source: &Id,
+    id: &Id,
+) -> Result<(Import, Option<ImportReport>), Error> {
+    store.data_source(tenant, source).await?;
+    let import = store.import(tenant, source, id).await?;
+    if import.status != ImportStatus::Succeeded {
+        return Ok((import, None));
+    }
+    let key = blob::result_key(tenant, source, id);
+    let bytes = blob
+        .get(&key, 64 * 1024 * 1024)
+        .await?
+        .ok_or_else(|| Error::internal("import status", "report missing"))?;
+    let report =
+        serde_json::from_slice(&bytes).map_err(|e| Error::internal("decode import report", e))?;
+    Ok((import, Some(report)))
+}

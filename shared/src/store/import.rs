@@ -1,0 +1,225 @@
+//! Import records and the bulk write of imported contacts: 49 contacts a transaction (contact,
+//! phone guard, and one `contact_count` update for the lot: 99 actions), so a 1,000-row file is
+//! about 21 write requests and `contactCount` stays exact. A phone guard remembers the import
+//! that wrote it, so a retried or re-delivered import recognises its own rows and stores none twice.
+
+use super::keys::{self, HEAD, PK, SK};
+use super::{from_item, n, s, string_attr, to_item, Actions, Expr, Item, Store, WriteFailure};
+use crate::auth::Tenant;
+use crate::error::Error;
+use crate::files::ParsedRow;
+use crate::model::import::{Import, ImportStatus};
+use crate::model::{Contact, Id, Timestamp};
+use aws_sdk_dynamodb::types::{ReturnValue, ReturnValuesOnConditionCheckFailure};
+
+/// Contacts per transaction: two actions each, plus the data source's counter.
+const CONTACTS_PER_TRANSACTION: usize = 49;
+
+/// A processing claim older than this may be taken over (the worker that held it died).
+pub const STALE_CLAIM_MILLIS: i64 = 15 * 60 * 1000;
+
+fn import_not_found(id: &Id) -> Error {
+    Error::NotFound(format!("import {id} not found"))
+}
+
+/// What happened to one valid row of a file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RowOutcome {
+    /// Stored by this import (now or by an earlier attempt of it).
+    Stored,
+    /// Another contact of the data source already has this number.
+    AlreadyExists,
+}
+
+impl Store {
+    fn import_keys(tenant: &Tenant, import: &Import) -> [(&'static str, String); 2] {
+        [
+            (PK, keys::data_source(tenant, &import.data_source_id)),
+            (SK, keys::import(&import.id)),
+        ]
+    }
+
+    /// Stores a new import record.
+    pub async fn create_import(&self, tenant: &Tenant, import: &Import) -> Result<(), Error> {
+        self.client
+            .put_item()
+            .table_name(&self.table)
+            .set_item(Some(to_item(import, Self::import_keys(tenant, import))?))
+            .condition_expression("attribute_not_exists(pk)")
+            .send()
+            .await
+            .map_err(|e| Error::internal("create import", aws_sdk_dynamodb::Error::from(e)))?;
+        Ok(())
+    }
+
+    /// One import of a data source.
+    pub async fn import(&self, tenant: &Tenant, source: &Id, id: &Id) -> Result<Import, Error> {
+        let item = self
+            .get_item(keys::data_source(tenant, source), keys::import(id))
+            .await?
+            .ok_or_else(|| import_not_found(id))?;
+        from_item(item)
+    }
+
+    /// Takes an import for processing: only one worker gets it, however often its upload event
+    /// is delivered, unless the claim has gone stale. `None` when there is nothing to do.
+    pub async fn claim_import(
+        &self,
+        tenant: &Tenant,
+        source: &Id,
+        id: &Id,
+        now: Timestamp,
+    ) -> Result<Option<Import>, Error> {
+        let result = self
+            .client
+            .update_item()
+            .table_name(&self.table)
+            .key(PK, s(keys::data_source(tenant, source)))
+            .key(SK, s(keys::import(id)))
+            .update_expression("SET #status = :processing, claimed_at = :now, updated_at = :now")
+            .condition_expression(
+                "attribute_exists(pk) AND (#status = :waiting \
+                 OR (#status = :processing AND claimed_at < :stale))",
+            )
+            .expression_attribute_names("#status", "status")
+            .expression_attribute_values(":processing", s("PROCESSING"))
+            .expression_attribute_values(":waiting", s("WAITING_UPLOAD"))
+            .expression_attribute_values(":now", n(now.0))
+            .expression_attribute_values(":stale", n(now.0 - STALE_CLAIM_MILLIS))
+            .return_values(ReturnValue::AllNew)
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::None)
+            .send()
+            .await;
+        match result {
+            Ok(output) => output.attributes.map(from_item).transpose(),
+            Err(error) => match WriteFailure::from_sdk("claim import", error) {
+                WriteFailure::Other(error) => Err(error),
+                _ => Ok(None),
+            },
+        }
+    }
+
+    /// Records how an import ended.
+    pub async fn finish_import(
+        &self,
+        tenant: &Tenant,
+        import: &Import,
+        status: ImportStatus,
+        error: Option<&str>,
+        at: Timestamp,
+    ) -> Result<(), Error> {
+        let mut request = self
+            .client
+            .update_item()
+            .table_name(&self.table)
+            .key(PK, s(keys::data_source(tenant, &import.data_source_id)))
+            .key(SK, s(keys::import(&import.id)))
+            .expression_attribute_names("#status", "status")
+            .expression_attribute_names("#error", "error")
+            .expression_attribute_values(
+                ":status",
+                serde_dynamo::to_attribute_value(status)
+                    .map_err(|e| Error::internal("encode status", e))?,
+            )
+            .expression_attribute_values(":at", n(at.0))
+            .condition_expression("attribute_exists(pk)");
+        request = match error {
+            Some(message) => request
+                .update_expression("SET #status = :status, updated_at = :at, #error = :error")
+                .expression_attribute_values(":error", s(message)),
+            None => {
+                request.update_expression("SET #status = :status, updated_at = :at REMOVE #error")
+            }
+        };
+        request
+            .send()
+            .await
+            .map_err(|e| Error::internal("finish import", aws_sdk_dynamodb::Error::from(e)))?;
+        Ok(())
+    }
+
+    /// Stores the valid rows of an import as contacts of `source`, in file order, and answers
+    /// each row's outcome. The data source gone midway is 404; what was stored stays counted.
+    #[tracing::instrument(skip_all, fields(tenant = tenant.as_str(), import = %import, rows = rows.len()))]
+    pub async fn import_contacts(
+        &self,
+        tenant: &Tenant,
+        source: &Id,
+        import: &Id,
+        rows: &[ParsedRow],
+        at: Timestamp,
+    ) -> Result<Vec<RowOutcome>, Error> {
+        let mut outcomes = vec![RowOutcome::Stored; rows.len()];
+        for (chunk_index, chunk) in rows.chunks(CONTACTS_PER_TRANSACTION).enumerate() {
+            let base = chunk_index * CONTACTS_PER_TRANSACTION;
+            let mut pending: Vec<usize> = (0..chunk.len()).collect();
+            while !pending.is_empty() {
+                let contacts: Vec<Contact> = pending
+                    .iter()
+                    .map(|&i| Contact {
+                        id: Id::new(),
+                        data_source_id: source.clone(),
+                        phone: chunk[i].phone.clone(),
+                        fields: chunk[i].fields.clone(),
+                        status: 0,
+                        call_count: 0,
+                        created_at: at,
+                        updated_at: at,
+                    })
+                    .collect();
+                let mut actions = Actions::new(&self.table).update(
+                    keys::data_source(tenant, source),
+                    HEAD.to_owned(),
+                    "ADD contact_count :count",
+                    Some("attribute_exists(pk)"),
+                    Expr::default().value(":count", n(contacts.len())),
+                )?;
+                for contact in &contacts {
+                    let absent = || Some(("attribute_not_exists(pk)", Expr::default()));
+                    actions = actions
+                        .put(self.contact_item(tenant, contact)?, absent())?
+                        .put(self.phone_guard(tenant, contact, Some(import)), absent())?;
+                }
+                let failure = match self.transact("import contacts", actions.into_items()).await {
+                    Ok(()) => break,
+                    Err(failure) => failure,
+                };
+                let condition = match failure {
+                    WriteFailure::Other(error) => return Err(error),
+                    WriteFailure::Condition { item } => super::ConditionFailure::Single { item },
+                    WriteFailure::Cancelled(reasons) => {
+                        super::ConditionFailure::Transaction(reasons)
+                    }
+                };
+                if condition.failed_at(0) {
+                    return Err(Error::NotFound(format!("dataSource {source} not found")));
+                }
+                // Rows whose number is already guarded drop out; the rest are tried again.
+                let mut still_pending = Vec::new();
+                for (position, &i) in pending.iter().enumerate() {
+                    let guard_action = 2 + 2 * position;
+                    if condition.failed_at(guard_action) {
+                        outcomes[base + i] = match condition.item_at(guard_action) {
+                            Some(guard) if written_by(guard, import) => RowOutcome::Stored,
+                            _ => RowOutcome::AlreadyExists,
+                        };
+                    } else {
+                        still_pending.push(i);
+                    }
+                }
+                if still_pending.len() == pending.len() {
+                    return Err(Error::internal(
+                        "import contacts",
+                        "transaction refused without a cause",
+                    ));
+                }
+                pending = still_pending;
+            }
+        }
+        Ok(outcomes)
+    }
+}
+
+fn written_by(guard: &Item, import: &Id) -> bool {
+    string_attr(guard, "import_id") == Some(import.as_str())
+}

@@ -1,0 +1,95 @@
+//! Queue-triggered work: S3 upload notifications (imports) and reclaim jobs arrive as SQS
+//! batches; each message is handled on its own and only the failed ones are reported back for
+//! redelivery (partial batch failures). The local stack feeds the same functions from its poller.
+
+use crate::error::Error;
+use crate::http::App;
+use crate::reclaim::{self, ReclaimJob};
+use crate::service::import;
+use aws_lambda_events::event::sqs::{SqsBatchResponse, SqsEvent};
+use serde::Deserialize;
+use std::future::Future;
+
+/// Runs `handle` on every message body and reports the ids of those that failed.
+pub async fn each_message<F, Fut>(event: SqsEvent, handle: F) -> SqsBatchResponse
+where
+    F: Fn(String) -> Fut,
+    Fut: Future<Output = Result<(), Error>>,
+{
+    let mut response = SqsBatchResponse::default();
+    for message in event.records {
+        let id = message.message_id.unwrap_or_default();
+        if let Err(error) = handle(message.body.unwrap_or_default()).await {
+            tracing::error!(message_id = %id, %error, "message failed; it will be redelivered");
+            response.add_failure(id);
+        }
+    }
+    response
+}
+
+/// The part of an S3 event notification the import needs. Read leniently, rather than with
+/// the full event type, so a field the import does not use (such as a stand-in's `eventTime`
+/// without a zone) cannot make a notification unreadable.
+#[derive(Debug, Deserialize)]
+struct Notification {
+    /// Absent in S3's `s3:TestEvent`, sent when the notification is set up.
+    #[serde(rename = "Records", default)]
+    records: Vec<NotificationRecord>,
+}
+
+#[derive(Debug, Deserialize)]
+struct NotificationRecord {
+    s3: NotificationEntity,
+}
+
+#[derive(Debug, Deserialize)]
+struct NotificationEntity {
+    object: NotificationObject,
+}
+
+#[derive(Debug, Deserialize)]
+struct NotificationObject {
+    key: String,
+}
+
+/// An S3 notification: imports every uploaded object it names.
+pub async fn upload_message(app: &App, body: String) -> Result<(), Error> {
+    let notification: Notification =
+        serde_json::from_str(&body).map_err(|e| Error::internal("decode S3 notification", e))?;
+    for record in notification.records {
+        // Boxed: the import future is deep enough to overflow the layout query otherwise.
+        Box::pin(import::process_upload(
+            &app.store,
+            &app.blob,
+            &object_key(&record.s3.object.key),
+        ))
+        .await?;
+    }
+    Ok(())
+}
+
+/// Keys in S3 notifications are URL-encoded, with `+` for a space.
+pub fn object_key(encoded: &str) -> String {
+    let spaced = encoded.replace('+', " ");
+    percent_encoding::percent_decode_str(&spaced)
+        .decode_utf8_lossy()
+        .into_owned()
+}
+
+/// A reclaim job.
+pub async fn reclaim_message(app: &App, body: String) -> Result<(), Error> {
+    let job: ReclaimJob =
+        serde_json::from_str(&body).map_err(|e| Error::internal("decode reclaim job", e))?;
+    reclaim::run(&app.store, &job).await.map(drop)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn notification_keys_are_decoded() {
+        assert_eq!(object_key("uploads/a%40b%3Ac/x+y"), "uploads/a@b:c/x y");
+        assert_eq!(object_key("uploads/plain"), "uploads/plain");
+    }
+}
