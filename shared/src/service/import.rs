@@ -276,10 +276,11 @@ pub async fn status(
         return Ok((import, None));
     }
     let key = blob::result_key(tenant, source, id);
-    let bytes = blob
-        .get(&key, 64 * 1024 * 1024)
-        .await?
-        .ok_or_else(|| Error::internal("import status", "report missing"))?;
+    let Some(bytes) = blob.get(&key, 64 * 1024 * 1024).await? else {
+        // Reports expire with the bucket's lifecycle rule; the import record stays.
+        tracing::warn!(%key, "import report has expired");
+        return Ok((import, None));
+    };
     let report =
         serde_json::from_slice(&bytes).map_err(|e| Error::internal("decode import report", e))?;
     Ok((import, Some(report)))
