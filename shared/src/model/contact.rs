@@ -13,13 +13,15 @@ pub const KNOWN_FIELDS: [(&str, usize); 3] = [
     ("address", 500),
     ("orderAmount", 100),
 ];
-/// Fields a client may send but never set (D6, D8): ignored on input.
-pub const READ_ONLY_FIELDS: [&str; 7] = [
+/// Fields a client may send but never set (D6, D8): ignored on input, never custom fields.
+pub const READ_ONLY_FIELDS: [&str; 9] = [
     "id",
     "contactId",
     "dataSourceId",
     "status",
     "callCount",
+    "contactCount",
+    "successCount",
     "createTime",
     "updateTime",
 ];
@@ -128,12 +130,13 @@ pub struct ContactPatch {
 }
 
 impl ContactPatch {
-    /// Parses a JSON object body. Read-only fields are ignored; any other non-string value is 400.
+    /// Parses a JSON object body. Read-only fields, and `null` like everywhere else in a body,
+    /// are ignored; any other non-string value is 400.
     pub fn from_json(body: &Map<String, Value>) -> Result<Self, Error> {
         let mut patch = ContactPatch::default();
         let mut probe = ContactFields::default();
         for (name, value) in body {
-            if READ_ONLY_FIELDS.contains(&name.as_str()) {
+            if READ_ONLY_FIELDS.contains(&name.as_str()) || value.is_null() {
                 continue;
             }
             let Value::String(text) = value else {
@@ -228,6 +231,8 @@ mod tests {
         assert_eq!(fields.get("customerName"), Some("Li"));
         assert_eq!(fields.get("vip_level"), Some("3"));
         assert_eq!(fields.get("status"), None);
+        assert_eq!(fields.get("contactCount"), None);
+        assert_eq!(fields.get("address"), None);
     }
 
     #[test]
