@@ -5,7 +5,7 @@ TENANT ?= acme
 export MOTO_PORT ?= 5000
 export MOTO_ENDPOINT ?= http://127.0.0.1:$(MOTO_PORT)
 
-.PHONY: run test check token lint-template bench build-lambdas clean-local
+.PHONY: run test token lint-template bench lambdas
 
 ## run: the whole service locally on http://127.0.0.1:$(PORT)/api/... (Ctrl-C stops what it started)
 run:
@@ -33,3 +33,10 @@ token:
 lint-template:
 	@scripts/stack.sh setup
 	.venv/bin/cfn-lint template.yaml
+
+## lambdas: the four arm64 bootstrap binaries, as `sam build` makes them (target/lambda/<name>/)
+lambdas:
+	@scripts/stack.sh setup
+	.venv/bin/pip install --quiet --disable-pip-version-check -r scripts/requirements-build.txt
+	PATH="$(CURDIR)/.venv/bin:$$PATH" cargo lambda build --release --arm64 \
+	  -p datasource-api -p task-api -p contact-import -p reclaim
