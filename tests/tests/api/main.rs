@@ -2,4 +2,5 @@
 
 mod datasource;
 mod support;
+mod task_states;
 mod tasks;
