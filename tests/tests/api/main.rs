@@ -2,5 +2,6 @@
 
 mod datasource;
 mod support;
+mod task_races;
 mod task_states;
 mod tasks;
