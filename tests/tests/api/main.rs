@@ -3,5 +3,6 @@
 mod datasource;
 mod support;
 mod task_races;
+mod task_recall;
 mod task_states;
 mod tasks;
