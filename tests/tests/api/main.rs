@@ -2,7 +2,9 @@
 
 mod datasource;
 mod support;
+mod task_calls;
 mod task_races;
 mod task_recall;
 mod task_states;
+mod task_views;
 mod tasks;
