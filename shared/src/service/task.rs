@@ -288,7 +288,15 @@ pub async fn recall(
             hold: Hold::Acquire,
             ..change(TaskOperation::Recall, now)
         };
-        store.transition_holding(tenant, &task, &requeue).await?;
+        if let Err(error) = store.transition_holding(tenant, &task, &requeue).await {
+            // A concurrent recall requeued it first: the task is RUNNING (or PAUSED since),
+            // where recall is allowed too, and this one's contacts are queued. Not a 405.
+            let requeued = matches!(error, Error::NotAllowed(_))
+                && store.task(tenant, id).await?.status.holds_data_source();
+            if !requeued {
+                return Err(error);
+            }
+        }
     }
     Ok(recalled)
 }

@@ -108,7 +108,11 @@ fn transition_expression(change: &Transition) -> (String, String, Expr) {
         sets.push("contact_count = :contact_count");
         expr = expr.value(":contact_count", n(count));
     }
-    let update = format!("SET {}", sets.join(", "));
+    let mut update = format!("SET {}", sets.join(", "));
+    if change.to == TaskStatus::Running {
+        // A running task has not ended: a recall that requeues a COMPLETED task clears endTime.
+        update.push_str(" REMOVE ended_at");
+    }
     let (condition, expr) = status_in(change.from, expr);
     (update, condition, expr)
 }
@@ -338,6 +342,9 @@ impl Store {
         }
         if change.set_ended {
             next.ended_at = Some(change.at);
+        }
+        if change.to == TaskStatus::Running {
+            next.ended_at = None;
         }
         if change.stop_reason.is_some() {
             next.stop_reason.clone_from(&change.stop_reason);

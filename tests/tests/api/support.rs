@@ -9,13 +9,14 @@ use outbound::auth::Tenant;
 use outbound::blob::Blob;
 use outbound::config::Config;
 use outbound::http::{App, AppParts};
-use outbound::model::Id;
+use outbound::model::task::{CallCounters, TaskContact};
+use outbound::model::{DataSource, Id, Task, TaskStatus, Timestamp};
 use outbound::reclaim::{ReclaimJob, ReclaimQueue};
 use outbound::store::{keys, Item, Store};
 use outbound_local::{local_config, local_jwt, provision, sdk_config};
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -458,5 +459,207 @@ impl TestApi {
         let status = response.status();
         let headers = response.headers().clone();
         (status, headers, response.bytes().await.unwrap().to_vec())
+    }
+}
+
+/// The store's view of a tenant name.
+pub fn tenant(name: &str) -> Tenant {
+    Tenant::parse(name).unwrap()
+}
+
+/// A record id as the API handed it out.
+pub fn id(raw: &str) -> Id {
+    Id::parse(raw).unwrap_or_else(|| panic!("{raw:?} is not an id"))
+}
+
+/// A phone number that is unique among the `n` contacts of one data source.
+pub fn phone(n: usize) -> String {
+    format!("1380000{n:04}")
+}
+
+/// The name of a state as the 405 messages show it (D10), written out independently of the code.
+pub fn state_name(status: TaskStatus) -> &'static str {
+    [
+        "DRAFT",
+        "RUNNING",
+        "PAUSED",
+        "STOPPED",
+        "COMPLETED",
+        "FAILED",
+        "CLOSED",
+    ][usize::from(status.code())]
+}
+
+/// A task on a fresh data source, as the tests set it up.
+#[derive(Clone, Debug)]
+pub struct TaskFixture {
+    pub id: String,
+    pub source: String,
+    pub contacts: Vec<String>,
+}
+
+impl TestApi {
+    /// Adds a data source with `count` contacts: its id and the contact ids, oldest first.
+    pub async fn source_with_contacts(&self, tenant: &str, count: usize) -> (String, Vec<String>) {
+        let source = self.data_source(tenant, &unique("Source")).await;
+        let mut contacts = Vec::new();
+        for n in 0..count {
+            contacts.push(self.contact(tenant, &source, &phone(n)).await);
+        }
+        (source, contacts)
+    }
+
+    /// Adds a DRAFT task with `extra` body fields on `source` and answers its id.
+    pub async fn task(&self, tenant: &str, name: &str, source: &str, extra: Value) -> String {
+        let mut body = serde_json::json!({"taskName": name, "dataSourceId": source});
+        for (field, value) in extra.as_object().cloned().unwrap_or_default() {
+            body[field] = value;
+        }
+        let answer = self.post(tenant, "/api/task/add", body).await;
+        answer.ok()["id"].as_str().unwrap().to_owned()
+    }
+
+    /// Takes a DRAFT task into `state` the way tasks get there: publish, pause, stop and close
+    /// over HTTP; COMPLETED and FAILED through the dialing engine's entry points.
+    pub async fn drive(&self, tenant_name: &str, id_raw: &str, state: TaskStatus) {
+        use outbound::service::task as engine;
+        let body = serde_json::json!({"id": id_raw});
+        let (owner, task) = (tenant(tenant_name), id(id_raw));
+        if state == TaskStatus::Draft {
+            return;
+        }
+        self.post(tenant_name, "/api/task/publish", body.clone())
+            .await
+            .ok();
+        match state {
+            TaskStatus::Draft | TaskStatus::Running => {}
+            TaskStatus::Paused => {
+                self.post(tenant_name, "/api/task/pause", body).await.ok();
+            }
+            TaskStatus::Stopped | TaskStatus::Closed => {
+                self.post(tenant_name, "/api/task/stop", body.clone())
+                    .await
+                    .ok();
+                if state == TaskStatus::Closed {
+                    self.post(tenant_name, "/api/task/close", body).await.ok();
+                }
+            }
+            TaskStatus::Completed => {
+                engine::complete(&self.store, &owner, &task).await.unwrap();
+            }
+            TaskStatus::Failed => {
+                engine::fail(&self.store, &owner, &task, "carrier refused".into())
+                    .await
+                    .unwrap();
+            }
+        }
+        assert_eq!(self.stored_task(tenant_name, id_raw).await.status, state);
+    }
+
+    /// A task in `state` on a fresh data source with `contacts` contacts.
+    pub async fn task_in(&self, tenant: &str, state: TaskStatus, contacts: usize) -> TaskFixture {
+        let (source, contacts) = self.source_with_contacts(tenant, contacts).await;
+        let id = self
+            .task(tenant, &unique("Task"), &source, serde_json::json!({}))
+            .await;
+        self.drive(tenant, &id, state).await;
+        TaskFixture {
+            id,
+            source,
+            contacts,
+        }
+    }
+
+    /// The stored task, read past the API.
+    pub async fn stored_task(&self, tenant_name: &str, id_raw: &str) -> Task {
+        self.store
+            .task(&tenant(tenant_name), &id(id_raw))
+            .await
+            .unwrap()
+    }
+
+    /// The stored data source (with its `active_tasks`), read past the API.
+    pub async fn stored_source(&self, tenant_name: &str, id_raw: &str) -> DataSource {
+        self.store
+            .data_source(&tenant(tenant_name), &id(id_raw))
+            .await
+            .unwrap()
+    }
+
+    /// The stored per-contact state of a task, keyed by contact id.
+    pub async fn stored_task_contacts(
+        &self,
+        tenant_name: &str,
+        task: &str,
+    ) -> BTreeMap<String, TaskContact> {
+        self.store
+            .task_contacts(&tenant(tenant_name), &id(task))
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|contact| (contact.contact_id.to_string(), contact))
+            .collect()
+    }
+
+    /// A DynamoDB client that the call counter does not see.
+    fn raw_dynamodb(&self) -> aws_sdk_dynamodb::Client {
+        aws_sdk_dynamodb::Client::new(&self.sdk)
+    }
+
+    /// Stands in for the dialing engine, which does not exist yet: records that `contact` was
+    /// dialled `attempts` times in `task`, the latest with `outcome` (D7 codes: 1 success,
+    /// 2 failed, 3 no answer), the way the engine will store it (`TaskContact` under the task's
+    /// contact partition).
+    pub async fn seed_task_contact(
+        &self,
+        tenant_name: &str,
+        task: &str,
+        contact: &str,
+        outcome: u8,
+        attempts: u32,
+    ) {
+        let state = TaskContact {
+            contact_id: id(contact),
+            attempts,
+            allowance: attempts,
+            last_outcome: outcome,
+            last_duration: 0,
+            next_attempt_at: None,
+            priority: 3,
+            updated_at: Timestamp::now(),
+        };
+        let mut item: HashMap<String, AttributeValue> = serde_dynamo::to_item(&state).unwrap();
+        let pk = keys::task_contacts(&tenant(tenant_name), &id(task));
+        item.insert(keys::PK.into(), AttributeValue::S(pk));
+        item.insert(
+            keys::SK.into(),
+            AttributeValue::S(keys::contact(&id(contact))),
+        );
+        self.raw_dynamodb()
+            .put_item()
+            .table_name(&self.resources.table)
+            .set_item(Some(item))
+            .send()
+            .await
+            .unwrap();
+    }
+
+    /// Stands in for the dialing engine's counters on the task record (calls, outcomes, seconds).
+    pub async fn seed_counters(&self, tenant_name: &str, task: &str, counters: &CallCounters) {
+        let value = serde_dynamo::to_attribute_value(counters).unwrap();
+        self.raw_dynamodb()
+            .update_item()
+            .table_name(&self.resources.table)
+            .key(
+                keys::PK,
+                AttributeValue::S(keys::tenant(&tenant(tenant_name))),
+            )
+            .key(keys::SK, AttributeValue::S(keys::task(&id(task))))
+            .update_expression("SET counters = :counters")
+            .condition_expression("attribute_exists(pk)")
+            .expression_attribute_values(":counters", value)
+            .send()
+            .await
+            .unwrap();
     }
 }

@@ -1,0 +1,271 @@
+//! Recall (D12) over HTTP: which ids are recalled, the per-task contact state it writes, the
+//! failed / no-answer default, and COMPLETED -> RUNNING (D10).
+
+use crate::support::{id, TaskFixture, TestApi};
+use outbound::model::task::TaskContact;
+use outbound::model::{Id, TaskStatus};
+use serde_json::{json, Value};
+
+async fn recall(api: &TestApi, task: &str, body: Value) -> crate::support::Answer {
+    api.post("acme", &format!("/api/task/{task}/recall"), body)
+        .await
+}
+
+/// The recalled ids of a success, sorted.
+fn recalled(data: &Value) -> Vec<String> {
+    let ids: Vec<String> = data["recallIds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|id| id.as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(data["recallCount"], ids.len(), "{data}");
+    let mut sorted = ids;
+    sorted.sort();
+    sorted
+}
+
+fn sorted(ids: &[&String]) -> Vec<String> {
+    let mut ids: Vec<String> = ids.iter().map(|id| id.to_string()).collect();
+    ids.sort();
+    ids
+}
+
+/// A queued recall: the allowance, priority and due time D12 asks for.
+fn assert_queued(state: &TaskContact, attempts: u32, allowance: u32, priority: u8, outcome: u8) {
+    assert_eq!(state.attempts, attempts, "{state:?}");
+    assert_eq!(state.allowance, allowance, "{state:?}");
+    assert_eq!(state.priority, priority, "{state:?}");
+    assert_eq!(state.last_outcome, outcome, "{state:?}");
+    assert!(state.next_attempt_at.is_some(), "{state:?}");
+}
+
+/// D12: explicit ids are recalled once each, in the order given; ids that are not contacts of the
+/// task's data source (another data source's, malformed, unknown, deleted) are ignored.
+#[tokio::test]
+async fn explicit_ids_recall_only_contacts_of_the_data_source() {
+    let api = TestApi::start().await;
+    let (source, contacts) = api.source_with_contacts("acme", 4).await;
+    let task = api
+        .task("acme", "Redial", &source, json!({"maxDialCount": 4}))
+        .await;
+    api.drive("acme", &task, TaskStatus::Running).await;
+    let (_, elsewhere) = api.source_with_contacts("acme", 1).await;
+    let (deleted, kept_dialled) = (&contacts[3], &contacts[2]);
+    api.post(
+        "acme",
+        &format!("/api/dataSource/{source}/contact/delete"),
+        json!({"contactId": deleted}),
+    )
+    .await
+    .ok();
+    // The dialing engine already tried this one twice.
+    api.seed_task_contact("acme", &task, kept_dialled, 3, 2)
+        .await;
+    let unknown = Id::new().to_string();
+    let asked = json!([
+        contacts[1],
+        contacts[0],
+        contacts[1],
+        elsewhere[0],
+        "nope",
+        contacts[0].to_lowercase(),
+        unknown,
+        deleted,
+        kept_dialled,
+    ]);
+    let answer = recall(&api, &task, json!({"contactIds": asked, "priority": 2})).await;
+    assert_eq!(
+        answer.ok(),
+        &json!({"recallCount": 3, "recallIds": [contacts[1], contacts[0], kept_dialled]})
+    );
+    let written = api.stored_task_contacts("acme", &task).await;
+    assert_eq!(
+        written.keys().collect::<Vec<_>>(),
+        sorted(&[&contacts[0], &contacts[1], kept_dialled])
+            .iter()
+            .collect::<Vec<_>>()
+    );
+    // Fresh allowance: attempts so far + maxDialCount.
+    assert_queued(&written[&contacts[0]], 0, 4, 2, 0);
+    assert_queued(&written[&contacts[1]], 0, 4, 2, 0);
+    assert_queued(&written[kept_dialled], 2, 6, 2, 3);
+    // Default priority 5; a second recall tops the allowance up again from the attempts made.
+    let again = recall(&api, &task, json!({"contactIds": [kept_dialled]})).await;
+    assert_eq!(
+        again.ok(),
+        &json!({"recallCount": 1, "recallIds": [kept_dialled]})
+    );
+    let written = api.stored_task_contacts("acme", &task).await;
+    assert_queued(&written[kept_dialled], 2, 6, 5, 3);
+    assert_eq!(written[&contacts[0]].priority, 2);
+    // Nothing that matches: 200 with nothing recalled.
+    let nothing = recall(&api, &task, json!({"contactIds": [elsewhere[0], "nope"]})).await;
+    assert_eq!(nothing.ok(), &json!({"recallCount": 0, "recallIds": []}));
+    assert_eq!(
+        api.stored_task("acme", &task).await.status,
+        TaskStatus::Running
+    );
+}
+
+/// D12: with no ids, exactly the contacts whose latest outcome in this task is failed (2) or no
+/// answer (3) are recalled; successes, undialled contacts, other tasks' outcomes and contacts
+/// no longer in the data source are not.
+#[tokio::test]
+async fn empty_ids_recall_failed_and_unanswered_contacts() {
+    let api = TestApi::start().await;
+    let task = api.task_in("acme", TaskStatus::Paused, 6).await;
+    let other = api.task("acme", "Other", &task.source, json!({})).await;
+    let c = &task.contacts;
+    for (contact, outcome, attempts) in [(&c[0], 2, 1), (&c[1], 3, 3), (&c[2], 1, 1), (&c[3], 0, 0)]
+    {
+        api.seed_task_contact("acme", &task.id, contact, outcome, attempts)
+            .await;
+    }
+    // Failed in another task only: not this task's business.
+    api.seed_task_contact("acme", &other, &c[4], 2, 1).await;
+    // Failed here, then deleted from the data source.
+    api.seed_task_contact("acme", &task.id, &c[5], 2, 1).await;
+    api.post(
+        "acme",
+        &format!("/api/dataSource/{}/contact/delete", task.source),
+        json!({"contactId": c[5]}),
+    )
+    .await
+    .ok();
+    for body in [
+        json!({}),
+        json!({"contactIds": []}),
+        json!({"contactIds": null}),
+    ] {
+        let answer = recall(&api, &task.id, body.clone()).await;
+        assert_eq!(recalled(answer.ok()), sorted(&[&c[0], &c[1]]), "{body}");
+    }
+    let written = api.stored_task_contacts("acme", &task.id).await;
+    assert_queued(&written[&c[0]], 1, 4, 5, 2);
+    assert_queued(&written[&c[1]], 3, 6, 5, 3);
+    // Untouched: the success, the undialled one, the deleted one.
+    assert_eq!(written[&c[2]].allowance, 1);
+    assert_eq!(written[&c[3]].allowance, 0);
+    assert_eq!(written[&c[5]].allowance, 1);
+    assert_eq!(written[&c[5]].next_attempt_at, None);
+    assert!(!written.contains_key(&c[4]));
+    assert_eq!(
+        api.stored_task("acme", &task.id).await.status,
+        TaskStatus::Paused
+    );
+}
+
+/// D10, D12: a COMPLETED task becomes RUNNING (and holds its data source again) when a recall
+/// queued something, and stays COMPLETED when nothing matched.
+#[tokio::test]
+async fn completed_task_runs_again_only_when_something_is_recalled() {
+    let api = TestApi::start().await;
+    let task = api.task_in("acme", TaskStatus::Completed, 3).await;
+    let before = api.stored_task("acme", &task.id).await;
+    assert!(before.ended_at.is_some());
+    api.seed_task_contact("acme", &task.id, &task.contacts[0], 1, 1)
+        .await;
+    // Only a success: nothing to recall.
+    let answer = recall(&api, &task.id, json!({})).await;
+    assert_eq!(answer.ok(), &json!({"recallCount": 0, "recallIds": []}));
+    let (_, elsewhere) = api.source_with_contacts("acme", 1).await;
+    let answer = recall(&api, &task.id, json!({"contactIds": elsewhere})).await;
+    assert_eq!(answer.ok(), &json!({"recallCount": 0, "recallIds": []}));
+    assert_eq!(api.stored_task("acme", &task.id).await, before);
+    assert_eq!(
+        api.stored_source("acme", &task.source).await.active_tasks,
+        0
+    );
+
+    api.seed_task_contact("acme", &task.id, &task.contacts[1], 3, 3)
+        .await;
+    let answer = recall(&api, &task.id, json!({"priority": 1})).await;
+    assert_eq!(
+        answer.ok(),
+        &json!({"recallCount": 1, "recallIds": [task.contacts[1]]})
+    );
+    let after = api.stored_task("acme", &task.id).await;
+    assert_eq!(after.status, TaskStatus::Running);
+    assert_eq!(after.ended_at, None, "running again: endTime is null");
+    assert!(after.updated_at > before.updated_at);
+    assert_eq!(
+        api.stored_source("acme", &task.source).await.active_tasks,
+        1
+    );
+    let detail = api
+        .get("acme", &format!("/api/task/detail/{}", task.id))
+        .await;
+    assert_eq!(detail.ok()["status"], 1);
+    assert_eq!(detail.ok()["endTime"], Value::Null);
+    // Held again (D11), and the engine can complete it again.
+    api.post("acme", "/api/dataSource/delete", json!({"id": task.source}))
+        .await
+        .code(409);
+    outbound::service::task::complete(&api.store, &crate::support::tenant("acme"), &id(&task.id))
+        .await
+        .unwrap();
+    assert_eq!(
+        api.stored_source("acme", &task.source).await.active_tasks,
+        0
+    );
+}
+
+/// D12: a COMPLETED task whose data source is gone recalls nothing and stays COMPLETED.
+#[tokio::test]
+async fn completed_task_of_a_deleted_data_source_recalls_nothing() {
+    let api = TestApi::start().await;
+    let task = api.task_in("acme", TaskStatus::Completed, 2).await;
+    api.seed_task_contact("acme", &task.id, &task.contacts[0], 2, 1)
+        .await;
+    api.post("acme", "/api/dataSource/delete", json!({"id": task.source}))
+        .await
+        .ok();
+    let before = api.stored_task("acme", &task.id).await;
+    for body in [json!({}), json!({"contactIds": task.contacts})] {
+        let answer = recall(&api, &task.id, body).await;
+        assert_eq!(answer.ok(), &json!({"recallCount": 0, "recallIds": []}));
+    }
+    assert_eq!(api.stored_task("acme", &task.id).await, before);
+}
+
+/// D12, D1: a malformed recall body is 400 naming the field, and writes nothing.
+#[tokio::test]
+async fn recall_refuses_malformed_bodies() {
+    let api = TestApi::start().await;
+    let task: TaskFixture = api.task_in("acme", TaskStatus::Running, 1).await;
+    const IDS: &str = "contactIds must be an array of strings";
+    const PRIORITY: &str = "priority must be an integer from 1 to 5";
+    let contact = &task.contacts[0];
+    for (body, message) in [
+        (json!({"contactIds": contact}), IDS),
+        (json!({"contactIds": {"id": contact}}), IDS),
+        (json!({"contactIds": [contact, 1]}), IDS),
+        (json!({"contactIds": [null]}), IDS),
+        (json!({"contactIds": [contact], "priority": 0}), PRIORITY),
+        (json!({"contactIds": [contact], "priority": 6}), PRIORITY),
+        (json!({"contactIds": [contact], "priority": "1"}), PRIORITY),
+        (json!({"contactIds": [contact], "priority": 1.5}), PRIORITY),
+    ] {
+        recall(&api, &task.id, body).await.err(400, message);
+    }
+    let not_an_object = api
+        .request(
+            "acme",
+            reqwest::Method::POST,
+            &format!("/api/task/{}/recall", task.id),
+        )
+        .json(&json!([contact]))
+        .send()
+        .await
+        .unwrap();
+    crate::support::Answer::from(not_an_object)
+        .await
+        .err(400, "request body must be a JSON object");
+    assert!(api.stored_task_contacts("acme", &task.id).await.is_empty());
+    for missing in ["nope", "01ARZ3NDEKTSV4RRFFQ69G5FAV"] {
+        recall(&api, missing, json!({}))
+            .await
+            .err(404, &format!("task {missing} not found"));
+    }
+}
