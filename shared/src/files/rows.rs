@@ -39,6 +39,8 @@ pub struct ParsedRow {
     /// Line number in the file (title row = 1), as in [`RowFailure::row`].
     pub row: u64,
     pub phone: Phone,
+    /// The phone cell as given, for the report should the number already exist (D8).
+    pub phone_as_given: String,
     pub fields: ContactFields,
 }
 
@@ -136,6 +138,7 @@ impl Collector {
             Ok((phone, fields)) => self.file.rows.push(ParsedRow {
                 row: line,
                 phone,
+                phone_as_given: phone_cell.to_owned(),
                 fields,
             }),
             Err(why) => self
@@ -215,6 +218,7 @@ mod tests {
         assert_eq!(file.import_count, 5);
         assert_eq!(file.rows.len(), 1);
         assert_eq!(file.rows[0].row, 3);
+        assert_eq!(file.rows[0].phone_as_given, "138-0013-8000");
         assert_eq!(file.rows[0].fields.get("customerName"), Some("A"));
         assert_eq!(
             reasons(&file),

@@ -248,7 +248,7 @@ async fn read_and_store(
         if *outcome == RowOutcome::AlreadyExists {
             details.push(RowFailure::new(
                 row.row,
-                row.phone.as_str(),
+                &row.phone_as_given,
                 reason::ALREADY_EXISTS,
             ));
         }
