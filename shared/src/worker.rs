@@ -2,6 +2,7 @@
 //! batches; each message is handled on its own and only the failed ones are reported back for
 //! redelivery (partial batch failures). The local stack feeds the same functions from its poller.
 
+use crate::config::Config;
 use crate::error::Error;
 use crate::http::App;
 use crate::reclaim::{self, ReclaimJob};
@@ -9,6 +10,40 @@ use crate::service::import;
 use aws_lambda_events::event::sqs::{SqsBatchResponse, SqsEvent};
 use serde::Deserialize;
 use std::future::Future;
+
+/// The queues whose messages a function handles.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Queue {
+    /// S3 notifications of new objects under `uploads/`: the contact-import function.
+    Uploads,
+    /// Reclaim jobs: the reclaim function.
+    Reclaim,
+}
+
+impl Queue {
+    /// Handles one message body of this queue.
+    pub async fn handle(self, app: &App, body: String) -> Result<(), Error> {
+        match self {
+            Queue::Uploads => upload_message(app, body).await,
+            Queue::Reclaim => reclaim_message(app, body).await,
+        }
+    }
+}
+
+/// The whole life of a queue-triggered Lambda: configuration and clients once, then every SQS
+/// batch through [`Queue::handle`], reporting the messages that failed.
+pub async fn serve(queue: Queue) -> Result<(), lambda_runtime::Error> {
+    crate::telemetry::init();
+    let app = App::from_config(Config::from_env()?).await;
+    let handler =
+        lambda_runtime::service_fn(|event: lambda_runtime::LambdaEvent<SqsEvent>| async {
+            // Boxed: the handlers' futures are deep enough to overflow the layout query otherwise.
+            let batch =
+                each_message(event.payload, |body| Box::pin(queue.handle(&app, body))).await;
+            Ok::<_, lambda_runtime::Error>(batch)
+        });
+    lambda_runtime::run(handler).await
+}
 
 /// Runs `handle` on every message body and reports the ids of those that failed.
 pub async fn each_message<F, Fut>(event: SqsEvent, handle: F) -> SqsBatchResponse

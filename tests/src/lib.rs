@@ -54,23 +54,16 @@ pub async fn serve(listener: TcpListener, app: App) -> std::io::Result<()> {
 
 /// Starts the queue pollers that stand in for the import and reclaim Lambdas.
 pub fn spawn_workers(app: &App, resources: &provision::Resources, sdk: &aws_config::SdkConfig) {
+    use outbound::worker::Queue;
     let sqs = aws_sdk_sqs::Client::new(sdk);
-    let imports = app.clone();
-    tokio::spawn(poller::poll(
-        sqs.clone(),
-        resources.import_queue_url.clone(),
-        move |body| {
-            let app = imports.clone();
-            async move { outbound::worker::upload_message(&app, body).await }
-        },
-    ));
-    let reclaims = app.clone();
-    tokio::spawn(poller::poll(
-        sqs,
-        resources.reclaim_queue_url.clone(),
-        move |body| {
-            let app = reclaims.clone();
-            async move { outbound::worker::reclaim_message(&app, body).await }
-        },
-    ));
+    for (queue, url) in [
+        (Queue::Uploads, &resources.import_queue_url),
+        (Queue::Reclaim, &resources.reclaim_queue_url),
+    ] {
+        let app = app.clone();
+        tokio::spawn(poller::poll(sqs.clone(), url.clone(), move |body| {
+            let app = app.clone();
+            async move { queue.handle(&app, body).await }
+        }));
+    }
 }

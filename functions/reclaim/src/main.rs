@@ -1,17 +1,8 @@
 //! The reclaim Lambda: deletes the items left behind by a deleted data source or task.
 
-use aws_lambda_events::event::sqs::SqsEvent;
-use lambda_runtime::{service_fn, LambdaEvent};
-use outbound::{config::Config, http::App, telemetry, worker};
+use outbound::worker::{serve, Queue};
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
-    telemetry::init();
-    let app = App::from_config(Config::from_env()?).await;
-    lambda_runtime::run(service_fn(|event: LambdaEvent<SqsEvent>| async {
-        Ok::<_, lambda_runtime::Error>(
-            worker::each_message(event.payload, |body| worker::reclaim_message(&app, body)).await,
-        )
-    }))
-    .await
+    serve(Queue::Reclaim).await
 }
