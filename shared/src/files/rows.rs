@@ -48,7 +48,9 @@ pub struct ParsedRow {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RowFailure {
     /// Line number in the file, title row = 1. For CSV, the line a record starts on (a quoted
-    /// value may span lines); for `.xlsx`, the sheet's row number.
+    /// value may span lines); for `.xlsx`, the sheet's row number. Both count from the top of the
+    /// file, so when blank lines come before the title row the numbers still match what an editor
+    /// shows.
     pub row: u64,
     /// The phone cell as given, cut to [`RowFailure::MAX_PHONE_CHARS`] characters.
     #[serde(rename = "phoneNumber")]
