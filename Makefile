@@ -40,3 +40,16 @@ lambdas:
 	.venv/bin/pip install --quiet --disable-pip-version-check -r scripts/requirements-build.txt
 	PATH="$(CURDIR)/.venv/bin:$$PATH" cargo lambda build --release --arm64 \
 	  -p datasource-api -p task-api -p contact-import -p reclaim
+
+## bench: the file benchmark in release mode (10k-row CSV/XLSX parse, 100k-row export memory),
+## then pandas/openpyxl on the same files when they can be installed into .local/venv-bench
+bench:
+	@mkdir -p .local/bench
+	BENCH_DIR=$(CURDIR)/.local/bench cargo bench --quiet -p outbound --bench files
+	@if [ ! -x .local/venv-bench/bin/python ] || ! cmp -s scripts/requirements-bench.txt .local/venv-bench/requirements.installed; then \
+	  { python3 -m venv .local/venv-bench \
+	    && .local/venv-bench/bin/pip install --quiet --disable-pip-version-check -r scripts/requirements-bench.txt \
+	    && cp scripts/requirements-bench.txt .local/venv-bench/requirements.installed; } >/dev/null 2>&1 \
+	  || echo "python comparison skipped: pandas/openpyxl could not be installed"; \
+	fi
+	@if [ -x .local/venv-bench/bin/python ]; then .local/venv-bench/bin/python scripts/bench_files.py .local/bench; fi

@@ -1,8 +1,10 @@
 //! Contact files (D8): reading an uploaded CSV or `.xlsx` into validated rows, and writing
 //! contacts out as CSV or `.xlsx` with bounded memory. Pure code: bytes in, rows out, no AWS.
 //!
-//! Reading: [`read_contacts`] sniffs the type from the content ([`sniff`]), maps the title row
-//! ([`titles`]), and validates every data row the same way for both formats ([`rows`]).
+//! Reading: [`read_contacts`] sniffs the type from the content (`sniff`), maps the title row
+//! (`titles`: a title that is neither a field, an alias, an ignored column nor a valid custom
+//! name refuses the file with 400 naming the column; an empty title ignores its column), and
+//! validates every data row the same way for both formats (`rows`).
 //! Writing: [`export::ContactSheetWriter`] takes one row at a time.
 //!
 //! Limits, checked before anything large is materialised:

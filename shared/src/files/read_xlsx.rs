@@ -43,9 +43,11 @@ pub(crate) fn read(bytes: &[u8]) -> Result<ParsedFile, Error> {
     let mut reader = workbook
         .worksheet_cells_reader(&sheet)
         .map_err(unreadable)?;
-    check_dimensions(reader.dimensions())?;
+    let dimensions = reader.dimensions();
+    check_dimensions(dimensions)?;
 
-    let mut collector = Collector::new(FileKind::Xlsx);
+    let declared_rows = dimensions.end.0.saturating_sub(dimensions.start.0) as usize;
+    let mut collector = Collector::new(FileKind::Xlsx, declared_rows);
     let mut row = RowBuffer::default();
     let mut current = None;
     while let Some(cell) = reader.next_cell().map_err(unreadable)? {

@@ -8,10 +8,12 @@
 use super::titles::Titles;
 use super::{formula, too_many_rows, FileKind, MAX_DATA_ROWS};
 use crate::error::Error;
+use crate::model::contact::MAX_CUSTOM_FIELDS;
 use crate::model::{ContactFields, Phone};
+use hashbrown::{DefaultHashBuilder, HashTable};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
-use std::collections::HashSet;
+use std::hash::BuildHasher;
 
 /// The reasons of D8 that are not [`crate::model::contact::FieldError::reason`]s.
 pub mod reason {
@@ -48,7 +50,9 @@ pub struct ParsedRow {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RowFailure {
     /// Line number in the file, title row = 1. For CSV, the line a record starts on (a quoted
-    /// value may span lines); for `.xlsx`, the sheet's row number.
+    /// value may span lines); for `.xlsx`, the sheet's row number. Both count from the top of the
+    /// file, so when blank lines come before the title row the numbers still match what an editor
+    /// shows.
     pub row: u64,
     /// The phone cell as given, cut to [`RowFailure::MAX_PHONE_CHARS`] characters.
     #[serde(rename = "phoneNumber")]
@@ -88,22 +92,22 @@ pub(crate) trait Cells {
 
 /// Collects the rows of one file: the first non-blank row is the title row, the others are data.
 pub(crate) struct Collector {
+    kind: FileKind,
     titles: Option<Titles>,
-    seen: HashSet<Phone>,
-    file: ParsedFile,
+    import_count: usize,
+    valid: UniqueRows,
+    failures: Vec<RowFailure>,
 }
 
 impl Collector {
-    pub(crate) fn new(kind: FileKind) -> Self {
+    /// `expected_rows` is a guess used to size the buffers once; it is capped at the row limit.
+    pub(crate) fn new(kind: FileKind, expected_rows: usize) -> Self {
         Collector {
+            kind,
             titles: None,
-            seen: HashSet::new(),
-            file: ParsedFile {
-                kind,
-                import_count: 0,
-                rows: Vec::new(),
-                failures: Vec::new(),
-            },
+            import_count: 0,
+            valid: UniqueRows::with_capacity(expected_rows.min(MAX_DATA_ROWS)),
+            failures: Vec::new(),
         }
     }
 
@@ -122,39 +126,82 @@ impl Collector {
             self.titles = Some(titles);
             return Ok(());
         };
-        if self.file.import_count == MAX_DATA_ROWS {
+        if self.import_count == MAX_DATA_ROWS {
             return Err(too_many_rows());
         }
-        self.file.import_count += 1;
+        self.import_count += 1;
         let phone_cell = cells.cell(titles.phone());
         let outcome = validate(titles, cells).and_then(|(phone, fields)| {
-            if self.seen.insert(phone.clone()) {
-                Ok((phone, fields))
-            } else {
-                Err(reason::DUPLICATE_IN_FILE)
-            }
-        });
-        match outcome {
-            Ok((phone, fields)) => self.file.rows.push(ParsedRow {
+            let row = ParsedRow {
                 row: line,
                 phone,
                 phone_as_given: phone_cell.to_owned(),
                 fields,
-            }),
-            Err(why) => self
-                .file
-                .failures
-                .push(RowFailure::new(line, phone_cell, why)),
+            };
+            if self.valid.insert(row) {
+                Ok(())
+            } else {
+                Err(reason::DUPLICATE_IN_FILE)
+            }
+        });
+        if let Err(why) = outcome {
+            self.failures.push(RowFailure::new(line, phone_cell, why));
         }
         Ok(())
     }
 
     /// The result; 400 when the file had no title row at all.
     pub(crate) fn finish(self) -> Result<ParsedFile, Error> {
-        match self.titles {
-            Some(_) => Ok(self.file),
-            None => Err(Error::invalid("file is empty")),
+        if self.titles.is_none() {
+            return Err(Error::invalid("file is empty"));
         }
+        Ok(ParsedFile {
+            kind: self.kind,
+            import_count: self.import_count,
+            rows: self.valid.rows,
+            failures: self.failures,
+        })
+    }
+}
+
+/// Valid rows with distinct numbers, and an index of those numbers that holds no copy of them.
+struct UniqueRows {
+    rows: Vec<ParsedRow>,
+    /// Positions in `rows`, hashed by phone number.
+    positions: HashTable<u32>,
+    /// Randomly seeded, so a crafted file cannot aim at collisions.
+    hasher: DefaultHashBuilder,
+}
+
+impl UniqueRows {
+    fn with_capacity(capacity: usize) -> Self {
+        UniqueRows {
+            rows: Vec::with_capacity(capacity),
+            positions: HashTable::with_capacity(capacity),
+            hasher: DefaultHashBuilder::default(),
+        }
+    }
+
+    /// Adds `row` unless a row with its number is there already; false then.
+    fn insert(&mut self, row: ParsedRow) -> bool {
+        let UniqueRows {
+            rows,
+            positions,
+            hasher,
+        } = self;
+        let hash = hasher.hash_one(row.phone.as_str());
+        let same_number = |&at: &u32| rows.get(at as usize).is_some_and(|r| r.phone == row.phone);
+        if positions.find(hash, same_number).is_some() {
+            return false;
+        }
+        let rehash = |&at: &u32| {
+            rows.get(at as usize)
+                .map_or(0, |r| hasher.hash_one(r.phone.as_str()))
+        };
+        // Rows are capped at MAX_DATA_ROWS, so a position always fits in u32.
+        positions.insert_unique(hash, rows.len() as u32, rehash);
+        rows.push(row);
+        true
     }
 }
 
@@ -169,7 +216,9 @@ fn validate(titles: &Titles, cells: &impl Cells) -> Result<(Phone, ContactFields
             fields.set(name, value).map_err(|e| e.reason())?;
         }
     }
-    fields.check_count().map_err(|e| e.reason())?;
+    if titles.custom_count() > MAX_CUSTOM_FIELDS {
+        fields.check_count().map_err(|e| e.reason())?;
+    }
     Ok((phone, fields))
 }
 
@@ -189,7 +238,7 @@ mod tests {
     }
 
     fn collect(rows: &[&[&str]]) -> Result<ParsedFile, Error> {
-        let mut collector = Collector::new(FileKind::Csv);
+        let mut collector = Collector::new(FileKind::Csv, rows.len());
         for (index, cells) in rows.iter().enumerate() {
             collector.push(index as u64 + 1, &Row(cells))?;
         }

@@ -23,6 +23,7 @@ pub(crate) enum Column {
 pub(crate) struct Titles {
     columns: Vec<Column>,
     phone: usize,
+    custom: usize,
 }
 
 const ALIASES: [(&str, &str); 11] = [
@@ -67,11 +68,27 @@ impl Titles {
         }
         let phone =
             phone.ok_or_else(|| Error::invalid(format!("file has no {PHONE_FIELD} column")))?;
-        Ok(Titles { columns, phone })
+        let custom = columns
+            .iter()
+            .filter(|column| match column {
+                Column::Field(name) => !KNOWN_FIELDS.iter().any(|(known, _)| known == name),
+                _ => false,
+            })
+            .count();
+        Ok(Titles {
+            columns,
+            phone,
+            custom,
+        })
     }
 
     pub(crate) fn len(&self) -> usize {
         self.columns.len()
+    }
+
+    /// How many columns hold custom fields: a row can only have too many when this is over the limit.
+    pub(crate) fn custom_count(&self) -> usize {
+        self.custom
     }
 
     /// The position of the phone column.
@@ -147,6 +164,7 @@ mod tests {
         .unwrap();
         assert_eq!(titles.phone(), 0);
         assert_eq!(titles.len(), 8);
+        assert_eq!(titles.custom_count(), 1);
         let fields: Vec<_> = titles.fields().collect();
         assert_eq!(
             fields,
