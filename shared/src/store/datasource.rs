@@ -79,21 +79,8 @@ impl Store {
 
     /// Every data source of the tenant, newest first: one Query on GSI1 for up to ~1 MB of them.
     pub async fn data_sources(&self, tenant: &Tenant) -> Result<Vec<DataSource>, Error> {
-        let pk = keys::tenant(tenant);
-        let items = self
-            .query_all(
-                |query| {
-                    query
-                        .index_name(keys::GSI1)
-                        .key_condition_expression("gsi1pk = :pk AND begins_with(gsi1sk, :prefix)")
-                        .expression_attribute_values(":pk", s(&pk))
-                        .expression_attribute_values(":prefix", s(keys::DATA_SOURCE_PREFIX))
-                        .scan_index_forward(false)
-                },
-                None,
-            )
-            .await?;
-        items.into_iter().map(from_item).collect()
+        self.tenant_records(tenant, Some(keys::GSI1), keys::DATA_SOURCE_PREFIX)
+            .await
     }
 
     /// Applies `changes` to the stored data source `current` and answers the result. A rename

@@ -183,6 +183,35 @@ impl Store {
         Ok(output.item)
     }
 
+    /// Every record of a tenant whose sort key starts with `prefix`, newest first (ids sort by
+    /// creation time): one Query, on the table or on GSI1 (`index`), for up to ~1 MB of them.
+    pub(crate) async fn tenant_records<T: DeserializeOwned>(
+        &self,
+        tenant: &crate::auth::Tenant,
+        index: Option<&str>,
+        prefix: &str,
+    ) -> Result<Vec<T>, Error> {
+        let pk = keys::tenant(tenant);
+        let condition = match index {
+            Some(_) => "gsi1pk = :pk AND begins_with(gsi1sk, :prefix)",
+            None => "pk = :pk AND begins_with(sk, :prefix)",
+        };
+        let items = self
+            .query_all(
+                |query| {
+                    query
+                        .set_index_name(index.map(str::to_owned))
+                        .key_condition_expression(condition)
+                        .expression_attribute_values(":pk", s(&pk))
+                        .expression_attribute_values(":prefix", s(prefix))
+                        .scan_index_forward(false)
+                },
+                None,
+            )
+            .await?;
+        items.into_iter().map(from_item).collect()
+    }
+
     /// Every item of a Query, following pages. `build` sets the key condition and values;
     /// `stop_after` ends the reading once that many items are in.
     pub(crate) async fn query_all(

@@ -173,20 +173,7 @@ impl Store {
 
     /// Every task of the tenant, newest first: one Query for up to ~1 MB of them.
     pub async fn tasks(&self, tenant: &Tenant) -> Result<Vec<Task>, Error> {
-        let pk = keys::tenant(tenant);
-        let items = self
-            .query_all(
-                |query| {
-                    query
-                        .key_condition_expression("pk = :pk AND begins_with(sk, :prefix)")
-                        .expression_attribute_values(":pk", s(&pk))
-                        .expression_attribute_values(":prefix", s(keys::TASK_PREFIX))
-                        .scan_index_forward(false)
-                },
-                None,
-            )
-            .await?;
-        items.into_iter().map(from_item).collect()
+        self.tenant_records(tenant, None, keys::TASK_PREFIX).await
     }
 
     /// Replaces a DRAFT task's name, description and settings, moving the name guard on rename.
