@@ -29,6 +29,12 @@ impl Name {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+
+    /// The fuzzy name filter of the lists (D5): `fragment`, already lowercased, is a substring
+    /// of the name, ignoring case.
+    pub fn contains_lowercase(&self, fragment: &str) -> bool {
+        self.0.to_lowercase().contains(fragment)
+    }
 }
 
 /// An optional description: trimmed, at most 500 characters.

@@ -49,7 +49,7 @@ pub async fn list(
 ) -> Result<Page<DataSource>, Error> {
     let mut all = store.data_sources(tenant).await?;
     if let Some(fragment) = name.map(str::to_lowercase) {
-        all.retain(|source| source.name.as_str().to_lowercase().contains(&fragment));
+        all.retain(|source| source.name.contains_lowercase(&fragment));
     }
     Ok(page.slice(all))
 }

@@ -105,7 +105,7 @@ pub async fn list(
 ) -> Result<Page<Task>, Error> {
     let mut all = store.tasks(tenant).await?;
     if let Some(fragment) = name.map(str::to_lowercase) {
-        all.retain(|task| task.name.as_str().to_lowercase().contains(&fragment));
+        all.retain(|task| task.name.contains_lowercase(&fragment));
     }
     if let Some(status) = status {
         all.retain(|task| task.status == status);
