@@ -116,6 +116,26 @@ impl Stack {
     }
 }
 
+/// Panics unless the stand-in is `scripts/moto_server.py` with its TransactWriteItems patch.
+///
+/// Stock moto copies the whole table for every action of a transaction: an import of thousands
+/// of contacts then takes hours and grows the shared server by GiB until it dies. Tests that
+/// store thousands of contacts call this first, to fail at once on a server started before the
+/// patch rather than take it down.
+pub async fn require_fast_transactions() {
+    let url = format!("{}/_outbound/features", outbound_local::moto_endpoint());
+    let features: Option<Value> = match reqwest::get(&url).await {
+        Ok(response) if response.status().is_success() => response.json().await.ok(),
+        _ => None,
+    };
+    assert!(
+        features.is_some_and(|f| f["transactWriteUndoByItem"] == true),
+        "the moto at {} predates scripts/moto_server.py's TransactWriteItems patch; \
+         restart it (scripts/stack.sh stop; scripts/stack.sh start) before importing thousands of rows",
+        outbound_local::moto_endpoint()
+    );
+}
+
 /// A running API on its own table.
 pub struct TestApi {
     pub base: String,
@@ -179,8 +199,14 @@ pub fn count_status(answers: &[Answer], code: u16) -> usize {
 
 impl TestApi {
     pub async fn start() -> TestApi {
+        TestApi::start_with(|_| {}).await
+    }
+
+    /// A running API whose configuration `tweak` has changed first (a small export limit, ...).
+    pub async fn start_with(tweak: impl FnOnce(&mut Config)) -> TestApi {
         let stack = Stack::provision().await;
-        let config = local_config(&stack.resources);
+        let mut config = local_config(&stack.resources);
+        tweak(&mut config);
         let jwt = local_jwt(&config);
         let app = stack.app(config);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -283,6 +309,105 @@ impl TestApi {
             )
             .await;
         answer.ok()["id"].as_str().unwrap().to_owned()
+    }
+
+    /// The `contactCount` of data source `source`.
+    pub async fn contact_count(&self, tenant: &str, source: &str) -> u64 {
+        let detail = self.detail(tenant, source).await;
+        detail.ok()["contactCount"].as_u64().unwrap()
+    }
+
+    /// Every contact of `source`, newest first, read page by page.
+    pub async fn all_contacts(&self, tenant: &str, source: &str) -> Vec<Value> {
+        let mut rows = Vec::new();
+        for page in 1.. {
+            let answer = self
+                .contacts(tenant, source, &format!("pageNum={page}&pageSize=100"))
+                .await;
+            let data = answer.ok();
+            let found = data["rows"].as_array().unwrap();
+            rows.extend(found.iter().cloned());
+            if found.is_empty() || rows.len() as u64 >= data["total"].as_u64().unwrap() {
+                break;
+            }
+        }
+        rows
+    }
+
+    /// What an import can set on each contact of `source` (phone number and fields, no ids,
+    /// times or call state; absent fields left out), sorted by phone number, to compare the
+    /// contents of two data sources.
+    pub async fn contact_fields(&self, tenant: &str, source: &str) -> Vec<Value> {
+        const NOT_IMPORTED: [&str; 6] = [
+            "id",
+            "dataSourceId",
+            "status",
+            "callCount",
+            "createTime",
+            "updateTime",
+        ];
+        let mut shapes: Vec<Value> = self
+            .all_contacts(tenant, source)
+            .await
+            .into_iter()
+            .map(|contact| {
+                let fields: serde_json::Map<String, Value> = contact
+                    .as_object()
+                    .unwrap()
+                    .iter()
+                    .filter(|(name, value)| {
+                        !value.is_null() && !NOT_IMPORTED.contains(&name.as_str())
+                    })
+                    .map(|(name, value)| (name.clone(), value.clone()))
+                    .collect();
+                Value::Object(fields)
+            })
+            .collect();
+        shapes.sort_by_key(|shape| shape["phoneNumber"].as_str().unwrap().to_owned());
+        shapes
+    }
+
+    /// Records that `contact` ended with `outcome` (D7 codes) after `attempts` calls in `task`.
+    ///
+    /// This stands in for the dialing engine, which is not part of the HTTP API: it writes the
+    /// task's per-contact state (`TaskContact`, in the task_contacts partition) the way the engine
+    /// does when a call ends, so that task exports and statistics have outcomes to show.
+    pub async fn seed_outcome(
+        &self,
+        tenant: &str,
+        task: &str,
+        contact: &str,
+        outcome: u8,
+        attempts: u32,
+    ) {
+        let state = TaskContact {
+            contact_id: Id::parse(contact).unwrap(),
+            attempts,
+            allowance: attempts.max(3),
+            last_outcome: outcome,
+            last_duration: if outcome == 1 { 42 } else { 0 },
+            next_attempt_at: None,
+            priority: 3,
+            updated_at: Timestamp::now(),
+        };
+        let mut item: Item = serde_dynamo::to_item(&state).unwrap();
+        let tenant = Tenant::parse(tenant).unwrap();
+        let task = Id::parse(task).unwrap();
+        item.insert(
+            keys::PK.into(),
+            AttributeValue::S(keys::task_contacts(&tenant, &task)),
+        );
+        item.insert(
+            keys::SK.into(),
+            AttributeValue::S(keys::contact(&state.contact_id)),
+        );
+        self.dynamodb()
+            .put_item()
+            .table_name(&self.resources.table)
+            .set_item(Some(item))
+            .send()
+            .await
+            .expect("write the task contact state");
     }
 
     /// Runs `request` and answers it with the number of DynamoDB calls it made.
@@ -443,6 +568,49 @@ impl TestApi {
             .await
             .unwrap();
         Answer::from(response).await
+    }
+
+    /// `POST /api/dataSource/{source}/contact/importUrl` with `body`.
+    pub async fn import_url(&self, tenant: &str, source: &str, body: Value) -> Answer {
+        self.post(
+            tenant,
+            &format!("/api/dataSource/{source}/contact/importUrl"),
+            body,
+        )
+        .await
+    }
+
+    /// `GET /api/dataSource/{source}/contact/import/{import}`.
+    pub async fn import_status(&self, tenant: &str, source: &str, import: &str) -> Answer {
+        self.get(
+            tenant,
+            &format!("/api/dataSource/{source}/contact/import/{import}"),
+        )
+        .await
+    }
+
+    /// Imports `bytes` the asynchronous way (D8): asks for an upload URL, PUTs the file there,
+    /// and hands the upload notification to the import handler. Answers the import id.
+    pub async fn upload_and_import(
+        &self,
+        tenant: &str,
+        source: &str,
+        file_name: &str,
+        bytes: Vec<u8>,
+    ) -> String {
+        let ticket = self
+            .import_url(tenant, source, json!({"fileName": file_name}))
+            .await;
+        let ticket = ticket.ok();
+        let put = reqwest::Client::new()
+            .put(ticket["uploadUrl"].as_str().unwrap())
+            .body(bytes)
+            .send()
+            .await
+            .unwrap();
+        assert!(put.status().is_success(), "{}", put.text().await.unwrap());
+        self.drain_imports().await;
+        ticket["importId"].as_str().unwrap().to_owned()
     }
 
     /// A raw download: status, headers and bytes.
