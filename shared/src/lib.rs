@@ -19,3 +19,10 @@ pub mod telemetry;
 pub mod worker;
 
 pub use error::{Error, Result};
+
+/// The allocator of every binary that links this crate: the four functions, the local API, the
+/// tests and the benchmark, so what `make bench` measures is what runs. glibc's allocator hands
+/// freed memory back to the kernel and faults it in again on the next import; with mimalloc a
+/// warm function reuses it, which halves the time to parse a 10,000-row CSV here.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;

@@ -61,7 +61,11 @@ fn start_line(body: &[u8], position: &Position) -> u64 {
 /// All of a record's fields as one `str`, after checking that every field is UTF-8 on its own.
 fn record_text(record: &ByteRecord, line: u64) -> Result<&str, Error> {
     let bytes = record.as_slice();
-    let text = std::str::from_utf8(bytes).map_err(|e| not_utf8(bytes, e.valid_up_to(), line))?;
+    let text = match simdutf8::basic::from_utf8(bytes) {
+        Ok(text) => text,
+        // The vectorised check only says no; std's says where, for the message.
+        Err(_) => std::str::from_utf8(bytes).map_err(|e| not_utf8(bytes, e.valid_up_to(), line))?,
+    };
     // The fields are stored back to back, so two fields may decode together while each alone
     // splits a character.
     for index in 0..record.len() {

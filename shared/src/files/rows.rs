@@ -10,6 +10,7 @@ use super::{formula, too_many_rows, FileKind, MAX_DATA_ROWS};
 use crate::error::Error;
 use crate::model::contact::MAX_CUSTOM_FIELDS;
 use crate::model::{ContactFields, Phone};
+use compact_str::CompactString;
 use hashbrown::{DefaultHashBuilder, HashTable};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
@@ -41,8 +42,9 @@ pub struct ParsedRow {
     /// Line number in the file (title row = 1), as in [`RowFailure::row`].
     pub row: u64,
     pub phone: Phone,
-    /// The phone cell as given, for the report should the number already exist (D8).
-    pub phone_as_given: String,
+    /// The phone cell as given, for the report should the number already exist (D8). Compact:
+    /// held inline unless longer than 24 bytes.
+    pub phone_as_given: CompactString,
     pub fields: ContactFields,
 }
 
@@ -135,7 +137,7 @@ impl Collector {
             let row = ParsedRow {
                 row: line,
                 phone,
-                phone_as_given: phone_cell.to_owned(),
+                phone_as_given: phone_cell.into(),
                 fields,
             };
             if self.valid.insert(row) {
@@ -209,11 +211,11 @@ impl UniqueRows {
 fn validate(titles: &Titles, cells: &impl Cells) -> Result<(Phone, ContactFields), &'static str> {
     let phone = Phone::parse(formula::unguard(cells.cell(titles.phone())))
         .map_err(|_| reason::INVALID_PHONE)?;
-    let mut fields = ContactFields::default();
+    let mut fields = ContactFields::with_capacity(titles.field_count());
     for (index, name) in titles.fields() {
         let value = formula::unguard(cells.cell(index));
         if !value.is_empty() {
-            fields.set(name, value).map_err(|e| e.reason())?;
+            fields.set_field(name, value).map_err(|e| e.reason())?;
         }
     }
     if titles.custom_count() > MAX_CUSTOM_FIELDS {

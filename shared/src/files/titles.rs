@@ -7,14 +7,14 @@
 
 use super::{too_many_columns, MAX_COLUMNS};
 use crate::error::Error;
-use crate::model::contact::{ContactFields, KNOWN_FIELDS, PHONE_FIELD, READ_ONLY_FIELDS};
+use crate::model::contact::{FieldName, KNOWN_FIELDS, PHONE_FIELD, READ_ONLY_FIELDS};
 
 /// What one column of the file fills.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Column {
     Phone,
     /// A known field (canonical name) or a custom one (the title as written).
-    Field(String),
+    Field(FieldName),
     Ignored,
 }
 
@@ -23,6 +23,8 @@ pub(crate) enum Column {
 pub(crate) struct Titles {
     columns: Vec<Column>,
     phone: usize,
+    /// Positions of the field columns, sorted by field name.
+    by_name: Vec<usize>,
     custom: usize,
 }
 
@@ -68,22 +70,32 @@ impl Titles {
         }
         let phone =
             phone.ok_or_else(|| Error::invalid(format!("file has no {PHONE_FIELD} column")))?;
+        let mut by_name: Vec<usize> = (0..columns.len())
+            .filter(|&index| matches!(columns[index], Column::Field(_)))
+            .collect();
+        by_name.sort_by_key(|&index| match &columns[index] {
+            Column::Field(name) => name.as_str(),
+            _ => "",
+        });
         let custom = columns
             .iter()
-            .filter(|column| match column {
-                Column::Field(name) => !KNOWN_FIELDS.iter().any(|(known, _)| known == name),
-                _ => false,
-            })
+            .filter(|column| matches!(column, Column::Field(name) if name.is_custom()))
             .count();
         Ok(Titles {
             columns,
             phone,
+            by_name,
             custom,
         })
     }
 
     pub(crate) fn len(&self) -> usize {
         self.columns.len()
+    }
+
+    /// How many columns fill a field other than the phone.
+    pub(crate) fn field_count(&self) -> usize {
+        self.by_name.len()
     }
 
     /// How many columns hold custom fields: a row can only have too many when this is over the limit.
@@ -96,13 +108,13 @@ impl Titles {
         self.phone
     }
 
-    /// `(position, field name)` of every column that fills a field other than the phone.
-    pub(crate) fn fields(&self) -> impl Iterator<Item = (usize, &str)> {
-        self.columns
+    /// `(position, field name)` of every column that fills a field other than the phone, in name
+    /// order (the order [`crate::model::ContactFields`] keeps them in).
+    pub(crate) fn fields(&self) -> impl Iterator<Item = (usize, &FieldName)> {
+        self.by_name
             .iter()
-            .enumerate()
-            .filter_map(|(index, column)| match column {
-                Column::Field(name) => Some((index, name.as_str())),
+            .filter_map(|&index| match &self.columns[index] {
+                Column::Field(name) => Some((index, name)),
                 _ => None,
             })
     }
@@ -127,17 +139,17 @@ fn column_for(title: &str, index: usize) -> Result<Column, Error> {
         });
     match canonical {
         Some(PHONE_FIELD) => Ok(Column::Phone),
-        Some(known) => Ok(Column::Field(known.to_owned())),
-        // The D7 name rules live in ContactFields; setting an empty value checks only the name.
-        None => match ContactFields::default().set(title, "") {
-            Ok(()) => Ok(Column::Field(title.to_owned())),
-            Err(_) => Err(Error::invalid(format!(
+        Some(known) => FieldName::parse(known)
+            .map(Column::Field)
+            .map_err(Error::from),
+        None => FieldName::parse(title).map(Column::Field).map_err(|_| {
+            Error::invalid(format!(
                 "column {} title \"{title}\" is not a field name: use phoneNumber, customerName, \
                  address, orderAmount, or a custom name of letters, digits and _ starting with a \
                  letter, at most 64 characters",
                 index + 1
-            ))),
-        },
+            ))
+        }),
     }
 }
 
@@ -165,12 +177,15 @@ mod tests {
         assert_eq!(titles.phone(), 0);
         assert_eq!(titles.len(), 8);
         assert_eq!(titles.custom_count(), 1);
-        let fields: Vec<_> = titles.fields().collect();
+        let fields: Vec<_> = titles
+            .fields()
+            .map(|(index, name)| (index, name.as_str()))
+            .collect();
         assert_eq!(
             fields,
             [
-                (1, "customerName"),
                 (2, "address"),
+                (1, "customerName"),
                 (3, "orderAmount"),
                 (4, "vip_level")
             ]

@@ -3,6 +3,7 @@
 use super::{Id, Phone, Timestamp};
 use crate::error::Error;
 use chrono_tz::Tz;
+use compact_str::CompactString;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -60,31 +61,83 @@ impl From<FieldError> for Error {
     }
 }
 
+/// A field name that passed the D7 rules: a known field, or a custom name of ASCII letters,
+/// digits and `_`, starting with a letter, at most 64 characters, that is neither the phone nor
+/// a read-only name. Carries the most characters its values may hold.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FieldName {
+    name: CompactString,
+    max_chars: usize,
+    custom: bool,
+}
+
+impl FieldName {
+    pub fn parse(name: &str) -> Result<Self, FieldError> {
+        let (max_chars, custom) = match KNOWN_FIELDS.iter().find(|(known, _)| *known == name) {
+            Some((_, max)) => (*max, false),
+            None if is_custom_name(name) => (MAX_CUSTOM_CHARS, true),
+            None => return Err(FieldError::BadName(name.to_owned())),
+        };
+        Ok(FieldName {
+            name: name.into(),
+            max_chars,
+            custom,
+        })
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.name
+    }
+
+    /// Whether the name counts against [`MAX_CUSTOM_FIELDS`].
+    pub fn is_custom(&self) -> bool {
+        self.custom
+    }
+}
+
 /// Every field of a contact except its phone number: the known ones and up to 30 custom ones.
-/// Values are trimmed; an empty value is no value.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct ContactFields(BTreeMap<String, String>);
+/// Values are trimmed; an empty value is no value. Serialised as a map from name to value.
+///
+/// Held as one vector sorted by name, of compact strings that keep most names and values inline:
+/// a contact read from a file costs one allocation for its fields, not one per name and value.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ContactFields(Vec<(CompactString, CompactString)>);
 
 impl ContactFields {
     /// Sets `name` to `value` after checking both. An empty value removes the field.
     pub fn set(&mut self, name: &str, value: &str) -> Result<(), FieldError> {
-        let max = match KNOWN_FIELDS.iter().find(|(known, _)| *known == name) {
-            Some((_, max)) => *max,
-            None if is_custom_name(name) => MAX_CUSTOM_CHARS,
-            None => return Err(FieldError::BadName(name.to_owned())),
-        };
+        self.set_field(&FieldName::parse(name)?, value)
+    }
+
+    /// Sets an already checked field name to `value` after checking the value's length. An empty
+    /// value removes the field.
+    pub fn set_field(&mut self, name: &FieldName, value: &str) -> Result<(), FieldError> {
         let value = value.trim();
-        if value.chars().count() > max {
+        // A character is at least one byte: only values longer in bytes need counting.
+        if value.len() > name.max_chars && value.chars().count() > name.max_chars {
             return Err(FieldError::TooLong {
-                field: name.to_owned(),
-                max,
+                field: name.as_str().to_owned(),
+                max: name.max_chars,
             });
         }
-        if value.is_empty() {
-            self.0.remove(name);
-        } else {
-            self.0.insert(name.to_owned(), value.to_owned());
+        // Files set their fields in name order, so most calls append.
+        let appends = self
+            .0
+            .last()
+            .is_none_or(|(last, _)| last.as_str() < name.as_str());
+        if appends {
+            if !value.is_empty() {
+                self.0.push((name.name.clone(), value.into()));
+            }
+            return Ok(());
+        }
+        match (self.position(name.as_str()), value.is_empty()) {
+            (Ok(at), true) => {
+                self.0.remove(at);
+            }
+            (Ok(at), false) => self.0[at].1 = value.into(),
+            (Err(_), true) => {}
+            (Err(at), false) => self.0.insert(at, (name.name.clone(), value.into())),
         }
         Ok(())
     }
@@ -93,8 +146,8 @@ impl ContactFields {
     pub fn check_count(&self) -> Result<(), FieldError> {
         let custom = self
             .0
-            .keys()
-            .filter(|name| !KNOWN_FIELDS.iter().any(|(known, _)| known == name))
+            .iter()
+            .filter(|(name, _)| !KNOWN_FIELDS.iter().any(|(known, _)| known == name))
             .count();
         if custom > MAX_CUSTOM_FIELDS {
             Err(FieldError::TooMany)
@@ -104,11 +157,35 @@ impl ContactFields {
     }
 
     pub fn get(&self, name: &str) -> Option<&str> {
-        self.0.get(name).map(String::as_str)
+        let at = self.position(name).ok()?;
+        Some(self.0[at].1.as_str())
     }
 
+    /// `(name, value)` pairs, sorted by name.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
         self.0.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+
+    /// Room for `count` fields, so filling them allocates once.
+    pub fn with_capacity(count: usize) -> Self {
+        ContactFields(Vec::with_capacity(count))
+    }
+
+    fn position(&self, name: &str) -> Result<usize, usize> {
+        self.0.binary_search_by(|(held, _)| held.as_str().cmp(name))
+    }
+}
+
+impl Serialize for ContactFields {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_map(self.iter())
+    }
+}
+
+impl<'de> Deserialize<'de> for ContactFields {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let map = BTreeMap::<CompactString, CompactString>::deserialize(deserializer)?;
+        Ok(ContactFields(map.into_iter().collect()))
     }
 }
 
@@ -264,6 +341,31 @@ mod tests {
         assert_eq!(
             p.apply_to(ContactFields::default()),
             Err(FieldError::TooMany)
+        );
+    }
+
+    #[test]
+    fn fields_stay_sorted_whatever_order_they_are_set_in() {
+        let mut fields = ContactFields::default();
+        for (name, value) in [
+            ("zeta", "1"),
+            ("address", "a"),
+            ("mid", "m"),
+            ("address", "b"),
+            ("zeta", " "),
+            ("alpha", ""),
+        ] {
+            fields.set(name, value).unwrap();
+        }
+        let pairs: Vec<_> = fields.iter().collect();
+        assert_eq!(pairs, [("address", "b"), ("mid", "m")]);
+        assert_eq!(fields.get("mid"), Some("m"));
+        assert_eq!(fields.get("zeta"), None);
+        let json = serde_json::to_string(&fields).unwrap();
+        assert_eq!(json, r#"{"address":"b","mid":"m"}"#);
+        assert_eq!(
+            serde_json::from_str::<ContactFields>(&json).unwrap(),
+            fields
         );
     }
 
