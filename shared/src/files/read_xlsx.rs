@@ -4,8 +4,9 @@
 //! Defences, in the order they run, each before the thing it guards is allocated:
 //! 1. the zip central directory (sizes only, nothing inflated): more than [`MAX_PARTS`] parts, a
 //!    total declared size past [`MAX_UNCOMPRESSED_BYTES`], or a part declaring a ratio deflate cannot
-//!    honestly reach, is 413. The zip reader stops any part that inflates past its declared size,
-//!    so the declared sizes are a real bound on what calamine can decompress;
+//!    honestly reach, is 413, and so is a shared-strings part over 64 MiB (calamine loads it
+//!    whole). The zip reader stops any part that inflates past its declared size, so the declared
+//!    sizes are a real bound on what calamine can decompress;
 //! 2. the worksheet's `<dimension ref=...>`: more than `MAX_DATA_ROWS + 1` rows or [`MAX_COLUMNS`]
 //!    columns is 413;
 //! 3. while streaming, the row collector stops at `MAX_DATA_ROWS + 1` data rows, and cells right
@@ -30,6 +31,10 @@ const MAX_RATIO: u64 = 1_000;
 /// Parts smaller than this cannot hurt whatever their ratio.
 const RATIO_FLOOR: u64 = 1024 * 1024;
 const WORKBOOK_PART: &[u8] = b"xl/workbook.xml";
+/// calamine holds every shared string in memory before the first row is read; more text than
+/// this is not a contact list (10,000 rows of five long fields are a few MiB).
+const MAX_SHARED_STRINGS_BYTES: u64 = 64 * 1024 * 1024;
+const SHARED_STRINGS_PART: &[u8] = b"xl/sharedStrings.xml";
 
 pub(crate) fn read(bytes: &[u8]) -> Result<ParsedFile, Error> {
     check_archive(bytes)?;
@@ -84,6 +89,13 @@ fn check_archive(bytes: &[u8]) -> Result<(), Error> {
         })?;
         has_workbook |= part.name_raw().eq_ignore_ascii_case(WORKBOOK_PART);
         let size = part.size();
+        if size > MAX_SHARED_STRINGS_BYTES
+            && part.name_raw().eq_ignore_ascii_case(SHARED_STRINGS_PART)
+        {
+            return Err(Error::TooLarge(
+                "xlsx shared strings are larger than 64 MiB".into(),
+            ));
+        }
         total = total.saturating_add(size);
         if total > MAX_UNCOMPRESSED_BYTES
             || (size > RATIO_FLOOR && size / part.compressed_size().max(1) > MAX_RATIO)

@@ -7,6 +7,7 @@ use rust_xlsxwriter::Workbook;
 use std::io::{Cursor, Write};
 use std::time::{Duration, Instant};
 use zip::write::SimpleFileOptions;
+use zip::CompressionMethod;
 use zip::ZipWriter;
 
 fn read(bytes: &[u8]) -> Result<ParsedFile, Error> {
@@ -358,6 +359,29 @@ fn declared_sizes_are_checked_both_ways() {
     assert!(
         message.starts_with("xlsx file could not be read"),
         "{message}"
+    );
+}
+
+#[test]
+fn shared_strings_over_64_mib_are_refused_before_loading() {
+    // Stored, not deflated: 128 KiB on the wire, so a declared 64 MiB is an honest-looking ratio.
+    let mut zip = handmade_workbook(&sheet_xml("A1:A2", TWO_ROWS));
+    let stored = SimpleFileOptions::default().compression_method(CompressionMethod::Stored);
+    zip.start_file("xl/sharedStrings.xml", stored).unwrap();
+    zip.write_all(&vec![b' '; 128 * 1024]).unwrap();
+    let workbook = finish(zip);
+    let mut over = workbook.clone();
+    patch_declared_size(&mut over, "xl/sharedStrings.xml", 64 * 1024 * 1024 + 1);
+    assert_eq!(
+        refusal(&over),
+        (413, "xlsx shared strings are larger than 64 MiB".into())
+    );
+    let mut at_limit = workbook;
+    patch_declared_size(&mut at_limit, "xl/sharedStrings.xml", 64 * 1024 * 1024);
+    let message = read(&at_limit).err().map(|e| e.to_string());
+    assert_ne!(
+        message.as_deref(),
+        Some("xlsx shared strings are larger than 64 MiB")
     );
 }
 
