@@ -38,6 +38,7 @@ lint-template:
 lambdas:
 	@scripts/stack.sh setup
 	.venv/bin/pip install --quiet --disable-pip-version-check -r scripts/requirements-build.txt
+	rustup target add aarch64-unknown-linux-gnu
 	PATH="$(CURDIR)/.venv/bin:$$PATH" cargo lambda build --release --arm64 \
 	  -p datasource-api -p task-api -p contact-import -p reclaim
 

@@ -76,13 +76,18 @@ impl Blob {
         Blob::new(aws_sdk_s3::Client::from_conf(config), bucket)
     }
 
-    pub async fn put(&self, key: &str, body: Vec<u8>, content_type: &str) -> Result<(), Error> {
+    pub async fn put(
+        &self,
+        key: &str,
+        body: impl Into<bytes::Bytes>,
+        content_type: &str,
+    ) -> Result<(), Error> {
         self.s3
             .put_object()
             .bucket(&self.bucket)
             .key(key)
             .content_type(content_type)
-            .body(ByteStream::from(body))
+            .body(ByteStream::from(body.into()))
             .send()
             .await
             .map_err(s3_error("put object"))?;

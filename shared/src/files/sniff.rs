@@ -21,7 +21,16 @@ const ZIP_EMPTY_ARCHIVE: &[u8] = b"PK\x05\x06";
 const OLE_HEADER: &[u8] = b"\xD0\xCF\x11\xE0\xA1\xB1\x1A\xE1";
 const UTF16_LE_BOM: &[u8] = b"\xFF\xFE";
 const UTF16_BE_BOM: &[u8] = b"\xFE\xFF";
-const PDF_HEADER: &[u8] = b"%PDF-";
+/// Types people upload by mistake, named in the refusal because the file name may not say it.
+const KNOWN_OTHER_TYPES: [(&[u8], &str); 7] = [
+    (b"%PDF-", "PDF document"),
+    (b"\x89PNG\r\n\x1a\n", "PNG image"),
+    (b"\xFF\xD8\xFF", "JPEG image"),
+    (b"GIF8", "GIF image"),
+    (b"\x1F\x8B", "gzip archive"),
+    (b"Rar!\x1A\x07", "RAR archive"),
+    (b"7z\xBC\xAF\x27\x1C", "7z archive"),
+];
 /// How far to look for control bytes, the mark of binary content.
 const TEXT_PROBE: usize = 8000;
 
@@ -42,9 +51,15 @@ pub(crate) fn sniff(bytes: &[u8], file_name: Option<&str>) -> Result<FileKind, E
             "file is UTF-16 text: save the CSV as UTF-8".into(),
         ));
     }
+    if let Some((_, kind)) = KNOWN_OTHER_TYPES
+        .iter()
+        .find(|(magic, _)| bytes.starts_with(magic))
+    {
+        return Err(unsupported(kind));
+    }
     let probe = &bytes[..bytes.len().min(TEXT_PROBE)];
-    if bytes.starts_with(PDF_HEADER) || probe.iter().copied().any(is_binary_byte) {
-        return Err(unsupported(file_name));
+    if probe.iter().copied().any(is_binary_byte) {
+        return Err(unsupported(&binary_kind(file_name)));
     }
     Ok(FileKind::Csv)
 }
@@ -55,17 +70,25 @@ fn is_binary_byte(byte: u8) -> bool {
     matches!(byte, 0x00..=0x08 | 0x0E..=0x19 | 0x1B..=0x1F)
 }
 
-/// The generic 415, naming the upload's extension when it has one.
-pub(crate) fn unsupported(file_name: Option<&str>) -> Error {
+/// What to call binary content of no known type: its extension, unless that claims a type the
+/// content is not.
+fn binary_kind(file_name: Option<&str>) -> String {
     let extension = file_name
         .and_then(|name| name.rsplit_once('.'))
         .map(|(_, ext)| ext)
         .filter(|ext| !ext.is_empty() && ext.len() <= 10);
-    let what = match extension {
-        Some(ext) => format!("unsupported file type (.{ext})"),
-        None => "unsupported file type".to_owned(),
-    };
-    Error::UnsupportedType(format!("{what}: upload a UTF-8 CSV or an .xlsx file"))
+    match extension {
+        Some(ext) if !["csv", "txt", "xlsx"].contains(&ext.to_ascii_lowercase().as_str()) => {
+            format!(".{ext}")
+        }
+        _ => "binary content, not text".to_owned(),
+    }
+}
+
+fn unsupported(what: &str) -> Error {
+    Error::UnsupportedType(format!(
+        "unsupported file type ({what}): upload a UTF-8 CSV or an .xlsx file"
+    ))
 }
 
 #[cfg(test)]
@@ -98,10 +121,27 @@ mod tests {
         assert_eq!(status(b"\xFF\xFEp\0h\0"), 415);
         assert_eq!(status(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR"), 415);
         assert_eq!(status(b"\x1F\x8B\x08\x00"), 415);
-        let error = sniff(b"%PDF-1.7\n%abc", Some("report.pdf")).unwrap_err();
+        let message = |bytes: &[u8], name| sniff(bytes, Some(name)).unwrap_err().to_string();
+        let refusal =
+            |what| format!("unsupported file type ({what}): upload a UTF-8 CSV or an .xlsx file");
+        // The content names the type, whatever the file is called.
         assert_eq!(
-            error.to_string(),
-            "unsupported file type (.pdf): upload a UTF-8 CSV or an .xlsx file"
+            message(b"%PDF-1.7\n%abc", "report.pdf"),
+            refusal("PDF document")
+        );
+        assert_eq!(
+            message(b"%PDF-1.7\n%abc", "leads.csv"),
+            refusal("PDF document")
+        );
+        // Unknown binary: the extension, unless it claims CSV or .xlsx.
+        assert_eq!(message(b"\0\x01\x02", "dump.bin"), refusal(".bin"));
+        assert_eq!(
+            message(b"\0\x01\x02", "leads.CSV"),
+            refusal("binary content, not text")
+        );
+        assert_eq!(
+            message(b"\0\x01\x02", "noext"),
+            refusal("binary content, not text")
         );
     }
 }

@@ -14,6 +14,7 @@ use axum::extract::{DefaultBodyLimit, Multipart, Path, State};
 use axum::response::Response;
 use axum::routing::{get, post};
 use axum::Router;
+use bytes::Bytes;
 use serde_json::Value;
 
 const KIND: &str = "dataSource";
@@ -152,7 +153,7 @@ async fn delete_contact(
 }
 
 /// The `file` part of a multipart body: its name and bytes.
-async fn file_part(mut form: Multipart) -> Result<(String, Vec<u8>), Error> {
+async fn file_part(mut form: Multipart) -> Result<(String, Bytes), Error> {
     let unreadable = |error: axum::extract::multipart::MultipartError| {
         if error.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
             Error::TooLarge("file is larger than 20 MiB".into())
@@ -167,7 +168,7 @@ async fn file_part(mut form: Multipart) -> Result<(String, Vec<u8>), Error> {
         if field.name() == Some("file") {
             let name = field.file_name().unwrap_or("upload").to_owned();
             let bytes = field.bytes().await.map_err(unreadable)?;
-            return Ok((name, bytes.to_vec()));
+            return Ok((name, bytes));
         }
     }
     Err(Error::invalid("multipart field file is required"))

@@ -1,16 +1,19 @@
 //! Bulk import (D8): a file posted to the API is imported within the request; a large one goes
 //! straight to S3 with a presigned URL and its upload event is imported by the import function.
 //! Both paths store the file under the tenant's prefix, read it with [`crate::files`], store the
-//! rows with [`Store::import_contacts`] and keep the report for the status endpoint.
+//! rows with [`Store::import_contacts`] and keep the report for the status endpoint. A posted
+//! file refused as a whole (400, 413, 415) is answered before anything is stored; an uploaded one
+//! is already in S3, and its import is recorded as FAILED with the refusal's message.
 
 use crate::auth::Tenant;
 use crate::blob::{self, Blob};
 use crate::error::Error;
-use crate::files::{self, reason, RowFailure};
+use crate::files::{self, reason, ParsedFile, RowFailure};
 use crate::model::import::{Import, ImportReport, ImportStatus};
 use crate::model::{Id, Timestamp};
 use crate::store::import::RowOutcome;
 use crate::store::Store;
+use bytes::Bytes;
 use std::time::Duration;
 
 /// How long a presigned upload URL stays valid.
@@ -82,9 +85,12 @@ pub async fn import_posted(
     tenant: &Tenant,
     source: &Id,
     file_name: String,
-    bytes: Vec<u8>,
+    bytes: Bytes,
 ) -> Result<(Import, ImportReport), Error> {
+    files::check_upload_size(bytes.len())?;
     store.data_source(tenant, source).await?;
+    // A file refused as a whole is answered before anything is stored: bad input changes nothing.
+    let parsed = files::read_contacts(&bytes, Some(&file_name))?;
     let import = new_import(
         source,
         file_name,
@@ -98,7 +104,7 @@ pub async fn import_posted(
         "application/octet-stream",
     )
     .await?;
-    let report = run(store, blob, tenant, &import, &bytes).await?;
+    let report = run(store, blob, tenant, &import, parsed).await?;
     Ok((import, report))
 }
 
@@ -137,7 +143,11 @@ pub async fn process_upload(store: &Store, blob: &Blob, key: &str) -> Result<(),
         Err(error @ Error::Internal { .. }) => return Err(error),
         Err(refused) => return record_refusal(store, &tenant, &import, &refused).await,
     };
-    match run(store, blob, &tenant, &import, &bytes).await {
+    let parsed = match files::read_contacts(&bytes, Some(&import.file_name)) {
+        Ok(parsed) => parsed,
+        Err(refused) => return record_refusal(store, &tenant, &import, &refused).await,
+    };
+    match run(store, blob, &tenant, &import, parsed).await {
         Ok(_) => Ok(()),
         Err(Error::Internal { .. }) => {
             // Leave it claimable again at once for the redelivery.
@@ -181,16 +191,16 @@ async fn record_refusal(
         .await
 }
 
-/// Reads, stores and reports one file. A refused file (400, 413, 415, data source gone) is
-/// recorded as FAILED and its error answered.
+/// Stores the rows of a file read without refusal, and keeps its report. A data source deleted
+/// meanwhile is recorded as a FAILED import and its error answered.
 async fn run(
     store: &Store,
     blob: &Blob,
     tenant: &Tenant,
     import: &Import,
-    bytes: &[u8],
+    parsed: ParsedFile,
 ) -> Result<ImportReport, Error> {
-    let result = read_and_store(store, tenant, import, bytes).await;
+    let result = store_rows(store, tenant, import, parsed).await;
     let report = match result {
         Ok(report) => report,
         Err(error) => {
@@ -227,13 +237,12 @@ async fn run(
     Ok(report)
 }
 
-async fn read_and_store(
+async fn store_rows(
     store: &Store,
     tenant: &Tenant,
     import: &Import,
-    bytes: &[u8],
+    parsed: ParsedFile,
 ) -> Result<ImportReport, Error> {
-    let parsed = files::read_contacts(bytes, Some(&import.file_name))?;
     let outcomes = store
         .import_contacts(
             tenant,

@@ -12,7 +12,8 @@ use serde_json::Value;
 use std::time::{Duration, Instant};
 
 /// Imports `file` into `source` and asserts the refusal `code` with exactly `message`, and that
-/// the data source holds what it held before: the same `contactCount` and the same contacts.
+/// nothing was stored: the same `contactCount` and contacts, not one table item or S3 object
+/// written (no import record, no copy of the file).
 async fn assert_refused(
     api: &TestApi,
     source: &str,
@@ -25,6 +26,7 @@ async fn assert_refused(
         api.contact_count("acme", source).await,
         api.all_contacts("acme", source).await,
     );
+    let stored = (api.snapshot().await, api.object_keys().await);
     api.batch_import("acme", source, name, file)
         .await
         .err(code, message);
@@ -33,6 +35,10 @@ async fn assert_refused(
         api.all_contacts("acme", source).await,
     );
     assert_eq!(after, before, "{name} changed the data source");
+    assert!(
+        (api.snapshot().await, api.object_keys().await) == stored,
+        "{name} stored something"
+    );
 }
 
 /// A data source holding one contact, 13900139000.
@@ -119,30 +125,30 @@ async fn other_file_types_are_415() {
     let api = TestApi::start().await;
     let source = source_with_one_contact(&api).await;
     let generic =
-        |ext: &str| format!("unsupported file type (.{ext}): upload a UTF-8 CSV or an .xlsx file");
+        |what: &str| format!("unsupported file type ({what}): upload a UTF-8 CSV or an .xlsx file");
     let legacy = "legacy .xls and password-protected workbooks are not supported: \
                   save the sheet as .xlsx (without a password) or as CSV";
     let cases: [(&str, Vec<u8>, String); 7] = [
         (
             "report.pdf",
             b"%PDF-1.7\n%\xE2\xE3\xCF\xD3\n1 0 obj\n<<>>".to_vec(),
-            generic("pdf"),
+            generic("PDF document"),
         ),
         (
             "old.xls",
             b"\xD0\xCF\x11\xE0\xA1\xB1\x1A\xE1\0\0\0\0\0\0\0\0>\0\x03\0".to_vec(),
             legacy.to_owned(),
         ),
-        ("data.bin", random_binary(), generic("bin")),
+        ("data.bin", random_binary(), generic(".bin")),
         (
             "photo.png",
             b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x06\0\0\0".to_vec(),
-            generic("png"),
+            generic("PNG image"),
         ),
         (
             "photo.jpg",
             b"\xFF\xD8\xFF\xE0\0\x10JFIF\0\x01\x01\0".to_vec(),
-            generic("jpg"),
+            generic("JPEG image"),
         ),
         (
             "utf16.csv",
@@ -161,9 +167,20 @@ async fn other_file_types_are_415() {
     for (name, file, message) in cases {
         assert_refused(&api, &source, name, file, 415, &message).await;
     }
-    // Named .csv, but a PDF all the same.
+    // Named .csv, but a PDF all the same: the message names what the content is.
     let pdf = b"%PDF-1.4\n".to_vec();
-    assert_refused(&api, &source, "leads.csv", pdf, 415, &generic("csv")).await;
+    assert_refused(
+        &api,
+        &source,
+        "leads.csv",
+        pdf,
+        415,
+        &generic("PDF document"),
+    )
+    .await;
+    let binary = random_binary();
+    let not_text = generic("binary content, not text");
+    assert_refused(&api, &source, "leads.csv", binary, 415, &not_text).await;
 }
 
 #[tokio::test]

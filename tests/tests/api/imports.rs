@@ -438,7 +438,7 @@ async fn a_refused_upload_ends_failed_with_nothing_stored() {
         (
             "report.pdf",
             b"%PDF-1.7\n%\xE2\xE3\xCF\xD3\n1 0 obj".to_vec(),
-            "unsupported file type (.pdf): upload a UTF-8 CSV or an .xlsx file",
+            "unsupported file type (PDF document): upload a UTF-8 CSV or an .xlsx file",
         ),
         (
             "names.csv",

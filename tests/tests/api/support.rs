@@ -441,6 +441,32 @@ impl TestApi {
             .collect()
     }
 
+    /// Every object key in this test's bucket, sorted.
+    pub async fn object_keys(&self) -> Vec<String> {
+        let pages = aws_sdk_s3::Client::from_conf(
+            aws_sdk_s3::config::Builder::from(&self.sdk)
+                .force_path_style(true)
+                .build(),
+        )
+        .list_objects_v2()
+        .bucket(&self.resources.bucket)
+        .into_paginator()
+        .send()
+        .collect::<Vec<_>>()
+        .await;
+        let mut keys = Vec::new();
+        for page in pages {
+            let page = page.expect("list the bucket");
+            keys.extend(
+                page.contents()
+                    .iter()
+                    .filter_map(|o| o.key().map(str::to_owned)),
+            );
+        }
+        keys.sort();
+        keys
+    }
+
     /// The number of items stored in the partition of data source `id` of `tenant`: its head,
     /// contacts and phone guards.
     pub async fn partition_len(&self, tenant: &str, id: &str) -> usize {
