@@ -111,7 +111,7 @@ impl Cells for CsvRow<'_> {
 
     fn is_blank(&self) -> bool {
         // The fields sit back to back without separators, so all are blank when their sum is.
-        self.text.trim().is_empty()
+        self.text.trim_start().is_empty()
     }
 }
 

@@ -165,7 +165,7 @@ impl RowBuffer {
         if let Some(slot) = self.cells.get_mut(column) {
             slot.clear();
             write_text(value, slot);
-            self.has_content |= !slot.trim().is_empty();
+            self.has_content |= !slot.trim_start().is_empty();
         }
         Ok(())
     }
@@ -199,8 +199,8 @@ impl Cells for RowBuffer {
 fn has_text(value: &DataRef<'_>) -> bool {
     match value {
         DataRef::Empty => false,
-        DataRef::String(text) => !text.trim().is_empty(),
-        DataRef::SharedString(text) => !text.trim().is_empty(),
+        DataRef::String(text) => !text.trim_start().is_empty(),
+        DataRef::SharedString(text) => !text.trim_start().is_empty(),
         _ => true,
     }
 }

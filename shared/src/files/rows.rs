@@ -88,7 +88,7 @@ pub(crate) trait Cells {
     fn cell(&self, index: usize) -> &str;
     /// Whether every cell is empty after trimming.
     fn is_blank(&self) -> bool {
-        (0..self.width()).all(|index| self.cell(index).trim().is_empty())
+        (0..self.width()).all(|index| self.cell(index).trim_start().is_empty())
     }
 }
 

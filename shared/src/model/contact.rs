@@ -1,6 +1,6 @@
 //! Contacts (D7): the phone number, the known fields, custom fields, and their rules.
 
-use super::{Id, Phone, Timestamp};
+use super::{text, Id, Phone, Timestamp};
 use crate::error::Error;
 use chrono_tz::Tz;
 use compact_str::CompactString;
@@ -112,7 +112,7 @@ impl ContactFields {
     /// Sets an already checked field name to `value` after checking the value's length. An empty
     /// value removes the field.
     pub fn set_field(&mut self, name: &FieldName, value: &str) -> Result<(), FieldError> {
-        let value = value.trim();
+        let value = text::trim(value);
         // A character is at least one byte: only values longer in bytes need counting.
         if value.len() > name.max_chars && value.chars().count() > name.max_chars {
             return Err(FieldError::TooLong {

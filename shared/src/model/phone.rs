@@ -21,7 +21,7 @@ pub struct InvalidPhone;
 impl Phone {
     /// Drops surrounding space and the separators space, `-`, `.`, `(`, `)`; keeps one leading `+`.
     pub fn parse(raw: &str) -> Result<Self, InvalidPhone> {
-        let trimmed = raw.trim();
+        let trimmed = super::text::trim(raw);
         let digits_from = usize::from(trimmed.starts_with('+'));
         let mut buffer = [b'+'; 1 + MAX_DIGITS];
         let normal = &mut buffer[..digits_from + MAX_DIGITS];

@@ -3,6 +3,15 @@
 use crate::error::Error;
 use serde::{Deserialize, Serialize};
 
+/// `value` without surrounding white space, as `str::trim`, but answered at once for the usual
+/// value that starts and ends with a visible ASCII character: imports trim every cell.
+pub fn trim(value: &str) -> &str {
+    match value.as_bytes() {
+        [first, .., last] if first.is_ascii_graphic() && last.is_ascii_graphic() => value,
+        _ => value.trim(),
+    }
+}
+
 /// A record name: trimmed, 1-100 characters.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(transparent)]
@@ -64,6 +73,26 @@ impl Description {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn trim_matches_str_trim() {
+        for value in [
+            "",
+            " ",
+            "a",
+            " a",
+            "a ",
+            "\u{3000}客户\u{3000}",
+            "a\u{a0}",
+            "\u{2028}b",
+            "号",
+            "a b",
+            "\t1\r\n",
+            "x\u{85}",
+        ] {
+            assert_eq!(trim(value), value.trim(), "{value:?}");
+        }
+    }
 
     #[test]
     fn names_are_trimmed_and_counted_in_characters() {
