@@ -43,7 +43,8 @@ lambdas:
 	  -p datasource-api -p task-api -p contact-import -p reclaim
 
 ## bench: the file benchmark in release mode (10k-row CSV/XLSX parse, 100k-row export memory),
-## then pandas/openpyxl on the same files when they can be installed into .local/venv-bench
+## then pandas/openpyxl on the same files when they can be installed into .local/venv-bench,
+## then those files imported end to end through the API against moto (both ways)
 bench:
 	@mkdir -p .local/bench
 	BENCH_DIR=$(CURDIR)/.local/bench cargo bench --quiet -p outbound --bench files
@@ -54,3 +55,7 @@ bench:
 	  || echo "python comparison skipped: pandas/openpyxl could not be installed"; \
 	fi
 	@if [ -x .local/venv-bench/bin/python ]; then .local/venv-bench/bin/python scripts/bench_files.py .local/bench; fi
+	@started=$$(curl -fs -o /dev/null $(MOTO_ENDPOINT)/moto-api/ || echo yes); \
+	scripts/stack.sh start >/dev/null; \
+	trap '[ -n "$$started" ] && scripts/stack.sh stop' EXIT; \
+	BENCH_DIR=$(CURDIR)/.local/bench cargo bench --quiet -p outbound-local --bench import

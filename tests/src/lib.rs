@@ -3,6 +3,7 @@
 
 pub mod poller;
 pub mod provision;
+pub mod stack;
 
 use outbound::auth::{AuthConfig, LocalJwt};
 use outbound::config::Config;

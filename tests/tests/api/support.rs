@@ -1,120 +1,21 @@
 //! The harness: each test gets its own table on the shared moto, and the API served in process
 //! on a random port with the same routers the Lambdas use.
 
-use aws_sdk_dynamodb::config::{ConfigBag, Intercept, RuntimeComponents};
-use aws_sdk_dynamodb::error::BoxError;
 use aws_sdk_dynamodb::types::AttributeValue;
 use outbound::auth::LocalJwt;
 use outbound::auth::Tenant;
-use outbound::blob::Blob;
 use outbound::config::Config;
-use outbound::http::{App, AppParts};
+use outbound::http::App;
 use outbound::model::task::{CallCounters, TaskContact};
 use outbound::model::{DataSource, Id, Task, TaskStatus, Timestamp};
-use outbound::reclaim::{ReclaimJob, ReclaimQueue};
+use outbound::reclaim::ReclaimJob;
 use outbound::store::{keys, Item, Store};
-use outbound_local::{local_config, local_jwt, provision, sdk_config};
+pub use outbound_local::stack::{unique, CallCounter, Stack};
+use outbound_local::{local_config, local_jwt, provision};
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
-
-/// Counts DynamoDB operations (one per call, retries included in it).
-#[derive(Clone, Debug, Default)]
-pub struct CallCounter(Arc<AtomicUsize>);
-
-impl Intercept for CallCounter {
-    fn name(&self) -> &'static str {
-        "CallCounter"
-    }
-
-    fn read_before_execution(
-        &self,
-        _context: &aws_sdk_dynamodb::config::interceptors::BeforeSerializationInterceptorContextRef<
-            '_,
-        >,
-        _config: &mut ConfigBag,
-    ) -> Result<(), BoxError> {
-        self.0.fetch_add(1, Ordering::SeqCst);
-        Ok(())
-    }
-
-    fn read_after_execution(
-        &self,
-        _context: &aws_sdk_dynamodb::config::interceptors::FinalizerInterceptorContextRef<'_>,
-        _runtime_components: &RuntimeComponents,
-        _config: &mut ConfigBag,
-    ) -> Result<(), BoxError> {
-        Ok(())
-    }
-}
-
-impl CallCounter {
-    pub fn take(&self) -> usize {
-        self.0.swap(0, Ordering::SeqCst)
-    }
-}
-
-/// What one test owns on the shared moto: its table and reclaim queue, and a store whose
-/// DynamoDB calls are counted.
-pub struct Stack {
-    pub sdk: aws_config::SdkConfig,
-    pub resources: provision::Resources,
-    pub store: Store,
-    pub calls: CallCounter,
-}
-
-impl Stack {
-    pub async fn provision() -> Stack {
-        let sdk = sdk_config().await;
-        // Each test its own table, bucket and queues: upload notifications stay with their test.
-        let resources = provision::ensure(&sdk, &unique("t"), &unique("b"))
-            .await
-            .expect("moto is running (make test starts it)");
-        let calls = CallCounter::default();
-        let dynamodb = aws_sdk_dynamodb::Client::from_conf(
-            aws_sdk_dynamodb::config::Builder::from(&sdk)
-                .interceptor(calls.clone())
-                .build(),
-        );
-        let store = Store::new(dynamodb, resources.table.clone());
-        Stack {
-            sdk,
-            resources,
-            store,
-            calls,
-        }
-    }
-
-    /// The configuration of this stack's resources with `AUTH_MODE` = `auth_mode`.
-    pub fn config(&self, auth_mode: &str) -> Config {
-        let resources = &self.resources;
-        Config::from_lookup(|name| match name {
-            "TABLE_NAME" => Some(resources.table.clone()),
-            "BUCKET_NAME" => Some(resources.bucket.clone()),
-            "RECLAIM_QUEUE_URL" => Some(resources.reclaim_queue_url.clone()),
-            "AUTH_MODE" => Some(auth_mode.to_owned()),
-            "S3_FORCE_PATH_STYLE" => Some("true".into()),
-            _ => None,
-        })
-        .expect("test configuration is complete")
-    }
-
-    /// The app the handlers see, over this stack's counted store.
-    pub fn app(&self, config: Config) -> App {
-        App::new(AppParts {
-            store: self.store.clone(),
-            blob: Blob::from_config(&self.sdk, self.resources.bucket.clone(), true),
-            reclaim: ReclaimQueue::new(
-                aws_sdk_sqs::Client::new(&self.sdk),
-                self.resources.reclaim_queue_url.clone(),
-            ),
-            config,
-        })
-    }
-}
 
 /// Panics unless the stand-in is `scripts/moto_server.py` with its TransactWriteItems patch.
 ///
@@ -147,11 +48,6 @@ pub struct TestApi {
     pub sdk: aws_config::SdkConfig,
     /// The app the server runs, for feeding queue messages to the same handlers.
     pub app: App,
-}
-
-/// A unique, short resource name.
-pub fn unique(prefix: &str) -> String {
-    format!("{prefix}-{}", ulid::Ulid::new().to_string().to_lowercase())
 }
 
 /// Paging values that are refused on every list (D5), with the message each gets.
