@@ -121,27 +121,21 @@ mod tests {
         assert_eq!(status(b"\xFF\xFEp\0h\0"), 415);
         assert_eq!(status(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR"), 415);
         assert_eq!(status(b"\x1F\x8B\x08\x00"), 415);
-        let message = |bytes: &[u8], name| sniff(bytes, Some(name)).unwrap_err().to_string();
-        let refusal =
-            |what| format!("unsupported file type ({what}): upload a UTF-8 CSV or an .xlsx file");
-        // The content names the type, whatever the file is called.
-        assert_eq!(
-            message(b"%PDF-1.7\n%abc", "report.pdf"),
-            refusal("PDF document")
-        );
-        assert_eq!(
-            message(b"%PDF-1.7\n%abc", "leads.csv"),
-            refusal("PDF document")
-        );
-        // Unknown binary: the extension, unless it claims CSV or .xlsx.
-        assert_eq!(message(b"\0\x01\x02", "dump.bin"), refusal(".bin"));
-        assert_eq!(
-            message(b"\0\x01\x02", "leads.CSV"),
-            refusal("binary content, not text")
-        );
-        assert_eq!(
-            message(b"\0\x01\x02", "noext"),
-            refusal("binary content, not text")
-        );
+        let cases: [(&[u8], &str, &str); 5] = [
+            // The content names the type, whatever the file is called.
+            (b"%PDF-1.7\n%abc", "report.pdf", "PDF document"),
+            (b"%PDF-1.7\n%abc", "leads.csv", "PDF document"),
+            // Unknown binary: the extension, unless it claims CSV or .xlsx.
+            (b"\0\x01\x02", "dump.bin", ".bin"),
+            (b"\0\x01\x02", "leads.CSV", "binary content, not text"),
+            (b"\0\x01\x02", "noext", "binary content, not text"),
+        ];
+        for (bytes, name, what) in cases {
+            assert_eq!(
+                sniff(bytes, Some(name)).unwrap_err().to_string(),
+                format!("unsupported file type ({what}): upload a UTF-8 CSV or an .xlsx file"),
+                "{name}"
+            );
+        }
     }
 }
