@@ -1,10 +1,12 @@
 //! Bulk import end to end (D8): multipart and presigned uploads of real CSV and `.xlsx` files,
 //! the row-level report, the S3-triggered import through moto's S3 -> SQS notification,
-//! re-delivery, the import status endpoint, and tenant isolation of every file endpoint (D3).
+//! re-delivery and resumption after a crash, the import status endpoint, and tenant isolation of every file endpoint (D3).
 //! File-level refusals and volumes are in `import_limits`, exports in `exports`.
 
-use crate::files::{csv, with_bom, xlsx, Cell};
-use crate::support::{assert_id, assert_recent, TestApi};
+use crate::files::{csv, nth_phone, numbered_csv, with_bom, xlsx, Cell};
+use crate::support::{assert_id, assert_recent, id, tenant, TestApi};
+use outbound::model::Timestamp;
+use outbound::store::import::{RowOutcome, STALE_CLAIM_MILLIS};
 use serde_json::{json, Value};
 
 const CSV: &str = "\u{feff}手机号,姓名,address,vip\n13800138000,Li Lei,\"Beijing, Haidian\",gold\n+86 139-0013-9000,Han Meimei,,\n,,,\nbad-phone,X,,\n13800138000,dup,,\n";
@@ -563,4 +565,97 @@ async fn file_endpoints_hide_another_tenants_records() {
     // Nothing of acme's changed: no contact, no import record, no counter.
     assert_eq!(api.snapshot().await, before);
     assert_eq!(api.contact_count("acme", &source).await, 1);
+}
+
+#[tokio::test]
+async fn an_interrupted_import_resumes_without_storing_a_row_twice() {
+    // D8: an import is idempotent when retried. A worker stored the first transaction's rows
+    // (49) of a 120-row file and died holding its claim; once the claim is stale, the re-delivered
+    // notification imports the rest, counting the rows it finds written by this same import as
+    // stored and the one a contact already held as "already exists".
+    let api = TestApi::start().await;
+    let source = api.data_source("acme", "Resumed").await;
+    api.contact("acme", &source, &nth_phone(100)).await;
+    let file = numbered_csv(120);
+    let ticket = api
+        .import_url("acme", &source, json!({"fileName": "resume.csv"}))
+        .await;
+    let import = ticket.ok()["importId"].as_str().unwrap().to_owned();
+    let put = reqwest::Client::new()
+        .put(ticket.ok()["uploadUrl"].as_str().unwrap())
+        .body(file.clone())
+        .send()
+        .await
+        .unwrap();
+    assert!(put.status().is_success());
+
+    let (tenant, source_id, import_id) = (tenant("acme"), id(&source), id(&import));
+    let long_ago = Timestamp(Timestamp::now().0 - STALE_CLAIM_MILLIS - 1_000);
+    let claimed = api
+        .store
+        .claim_import(&tenant, &source_id, &import_id, long_ago)
+        .await
+        .unwrap();
+    assert!(claimed.is_some());
+    let rows = outbound::files::read_contacts(&file, None).unwrap().rows;
+    let first = api
+        .store
+        .import_contacts(&tenant, &source_id, &import_id, &rows[..49], long_ago)
+        .await
+        .unwrap();
+    assert_eq!(first, vec![RowOutcome::Stored; 49]);
+    assert_eq!(api.contact_count("acme", &source).await, 50);
+
+    api.drain_imports().await;
+    let done = api.import_status("acme", &source, &import).await;
+    let data = done.ok();
+    assert_eq!(data["status"], "SUCCEEDED", "{data}");
+    assert_eq!(
+        data["result"],
+        json!({"importCount": 120, "successCount": 119, "failCount": 1, "details": [
+            {"row": 102, "phoneNumber": nth_phone(100), "reason": "already exists"}
+        ]})
+    );
+    assert_eq!(api.contact_count("acme", &source).await, 120);
+    let mut phones: Vec<String> = api
+        .all_contacts("acme", &source)
+        .await
+        .iter()
+        .map(|c| c["phoneNumber"].as_str().unwrap().to_owned())
+        .collect();
+    phones.sort();
+    let expected: Vec<String> = (0..120).map(nth_phone).collect();
+    assert_eq!(phones, expected);
+}
+
+#[tokio::test]
+async fn a_delivery_while_another_holds_a_fresh_claim_is_retried_later() {
+    // The import function reports the message as failed (SQS delivers it again later) and
+    // changes nothing while another worker's claim is fresh.
+    let api = TestApi::start().await;
+    let source = api.data_source("acme", "Busy").await;
+    let ticket = api
+        .import_url("acme", &source, json!({"fileName": "busy.csv"}))
+        .await;
+    let import = ticket.ok()["importId"].as_str().unwrap().to_owned();
+    let claimed = api
+        .store
+        .claim_import(
+            &tenant("acme"),
+            &id(&source),
+            &id(&import),
+            Timestamp::now(),
+        )
+        .await
+        .unwrap();
+    assert!(claimed.is_some());
+    let key = outbound::blob::upload_key(&tenant("acme"), &id(&source), &id(&import));
+    let event = json!({"Records": [{"eventName": "ObjectCreated:Put",
+        "s3": {"bucket": {"name": api.resources.bucket}, "object": {"key": key, "size": 10}}}]});
+    let before = api.snapshot().await;
+    let outcome = outbound::worker::upload_message(&api.app, event.to_string()).await;
+    assert!(outcome.is_err(), "a busy import must be retried later");
+    assert_eq!(api.snapshot().await, before);
+    let status = api.import_status("acme", &source, &import).await;
+    assert_eq!(status.ok()["status"], "PROCESSING");
 }
