@@ -1,6 +1,7 @@
 //! Bulk import end to end (D8): multipart and presigned uploads of real CSV and `.xlsx` files,
 //! the row-level report, the S3-triggered import through moto's S3 -> SQS notification,
-//! re-delivery and resumption after a crash, the import status endpoint, and tenant isolation of every file endpoint (D3).
+//! re-delivery and resumption after a crash, the import status endpoint, and tenant isolation of
+//! every file endpoint (D3).
 //! File-level refusals and volumes are in `import_limits`, exports in `exports`.
 
 use crate::files::{csv, nth_phone, numbered_csv, with_bom, xlsx, Cell};
