@@ -11,7 +11,7 @@ use crate::model::contact::{FieldName, KNOWN_FIELDS, PHONE_FIELD, READ_ONLY_FIEL
 
 /// What one column of the file fills.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Column {
+enum Column {
     Phone,
     /// A known field (canonical name) or a custom one (the title as written).
     Field(FieldName),
@@ -21,10 +21,11 @@ pub(crate) enum Column {
 /// The meaning of every column, by position.
 #[derive(Debug)]
 pub(crate) struct Titles {
-    columns: Vec<Column>,
+    /// Number of columns in the title row, ignored ones included.
+    width: usize,
     phone: usize,
-    /// Positions of the field columns, sorted by field name.
-    by_name: Vec<usize>,
+    /// `(position, name)` of the field columns, sorted by name.
+    fields: Vec<(usize, FieldName)>,
     custom: usize,
 }
 
@@ -70,32 +71,32 @@ impl Titles {
         }
         let phone =
             phone.ok_or_else(|| Error::invalid(format!("file has no {PHONE_FIELD} column")))?;
-        let mut by_name: Vec<usize> = (0..columns.len())
-            .filter(|&index| matches!(columns[index], Column::Field(_)))
+        let width = columns.len();
+        let mut fields: Vec<(usize, FieldName)> = columns
+            .into_iter()
+            .enumerate()
+            .filter_map(|(index, column)| match column {
+                Column::Field(name) => Some((index, name)),
+                _ => None,
+            })
             .collect();
-        by_name.sort_by_key(|&index| match &columns[index] {
-            Column::Field(name) => name.as_str(),
-            _ => "",
-        });
-        let custom = columns
-            .iter()
-            .filter(|column| matches!(column, Column::Field(name) if name.is_custom()))
-            .count();
+        fields.sort_by(|(_, a), (_, b)| a.as_str().cmp(b.as_str()));
+        let custom = fields.iter().filter(|(_, name)| name.is_custom()).count();
         Ok(Titles {
-            columns,
+            width,
             phone,
-            by_name,
+            fields,
             custom,
         })
     }
 
     pub(crate) fn len(&self) -> usize {
-        self.columns.len()
+        self.width
     }
 
     /// How many columns fill a field other than the phone.
     pub(crate) fn field_count(&self) -> usize {
-        self.by_name.len()
+        self.fields.len()
     }
 
     /// How many columns hold custom fields: a row can only have too many when this is over the limit.
@@ -111,12 +112,7 @@ impl Titles {
     /// `(position, field name)` of every column that fills a field other than the phone, in name
     /// order (the order [`crate::model::ContactFields`] keeps them in).
     pub(crate) fn fields(&self) -> impl Iterator<Item = (usize, &FieldName)> {
-        self.by_name
-            .iter()
-            .filter_map(|&index| match &self.columns[index] {
-                Column::Field(name) => Some((index, name)),
-                _ => None,
-            })
+        self.fields.iter().map(|(index, name)| (*index, name))
     }
 }
 
