@@ -51,20 +51,13 @@ pub const MAX_COLUMNS: usize = 256;
 /// File-level problems are errors (400, 413, 415) and nothing should be stored; row-level
 /// problems are [`RowFailure`]s beside the valid rows.
 pub fn read_contacts(bytes: &[u8], file_name: Option<&str>) -> Result<ParsedFile, Error> {
-    check_upload_size(bytes.len())?;
+    if bytes.len() > MAX_UPLOAD_BYTES {
+        return Err(Error::TooLarge("file is larger than 20 MiB".into()));
+    }
     match sniff::sniff(bytes, file_name)? {
         FileKind::Csv => read_csv::read(bytes),
         FileKind::Xlsx => read_xlsx::read(bytes),
     }
-}
-
-/// 413 for an upload of `len` bytes over [`MAX_UPLOAD_BYTES`]: checked before a file is stored
-/// or read.
-pub fn check_upload_size(len: usize) -> Result<(), Error> {
-    if len > MAX_UPLOAD_BYTES {
-        return Err(Error::TooLarge("file is larger than 20 MiB".into()));
-    }
-    Ok(())
 }
 
 fn too_many_rows() -> Error {
