@@ -227,6 +227,7 @@ fn validate(titles: &Titles, cells: &impl Cells) -> Result<(Phone, ContactFields
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::files::tests::reasons;
 
     struct Row<'a>(&'a [&'a str]);
 
@@ -245,13 +246,6 @@ mod tests {
             collector.push(index as u64 + 1, &Row(cells))?;
         }
         collector.finish()
-    }
-
-    fn reasons(file: &ParsedFile) -> Vec<(u64, &str, &str)> {
-        file.failures
-            .iter()
-            .map(|f| (f.row, f.phone_number.as_str(), &*f.reason))
-            .collect()
     }
 
     #[test]

@@ -23,7 +23,8 @@ fn phones(file: &ParsedFile) -> Vec<&str> {
     file.rows.iter().map(|row| row.phone.as_str()).collect()
 }
 
-fn reasons(file: &ParsedFile) -> Vec<(u64, &str, &str)> {
+/// `(row, phone as given, reason)` of every refused row.
+pub(super) fn reasons(file: &ParsedFile) -> Vec<(u64, &str, &str)> {
     file.failures
         .iter()
         .map(|f| (f.row, f.phone_number.as_str(), &*f.reason))
