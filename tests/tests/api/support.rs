@@ -511,9 +511,23 @@ impl TestApi {
         .await
     }
 
-    /// Imports `bytes` the asynchronous way (D8): asks for an upload URL, PUTs the file there,
-    /// and hands the upload notification to the import handler. Answers the import id.
+    /// Imports `bytes` the asynchronous way (D8): [`TestApi::upload`], then hands the upload
+    /// notification to the import handler. Answers the import id.
     pub async fn upload_and_import(
+        &self,
+        tenant: &str,
+        source: &str,
+        file_name: &str,
+        bytes: Vec<u8>,
+    ) -> String {
+        let import = self.upload(tenant, source, file_name, bytes).await;
+        self.drain_imports().await;
+        import
+    }
+
+    /// Asks for an upload URL and PUTs the file there; the notification waits on the import
+    /// queue. Answers the import id.
+    pub async fn upload(
         &self,
         tenant: &str,
         source: &str,
@@ -531,7 +545,6 @@ impl TestApi {
             .await
             .unwrap();
         assert!(put.status().is_success(), "{}", put.text().await.unwrap());
-        self.drain_imports().await;
         ticket["importId"].as_str().unwrap().to_owned()
     }
 
