@@ -8,6 +8,7 @@
 pub mod auth;
 pub mod blob;
 pub mod config;
+pub mod dialing;
 pub mod error;
 pub mod files;
 pub mod http;
