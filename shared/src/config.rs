@@ -23,6 +23,8 @@ pub struct Config {
     /// a Lambda response holds 6 MB, and binary bodies grow by a third in base64). Larger
     /// exports are answered with a redirect to a presigned download (D8).
     pub export_inline_max_bytes: u64,
+    /// How the dialing engine paces and places calls (D13).
+    pub dialing: crate::dialing::settings::DialerConfig,
 }
 
 /// A configuration variable that is missing or malformed.
@@ -70,6 +72,7 @@ impl Config {
                     problem: format!("{raw:?} is not a number of bytes"),
                 })?,
             },
+            dialing: crate::dialing::settings::DialerConfig::from_lookup(&lookup)?,
         })
     }
 }

@@ -3,6 +3,8 @@
 //! three entry points the functions run ([`engine`]): the tick that finds running tasks, the
 //! dialer that claims and places calls for one task, and the recorder of call outcomes.
 
+pub mod plan;
 pub mod provider;
+pub mod settings;
 
 pub use provider::{CallReport, CallRequest, CallStatus, Outcome, PlaceError, Provider};

@@ -308,6 +308,16 @@ pub struct Task {
     pub ended_at: Option<Timestamp>,
     pub stop_reason: Option<String>,
     pub fail_reason: Option<String>,
+    /// Calls of this task in flight now (D13: capped per task).
+    #[serde(default)]
+    pub in_flight: u32,
+    /// Sort key of the newest data source contact the dialer has claimed a first attempt of:
+    /// contacts sort by creation, so the never-dialled ones, added ones included, come after it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<String>,
+    /// Moves with every recall, so a completion that raced a recall is refused.
+    #[serde(default)]
+    pub revision: u64,
 }
 
 impl Task {
@@ -405,9 +415,25 @@ pub struct TaskContact {
     pub last_duration: u64,
     /// When the next attempt may start, if one is due.
     pub next_attempt_at: Option<Timestamp>,
-    /// 1 highest - 5 lowest.
+    /// 1 highest - 5 lowest: the recall priority of a recalled contact (D12, D13).
     pub priority: u8,
     pub updated_at: Timestamp,
+    /// The outcome in this task is final (D13): success, an invalid number, the attempts reached
+    /// the allowance, or the contact was deleted from the data source. Recall clears it.
+    #[serde(default)]
+    pub done: bool,
+    /// Queued by a recall: due ahead of plain retries, in `priority` order (D13).
+    #[serde(default)]
+    pub recalled: bool,
+    /// The attempt now in flight: claimed, and placed unless the provider refused it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calling: Option<u32>,
+    /// When the attempt in flight was claimed; a call without an outcome long after is reconciled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub claimed_at: Option<Timestamp>,
+    /// The provider's id of the call in flight, once placed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_id: Option<String>,
 }
 
 #[cfg(test)]

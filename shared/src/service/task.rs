@@ -86,6 +86,9 @@ pub async fn add(store: &Store, tenant: &Tenant, new: NewTask) -> Result<Task, E
         ended_at: None,
         stop_reason: None,
         fail_reason: None,
+        in_flight: 0,
+        cursor: None,
+        revision: 0,
     };
     store.create_task(tenant, &task).await?;
     Ok(task)

@@ -285,6 +285,11 @@ impl TestApi {
             next_attempt_at: None,
             priority: 3,
             updated_at: Timestamp::now(),
+            done: true,
+            recalled: false,
+            calling: None,
+            claimed_at: None,
+            call_id: None,
         };
         let mut item: Item = serde_dynamo::to_item(&state).unwrap();
         let tenant = Tenant::parse(tenant).unwrap();
@@ -730,6 +735,11 @@ impl TestApi {
             next_attempt_at: None,
             priority: 3,
             updated_at: Timestamp::now(),
+            done: true,
+            recalled: false,
+            calling: None,
+            claimed_at: None,
+            call_id: None,
         };
         let mut item: HashMap<String, AttributeValue> = serde_dynamo::to_item(&state).unwrap();
         let pk = keys::task_contacts(&tenant(tenant_name), &id(task));

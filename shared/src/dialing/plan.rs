@@ -1,0 +1,363 @@
+//! The rules of D13 as pure functions of a task's settings, its per-contact states and the
+//! clock: whether a task may dial now, which contacts are due and in which order, and what an
+//! outcome makes of a contact. No I/O here, so every rule is unit-tested with a fixed clock.
+
+use super::provider::{CallReport, Outcome};
+use crate::model::task::{DialSettings, TaskContact};
+use crate::model::{Id, Timestamp};
+use chrono::{TimeZone, Timelike};
+use chrono_tz::Tz;
+use std::collections::HashSet;
+
+/// Where "now" comes from: the system clock in the functions, a fixed one in tests.
+pub trait Clock: Send + Sync {
+    fn now(&self) -> Timestamp;
+}
+
+/// The system clock.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> Timestamp {
+        Timestamp::now()
+    }
+}
+
+/// Whether a task may place a call at `now` (D9, D13): inside its daily window, both minutes
+/// included, read in the task's zone or else the service zone. No window: all day.
+pub fn window_open(settings: &DialSettings, service_zone: Tz, now: Timestamp) -> bool {
+    let Some(window) = settings.window else {
+        return true;
+    };
+    let zone = settings
+        .time_zone
+        .as_ref()
+        .and_then(|name| name.as_str().parse::<Tz>().ok())
+        .unwrap_or(service_zone);
+    let Some(local) = zone.timestamp_millis_opt(now.0).single() else {
+        return false;
+    };
+    let minute = (local.hour() * 60 + local.minute()) as u16;
+    (window.start.minutes()..=window.end.minutes()).contains(&minute)
+}
+
+/// A contact of the data source that the task has never dialled, in creation order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fresh {
+    pub contact_id: Id,
+}
+
+/// One call the dialer should claim: attempt `attempt` of `contact_id`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Due {
+    pub contact_id: Id,
+    pub attempt: u32,
+    /// The state the claim expects to find (`None`: never dialled, no state yet).
+    pub state: Option<TaskContact>,
+}
+
+/// Whether a contact's state makes it due at `now`: not final, nothing in flight, attempts left,
+/// and its next attempt time reached (the call interval since its last attempt ended).
+pub fn is_due(state: &TaskContact, now: Timestamp) -> bool {
+    !state.done
+        && state.calling.is_none()
+        && state.attempts < state.allowance
+        && state.next_attempt_at.is_none_or(|at| at <= now)
+}
+
+/// The contacts to call now, at most `budget`, in D13's order: recalled ones by their recall
+/// priority (then longest waiting), then the other retries, longest waiting first, then the
+/// never-dialled ones in creation order. A contact no longer in the data source (`existing`
+/// does not hold it) is never due.
+pub fn due_contacts(
+    states: &[TaskContact],
+    fresh: &[Fresh],
+    existing: &HashSet<Id>,
+    now: Timestamp,
+    budget: usize,
+) -> Vec<Due> {
+    let mut retries: Vec<&TaskContact> = states
+        .iter()
+        .filter(|state| is_due(state, now) && existing.contains(&state.contact_id))
+        .collect();
+    retries.sort_by_key(|state| {
+        (
+            !state.recalled,
+            if state.recalled { state.priority } else { 0 },
+            state.next_attempt_at,
+            state.contact_id.clone(),
+        )
+    });
+    let known: HashSet<&Id> = states.iter().map(|state| &state.contact_id).collect();
+    let retries = retries.into_iter().map(|state| Due {
+        contact_id: state.contact_id.clone(),
+        attempt: state.attempts + 1,
+        state: Some(state.clone()),
+    });
+    let fresh = fresh
+        .iter()
+        .filter(|f| existing.contains(&f.contact_id) && !known.contains(&f.contact_id))
+        .map(|f| Due {
+            contact_id: f.contact_id.clone(),
+            attempt: 1,
+            state: None,
+        });
+    retries.chain(fresh).take(budget).collect()
+}
+
+/// What an outcome makes of a contact's state in the task.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AfterOutcome {
+    /// Attempts made, this one included.
+    pub attempts: u32,
+    /// Final (D13): success, an invalid number, or the attempts reached the allowance.
+    pub done: bool,
+    /// When the next attempt may start, if there is one.
+    pub next_attempt_at: Option<Timestamp>,
+}
+
+/// The state after attempt `attempt` ended with `report` at `ended_at`.
+pub fn after_outcome(
+    attempt: u32,
+    allowance: u32,
+    report: &CallReport,
+    call_interval_secs: u32,
+    ended_at: Timestamp,
+) -> AfterOutcome {
+    let done = report.outcome == Outcome::Success || report.invalid_number || attempt >= allowance;
+    AfterOutcome {
+        attempts: attempt,
+        done,
+        next_attempt_at: (!done)
+            .then(|| Timestamp(ended_at.0 + i64::from(call_interval_secs) * 1000)),
+    }
+}
+
+/// The order in which running tasks share the service's calls in flight: priority 1 first,
+/// then the oldest task (ids sort by creation).
+pub fn share_budget<'a, T>(
+    tasks: &'a [T],
+    key: impl Fn(&T) -> (u8, &Id),
+    free: u32,
+    per_task: u32,
+) -> Vec<(&'a T, u32)> {
+    let mut ordered: Vec<&T> = tasks.iter().collect();
+    ordered.sort_by(|a, b| key(a).cmp(&key(b)));
+    let mut left = free;
+    let mut shares = Vec::new();
+    for task in ordered {
+        if left == 0 {
+            break;
+        }
+        let share = per_task.min(left);
+        left -= share;
+        shares.push((task, share));
+    }
+    shares
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::task::{ClockTime, DailyWindow, ZoneName};
+
+    /// Milliseconds of a UTC wall-clock time.
+    fn utc(y: i32, mo: u32, d: u32, h: u32, mi: u32, s: u32) -> Timestamp {
+        Timestamp(
+            chrono::Utc
+                .with_ymd_and_hms(y, mo, d, h, mi, s)
+                .unwrap()
+                .timestamp_millis(),
+        )
+    }
+
+    fn settings(window: Option<(&str, &str)>, zone: Option<&str>) -> DialSettings {
+        DialSettings {
+            window: window.map(|(start, end)| DailyWindow {
+                start: ClockTime::parse("s", start).unwrap(),
+                end: ClockTime::parse("e", end).unwrap(),
+            }),
+            time_zone: zone.map(|z| ZoneName::parse(z).unwrap()),
+            ..DialSettings::default()
+        }
+    }
+
+    #[test]
+    fn the_window_includes_both_minutes() {
+        let task = settings(Some(("09:00", "18:00")), None);
+        let open = |h, m, s| window_open(&task, Tz::UTC, utc(2026, 3, 2, h, m, s));
+        assert!(!open(8, 59, 59));
+        assert!(open(9, 0, 0));
+        assert!(open(18, 0, 59), "the end minute is inside the window");
+        assert!(!open(18, 1, 0));
+        assert!(window_open(&settings(None, None), Tz::UTC, utc(2026, 3, 2, 3, 0, 0)));
+    }
+
+    #[test]
+    fn the_window_is_read_in_the_task_zone_else_the_service_zone() {
+        // 01:30 UTC is 09:30 in Shanghai (UTC+8, no DST).
+        let at = utc(2026, 3, 2, 1, 30, 0);
+        let task = settings(Some(("09:00", "10:00")), Some("Asia/Shanghai"));
+        assert!(window_open(&task, Tz::UTC, at));
+        let zoneless = settings(Some(("09:00", "10:00")), None);
+        assert!(!window_open(&zoneless, Tz::UTC, at));
+        assert!(window_open(&zoneless, chrono_tz::Asia::Shanghai, at));
+    }
+
+    #[test]
+    fn the_window_follows_daylight_saving_changes() {
+        // New York: EST (UTC-5) until 2026-03-08 02:00, then EDT (UTC-4).
+        let task = settings(Some(("09:00", "09:30")), Some("America/New_York"));
+        let before = utc(2026, 3, 7, 14, 0, 0); // 09:00 EST
+        let after_same_utc = utc(2026, 3, 9, 14, 0, 0); // 10:00 EDT
+        let after_local_nine = utc(2026, 3, 9, 13, 0, 0); // 09:00 EDT
+        assert!(window_open(&task, Tz::UTC, before));
+        assert!(!window_open(&task, Tz::UTC, after_same_utc));
+        assert!(window_open(&task, Tz::UTC, after_local_nine));
+        // The night of the change the clocks jump from 01:59:59 EST to 03:00 EDT (07:00 UTC):
+        // a 02:00-03:00 window is open only during its end minute that night.
+        let night = settings(Some(("02:00", "03:00")), Some("America/New_York"));
+        assert!(!window_open(&night, Tz::UTC, utc(2026, 3, 8, 6, 59, 59))); // 01:59:59 EST
+        assert!(window_open(&night, Tz::UTC, utc(2026, 3, 8, 7, 0, 30))); // 03:00:30 EDT
+        assert!(!window_open(&night, Tz::UTC, utc(2026, 3, 8, 7, 1, 0))); // 03:01 EDT
+    }
+
+    fn id(n: u8) -> Id {
+        Id::parse(&format!("01J0000000000000000000000{n}")).unwrap()
+    }
+
+    fn state(n: u8, attempts: u32, allowance: u32, next: Option<Timestamp>) -> TaskContact {
+        TaskContact {
+            contact_id: id(n),
+            attempts,
+            allowance,
+            last_outcome: if attempts > 0 { 2 } else { 0 },
+            last_duration: 0,
+            next_attempt_at: next,
+            priority: 3,
+            updated_at: Timestamp(0),
+            done: false,
+            recalled: false,
+            calling: None,
+            claimed_at: None,
+            call_id: None,
+        }
+    }
+
+    fn all(ids: &[u8]) -> HashSet<Id> {
+        ids.iter().map(|n| id(*n)).collect()
+    }
+
+    fn order(due: &[Due]) -> Vec<(Id, u32)> {
+        due.iter().map(|d| (d.contact_id.clone(), d.attempt)).collect()
+    }
+
+    #[test]
+    fn retries_wait_the_call_interval_and_stop_at_the_allowance() {
+        let now = Timestamp(1_000_000);
+        let states = [
+            state(1, 1, 3, Some(Timestamp(now.0 - 1))),    // due
+            state(2, 1, 3, Some(Timestamp(now.0 + 1))),    // interval not over
+            state(3, 3, 3, Some(Timestamp(now.0 - 1000))), // allowance used up
+            state(4, 2, 3, Some(now)),                     // due exactly now
+        ];
+        let due = due_contacts(&states, &[], &all(&[1, 2, 3, 4]), now, 10);
+        assert_eq!(order(&due), vec![(id(1), 2), (id(4), 3)]);
+    }
+
+    #[test]
+    fn final_in_flight_and_deleted_contacts_are_never_due() {
+        let now = Timestamp(1_000_000);
+        let mut done = state(1, 1, 3, None);
+        done.done = true;
+        let mut flying = state(2, 1, 3, None);
+        flying.calling = Some(2);
+        let deleted = state(3, 1, 3, None);
+        let due = due_contacts(
+            &[done, flying, deleted],
+            &[Fresh { contact_id: id(4) }, Fresh { contact_id: id(5) }],
+            &all(&[1, 2, 4]),
+            now,
+            10,
+        );
+        assert_eq!(order(&due), vec![(id(4), 1)], "5 and 3 were deleted");
+    }
+
+    #[test]
+    fn recalled_first_by_priority_then_retries_then_never_dialled() {
+        let now = Timestamp(1_000_000);
+        let mut low = state(1, 2, 5, Some(Timestamp(10)));
+        low.recalled = true;
+        low.priority = 5;
+        let mut high = state(2, 2, 5, Some(Timestamp(20)));
+        high.recalled = true;
+        high.priority = 1;
+        let old_retry = state(3, 1, 3, Some(Timestamp(5)));
+        let newer_retry = state(4, 1, 3, Some(Timestamp(6)));
+        let fresh = [Fresh { contact_id: id(6) }, Fresh { contact_id: id(7) }];
+        let states = [newer_retry, low, old_retry, high];
+        let existing = all(&[1, 2, 3, 4, 6, 7]);
+        let due = due_contacts(&states, &fresh, &existing, now, 10);
+        assert_eq!(
+            order(&due),
+            vec![(id(2), 3), (id(1), 3), (id(3), 2), (id(4), 2), (id(6), 1), (id(7), 1)]
+        );
+        let due = due_contacts(&states, &fresh, &existing, now, 3);
+        assert_eq!(order(&due), vec![(id(2), 3), (id(1), 3), (id(3), 2)]);
+    }
+
+    #[test]
+    fn a_contact_with_state_is_not_fresh_again() {
+        // Added while the task ran, recalled by id before its first call: one call, not two.
+        let now = Timestamp(1_000_000);
+        let mut recalled = state(1, 0, 3, Some(now));
+        recalled.recalled = true;
+        let due = due_contacts(
+            &[recalled],
+            &[Fresh { contact_id: id(1) }, Fresh { contact_id: id(2) }],
+            &all(&[1, 2]),
+            now,
+            10,
+        );
+        assert_eq!(order(&due), vec![(id(1), 1), (id(2), 1)]);
+    }
+
+    fn report(outcome: Outcome, invalid_number: bool) -> CallReport {
+        CallReport {
+            outcome,
+            duration: 0,
+            invalid_number,
+            reason: String::new(),
+        }
+    }
+
+    #[test]
+    fn outcomes_are_final_on_success_invalid_number_or_the_last_attempt() {
+        let at = Timestamp(50_000);
+        let next = |attempt, outcome, invalid| after_outcome(attempt, 3, &report(outcome, invalid), 60, at);
+        assert_eq!(
+            next(1, Outcome::NoAnswer, false),
+            AfterOutcome {
+                attempts: 1,
+                done: false,
+                next_attempt_at: Some(Timestamp(110_000))
+            }
+        );
+        assert!(next(1, Outcome::Success, false).done);
+        assert!(next(1, Outcome::Failed, true).done, "an invalid number is not retried");
+        assert!(!next(2, Outcome::Failed, false).done);
+        let last = next(3, Outcome::Failed, false);
+        assert!(last.done);
+        assert_eq!(last.next_attempt_at, None);
+    }
+
+    #[test]
+    fn the_budget_goes_to_priority_one_first() {
+        let tasks = [(5u8, id(1)), (1, id(2)), (3, id(3)), (1, id(4))];
+        let shares = share_budget(&tasks, |(p, id)| (*p, id), 12, 5);
+        let got: Vec<(Id, u32)> = shares.iter().map(|((_, id), n)| (id.clone(), *n)).collect();
+        assert_eq!(got, vec![(id(2), 5), (id(4), 5), (id(3), 2)]);
+        assert!(share_budget(&tasks, |(p, id)| (*p, id), 0, 5).is_empty());
+    }
+}

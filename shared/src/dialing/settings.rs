@@ -1,0 +1,228 @@
+//! The dialing engine's configuration (D13), read once at cold start with D13's defaults.
+
+use crate::config::ConfigError;
+use std::time::Duration;
+
+/// Which telephony provider places the calls (`DIAL_PROVIDER`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProviderKind {
+    /// Outcomes decided from the number and the attempt, reported after a delay (the default).
+    Simulated,
+    /// Amazon Connect `StartOutboundVoiceContact`, outcomes from its contact events.
+    AmazonConnect,
+}
+
+/// The mix of simulated outcomes, in parts: success, failed, no answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OutcomeMix {
+    pub success: u32,
+    pub failed: u32,
+    pub no_answer: u32,
+}
+
+/// How the simulated provider behaves.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SimulatedSettings {
+    /// `SIMULATED_OUTCOME_MIX`, e.g. `60,20,20` (success, failed, no answer).
+    pub mix: OutcomeMix,
+    /// `SIMULATED_OUTCOME_DELAY_SECONDS` (default 1): how long after placing the outcome arrives.
+    pub delay: Duration,
+    /// `SIMULATED_MAX_TALK_SECONDS` (default 180): answered calls last 1 to this many seconds.
+    pub max_talk_seconds: u64,
+}
+
+/// Everything the tick, the dialer and the outcome recorder need to know.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DialerConfig {
+    pub provider: ProviderKind,
+    /// Calls placed per second for the whole service (`DIAL_RATE_PER_SECOND`, default 2:
+    /// Connect's default for StartOutboundVoiceContact).
+    pub rate_per_second: u32,
+    /// Calls in flight per task (`DIAL_MAX_IN_FLIGHT_PER_TASK`, default 10).
+    pub max_in_flight_per_task: u32,
+    /// Calls in flight for the whole service (`DIAL_MAX_IN_FLIGHT`, default 10: Connect's
+    /// default concurrent calls per instance).
+    pub max_in_flight: u32,
+    /// A call without an outcome this long after it was claimed is reconciled with the provider,
+    /// then recorded as failed "no outcome" (`DIAL_RECONCILE_AFTER_SECONDS`, default 600).
+    pub reconcile_after: Duration,
+    /// Dial runs the tick queues per running task, spread evenly over a minute
+    /// (`DIAL_RUNS_PER_TICK`, default 1, at most 15: SQS delays a message 900 s at most).
+    pub runs_per_tick: u32,
+    /// The queue of dial jobs (`DIAL_QUEUE_URL`): the tick sends, the dialer consumes.
+    pub dial_queue_url: Option<String>,
+    /// The queue of call outcomes (`CALL_EVENTS_QUEUE_URL`): the simulated provider sends.
+    pub call_events_queue_url: Option<String>,
+    pub simulated: SimulatedSettings,
+}
+
+impl Default for DialerConfig {
+    fn default() -> Self {
+        DialerConfig {
+            provider: ProviderKind::Simulated,
+            rate_per_second: 2,
+            max_in_flight_per_task: 10,
+            max_in_flight: 10,
+            reconcile_after: Duration::from_secs(600),
+            runs_per_tick: 1,
+            dial_queue_url: None,
+            call_events_queue_url: None,
+            simulated: SimulatedSettings {
+                mix: OutcomeMix {
+                    success: 60,
+                    failed: 20,
+                    no_answer: 20,
+                },
+                delay: Duration::from_secs(1),
+                max_talk_seconds: 180,
+            },
+        }
+    }
+}
+
+impl DialerConfig {
+    /// Reads the `DIAL_*` and `SIMULATED_*` variables; every one has a default.
+    pub fn from_lookup(lookup: &impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        let defaults = DialerConfig::default();
+        let number = |name: &'static str, default: u64, min: u64, max: u64| -> Result<u64, ConfigError> {
+            match lookup(name) {
+                None => Ok(default),
+                Some(raw) => raw
+                    .trim()
+                    .parse::<u64>()
+                    .ok()
+                    .filter(|value| (min..=max).contains(value))
+                    .ok_or(ConfigError {
+                        name,
+                        problem: format!("{raw:?} is not a whole number from {min} to {max}"),
+                    }),
+            }
+        };
+        let small = |name, default: u32, min, max| {
+            number(name, u64::from(default), min, max).map(|v| v as u32)
+        };
+        let provider = match lookup("DIAL_PROVIDER").as_deref().map(str::trim) {
+            None | Some("simulated") => ProviderKind::Simulated,
+            Some("amazon-connect") => ProviderKind::AmazonConnect,
+            Some(other) => {
+                return Err(ConfigError {
+                    name: "DIAL_PROVIDER",
+                    problem: format!("{other:?} is neither simulated nor amazon-connect"),
+                })
+            }
+        };
+        let mix = match lookup("SIMULATED_OUTCOME_MIX") {
+            None => defaults.simulated.mix,
+            Some(raw) => parse_mix(&raw).ok_or(ConfigError {
+                name: "SIMULATED_OUTCOME_MIX",
+                problem: format!("{raw:?} is not three whole numbers with a positive sum, e.g. 60,20,20"),
+            })?,
+        };
+        let url = |name| lookup(name).filter(|value| !value.trim().is_empty());
+        Ok(DialerConfig {
+            provider,
+            rate_per_second: small("DIAL_RATE_PER_SECOND", defaults.rate_per_second, 1, 1000)?,
+            max_in_flight_per_task: small(
+                "DIAL_MAX_IN_FLIGHT_PER_TASK",
+                defaults.max_in_flight_per_task,
+                1,
+                10_000,
+            )?,
+            max_in_flight: small("DIAL_MAX_IN_FLIGHT", defaults.max_in_flight, 1, 100_000)?,
+            reconcile_after: Duration::from_secs(number(
+                "DIAL_RECONCILE_AFTER_SECONDS",
+                defaults.reconcile_after.as_secs(),
+                1,
+                86_400,
+            )?),
+            runs_per_tick: small("DIAL_RUNS_PER_TICK", defaults.runs_per_tick, 1, 15)?,
+            dial_queue_url: url("DIAL_QUEUE_URL"),
+            call_events_queue_url: url("CALL_EVENTS_QUEUE_URL"),
+            simulated: SimulatedSettings {
+                mix,
+                delay: Duration::from_secs(number(
+                    "SIMULATED_OUTCOME_DELAY_SECONDS",
+                    defaults.simulated.delay.as_secs(),
+                    0,
+                    900,
+                )?),
+                max_talk_seconds: number(
+                    "SIMULATED_MAX_TALK_SECONDS",
+                    defaults.simulated.max_talk_seconds,
+                    1,
+                    86_400,
+                )?,
+            },
+        })
+    }
+}
+
+fn parse_mix(raw: &str) -> Option<OutcomeMix> {
+    let parts: Vec<u32> = raw
+        .split(',')
+        .map(|part| part.trim().parse().ok())
+        .collect::<Option<_>>()?;
+    match parts[..] {
+        [success, failed, no_answer] if success + failed + no_answer > 0 => Some(OutcomeMix {
+            success,
+            failed,
+            no_answer,
+        }),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn read(pairs: &[(&str, &str)]) -> Result<DialerConfig, ConfigError> {
+        let map: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        DialerConfig::from_lookup(&|name: &str| map.get(name).cloned())
+    }
+
+    #[test]
+    fn defaults_are_d13s() {
+        let settings = read(&[]).unwrap();
+        assert_eq!(settings, DialerConfig::default());
+        assert_eq!(settings.rate_per_second, 2);
+        assert_eq!(settings.max_in_flight, 10);
+        assert_eq!(settings.max_in_flight_per_task, 10);
+        assert_eq!(settings.reconcile_after, Duration::from_secs(600));
+        assert_eq!(settings.provider, ProviderKind::Simulated);
+    }
+
+    #[test]
+    fn malformed_values_fail_the_start_naming_the_variable() {
+        for (name, value) in [
+            ("DIAL_PROVIDER", "twilio"),
+            ("DIAL_RATE_PER_SECOND", "0"),
+            ("DIAL_MAX_IN_FLIGHT", "-1"),
+            ("DIAL_RUNS_PER_TICK", "16"),
+            ("SIMULATED_OUTCOME_MIX", "60,40"),
+            ("SIMULATED_OUTCOME_MIX", "0,0,0"),
+            ("SIMULATED_OUTCOME_DELAY_SECONDS", "abc"),
+        ] {
+            let error = read(&[(name, value)]).unwrap_err();
+            assert_eq!(error.name, name, "{value}");
+        }
+        let settings = read(&[
+            ("DIAL_PROVIDER", "amazon-connect"),
+            ("SIMULATED_OUTCOME_MIX", "1, 0, 3"),
+        ])
+        .unwrap();
+        assert_eq!(settings.provider, ProviderKind::AmazonConnect);
+        assert_eq!(
+            settings.simulated.mix,
+            OutcomeMix {
+                success: 1,
+                failed: 0,
+                no_answer: 3
+            }
+        );
+    }
+}
