@@ -55,7 +55,7 @@ where
     for message in event.records {
         let id = message.message_id.unwrap_or_default();
         if let Err(error) = handle(message.body.unwrap_or_default()).await {
-            tracing::error!(message_id = %id, %error, "message failed; it will be redelivered");
+            tracing::error!(message_id = %id, %error, cause = ?error, "message failed; it will be redelivered");
             response.add_failure(id);
         }
     }

@@ -7,6 +7,8 @@ pub mod stack;
 
 use outbound::auth::{AuthConfig, LocalJwt};
 use outbound::config::Config;
+use outbound::dialing::engine::Engine;
+use outbound::dialing::lambda::Telephony;
 use outbound::http::{self, App};
 use tokio::net::TcpListener;
 
@@ -33,6 +35,8 @@ pub fn local_config(resources: &provision::Resources) -> Config {
         "TABLE_NAME" => Some(resources.table.clone()),
         "BUCKET_NAME" => Some(resources.bucket.clone()),
         "RECLAIM_QUEUE_URL" => Some(resources.reclaim_queue_url.clone()),
+        "DIAL_QUEUE_URL" => Some(resources.dial_queue_url.clone()),
+        "CALL_EVENTS_QUEUE_URL" => Some(resources.call_events_queue_url.clone()),
         "AUTH_MODE" => Some("local".into()),
         "S3_FORCE_PATH_STYLE" => Some("true".into()),
         other => std::env::var(other).ok(),
@@ -53,8 +57,16 @@ pub async fn serve(listener: TcpListener, app: App) -> std::io::Result<()> {
     axum::serve(listener, http::local_api(app)).await
 }
 
-/// Starts the queue pollers that stand in for the import and reclaim Lambdas.
-pub fn spawn_workers(app: &App, resources: &provision::Resources, sdk: &aws_config::SdkConfig) {
+/// Starts the queue pollers that stand in for the import, reclaim, dialer and call-events
+/// Lambdas, and the dialer's tick every `tick` (the EventBridge schedule's minute in AWS).
+pub fn spawn_workers(
+    app: &App,
+    engine: std::sync::Arc<Engine<Telephony>>,
+    resources: &provision::Resources,
+    sdk: &aws_config::SdkConfig,
+    tick: std::time::Duration,
+) {
+    use outbound::dialing::lambda::DialQueue;
     use outbound::worker::Queue;
     let sqs = aws_sdk_sqs::Client::new(sdk);
     for (queue, url) in [
@@ -67,4 +79,22 @@ pub fn spawn_workers(app: &App, resources: &provision::Resources, sdk: &aws_conf
             async move { queue.handle(&app, body).await }
         }));
     }
+    for (queue, url) in [
+        (DialQueue::Jobs, &resources.dial_queue_url),
+        (DialQueue::CallEvents, &resources.call_events_queue_url),
+    ] {
+        let engine = engine.clone();
+        tokio::spawn(poller::poll(sqs.clone(), url.clone(), move |body| {
+            let engine = engine.clone();
+            async move { queue.handle(&engine, body).await }
+        }));
+    }
+    tokio::spawn(async move {
+        loop {
+            if let Err(error) = engine.tick().await {
+                tracing::warn!(%error, "tick failed");
+            }
+            tokio::time::sleep(tick).await;
+        }
+    });
 }

@@ -15,6 +15,10 @@ pub struct Resources {
     pub reclaim_queue_url: String,
     /// Receives the bucket's notifications of new objects under `uploads/`.
     pub import_queue_url: String,
+    /// Dial and reconcile jobs: the tick sends, the dialer consumes (D13).
+    pub dial_queue_url: String,
+    /// Call outcomes: the simulated provider sends, call-events consumes (D13).
+    pub call_events_queue_url: String,
 }
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -30,6 +34,8 @@ pub async fn ensure(
     let sqs = aws_sdk_sqs::Client::new(sdk);
     let reclaim_queue_url = ensure_queue(&sqs, &format!("{bucket}-reclaim")).await?;
     let import_queue_url = ensure_queue(&sqs, &format!("{bucket}-imports")).await?;
+    let dial_queue_url = ensure_queue(&sqs, &format!("{bucket}-dial")).await?;
+    let call_events_queue_url = ensure_queue(&sqs, &format!("{bucket}-call-events")).await?;
     let import_queue_arn = sqs
         .get_queue_attributes()
         .queue_url(&import_queue_url)
@@ -46,10 +52,12 @@ pub async fn ensure(
         bucket: bucket.to_owned(),
         reclaim_queue_url,
         import_queue_url,
+        dial_queue_url,
+        call_events_queue_url,
     })
 }
 
-/// The single table with its one GSI, as in `template.yaml`.
+/// The single table with its two GSIs, as in `template.yaml`.
 pub async fn ensure_table(client: &aws_sdk_dynamodb::Client, name: &str) -> Result<(), BoxError> {
     let key = |attribute: &str, kind: KeyType| {
         KeySchemaElement::builder()
@@ -63,16 +71,18 @@ pub async fn ensure_table(client: &aws_sdk_dynamodb::Client, name: &str) -> Resu
             .attribute_type(ScalarAttributeType::S)
             .build()
     };
-    let gsi = GlobalSecondaryIndex::builder()
-        .index_name(keys::GSI1)
-        .key_schema(key(keys::GSI1_PK, KeyType::Hash)?)
-        .key_schema(key(keys::GSI1_SK, KeyType::Range)?)
-        .projection(
-            Projection::builder()
-                .projection_type(ProjectionType::All)
-                .build(),
-        )
-        .build()?;
+    let gsi = |name: &str, pk: &str, sk: &str| {
+        GlobalSecondaryIndex::builder()
+            .index_name(name)
+            .key_schema(key(pk, KeyType::Hash)?)
+            .key_schema(key(sk, KeyType::Range)?)
+            .projection(
+                Projection::builder()
+                    .projection_type(ProjectionType::All)
+                    .build(),
+            )
+            .build()
+    };
     let result = client
         .create_table()
         .table_name(name)
@@ -83,7 +93,10 @@ pub async fn ensure_table(client: &aws_sdk_dynamodb::Client, name: &str) -> Resu
         .attribute_definitions(string(keys::SK)?)
         .attribute_definitions(string(keys::GSI1_PK)?)
         .attribute_definitions(string(keys::GSI1_SK)?)
-        .global_secondary_indexes(gsi)
+        .attribute_definitions(string(keys::GSI2_PK)?)
+        .attribute_definitions(string(keys::GSI2_SK)?)
+        .global_secondary_indexes(gsi(keys::GSI1, keys::GSI1_PK, keys::GSI1_SK)?)
+        .global_secondary_indexes(gsi(keys::GSI2, keys::GSI2_PK, keys::GSI2_SK)?)
         .send()
         .await;
     match result {
@@ -152,10 +165,16 @@ async fn ensure_bucket(
     Ok(())
 }
 
+/// A queue whose failed messages come back after two seconds (SQS's default is 30), so a call
+/// outcome that arrives before its call is marked placed is recorded moments later.
 async fn ensure_queue(sqs: &aws_sdk_sqs::Client, name: &str) -> Result<String, BoxError> {
     let output = sqs
         .create_queue()
         .queue_name(name)
+        .attributes(
+            aws_sdk_sqs::types::QueueAttributeName::VisibilityTimeout,
+            "2",
+        )
         .send()
         .await
         .map_err(aws_sdk_sqs::Error::from)?;

@@ -3,8 +3,12 @@
 //! three entry points the functions run ([`engine`]): the tick that finds running tasks, the
 //! dialer that claims and places calls for one task, and the recorder of call outcomes.
 
+pub mod connect;
+pub mod engine;
+pub mod lambda;
 pub mod plan;
 pub mod provider;
 pub mod settings;
+pub mod simulated;
 
 pub use provider::{CallReport, CallRequest, CallStatus, Outcome, PlaceError, Provider};

@@ -61,7 +61,7 @@ pub struct Due {
 /// and its next attempt time reached (the call interval since its last attempt ended).
 pub fn is_due(state: &TaskContact, now: Timestamp) -> bool {
     !state.done
-        && state.calling.is_none()
+        && state.in_call.is_none()
         && state.attempts < state.allowance
         && state.next_attempt_at.is_none_or(|at| at <= now)
 }
@@ -134,8 +134,9 @@ pub fn after_outcome(
     }
 }
 
-/// The order in which running tasks share the service's calls in flight: priority 1 first,
-/// then the oldest task (ids sort by creation).
+/// How running tasks share the service's free calls in flight (D13: between tasks, priority 1
+/// first, then the oldest task; ids sort by creation). Every task gets an entry, those left
+/// without a share 0: their run only checks whether they are complete.
 pub fn share_budget<'a, T>(
     tasks: &'a [T],
     key: impl Fn(&T) -> (u8, &Id),
@@ -145,16 +146,14 @@ pub fn share_budget<'a, T>(
     let mut ordered: Vec<&T> = tasks.iter().collect();
     ordered.sort_by(|a, b| key(a).cmp(&key(b)));
     let mut left = free;
-    let mut shares = Vec::new();
-    for task in ordered {
-        if left == 0 {
-            break;
-        }
-        let share = per_task.min(left);
-        left -= share;
-        shares.push((task, share));
-    }
-    shares
+    ordered
+        .into_iter()
+        .map(|task| {
+            let share = per_task.min(left);
+            left -= share;
+            (task, share)
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -191,7 +190,11 @@ mod tests {
         assert!(open(9, 0, 0));
         assert!(open(18, 0, 59), "the end minute is inside the window");
         assert!(!open(18, 1, 0));
-        assert!(window_open(&settings(None, None), Tz::UTC, utc(2026, 3, 2, 3, 0, 0)));
+        assert!(window_open(
+            &settings(None, None),
+            Tz::UTC,
+            utc(2026, 3, 2, 3, 0, 0)
+        ));
     }
 
     #[test]
@@ -239,7 +242,7 @@ mod tests {
             updated_at: Timestamp(0),
             done: false,
             recalled: false,
-            calling: None,
+            in_call: None,
             claimed_at: None,
             call_id: None,
         }
@@ -250,7 +253,9 @@ mod tests {
     }
 
     fn order(due: &[Due]) -> Vec<(Id, u32)> {
-        due.iter().map(|d| (d.contact_id.clone(), d.attempt)).collect()
+        due.iter()
+            .map(|d| (d.contact_id.clone(), d.attempt))
+            .collect()
     }
 
     #[test]
@@ -272,7 +277,7 @@ mod tests {
         let mut done = state(1, 1, 3, None);
         done.done = true;
         let mut flying = state(2, 1, 3, None);
-        flying.calling = Some(2);
+        flying.in_call = Some(2);
         let deleted = state(3, 1, 3, None);
         let due = due_contacts(
             &[done, flying, deleted],
@@ -301,7 +306,14 @@ mod tests {
         let due = due_contacts(&states, &fresh, &existing, now, 10);
         assert_eq!(
             order(&due),
-            vec![(id(2), 3), (id(1), 3), (id(3), 2), (id(4), 2), (id(6), 1), (id(7), 1)]
+            vec![
+                (id(2), 3),
+                (id(1), 3),
+                (id(3), 2),
+                (id(4), 2),
+                (id(6), 1),
+                (id(7), 1)
+            ]
         );
         let due = due_contacts(&states, &fresh, &existing, now, 3);
         assert_eq!(order(&due), vec![(id(2), 3), (id(1), 3), (id(3), 2)]);
@@ -335,7 +347,9 @@ mod tests {
     #[test]
     fn outcomes_are_final_on_success_invalid_number_or_the_last_attempt() {
         let at = Timestamp(50_000);
-        let next = |attempt, outcome, invalid| after_outcome(attempt, 3, &report(outcome, invalid), 60, at);
+        let next = |attempt, outcome, invalid| {
+            after_outcome(attempt, 3, &report(outcome, invalid), 60, at)
+        };
         assert_eq!(
             next(1, Outcome::NoAnswer, false),
             AfterOutcome {
@@ -345,7 +359,10 @@ mod tests {
             }
         );
         assert!(next(1, Outcome::Success, false).done);
-        assert!(next(1, Outcome::Failed, true).done, "an invalid number is not retried");
+        assert!(
+            next(1, Outcome::Failed, true).done,
+            "an invalid number is not retried"
+        );
         assert!(!next(2, Outcome::Failed, false).done);
         let last = next(3, Outcome::Failed, false);
         assert!(last.done);
@@ -357,7 +374,9 @@ mod tests {
         let tasks = [(5u8, id(1)), (1, id(2)), (3, id(3)), (1, id(4))];
         let shares = share_budget(&tasks, |(p, id)| (*p, id), 12, 5);
         let got: Vec<(Id, u32)> = shares.iter().map(|((_, id), n)| (id.clone(), *n)).collect();
-        assert_eq!(got, vec![(id(2), 5), (id(4), 5), (id(3), 2)]);
-        assert!(share_budget(&tasks, |(p, id)| (*p, id), 0, 5).is_empty());
+        assert_eq!(got, vec![(id(2), 5), (id(4), 5), (id(3), 2), (id(1), 0)]);
+        let none = share_budget(&tasks, |(p, id)| (*p, id), 0, 5);
+        assert!(none.iter().all(|(_, share)| *share == 0));
+        assert_eq!(none.len(), 4);
     }
 }

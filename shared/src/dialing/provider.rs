@@ -121,8 +121,7 @@ pub enum CallStatus {
 /// A telephony provider.
 pub trait Provider: Send + Sync {
     /// Places a call and answers the provider's id for it.
-    fn place(&self, call: &CallRequest)
-        -> impl Future<Output = Result<String, PlaceError>> + Send;
+    fn place(&self, call: &CallRequest) -> impl Future<Output = Result<String, PlaceError>> + Send;
 
     /// What the provider knows of call `call_id` now.
     fn describe(&self, call_id: &str) -> impl Future<Output = Result<CallStatus, Error>> + Send;

@@ -84,20 +84,21 @@ impl DialerConfig {
     /// Reads the `DIAL_*` and `SIMULATED_*` variables; every one has a default.
     pub fn from_lookup(lookup: &impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
         let defaults = DialerConfig::default();
-        let number = |name: &'static str, default: u64, min: u64, max: u64| -> Result<u64, ConfigError> {
-            match lookup(name) {
-                None => Ok(default),
-                Some(raw) => raw
-                    .trim()
-                    .parse::<u64>()
-                    .ok()
-                    .filter(|value| (min..=max).contains(value))
-                    .ok_or(ConfigError {
-                        name,
-                        problem: format!("{raw:?} is not a whole number from {min} to {max}"),
-                    }),
-            }
-        };
+        let number =
+            |name: &'static str, default: u64, min: u64, max: u64| -> Result<u64, ConfigError> {
+                match lookup(name) {
+                    None => Ok(default),
+                    Some(raw) => raw
+                        .trim()
+                        .parse::<u64>()
+                        .ok()
+                        .filter(|value| (min..=max).contains(value))
+                        .ok_or(ConfigError {
+                            name,
+                            problem: format!("{raw:?} is not a whole number from {min} to {max}"),
+                        }),
+                }
+            };
         let small = |name, default: u32, min, max| {
             number(name, u64::from(default), min, max).map(|v| v as u32)
         };
@@ -115,7 +116,9 @@ impl DialerConfig {
             None => defaults.simulated.mix,
             Some(raw) => parse_mix(&raw).ok_or(ConfigError {
                 name: "SIMULATED_OUTCOME_MIX",
-                problem: format!("{raw:?} is not three whole numbers with a positive sum, e.g. 60,20,20"),
+                problem: format!(
+                    "{raw:?} is not three whole numbers with a positive sum, e.g. 60,20,20"
+                ),
             })?,
         };
         let url = |name| lookup(name).filter(|value| !value.trim().is_empty());

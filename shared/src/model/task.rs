@@ -427,7 +427,7 @@ pub struct TaskContact {
     pub recalled: bool,
     /// The attempt now in flight: claimed, and placed unless the provider refused it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub calling: Option<u32>,
+    pub in_call: Option<u32>,
     /// When the attempt in flight was claimed; a call without an outcome long after is reconciled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub claimed_at: Option<Timestamp>,

@@ -151,6 +151,7 @@ fn change(operation: TaskOperation, at: Timestamp) -> Transition {
         stop_reason: None,
         fail_reason: None,
         contact_count: None,
+        idle_at_revision: None,
     }
 }
 
@@ -208,9 +209,18 @@ pub async fn stop(
     store.transition_holding(tenant, &current, &stop).await
 }
 
-/// The dialing engine's end of a task: every contact has a final outcome.
+/// The dialing engine's end of a task (D10, D13): every contact has a final outcome.
 pub async fn complete(store: &Store, tenant: &Tenant, id: &Id) -> Result<Task, Error> {
-    set_state(store, tenant, id, TaskOperation::Complete).await
+    let current = store.task(tenant, id).await?;
+    TaskOperation::Complete.apply(current.status)?;
+    complete_idle(store, tenant, &current).await
+}
+
+/// Completes `current` unless a call is in flight or a recall came after it was read (405).
+pub async fn complete_idle(store: &Store, tenant: &Tenant, current: &Task) -> Result<Task, Error> {
+    let mut complete = change(TaskOperation::Complete, Timestamp::now());
+    complete.idle_at_revision = Some(current.revision);
+    store.transition_holding(tenant, current, &complete).await
 }
 
 /// The dialing engine's verdict that a task cannot go on.

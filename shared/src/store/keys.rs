@@ -65,3 +65,61 @@ pub const SK: &str = "sk";
 pub const GSI1: &str = "gsi1";
 pub const GSI1_PK: &str = "gsi1pk";
 pub const GSI1_SK: &str = "gsi1sk";
+
+/// Partition of the service-wide dialing items: calls in flight, and the per-second rate slots.
+pub const DIALER: &str = "DIALER";
+/// Sort key of the count of calls in flight in the whole service (D13).
+pub const CAPACITY: &str = "CAPACITY";
+
+/// Sort key of the count of calls placed in one second (D13's provider rate).
+pub fn rate_slot(epoch_second: i64) -> String {
+    format!("RATE#{epoch_second}")
+}
+
+/// How many partitions the running-task and calls-in-flight indexes are spread over, so one
+/// tenant with thousands of running tasks is not one hot key.
+pub const SHARDS: u32 = 16;
+
+/// The shard of a record, from its key (FNV-1a: stable across processes and releases).
+pub fn shard_of(key: &str) -> u32 {
+    let hash = key.bytes().fold(0x811c_9dc5_u32, |hash, byte| {
+        (hash ^ u32::from(byte)).wrapping_mul(0x0100_0193)
+    });
+    hash % SHARDS
+}
+
+/// GSI1 partition of the running tasks of one shard: a task holds these keys only while RUNNING.
+pub fn running_shard(shard: u32) -> String {
+    format!("RUN#{shard:02}")
+}
+
+/// GSI1 partition of a task's contacts waiting for a retry or a recall call.
+pub fn waiting(tenant: &Tenant, task: &Id) -> String {
+    format!("T#{}#TASK#{}#WAIT", tenant.as_str(), task)
+}
+
+/// GSI1 sort key of a waiting contact: recalled ones by their recall priority (1-5), then the
+/// plain retries (6), each by the time their next attempt is due.
+pub fn waiting_order(recall_priority: Option<u8>, due_at_millis: i64) -> String {
+    format!(
+        "{}#{:013}",
+        recall_priority.unwrap_or(6),
+        due_at_millis.max(0)
+    )
+}
+
+/// GSI2 partition of the calls in flight of one shard, sorted by the time they were claimed,
+/// so the tick finds the calls whose outcome never came without reading the others.
+pub fn in_flight_shard(shard: u32) -> String {
+    format!("FLY#{shard:02}")
+}
+
+/// Partition (and only key) of the record that maps a provider's call id to its attempt.
+pub fn call(provider_call_id: &str) -> String {
+    format!("CALL#{provider_call_id}")
+}
+pub const CALL: &str = "CALL";
+
+pub const GSI2: &str = "gsi2";
+pub const GSI2_PK: &str = "gsi2pk";
+pub const GSI2_SK: &str = "gsi2sk";

@@ -4,6 +4,7 @@
 
 pub mod contact;
 pub mod datasource;
+pub mod dialing;
 pub mod import;
 pub mod keys;
 pub mod task;
@@ -181,6 +182,58 @@ impl Store {
             .await
             .map_err(|e| Error::internal("get item", aws_sdk_dynamodb::Error::from(e)))?;
         Ok(output.item)
+    }
+
+    /// The stored ones of the items at `keys` (any number of them), read consistently with
+    /// `projection`, 100 keys a request, keys left unprocessed asked again with backoff.
+    pub(crate) async fn batch_get(
+        &self,
+        mut wanted: Vec<Item>,
+        projection: &str,
+    ) -> Result<Vec<Item>, Error> {
+        use aws_sdk_dynamodb::types::KeysAndAttributes;
+        let mut found = Vec::new();
+        while !wanted.is_empty() {
+            let rest = wanted.split_off(wanted.len().min(100));
+            let mut batch = std::mem::replace(&mut wanted, rest);
+            for attempt in 0..8u32 {
+                let request = KeysAndAttributes::builder()
+                    .set_keys(Some(batch))
+                    .projection_expression(projection)
+                    .consistent_read(true)
+                    .build()
+                    .map_err(|e| Error::internal("build batch get", e))?;
+                let output = self
+                    .client
+                    .batch_get_item()
+                    .request_items(&self.table, request)
+                    .send()
+                    .await
+                    .map_err(|e| Error::internal("batch get", aws_sdk_dynamodb::Error::from(e)))?;
+                found.extend(
+                    output
+                        .responses
+                        .and_then(|mut r| r.remove(&self.table))
+                        .unwrap_or_default(),
+                );
+                batch = output
+                    .unprocessed_keys
+                    .and_then(|mut u| u.remove(&self.table))
+                    .map(|k| k.keys)
+                    .unwrap_or_default();
+                if batch.is_empty() {
+                    break;
+                }
+                if attempt == 7 {
+                    return Err(Error::internal(
+                        "batch get",
+                        "unprocessed keys after 8 attempts",
+                    ));
+                }
+                tokio::time::sleep(Duration::from_millis(25 << attempt)).await;
+            }
+        }
+        Ok(found)
     }
 
     /// Every record of a tenant whose sort key starts with `prefix`, newest first (ids sort by

@@ -7,9 +7,7 @@ use crate::auth::Tenant;
 use crate::error::Error;
 use crate::model::task::{not_allowed, TaskContact, TaskOperation};
 use crate::model::{Id, Name, Task, TaskStatus, Timestamp};
-use aws_sdk_dynamodb::types::{
-    KeysAndAttributes, ReturnValue, ReturnValuesOnConditionCheckFailure,
-};
+use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue, ReturnValuesOnConditionCheckFailure};
 use std::collections::HashSet;
 
 fn task_not_found(id: &Id) -> Error {
@@ -55,6 +53,9 @@ pub struct Transition {
     pub fail_reason: Option<String>,
     /// Refreshes the task's `contact_count` (publish).
     pub contact_count: Option<u64>,
+    /// Only with no call in flight and no recall since the task was read at this revision (the
+    /// dialing engine's completion, D13).
+    pub idle_at_revision: Option<u64>,
 }
 
 /// The condition "the stored status is one of `from`", with its values.
@@ -84,8 +85,8 @@ fn refused(operation: TaskOperation, id: &Id, stored: Option<&Item>) -> Error {
     }
 }
 
-/// The update, condition and values of a state change.
-fn transition_expression(change: &Transition) -> (String, String, Expr) {
+/// The update, condition and values of a state change of task `id`.
+fn transition_expression(tenant: &Tenant, id: &Id, change: &Transition) -> (String, String, Expr) {
     let mut sets = vec!["#status = :to", "updated_at = :at"];
     let mut expr = Expr::default()
         .value(":to", n(change.to.code()))
@@ -108,12 +109,31 @@ fn transition_expression(change: &Transition) -> (String, String, Expr) {
         sets.push("contact_count = :contact_count");
         expr = expr.value(":contact_count", n(count));
     }
+    if change.to == TaskStatus::Running {
+        // Only running tasks are in the running-task index the dialer's tick reads (D13).
+        sets.push("gsi1pk = :run_pk, gsi1sk = :run_sk");
+        let entry = keys::task(id);
+        expr = expr
+            .value(":run_pk", s(keys::running_shard(keys::shard_of(&entry))))
+            .value(":run_sk", s(format!("{}#{entry}", keys::tenant(tenant))));
+    }
     let mut update = format!("SET {}", sets.join(", "));
     if change.to == TaskStatus::Running {
         // A running task has not ended: a recall that requeues a COMPLETED task clears endTime.
         update.push_str(" REMOVE ended_at");
+    } else {
+        update.push_str(" REMOVE gsi1pk, gsi1sk");
     }
-    let (condition, expr) = status_in(change.from, expr);
+    let (mut condition, mut expr) = status_in(change.from, expr);
+    if let Some(revision) = change.idle_at_revision {
+        condition.push_str(
+            " AND (attribute_not_exists(in_flight) OR in_flight = :no_calls) \
+             AND (attribute_not_exists(revision) OR revision = :revision)",
+        );
+        expr = expr
+            .value(":no_calls", n(0))
+            .value(":revision", n(revision));
+    }
     (update, condition, expr)
 }
 
@@ -249,7 +269,7 @@ impl Store {
         change: &Transition,
     ) -> Result<Task, Error> {
         debug_assert_eq!(change.hold, Hold::Keep);
-        let (update, condition, expr) = transition_expression(change);
+        let (update, condition, expr) = transition_expression(tenant, id, change);
         let output = self
             .client
             .update_item()
@@ -284,7 +304,7 @@ impl Store {
         current: &Task,
         change: &Transition,
     ) -> Result<Task, Error> {
-        let (update, condition, expr) = transition_expression(change);
+        let (update, condition, expr) = transition_expression(tenant, &current.id, change);
         let (pk, sk) = (keys::tenant(tenant), keys::task(&current.id));
         let (hold_update, hold_condition, hold_values) = match change.hold {
             Hold::Acquire => (
@@ -378,60 +398,20 @@ impl Store {
     ) -> Result<HashSet<Id>, Error> {
         let pk = keys::data_source(tenant, source);
         let key = |sk: String| -> Item { [(PK.to_owned(), s(&pk)), (SK.to_owned(), s(sk))].into() };
-        let mut found = HashSet::new();
-        let mut head_seen = false;
-        let mut wanted: Vec<Item> = std::iter::once(key(HEAD.to_owned()))
+        let wanted: Vec<Item> = std::iter::once(key(HEAD.to_owned()))
             .chain(ids.iter().map(|id| key(keys::contact(id))))
             .collect();
-        while !wanted.is_empty() {
-            let rest = wanted.split_off(wanted.len().min(100));
-            let mut batch = std::mem::replace(&mut wanted, rest);
-            for attempt in 0..8u32 {
-                let request = KeysAndAttributes::builder()
-                    .set_keys(Some(batch))
-                    .projection_expression("sk")
-                    .consistent_read(true)
-                    .build()
-                    .map_err(|e| Error::internal("build batch get", e))?;
-                let output = self
-                    .client
-                    .batch_get_item()
-                    .request_items(&self.table, request)
-                    .send()
-                    .await
-                    .map_err(|e| Error::internal("batch get", aws_sdk_dynamodb::Error::from(e)))?;
-                for item in output
-                    .responses
-                    .and_then(|mut r| r.remove(&self.table))
-                    .unwrap_or_default()
-                {
-                    match string_attr(&item, SK) {
-                        Some(HEAD) => head_seen = true,
-                        Some(sk) => {
-                            if let Some(id) =
-                                sk.strip_prefix(keys::CONTACT_PREFIX).and_then(Id::parse)
-                            {
-                                found.insert(id);
-                            }
-                        }
-                        None => {}
+        let mut found = HashSet::new();
+        let mut head_seen = false;
+        for item in self.batch_get(wanted, "sk").await? {
+            match string_attr(&item, SK) {
+                Some(HEAD) => head_seen = true,
+                Some(sk) => {
+                    if let Some(id) = sk.strip_prefix(keys::CONTACT_PREFIX).and_then(Id::parse) {
+                        found.insert(id);
                     }
                 }
-                batch = output
-                    .unprocessed_keys
-                    .and_then(|mut u| u.remove(&self.table))
-                    .map(|k| k.keys)
-                    .unwrap_or_default();
-                if batch.is_empty() {
-                    break;
-                }
-                if attempt == 7 {
-                    return Err(Error::internal(
-                        "batch get",
-                        "unprocessed keys after 8 attempts",
-                    ));
-                }
-                tokio::time::sleep(std::time::Duration::from_millis(25 << attempt)).await;
+                None => {}
             }
         }
         if !head_seen {
@@ -505,12 +485,17 @@ impl Store {
     ) -> Result<(), Error> {
         let pk = keys::task_contacts(tenant, &task.id);
         for chunk in ids.chunks(99) {
-            let (condition, expr) =
-                status_in(TaskOperation::Recall.allowed_from(), Expr::default());
-            let mut actions = Actions::new(&self.table).check(
+            let (condition, expr) = status_in(
+                TaskOperation::Recall.allowed_from(),
+                Expr::default().value(":one", n(1)),
+            );
+            // The revision moves so that a completion that read the task before this recall
+            // fails its condition instead of ending a task with contacts queued (D13).
+            let mut actions = Actions::new(&self.table).update(
                 keys::tenant(tenant),
                 keys::task(&task.id),
-                &condition,
+                "ADD revision :one",
+                Some(&condition),
                 expr,
             )?;
             for id in chunk {
@@ -519,12 +504,19 @@ impl Store {
                     .value(":zero", n(0))
                     .value(":max", n(task.settings.max_dial_count))
                     .value(":priority", n(priority))
-                    .value(":at", n(at.0));
+                    .value(":at", n(at.0))
+                    .value(":false", AttributeValue::Bool(false))
+                    .value(":true", AttributeValue::Bool(true))
+                    .value(":wait_pk", s(keys::waiting(tenant, &task.id)))
+                    .value(":wait_sk", s(keys::waiting_order(Some(priority), at.0)));
                 actions = actions.update(
                     pk.clone(),
                     keys::contact(id),
                     "SET contact_id = :id, allowance = if_not_exists(attempts, :zero) + :max, \
-                     priority = :priority, next_attempt_at = :at, updated_at = :at",
+                     attempts = if_not_exists(attempts, :zero), \
+                     last_outcome = if_not_exists(last_outcome, :zero), \
+                     priority = :priority, next_attempt_at = :at, updated_at = :at, \
+                     done = :false, recalled = :true, gsi1pk = :wait_pk, gsi1sk = :wait_sk",
                     None,
                     expr,
                 )?;

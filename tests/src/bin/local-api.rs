@@ -1,6 +1,7 @@
 //! `make run`: provisions the stand-ins, serves the API on 127.0.0.1:$PORT (default 3000) and
 //! prints a development token.
 
+use outbound::dialing::engine::Engine;
 use outbound_local::{local_config, local_jwt, provision, sdk_config, serve};
 
 #[tokio::main]
@@ -10,8 +11,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let resources = provision::ensure(&sdk, "outbound", "outbound-files").await?;
     let config = local_config(&resources);
     let token = local_jwt(&config).issue("acme", 24 * 3600);
+    let engine = Engine::from_config(config.clone(), &sdk)?;
     let app = outbound::http::App::with_sdk(config, &sdk);
-    outbound_local::spawn_workers(&app, &resources, &sdk);
+    let tick = std::time::Duration::from_millis(
+        std::env::var("DIAL_TICK_MS")
+            .ok()
+            .and_then(|ms| ms.parse().ok())
+            .unwrap_or(2000),
+    );
+    outbound_local::spawn_workers(&app, std::sync::Arc::new(engine), &resources, &sdk, tick);
     let port = std::env::var("PORT").unwrap_or_else(|_| "3000".into());
     let listener = tokio::net::TcpListener::bind(format!("127.0.0.1:{port}")).await?;
     println!("outbound API on http://127.0.0.1:{port}/api/...");

@@ -287,7 +287,7 @@ impl TestApi {
             updated_at: Timestamp::now(),
             done: true,
             recalled: false,
-            calling: None,
+            in_call: None,
             claimed_at: None,
             call_id: None,
         };
@@ -737,7 +737,7 @@ impl TestApi {
             updated_at: Timestamp::now(),
             done: true,
             recalled: false,
-            calling: None,
+            in_call: None,
             claimed_at: None,
             call_id: None,
         };

@@ -1,0 +1,582 @@
+//! The engine's three entry points, one per function, each safe to run any number of times at
+//! once: [`Engine::tick`] (dialer-tick: the running tasks inside their window, one dial job each,
+//! and the calls in flight too long, one reconcile job each), [`Engine::run_job`] (dialer: one
+//! task's due contacts claimed and called, or one lost outcome reconciled) and
+//! [`Engine::call_event`] (call-events: an outcome recorded exactly once).
+
+use super::plan::{after_outcome, due_contacts, share_budget, window_open, Clock, Due, Fresh};
+use super::provider::{CallReport, CallRequest, CallStatus, PlaceError, Provider};
+use super::settings::DialerConfig;
+use super::simulated::SimulatedEvent;
+use crate::auth::Tenant;
+use crate::error::Error;
+use crate::model::{Id, Phone, Task, TaskStatus, Timestamp};
+use crate::service;
+use crate::store::dialing::{CallRef, Caps, ClaimRefused, RecordFailure, RunningTask};
+use crate::store::{keys, Store};
+use chrono_tz::Tz;
+use serde::{Deserialize, Serialize};
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// A message on the dial queue.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum DialJob {
+    /// Call up to `budget` due contacts of a task (0: only see whether it is complete).
+    #[serde(rename_all = "camelCase")]
+    Dial {
+        tenant: String,
+        task_id: Id,
+        budget: u32,
+    },
+    /// Find out what became of a call whose outcome never came.
+    #[serde(rename_all = "camelCase")]
+    Reconcile {
+        tenant: String,
+        task_id: Id,
+        contact_id: Id,
+        attempt: u32,
+    },
+}
+
+/// What one tick did.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct TickReport {
+    pub running: usize,
+    pub in_window: usize,
+    pub dial_jobs: usize,
+    pub reconcile_jobs: usize,
+}
+
+/// What one dial run did.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct DialReport {
+    pub placed: usize,
+    pub completed: bool,
+}
+
+/// How long one dial run may wait for the provider rate before it leaves the rest to the next.
+const RUN_DEADLINE: Duration = Duration::from_secs(20);
+/// How long a contact whose call the provider refused for rate or capacity waits.
+const BUSY_RETRY: Duration = Duration::from_secs(5);
+/// Retry pages of the waiting index one run reads at most.
+const DUE_PAGE: usize = 100;
+
+/// Configuration, clients and the provider, built once per cold start.
+pub struct Engine<P> {
+    pub store: Store,
+    pub provider: P,
+    pub config: DialerConfig,
+    /// The service zone (D4), for tasks without their own.
+    pub zone: Tz,
+    pub sqs: aws_sdk_sqs::Client,
+    pub clock: Arc<dyn Clock>,
+}
+
+enum Step {
+    /// The attempt is claimed by this run or another: the contact is settled for the cursor.
+    Settled,
+    /// Nothing more for this run.
+    Stop,
+}
+
+impl<P: Provider> Engine<P> {
+    fn caps(&self) -> Caps {
+        Caps {
+            per_task: self.config.max_in_flight_per_task,
+            total: self.config.max_in_flight,
+            rate_per_second: self.config.rate_per_second,
+        }
+    }
+
+    fn dial_queue(&self) -> Result<&str, Error> {
+        self.config
+            .dial_queue_url
+            .as_deref()
+            .ok_or_else(|| Error::internal("dialing", "DIAL_QUEUE_URL is not set"))
+    }
+
+    /// The tick (D13): one dial job for every running task inside its window, sharing the free
+    /// calls in flight by priority, spread over the minute; one reconcile job for every call
+    /// claimed longer ago than the reconcile time. Reads only the running-task and the
+    /// calls-in-flight indexes, never every task.
+    #[tracing::instrument(skip_all)]
+    pub async fn tick(&self) -> Result<TickReport, Error> {
+        let now = self.clock.now();
+        let mut running: Vec<RunningTask> = Vec::new();
+        for shard in 0..keys::SHARDS {
+            running.extend(self.store.running_tasks(shard).await?);
+        }
+        let mut report = TickReport {
+            running: running.len(),
+            ..TickReport::default()
+        };
+        running.retain(|r| {
+            r.task.status == TaskStatus::Running && window_open(&r.task.settings, self.zone, now)
+        });
+        report.in_window = running.len();
+        let mut jobs = Vec::new();
+        if !running.is_empty() {
+            let free = self
+                .config
+                .max_in_flight
+                .saturating_sub(self.store.calls_in_flight().await?);
+            let shares = share_budget(
+                &running,
+                |r| (r.task.settings.priority, &r.task.id),
+                free,
+                self.config.max_in_flight_per_task,
+            );
+            let runs = self.config.runs_per_tick.max(1);
+            for run in 0..runs {
+                let delay = 60 / runs * run;
+                for (r, budget) in &shares {
+                    jobs.push((
+                        DialJob::Dial {
+                            tenant: r.tenant.as_str().to_owned(),
+                            task_id: r.task.id.clone(),
+                            budget: *budget,
+                        },
+                        delay,
+                    ));
+                }
+            }
+            report.dial_jobs = jobs.len();
+        }
+        let stale_before = Timestamp(now.0 - self.config.reconcile_after.as_millis() as i64);
+        for shard in 0..keys::SHARDS {
+            for (tenant, task_id, state) in self.store.stale_calls(shard, stale_before).await? {
+                if let Some(attempt) = state.in_call {
+                    report.reconcile_jobs += 1;
+                    jobs.push((
+                        DialJob::Reconcile {
+                            tenant: tenant.as_str().to_owned(),
+                            task_id,
+                            contact_id: state.contact_id,
+                            attempt,
+                        },
+                        0,
+                    ));
+                }
+            }
+        }
+        self.send_jobs(jobs).await?;
+        tracing::info!(?report, "tick");
+        Ok(report)
+    }
+
+    async fn send_jobs(&self, jobs: Vec<(DialJob, u32)>) -> Result<(), Error> {
+        use aws_sdk_sqs::types::SendMessageBatchRequestEntry;
+        if jobs.is_empty() {
+            return Ok(());
+        }
+        let url = self.dial_queue()?;
+        for chunk in jobs.chunks(10) {
+            let mut entries = Vec::with_capacity(chunk.len());
+            for (index, (job, delay)) in chunk.iter().enumerate() {
+                let body = serde_json::to_string(job)
+                    .map_err(|e| Error::internal("encode dial job", e))?;
+                entries.push(
+                    SendMessageBatchRequestEntry::builder()
+                        .id(index.to_string())
+                        .message_body(body)
+                        .delay_seconds(*delay as i32)
+                        .build()
+                        .map_err(|e| Error::internal("build dial job", e))?,
+                );
+            }
+            let output = self
+                .sqs
+                .send_message_batch()
+                .queue_url(url)
+                .set_entries(Some(entries))
+                .send()
+                .await
+                .map_err(|e| Error::internal("send dial jobs", aws_sdk_sqs::Error::from(e)))?;
+            if !output.failed.is_empty() {
+                // The next tick sends them again; a lost job delays a task by one tick.
+                tracing::warn!(failed = output.failed.len(), "dial jobs not queued");
+            }
+        }
+        Ok(())
+    }
+
+    /// One message of the dial queue.
+    pub async fn run_job(&self, body: &str) -> Result<(), Error> {
+        let job: DialJob =
+            serde_json::from_str(body).map_err(|e| Error::internal("decode dial job", e))?;
+        match job {
+            DialJob::Dial {
+                tenant,
+                task_id,
+                budget,
+            } => self
+                .dial(&Tenant::parse(&tenant)?, &task_id, budget)
+                .await
+                .map(drop),
+            DialJob::Reconcile {
+                tenant,
+                task_id,
+                contact_id,
+                attempt,
+            } => {
+                self.reconcile(&Tenant::parse(&tenant)?, &task_id, &contact_id, attempt)
+                    .await
+            }
+        }
+    }
+
+    /// Calls up to `budget` due contacts of one task (D13), then, when nothing is left to call
+    /// or in flight, completes it.
+    #[tracing::instrument(skip(self), fields(tenant = tenant.as_str()))]
+    pub async fn dial(
+        &self,
+        tenant: &Tenant,
+        task_id: &Id,
+        budget: u32,
+    ) -> Result<DialReport, Error> {
+        let mut report = DialReport::default();
+        let task = match self.store.task(tenant, task_id).await {
+            Ok(task) => task,
+            Err(Error::NotFound(_)) => return Ok(report),
+            Err(error) => return Err(error),
+        };
+        let now = self.clock.now();
+        if task.status != TaskStatus::Running || !window_open(&task.settings, self.zone, now) {
+            return Ok(report);
+        }
+        let room = budget.min(
+            self.config
+                .max_in_flight_per_task
+                .saturating_sub(task.in_flight),
+        ) as usize;
+        let retries = if room > 0 {
+            self.store
+                .due_retries(tenant, task_id, now, DUE_PAGE)
+                .await?
+        } else {
+            Vec::new()
+        };
+        let fresh = self
+            .store
+            .contacts_after(
+                tenant,
+                &task.data_source_id,
+                task.cursor.as_deref(),
+                room.max(1),
+            )
+            .await?;
+        if retries.is_empty() && fresh.is_empty() {
+            if task.in_flight == 0 {
+                report.completed = self.complete_if_done(tenant, &task).await?;
+            }
+            return Ok(report);
+        }
+        if room == 0 {
+            return Ok(report);
+        }
+        let retry_ids: Vec<Id> = retries.iter().map(|s| s.contact_id.clone()).collect();
+        let mut phones: HashMap<Id, Phone> = if retry_ids.is_empty() {
+            HashMap::new()
+        } else {
+            self.store
+                .contact_phones(tenant, &task.data_source_id, &retry_ids)
+                .await?
+        };
+        for state in &retries {
+            if !phones.contains_key(&state.contact_id) {
+                // Deleted from the data source: never dialled again, and no reason to wait (D13).
+                self.store
+                    .finish_deleted(tenant, task_id, &state.contact_id)
+                    .await?;
+            }
+        }
+        let fresh_ids: Vec<Fresh> = fresh.iter().map(|(f, _, _)| f.clone()).collect();
+        for (f, phone, _) in &fresh {
+            phones.insert(f.contact_id.clone(), phone.clone());
+        }
+        let existing: HashSet<Id> = phones.keys().cloned().collect();
+        let due = due_contacts(&retries, &fresh_ids, &existing, now, room);
+        let started = Instant::now();
+        let mut settled = HashSet::new();
+        for one in &due {
+            let phone = &phones[&one.contact_id];
+            match self
+                .claim_and_place(tenant, &task, one, phone, started)
+                .await?
+            {
+                (Step::Settled, placed) => {
+                    report.placed += usize::from(placed);
+                    settled.insert(one.contact_id.clone());
+                }
+                (Step::Stop, _) => break,
+            }
+        }
+        // The cursor moves past the fresh contacts settled in order, never past one left over.
+        let mut cursor = None;
+        for (f, _, sk) in &fresh {
+            if !settled.contains(&f.contact_id) && !retry_ids.contains(&f.contact_id) {
+                break;
+            }
+            cursor = Some(sk);
+        }
+        if let Some(sk) = cursor {
+            self.store.advance_cursor(tenant, task_id, sk).await?;
+        }
+        Ok(report)
+    }
+
+    /// Claims one due attempt and places its call. Answers what the run does next, and whether
+    /// a call was placed.
+    async fn claim_and_place(
+        &self,
+        tenant: &Tenant,
+        task: &Task,
+        due: &Due,
+        phone: &Phone,
+        started: Instant,
+    ) -> Result<(Step, bool), Error> {
+        loop {
+            let now = self.clock.now();
+            // D13: the window is checked when a call is placed, not only at the tick.
+            if !window_open(&task.settings, self.zone, now) {
+                return Ok((Step::Stop, false));
+            }
+            match self
+                .store
+                .claim_call(tenant, task, due, self.caps(), now)
+                .await
+            {
+                Ok(call) => return self.place(call, phone).await,
+                Err(ClaimRefused::Taken) => return Ok((Step::Settled, false)),
+                Err(ClaimRefused::RateLimited) if started.elapsed() < RUN_DEADLINE => {
+                    let into_second = u64::try_from(now.0.rem_euclid(1000)).unwrap_or(0);
+                    tokio::time::sleep(Duration::from_millis(1000 - into_second + 5)).await;
+                }
+                Err(ClaimRefused::Store(error)) => return Err(error),
+                Err(refused) => {
+                    tracing::debug!(?refused, "no more calls this run");
+                    return Ok((Step::Stop, false));
+                }
+            }
+        }
+    }
+
+    async fn place(&self, call: CallRef, phone: &Phone) -> Result<(Step, bool), Error> {
+        let request = CallRequest {
+            tenant: call.tenant.clone(),
+            task_id: call.task_id.clone(),
+            contact_id: call.contact_id.clone(),
+            attempt: call.attempt,
+            phone: phone.clone(),
+        };
+        match self.provider.place(&request).await {
+            Ok(call_id) => {
+                if !self.store.mark_placed(&call, &call_id).await? {
+                    tracing::warn!(%call_id, "call placed after its attempt was settled");
+                }
+                tracing::info!(%call_id, task = %call.task_id, attempt = call.attempt, "call placed");
+                Ok((Step::Settled, true))
+            }
+            Err(PlaceError::Busy(why)) => {
+                tracing::warn!(%why, "provider busy; the contact waits");
+                let retry_at = Timestamp(self.clock.now().0 + BUSY_RETRY.as_millis() as i64);
+                self.store.release_call(&call, retry_at).await?;
+                Ok((Step::Stop, false))
+            }
+            Err(PlaceError::TaskRefused(why)) => {
+                tracing::error!(%why, task = %call.task_id, "provider refuses the task");
+                self.store.release_call(&call, self.clock.now()).await?;
+                let tenant = Tenant::parse(&call.tenant)?;
+                match service::task::fail(&self.store, &tenant, &call.task_id, why).await {
+                    Ok(_) | Err(Error::NotAllowed(_)) | Err(Error::NotFound(_)) => {}
+                    Err(error) => return Err(error),
+                }
+                Ok((Step::Stop, false))
+            }
+            Err(PlaceError::NumberRefused(why)) => {
+                let report = CallReport {
+                    outcome: super::Outcome::Failed,
+                    duration: 0,
+                    invalid_number: true,
+                    reason: why,
+                };
+                self.record(call, &report).await?;
+                Ok((Step::Settled, true))
+            }
+            Err(PlaceError::Unknown(cause)) => {
+                // Whether a call started is unknown: it stays in flight and is reconciled.
+                tracing::error!(error = %cause, task = %call.task_id, "placing a call failed");
+                Ok((Step::Stop, false))
+            }
+        }
+    }
+
+    /// Completes a task when every contact of its data source has a final outcome and nothing is
+    /// in flight (D10, D13). Answers whether it did.
+    async fn complete_if_done(&self, tenant: &Tenant, task: &Task) -> Result<bool, Error> {
+        if self.store.any_waiting(tenant, &task.id).await? {
+            return Ok(false);
+        }
+        let sweep = self.store.sweep(tenant, task).await?;
+        if !sweep.never_dialled.is_empty() {
+            self.store
+                .queue_never_dialled(tenant, task, &sweep.never_dialled, self.clock.now())
+                .await?;
+            return Ok(false);
+        }
+        if sweep.unfinished > 0 {
+            return Ok(false);
+        }
+        match service::task::complete_idle(&self.store, tenant, task).await {
+            Ok(_) => {
+                tracing::info!(task = %task.id, "task completed");
+                Ok(true)
+            }
+            // A call was claimed, a recall came, or the task left RUNNING meanwhile.
+            Err(Error::NotAllowed(_)) | Err(Error::NotFound(_)) => Ok(false),
+            Err(error) => Err(error),
+        }
+    }
+
+    /// Records what became of a call, exactly once (D13).
+    #[tracing::instrument(skip_all, fields(task = %call.task_id, contact = %call.contact_id, attempt = call.attempt))]
+    pub async fn record(&self, mut call: CallRef, report: &CallReport) -> Result<(), Error> {
+        let now = self.clock.now();
+        let mut with_contact = true;
+        for _ in 0..4 {
+            let next = after_outcome(
+                call.attempt,
+                call.allowance,
+                report,
+                call.call_interval,
+                now,
+            );
+            match self
+                .store
+                .record_outcome(&call, report, &next, now, with_contact)
+                .await?
+            {
+                RecordFailure::None => {
+                    tracing::info!(outcome = ?report.outcome, reason = %report.reason, "outcome recorded");
+                    return Ok(());
+                }
+                RecordFailure::NotInFlight => {
+                    tracing::info!("outcome recorded before; nothing changes");
+                    return Ok(());
+                }
+                RecordFailure::StateChanged(state) => {
+                    call.allowance = state.allowance;
+                    call.recalled = state.recalled;
+                    call.priority = state.priority;
+                    call.claimed_at = state.updated_at;
+                }
+                RecordFailure::ContactGone => with_contact = false,
+                RecordFailure::TaskGone => {
+                    let tenant = Tenant::parse(&call.tenant)?;
+                    return self
+                        .store
+                        .drop_orphan_call(&tenant, &call.task_id, &call.contact_id, call.attempt)
+                        .await;
+                }
+            }
+        }
+        Err(Error::internal(
+            "record call outcome",
+            "the contact's state kept changing",
+        ))
+    }
+
+    /// One message of the call-events queue: an Amazon Connect contact event or a simulated
+    /// outcome. Events that are no call's end are acknowledged and ignored; an outcome that
+    /// arrives before its call is marked placed fails, so SQS delivers it again later.
+    pub async fn call_event(&self, body: &str) -> Result<(), Error> {
+        let Some((call_id, report)) = parse_call_event(body)? else {
+            return Ok(());
+        };
+        let call = self
+            .store
+            .call_by_provider_id(&call_id)
+            .await?
+            .ok_or_else(|| {
+                Error::internal("call event", format!("call {call_id} is not placed yet"))
+            })?;
+        self.record(call, &report).await
+    }
+
+    /// Settles a call whose outcome never came (D13): what the provider says of it, else failed
+    /// "no outcome". A call the provider still reports in progress is given three times the
+    /// reconcile time before it is given up.
+    #[tracing::instrument(skip(self), fields(tenant = tenant.as_str()))]
+    pub async fn reconcile(
+        &self,
+        tenant: &Tenant,
+        task_id: &Id,
+        contact_id: &Id,
+        attempt: u32,
+    ) -> Result<(), Error> {
+        let Some(state) = self.store.task_contact(tenant, task_id, contact_id).await? else {
+            return Ok(());
+        };
+        if state.in_call != Some(attempt) {
+            return Ok(());
+        }
+        let task = match self.store.task(tenant, task_id).await {
+            Ok(task) => task,
+            Err(Error::NotFound(_)) => {
+                return self
+                    .store
+                    .drop_orphan_call(tenant, task_id, contact_id, attempt)
+                    .await
+            }
+            Err(error) => return Err(error),
+        };
+        let now = self.clock.now();
+        let report = match &state.call_id {
+            None => CallReport::no_outcome(),
+            Some(call_id) => match self.provider.describe(call_id).await? {
+                CallStatus::Ended(report) => report,
+                CallStatus::InProgress
+                    if state.claimed_at.is_some_and(|at| {
+                        now.0 - at.0 < 3 * self.config.reconcile_after.as_millis() as i64
+                    }) =>
+                {
+                    return Ok(())
+                }
+                CallStatus::InProgress | CallStatus::Unknown => CallReport::no_outcome(),
+            },
+        };
+        let call = CallRef {
+            tenant: tenant.as_str().to_owned(),
+            task_id: task.id.clone(),
+            data_source_id: task.data_source_id.clone(),
+            contact_id: contact_id.clone(),
+            attempt,
+            call_interval: task.settings.call_interval,
+            allowance: state.allowance,
+            recalled: state.recalled,
+            priority: state.priority,
+            claimed_at: state.updated_at,
+        };
+        self.record(call, &report).await
+    }
+}
+
+/// The provider's call id and outcome of a call-events message; `None` for an event that is not
+/// the end of a call.
+pub fn parse_call_event(body: &str) -> Result<Option<(String, CallReport)>, Error> {
+    let value: serde_json::Value =
+        serde_json::from_str(body).map_err(|e| Error::internal("decode call event", e))?;
+    if value.get("detail-type").is_some() {
+        return Ok(super::connect::parse_event(body)?
+            .map(|disconnect| (disconnect.contact_id, disconnect.report)));
+    }
+    let event: SimulatedEvent =
+        serde_json::from_value(value).map_err(|e| Error::internal("decode call event", e))?;
+    Ok(Some((
+        event.simulated_call.call_id,
+        event.simulated_call.report,
+    )))
+}

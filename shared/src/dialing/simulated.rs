@@ -1,0 +1,149 @@
+//! The simulated telephony provider, the local default: each call's outcome is decided from the
+//! phone number and the attempt (so a run can be repeated), in a configurable mix, and reported
+//! a moment later on the call-events queue, where the same handler records it as it records
+//! Amazon Connect's events.
+
+use super::provider::{CallReport, CallRequest, CallStatus, Outcome, PlaceError, Provider};
+use super::settings::SimulatedSettings;
+use crate::error::Error;
+use serde::{Deserialize, Serialize};
+
+/// The message the simulated provider sends when a call ends.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SimulatedOutcome {
+    pub call_id: String,
+    pub report: CallReport,
+}
+
+/// The body of a simulated outcome on the call-events queue: `{"simulatedCall": {...}}`.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SimulatedEvent {
+    pub simulated_call: SimulatedOutcome,
+}
+
+/// Places pretend calls and reports their outcomes through SQS.
+#[derive(Clone, Debug)]
+pub struct SimulatedProvider {
+    sqs: aws_sdk_sqs::Client,
+    events_queue_url: String,
+    settings: SimulatedSettings,
+}
+
+impl SimulatedProvider {
+    pub fn new(
+        sqs: aws_sdk_sqs::Client,
+        events_queue_url: impl Into<String>,
+        settings: SimulatedSettings,
+    ) -> Self {
+        SimulatedProvider {
+            sqs,
+            events_queue_url: events_queue_url.into(),
+            settings,
+        }
+    }
+}
+
+/// FNV-1a over the text: stable across runs, processes and releases.
+fn fnv(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// The outcome of attempt `attempt` to `phone`: the same every time, and over many numbers
+/// in the proportions of the mix. Answered calls last 1 to `max_talk_seconds` seconds.
+pub fn decide(settings: &SimulatedSettings, phone: &str, attempt: u32) -> CallReport {
+    let mix = settings.mix;
+    let total = u64::from(mix.success + mix.failed + mix.no_answer).max(1);
+    let hash = fnv(&format!("{phone}#{attempt}"));
+    let pick = hash % total;
+    let (outcome, reason) = if pick < u64::from(mix.success) {
+        (Outcome::Success, "answered")
+    } else if pick < u64::from(mix.success + mix.failed) {
+        (Outcome::Failed, "busy")
+    } else {
+        (Outcome::NoAnswer, "unanswered")
+    };
+    let duration = match outcome {
+        Outcome::Success => 1 + (hash / total) % settings.max_talk_seconds.max(1),
+        _ => 0,
+    };
+    CallReport {
+        outcome,
+        duration,
+        invalid_number: false,
+        reason: reason.into(),
+    }
+}
+
+impl Provider for SimulatedProvider {
+    async fn place(&self, call: &CallRequest) -> Result<String, PlaceError> {
+        let call_id = format!("sim-{}", call.token());
+        let event = SimulatedEvent {
+            simulated_call: SimulatedOutcome {
+                call_id: call_id.clone(),
+                report: decide(&self.settings, call.phone.as_str(), call.attempt),
+            },
+        };
+        let body = serde_json::to_string(&event).map_err(|e| PlaceError::Unknown(Box::new(e)))?;
+        let delay = i32::try_from(self.settings.delay.as_secs()).unwrap_or(900);
+        self.sqs
+            .send_message()
+            .queue_url(&self.events_queue_url)
+            .message_body(body)
+            .delay_seconds(delay)
+            .send()
+            .await
+            // Nothing was "dialled" when the outcome cannot be sent: a busy provider, not an attempt.
+            .map_err(|e| PlaceError::Busy(aws_sdk_sqs::Error::from(e).to_string()))?;
+        Ok(call_id)
+    }
+
+    /// The simulation keeps no record of its calls: a lost outcome stays lost, and the engine
+    /// records it as failed "no outcome" (D13).
+    async fn describe(&self, _call_id: &str) -> Result<CallStatus, Error> {
+        Ok(CallStatus::Unknown)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dialing::settings::{DialerConfig, OutcomeMix};
+
+    #[test]
+    fn outcomes_repeat_and_follow_the_mix() {
+        let settings = DialerConfig::default().simulated;
+        let mut counts = [0u32; 3];
+        for n in 0..3000 {
+            let phone = format!("+86138{n:08}");
+            let report = decide(&settings, &phone, 1);
+            assert_eq!(report, decide(&settings, &phone, 1), "deterministic");
+            counts[usize::from(report.outcome.code() - 1)] += 1;
+            match report.outcome {
+                Outcome::Success => assert!((1..=180).contains(&report.duration)),
+                _ => assert_eq!(report.duration, 0),
+            }
+        }
+        // 60 / 20 / 20 of 3,000 calls, within a few percent.
+        assert!((1700..=1900).contains(&counts[0]), "{counts:?}");
+        assert!((500..=700).contains(&counts[1]), "{counts:?}");
+        assert!((500..=700).contains(&counts[2]), "{counts:?}");
+    }
+
+    #[test]
+    fn a_one_sided_mix_gives_one_outcome() {
+        let mut settings = DialerConfig::default().simulated;
+        settings.mix = OutcomeMix {
+            success: 0,
+            failed: 0,
+            no_answer: 1,
+        };
+        for n in 0..50 {
+            let report = decide(&settings, &format!("555{n:04}"), n);
+            assert_eq!(report.outcome, Outcome::NoAnswer);
+        }
+    }
+}
