@@ -5,6 +5,8 @@ mod calls;
 mod contacts;
 mod datasource;
 mod deletion;
+mod dialing;
+mod dialing_support;
 mod envelope;
 mod exports;
 mod files;

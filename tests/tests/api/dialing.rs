@@ -1,0 +1,172 @@
+//! The dialing engine end to end (D13): tasks published over HTTP are dialled by the same tick,
+//! dialer and call-events handlers the Lambdas run, against moto, with the simulated provider.
+
+use crate::dialing_support::*;
+use crate::support::{id, tenant, unique, TestApi};
+use outbound::dialing::lambda::DialQueue;
+use outbound::model::TaskStatus;
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, HashSet};
+use std::time::Duration;
+
+/// A published task on a fresh data source of `contacts` contacts, with `extra` task settings.
+async fn running_task(
+    api: &TestApi,
+    contacts: usize,
+    extra: Value,
+) -> (String, String, Vec<String>) {
+    let (source, ids) = api.source_with_contacts("acme", contacts).await;
+    let task = api.task("acme", &unique("Task"), &source, extra).await;
+    api.post("acme", "/api/task/publish", json!({"id": task}))
+        .await
+        .ok();
+    (task, source, ids)
+}
+
+/// The task export as CSV: phone number -> (status, callCount).
+async fn exported(api: &TestApi, task: &str, status: u8) -> BTreeMap<String, (String, String)> {
+    let path = format!("/api/task/{task}/export?format=csv&status={status}");
+    let (code, _, bytes) = api.download("acme", &path).await;
+    assert_eq!(code, 200);
+    let text = String::from_utf8(bytes).unwrap();
+    let mut reader = csv::Reader::from_reader(text.trim_start_matches('\u{feff}').as_bytes());
+    let titles = reader.headers().unwrap().clone();
+    let column = |name: &str| titles.iter().position(|t| t == name).unwrap();
+    let (phone, state, calls) = (column("phoneNumber"), column("status"), column("callCount"));
+    reader
+        .records()
+        .map(|row| {
+            let row = row.unwrap();
+            (
+                row[phone].to_owned(),
+                (row[state].to_owned(), row[calls].to_owned()),
+            )
+        })
+        .collect()
+}
+
+/// D13, D7, D9: a 20-contact task runs to COMPLETED; detail, stat, list, the export's status
+/// filters and the contacts' own status and callCount all tell the same story.
+#[tokio::test]
+async fn a_task_runs_to_completed_with_counters_that_add_up() {
+    let api = TestApi::start().await;
+    let clock = ManualClock::now_real();
+    let engine = api.engine(fast_settings(&api, DEFAULT_MIX), clock.clone());
+    let (task, source, _) = running_task(&api, 20, json!({"callInterval": 10})).await;
+    let step = Duration::from_secs(10);
+    api.dial_until(
+        &engine,
+        &clock,
+        step,
+        ("acme", &task),
+        TaskStatus::Completed,
+        10,
+    )
+    .await;
+    let detail = api.get("acme", &format!("/api/task/detail/{task}")).await;
+    let detail = detail.ok().clone();
+    let stat = api.get("acme", &format!("/api/task/{task}/stat")).await;
+    let stat = stat.ok().clone();
+    let calls = detail["callCount"].as_u64().unwrap();
+    let (success, failed, no_answer) = (
+        detail["successCount"].as_u64().unwrap(),
+        detail["failCount"].as_u64().unwrap(),
+        detail["noAnswerCount"].as_u64().unwrap(),
+    );
+    assert_eq!(detail["status"], 4);
+    assert!(detail["endTime"].is_string());
+    assert_eq!(success + failed + no_answer, calls);
+    assert!(calls >= 20, "every contact at least once: {calls}");
+    assert_eq!(stat["callCount"], calls);
+    assert_eq!(stat["successCount"], success);
+    assert_eq!(stat["totalDuration"], detail["callDuration"]);
+    assert_eq!(stat["status"], 4);
+    let listed = api.get("acme", "/api/task/list?pageSize=100").await;
+    let row = listed.ok()["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|row| row["id"] == task.as_str())
+        .cloned()
+        .unwrap();
+    assert_eq!(
+        (row["callCount"].clone(), row["successCount"].clone()),
+        (json!(calls), json!(success))
+    );
+
+    let all = exported(&api, &task, 0).await;
+    assert_eq!(all.len(), 20);
+    let total_calls: u64 = all.values().map(|(_, c)| c.parse::<u64>().unwrap()).sum();
+    assert_eq!(
+        total_calls, calls,
+        "the export's callCounts add up to callCount"
+    );
+    let succeeded = exported(&api, &task, 1).await;
+    let unreached = exported(&api, &task, 2).await;
+    assert_eq!(
+        exported(&api, &task, 3).await.len(),
+        0,
+        "nobody is left undialled"
+    );
+    assert_eq!(succeeded.len() + unreached.len(), 20);
+    assert!(succeeded.values().all(|(s, _)| s == "1"));
+    assert!(
+        unreached
+            .values()
+            .all(|(s, c)| (s == "2" || s == "3") && c == "3"),
+        "a contact never reached was called maxDialCount (3) times: {unreached:?}"
+    );
+    // The contacts' own status and callCount (D7) agree with the export.
+    for contact in api.all_contacts("acme", &source).await {
+        let phone = contact["phoneNumber"].as_str().unwrap();
+        let (status, count) = &all[phone];
+        assert_eq!(contact["status"].to_string(), *status, "{phone}");
+        assert_eq!(contact["callCount"].to_string(), *count, "{phone}");
+    }
+    // Nothing is left held: no call in flight, the data source free (D11).
+    assert_eq!(api.stored_task("acme", &task).await.in_flight, 0);
+    assert_eq!(api.stored_source("acme", &source).await.active_tasks, 0);
+    assert_eq!(engine.store.calls_in_flight().await.unwrap(), 0);
+}
+
+/// D13: eight dialer runs at once on one task place exactly one call per (contact, attempt),
+/// however the claims interleave.
+#[tokio::test]
+async fn eight_concurrent_dialer_runs_place_one_call_per_attempt() {
+    let api = TestApi::start().await;
+    let mut settings = fast_settings(&api, ALL_NO_ANSWER);
+    settings.max_in_flight = 100;
+    settings.max_in_flight_per_task = 100;
+    let clock = ManualClock::now_real();
+    let engine = api.engine(settings, clock.clone());
+    let (task, _, contacts) =
+        running_task(&api, 12, json!({"callInterval": 10, "maxDialCount": 2})).await;
+    let (owner, task_id) = (tenant("acme"), id(&task));
+    for round in 1..=2 {
+        let runs = (0..8).map(|_| engine.dial(&owner, &task_id, 100));
+        let placed: usize = futures::future::join_all(runs)
+            .await
+            .into_iter()
+            .map(|report| report.unwrap().placed)
+            .sum();
+        assert_eq!(placed, 12, "round {round}: one call per contact");
+        assert_eq!(api.drain(&engine, DialQueue::CallEvents).await, 12);
+        clock.advance(Duration::from_secs(10));
+    }
+    let tokens = engine.provider.placed.lock().unwrap().clone();
+    let distinct: HashSet<&String> = tokens.iter().collect();
+    assert_eq!(tokens.len(), 24);
+    assert_eq!(
+        distinct.len(),
+        24,
+        "no (task, contact, attempt) was placed twice"
+    );
+    for contact in &contacts {
+        for attempt in 1..=2 {
+            assert!(distinct.contains(&format!("{task}-{contact}-{attempt}")));
+        }
+    }
+    let stored = api.stored_task("acme", &task).await;
+    assert_eq!((stored.counters.calls, stored.counters.no_answer), (24, 24));
+    assert_eq!(stored.in_flight, 0);
+}

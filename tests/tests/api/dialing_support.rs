@@ -1,0 +1,153 @@
+//! The dialing harness: the engine of the three dialing functions on a test's own table and
+//! queues, with a clock the test moves and a provider that remembers every call it placed;
+//! and the loop that stands in for the Lambda service (tick, dial queue, call-events queue).
+
+use crate::support::TestApi;
+use outbound::dialing::engine::Engine;
+use outbound::dialing::lambda::{DialQueue, Telephony};
+use outbound::dialing::plan::Clock;
+use outbound::dialing::settings::{DialerConfig, OutcomeMix};
+use outbound::dialing::simulated::SimulatedProvider;
+use outbound::dialing::{CallRequest, CallStatus, PlaceError, Provider};
+use outbound::error::Error;
+use outbound::model::{TaskStatus, Timestamp};
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// A clock that stands still until the test moves it.
+#[derive(Debug)]
+pub struct ManualClock(AtomicI64);
+
+impl ManualClock {
+    pub fn now_real() -> Arc<ManualClock> {
+        Arc::new(ManualClock(AtomicI64::new(Timestamp::now().0)))
+    }
+
+    pub fn advance(&self, by: Duration) {
+        self.0.fetch_add(by.as_millis() as i64, Ordering::SeqCst);
+    }
+}
+
+impl Clock for ManualClock {
+    fn now(&self) -> Timestamp {
+        Timestamp(self.0.load(Ordering::SeqCst))
+    }
+}
+
+/// The simulated provider, remembering the token of every call it placed.
+pub struct Recorder {
+    inner: Telephony,
+    pub placed: Mutex<Vec<String>>,
+}
+
+impl Provider for Recorder {
+    async fn place(&self, call: &CallRequest) -> Result<String, PlaceError> {
+        let id = self.inner.place(call).await?;
+        self.placed.lock().unwrap().push(call.token());
+        Ok(id)
+    }
+
+    async fn describe(&self, call_id: &str) -> Result<CallStatus, Error> {
+        self.inner.describe(call_id).await
+    }
+}
+
+pub type TestEngine = Engine<Recorder>;
+
+/// Settings for fast tests: outcomes at once, no rate limit worth the name.
+pub fn fast_settings(api: &TestApi, mix: OutcomeMix) -> DialerConfig {
+    let mut settings = DialerConfig {
+        rate_per_second: 1000,
+        dial_queue_url: Some(api.resources.dial_queue_url.clone()),
+        call_events_queue_url: Some(api.resources.call_events_queue_url.clone()),
+        ..DialerConfig::default()
+    };
+    settings.simulated.delay = Duration::ZERO;
+    settings.simulated.mix = mix;
+    settings
+}
+
+pub const ALL_SUCCESS: OutcomeMix = OutcomeMix {
+    success: 1,
+    failed: 0,
+    no_answer: 0,
+};
+pub const ALL_NO_ANSWER: OutcomeMix = OutcomeMix {
+    success: 0,
+    failed: 0,
+    no_answer: 1,
+};
+pub const DEFAULT_MIX: OutcomeMix = OutcomeMix {
+    success: 60,
+    failed: 20,
+    no_answer: 20,
+};
+
+impl TestApi {
+    /// The dialing engine over this test's counted store and queues.
+    pub fn engine(&self, settings: DialerConfig, clock: Arc<ManualClock>) -> TestEngine {
+        let sqs = aws_sdk_sqs::Client::new(&self.sdk);
+        let simulated = SimulatedProvider::new(
+            sqs.clone(),
+            self.resources.call_events_queue_url.clone(),
+            settings.simulated.clone(),
+        );
+        Engine {
+            store: self.store.clone(),
+            provider: Recorder {
+                inner: Telephony::Simulated(simulated),
+                placed: Mutex::new(Vec::new()),
+            },
+            config: settings,
+            zone: self.app.config.time_zone,
+            sqs,
+            clock,
+        }
+    }
+
+    /// Hands every waiting message of `queue` to the engine, as its Lambda would: the number
+    /// handled.
+    pub async fn drain(&self, engine: &TestEngine, queue: DialQueue) -> usize {
+        let url = match queue {
+            DialQueue::Jobs => &self.resources.dial_queue_url,
+            DialQueue::CallEvents => &self.resources.call_events_queue_url,
+        };
+        outbound_local::poller::drain(&aws_sdk_sqs::Client::new(&self.sdk), url, |body| {
+            queue.handle(engine, body)
+        })
+        .await
+        .unwrap()
+    }
+
+    /// One round of the dialing functions: a tick, its dial jobs, then the outcomes.
+    pub async fn dial_round(&self, engine: &TestEngine) {
+        engine.tick().await.unwrap();
+        self.drain(engine, DialQueue::Jobs).await;
+        self.drain(engine, DialQueue::CallEvents).await;
+    }
+
+    /// Rounds until the task reaches `status`, at most `rounds` of them, the clock moved by
+    /// `step` after each (so retries come due); answers how many ran.
+    pub async fn dial_until(
+        &self,
+        engine: &TestEngine,
+        clock: &ManualClock,
+        step: Duration,
+        (tenant, task): (&str, &str),
+        status: TaskStatus,
+        rounds: usize,
+    ) -> usize {
+        for round in 1..=rounds {
+            self.dial_round(engine).await;
+            clock.advance(step);
+            if self.stored_task(tenant, task).await.status == status {
+                return round;
+            }
+        }
+        panic!(
+            "task {task} is {:?} after {rounds} rounds, not {status:?}",
+            self.stored_task(tenant, task).await.status
+        );
+    }
+}
