@@ -1,6 +1,7 @@
 //! The three dialing functions' lives: configuration, clients and the provider once per cold
 //! start, then every event through the [`Engine`].
 
+use super::connect::{ConnectProvider, ConnectSettings};
 use super::engine::Engine;
 use super::plan::SystemClock;
 use super::provider::{CallRequest, CallStatus, PlaceError, Provider};
@@ -17,18 +18,21 @@ use std::sync::Arc;
 /// The provider chosen by `DIAL_PROVIDER`.
 pub enum Telephony {
     Simulated(SimulatedProvider),
+    AmazonConnect(ConnectProvider),
 }
 
 impl Provider for Telephony {
     async fn place(&self, call: &CallRequest) -> Result<String, PlaceError> {
         match self {
             Telephony::Simulated(provider) => provider.place(call).await,
+            Telephony::AmazonConnect(provider) => provider.place(call).await,
         }
     }
 
     async fn describe(&self, call_id: &str) -> Result<CallStatus, Error> {
         match self {
             Telephony::Simulated(provider) => provider.describe(call_id).await,
+            Telephony::AmazonConnect(provider) => provider.describe(call_id).await,
         }
     }
 }
@@ -40,7 +44,6 @@ impl Telephony {
         sdk: &aws_config::SdkConfig,
         sqs: &aws_sdk_sqs::Client,
     ) -> Result<Self, ConfigError> {
-        let _ = sdk;
         match config.dialing.provider {
             ProviderKind::Simulated => {
                 let url = config
@@ -58,10 +61,10 @@ impl Telephony {
                     config.dialing.simulated.clone(),
                 )))
             }
-            ProviderKind::AmazonConnect => Err(ConfigError {
-                name: "DIAL_PROVIDER",
-                problem: "amazon-connect is not available in this build".into(),
-            }),
+            ProviderKind::AmazonConnect => Ok(Telephony::AmazonConnect(ConnectProvider::new(
+                aws_sdk_connect::Client::new(sdk),
+                ConnectSettings::from_env()?,
+            ))),
         }
     }
 }
