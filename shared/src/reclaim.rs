@@ -78,13 +78,13 @@ pub async fn run(store: &Store, job: &ReclaimJob) -> Result<usize, Error> {
     }
     let mut deleted = 0;
     loop {
-        let keys = store
+        let mut keys = store
             .query_all(
                 |query| {
                     query
                         .key_condition_expression("pk = :pk")
                         .expression_attribute_values(":pk", crate::store::s(&partition))
-                        .projection_expression("pk, sk")
+                        .projection_expression("pk, sk, in_call")
                 },
                 Some(1000),
             )
@@ -92,6 +92,23 @@ pub async fn run(store: &Store, job: &ReclaimJob) -> Result<usize, Error> {
         if keys.is_empty() {
             tracing::info!(deleted, "partition reclaimed");
             return Ok(deleted);
+        }
+        if let ReclaimJob::Task { tenant, id } = job {
+            // A call of a stopped task may still be in flight: its place among the service's
+            // calls in flight is given back here or by its outcome, whichever comes first (D13).
+            let tenant = Tenant::parse(tenant)?;
+            for key in keys.iter_mut() {
+                let Some(attempt) = key.remove("in_call").and_then(|a| a.as_n().ok()?.parse().ok())
+                else {
+                    continue;
+                };
+                let contact = crate::store::string_attr(key, keys::SK)
+                    .and_then(|sk| sk.strip_prefix(keys::CONTACT_PREFIX))
+                    .and_then(Id::parse);
+                if let Some(contact) = contact {
+                    store.drop_orphan_call(&tenant, id, &contact, attempt).await?;
+                }
+            }
         }
         for chunk in keys.chunks(25) {
             let requests = chunk
