@@ -139,8 +139,14 @@ fn expected_task(op: Op, before: &Task, after: &Task, to: TaskStatus) -> Task {
             expected.ended_at = Some(after.updated_at);
             expected.fail_reason = Some(FAIL_REASON.into());
         }
-        // Running again: the task has not ended (`endTime` is null while not ended).
-        Op::Recall if before.status == Completed => expected.ended_at = None,
+        // Every recall moves the revision, so a completion racing it is refused (D13); the
+        // requeued task is running again and has not ended (`endTime` is null).
+        Op::Recall => {
+            expected.revision = before.revision + 1;
+            if before.status == Completed {
+                expected.ended_at = None;
+            }
+        }
         _ => {}
     }
     expected
