@@ -137,12 +137,12 @@ pub fn after_outcome(
 /// How running tasks share the service's free calls in flight (D13: between tasks, priority 1
 /// first, then the oldest task; ids sort by creation). Every task gets an entry, those left
 /// without a share 0: their run only checks whether they are complete.
-pub fn share_budget<'a, T>(
-    tasks: &'a [T],
+pub fn share_budget<T>(
+    tasks: &[T],
     key: impl Fn(&T) -> (u8, &Id),
     free: u32,
     per_task: u32,
-) -> Vec<(&'a T, u32)> {
+) -> Vec<(&T, u32)> {
     let mut ordered: Vec<&T> = tasks.iter().collect();
     ordered.sort_by(|a, b| key(a).cmp(&key(b)));
     let mut left = free;

@@ -6,6 +6,7 @@ mod contacts;
 mod datasource;
 mod deletion;
 mod dialing;
+mod dialing_rules;
 mod dialing_support;
 mod envelope;
 mod exports;
