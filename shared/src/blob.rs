@@ -49,11 +49,13 @@ pub fn parse_upload_key(key: &str) -> Option<(Tenant, Id, Id)> {
     parts.next().is_none().then_some((tenant, source, import))
 }
 
-fn s3_error<E>(context: &'static str) -> impl FnOnce(E) -> Error
+fn s3_error<E>(
+    context: &'static str,
+) -> impl FnOnce(aws_sdk_s3::error::SdkError<E, aws_smithy_runtime_api::http::Response>) -> Error
 where
-    aws_sdk_s3::Error: From<E>,
+    E: aws_sdk_s3::error::ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
 {
-    move |error| Error::internal(context, aws_sdk_s3::Error::from(error))
+    move |error| Error::dependency(context, error)
 }
 
 impl Blob {

@@ -98,7 +98,9 @@ pub async fn run(store: &Store, job: &ReclaimJob) -> Result<usize, Error> {
             // calls in flight is given back here or by its outcome, whichever comes first (D13).
             let tenant = Tenant::parse(tenant)?;
             for key in keys.iter_mut() {
-                let Some(attempt) = key.remove("in_call").and_then(|a| a.as_n().ok()?.parse().ok())
+                let Some(attempt) = key
+                    .remove("in_call")
+                    .and_then(|a| a.as_n().ok()?.parse().ok())
                 else {
                     continue;
                 };
@@ -106,7 +108,9 @@ pub async fn run(store: &Store, job: &ReclaimJob) -> Result<usize, Error> {
                     .and_then(|sk| sk.strip_prefix(keys::CONTACT_PREFIX))
                     .and_then(Id::parse);
                 if let Some(contact) = contact {
-                    store.drop_orphan_call(&tenant, id, &contact, attempt).await?;
+                    store
+                        .drop_orphan_call(&tenant, id, &contact, attempt)
+                        .await?;
                 }
             }
         }
@@ -137,7 +141,7 @@ impl Store {
                 .request_items(&self.table, requests)
                 .send()
                 .await
-                .map_err(|e| Error::internal("batch write", aws_sdk_dynamodb::Error::from(e)))?;
+                .map_err(|e| Error::dependency("batch write", e))?;
             requests = output
                 .unprocessed_items
                 .and_then(|mut unprocessed| unprocessed.remove(&self.table))

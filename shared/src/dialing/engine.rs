@@ -194,7 +194,7 @@ impl<P: Provider> Engine<P> {
                 .set_entries(Some(entries))
                 .send()
                 .await
-                .map_err(|e| Error::internal("send dial jobs", aws_sdk_sqs::Error::from(e)))?;
+                .map_err(|e| Error::dependency("send dial jobs", e))?;
             if !output.failed.is_empty() {
                 // The next tick sends them again; a lost job delays a task by one tick.
                 tracing::warn!(failed = output.failed.len(), "dial jobs not queued");

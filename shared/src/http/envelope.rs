@@ -26,14 +26,26 @@ impl IntoResponse for Envelope {
 impl IntoResponse for Error {
     fn into_response(self) -> Response {
         let code = self.status_code();
-        if let Error::Internal { context, cause } = &self {
-            tracing::error!(context, cause = %ErrorChain(cause.as_ref()), "request failed");
-        } else {
-            tracing::info!(code, message = %self, "request refused");
+        match &self {
+            Error::Internal { context, cause } => {
+                tracing::error!(context, cause = %ErrorChain(cause.as_ref()), "request failed");
+            }
+            Error::Unavailable { context, cause } => {
+                tracing::warn!(context, cause = %ErrorChain(cause.as_ref()), "dependency busy");
+            }
+            _ => tracing::info!(code, message = %self, "request refused"),
         }
         let status = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
         let body = json!({"code": code, "message": self.client_message(), "data": null});
-        (status, Json(body)).into_response()
+        let mut response = (status, Json(body)).into_response();
+        if code == 503 {
+            // D1: the same request may be sent again, after a moment.
+            response.headers_mut().insert(
+                axum::http::header::RETRY_AFTER,
+                axum::http::HeaderValue::from_static("1"),
+            );
+        }
+        response
     }
 }
 

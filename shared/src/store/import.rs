@@ -48,7 +48,7 @@ impl Store {
             .condition_expression("attribute_not_exists(pk)")
             .send()
             .await
-            .map_err(|e| Error::internal("create import", aws_sdk_dynamodb::Error::from(e)))?;
+            .map_err(|e| Error::dependency("create import", e))?;
         Ok(())
     }
 
@@ -134,7 +134,7 @@ impl Store {
         request
             .send()
             .await
-            .map_err(|e| Error::internal("finish import", aws_sdk_dynamodb::Error::from(e)))?;
+            .map_err(|e| Error::dependency("finish import", e))?;
         Ok(())
     }
 

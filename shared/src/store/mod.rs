@@ -10,6 +10,7 @@ pub mod keys;
 pub mod task;
 
 use crate::error::Error;
+use aws_sdk_dynamodb::config::http::HttpResponse;
 use aws_sdk_dynamodb::error::SdkError;
 use aws_sdk_dynamodb::types::{AttributeValue, CancellationReason, TransactWriteItem};
 use aws_sdk_dynamodb::Client;
@@ -40,22 +41,45 @@ pub(crate) enum WriteFailure {
 }
 
 impl WriteFailure {
-    fn from_sdk<E, R>(context: &'static str, error: SdkError<E, R>) -> Self
+    /// A failed condition keeps what the stored data says; anything else is a busy or failing
+    /// dependency (D1: 503) or an internal error, never a domain answer. A transaction cancelled
+    /// without any failed condition (throttled, conflicting) says nothing about the data.
+    pub(crate) fn from_sdk<E>(context: &'static str, error: SdkError<E, HttpResponse>) -> Self
     where
-        aws_sdk_dynamodb::Error: From<SdkError<E, R>>,
+        E: aws_sdk_dynamodb::error::ProvideErrorMetadata
+            + std::error::Error
+            + Send
+            + Sync
+            + 'static,
+        aws_sdk_dynamodb::Error: From<SdkError<E, HttpResponse>>,
     {
-        match aws_sdk_dynamodb::Error::from(error) {
-            aws_sdk_dynamodb::Error::ConditionalCheckFailedException(e) => {
-                WriteFailure::Condition {
-                    item: e.item().cloned(),
+        let code = error
+            .as_service_error()
+            .and_then(|e| e.code())
+            .map(str::to_owned);
+        match code.as_deref() {
+            Some("ConditionalCheckFailedException" | "TransactionCanceledException") => {
+                match aws_sdk_dynamodb::Error::from(error) {
+                    aws_sdk_dynamodb::Error::ConditionalCheckFailedException(e) => {
+                        WriteFailure::Condition {
+                            item: e.item().cloned(),
+                        }
+                    }
+                    aws_sdk_dynamodb::Error::TransactionCanceledException(e) => {
+                        let reasons = e.cancellation_reasons();
+                        if reasons
+                            .iter()
+                            .any(|r| r.code() == Some("ConditionalCheckFailed"))
+                        {
+                            WriteFailure::Cancelled(reasons.to_vec())
+                        } else {
+                            WriteFailure::Other(Error::unavailable(context, e))
+                        }
+                    }
+                    other => WriteFailure::Other(Error::internal(context, other)),
                 }
             }
-            aws_sdk_dynamodb::Error::TransactionCanceledException(e)
-                if !is_conflict_only(e.cancellation_reasons()) =>
-            {
-                WriteFailure::Cancelled(e.cancellation_reasons().to_vec())
-            }
-            other => WriteFailure::Other(Error::internal(context, other)),
+            _ => WriteFailure::Other(Error::dependency(context, error)),
         }
     }
 
@@ -180,7 +204,7 @@ impl Store {
             .consistent_read(true)
             .send()
             .await
-            .map_err(|e| Error::internal("get item", aws_sdk_dynamodb::Error::from(e)))?;
+            .map_err(|e| Error::dependency("get item", e))?;
         Ok(output.item)
     }
 
@@ -209,7 +233,7 @@ impl Store {
                     .request_items(&self.table, request)
                     .send()
                     .await
-                    .map_err(|e| Error::internal("batch get", aws_sdk_dynamodb::Error::from(e)))?;
+                    .map_err(|e| Error::dependency("batch get", e))?;
                 found.extend(
                     output
                         .responses
@@ -300,7 +324,7 @@ impl Store {
                 .set_exclusive_start_key(start.take())
                 .send()
                 .await
-                .map_err(|e| Error::internal("query", aws_sdk_dynamodb::Error::from(e)))?;
+                .map_err(|e| Error::dependency("query", e))?;
             let more = on_page(output.items.unwrap_or_default())?;
             start = output.last_evaluated_key;
             if start.is_none() || !more {
