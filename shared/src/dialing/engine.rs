@@ -580,3 +580,57 @@ pub fn parse_call_event(body: &str) -> Result<Option<(String, CallReport)>, Erro
         event.simulated_call.report,
     )))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use aws_lambda_events::event::sqs::SqsEvent;
+
+    /// The dialer's SQS event as Lambda delivers it (tests/events/dialer-sqs-jobs.json, also
+    /// used with `cargo lambda invoke`): each body is a dial job.
+    #[test]
+    fn dial_jobs_read_from_the_recorded_sqs_event() {
+        let event: SqsEvent =
+            serde_json::from_str(include_str!("../../../tests/events/dialer-sqs-jobs.json"))
+                .unwrap();
+        let jobs: Vec<DialJob> = event
+            .records
+            .iter()
+            .map(|record| serde_json::from_str(record.body.as_deref().unwrap()).unwrap())
+            .collect();
+        let task = Id::parse("01J9Z3K8Q4W6N2V5B7C1D3F5G7").unwrap();
+        assert_eq!(
+            jobs,
+            vec![
+                DialJob::Dial {
+                    tenant: "acme".into(),
+                    task_id: task.clone(),
+                    budget: 10
+                },
+                DialJob::Reconcile {
+                    tenant: "acme".into(),
+                    task_id: task,
+                    contact_id: Id::parse("01J9Z3K8Q4W6N2V5B7C1D3F5G8").unwrap(),
+                    attempt: 2
+                },
+            ]
+        );
+    }
+
+    /// The call-events queue carries both kinds of outcome; events that end no call are ignored.
+    #[test]
+    fn call_events_are_read_from_either_provider() {
+        let simulated = r#"{"simulatedCall":{"callId":"sim-1","report":{"outcome":3,"duration":0,"invalidNumber":false,"reason":"unanswered"}}}"#;
+        let (id, report) = parse_call_event(simulated).unwrap().unwrap();
+        assert_eq!(
+            (id.as_str(), report.outcome),
+            ("sim-1", super::super::Outcome::NoAnswer)
+        );
+        let connect = include_str!("../../../tests/events/connect-disconnected-human.json");
+        let (_, report) = parse_call_event(connect).unwrap().unwrap();
+        assert_eq!(report.outcome, super::super::Outcome::Success);
+        let ignored = include_str!("../../../tests/events/connect-connected-to-system.json");
+        assert_eq!(parse_call_event(ignored).unwrap(), None);
+        assert!(parse_call_event("not json").is_err());
+    }
+}
