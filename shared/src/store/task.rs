@@ -312,10 +312,13 @@ impl Store {
                 "attribute_exists(pk) AND contact_count > :zero",
                 Expr::default().value(":one", n(1)).value(":zero", n(0)),
             ),
+            // Never below zero: a negative count would make every read of the data source fail.
             _ => (
                 "ADD active_tasks :minus_one",
-                "attribute_exists(pk)",
-                Expr::default().value(":minus_one", n(-1)),
+                "attribute_exists(pk) AND active_tasks > :zero",
+                Expr::default()
+                    .value(":minus_one", n(-1))
+                    .value(":zero", n(0)),
             ),
         };
         let source = &current.data_source_id;
@@ -334,6 +337,8 @@ impl Store {
                 failure.or_else(|condition| {
                     if condition.failed_at(0) {
                         refused(change.operation, &current.id, condition.item_at(0))
+                    } else if change.hold == Hold::Release {
+                        Error::internal("task transition", "data source hold already released")
                     } else if condition.item_at(1).is_none() {
                         Error::invalid(format!("dataSource {source} does not exist"))
                     } else {
@@ -368,7 +373,15 @@ impl Store {
     /// Deletes a task in a state that allows it and frees its name (D10).
     #[tracing::instrument(skip_all, fields(tenant = tenant.as_str(), id = %current.id))]
     pub async fn delete_task(&self, tenant: &Tenant, current: &Task) -> Result<(), Error> {
-        let (condition, expr) = status_in(TaskOperation::Delete.allowed_from(), Expr::default());
+        // The name read is the name whose guard goes: a rename in between fails the delete
+        // instead of stranding the new name's guard.
+        let (condition, expr) = status_in(
+            TaskOperation::Delete.allowed_from(),
+            Expr::default()
+                .name("#name", "name")
+                .value(":name", s(current.name.as_str())),
+        );
+        let condition = format!("{condition} AND #name = :name");
         let actions = Actions::new(&self.table)
             .delete(
                 keys::tenant(tenant),
@@ -384,7 +397,22 @@ impl Store {
             .await
             .map_err(|failure| {
                 failure.or_else(|condition| {
-                    refused(TaskOperation::Delete, &current.id, condition.item_at(0))
+                    match condition
+                        .item_at(0)
+                        .map(|item| from_item::<Task>(item.clone()))
+                    {
+                        Some(Ok(stored))
+                            if TaskOperation::Delete
+                                .allowed_from()
+                                .contains(&stored.status) =>
+                        {
+                            Error::Conflict(format!(
+                                "task {} was changed by another request; read it again",
+                                current.id
+                            ))
+                        }
+                        _ => refused(TaskOperation::Delete, &current.id, condition.item_at(0)),
+                    }
                 })
             })
     }

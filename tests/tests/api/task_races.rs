@@ -292,3 +292,55 @@ async fn sixteen_recalls_of_a_completed_task_all_succeed() {
         1
     );
 }
+
+/// D9, D10: a delete and a rename of one DRAFT task at once never strand a name. Whichever wins,
+/// every name no task holds afterwards can be used again, and a surviving task keeps its name
+/// (a second task of that name is 409).
+#[tokio::test]
+async fn delete_racing_rename_strands_no_name() {
+    let api = TestApi::start().await;
+    for round in 0..8 {
+        let task = api.task_in("acme", Draft, 1).await;
+        let original = api
+            .stored_task("acme", &task.id)
+            .await
+            .name
+            .as_str()
+            .to_owned();
+        let renamed = format!("Renamed {round} {}", task.id);
+        let (deleted, _) = futures::join!(
+            api.post("acme", "/api/task/delete", json!({"id": task.id})),
+            api.post(
+                "acme",
+                "/api/task/update",
+                json!({"id": task.id, "taskName": renamed})
+            ),
+        );
+        let detail = api
+            .get("acme", &format!("/api/task/detail/{}", task.id))
+            .await;
+        let surviving = if deleted.status == 200 {
+            detail.err(404, &format!("task {} not found", task.id));
+            None
+        } else {
+            // The rename came first: the delete read the old name and is refused.
+            deleted.err(
+                409,
+                &format!(
+                    "task {} was changed by another request; read it again",
+                    task.id
+                ),
+            );
+            Some(detail.ok()["taskName"].as_str().unwrap().to_owned())
+        };
+        for name in [&original, &renamed] {
+            let body = json!({"taskName": name, "dataSourceId": task.source});
+            let again = api.post("acme", "/api/task/add", body).await;
+            if surviving.as_deref() == Some(name.as_str()) {
+                again.err(409, &format!("taskName {name:?} already exists"));
+            } else {
+                assert_eq!(again.status, 200, "round {round}: {name} is stranded");
+            }
+        }
+    }
+}
