@@ -60,6 +60,9 @@ impl std::fmt::Debug for LocalJwt {
     }
 }
 
+/// The signing secret of development tokens when `JWT_SECRET` is not set (development stacks only).
+const DEV_SECRET: &str = "dev-secret-change-me";
+
 impl AuthConfig {
     /// `AUTH_MODE` = `apigateway` (default) or `local`; `TENANT_CLAIM` (default `tenant_id`);
     /// locally `JWT_SECRET`, `JWT_ISSUER`, `JWT_AUDIENCE` with development defaults.
@@ -67,8 +70,26 @@ impl AuthConfig {
         let tenant_claim = lookup("TENANT_CLAIM").unwrap_or_else(|| "tenant_id".into());
         match lookup("AUTH_MODE").as_deref().unwrap_or("apigateway") {
             "apigateway" => Ok(AuthConfig::ApiGateway { tenant_claim }),
+            // Local mode trusts any token signed with the secret: never inside Lambda, where
+            // the HTTP API's JWT authorizer is the one gate (D2), and never with the built-in
+            // secret outside a development stack.
+            "local" if lookup("AWS_LAMBDA_FUNCTION_NAME").is_some() => Err(ConfigError {
+                name: "AUTH_MODE",
+                problem: "local verifies tokens in process and is refused inside Lambda; use apigateway"
+                    .into(),
+            }),
+            "local"
+                if lookup("JWT_SECRET").is_none()
+                    && lookup("OUTBOUND_DEV_STACK").as_deref() != Some("true") =>
+            {
+                Err(ConfigError {
+                    name: "JWT_SECRET",
+                    problem: "is not set: the built-in development secret is only for a development stack (OUTBOUND_DEV_STACK=true)"
+                        .into(),
+                })
+            }
             "local" => Ok(AuthConfig::Local(LocalJwt {
-                secret: lookup("JWT_SECRET").unwrap_or_else(|| "dev-secret-change-me".into()),
+                secret: lookup("JWT_SECRET").unwrap_or_else(|| DEV_SECRET.into()),
                 issuer: lookup("JWT_ISSUER").unwrap_or_else(|| "outbound-local".into()),
                 audience: lookup("JWT_AUDIENCE").unwrap_or_else(|| "outbound".into()),
                 tenant_claim,
@@ -209,6 +230,31 @@ mod tests {
             builder = builder.header("authorization", value);
         }
         builder.body(()).unwrap().into_parts().0
+    }
+
+    fn config(pairs: &[(&str, &str)]) -> Result<AuthConfig, ConfigError> {
+        let map: std::collections::HashMap<&str, &str> = pairs.iter().copied().collect();
+        AuthConfig::from_lookup(&|name: &str| map.get(name).map(|v| v.to_string()))
+    }
+
+    /// D2: in-process verification never runs inside Lambda, and the built-in secret only on a
+    /// development stack.
+    #[test]
+    fn local_mode_is_refused_where_it_would_be_a_hole() {
+        let inside_lambda = config(&[
+            ("AUTH_MODE", "local"),
+            ("JWT_SECRET", "s3cret"),
+            ("AWS_LAMBDA_FUNCTION_NAME", "outbound-TaskApiFunction"),
+        ]);
+        assert_eq!(inside_lambda.unwrap_err().name, "AUTH_MODE");
+        let built_in_secret = config(&[("AUTH_MODE", "local")]);
+        assert_eq!(built_in_secret.unwrap_err().name, "JWT_SECRET");
+        assert!(config(&[("AUTH_MODE", "local"), ("JWT_SECRET", "s3cret")]).is_ok());
+        assert!(config(&[("AUTH_MODE", "local"), ("OUTBOUND_DEV_STACK", "true")]).is_ok());
+        assert!(
+            config(&[("AWS_LAMBDA_FUNCTION_NAME", "f")]).is_ok(),
+            "apigateway mode"
+        );
     }
 
     #[test]

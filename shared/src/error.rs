@@ -118,6 +118,12 @@ impl Error {
         Error::Invalid(message.into())
     }
 
+    /// Whether the failure is the service's or a dependency's, not the input's: worth a retry,
+    /// and never recorded as a refusal of what the client sent.
+    pub fn is_retryable(&self) -> bool {
+        matches!(self, Error::Internal { .. } | Error::Unavailable { .. })
+    }
+
     /// The HTTP status and envelope `code` of this error (D1).
     pub fn status_code(&self) -> u16 {
         match self {

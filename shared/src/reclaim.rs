@@ -5,7 +5,8 @@
 use crate::auth::Tenant;
 use crate::error::Error;
 use crate::model::Id;
-use crate::store::{keys, Store};
+use crate::model::Timestamp;
+use crate::store::{keys, n, s, Item, Store};
 use aws_sdk_dynamodb::types::{DeleteRequest, WriteRequest};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -16,6 +17,33 @@ use std::time::Duration;
 pub enum ReclaimJob {
     DataSource { tenant: String, id: Id },
     Task { tenant: String, id: Id },
+}
+
+impl ReclaimJob {
+    fn parts(&self) -> (&'static str, &str, &Id) {
+        match self {
+            ReclaimJob::DataSource { tenant, id } => ("dataSource", tenant, id),
+            ReclaimJob::Task { tenant, id } => ("task", tenant, id),
+        }
+    }
+
+    /// The key of this job's intent: sharded by the partition it reclaims.
+    fn intent_key(&self) -> (String, String) {
+        let (kind, tenant, id) = self.parts();
+        let sk = format!("{kind}#{tenant}#{id}");
+        (keys::reclaim_shard(keys::shard_of(&sk)), sk)
+    }
+
+    /// The intent item written in the same transaction as the delete (D11).
+    pub(crate) fn intent_item(&self, at: Timestamp) -> Result<Item, Error> {
+        let (pk, sk) = self.intent_key();
+        let mut item: Item =
+            serde_dynamo::to_item(self).map_err(|e| Error::internal("encode reclaim intent", e))?;
+        item.insert(keys::PK.to_owned(), s(pk));
+        item.insert(keys::SK.to_owned(), s(sk));
+        item.insert("created_at".to_owned(), n(at.0));
+        Ok(item)
+    }
 }
 
 /// Sends reclaim jobs to their queue.
@@ -33,8 +61,8 @@ impl ReclaimQueue {
         }
     }
 
-    /// Queues a job. A failure here leaves only unreachable items behind, so it is logged rather
-    /// than failing a delete that has already happened.
+    /// Queues a job. A failure here is logged rather than failing a delete that has already
+    /// happened: the job's intent, stored with the delete, is queued again by [`sweep`].
     pub async fn enqueue(&self, job: ReclaimJob) {
         let body = match serde_json::to_string(&job) {
             Ok(body) => body,
@@ -83,13 +111,15 @@ pub async fn run(store: &Store, job: &ReclaimJob) -> Result<usize, Error> {
                 |query| {
                     query
                         .key_condition_expression("pk = :pk")
-                        .expression_attribute_values(":pk", crate::store::s(&partition))
+                        .expression_attribute_values(":pk", s(&partition))
                         .projection_expression("pk, sk, in_call")
                 },
                 Some(1000),
             )
             .await?;
         if keys.is_empty() {
+            let (pk, sk) = job.intent_key();
+            store.delete_item(pk, sk).await?;
             tracing::info!(deleted, "partition reclaimed");
             return Ok(deleted);
         }
@@ -131,7 +161,50 @@ pub async fn run(store: &Store, job: &ReclaimJob) -> Result<usize, Error> {
     }
 }
 
+/// Queues again every reclaim whose intent is older than `before`: its job was never queued
+/// (the queue was unreachable after the delete) or it failed its retries. Answers how many.
+pub async fn sweep(store: &Store, queue: &ReclaimQueue, before: Timestamp) -> Result<usize, Error> {
+    let mut queued = 0;
+    for shard in 0..keys::SHARDS {
+        let pk = keys::reclaim_shard(shard);
+        let items = store
+            .query_all(
+                |query| {
+                    query
+                        .key_condition_expression("pk = :pk")
+                        .filter_expression("created_at < :before")
+                        .expression_attribute_values(":pk", s(&pk))
+                        .expression_attribute_values(":before", n(before.0))
+                },
+                None,
+            )
+            .await?;
+        for item in items {
+            let job: ReclaimJob = crate::store::from_item(item)?;
+            queue.enqueue(job).await;
+            queued += 1;
+        }
+    }
+    if queued > 0 {
+        tracing::warn!(queued, "reclaims queued again");
+    }
+    Ok(queued)
+}
+
 impl Store {
+    /// Deletes one item, unconditionally.
+    pub(crate) async fn delete_item(&self, pk: String, sk: String) -> Result<(), Error> {
+        self.client
+            .delete_item()
+            .table_name(&self.table)
+            .key(keys::PK, s(pk))
+            .key(keys::SK, s(sk))
+            .send()
+            .await
+            .map_err(|e| Error::dependency("delete item", e))?;
+        Ok(())
+    }
+
     /// BatchWriteItem of at most 25 requests, resending unprocessed ones with backoff.
     pub(crate) async fn batch_write(&self, mut requests: Vec<WriteRequest>) -> Result<(), Error> {
         for attempt in 0..8u32 {

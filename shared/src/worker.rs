@@ -45,6 +45,35 @@ pub async fn serve(queue: Queue) -> Result<(), lambda_runtime::Error> {
     lambda_runtime::run(handler).await
 }
 
+/// How long a reclaim intent may wait for its job before the sweep queues it again.
+pub const RECLAIM_GRACE: std::time::Duration = std::time::Duration::from_secs(15 * 60);
+
+/// The reclaim Lambda: reclaim jobs from its queue, and on its schedule a sweep that queues
+/// again the reclaims whose job was lost (D11).
+pub async fn serve_reclaim() -> Result<(), lambda_runtime::Error> {
+    crate::telemetry::init();
+    let app = App::from_config(Config::from_env()?).await;
+    let app = &app;
+    let handler = lambda_runtime::service_fn(
+        move |event: lambda_runtime::LambdaEvent<serde_json::Value>| async move {
+            if event.payload.get("Records").is_some() {
+                let batch: SqsEvent = serde_json::from_value(event.payload)?;
+                let response =
+                    each_message(batch, |body| Box::pin(Queue::Reclaim.handle(app, body))).await;
+                return Ok::<_, lambda_runtime::Error>(serde_json::to_value(response)?);
+            }
+            let before = crate::model::Timestamp(
+                crate::model::Timestamp::now().0 - RECLAIM_GRACE.as_millis() as i64,
+            );
+            let queued = reclaim::sweep(&app.store, &app.reclaim, before)
+                .await
+                .map_err(|error| lambda_runtime::Error::from(error.to_string()))?;
+            Ok(serde_json::json!({ "queued": queued }))
+        },
+    );
+    lambda_runtime::run(handler).await
+}
+
 /// Runs `handle` on every message body and reports the ids of those that failed.
 pub async fn each_message<F, Fut>(event: SqsEvent, handle: F) -> SqsBatchResponse
 where

@@ -1,6 +1,7 @@
 //! The local stack: provisions the stand-ins (moto) with the resources `template.yaml` creates in
 //! AWS, and serves every route with the same routers the Lambdas use.
 
+pub mod faults;
 pub mod poller;
 pub mod provision;
 pub mod stack;
@@ -38,6 +39,7 @@ pub fn local_config(resources: &provision::Resources) -> Config {
         "DIAL_QUEUE_URL" => Some(resources.dial_queue_url.clone()),
         "CALL_EVENTS_QUEUE_URL" => Some(resources.call_events_queue_url.clone()),
         "AUTH_MODE" => Some("local".into()),
+        "OUTBOUND_DEV_STACK" => Some("true".into()),
         "S3_FORCE_PATH_STYLE" => Some("true".into()),
         other => std::env::var(other).ok(),
     };
@@ -89,10 +91,24 @@ pub fn spawn_workers(
             async move { queue.handle(&engine, body).await }
         }));
     }
+    let app = app.clone();
     tokio::spawn(async move {
+        let mut last_sweep = std::time::Instant::now();
         loop {
             if let Err(error) = engine.tick().await {
                 tracing::warn!(%error, "tick failed");
+            }
+            // The reclaim function's schedule (every 15 minutes in AWS): once a minute here.
+            if last_sweep.elapsed() >= std::time::Duration::from_secs(60) {
+                last_sweep = std::time::Instant::now();
+                let before = outbound::model::Timestamp(
+                    outbound::model::Timestamp::now().0
+                        - outbound::worker::RECLAIM_GRACE.as_millis() as i64,
+                );
+                if let Err(error) = outbound::reclaim::sweep(&app.store, &app.reclaim, before).await
+                {
+                    tracing::warn!(%error, "reclaim sweep failed");
+                }
             }
             tokio::time::sleep(tick).await;
         }

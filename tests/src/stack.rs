@@ -6,6 +6,11 @@ use aws_sdk_dynamodb::config::{ConfigBag, Intercept, RuntimeComponents};
 use aws_sdk_dynamodb::error::BoxError;
 use outbound::blob::Blob;
 use outbound::config::Config;
+use outbound::dialing::engine::Engine;
+use outbound::dialing::lambda::Telephony;
+use outbound::dialing::plan::Clock;
+use outbound::dialing::settings::DialerConfig;
+use outbound::dialing::simulated::SimulatedProvider;
 use outbound::http::{App, AppParts};
 use outbound::reclaim::ReclaimQueue;
 use outbound::store::Store;
@@ -92,6 +97,7 @@ impl Stack {
             "BUCKET_NAME" => Some(resources.bucket.clone()),
             "RECLAIM_QUEUE_URL" => Some(resources.reclaim_queue_url.clone()),
             "AUTH_MODE" => Some(auth_mode.to_owned()),
+            "OUTBOUND_DEV_STACK" => Some("true".into()),
             "S3_FORCE_PATH_STYLE" => Some("true".into()),
             _ => None,
         })
@@ -119,5 +125,28 @@ impl Stack {
             ),
             config,
         })
+    }
+
+    /// The dialing engine over this stack's counted store and queues, with the simulated
+    /// provider and `clock`.
+    pub fn engine(&self, settings: DialerConfig, clock: Arc<dyn Clock>) -> Engine<Telephony> {
+        let sqs = aws_sdk_sqs::Client::new(&self.sdk);
+        let simulated = SimulatedProvider::new(
+            sqs.clone(),
+            self.resources.call_events_queue_url.clone(),
+            settings.simulated.clone(),
+        );
+        Engine {
+            store: self.store.clone(),
+            provider: Telephony::Simulated(simulated),
+            config: DialerConfig {
+                dial_queue_url: Some(self.resources.dial_queue_url.clone()),
+                call_events_queue_url: Some(self.resources.call_events_queue_url.clone()),
+                ..settings
+            },
+            zone: chrono_tz::Tz::UTC,
+            sqs,
+            clock,
+        }
     }
 }

@@ -1,8 +1,7 @@
-//! The reclaim Lambda: deletes the items left behind by a deleted data source or task.
-
-use outbound::worker::{serve, Queue};
+//! The reclaim Lambda: deletes the items left behind by a deleted data source or task, and on
+//! its schedule queues again any reclaim whose job was lost.
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
-    serve(Queue::Reclaim).await
+    outbound::worker::serve_reclaim().await
 }

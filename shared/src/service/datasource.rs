@@ -76,12 +76,11 @@ pub async fn delete(
     id: &Id,
 ) -> Result<(), Error> {
     let current = store.data_source(tenant, id).await?;
-    store.delete_data_source(tenant, &current).await?;
-    reclaim
-        .enqueue(ReclaimJob::DataSource {
-            tenant: tenant.as_str().to_owned(),
-            id: id.clone(),
-        })
-        .await;
+    let job = ReclaimJob::DataSource {
+        tenant: tenant.as_str().to_owned(),
+        id: id.clone(),
+    };
+    store.delete_data_source(tenant, &current, &job).await?;
+    reclaim.enqueue(job).await;
     Ok(())
 }

@@ -97,14 +97,30 @@ pub async fn import_posted(
         Timestamp::now(),
     );
     store.create_import(tenant, &import).await?;
-    blob.put(
-        &blob::posted_key(tenant, source, &import.id),
-        bytes.clone(),
-        "application/octet-stream",
-    )
-    .await?;
-    let report = run(store, blob, tenant, &import, parsed).await?;
-    Ok((import, report))
+    let stored = async {
+        blob.put(
+            &blob::posted_key(tenant, source, &import.id),
+            bytes.clone(),
+            "application/octet-stream",
+        )
+        .await?;
+        run(store, blob, tenant, &import, parsed).await
+    };
+    match stored.await {
+        Ok(report) => Ok((import, report)),
+        Err(error) if error.is_retryable() => {
+            // Never left PROCESSING: the record says it failed, and posting the file again
+            // stores no contact twice (D8).
+            let failed = Error::invalid(
+                "the import was interrupted; rows stored before it stay, post the file again",
+            );
+            if let Err(also) = record_refusal(store, tenant, &import, &failed).await {
+                tracing::error!(error = %also, import = %import.id, "interrupted import not recorded as failed");
+            }
+            Err(error)
+        }
+        Err(refused) => Err(refused),
+    }
 }
 
 /// Imports the file behind an upload event. Answers `Err` only for failures worth a retry;
@@ -139,7 +155,7 @@ pub async fn process_upload(store: &Store, blob: &Blob, key: &str) -> Result<(),
             let gone = Error::invalid("the uploaded file is gone");
             return record_refusal(store, &tenant, &import, &gone).await;
         }
-        Err(error @ Error::Internal { .. }) => return Err(error),
+        Err(error) if error.is_retryable() => return Err(error),
         Err(refused) => return record_refusal(store, &tenant, &import, &refused).await,
     };
     let parsed = match files::read_contacts(&bytes, Some(&import.file_name)) {
@@ -148,7 +164,8 @@ pub async fn process_upload(store: &Store, blob: &Blob, key: &str) -> Result<(),
     };
     match run(store, blob, &tenant, &import, parsed).await {
         Ok(_) => Ok(()),
-        Err(Error::Internal { .. }) => {
+        Err(error) if error.is_retryable() => {
+            tracing::warn!(%error, "import interrupted");
             // Leave it claimable again at once for the redelivery.
             let waiting = store
                 .finish_import(
@@ -203,7 +220,7 @@ async fn run(
     let report = match result {
         Ok(report) => report,
         Err(error) => {
-            if !matches!(error, Error::Internal { .. }) {
+            if !error.is_retryable() {
                 record_refusal(store, tenant, import, &error).await?;
             }
             return Err(error);

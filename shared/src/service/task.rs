@@ -241,13 +241,12 @@ pub async fn delete(
 ) -> Result<(), Error> {
     let current = store.task(tenant, id).await?;
     TaskOperation::Delete.apply(current.status)?;
-    store.delete_task(tenant, &current).await?;
-    reclaim
-        .enqueue(ReclaimJob::Task {
-            tenant: tenant.as_str().to_owned(),
-            id: id.clone(),
-        })
-        .await;
+    let job = ReclaimJob::Task {
+        tenant: tenant.as_str().to_owned(),
+        id: id.clone(),
+    };
+    store.delete_task(tenant, &current, &job).await?;
+    reclaim.enqueue(job).await;
     Ok(())
 }
 

@@ -6,6 +6,7 @@ use super::{from_item, n, s, to_item, Actions, Expr, Store};
 use crate::auth::Tenant;
 use crate::error::Error;
 use crate::model::{DataSource, Description, Id, Name, Timestamp};
+use crate::reclaim::ReclaimJob;
 
 fn not_found(id: &Id) -> Error {
     Error::NotFound(format!("dataSource {id} not found"))
@@ -153,6 +154,7 @@ impl Store {
         &self,
         tenant: &Tenant,
         current: &DataSource,
+        reclaim: &ReclaimJob,
     ) -> Result<(), Error> {
         let expr = Expr::default()
             .name("#name", "name")
@@ -172,7 +174,8 @@ impl Store {
                 keys::tenant(tenant),
                 keys::data_source_name(current.name.as_str()),
                 None,
-            )?;
+            )?
+            .put(reclaim.intent_item(Timestamp::now())?, None)?;
         self.transact("delete data source", actions.into_items())
             .await
             .map_err(|failure| {

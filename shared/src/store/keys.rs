@@ -123,3 +123,9 @@ pub const CALL: &str = "CALL";
 pub const GSI2: &str = "gsi2";
 pub const GSI2_PK: &str = "gsi2pk";
 pub const GSI2_SK: &str = "gsi2sk";
+
+/// Partition of the reclaim intents of one shard: written in the same transaction as the delete
+/// of a data source or task, removed once its partition is empty, so no reclaim is ever lost.
+pub fn reclaim_shard(shard: u32) -> String {
+    format!("RECLAIM#{shard:02}")
+}

@@ -372,7 +372,12 @@ impl Store {
 
     /// Deletes a task in a state that allows it and frees its name (D10).
     #[tracing::instrument(skip_all, fields(tenant = tenant.as_str(), id = %current.id))]
-    pub async fn delete_task(&self, tenant: &Tenant, current: &Task) -> Result<(), Error> {
+    pub async fn delete_task(
+        &self,
+        tenant: &Tenant,
+        current: &Task,
+        reclaim: &crate::reclaim::ReclaimJob,
+    ) -> Result<(), Error> {
         // The name read is the name whose guard goes: a rename in between fails the delete
         // instead of stranding the new name's guard.
         let (condition, expr) = status_in(
@@ -392,7 +397,8 @@ impl Store {
                 keys::tenant(tenant),
                 keys::task_name(current.name.as_str()),
                 None,
-            )?;
+            )?
+            .put(reclaim.intent_item(Timestamp::now())?, None)?;
         self.transact("delete task", actions.into_items())
             .await
             .map_err(|failure| {

@@ -4,6 +4,7 @@ fn main() {
     let tenant = std::env::args().nth(1).unwrap_or_else(|| "acme".into());
     let lookup = |name: &str| match name {
         "AUTH_MODE" => Some("local".to_owned()),
+        "OUTBOUND_DEV_STACK" => Some("true".to_owned()),
         other => std::env::var(other).ok(),
     };
     let auth = outbound::auth::AuthConfig::from_lookup(&lookup).expect("valid token settings");

@@ -122,3 +122,60 @@ async fn reclaim_refuses_a_partition_whose_data_source_exists() {
         "nothing was deleted, nothing queued"
     );
 }
+
+/// D11: a reclaim is never lost. The reclaim intent is stored in the delete's own transaction;
+/// when its job cannot be queued, the sweep queues it again, and the job removes the intent once
+/// the partition is empty.
+#[tokio::test]
+async fn a_reclaim_whose_job_was_lost_is_queued_again_by_the_sweep() {
+    use outbound::model::Timestamp;
+    use outbound::reclaim::ReclaimQueue;
+    let api = TestApi::start().await;
+    let (source, _) = filled(&api, "Lost job").await;
+    let unreachable = ReclaimQueue::new(
+        aws_sdk_sqs::Client::new(&api.sdk),
+        format!(
+            "{}/000000000000/no-such-queue",
+            outbound_local::moto_endpoint()
+        ),
+    );
+    let (tenant, id) = (crate::support::tenant("acme"), crate::support::id(&source));
+    outbound::service::datasource::delete(&api.store, &unreachable, &tenant, &id)
+        .await
+        .unwrap();
+    assert!(api.reclaim_jobs().await.is_empty(), "the job was lost");
+    assert_eq!(api.partition_len("acme", &source).await, 2 * CONTACTS);
+
+    // An intent younger than the grace time is left to its job.
+    let past = Timestamp(Timestamp::now().0 - 60_000);
+    assert_eq!(
+        reclaim::sweep(&api.store, &api.app.reclaim, past)
+            .await
+            .unwrap(),
+        0
+    );
+    let soon = Timestamp(Timestamp::now().0 + 1);
+    assert_eq!(
+        reclaim::sweep(&api.store, &api.app.reclaim, soon)
+            .await
+            .unwrap(),
+        1
+    );
+    let jobs = api.reclaim_jobs().await;
+    assert_eq!(
+        jobs,
+        vec![ReclaimJob::DataSource {
+            tenant: "acme".into(),
+            id: id.clone()
+        }]
+    );
+    reclaim::run(&api.store, &jobs[0]).await.unwrap();
+    assert_eq!(api.partition_len("acme", &source).await, 0);
+    // Done: the intent is gone, so the sweep has nothing more to queue.
+    assert_eq!(
+        reclaim::sweep(&api.store, &api.app.reclaim, soon)
+            .await
+            .unwrap(),
+        0
+    );
+}
