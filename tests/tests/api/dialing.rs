@@ -3,7 +3,9 @@
 
 use crate::dialing_support::*;
 use crate::support::{id, tenant, unique, TestApi};
+use outbound::dialing::engine::Engine;
 use outbound::dialing::lambda::DialQueue;
+use outbound::dialing::{CallRequest, CallStatus, PlaceError, Provider};
 use outbound::model::TaskStatus;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashSet};
@@ -50,7 +52,7 @@ async fn exported(api: &TestApi, task: &str, status: u8) -> BTreeMap<String, (St
 #[tokio::test]
 async fn a_task_runs_to_completed_with_counters_that_add_up() {
     let api = TestApi::start().await;
-    let clock = ManualClock::now_real();
+    let clock = ManualClock::starting_now();
     let engine = api.engine(fast_settings(&api, DEFAULT_MIX), clock.clone());
     let (task, source, _) = running_task(&api, 20, json!({"callInterval": 10})).await;
     let step = Duration::from_secs(10);
@@ -137,7 +139,7 @@ async fn eight_concurrent_dialer_runs_place_one_call_per_attempt() {
     let mut settings = fast_settings(&api, ALL_NO_ANSWER);
     settings.max_in_flight = 100;
     settings.max_in_flight_per_task = 100;
-    let clock = ManualClock::now_real();
+    let clock = ManualClock::starting_now();
     let engine = api.engine(settings, clock.clone());
     let (task, _, contacts) =
         running_task(&api, 12, json!({"callInterval": 10, "maxDialCount": 2})).await;
@@ -169,4 +171,61 @@ async fn eight_concurrent_dialer_runs_place_one_call_per_attempt() {
     let stored = api.stored_task("acme", &task).await;
     assert_eq!((stored.counters.calls, stored.counters.no_answer), (24, 24));
     assert_eq!(stored.in_flight, 0);
+}
+
+/// A provider that refuses every call as Amazon Connect refuses a contact flow it does not know.
+struct RefusesTheTask;
+
+impl Provider for RefusesTheTask {
+    async fn place(&self, _call: &CallRequest) -> Result<String, PlaceError> {
+        Err(PlaceError::TaskRefused(
+            "Amazon Connect refused the call: contact flow not found".into(),
+        ))
+    }
+
+    async fn describe(&self, _call_id: &str) -> Result<CallStatus, outbound::error::Error> {
+        Ok(CallStatus::Unknown)
+    }
+}
+
+/// D10, D13: a task the provider refuses as a whole becomes FAILED with its failReason and
+/// endTime; the refused claim is given back, so nothing stays in flight or held.
+#[tokio::test]
+async fn a_task_the_provider_refuses_fails_with_its_reason() {
+    let api = TestApi::start().await;
+    let engine = api.engine(
+        fast_settings(&api, DEFAULT_MIX),
+        ManualClock::starting_now(),
+    );
+    let engine = Engine {
+        provider: RefusesTheTask,
+        store: engine.store,
+        config: engine.config,
+        zone: engine.zone,
+        sqs: engine.sqs,
+        clock: engine.clock,
+    };
+    let (task, source, _) = running_task(&api, 3, json!({})).await;
+    engine.tick().await.unwrap();
+    outbound_local::poller::drain(
+        &aws_sdk_sqs::Client::new(&api.sdk),
+        &api.resources.dial_queue_url,
+        |body| DialQueue::Jobs.handle(&engine, body),
+    )
+    .await
+    .unwrap();
+    let detail = api.get("acme", &format!("/api/task/detail/{task}")).await;
+    let detail = detail.ok();
+    assert_eq!(detail["status"], 5);
+    assert_eq!(
+        detail["failReason"],
+        "Amazon Connect refused the call: contact flow not found"
+    );
+    assert!(detail["endTime"].is_string());
+    assert_eq!(detail["callCount"], 0, "a refused call is no attempt");
+    let stat = api.get("acme", &format!("/api/task/{task}/stat")).await;
+    assert_eq!(stat.ok()["status"], 5);
+    assert_eq!(api.stored_task("acme", &task).await.in_flight, 0);
+    assert_eq!(engine.store.calls_in_flight().await.unwrap(), 0);
+    assert_eq!(api.stored_source("acme", &source).await.active_tasks, 0);
 }

@@ -5,35 +5,14 @@
 use crate::support::TestApi;
 use outbound::dialing::engine::Engine;
 use outbound::dialing::lambda::{DialQueue, Telephony};
-use outbound::dialing::plan::Clock;
+pub use outbound::dialing::plan::ManualClock;
 use outbound::dialing::settings::{DialerConfig, OutcomeMix};
 use outbound::dialing::simulated::SimulatedProvider;
 use outbound::dialing::{CallRequest, CallStatus, PlaceError, Provider};
 use outbound::error::Error;
-use outbound::model::{TaskStatus, Timestamp};
-use std::sync::atomic::{AtomicI64, Ordering};
+use outbound::model::TaskStatus;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-
-/// A clock that stands still until the test moves it.
-#[derive(Debug)]
-pub struct ManualClock(AtomicI64);
-
-impl ManualClock {
-    pub fn now_real() -> Arc<ManualClock> {
-        Arc::new(ManualClock(AtomicI64::new(Timestamp::now().0)))
-    }
-
-    pub fn advance(&self, by: Duration) {
-        self.0.fetch_add(by.as_millis() as i64, Ordering::SeqCst);
-    }
-}
-
-impl Clock for ManualClock {
-    fn now(&self) -> Timestamp {
-        Timestamp(self.0.load(Ordering::SeqCst))
-    }
-}
 
 /// The simulated provider, remembering the token of every call it placed.
 pub struct Recorder {
