@@ -144,15 +144,18 @@ impl Blob {
         Ok(Some(bytes.to_vec()))
     }
 
-    /// A presigned PUT for `key`, valid for `ttl`.
-    pub async fn presign_put(&self, key: &str, ttl: Duration) -> Result<String, Error> {
+    /// A presigned PUT for `key` of exactly `size` bytes, valid for `ttl`.
+    pub async fn presign_put(&self, key: &str, size: u64, ttl: Duration) -> Result<String, Error> {
         let config =
             PresigningConfig::expires_in(ttl).map_err(|e| Error::internal("presign", e))?;
+        let length = i64::try_from(size).map_err(|e| Error::internal("presign", e))?;
         let request = self
             .s3
             .put_object()
             .bucket(&self.bucket)
             .key(key)
+            // Content-Length is a signed header: an upload of any other length is refused.
+            .content_length(length)
             .presigned(config)
             .await
             .map_err(s3_error("presign put"))?;

@@ -117,7 +117,11 @@ impl Bench {
     async fn upload(&self, source: &str, file_name: &str, bytes: Vec<u8>) -> Result<Value> {
         let url = format!("{}/api/dataSource/{source}/contact/importUrl", self.base);
         let ticket = self
-            .call(self.http.post(url).json(&json!({ "fileName": file_name })))
+            .call(
+                self.http
+                    .post(url)
+                    .json(&json!({ "fileName": file_name, "fileSize": bytes.len() })),
+            )
             .await?;
         let upload_url = ticket["uploadUrl"].as_str().ok_or("no uploadUrl")?;
         let put = self.http.put(upload_url).body(bytes).send().await?;

@@ -33,7 +33,7 @@ pub fn routes() -> Router<App> {
         .route(
             "/api/dataSource/{id}/contact/batchImport",
             // Room for the file and the multipart framing around it.
-            post(batch_import).layer(DefaultBodyLimit::max(files::MAX_UPLOAD_BYTES + 64 * 1024)),
+            post(batch_import).layer(DefaultBodyLimit::max(MAX_POSTED_BYTES + 64 * 1024)),
         )
         .route("/api/dataSource/{id}/contact/importUrl", post(import_url))
         .route(
@@ -152,11 +152,26 @@ async fn delete_contact(
     Ok(Envelope(Value::Null))
 }
 
+/// The largest file `batchImport` takes in the request (4 MiB): a Lambda request carries at
+/// most 6 MB, and the HTTP API hands it a file base64-encoded, a third larger. Larger files,
+/// up to 20 MiB, go straight to S3 through `importUrl` (D8).
+pub const MAX_POSTED_BYTES: usize = 4 * 1024 * 1024;
+
+fn posted_too_large(source: &crate::model::Id) -> Error {
+    Error::TooLarge(format!(
+        "file is larger than 4 MiB, the most a request to the API can carry; upload files of up \
+         to 20 MiB with POST /api/dataSource/{source}/contact/importUrl"
+    ))
+}
+
 /// The `file` part of a multipart body: its name and bytes.
-async fn file_part(mut form: Multipart) -> Result<(String, Bytes), Error> {
+async fn file_part(
+    mut form: Multipart,
+    source: &crate::model::Id,
+) -> Result<(String, Bytes), Error> {
     let unreadable = |error: axum::extract::multipart::MultipartError| {
         if error.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
-            Error::TooLarge("file is larger than 20 MiB".into())
+            posted_too_large(source)
         } else {
             Error::invalid(format!(
                 "multipart body is malformed: {}",
@@ -168,6 +183,9 @@ async fn file_part(mut form: Multipart) -> Result<(String, Bytes), Error> {
         if field.name() == Some("file") {
             let name = field.file_name().unwrap_or("upload").to_owned();
             let bytes = field.bytes().await.map_err(unreadable)?;
+            if bytes.len() > MAX_POSTED_BYTES {
+                return Err(posted_too_large(source));
+            }
             return Ok((name, bytes));
         }
     }
@@ -181,7 +199,7 @@ async fn batch_import(
     form: Multipart,
 ) -> Reply {
     let source = existing_id(KIND, &id)?;
-    let (name, bytes) = file_part(form).await?;
+    let (name, bytes) = file_part(form, &source).await?;
     let file_name = import::file_name(&name).unwrap_or_else(|_| "upload".into());
     let (done, report) =
         import::import_posted(&app.store, &app.blob, &tenant, &source, file_name, bytes).await?;
@@ -199,14 +217,31 @@ async fn import_url(
 ) -> Reply {
     let source = existing_id(KIND, &id)?;
     let file_name = import::file_name(body.required_str("fileName")?)?;
-    let ticket = import::request_upload(&app.store, &app.blob, &tenant, &source, file_name).await?;
+    let size = upload_size(body.int("fileSize")?)?;
+    let ticket =
+        import::request_upload(&app.store, &app.blob, &tenant, &source, file_name, size).await?;
     Ok(Envelope(serde_json::json!({
         "importId": ticket.import.id,
         "uploadUrl": ticket.url,
         "method": "PUT",
-        "headers": {},
+        // The URL is signed for exactly this length: S3 refuses any other (D8: 20 MiB at most).
+        "headers": {"Content-Length": size.to_string()},
         "expiresAt": ticket.expires_at.display(app.zone()),
     })))
+}
+
+/// The announced size of an upload: 1 byte to 20 MiB (D8); the upload URL is signed for it.
+fn upload_size(size: Option<i64>) -> Result<u64, Error> {
+    match size {
+        None => Err(Error::invalid(
+            "fileSize is required: the size of the file in bytes, which the upload URL is signed for",
+        )),
+        Some(size) if size > files::MAX_UPLOAD_BYTES as i64 => {
+            Err(Error::TooLarge("file is larger than 20 MiB".into()))
+        }
+        Some(size) if size >= 1 => Ok(size as u64),
+        Some(_) => Err(Error::invalid("fileSize must be a positive number of bytes")),
+    }
 }
 
 async fn import_status(

@@ -52,13 +52,15 @@ fn new_import(source: &Id, file_name: String, status: ImportStatus, now: Timesta
     }
 }
 
-/// Creates an import waiting for its file and a presigned PUT for it (15 minutes).
+/// Creates an import waiting for its file and a presigned PUT for it (15 minutes), signed for
+/// exactly `size` bytes.
 pub async fn request_upload(
     store: &Store,
     blob: &Blob,
     tenant: &Tenant,
     source: &Id,
     file_name: String,
+    size: u64,
 ) -> Result<UploadTicket, Error> {
     store.data_source(tenant, source).await?;
     let now = Timestamp::now();
@@ -67,6 +69,7 @@ pub async fn request_upload(
     let url = blob
         .presign_put(
             &blob::upload_key(tenant, source, &import.id),
+            size,
             UPLOAD_URL_TTL,
         )
         .await?;

@@ -94,16 +94,20 @@ async fn more_than_ten_thousand_rows_is_413_and_stores_nothing() {
 }
 
 #[tokio::test]
-async fn uploads_over_20_mib_are_413() {
-    // D8: an upload larger than 20 MiB: 413, refused before it is read.
+async fn posted_files_over_what_a_request_carries_are_413() {
+    // D8: a posted file larger than a Lambda request carries (4 MiB, base64-encoded into its
+    // 6 MB): 413 naming the presigned upload, refused before it is read; 20 MiB files go there.
     let api = TestApi::start().await;
     let source = source_with_one_contact(&api).await;
-    let message = "file is larger than 20 MiB";
-    let just_over = vec![b'1'; 20 * 1024 * 1024 + 1];
-    assert_refused(&api, &source, "over.csv", just_over, 413, message).await;
+    let message = format!(
+        "file is larger than 4 MiB, the most a request to the API can carry; upload files of up \
+         to 20 MiB with POST /api/dataSource/{source}/contact/importUrl"
+    );
+    let just_over = vec![b'1'; 4 * 1024 * 1024 + 1];
+    assert_refused(&api, &source, "over.csv", just_over, 413, &message).await;
     // Far over: refused while the multipart body is still arriving.
     let far_over = vec![b'1'; 30 * 1024 * 1024];
-    assert_refused(&api, &source, "far.csv", far_over, 413, message).await;
+    assert_refused(&api, &source, "far.csv", far_over, 413, &message).await;
 }
 
 /// Bytes no text file holds, from a fixed seed.

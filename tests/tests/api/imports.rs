@@ -59,7 +59,7 @@ async fn presigned_upload_is_imported_once_however_often_delivered() {
         .post(
             "acme",
             &format!("/api/dataSource/{source}/contact/importUrl"),
-            json!({"fileName": "big list.csv"}),
+            json!({"fileName": "big list.csv", "fileSize": CSV.len()}),
         )
         .await;
     let ticket = ticket.ok().clone();
@@ -350,12 +350,16 @@ async fn import_url_hands_out_a_presigned_put_valid_for_15_minutes() {
     let api = TestApi::start().await;
     let source = api.data_source("acme", "Async").await;
     let answer = api
-        .import_url("acme", &source, json!({"fileName": " leads.xlsx "}))
+        .import_url(
+            "acme",
+            &source,
+            json!({"fileName": " leads.xlsx ", "fileSize": 1234}),
+        )
         .await;
     let ticket = answer.ok();
     let import = assert_id(&ticket["importId"]).to_owned();
     assert_eq!(ticket["method"], "PUT");
-    assert_eq!(ticket["headers"], json!({}));
+    assert_eq!(ticket["headers"], json!({"Content-Length": "1234"}));
     let url = ticket["uploadUrl"].as_str().unwrap();
     assert!(
         url.contains(&format!(
@@ -427,8 +431,8 @@ async fn a_refused_upload_ends_failed_with_nothing_stored() {
     // D8: a refused file stores nothing; the import records why.
     let api = TestApi::start().await;
     let source = api.data_source("acme", "Refusals").await;
-    let too_big = vec![b'1'; 20 * 1024 * 1024 + 1];
-    let refusals: [(&str, Vec<u8>, &str); 3] = [
+    // A file over 20 MiB never gets an upload URL (see import_url_and_status_refuse_...).
+    let refusals: [(&str, Vec<u8>, &str); 2] = [
         (
             "report.pdf",
             b"%PDF-1.7\n%\xE2\xE3\xCF\xD3\n1 0 obj".to_vec(),
@@ -439,7 +443,6 @@ async fn a_refused_upload_ends_failed_with_nothing_stored() {
             csv(&[&["name", "address"], &["Li Lei", "Beijing"]]),
             "file has no phoneNumber column",
         ),
-        ("huge.csv", too_big, "file is larger than 20 MiB"),
     ];
     for (name, file, message) in refusals {
         let import = api.upload_and_import("acme", &source, name, file).await;
@@ -472,15 +475,39 @@ async fn import_url_and_status_refuse_bad_input_and_unknown_records() {
         ),
         (json!({"fileName": 42}), "fileName must be a string"),
         (json!({"fileName": ["a.csv"]}), "fileName must be a string"),
+        (
+            json!({"fileName": "a.csv"}),
+            "fileSize is required: the size of the file in bytes, which the upload URL is signed for",
+        ),
+        (
+            json!({"fileName": "a.csv", "fileSize": 0}),
+            "fileSize must be a positive number of bytes",
+        ),
+        (
+            json!({"fileName": "a.csv", "fileSize": -5}),
+            "fileSize must be a positive number of bytes",
+        ),
     ] {
         api.import_url("acme", &source, body)
             .await
             .err(400, message);
     }
+    // D8: more than 20 MiB is refused before any URL is handed out.
+    api.import_url(
+        "acme",
+        &source,
+        json!({"fileName": "a.csv", "fileSize": 20 * 1024 * 1024 + 1}),
+    )
+    .await
+    .err(413, "file is larger than 20 MiB");
     let missing = ulid::Ulid::new().to_string();
-    api.import_url("acme", &missing, json!({"fileName": "a.csv"}))
-        .await
-        .err(404, &format!("dataSource {missing} not found"));
+    api.import_url(
+        "acme",
+        &missing,
+        json!({"fileName": "a.csv", "fileSize": 10}),
+    )
+    .await
+    .err(404, &format!("dataSource {missing} not found"));
     api.import_status("acme", &source, &missing)
         .await
         .err(404, &format!("import {missing} not found"));
@@ -540,9 +567,13 @@ async fn file_endpoints_hide_another_tenants_records() {
     api.batch_import("globex", &source, "a.csv", file())
         .await
         .err(404, &not_found);
-    api.import_url("globex", &source, json!({"fileName": "a.csv"}))
-        .await
-        .err(404, &not_found);
+    api.import_url(
+        "globex",
+        &source,
+        json!({"fileName": "a.csv", "fileSize": 10}),
+    )
+    .await
+    .err(404, &not_found);
     api.import_status("globex", &source, &import)
         .await
         .err(404, &not_found);
@@ -619,7 +650,11 @@ async fn a_delivery_while_another_holds_a_fresh_claim_is_retried_later() {
     let api = TestApi::start().await;
     let source = api.data_source("acme", "Busy").await;
     let ticket = api
-        .import_url("acme", &source, json!({"fileName": "busy.csv"}))
+        .import_url(
+            "acme",
+            &source,
+            json!({"fileName": "busy.csv", "fileSize": 10}),
+        )
         .await;
     let import = ticket.ok()["importId"].as_str().unwrap().to_owned();
     let claimed = api

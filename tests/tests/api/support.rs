@@ -539,9 +539,8 @@ impl TestApi {
         file_name: &str,
         bytes: Vec<u8>,
     ) -> String {
-        let ticket = self
-            .import_url(tenant, source, json!({"fileName": file_name}))
-            .await;
+        let body = json!({"fileName": file_name, "fileSize": bytes.len()});
+        let ticket = self.import_url(tenant, source, body).await;
         let ticket = ticket.ok();
         let put = reqwest::Client::new()
             .put(ticket["uploadUrl"].as_str().unwrap())
@@ -774,5 +773,47 @@ impl TestApi {
             .send()
             .await
             .unwrap();
+    }
+}
+
+impl TestApi {
+    /// Like [`TestApi::start`], but the store's DynamoDB client goes through a fault-injecting
+    /// proxy in front of moto (`outbound_local::faults`), so a test can throttle it at will (D1).
+    /// Provisioning and the test's own reads ([`TestApi::snapshot`], [`TestApi::dynamodb`]) go
+    /// straight to moto; the call counter still counts the store's calls. The proxied client has
+    /// a retry partition of its own, so the SDK's retry token bucket it drains is not the one the
+    /// other tests' clients share.
+    pub async fn start_with_faults() -> (TestApi, outbound_local::faults::FaultProxy) {
+        use aws_sdk_dynamodb::config::retry::RetryPartition;
+        let stack = Stack::provision().await;
+        let proxy = outbound_local::faults::FaultProxy::start().await;
+        let dynamodb = aws_sdk_dynamodb::Client::from_conf(
+            aws_sdk_dynamodb::config::Builder::from(&stack.sdk)
+                .interceptor(stack.calls.clone())
+                .endpoint_url(proxy.url())
+                .retry_partition(RetryPartition::new(unique("faults")))
+                .build(),
+        );
+        let stack = Stack {
+            store: Store::new(dynamodb, stack.resources.table.clone()),
+            ..stack
+        };
+        let config = local_config(&stack.resources);
+        let jwt = local_jwt(&config);
+        let app = stack.app(config);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(outbound_local::serve(listener, app.clone()));
+        let api = TestApi {
+            base,
+            http: reqwest::Client::new(),
+            jwt,
+            store: stack.store,
+            calls: stack.calls,
+            resources: stack.resources,
+            sdk: stack.sdk,
+            app,
+        };
+        (api, proxy)
     }
 }
