@@ -61,8 +61,6 @@ pub struct DialReport {
 const RUN_DEADLINE: Duration = Duration::from_secs(20);
 /// How long a contact whose call the provider refused for rate or capacity waits.
 const BUSY_RETRY: Duration = Duration::from_secs(5);
-/// Retry pages of the waiting index one run reads at most.
-const DUE_PAGE: usize = 100;
 
 /// Configuration, clients and the provider, built once per cold start.
 pub struct Engine<P> {
@@ -253,9 +251,7 @@ impl<P: Provider> Engine<P> {
                 .saturating_sub(task.in_flight),
         ) as usize;
         let retries = if room > 0 {
-            self.store
-                .due_retries(tenant, task_id, now, DUE_PAGE)
-                .await?
+            self.store.due_retries(tenant, task_id, now, room).await?
         } else {
             Vec::new()
         };
@@ -468,7 +464,10 @@ impl<P: Provider> Engine<P> {
                     return Ok(());
                 }
                 RecordFailure::StateChanged(state) => {
-                    call.allowance = state.allowance;
+                    // Only a recall changes a contact during its call. It granted
+                    // `attempts + maxDialCount` counting from before this call: the fresh
+                    // attempts come after it (D12), so this call is not one of them.
+                    call.allowance = state.allowance + 1;
                     call.recalled = state.recalled;
                     call.priority = state.priority;
                     call.claimed_at = state.updated_at;

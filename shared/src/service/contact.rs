@@ -61,7 +61,8 @@ pub async fn update(
         updated_at: Timestamp::now(),
         ..current.clone()
     };
-    store.update_contact(tenant, &current, &next).await?;
+    let sent: Vec<&str> = patch.fields.iter().map(|(name, _)| name.as_str()).collect();
+    store.update_contact(tenant, &current, &next, &sent).await?;
     Ok(next)
 }
 

@@ -180,33 +180,66 @@ impl Store {
             })
     }
 
-    /// Replaces the fields of `current` with those of `next` (same id). A new phone number moves
-    /// the phone guard in the same transaction.
+    /// Writes the fields a request sent (`sent`, by name) as they are in `next`, and a new phone
+    /// number with its guard moved in the same transaction. Only what was sent is written, so
+    /// concurrent updates of different fields both survive; a concurrent change of the number
+    /// this one moves answers 409.
     #[tracing::instrument(skip_all, fields(tenant = tenant.as_str(), id = %current.id))]
     pub async fn update_contact(
         &self,
         tenant: &Tenant,
         current: &Contact,
         next: &Contact,
+        sent: &[&str],
     ) -> Result<(), Error> {
         let pk = keys::data_source(tenant, &current.data_source_id);
-        let fields = serde_dynamo::to_attribute_value(&next.fields)
-            .map_err(|e| Error::internal("encode contact fields", e))?;
-        let expr = Expr::default()
-            .value(":phone", s(next.phone.as_str()))
-            .value(":old", s(current.phone.as_str()))
-            .value(":fields", fields)
-            .value(":at", n(next.updated_at.0))
-            .name("#phone", "phone")
-            .name("#fields", "fields");
         let moved = next.phone != current.phone;
+        let mut sets = vec!["updated_at = :at".to_owned()];
+        let mut removes = Vec::new();
+        let mut conditions = vec!["attribute_exists(pk)".to_owned()];
+        let mut expr = Expr::default().value(":at", n(next.updated_at.0));
+        if !sent.is_empty() {
+            expr = expr.name("#fields", "fields");
+        }
+        let mut added = 0;
+        for (i, name) in sent.iter().enumerate() {
+            let placeholder = format!("#f{i}");
+            expr = expr.name(&placeholder, name);
+            match next.fields.get(name) {
+                Some(value) => {
+                    sets.push(format!("#fields.{placeholder} = :f{i}"));
+                    expr = expr.value(&format!(":f{i}"), s(value));
+                    added += usize::from(current.fields.get(name).is_none());
+                }
+                None => removes.push(format!("#fields.{placeholder}")),
+            }
+        }
+        if added > 0 {
+            // Fields added by concurrent requests cannot together pass the D7 limit.
+            conditions.push("size(#fields) <= :room".to_owned());
+            let most = crate::model::contact::MAX_CUSTOM_FIELDS
+                + crate::model::contact::KNOWN_FIELDS.len();
+            expr = expr.value(":room", n(most.saturating_sub(added)));
+        }
+        if moved {
+            sets.push("#phone = :phone".to_owned());
+            conditions.push("#phone = :old".to_owned());
+            expr = expr
+                .name("#phone", "phone")
+                .value(":phone", s(next.phone.as_str()))
+                .value(":old", s(current.phone.as_str()));
+        }
+        let mut update = format!("SET {}", sets.join(", "));
+        if !removes.is_empty() {
+            update.push_str(&format!(" REMOVE {}", removes.join(", ")));
+        }
         let mut actions = Actions::new(&self.table)
             .check(pk.clone(), HEAD.to_owned(), HEAD_EXISTS, Expr::default())?
             .update(
                 pk.clone(),
                 keys::contact(&current.id),
-                "SET #phone = :phone, #fields = :fields, updated_at = :at",
-                Some("attribute_exists(pk) AND #phone = :old"),
+                &update,
+                Some(&conditions.join(" AND ")),
                 expr,
             )?;
         if moved {

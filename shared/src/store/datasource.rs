@@ -94,6 +94,7 @@ impl Store {
         changes: DataSourceChanges,
     ) -> Result<DataSource, Error> {
         let mut next = current.clone();
+        let described = changes.description.is_some();
         if let Some(description) = changes.description {
             next.description = description;
         }
@@ -102,18 +103,30 @@ impl Store {
             next.name = name.clone();
         }
         next.updated_at = changes.at;
-        let expr = Expr::default()
-            .name("#name", "name")
-            .name("#description", "description")
-            .value(":name", s(next.name.as_str()))
-            .value(":old", s(current.name.as_str()))
-            .value(":description", s(next.description.as_str()))
-            .value(":at", n(next.updated_at.0));
+        // Only what was sent is written, so concurrent updates of different fields both
+        // survive; a rename is conditioned on the name it frees, whose guard it moves.
+        let mut sets = vec!["updated_at = :at"];
+        let mut condition = "attribute_exists(pk)";
+        let mut expr = Expr::default().value(":at", n(next.updated_at.0));
+        if described {
+            sets.push("#description = :description");
+            expr = expr
+                .name("#description", "description")
+                .value(":description", s(next.description.as_str()));
+        }
+        if renamed.is_some() {
+            sets.push("#name = :name");
+            condition = "attribute_exists(pk) AND #name = :old";
+            expr = expr
+                .name("#name", "name")
+                .value(":name", s(next.name.as_str()))
+                .value(":old", s(current.name.as_str()));
+        }
         let mut actions = Actions::new(&self.table).update(
             keys::data_source(tenant, &current.id),
             HEAD.to_owned(),
-            "SET #name = :name, #description = :description, updated_at = :at",
-            Some("attribute_exists(pk) AND #name = :old"),
+            &format!("SET {}", sets.join(", ")),
+            Some(condition),
             expr,
         )?;
         if let Some(name) = &renamed {

@@ -187,8 +187,10 @@ impl Store {
             .collect()
     }
 
-    /// A task's contacts whose retry or recall call is due at `now`, recalled ones first by
-    /// priority: one page of the waiting index, at most `limit` items read.
+    /// Up to `limit` of a task's contacts whose retry or recall call is due at `now`: recalled
+    /// ones by recall priority, then plain retries, each longest waiting first. One Query per
+    /// rank, bounded by `{rank}#{now}` so a contact not yet due is never read, stopping once
+    /// `limit` are found (D13).
     pub async fn due_retries(
         &self,
         tenant: &Tenant,
@@ -198,25 +200,31 @@ impl Store {
     ) -> Result<Vec<TaskContact>, Error> {
         let pk = keys::waiting(tenant, task);
         let mut states = Vec::new();
-        self.query_pages(
-            |query| {
-                query
-                    .index_name(keys::GSI1)
-                    .key_condition_expression("gsi1pk = :pk AND gsi1sk <= :last")
-                    .filter_expression("next_attempt_at <= :now")
-                    .expression_attribute_values(":pk", s(&pk))
-                    .expression_attribute_values(":last", s(keys::waiting_order(None, now.0)))
-                    .expression_attribute_values(":now", n(now.0))
-                    .limit(i32::try_from(limit.max(1)).unwrap_or(i32::MAX))
-            },
-            |page| {
-                for item in page {
-                    states.push(from_item(item)?);
-                }
-                Ok(false)
-            },
-        )
-        .await?;
+        for rank in [Some(1), Some(2), Some(3), Some(4), Some(5), None] {
+            if states.len() >= limit {
+                break;
+            }
+            let first = keys::waiting_order(rank, 0);
+            let last = keys::waiting_order(rank, now.0);
+            let items = self
+                .query_all(
+                    |query| {
+                        query
+                            .index_name(keys::GSI1)
+                            .key_condition_expression(
+                                "gsi1pk = :pk AND gsi1sk BETWEEN :first AND :last",
+                            )
+                            .expression_attribute_values(":pk", s(&pk))
+                            .expression_attribute_values(":first", s(&first))
+                            .expression_attribute_values(":last", s(&last))
+                    },
+                    Some(limit - states.len()),
+                )
+                .await?;
+            for item in items {
+                states.push(from_item(item)?);
+            }
+        }
         Ok(states)
     }
 
@@ -571,7 +579,8 @@ impl Store {
             .value(":outcome", n(report.outcome.code()))
             .value(":duration", n(report.duration))
             .value(":now", n(now.0))
-            .value(":done", AttributeValue::Bool(next.done));
+            .value(":done", AttributeValue::Bool(next.done))
+            .value(":allowance", n(call.allowance));
         let state_update = match next.next_attempt_at {
             Some(at) => {
                 let rank = call.recalled.then_some(call.priority);
@@ -580,13 +589,13 @@ impl Store {
                     .value(":wait_pk", s(keys::waiting(&tenant, &call.task_id)))
                     .value(":wait_sk", s(keys::waiting_order(rank, at.0)));
                 "SET attempts = :attempt, last_outcome = :outcome, last_duration = :duration, \
-                 updated_at = :now, done = :done, next_attempt_at = :next, \
+                 allowance = :allowance, updated_at = :now, done = :done, next_attempt_at = :next, \
                  gsi1pk = :wait_pk, gsi1sk = :wait_sk \
                  REMOVE in_call, claimed_at, call_id, gsi2pk, gsi2sk"
             }
             None => {
                 "SET attempts = :attempt, last_outcome = :outcome, last_duration = :duration, \
-                 updated_at = :now, done = :done \
+                 allowance = :allowance, updated_at = :now, done = :done \
                  REMOVE in_call, claimed_at, call_id, next_attempt_at, gsi1pk, gsi1sk, gsi2pk, gsi2sk"
             }
         };

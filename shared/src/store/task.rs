@@ -213,14 +213,17 @@ impl Store {
             .value(":old", s(current.name.as_str()))
             .value(":description", s(next.description.as_str()))
             .value(":settings", settings)
-            .value(":at", n(next.updated_at.0));
+            .value(":at", n(next.updated_at.0))
+            .value(":seen", n(current.updated_at.0));
         let (condition, expr) = status_in(TaskOperation::Update.allowed_from(), expr);
         let renamed = next.name != current.name;
         let mut actions = Actions::new(&self.table).update(
             keys::tenant(tenant),
             keys::task(&current.id),
             "SET #name = :name, #description = :description, settings = :settings, updated_at = :at",
-            Some(&format!("{condition} AND #name = :old")),
+            // Versioned by updated_at: of two concurrent updates the second answers 409 and
+            // is sent again on the record it reads then, so neither's fields are lost.
+            Some(&format!("{condition} AND #name = :old AND updated_at = :seen")),
             expr,
         )?;
         if renamed {

@@ -164,3 +164,130 @@ async fn delete_after_a_concurrent_number_change_keeps_the_new_number_consistent
     assert_eq!(api.detail("acme", &source).await.ok()["contactCount"], 2);
     assert_eq!(api.partition_len("acme", &source).await, 5);
 }
+
+/// D7: sixteen concurrent updates of sixteen different fields of one contact all survive: each
+/// writes only the field it sent.
+#[tokio::test]
+async fn concurrent_updates_of_different_contact_fields_all_survive() {
+    let api = TestApi::start().await;
+    let source = api.data_source("acme", "Fields").await;
+    let contact = api.contact("acme", &source, "13900000001").await;
+    let path = contact_op(&source, "update");
+    let answers = join_all((0..16).map(|i| {
+        let body = json!({"contactId": contact, format!("field{i}"): format!("value {i}")});
+        api.post("acme", &path, body)
+    }))
+    .await;
+    assert_eq!(count_status(&answers, 200), 16, "{answers:?}");
+    let stored = api.all_contacts("acme", &source).await;
+    for i in 0..16 {
+        assert_eq!(
+            stored[0][format!("field{i}")],
+            format!("value {i}"),
+            "field{i}"
+        );
+    }
+    assert_eq!(stored[0]["phoneNumber"], "13900000001");
+}
+
+/// D7: concurrent additions of new custom fields cannot together pass the limit of 30.
+#[tokio::test]
+async fn concurrent_field_additions_stay_within_the_limit() {
+    let api = TestApi::start().await;
+    let source = api.data_source("acme", "Limit").await;
+    let contact = api.contact("acme", &source, "13900000002").await;
+    let path = contact_op(&source, "update");
+    let mut body = json!({"contactId": contact});
+    for i in 0..28 {
+        body[format!("base{i}")] = json!("x");
+    }
+    api.post("acme", &path, body).await.ok();
+    let answers = join_all((0..8).map(|i| {
+        api.post(
+            "acme",
+            &path,
+            json!({"contactId": contact, format!("extra{i}"): "y"}),
+        )
+    }))
+    .await;
+    let stored = api.all_contacts("acme", &source).await;
+    let custom = stored[0]
+        .as_object()
+        .unwrap()
+        .keys()
+        .filter(|k| k.starts_with("base") || k.starts_with("extra"))
+        .count();
+    assert!(custom <= 33, "{custom} fields stored");
+    assert_eq!(custom, 28 + count_status(&answers, 200));
+    for answer in answers.iter().filter(|a| a.status != 200) {
+        assert!(
+            [400, 409].contains(&answer.status.as_u16()),
+            "refused as too many or changed meanwhile: {answer:?}"
+        );
+    }
+}
+
+/// D6: a rename and a description change of one data source at once both survive.
+#[tokio::test]
+async fn concurrent_rename_and_description_change_both_survive() {
+    let api = TestApi::start().await;
+    for round in 0..6 {
+        let source = api.data_source("acme", &format!("Before {round}")).await;
+        let (renamed, described) = futures::join!(
+            api.post(
+                "acme",
+                "/api/dataSource/update",
+                json!({"id": source, "dataSourceName": format!("After {round}")})
+            ),
+            api.post(
+                "acme",
+                "/api/dataSource/update",
+                json!({"id": source, "dataSourceDesc": format!("Described {round}")})
+            ),
+        );
+        renamed.ok();
+        described.ok();
+        let detail = api.detail("acme", &source).await;
+        assert_eq!(detail.ok()["dataSourceName"], format!("After {round}"));
+        assert_eq!(detail.ok()["dataSourceDesc"], format!("Described {round}"));
+    }
+}
+
+/// D9: of two concurrent updates of a DRAFT task, a loser answers 409 and changes nothing; sent
+/// again it applies on the winner's record, so neither change is lost.
+#[tokio::test]
+async fn concurrent_task_updates_lose_nothing() {
+    let api = TestApi::start().await;
+    let task = api
+        .task_in("acme", outbound::model::TaskStatus::Draft, 1)
+        .await;
+    let bodies = [
+        json!({"id": task.id, "priority": 1}),
+        json!({"id": task.id, "callInterval": 120}),
+    ];
+    let answers = join_all(
+        bodies
+            .iter()
+            .map(|b| api.post("acme", "/api/task/update", b.clone())),
+    )
+    .await;
+    for (answer, body) in answers.iter().zip(&bodies) {
+        if answer.status != 200 {
+            answer.err(
+                409,
+                &format!(
+                    "task {} was changed by another request; read it again",
+                    task.id
+                ),
+            );
+            api.post("acme", "/api/task/update", body.clone())
+                .await
+                .ok();
+        }
+    }
+    let detail = api
+        .get("acme", &format!("/api/task/detail/{}", task.id))
+        .await;
+    assert_eq!(detail.ok()["priority"], 1);
+    assert_eq!(detail.ok()["callInterval"], 120);
+}

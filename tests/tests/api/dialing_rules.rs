@@ -1,0 +1,720 @@
+//! The dialing rules one at a time (D7, D9, D10, D12, D13): retries and their interval, the
+//! task states that stop or resume dialing, recall, outcomes delivered twice, early or never,
+//! deleted contacts, the cost of a tick, priority between tasks and the daily window. Each test
+//! drives the same tick, dialer and call-events handlers the Lambdas run, against moto, with a
+//! clock it moves itself.
+
+use crate::dialing_support::*;
+use crate::support::{id, phone, tenant, unique, TaskFixture, TestApi};
+use outbound::dialing::engine::TickReport;
+use outbound::dialing::lambda::DialQueue;
+use outbound::dialing::plan::{Clock, Due};
+use outbound::dialing::settings::{DialerConfig, OutcomeMix};
+use outbound::dialing::simulated::{decide, SimulatedEvent, SimulatedOutcome};
+use outbound::dialing::Outcome;
+use outbound::error::Error;
+use outbound::model::{Task, TaskStatus, Timestamp};
+use outbound::store::dialing::Caps;
+use outbound::store::keys::SHARDS;
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+const OWNER: &str = "acme";
+const MINUTE: Duration = Duration::from_secs(60);
+
+/// A test's API, engine and the clock the engine reads.
+struct Rig {
+    api: TestApi,
+    clock: Arc<ManualClock>,
+    engine: TestEngine,
+}
+
+/// A rig whose engine has the fast settings with `mix`, changed by `tweak`.
+async fn rig(mix: OutcomeMix, tweak: impl FnOnce(&mut DialerConfig)) -> Rig {
+    let api = TestApi::start().await;
+    let mut settings = fast_settings(&api, mix);
+    tweak(&mut settings);
+    let clock = ManualClock::starting_now();
+    let engine = api.engine(settings, clock.clone());
+    Rig { api, clock, engine }
+}
+
+impl Rig {
+    /// A published (RUNNING) task with `extra` body fields on a fresh data source of `contacts`
+    /// contacts.
+    async fn running(&self, contacts: usize, extra: Value) -> TaskFixture {
+        let (source, contacts) = self.api.source_with_contacts(OWNER, contacts).await;
+        let id = self.api.task(OWNER, &unique("Task"), &source, extra).await;
+        self.op("publish", &id, TaskStatus::Running).await;
+        TaskFixture {
+            id,
+            source,
+            contacts,
+        }
+    }
+
+    /// `POST /api/task/{op}` with `{"id": task}`, which must take the task to `to`.
+    async fn op(&self, op: &str, task: &str, to: TaskStatus) {
+        let answer = self
+            .api
+            .post(OWNER, &format!("/api/task/{op}"), json!({"id": task}))
+            .await;
+        let data = answer.ok();
+        assert_eq!(
+            (&data["id"], &data["status"]),
+            (&json!(task), &json!(to.code()))
+        );
+    }
+
+    /// `POST /api/task/{task}/recall` with `body`: the recalled ids, sorted.
+    async fn recall(&self, task: &str, body: Value) -> Vec<String> {
+        let answer = self
+            .api
+            .post(OWNER, &format!("/api/task/{task}/recall"), body)
+            .await;
+        let data = answer.ok();
+        let mut ids: Vec<String> = data["recallIds"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|id| id.as_str().unwrap().to_owned())
+            .collect();
+        assert_eq!(data["recallCount"], ids.len(), "{data}");
+        ids.sort();
+        ids
+    }
+
+    /// The tokens (`{task}-{contact}-{attempt}`) of every call placed so far.
+    fn placed(&self) -> Vec<String> {
+        self.engine.provider.placed.lock().unwrap().clone()
+    }
+
+    /// One round of the dialing functions: a tick, its dial jobs, then the outcomes.
+    async fn round(&self) {
+        self.api.dial_round(&self.engine).await;
+    }
+
+    /// Rounds, the clock moved by `step` after each, until `task` is COMPLETED (at most 6).
+    async fn complete(&self, task: &str, step: Duration) {
+        let rounds = (OWNER, task);
+        self.api
+            .dial_until(
+                &self.engine,
+                &self.clock,
+                step,
+                rounds,
+                TaskStatus::Completed,
+                6,
+            )
+            .await;
+    }
+
+    /// The task detail (`GET /api/task/detail/{id}`).
+    async fn detail(&self, task: &str) -> Value {
+        let answer = self
+            .api
+            .get(OWNER, &format!("/api/task/detail/{task}"))
+            .await;
+        answer.ok().clone()
+    }
+
+    /// Every contact of `source` by id: (status, callCount), as the contact list shows them (D7).
+    async fn contacts(&self, source: &str) -> BTreeMap<String, (u64, u64)> {
+        self.api
+            .all_contacts(OWNER, source)
+            .await
+            .into_iter()
+            .map(|c| {
+                let number = |field: &str| c[field].as_u64().unwrap();
+                let id = c["id"].as_str().unwrap().to_owned();
+                (id, (number("status"), number("callCount")))
+            })
+            .collect()
+    }
+
+    /// Receives and deletes every message waiting on the call-events queue: their bodies.
+    async fn take_events(&self) -> Vec<String> {
+        let sqs = aws_sdk_sqs::Client::new(&self.api.sdk);
+        let url = &self.api.resources.call_events_queue_url;
+        let mut bodies = Vec::new();
+        loop {
+            let received = sqs
+                .receive_message()
+                .queue_url(url)
+                .max_number_of_messages(10)
+                .send()
+                .await
+                .unwrap();
+            if received.messages().is_empty() {
+                return bodies;
+            }
+            for message in received.messages() {
+                bodies.push(message.body().unwrap().to_owned());
+                sqs.delete_message()
+                    .queue_url(url)
+                    .receipt_handle(message.receipt_handle().unwrap())
+                    .send()
+                    .await
+                    .unwrap();
+            }
+        }
+    }
+
+    /// Moves the clock to at least the wall clock: the HTTP recall stamps the recalled contacts
+    /// due at the wall-clock now, which the test's clock may not have reached.
+    fn catch_up(&self) {
+        let lag = Timestamp::now().0 - self.clock.now().0;
+        if lag > 0 {
+            self.clock
+                .advance(Duration::from_millis(lag.unsigned_abs() + 1));
+        }
+    }
+
+    /// Moves the clock forward to the next `hour:minute:second` UTC.
+    fn advance_to_utc(&self, hour: i64, minute: i64, second: i64) {
+        const DAY: i64 = 86_400_000;
+        let now = self.clock.now().0;
+        let mut at = now.div_euclid(DAY) * DAY + ((hour * 60 + minute) * 60 + second) * 1000;
+        if at <= now {
+            at += DAY;
+        }
+        self.clock
+            .advance(Duration::from_millis((at - now).unsigned_abs()));
+    }
+
+    /// A tick, then its dial jobs (the outcomes left waiting on the call-events queue).
+    async fn tick_and_dial(&self) -> TickReport {
+        let report = self.engine.tick().await.unwrap();
+        self.api.drain(&self.engine, DialQueue::Jobs).await;
+        report
+    }
+
+    /// The stored task, read past the API.
+    async fn stored(&self, task: &str) -> Task {
+        self.api.stored_task(OWNER, task).await
+    }
+
+    /// The calls in flight of the whole service.
+    async fn service_in_flight(&self) -> u32 {
+        self.engine.store.calls_in_flight().await.unwrap()
+    }
+
+    /// Deletes `contact` from `task`'s data source over HTTP.
+    async fn delete_contact(&self, task: &TaskFixture, contact: &str) {
+        let path = format!("/api/dataSource/{}/contact/delete", task.source);
+        let answer = self
+            .api
+            .post(OWNER, &path, json!({ "contactId": contact }))
+            .await;
+        assert_eq!(*answer.ok(), Value::Null);
+    }
+}
+
+/// The token of attempt `attempt` of `contact` in `task`.
+fn token(task: &str, contact: &str, attempt: u32) -> String {
+    format!("{task}-{contact}-{attempt}")
+}
+
+/// The tokens of attempt `attempt` of the contacts of `task` at `indexes`, in that order.
+fn calls(task: &TaskFixture, indexes: &[usize], attempt: u32) -> Vec<String> {
+    indexes
+        .iter()
+        .map(|n| token(&task.id, &task.contacts[*n], attempt))
+        .collect()
+}
+
+/// The items of `items` as a set, for comparisons that ignore order.
+fn set<T: Ord>(items: impl IntoIterator<Item = T>) -> BTreeSet<T> {
+    items.into_iter().collect()
+}
+
+/// D13: a contact without an answer is called again only `callInterval` seconds after its last
+/// attempt ended, and never more than `maxDialCount` times; then the task is COMPLETED.
+#[tokio::test]
+async fn retries_wait_the_call_interval_and_stop_at_max_dial_count() {
+    let rig = rig(ALL_NO_ANSWER, |_| {}).await;
+    let task = rig
+        .running(3, json!({"maxDialCount": 2, "callInterval": 30}))
+        .await;
+    rig.round().await;
+    assert_eq!(
+        rig.placed(),
+        calls(&task, &[0, 1, 2], 1),
+        "every contact once"
+    );
+    rig.round().await;
+    assert_eq!(rig.placed().len(), 3, "the clock has not moved");
+    rig.clock.advance(Duration::from_secs(29));
+    rig.round().await;
+    assert_eq!(rig.placed().len(), 3, "29 s is short of callInterval");
+    rig.clock.advance(Duration::from_secs(1));
+    rig.round().await;
+    assert_eq!(
+        set(rig.placed()),
+        set([calls(&task, &[0, 1, 2], 1), calls(&task, &[0, 1, 2], 2)].concat()),
+        "the second attempts at exactly 30 s"
+    );
+
+    rig.complete(&task.id, MINUTE).await;
+    assert_eq!(rig.placed().len(), 6, "no third attempt");
+    let detail = rig.detail(&task.id).await;
+    let counts = ["callCount", "noAnswerCount", "successCount", "failCount"].map(|f| &detail[f]);
+    assert_eq!(detail["status"], TaskStatus::Completed.code());
+    assert_eq!(counts, [&json!(6), &json!(6), &json!(0), &json!(0)]);
+    let contacts = rig.contacts(&task.source).await;
+    assert_eq!(set(contacts.keys()), set(&task.contacts));
+    assert!(contacts.values().all(|c| *c == (3, 2)), "{contacts:?}");
+    let states = rig.api.stored_task_contacts(OWNER, &task.id).await;
+    assert_eq!(set(states.keys()), set(&task.contacts));
+    for state in states.values() {
+        assert_eq!((state.attempts, state.done, state.in_call), (2, true, None));
+        assert_eq!(state.next_attempt_at, None);
+    }
+}
+
+/// D10, D13: a PAUSED task places no call; after resume it dials every contact, those added
+/// while it was paused included.
+#[tokio::test]
+async fn pause_halts_dialing_and_resume_dials_contacts_added_meanwhile() {
+    let rig = rig(ALL_SUCCESS, |_| {}).await;
+    let mut task = rig.running(3, json!({})).await;
+    rig.op("pause", &task.id, TaskStatus::Paused).await;
+    let report = rig.engine.tick().await.unwrap();
+    assert_eq!((report.running, report.dial_jobs), (0, 0), "{report:?}");
+    rig.round().await;
+    assert!(rig.placed().is_empty());
+    assert_eq!(rig.stored(&task.id).await.counters.calls, 0);
+
+    for n in [100, 101] {
+        let added = rig.api.contact(OWNER, &task.source, &phone(n)).await;
+        task.contacts.push(added);
+    }
+    rig.round().await;
+    assert!(rig.placed().is_empty(), "still paused");
+
+    rig.op("resume", &task.id, TaskStatus::Running).await;
+    rig.complete(&task.id, MINUTE).await;
+    assert_eq!(rig.placed(), calls(&task, &[0, 1, 2, 3, 4], 1));
+    let contacts = rig.contacts(&task.source).await;
+    assert_eq!(set(contacts.keys()), set(&task.contacts));
+    assert!(contacts.values().all(|c| *c == (1, 1)), "{contacts:?}");
+    assert_eq!(rig.detail(&task.id).await["callCount"], 5);
+}
+
+/// D10, D13: stop places no new call, but the outcomes of the calls in flight are still
+/// recorded on the STOPPED task, and their places in flight given back.
+#[tokio::test]
+async fn stop_halts_dialing_and_records_the_calls_in_flight() {
+    let rig = rig(ALL_SUCCESS, |s| s.max_in_flight_per_task = 2).await;
+    let task = rig.running(5, json!({})).await;
+    assert_eq!(rig.tick_and_dial().await.dial_jobs, 1);
+    assert_eq!(rig.placed(), calls(&task, &[0, 1], 1));
+    assert_eq!(rig.stored(&task.id).await.in_flight, 2);
+
+    let stop = json!({"id": task.id, "reason": "enough"});
+    let stopped = rig.api.post(OWNER, "/api/task/stop", stop).await;
+    assert_eq!(stopped.ok()["status"], TaskStatus::Stopped.code());
+    assert_eq!(rig.api.drain(&rig.engine, DialQueue::CallEvents).await, 2);
+    let stored = rig.stored(&task.id).await;
+    assert_eq!(stored.status, TaskStatus::Stopped);
+    assert_eq!(stored.stop_reason.as_deref(), Some("enough"));
+    assert_eq!((stored.counters.calls, stored.counters.success), (2, 2));
+    assert_eq!(stored.in_flight, 0);
+    assert_eq!(rig.service_in_flight().await, 0);
+
+    for _ in 0..2 {
+        rig.clock.advance(MINUTE);
+        rig.round().await;
+    }
+    assert_eq!(rig.placed().len(), 2, "nothing placed after stop");
+    let contacts = rig.contacts(&task.source).await;
+    let expected = |n: usize| if n < 2 { (1, 1) } else { (0, 0) };
+    for (n, contact) in task.contacts.iter().enumerate() {
+        assert_eq!(contacts[contact], expected(n), "contact {n}");
+    }
+    let stored = rig.stored(&task.id).await;
+    assert_eq!(
+        (stored.status, stored.counters.calls),
+        (TaskStatus::Stopped, 2)
+    );
+}
+
+/// D12, D10: a recall without ids redials exactly the contacts whose outcome was failed, with a
+/// fresh allowance, and takes the COMPLETED task back to RUNNING; a recall by id redials a
+/// contact that succeeded too.
+#[tokio::test]
+async fn recall_redials_exactly_the_failed_contacts() {
+    let mix = OutcomeMix {
+        success: 1,
+        failed: 1,
+        no_answer: 0,
+    };
+    let rig = rig(mix, |_| {}).await;
+    let task = rig
+        .running(6, json!({"maxDialCount": 1, "callInterval": 10}))
+        .await;
+    rig.complete(&task.id, MINUTE).await;
+
+    // The simulated outcome depends only on the number and the attempt.
+    let first = rig.contacts(&task.source).await;
+    let fails =
+        |n: &usize| decide(&rig.engine.config.simulated, &phone(*n), 1).outcome == Outcome::Failed;
+    let expected: BTreeSet<&String> = (0..6).filter(fails).map(|n| &task.contacts[n]).collect();
+    let failed: BTreeSet<&String> = first
+        .iter()
+        .filter(|(_, c)| c.0 == 2)
+        .map(|(id, _)| id)
+        .collect();
+    assert_eq!(failed, expected);
+    assert!(!failed.is_empty() && failed.len() < 6, "{first:?}");
+    assert!(
+        first.values().all(|c| *c == (1, 1) || *c == (2, 1)),
+        "{first:?}"
+    );
+
+    let recalled = rig.recall(&task.id, json!({})).await;
+    assert_eq!(set(&recalled), failed);
+    assert_eq!(rig.stored(&task.id).await.status, TaskStatus::Running);
+    rig.catch_up();
+    rig.complete(&task.id, MINUTE).await;
+    let second = rig.contacts(&task.source).await;
+    for (contact, (_, count)) in &second {
+        let attempts = if failed.contains(contact) { 2 } else { 1 };
+        assert_eq!(*count, attempts, "{contact}");
+    }
+    let redialled = rig.placed().into_iter().filter(|t| t.ends_with("-2"));
+    let expected = failed.iter().map(|contact| token(&task.id, contact, 2));
+    assert_eq!(set(redialled), set(expected));
+    assert_eq!(rig.placed().len(), 6 + failed.len());
+    let states = rig.api.stored_task_contacts(OWNER, &task.id).await;
+    for (contact, state) in &states {
+        let attempts = if failed.contains(contact) { 2 } else { 1 };
+        assert_eq!((state.attempts, state.done), (attempts, true), "{contact}");
+    }
+
+    let succeeded = first.iter().find(|(_, c)| c.0 == 1).unwrap().0;
+    let one = json!({ "contactIds": [succeeded] });
+    assert_eq!(rig.recall(&task.id, one).await, vec![succeeded.clone()]);
+    rig.catch_up();
+    rig.complete(&task.id, MINUTE).await;
+    assert_eq!(rig.placed().len(), 7 + failed.len());
+    assert_eq!(rig.placed().last(), Some(&token(&task.id, succeeded, 2)));
+    assert_eq!(rig.contacts(&task.source).await[succeeded].1, 2);
+    assert_eq!(rig.detail(&task.id).await["callCount"], 7 + failed.len());
+}
+
+/// D13: an outcome delivered twice (SQS delivers at least once) is recorded once.
+#[tokio::test]
+async fn an_outcome_delivered_twice_is_recorded_once() {
+    let rig = rig(ALL_SUCCESS, |_| {}).await;
+    let task = rig.running(1, json!({})).await;
+    rig.tick_and_dial().await;
+    assert_eq!(rig.placed(), calls(&task, &[0], 1));
+    let events = rig.take_events().await;
+    assert_eq!(events.len(), 1);
+
+    rig.engine.call_event(&events[0]).await.unwrap();
+    let once = rig.api.snapshot().await;
+    rig.engine.call_event(&events[0]).await.unwrap();
+    assert_eq!(rig.api.snapshot().await, once, "the repeat changed nothing");
+    let stored = rig.stored(&task.id).await;
+    assert_eq!((stored.counters.calls, stored.counters.success), (1, 1));
+    assert_eq!(stored.in_flight, 0);
+    assert_eq!(rig.service_in_flight().await, 0);
+    assert_eq!(rig.contacts(&task.source).await[&task.contacts[0]], (1, 1));
+    rig.complete(&task.id, MINUTE).await;
+    assert_eq!(rig.detail(&task.id).await["callCount"], 1);
+}
+
+/// D13: an outcome that arrives before its call is known as placed (never claimed, or claimed
+/// and not yet marked placed) is refused and changes nothing, so SQS delivers it again; once
+/// the call is marked placed, it is recorded once.
+#[tokio::test]
+async fn an_outcome_before_its_call_is_placed_is_refused_then_taken() {
+    let rig = rig(ALL_SUCCESS, |_| {}).await;
+    let task = rig.running(1, json!({})).await;
+    let contact = &task.contacts[0];
+    let call_id = format!("sim-{}", token(&task.id, contact, 1));
+    let event = SimulatedEvent {
+        simulated_call: SimulatedOutcome {
+            call_id: call_id.clone(),
+            report: decide(&rig.engine.config.simulated, &phone(0), 1),
+        },
+    };
+    let body = serde_json::to_string(&event).unwrap();
+    // Refused, and nothing stored changed.
+    let refused = || async {
+        let before = rig.api.snapshot().await;
+        let result = rig.engine.call_event(&body).await;
+        assert!(matches!(result, Err(Error::Internal { .. })), "{result:?}");
+        assert_eq!(rig.api.snapshot().await, before);
+    };
+
+    refused().await;
+    // Claimed, the provider not yet answered: the dialer's state between claim and mark_placed.
+    let due = Due {
+        contact_id: id(contact),
+        attempt: 1,
+        state: None,
+    };
+    let config = &rig.engine.config;
+    let caps = Caps {
+        per_task: config.max_in_flight_per_task,
+        total: config.max_in_flight,
+        rate_per_second: config.rate_per_second,
+    };
+    let (owner, stored) = (tenant(OWNER), rig.stored(&task.id).await);
+    let claim = rig
+        .engine
+        .store
+        .claim_call(&owner, &stored, &due, caps, rig.clock.now());
+    let call = claim.await.unwrap();
+    refused().await;
+    let stored = rig.stored(&task.id).await;
+    assert_eq!((stored.in_flight, stored.counters.calls), (1, 0));
+    assert_eq!(rig.contacts(&task.source).await[contact], (0, 0));
+
+    assert!(rig.engine.store.mark_placed(&call, &call_id).await.unwrap());
+    rig.engine.call_event(&body).await.unwrap();
+    rig.engine.call_event(&body).await.unwrap();
+    let stored = rig.stored(&task.id).await;
+    assert_eq!((stored.in_flight, stored.counters.calls), (0, 1));
+    assert_eq!(stored.counters.success, 1);
+    assert_eq!(rig.service_in_flight().await, 0);
+    assert_eq!(rig.contacts(&task.source).await[contact], (1, 1));
+    let states = rig.api.stored_task_contacts(OWNER, &task.id).await;
+    let state = &states[contact];
+    assert_eq!((state.attempts, state.done, state.in_call), (1, true, None));
+}
+
+/// D13: a call whose outcome never arrives is reconciled after `reconcile_after` and recorded
+/// as failed ("no outcome"), giving back its places in flight.
+#[tokio::test]
+async fn a_lost_outcome_is_reconciled_as_failed() {
+    let rig = rig(ALL_SUCCESS, |s| s.reconcile_after = MINUTE).await;
+    let task = rig.running(3, json!({"maxDialCount": 1})).await;
+    rig.tick_and_dial().await;
+    assert_eq!(rig.placed().len(), 3);
+    assert_eq!(rig.take_events().await.len(), 3, "the outcomes are lost");
+
+    rig.clock.advance(Duration::from_secs(59));
+    assert_eq!(rig.tick_and_dial().await.reconcile_jobs, 0, "too early");
+    let stored = rig.stored(&task.id).await;
+    assert_eq!((stored.in_flight, stored.counters.calls), (3, 0));
+
+    rig.clock.advance(Duration::from_secs(2));
+    assert_eq!(rig.tick_and_dial().await.reconcile_jobs, 3);
+    let stored = rig.stored(&task.id).await;
+    let counters = &stored.counters;
+    assert_eq!(
+        (counters.calls, counters.failed, counters.success),
+        (3, 3, 0)
+    );
+    assert_eq!(stored.in_flight, 0);
+    assert_eq!(rig.service_in_flight().await, 0);
+    let contacts = rig.contacts(&task.source).await;
+    assert!(contacts.values().all(|c| *c == (2, 1)), "{contacts:?}");
+    rig.complete(&task.id, MINUTE).await;
+    assert_eq!(rig.placed().len(), 3, "maxDialCount 1: no retry");
+    assert_eq!(rig.detail(&task.id).await["failCount"], 3);
+}
+
+/// D13, D11: a contact deleted from the data source before its first call is never dialled and
+/// does not keep the task from completing.
+#[tokio::test]
+async fn a_contact_deleted_before_its_call_is_skipped() {
+    let rig = rig(ALL_SUCCESS, |_| {}).await;
+    let task = rig.running(3, json!({})).await;
+    rig.delete_contact(&task, &task.contacts[1]).await;
+
+    rig.complete(&task.id, MINUTE).await;
+    assert_eq!(rig.placed(), calls(&task, &[0, 2], 1));
+    let states = rig.api.stored_task_contacts(OWNER, &task.id).await;
+    assert!(!states.contains_key(&task.contacts[1]));
+    assert_eq!(rig.detail(&task.id).await["callCount"], 2);
+}
+
+/// D13: a contact deleted while it waits for its retry is not called again, and the task
+/// completes without it.
+#[tokio::test]
+async fn a_contact_deleted_while_waiting_for_a_retry_is_not_redialled() {
+    let rig = rig(ALL_NO_ANSWER, |_| {}).await;
+    let task = rig
+        .running(3, json!({"maxDialCount": 2, "callInterval": 10}))
+        .await;
+    rig.round().await;
+    assert_eq!(rig.placed().len(), 3);
+    rig.delete_contact(&task, &task.contacts[0]).await;
+
+    rig.clock.advance(MINUTE);
+    rig.complete(&task.id, MINUTE).await;
+    assert_eq!(set(&rig.placed()[3..]), set(&calls(&task, &[1, 2], 2)));
+    assert_eq!(rig.placed().len(), 5);
+    let states = rig.api.stored_task_contacts(OWNER, &task.id).await;
+    let deleted = &states[&task.contacts[0]];
+    assert_eq!((deleted.attempts, deleted.done), (1, true));
+    assert_eq!(rig.detail(&task.id).await["callCount"], 5);
+}
+
+/// D13: the tick reads the running-task and calls-in-flight indexes only, so its DynamoDB
+/// requests do not grow with DRAFT or STOPPED tasks, nor with a few more running ones.
+#[tokio::test]
+async fn the_tick_reads_only_the_running_and_in_flight_indexes() {
+    let rig = rig(ALL_SUCCESS, |_| {}).await;
+    let tick_cost = || async {
+        rig.api.calls.take();
+        let report = rig.engine.tick().await.unwrap();
+        (report.running, rig.api.calls.take())
+    };
+    // One query per shard of the running-task index and one per shard of the in-flight index
+    // (each a single page at these sizes), plus, when a task is running, one read of the
+    // service's calls in flight to share out: 16 + 16 (+ 1).
+    let idle = 2 * SHARDS as usize;
+    let busy = idle + 1;
+    assert_eq!(tick_cost().await, (0, idle));
+
+    rig.running(1, json!({})).await;
+    assert_eq!(tick_cost().await, (1, busy));
+
+    let source = rig.api.source_with_contacts(OWNER, 1).await.0;
+    for _ in 0..20 {
+        rig.api
+            .task(OWNER, &unique("Draft"), &source, json!({}))
+            .await;
+    }
+    for _ in 0..5 {
+        rig.api.task_in(OWNER, TaskStatus::Stopped, 1).await;
+    }
+    assert_eq!(
+        tick_cost().await,
+        (1, busy),
+        "DRAFT and STOPPED cost nothing"
+    );
+
+    for _ in 0..3 {
+        rig.running(1, json!({})).await;
+    }
+    assert_eq!(
+        tick_cost().await,
+        (4, busy),
+        "nor do three more running tasks"
+    );
+}
+
+/// D13: between running tasks, priority 1 goes first when the service's calls in flight are
+/// short, even when the priority-5 task is older.
+#[tokio::test]
+async fn priority_one_goes_first_when_the_budget_is_short() {
+    let rig = rig(ALL_SUCCESS, |s| {
+        s.max_in_flight = 2;
+        s.max_in_flight_per_task = 2;
+    })
+    .await;
+    let low = rig.running(3, json!({"priority": 5})).await;
+    let high = rig.running(3, json!({"priority": 1})).await;
+    assert!(low.id < high.id, "the priority-5 task is the older");
+    let report = rig.tick_and_dial().await;
+    assert_eq!((report.running, report.dial_jobs), (2, 2));
+    assert_eq!(rig.placed(), calls(&high, &[0, 1], 1));
+    assert_eq!(rig.stored(&high.id).await.in_flight, 2);
+    assert_eq!(rig.stored(&low.id).await.in_flight, 0);
+    assert_eq!(rig.service_in_flight().await, 2);
+}
+
+/// D9, D13: the daily window (both minutes included, in the task's zone) is checked by the tick
+/// and again by the dial run that places the calls.
+#[tokio::test]
+async fn the_window_is_checked_at_the_tick_and_when_placing() {
+    let rig = rig(ALL_SUCCESS, |_| {}).await;
+    let window = json!({"dailyStartTime": "10:00", "dailyEndTime": "10:30", "timeZone": "UTC"});
+    let task = rig.running(2, window).await;
+    let tick = || async {
+        let report = rig.engine.tick().await.unwrap();
+        (report.running, report.in_window, report.dial_jobs)
+    };
+
+    rig.advance_to_utc(9, 59, 30);
+    assert_eq!(tick().await, (1, 0, 0), "before the window");
+    assert_eq!(rig.api.drain(&rig.engine, DialQueue::Jobs).await, 0);
+
+    rig.advance_to_utc(10, 30, 30);
+    assert_eq!(tick().await, (1, 1, 1), "inside the end minute");
+    rig.advance_to_utc(10, 31, 0);
+    assert_eq!(rig.api.drain(&rig.engine, DialQueue::Jobs).await, 1);
+    assert!(rig.placed().is_empty(), "the window closed before the run");
+    assert_eq!(rig.stored(&task.id).await.in_flight, 0);
+
+    rig.advance_to_utc(10, 0, 0);
+    assert_eq!(tick().await, (1, 1, 1), "the next day's window");
+    rig.api.drain(&rig.engine, DialQueue::Jobs).await;
+    assert_eq!(rig.placed(), calls(&task, &[0, 1], 1));
+}
+
+/// D13: a plain retry that is due is called even while a page (100) or more of recalled
+/// contacts wait for their own call interval: recalled contacts go first only among those due.
+#[tokio::test]
+async fn a_due_retry_is_not_starved_by_recalled_contacts_not_yet_due() {
+    let rig = rig(ALL_NO_ANSWER, |s| {
+        s.max_in_flight = 200;
+        s.max_in_flight_per_task = 200;
+    })
+    .await;
+    let task = rig
+        .running(101, json!({"maxDialCount": 2, "callInterval": 600}))
+        .await;
+    let (plain, recalled) = task.contacts.split_first().unwrap();
+    let started = rig.clock.now();
+    rig.round().await;
+    assert_eq!(rig.placed().len(), 101, "every contact once, no answer");
+
+    let ids = json!({ "contactIds": recalled });
+    assert_eq!(rig.recall(&task.id, ids).await.len(), 100);
+    rig.catch_up();
+    rig.clock.advance(Duration::from_secs(5));
+    rig.round().await;
+    assert_eq!(
+        rig.placed().len(),
+        201,
+        "the recalled ones at once, attempt 2"
+    );
+    let states = rig.api.stored_task_contacts(OWNER, &task.id).await;
+    let at = |contact: &String| states[contact].next_attempt_at.unwrap().0;
+    assert_eq!(at(plain), started.0 + 600_000);
+    assert!(
+        recalled.iter().all(|c| at(c) > at(plain)),
+        "they wait longer"
+    );
+
+    // The plain retry is due; no recalled contact is.
+    let wait = Duration::from_millis((at(plain) - rig.clock.now().0).unsigned_abs());
+    rig.clock.advance(wait + Duration::from_secs(1));
+    rig.round().await;
+    assert_eq!(rig.placed().len(), 202);
+    assert_eq!(rig.placed()[201], token(&task.id, plain, 2));
+}
+
+/// D12: a contact recalled while its call is in flight still gets a fresh allowance of
+/// `maxDialCount` attempts after that call: the recall is not used up by the call it overlapped.
+#[tokio::test]
+async fn a_recall_during_a_call_still_grants_fresh_attempts() {
+    let rig = rig(ALL_NO_ANSWER, |_| {}).await;
+    let task = rig
+        .running(1, json!({"maxDialCount": 1, "callInterval": 10}))
+        .await;
+    let contact = &task.contacts[0];
+    rig.tick_and_dial().await;
+    assert_eq!(rig.placed(), calls(&task, &[0], 1));
+
+    let ids = json!({ "contactIds": [contact] });
+    assert_eq!(rig.recall(&task.id, ids).await, vec![contact.clone()]);
+    assert_eq!(rig.api.drain(&rig.engine, DialQueue::CallEvents).await, 1);
+    rig.catch_up();
+    rig.complete(&task.id, MINUTE).await;
+    assert_eq!(
+        rig.placed(),
+        [calls(&task, &[0], 1), calls(&task, &[0], 2)].concat()
+    );
+    assert_eq!(rig.contacts(&task.source).await[contact], (3, 2));
+}
