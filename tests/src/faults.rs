@@ -1,0 +1,403 @@
+//! A fault-injecting HTTP proxy in front of moto, for DynamoDB only.
+//!
+//! D1 says a throttled, over-capacity or unreachable dependency answers 503 with `Retry-After`,
+//! and that nothing was changed. Moto never throttles, so the tests put this proxy between the
+//! store's DynamoDB client and moto: it forwards every request unchanged (method, path, query,
+//! headers, body) and hands moto's answer back, except the requests the current [`FaultPlan`]
+//! picks, which it answers itself the way real DynamoDB does (JSON 1.0 protocol, HTTP 400,
+//! `ThrottlingException`, or a `TransactionCanceledException` whose reasons include a
+//! `ThrottlingError`).
+//!
+//! Why a proxy and not a stub client or an interceptor that fakes the error: the injected errors
+//! arrive over HTTP as bytes, so they go through the SDK's real error parsing (`__type`,
+//! `CancellationReasons`) and its real retry logic (standard mode retries throttling with
+//! backoff, a cancelled transaction is not retried), and through every line of the store and the
+//! HTTP layer that production runs. A picked request never reaches moto, so a fault really
+//! changes nothing stored; whatever the service shows afterwards is what it did with the error.
+//!
+//! Requests are told apart by their `X-Amz-Target` header (`DynamoDB_20120810.PutItem`, ...).
+//! SigV4: the SDK signs for the proxy's host, and moto does not check signatures, so the headers
+//! are forwarded as they are (`host` and `content-length` dropped for reqwest to set).
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderMap, HeaderName, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Router;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// The prefix of every DynamoDB `X-Amz-Target`.
+const TARGET_PREFIX: &str = "DynamoDB_20120810.";
+/// The namespace of DynamoDB's error types in JSON 1.0 answers.
+const ERROR_NAMESPACE: &str = "com.amazonaws.dynamodb.v20120810";
+/// Largest request body the proxy reads (a 100-action transaction is well under this).
+const MAX_BODY: usize = 64 * 1024 * 1024;
+
+/// Which DynamoDB requests the proxy answers itself instead of forwarding them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FaultPlan {
+    /// Forward everything.
+    None,
+    /// Throttle every DynamoDB request (`ThrottlingException`).
+    All,
+    /// Pick `percent` % of the DynamoDB requests, by a pseudo-random sequence from `seed` that is
+    /// the same on every run (one draw per request, in the order they arrive). A picked request
+    /// is throttled; a picked `TransactWriteItems` is answered, by a second draw, either with
+    /// `ThrottlingException` or with a cancellation whose reasons include a `ThrottlingError`
+    /// (DynamoDB answers both).
+    Rate { percent: u8, seed: u64 },
+    /// Cancel every `TransactWriteItems` with reasons `[None, ThrottlingError, None, ...]`;
+    /// everything else passes.
+    CancelTransactions,
+}
+
+/// What the proxy answers in place of moto.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Fault {
+    Throttle,
+    CancelTransaction,
+}
+
+/// A running proxy; cheap to clone, every clone sees and changes the same plan and counters.
+#[derive(Clone)]
+pub struct FaultProxy {
+    url: String,
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    upstream: String,
+    client: reqwest::Client,
+    /// The plan and the state of its pseudo-random sequence.
+    plan: Mutex<(FaultPlan, XorShift)>,
+    /// DynamoDB requests seen (forwarded or answered here).
+    requests: AtomicUsize,
+    /// Faults injected, in total and by operation.
+    injected: AtomicUsize,
+    by_operation: Mutex<BTreeMap<String, usize>>,
+}
+
+impl std::fmt::Debug for FaultProxy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FaultProxy")
+            .field("url", &self.url)
+            .field("upstream", &self.shared.upstream)
+            .field("plan", &self.plan())
+            .field("injected", &self.injected())
+            .finish()
+    }
+}
+
+impl FaultProxy {
+    /// A proxy in front of moto ([`crate::moto_endpoint`]), forwarding everything for now.
+    pub async fn start() -> FaultProxy {
+        FaultProxy::start_to(crate::moto_endpoint()).await
+    }
+
+    /// A proxy in front of `upstream` (`http://host:port`), forwarding everything for now.
+    pub async fn start_to(upstream: impl Into<String>) -> FaultProxy {
+        let shared = Arc::new(Shared {
+            upstream: upstream.into().trim_end_matches('/').to_owned(),
+            client: reqwest::Client::new(),
+            plan: Mutex::new((FaultPlan::None, XorShift::new(0))),
+            requests: AtomicUsize::new(0),
+            injected: AtomicUsize::new(0),
+            by_operation: Mutex::new(BTreeMap::new()),
+        });
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind the fault proxy");
+        let url = format!("http://{}", listener.local_addr().expect("proxy address"));
+        let router = Router::new().fallback(handle).with_state(shared.clone());
+        tokio::spawn(async move { axum::serve(listener, router).await });
+        FaultProxy { url, shared }
+    }
+
+    /// Where the proxy listens (`http://127.0.0.1:<port>`), for a client's `endpoint_url`.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// Changes the plan from the next request on; a `Rate` plan starts its sequence from its seed.
+    pub fn set_plan(&self, plan: FaultPlan) {
+        let seed = match plan {
+            FaultPlan::Rate { seed, .. } => seed,
+            _ => 0,
+        };
+        *self.shared.plan.lock().unwrap() = (plan, XorShift::new(seed));
+    }
+
+    /// The current plan.
+    pub fn plan(&self) -> FaultPlan {
+        self.shared.plan.lock().unwrap().0
+    }
+
+    /// How many faults the proxy injected so far.
+    pub fn injected(&self) -> usize {
+        self.shared.injected.load(Ordering::SeqCst)
+    }
+
+    /// How many faults the proxy injected so far, by operation (`PutItem`, ...).
+    pub fn injected_by_operation(&self) -> BTreeMap<String, usize> {
+        self.shared.by_operation.lock().unwrap().clone()
+    }
+
+    /// How many DynamoDB requests reached the proxy so far (forwarded or faulted).
+    pub fn requests(&self) -> usize {
+        self.shared.requests.load(Ordering::SeqCst)
+    }
+}
+
+impl Shared {
+    /// The fault the plan picks for a request to `operation`, if any.
+    fn pick(&self, operation: &str) -> Option<Fault> {
+        let transaction = operation == "TransactWriteItems";
+        let mut guard = self.plan.lock().unwrap();
+        let (plan, random) = &mut *guard;
+        match *plan {
+            FaultPlan::None => None,
+            FaultPlan::All => Some(Fault::Throttle),
+            FaultPlan::CancelTransactions => transaction.then_some(Fault::CancelTransaction),
+            FaultPlan::Rate { percent, .. } => {
+                if random.below(100) >= u64::from(percent) {
+                    None
+                } else if transaction && random.below(2) == 0 {
+                    Some(Fault::CancelTransaction)
+                } else {
+                    Some(Fault::Throttle)
+                }
+            }
+        }
+    }
+
+    fn count(&self, operation: &str) {
+        self.injected.fetch_add(1, Ordering::SeqCst);
+        *self
+            .by_operation
+            .lock()
+            .unwrap()
+            .entry(operation.to_owned())
+            .or_default() += 1;
+    }
+
+    /// Sends the request on to the upstream as it came, and its answer back as it came.
+    async fn forward(
+        &self,
+        parts: axum::http::request::Parts,
+        body: Bytes,
+    ) -> Result<Response, reqwest::Error> {
+        let path = parts
+            .uri
+            .path_and_query()
+            .map_or("/", |p| p.as_str())
+            .to_owned();
+        let mut headers = parts.headers;
+        strip(&mut headers, &[header::HOST]);
+        let answer = self
+            .client
+            .request(parts.method, format!("{}{path}", self.upstream))
+            .headers(headers)
+            .body(body)
+            .send()
+            .await?;
+        let status = answer.status();
+        let mut headers = answer.headers().clone();
+        let body = answer.bytes().await?;
+        strip(&mut headers, &[]);
+        let mut response = Response::new(Body::from(body));
+        *response.status_mut() = status;
+        *response.headers_mut() = headers;
+        Ok(response)
+    }
+}
+
+/// Drops `extra`, `content-length` and the hop-by-hop headers: the side that sends sets them.
+fn strip(headers: &mut HeaderMap, extra: &[HeaderName]) {
+    let hop_by_hop = [
+        header::CONTENT_LENGTH,
+        header::CONNECTION,
+        header::TRANSFER_ENCODING,
+        header::TE,
+        header::TRAILER,
+        header::UPGRADE,
+        header::PROXY_AUTHORIZATION,
+        HeaderName::from_static("keep-alive"),
+        HeaderName::from_static("proxy-connection"),
+    ];
+    for name in hop_by_hop.iter().chain(extra) {
+        headers.remove(name);
+    }
+}
+
+async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    let body = match axum::body::to_bytes(body, MAX_BODY).await {
+        Ok(body) => body,
+        Err(error) => {
+            return (StatusCode::BAD_REQUEST, format!("unreadable body: {error}")).into_response()
+        }
+    };
+    let operation = parts
+        .headers
+        .get("x-amz-target")
+        .and_then(|value| value.to_str().ok())
+        .and_then(|target| target.strip_prefix(TARGET_PREFIX))
+        .map(str::to_owned);
+    if let Some(operation) = &operation {
+        shared.requests.fetch_add(1, Ordering::SeqCst);
+        if let Some(fault) = shared.pick(operation) {
+            shared.count(operation);
+            return match fault {
+                Fault::Throttle => throttling(),
+                Fault::CancelTransaction => cancelled_by_throttle(&body),
+            };
+        }
+    }
+    match shared.forward(parts, body).await {
+        Ok(response) => response,
+        // What a load balancer in front of an unreachable service answers.
+        Err(error) => (
+            StatusCode::BAD_GATEWAY,
+            format!("fault proxy could not reach moto: {error}"),
+        )
+            .into_response(),
+    }
+}
+
+/// A DynamoDB error answer: HTTP 400, JSON 1.0, `__type` naming the error.
+fn dynamodb_error(mut body: Value, error: &str) -> Response {
+    body["__type"] = json!(format!("{ERROR_NAMESPACE}#{error}"));
+    let mut response = Response::new(Body::from(body.to_string()));
+    *response.status_mut() = StatusCode::BAD_REQUEST;
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/x-amz-json-1.0"),
+    );
+    let request_id = ulid::Ulid::new().to_string();
+    headers.insert(
+        "x-amzn-requestid",
+        HeaderValue::from_str(&request_id).expect("a ULID is a header value"),
+    );
+    response
+}
+
+/// What DynamoDB answers a request over the table's or an index's capacity.
+fn throttling() -> Response {
+    dynamodb_error(
+        json!({"message": "Rate of requests exceeds the allowed throughput."}),
+        "ThrottlingException",
+    )
+}
+
+/// What DynamoDB answers a transaction it cancelled because an index was over capacity: one
+/// reason per action of the request's `TransactItems`, the second (or only) one
+/// `ThrottlingError`, the others `None`. No `ConditionalCheckFailed` among them.
+fn cancelled_by_throttle(request: &[u8]) -> Response {
+    let actions = serde_json::from_slice::<Value>(request)
+        .ok()
+        .and_then(|body| body["TransactItems"].as_array().map(Vec::len))
+        .unwrap_or(0)
+        .max(1);
+    let throttled = 1.min(actions - 1);
+    let reasons: Vec<Value> = (0..actions)
+        .map(|index| {
+            if index == throttled {
+                json!({
+                    "Code": "ThrottlingError",
+                    "Message": "Throughput exceeds the current capacity for one or more global secondary indexes.",
+                })
+            } else {
+                json!({"Code": "None"})
+            }
+        })
+        .collect();
+    let codes: Vec<&str> = reasons
+        .iter()
+        .map(|reason| reason["Code"].as_str().unwrap_or_default())
+        .collect();
+    dynamodb_error(
+        json!({
+            "message": format!(
+                "Transaction cancelled, please refer cancellation reasons for specific reasons [{}]",
+                codes.join(", ")
+            ),
+            "CancellationReasons": reasons,
+        }),
+        "TransactionCanceledException",
+    )
+}
+
+/// A small xorshift64* sequence: the same draws for the same seed on every run.
+#[derive(Clone, Copy, Debug)]
+struct XorShift(u64);
+
+impl XorShift {
+    fn new(seed: u64) -> XorShift {
+        // splitmix64 of the seed, so that small seeds start far apart; never zero.
+        let mut z = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        XorShift((z ^ (z >> 31)).max(1))
+    }
+
+    fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    /// A draw in `0..bound`.
+    fn below(&mut self, bound: u64) -> u64 {
+        (self.next() >> 32) % bound
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_same_seed_draws_the_same_sequence() {
+        let draws = |seed| {
+            let mut random = XorShift::new(seed);
+            (0..50).map(|_| random.below(100)).collect::<Vec<_>>()
+        };
+        assert_eq!(draws(7), draws(7));
+        assert_ne!(draws(7), draws(8));
+        let picked = draws(7).iter().filter(|&&d| d < 30).count();
+        assert!((5..=25).contains(&picked), "{picked} of 50 below 30");
+    }
+
+    #[tokio::test]
+    async fn a_cancellation_has_one_reason_per_action() {
+        let request = json!({"TransactItems": [{}, {}, {}]}).to_string();
+        let response = cancelled_by_throttle(request.as_bytes());
+        assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+        let body = axum::body::to_bytes(response.into_body(), MAX_BODY)
+            .await
+            .unwrap();
+        let body: Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(
+            body["__type"],
+            "com.amazonaws.dynamodb.v20120810#TransactionCanceledException"
+        );
+        let codes: Vec<&str> = body["CancellationReasons"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["Code"].as_str().unwrap())
+            .collect();
+        assert_eq!(codes, ["None", "ThrottlingError", "None"]);
+        assert!(body["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("[None, ThrottlingError, None]"));
+    }
+}
