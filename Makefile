@@ -34,14 +34,14 @@ lint-template:
 	@scripts/stack.sh setup
 	.venv/bin/cfn-lint template.yaml
 
-## lambdas: the seven arm64 bootstrap binaries, as `sam build` makes them (target/lambda/<name>/)
+## lambdas: the eight arm64 bootstrap binaries, as `sam build` makes them (target/lambda/<name>/)
 lambdas:
 	@scripts/stack.sh setup
 	.venv/bin/pip install --quiet --disable-pip-version-check -r scripts/requirements-build.txt
 	rustup target add aarch64-unknown-linux-gnu
 	PATH="$(CURDIR)/.venv/bin:$$PATH" cargo lambda build --release --arm64 \
 	  -p datasource-api -p task-api -p contact-import -p reclaim \
-	  -p dialer-tick -p dialer -p call-events
+	  -p dialer-tick -p dialer -p call-events -p exporter
 
 ## bench: the file benchmark in release mode (10k-row CSV/XLSX parse, 100k-row export memory),
 ## then pandas/openpyxl on the same files when they can be installed into .local/venv-bench,

@@ -25,6 +25,13 @@ pub struct Config {
     pub export_inline_max_bytes: u64,
     /// How the dialing engine paces and places calls (D13).
     pub dialing: crate::dialing::settings::DialerConfig,
+    /// Most contacts a data source or task may have to be exported within the request
+    /// (`EXPORT_JOB_THRESHOLD`, default 50,000); above it the direct exports answer 413 and an
+    /// export job does the work (D8).
+    pub export_job_threshold: u64,
+    /// The SQS queue of export jobs (`EXPORT_QUEUE_URL`). Optional here; the functions that
+    /// queue jobs require it at cold start ([`Config::queueing_exports`]).
+    pub export_queue_url: Option<String>,
 }
 
 /// A configuration variable that is missing or malformed.
@@ -73,7 +80,27 @@ impl Config {
                 })?,
             },
             dialing: crate::dialing::settings::DialerConfig::from_lookup(&lookup)?,
+            export_job_threshold: match lookup("EXPORT_JOB_THRESHOLD") {
+                None => 50_000,
+                Some(raw) => raw.trim().parse().map_err(|_| ConfigError {
+                    name: "EXPORT_JOB_THRESHOLD",
+                    problem: format!("{raw:?} is not a number of contacts"),
+                })?,
+            },
+            export_queue_url: lookup("EXPORT_QUEUE_URL").filter(|url| !url.trim().is_empty()),
         })
+    }
+
+    /// This configuration, for a function that queues export jobs (the API functions): without
+    /// `EXPORT_QUEUE_URL` its cold start fails, rather than a request (D8).
+    pub fn queueing_exports(self) -> Result<Self, ConfigError> {
+        match self.export_queue_url {
+            Some(_) => Ok(self),
+            None => Err(ConfigError {
+                name: "EXPORT_QUEUE_URL",
+                problem: "is not set (export jobs are queued there)".into(),
+            }),
+        }
     }
 }
 
@@ -100,6 +127,27 @@ mod tests {
     fn missing_table_fails_start() {
         let error = Config::from_lookup(lookup(&BASE[1..])).unwrap_err();
         assert_eq!(error.name, "TABLE_NAME");
+    }
+
+    #[test]
+    fn export_jobs_have_a_threshold_and_a_queue_the_api_requires() {
+        let config = Config::from_lookup(lookup(&BASE)).unwrap();
+        assert_eq!(config.export_job_threshold, 50_000);
+        assert_eq!(
+            config.queueing_exports().unwrap_err().name,
+            "EXPORT_QUEUE_URL"
+        );
+        let mut pairs = BASE.to_vec();
+        pairs.extend([("EXPORT_JOB_THRESHOLD", "5"), ("EXPORT_QUEUE_URL", "q2")]);
+        let config = Config::from_lookup(lookup(&pairs))
+            .unwrap()
+            .queueing_exports()
+            .unwrap();
+        assert_eq!(config.export_job_threshold, 5);
+        assert_eq!(config.export_queue_url.as_deref(), Some("q2"));
+        pairs.push(("EXPORT_JOB_THRESHOLD", "many"));
+        let error = Config::from_lookup(lookup(&pairs)).unwrap_err();
+        assert_eq!(error.name, "EXPORT_JOB_THRESHOLD");
     }
 
     #[test]

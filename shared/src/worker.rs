@@ -1,5 +1,5 @@
-//! Queue-triggered work: S3 upload notifications (imports) and reclaim jobs arrive as SQS
-//! batches; each message is handled on its own and only the failed ones are reported back for
+//! Queue-triggered work: S3 upload notifications (imports), reclaim jobs and export jobs arrive
+//! as SQS batches; each message is handled on its own and only the failed ones are reported back for
 //! redelivery (partial batch failures). The local stack feeds the same functions from its poller.
 
 use crate::config::Config;
@@ -18,6 +18,8 @@ pub enum Queue {
     Uploads,
     /// Reclaim jobs: the reclaim function.
     Reclaim,
+    /// Export jobs (D8): the exporter function.
+    Exports,
 }
 
 impl Queue {
@@ -26,6 +28,7 @@ impl Queue {
         match self {
             Queue::Uploads => upload_message(app, body).await,
             Queue::Reclaim => reclaim_message(app, body).await,
+            Queue::Exports => export_message(app, body).await,
         }
     }
 }
@@ -145,6 +148,20 @@ pub async fn reclaim_message(app: &App, body: String) -> Result<(), Error> {
     let job: ReclaimJob =
         serde_json::from_str(&body).map_err(|e| Error::internal("decode reclaim job", e))?;
     reclaim::run(&app.store, &job).await.map(drop)
+}
+
+/// An export job (D8).
+pub async fn export_message(app: &App, body: String) -> Result<(), Error> {
+    let message: crate::service::export_job::ExportMessage =
+        serde_json::from_str(&body).map_err(|e| Error::internal("decode export job", e))?;
+    // Boxed: the export future is deep enough to overflow the layout query otherwise.
+    Box::pin(crate::service::export_job::run(
+        &app.store,
+        &app.blob,
+        app.config.time_zone,
+        &message,
+    ))
+    .await
 }
 
 #[cfg(test)]

@@ -38,6 +38,7 @@ pub fn local_config(resources: &provision::Resources) -> Config {
         "RECLAIM_QUEUE_URL" => Some(resources.reclaim_queue_url.clone()),
         "DIAL_QUEUE_URL" => Some(resources.dial_queue_url.clone()),
         "CALL_EVENTS_QUEUE_URL" => Some(resources.call_events_queue_url.clone()),
+        "EXPORT_QUEUE_URL" => Some(resources.export_queue_url.clone()),
         "AUTH_MODE" => Some("local".into()),
         "OUTBOUND_DEV_STACK" => Some("true".into()),
         "S3_FORCE_PATH_STYLE" => Some("true".into()),
@@ -59,8 +60,8 @@ pub async fn serve(listener: TcpListener, app: App) -> std::io::Result<()> {
     axum::serve(listener, http::local_api(app)).await
 }
 
-/// Starts the queue pollers that stand in for the import, reclaim, dialer and call-events
-/// Lambdas, and the dialer's tick every `tick` (the EventBridge schedule's minute in AWS).
+/// Starts the queue pollers that stand in for the import, reclaim, exporter, dialer and
+/// call-events Lambdas, and the dialer's tick every `tick` (the EventBridge schedule's minute in AWS).
 pub fn spawn_workers(
     app: &App,
     engine: std::sync::Arc<Engine<Telephony>>,
@@ -74,6 +75,7 @@ pub fn spawn_workers(
     for (queue, url) in [
         (Queue::Uploads, &resources.import_queue_url),
         (Queue::Reclaim, &resources.reclaim_queue_url),
+        (Queue::Exports, &resources.export_queue_url),
     ] {
         let app = app.clone();
         tokio::spawn(poller::poll(sqs.clone(), url.clone(), move |body| {

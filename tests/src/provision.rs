@@ -19,12 +19,14 @@ pub struct Resources {
     pub dial_queue_url: String,
     /// Call outcomes: the simulated provider sends, call-events consumes (D13).
     pub call_events_queue_url: String,
+    /// Export jobs: the API sends, the exporter consumes (D8).
+    pub export_queue_url: String,
 }
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// Provisions every resource under the given names and answers their addresses.
-/// Queues are named after the bucket: `{bucket}-imports` and `{bucket}-reclaim`.
+/// Queues are named after the bucket: `{bucket}-imports`, `{bucket}-reclaim`, `{bucket}-exports`, ...
 pub async fn ensure(
     sdk: &aws_config::SdkConfig,
     table: &str,
@@ -36,6 +38,7 @@ pub async fn ensure(
     let import_queue_url = ensure_queue(&sqs, &format!("{bucket}-imports")).await?;
     let dial_queue_url = ensure_queue(&sqs, &format!("{bucket}-dial")).await?;
     let call_events_queue_url = ensure_queue(&sqs, &format!("{bucket}-call-events")).await?;
+    let export_queue_url = ensure_queue(&sqs, &format!("{bucket}-exports")).await?;
     let import_queue_arn = sqs
         .get_queue_attributes()
         .queue_url(&import_queue_url)
@@ -54,6 +57,7 @@ pub async fn ensure(
         import_queue_url,
         dial_queue_url,
         call_events_queue_url,
+        export_queue_url,
     })
 }
 

@@ -96,6 +96,7 @@ impl Stack {
             "TABLE_NAME" => Some(resources.table.clone()),
             "BUCKET_NAME" => Some(resources.bucket.clone()),
             "RECLAIM_QUEUE_URL" => Some(resources.reclaim_queue_url.clone()),
+            "EXPORT_QUEUE_URL" => Some(resources.export_queue_url.clone()),
             "AUTH_MODE" => Some(auth_mode.to_owned()),
             "OUTBOUND_DEV_STACK" => Some("true".into()),
             "S3_FORCE_PATH_STYLE" => Some("true".into()),
@@ -122,6 +123,10 @@ impl Stack {
             reclaim: ReclaimQueue::new(
                 aws_sdk_sqs::Client::new(&self.sdk),
                 self.resources.reclaim_queue_url.clone(),
+            ),
+            exports: outbound::service::export_job::ExportQueue::new(
+                aws_sdk_sqs::Client::new(&self.sdk),
+                config.export_queue_url.clone(),
             ),
             config,
         })

@@ -5,6 +5,7 @@ use outbound::{config::Config, http, telemetry};
 #[tokio::main]
 async fn main() -> Result<(), lambda_http::Error> {
     telemetry::init();
-    let app = http::App::from_config(Config::from_env()?).await;
+    // It queues export jobs (D8): without EXPORT_QUEUE_URL it does not start.
+    let app = http::App::from_config(Config::from_env()?.queueing_exports()?).await;
     lambda_http::run(http::datasource_api(app)).await
 }

@@ -44,6 +44,10 @@ pub fn routes() -> Router<App> {
             "/api/dataSource/{id}/contact/batchExport",
             get(batch_export),
         )
+        .route(
+            "/api/dataSource/{id}/contact/exportJob",
+            post(super::export::data_source_job),
+        )
 }
 
 async fn list(State(app): State<App>, tenant: Tenant, query: QueryParams) -> Reply {

@@ -4,6 +4,7 @@
 
 pub mod datasource;
 pub mod envelope;
+pub mod export;
 pub mod extract;
 pub mod task;
 
@@ -12,6 +13,7 @@ use crate::config::Config;
 use crate::error::Error;
 use crate::reclaim::ReclaimQueue;
 use crate::service::export::{ExportBody, ExportFile, ExportTarget};
+use crate::service::export_job::ExportQueue;
 use crate::store::Store;
 use axum::extract::{DefaultBodyLimit, Request};
 use axum::http::HeaderValue;
@@ -35,6 +37,8 @@ pub struct AppParts {
     pub store: Store,
     pub blob: Blob,
     pub reclaim: ReclaimQueue,
+    /// Export jobs (D8): the API functions queue them, the exporter runs them.
+    pub exports: ExportQueue,
 }
 
 impl std::ops::Deref for App {
@@ -58,15 +62,15 @@ impl App {
     pub fn with_sdk(config: Config, sdk: &aws_config::SdkConfig) -> Self {
         let store = Store::from_config(sdk, config.table.clone());
         let blob = Blob::from_config(sdk, config.bucket.clone(), config.s3_force_path_style);
-        let reclaim = ReclaimQueue::new(
-            aws_sdk_sqs::Client::new(sdk),
-            config.reclaim_queue_url.clone(),
-        );
+        let sqs = aws_sdk_sqs::Client::new(sdk);
+        let reclaim = ReclaimQueue::new(sqs.clone(), config.reclaim_queue_url.clone());
+        let exports = ExportQueue::new(sqs, config.export_queue_url.clone());
         App::new(AppParts {
             config,
             store,
             blob,
             reclaim,
+            exports,
         })
     }
 
@@ -81,6 +85,7 @@ impl App {
             format,
             zone: self.zone(),
             inline_max_bytes: self.config.export_inline_max_bytes,
+            direct_max_contacts: self.config.export_job_threshold,
         }
     }
 }
@@ -98,9 +103,9 @@ pub fn finish(router: Router<App>, app: App) -> Router {
         .with_state(app)
 }
 
-/// The router of the data source function.
+/// The router of the data source function, which also answers the state of export jobs.
 pub fn datasource_api(app: App) -> Router {
-    finish(datasource::routes(), app)
+    finish(datasource::routes().merge(export::routes()), app)
 }
 
 /// The router of the task function.
@@ -110,7 +115,12 @@ pub fn task_api(app: App) -> Router {
 
 /// Every route of every group, for the local server: the same handlers the Lambdas serve.
 pub fn local_api(app: App) -> Router {
-    finish(datasource::routes().merge(task::routes()), app)
+    finish(
+        datasource::routes()
+            .merge(task::routes())
+            .merge(export::routes()),
+        app,
+    )
 }
 
 /// A file download (D8): the file itself with its name, or a 303 to a presigned download.

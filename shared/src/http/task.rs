@@ -32,6 +32,7 @@ pub fn routes() -> Router<App> {
         .route("/api/task/{id}/recall", post(recall))
         .route("/api/task/{id}/stat", get(stat))
         .route("/api/task/{id}/export", get(export_contacts))
+        .route("/api/task/{id}/exportJob", post(super::export::task_job))
 }
 
 /// The dialing settings of a body (D9); absent fields are `None`.

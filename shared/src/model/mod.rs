@@ -3,6 +3,7 @@
 
 pub mod contact;
 pub mod datasource;
+pub mod export;
 pub mod id;
 pub mod import;
 pub mod page;

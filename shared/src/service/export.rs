@@ -1,16 +1,18 @@
 //! Export (D8): a data source's contacts, or a task's contacts with their outcome in the task,
 //! written row by row to a temporary file, stored in S3 under the tenant's prefix, and answered
 //! inline when small or as a short-lived presigned download when too large for a response.
+//! Above the configured number of contacts the direct exports answer 413 and an export job
+//! ([`super::export_job`]) builds the same file in the background with [`build`].
 
 use crate::auth::Tenant;
 use crate::blob::{self, Blob};
 use crate::error::Error;
 use crate::files::{self, ContactSheetWriter, ExportColumns, ExportFormat, ExportRow};
 use crate::model::contact::status;
-use crate::model::{Contact, Id, Task, Timestamp};
+use crate::model::{Id, Task, Timestamp};
 use crate::store::Store;
 use chrono_tz::Tz;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::io::Write;
 use std::time::Duration;
 
@@ -40,6 +42,8 @@ pub struct ExportTarget<'a> {
     pub zone: Tz,
     /// Largest file answered inline; larger ones are answered with a download URL.
     pub inline_max_bytes: u64,
+    /// Most contacts exported within a request; more are 413, to be exported by a job.
+    pub direct_max_contacts: u64,
 }
 
 /// Task export `status` filter (D8): absent or 0 all, 1 success, 2 failed or no answer,
@@ -59,9 +63,35 @@ impl OutcomeFilter {
             Some("1") => Ok(OutcomeFilter::Success),
             Some("2") => Ok(OutcomeFilter::Unsuccessful),
             Some("3") => Ok(OutcomeFilter::NotDialled),
-            Some(_) => Err(Error::invalid(
-                "status must be 0 (all), 1 (success), 2 (failed or no answer) or 3 (not dialled)",
-            )),
+            Some(_) => Err(Self::refused()),
+        }
+    }
+
+    /// The filter of a code; an unknown code is 400 as for [`Self::parse`].
+    pub fn from_code(code: i64) -> Result<Self, Error> {
+        match code {
+            0 => Ok(OutcomeFilter::All),
+            1 => Ok(OutcomeFilter::Success),
+            2 => Ok(OutcomeFilter::Unsuccessful),
+            3 => Ok(OutcomeFilter::NotDialled),
+            _ => Err(Self::refused()),
+        }
+    }
+
+    /// The 400 of a `status` that is not a filter code.
+    pub fn refused() -> Error {
+        Error::invalid(
+            "status must be 0 (all), 1 (success), 2 (failed or no answer) or 3 (not dialled)",
+        )
+    }
+
+    /// The filter's code, as the `status` parameter gives it.
+    pub fn code(self) -> u8 {
+        match self {
+            OutcomeFilter::All => 0,
+            OutcomeFilter::Success => 1,
+            OutcomeFilter::Unsuccessful => 2,
+            OutcomeFilter::NotDialled => 3,
         }
     }
 
@@ -84,11 +114,20 @@ pub async fn contacts(
     tenant: &Tenant,
     source: &Id,
 ) -> Result<ExportFile, Error> {
+    let head = store.data_source(tenant, source).await?;
+    let job_path = format!("/api/dataSource/{source}/contact/exportJob");
+    refuse_large("dataSource", head.contact_count, target, &job_path)?;
     let file_name = files::contacts_file_name(target.format, Timestamp::now(), target.zone);
-    export(store, target, tenant, source, file_name, |contact| {
-        Some((contact.status, contact.call_count))
-    })
-    .await
+    let built = build(
+        store,
+        tenant,
+        source,
+        target.format,
+        target.zone,
+        Rows::Contacts,
+    )
+    .await?;
+    deliver(target, tenant, file_name, built).await
 }
 
 /// The contacts of a task's data source with their latest outcome and attempts in the task.
@@ -99,41 +138,76 @@ pub async fn task_contacts(
     task: &Task,
     filter: OutcomeFilter,
 ) -> Result<ExportFile, Error> {
-    let states: HashMap<Id, (u8, u32)> = store
-        .task_contacts(tenant, &task.id)
-        .await?
-        .into_iter()
-        .map(|state| (state.contact_id, (state.last_outcome, state.attempts)))
-        .collect();
+    let head = store.data_source(tenant, &task.data_source_id).await?;
+    let job_path = format!("/api/task/{}/exportJob", task.id);
+    refuse_large("task", head.contact_count, target, &job_path)?;
     let file_name =
         files::task_contacts_file_name(target.format, &task.id, Timestamp::now(), target.zone);
-    export(
+    let rows = Rows::Task {
+        task: &task.id,
+        filter,
+    };
+    let built = build(
         store,
-        target,
         tenant,
         &task.data_source_id,
-        file_name,
-        |contact| {
-            let (outcome, attempts) = states
-                .get(&contact.id)
-                .copied()
-                .unwrap_or((status::NOT_DIALLED, 0));
-            filter.admits(outcome).then_some((outcome, attempts))
-        },
+        target.format,
+        target.zone,
+        rows,
     )
-    .await
+    .await?;
+    deliver(target, tenant, file_name, built).await
 }
 
-/// Two passes over the contacts in bounded memory: the first gathers the custom field names for
-/// the title row, the second writes the rows `row_values` admits (status, call count).
-async fn export(
-    store: &Store,
+/// 413 for more contacts than a request may export (D8), naming the job endpoint to use.
+fn refuse_large(
+    kind: &str,
+    count: u64,
     target: &ExportTarget<'_>,
+    job_path: &str,
+) -> Result<(), Error> {
+    let max = target.direct_max_contacts;
+    if count <= max {
+        return Ok(());
+    }
+    Err(Error::TooLarge(format!(
+        "{kind} has {count} contacts, more than {max} exported directly; use POST {job_path}"
+    )))
+}
+
+/// What the rows of an export show besides the contact.
+#[derive(Clone, Copy, Debug)]
+pub enum Rows<'a> {
+    /// Each contact's own status and call count.
+    Contacts,
+    /// Each contact's latest outcome and attempts in `task` (no state: not dialled, 0), only
+    /// those `filter` admits.
+    Task { task: &'a Id, filter: OutcomeFilter },
+}
+
+/// An export file written to local disk.
+#[derive(Debug)]
+pub struct BuiltFile {
+    pub file: tempfile::NamedTempFile,
+    /// Bytes.
+    pub size: u64,
+    /// Data rows, the title row not counted.
+    pub rows: u64,
+}
+
+/// Writes the export of data source `source` to a temporary file in bounded memory, in two
+/// passes over its contacts, a Query page at a time: the first gathers the custom field names
+/// for the title row, the second writes the rows. A task's states are read alongside the second
+/// pass with a second ascending Query and matched in contact id order (a merge join), so neither
+/// partition is ever held in memory. A data source that is gone is 404.
+pub async fn build(
+    store: &Store,
     tenant: &Tenant,
     source: &Id,
-    file_name: String,
-    mut row_values: impl FnMut(&Contact) -> Option<(u8, u32)>,
-) -> Result<ExportFile, Error> {
+    format: files::ExportFormat,
+    zone: Tz,
+    rows: Rows<'_>,
+) -> Result<BuiltFile, Error> {
     let mut custom = BTreeSet::new();
     store
         .for_each_contact(tenant, source, |contact| {
@@ -151,21 +225,42 @@ async fn export(
         temp.reopen()
             .map_err(|e| Error::internal("open export file", e))?,
     );
-    let mut writer = ContactSheetWriter::new(target.format, ExportColumns::new(custom), out)?;
-    store
-        .for_each_contact(tenant, source, |contact| {
-            let Some((status, call_count)) = row_values(&contact) else {
-                return Ok(());
+    let mut writer = ContactSheetWriter::new(format, ExportColumns::new(custom), out)?;
+    let mut contacts = store.contact_pages(tenant, source);
+    let mut states = match rows {
+        Rows::Task { task, .. } => Some(store.task_states(tenant, task)),
+        Rows::Contacts => None,
+    };
+    let mut written = 0u64;
+    while let Some(page) = contacts.next().await? {
+        if let (Some(states), Some(last)) = (states.as_mut(), page.last()) {
+            states.read_through(&last.id).await?;
+        }
+        for contact in &page {
+            let values = match (rows, states.as_mut()) {
+                (Rows::Task { filter, .. }, Some(states)) => {
+                    let (outcome, attempts) =
+                        states.take(&contact.id).unwrap_or((status::NOT_DIALLED, 0));
+                    filter.admits(outcome).then_some((outcome, attempts))
+                }
+                _ => Some((contact.status, contact.call_count)),
             };
-            let create_time = contact.created_at.display(target.zone);
-            let update_time = contact.updated_at.display(target.zone);
+            let Some((status, call_count)) = values else {
+                continue;
+            };
+            let create_time = contact.created_at.display(zone);
+            let update_time = contact.updated_at.display(zone);
             writer.write(&ExportRow {
                 status,
                 call_count,
-                ..ExportRow::of_contact(&contact, &create_time, &update_time)
-            })
-        })
-        .await?;
+                ..ExportRow::of_contact(contact, &create_time, &update_time)
+            })?;
+            written += 1;
+        }
+    }
+    if contacts.head().is_none() {
+        return Err(Error::NotFound(format!("dataSource {source} not found")));
+    }
     writer
         .finish()?
         .flush()
@@ -175,15 +270,29 @@ async fn export(
         .metadata()
         .map_err(|e| Error::internal("size export file", e))?
         .len();
+    Ok(BuiltFile {
+        file: temp,
+        size,
+        rows: written,
+    })
+}
+
+/// Stores a direct export's file and answers it inline when small, else as a presigned download.
+async fn deliver(
+    target: &ExportTarget<'_>,
+    tenant: &Tenant,
+    file_name: String,
+    built: BuiltFile,
+) -> Result<ExportFile, Error> {
     let content_type = target.format.content_type();
     let key = blob::export_key(tenant, &Id::new(), &file_name);
     target
         .blob
-        .put_file(&key, temp.path(), content_type)
+        .put_file(&key, built.file.path(), content_type)
         .await?;
-    let body = if size <= target.inline_max_bytes {
+    let body = if built.size <= target.inline_max_bytes {
         ExportBody::Inline(
-            std::fs::read(temp.path()).map_err(|e| Error::internal("read export file", e))?,
+            std::fs::read(built.file.path()).map_err(|e| Error::internal("read export file", e))?,
         )
     } else {
         ExportBody::Download(
@@ -193,7 +302,7 @@ async fn export(
                 .await?,
         )
     };
-    tracing::info!(%key, size, inline = matches!(body, ExportBody::Inline(_)), "export written");
+    tracing::info!(%key, size = built.size, rows = built.rows, inline = matches!(body, ExportBody::Inline(_)), "export written");
     Ok(ExportFile {
         file_name,
         content_type,

@@ -4,5 +4,6 @@
 pub mod contact;
 pub mod datasource;
 pub mod export;
+pub mod export_job;
 pub mod import;
 pub mod task;

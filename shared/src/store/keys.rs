@@ -51,6 +51,11 @@ pub fn task(id: &Id) -> String {
 }
 pub const TASK_PREFIX: &str = "TASK#";
 
+/// Sort key of an export job in the tenant partition (D8).
+pub fn export(id: &Id) -> String {
+    format!("EXPORT#{id}")
+}
+
 /// Sort keys of the items that make names unique within a tenant.
 pub fn data_source_name(name: &str) -> String {
     format!("DSNAME#{name}")

@@ -5,6 +5,7 @@
 pub mod contact;
 pub mod datasource;
 pub mod dialing;
+pub mod export;
 pub mod import;
 pub mod keys;
 pub mod task;

@@ -229,3 +229,85 @@ async fn a_task_the_provider_refuses_fails_with_its_reason() {
     assert_eq!(engine.store.calls_in_flight().await.unwrap(), 0);
     assert_eq!(api.stored_source("acme", &source).await.active_tasks, 0);
 }
+
+/// The simulated provider, refusing every call for capacity while `busy` is set.
+struct SometimesBusy {
+    inner: outbound::dialing::simulated::SimulatedProvider,
+    busy: std::sync::atomic::AtomicBool,
+}
+
+impl Provider for SometimesBusy {
+    async fn place(&self, call: &CallRequest) -> Result<String, PlaceError> {
+        if self.busy.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(PlaceError::Busy("TooManyRequestsException".into()));
+        }
+        self.inner.place(call).await
+    }
+
+    async fn describe(&self, call_id: &str) -> Result<CallStatus, outbound::error::Error> {
+        self.inner.describe(call_id).await
+    }
+}
+
+/// D13: a call the provider refuses for rate or capacity is tried again later and is not an
+/// attempt: nothing is counted, nothing stays in flight, and the contact is called afterwards.
+#[tokio::test]
+async fn a_busy_provider_costs_no_attempt() {
+    let api = TestApi::start().await;
+    let clock = ManualClock::starting_now();
+    let settings = fast_settings(&api, ALL_NO_ANSWER);
+    let simulated = outbound::dialing::simulated::SimulatedProvider::new(
+        aws_sdk_sqs::Client::new(&api.sdk),
+        api.resources.call_events_queue_url.clone(),
+        settings.simulated.clone(),
+    );
+    let engine = api.engine(settings, clock.clone());
+    let engine = Engine {
+        provider: SometimesBusy {
+            inner: simulated,
+            busy: std::sync::atomic::AtomicBool::new(true),
+        },
+        store: engine.store,
+        config: engine.config,
+        zone: engine.zone,
+        sqs: engine.sqs,
+        clock: engine.clock,
+    };
+    let (task, _, contacts) = running_task(&api, 2, json!({"maxDialCount": 1})).await;
+    let (owner, task_id) = (tenant("acme"), id(&task));
+    let report = engine.dial(&owner, &task_id, 10).await.unwrap();
+    assert_eq!(report.placed, 0);
+    let stored = api.stored_task("acme", &task).await;
+    assert_eq!((stored.counters.calls, stored.in_flight), (0, 0));
+    assert_eq!(engine.store.calls_in_flight().await.unwrap(), 0);
+    let states = api.stored_task_contacts("acme", &task).await;
+    let waiting: Vec<_> = states
+        .values()
+        .filter(|s| s.attempts == 0 && !s.done)
+        .collect();
+    assert_eq!(
+        waiting.len(),
+        1,
+        "the refused contact waits, its attempt not spent: {states:?}"
+    );
+    // Not before its short wait; then called, once per contact.
+    engine
+        .provider
+        .busy
+        .store(false, std::sync::atomic::Ordering::SeqCst);
+    clock.advance(Duration::from_secs(5));
+    let mut placed = 0;
+    for _ in 0..3 {
+        placed += engine.dial(&owner, &task_id, 10).await.unwrap().placed;
+    }
+    assert_eq!(placed, contacts.len());
+    outbound_local::poller::drain(
+        &aws_sdk_sqs::Client::new(&api.sdk),
+        &api.resources.call_events_queue_url,
+        |body| DialQueue::CallEvents.handle(&engine, body),
+    )
+    .await
+    .unwrap();
+    let stored = api.stored_task("acme", &task).await;
+    assert_eq!((stored.counters.calls, stored.counters.no_answer), (2, 2));
+}

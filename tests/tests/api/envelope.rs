@@ -166,6 +166,10 @@ async fn internal_errors_answer_500_without_internals() {
         store: Store::new(aws_sdk_dynamodb::Client::new(&stack.sdk), &missing_table),
         blob: outbound::blob::Blob::from_config(&stack.sdk, "no-bucket", true),
         reclaim: ReclaimQueue::new(aws_sdk_sqs::Client::new(&stack.sdk), "no-queue"),
+        exports: outbound::service::export_job::ExportQueue::new(
+            aws_sdk_sqs::Client::new(&stack.sdk),
+            None,
+        ),
         config,
     });
     let router = outbound::http::datasource_api(app);

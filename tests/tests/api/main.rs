@@ -9,6 +9,7 @@ mod dialing;
 mod dialing_rules;
 mod dialing_support;
 mod envelope;
+mod export_jobs;
 mod exports;
 mod files;
 mod import_limits;

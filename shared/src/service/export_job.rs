@@ -1,0 +1,259 @@
+//! Export jobs (D8): a data source or task with more contacts than a request may export is
+//! exported in the background. The API stores the job's record (PROCESSING) and then queues
+//! it; the exporter function claims the record, builds the file with the same bounded-memory
+//! code as the direct exports ([`export::build`]), stores it under `exports/{tenant}/...` and
+//! records the outcome; the status endpoint hands out a presigned download once it SUCCEEDED.
+//!
+//! Never a PROCESSING record without a job: if queueing fails the record is marked FAILED and
+//! the request answers 503; a job that keeps failing is marked FAILED after
+//! [`MAX_BUILD_ATTEMPTS`] builds, before its queue gives up on the message.
+
+use super::export::{self, OutcomeFilter, Rows, DOWNLOAD_URL_TTL};
+use crate::auth::Tenant;
+use crate::blob::{self, Blob};
+use crate::error::Error;
+use crate::files::{self, ExportFormat};
+use crate::model::export::{ExportJob, ExportStatus, ExportSubject};
+use crate::model::{Id, Timestamp};
+use crate::store::export::ExportSettlement;
+use crate::store::Store;
+use chrono_tz::Tz;
+use serde::{Deserialize, Serialize};
+
+/// Builds tried before a job is given up as FAILED (its queue's maxReceiveCount is 5).
+pub const MAX_BUILD_ATTEMPTS: u32 = 3;
+
+/// The message of an export job on the export queue.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExportMessage {
+    pub tenant: String,
+    pub id: Id,
+}
+
+/// Sends export jobs to their queue (`EXPORT_QUEUE_URL`).
+#[derive(Clone, Debug)]
+pub struct ExportQueue {
+    sqs: aws_sdk_sqs::Client,
+    url: Option<String>,
+}
+
+impl ExportQueue {
+    /// `url` is `None` in functions that queue no exports; the API functions refuse to start
+    /// without it ([`crate::config::Config::queueing_exports`]).
+    pub fn new(sqs: aws_sdk_sqs::Client, url: Option<String>) -> Self {
+        ExportQueue { sqs, url }
+    }
+
+    async fn send(&self, message: &ExportMessage) -> Result<(), Error> {
+        let url = self
+            .url
+            .as_deref()
+            .ok_or_else(|| Error::unavailable("queue export job", "EXPORT_QUEUE_URL is not set"))?;
+        let body =
+            serde_json::to_string(message).map_err(|e| Error::internal("encode export job", e))?;
+        self.sqs
+            .send_message()
+            .queue_url(url)
+            .message_body(body)
+            .send()
+            .await
+            .map_err(|e| Error::unavailable("queue export job", aws_sdk_sqs::Error::from(e)))?;
+        Ok(())
+    }
+}
+
+/// Starts an export job: checks that its data source or task exists (404 as the direct
+/// exports answer), stores the record and queues the job.
+pub async fn start(
+    store: &Store,
+    queue: &ExportQueue,
+    tenant: &Tenant,
+    subject: ExportSubject,
+    format: ExportFormat,
+) -> Result<ExportJob, Error> {
+    match &subject {
+        ExportSubject::DataSource { data_source_id } => {
+            store.data_source(tenant, data_source_id).await?;
+        }
+        ExportSubject::Task { task_id, .. } => {
+            store.task(tenant, task_id).await?;
+        }
+    }
+    let job = ExportJob::new(subject, format, Timestamp::now());
+    store.create_export(tenant, &job).await?;
+    let message = ExportMessage {
+        tenant: tenant.as_str().to_owned(),
+        id: job.id.clone(),
+    };
+    if let Err(error) = queue.send(&message).await {
+        let failed =
+            ExportSettlement::Failed("the export could not be queued; request it again".into());
+        match store
+            .settle_export(tenant, &job.id, None, failed, Timestamp::now())
+            .await
+        {
+            Ok(_) => {}
+            Err(also) => {
+                tracing::error!(export = %job.id, error = %also, "unqueued export job not marked FAILED")
+            }
+        }
+        return Err(error);
+    }
+    tracing::info!(export = %job.id, "export job queued");
+    Ok(job)
+}
+
+/// An export job and, once it SUCCEEDED, a presigned download of its file. Another tenant's
+/// job, and one whose file has expired, is 404 (D3).
+pub async fn status(
+    store: &Store,
+    blob: &Blob,
+    tenant: &Tenant,
+    id: &Id,
+) -> Result<(ExportJob, Option<String>), Error> {
+    let job = store.export_job(tenant, id).await?;
+    if job.expired(Timestamp::now()) {
+        return Err(Error::NotFound(format!("export {id} not found")));
+    }
+    let url = match (&job.status, &job.object_key, &job.file_name) {
+        (ExportStatus::Succeeded, Some(key), Some(file_name)) => {
+            Some(blob.presign_get(key, file_name, DOWNLOAD_URL_TTL).await?)
+        }
+        _ => None,
+    };
+    Ok((job, url))
+}
+
+/// Runs one delivery of an export job. Answers `Err` only for what is worth a redelivery; a
+/// job already settled, or one that is refused, changes nothing more and is `Ok`.
+#[tracing::instrument(skip(store, blob, zone))]
+pub async fn run(
+    store: &Store,
+    blob: &Blob,
+    zone: Tz,
+    message: &ExportMessage,
+) -> Result<(), Error> {
+    let Ok(tenant) = Tenant::parse(&message.tenant) else {
+        tracing::warn!("export job of an impossible tenant; ignored");
+        return Ok(());
+    };
+    let Some(job) = store
+        .claim_export(&tenant, &message.id, Timestamp::now())
+        .await?
+    else {
+        return match store.export_job(&tenant, &message.id).await {
+            // Another delivery is building it: try again once its claim may have gone stale.
+            Ok(job) if job.status == ExportStatus::Processing => Err(Error::internal(
+                "run export job",
+                "export is being built by another delivery",
+            )),
+            // Already SUCCEEDED or FAILED: a redelivery changes nothing.
+            Ok(_) => Ok(()),
+            Err(Error::NotFound(_)) => {
+                tracing::warn!("export job without a record; ignored");
+                Ok(())
+            }
+            Err(error) => Err(error),
+        };
+    };
+    let claim = job.claimed_at;
+    let settle = |settlement: ExportSettlement| {
+        let (tenant, id) = (&tenant, &job.id);
+        async move {
+            let settled = store
+                .settle_export(tenant, id, claim, settlement, Timestamp::now())
+                .await?;
+            if !settled {
+                tracing::warn!("export job was taken over meanwhile; its outcome is the other's");
+            }
+            Ok::<_, Error>(())
+        }
+    };
+    if job.attempts > MAX_BUILD_ATTEMPTS {
+        let message = format!(
+            "the export could not be built in {MAX_BUILD_ATTEMPTS} attempts; request it again"
+        );
+        return settle(ExportSettlement::Failed(message)).await;
+    }
+    match build(store, blob, zone, &tenant, &job).await {
+        Ok(built) => {
+            tracing::info!(rows = built.row_count, "export job built");
+            settle(ExportSettlement::Succeeded {
+                file_name: built.file_name,
+                row_count: built.row_count,
+                object_key: built.object_key,
+            })
+            .await
+        }
+        Err(error) if error.is_retryable() => {
+            tracing::warn!(%error, cause = ?error, attempt = job.attempts, "export job failed");
+            if job.attempts >= MAX_BUILD_ATTEMPTS {
+                let message = format!(
+                    "the export could not be built in {MAX_BUILD_ATTEMPTS} attempts; request it again"
+                );
+                return settle(ExportSettlement::Failed(message)).await;
+            }
+            // Free to be claimed again at once by the redelivery.
+            settle(ExportSettlement::Released).await?;
+            Err(error)
+        }
+        Err(refused) => {
+            tracing::info!(error = %refused, "export job refused");
+            settle(ExportSettlement::Failed(refused.client_message())).await
+        }
+    }
+}
+
+/// What a build stored.
+struct Built {
+    file_name: String,
+    row_count: u64,
+    object_key: String,
+}
+
+/// Writes the job's file and stores it at `exports/{tenant}/{exportId}/{fileName}`.
+async fn build(
+    store: &Store,
+    blob: &Blob,
+    zone: Tz,
+    tenant: &Tenant,
+    job: &ExportJob,
+) -> Result<Built, Error> {
+    let format = job.export_format();
+    let now = Timestamp::now();
+    let (file_name, built) = match &job.subject {
+        ExportSubject::DataSource { data_source_id } => {
+            // Gone before the job ran: refused at once, without reading what is left of it.
+            store.data_source(tenant, data_source_id).await?;
+            let file_name = files::contacts_file_name(format, now, zone);
+            let built =
+                export::build(store, tenant, data_source_id, format, zone, Rows::Contacts).await?;
+            (file_name, built)
+        }
+        ExportSubject::Task {
+            task_id,
+            outcome_filter,
+        } => {
+            let task = store.task(tenant, task_id).await?;
+            store.data_source(tenant, &task.data_source_id).await?;
+            let filter = OutcomeFilter::from_code(i64::from(*outcome_filter))?;
+            let file_name = files::task_contacts_file_name(format, task_id, now, zone);
+            let rows = Rows::Task {
+                task: task_id,
+                filter,
+            };
+            let built =
+                export::build(store, tenant, &task.data_source_id, format, zone, rows).await?;
+            (file_name, built)
+        }
+    };
+    let object_key = blob::export_key(tenant, &job.id, &file_name);
+    blob.put_file(&object_key, built.file.path(), format.content_type())
+        .await?;
+    tracing::info!(key = %object_key, size = built.size, rows = built.rows, "export file stored");
+    Ok(Built {
+        file_name,
+        row_count: built.rows,
+        object_key,
+    })
+}

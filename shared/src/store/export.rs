@@ -1,0 +1,327 @@
+//! Exports (D8): export job records in the tenant partition (`T#{tenant}` / `EXPORT#{id}`), and
+//! the ordered, page-at-a-time reads an export is built from: a data source's contacts and a
+//! task's per-contact states, both ascending by contact id, so a task export is a merge join
+//! that never holds either partition in memory.
+
+use super::keys::{self, HEAD, PK, SK};
+use super::{from_item, n, s, string_attr, to_item, Item, QueryBuilder, Store, WriteFailure};
+use crate::auth::Tenant;
+use crate::error::Error;
+use crate::model::contact::status;
+use crate::model::export::ExportJob;
+use crate::model::{Contact, DataSource, Id, Timestamp};
+use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue, ReturnValuesOnConditionCheckFailure};
+use std::collections::VecDeque;
+
+/// A build claim older than this may be taken over: the worker that held it is gone (the
+/// exporter's timeout is 15 minutes).
+pub const STALE_EXPORT_CLAIM_MILLIS: i64 = 20 * 60 * 1000;
+
+fn export_not_found(id: &Id) -> Error {
+    Error::NotFound(format!("export {id} not found"))
+}
+
+/// How a claimed (or, for `claim = None`, a not yet claimed) export job ends.
+#[derive(Debug)]
+pub enum ExportSettlement {
+    /// The file is stored.
+    Succeeded {
+        file_name: String,
+        row_count: u64,
+        object_key: String,
+    },
+    /// Refused, or not built in its attempts: the message is shown as `error`.
+    Failed(String),
+    /// Still PROCESSING, but free to be claimed again at once (a retryable failure).
+    Released,
+}
+
+impl Store {
+    /// Stores a new export job.
+    pub async fn create_export(&self, tenant: &Tenant, job: &ExportJob) -> Result<(), Error> {
+        let item = to_item(
+            job,
+            [(PK, keys::tenant(tenant)), (SK, keys::export(&job.id))],
+        )?;
+        self.client
+            .put_item()
+            .table_name(&self.table)
+            .set_item(Some(item))
+            .condition_expression("attribute_not_exists(pk)")
+            .send()
+            .await
+            .map_err(|e| Error::dependency("create export", e))?;
+        Ok(())
+    }
+
+    /// One export job of the tenant, read consistently; another tenant's is not found (D3).
+    pub async fn export_job(&self, tenant: &Tenant, id: &Id) -> Result<ExportJob, Error> {
+        let item = self
+            .get_item(keys::tenant(tenant), keys::export(id))
+            .await?
+            .ok_or_else(|| export_not_found(id))?;
+        from_item(item)
+    }
+
+    /// Takes a PROCESSING job for building: only one worker gets it, however often its message
+    /// is delivered, unless the claim has gone stale. Counts the attempt. `None` when there is
+    /// nothing to do now (settled, missing, or claimed by another worker).
+    pub async fn claim_export(
+        &self,
+        tenant: &Tenant,
+        id: &Id,
+        now: Timestamp,
+    ) -> Result<Option<ExportJob>, Error> {
+        let result = self
+            .client
+            .update_item()
+            .table_name(&self.table)
+            .key(PK, s(keys::tenant(tenant)))
+            .key(SK, s(keys::export(id)))
+            .update_expression("SET claimed_at = :now, updated_at = :now ADD attempts :one")
+            .condition_expression(
+                "attribute_exists(pk) AND #status = :processing \
+                 AND (attribute_not_exists(claimed_at) OR claimed_at < :stale)",
+            )
+            .expression_attribute_names("#status", "status")
+            .expression_attribute_values(":processing", s("PROCESSING"))
+            .expression_attribute_values(":now", n(now.0))
+            .expression_attribute_values(":one", n(1))
+            .expression_attribute_values(":stale", n(now.0 - STALE_EXPORT_CLAIM_MILLIS))
+            .return_values(ReturnValue::AllNew)
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::None)
+            .send()
+            .await;
+        match result {
+            Ok(output) => output.attributes.map(from_item).transpose(),
+            Err(error) => match WriteFailure::from_sdk("claim export", error) {
+                WriteFailure::Other(error) => Err(error),
+                _ => Ok(None),
+            },
+        }
+    }
+
+    /// Ends a PROCESSING job as `settlement` says, if it is still held by `claim` (the worker's
+    /// claim time), or, with `claim = None`, if no worker has claimed it. Answers whether it
+    /// did: `false` means the job was settled or taken over meanwhile, and nothing changed.
+    pub async fn settle_export(
+        &self,
+        tenant: &Tenant,
+        id: &Id,
+        claim: Option<Timestamp>,
+        settlement: ExportSettlement,
+        at: Timestamp,
+    ) -> Result<bool, Error> {
+        let held = match claim {
+            Some(_) => "claimed_at = :claim",
+            None => "attribute_not_exists(claimed_at)",
+        };
+        let mut request = self
+            .client
+            .update_item()
+            .table_name(&self.table)
+            .key(PK, s(keys::tenant(tenant)))
+            .key(SK, s(keys::export(id)))
+            .condition_expression(format!(
+                "attribute_exists(pk) AND #status = :processing AND {held}"
+            ))
+            .expression_attribute_names("#status", "status")
+            .expression_attribute_values(":processing", s("PROCESSING"))
+            .expression_attribute_values(":at", n(at.0));
+        if let Some(claim) = claim {
+            request = request.expression_attribute_values(":claim", n(claim.0));
+        }
+        request = match settlement {
+            ExportSettlement::Succeeded {
+                file_name,
+                row_count,
+                object_key,
+            } => request
+                .update_expression(
+                    "SET #status = :succeeded, file_name = :file, row_count = :rows, \
+                     object_key = :key, updated_at = :at, #error = :null REMOVE claimed_at",
+                )
+                .expression_attribute_names("#error", "error")
+                .expression_attribute_values(":succeeded", s("SUCCEEDED"))
+                .expression_attribute_values(":file", s(file_name))
+                .expression_attribute_values(":rows", n(row_count))
+                .expression_attribute_values(":key", s(object_key))
+                .expression_attribute_values(":null", AttributeValue::Null(true)),
+            ExportSettlement::Failed(message) => request
+                .update_expression(
+                    "SET #status = :failed, #error = :error, updated_at = :at REMOVE claimed_at",
+                )
+                .expression_attribute_names("#error", "error")
+                .expression_attribute_values(":failed", s("FAILED"))
+                .expression_attribute_values(":error", s(message)),
+            ExportSettlement::Released => {
+                request.update_expression("SET updated_at = :at REMOVE claimed_at")
+            }
+        };
+        match request.send().await {
+            Ok(_) => Ok(true),
+            Err(error) => match WriteFailure::from_sdk("settle export", error) {
+                WriteFailure::Other(error) => Err(error),
+                _ => Ok(false),
+            },
+        }
+    }
+
+    /// A data source's contacts, oldest first, a Query page at a time.
+    pub fn contact_pages(&self, tenant: &Tenant, source: &Id) -> ContactPages {
+        let query = self
+            .client
+            .query()
+            .table_name(&self.table)
+            .key_condition_expression("pk = :pk AND sk BETWEEN :first AND :head")
+            .expression_attribute_values(":pk", s(keys::data_source(tenant, source)))
+            .expression_attribute_values(":first", s(keys::CONTACT_PREFIX))
+            .expression_attribute_values(":head", s(HEAD));
+        ContactPages {
+            pages: Pages::new(query),
+            head: None,
+        }
+    }
+
+    /// A task's per-contact states (outcome and attempts only), in contact id order, read a
+    /// page at a time as [`TaskStates::read_through`] asks.
+    pub fn task_states(&self, tenant: &Tenant, task: &Id) -> TaskStates {
+        let query = self
+            .client
+            .query()
+            .table_name(&self.table)
+            .key_condition_expression("pk = :pk AND begins_with(sk, :prefix)")
+            .expression_attribute_values(":pk", s(keys::task_contacts(tenant, task)))
+            .expression_attribute_values(":prefix", s(keys::CONTACT_PREFIX))
+            .projection_expression("sk, #outcome, #attempts")
+            .expression_attribute_names("#outcome", "last_outcome")
+            .expression_attribute_names("#attempts", "attempts");
+        TaskStates {
+            pages: Pages::new(query),
+            buffered: VecDeque::new(),
+        }
+    }
+}
+
+/// One ascending Query, followed a page at a time on demand.
+struct Pages {
+    query: QueryBuilder,
+    start: Option<Item>,
+    done: bool,
+}
+
+impl Pages {
+    fn new(query: QueryBuilder) -> Self {
+        Pages {
+            query,
+            start: None,
+            done: false,
+        }
+    }
+
+    /// The next page, or `None` once the Query has no more.
+    async fn next(&mut self) -> Result<Option<Vec<Item>>, Error> {
+        if self.done {
+            return Ok(None);
+        }
+        let output = self
+            .query
+            .clone()
+            .set_exclusive_start_key(self.start.take())
+            .send()
+            .await
+            .map_err(|e| Error::dependency("query", e))?;
+        self.start = output.last_evaluated_key;
+        self.done = self.start.is_none();
+        Ok(Some(output.items.unwrap_or_default()))
+    }
+}
+
+/// See [`Store::contact_pages`].
+pub struct ContactPages {
+    pages: Pages,
+    head: Option<DataSource>,
+}
+
+impl ContactPages {
+    /// The next page of contacts (possibly empty), or `None` at the end.
+    pub async fn next(&mut self) -> Result<Option<Vec<Contact>>, Error> {
+        let Some(items) = self.pages.next().await? else {
+            return Ok(None);
+        };
+        let mut contacts = Vec::with_capacity(items.len());
+        for item in items {
+            if string_attr(&item, SK) == Some(HEAD) {
+                self.head = Some(from_item(item)?);
+            } else {
+                contacts.push(from_item(item)?);
+            }
+        }
+        Ok(Some(contacts))
+    }
+
+    /// The data source, once its head (which sorts after every contact) has been read.
+    pub fn head(&self) -> Option<&DataSource> {
+        self.head.as_ref()
+    }
+}
+
+/// See [`Store::task_states`]. Contacts without a state were never dialled in the task.
+pub struct TaskStates {
+    pages: Pages,
+    /// (contact sort key, outcome, attempts), ascending, not yet matched.
+    buffered: VecDeque<(String, u8, u32)>,
+}
+
+impl TaskStates {
+    /// Reads pages until every state up to the contact `id` is buffered.
+    pub async fn read_through(&mut self, id: &Id) -> Result<(), Error> {
+        let wanted = keys::contact(id);
+        while self.buffered.back().is_none_or(|(sk, _, _)| *sk < wanted) {
+            let Some(items) = self.pages.next().await? else {
+                return Ok(());
+            };
+            for item in items {
+                let number = |name: &str| {
+                    item.get(name)
+                        .and_then(|value| value.as_n().ok())
+                        .and_then(|raw| raw.parse::<u32>().ok())
+                        .unwrap_or(0)
+                };
+                let Some(sk) = string_attr(&item, SK) else {
+                    continue;
+                };
+                let outcome = u8::try_from(number("last_outcome")).unwrap_or(status::NOT_DIALLED);
+                self.buffered
+                    .push_back((sk.to_owned(), outcome, number("attempts")));
+            }
+        }
+        Ok(())
+    }
+
+    /// The outcome and attempts of contact `id` in the task, if it has a state. Contacts must be
+    /// asked for in ascending order, each after [`Self::read_through`] reached it; states of
+    /// smaller ids (contacts since deleted from the data source) are passed over.
+    pub fn take(&mut self, id: &Id) -> Option<(u8, u32)> {
+        let wanted = keys::contact(id);
+        while let Some((sk, outcome, attempts)) = self.buffered.front() {
+            match sk.as_str().cmp(wanted.as_str()) {
+                std::cmp::Ordering::Less => {
+                    self.buffered.pop_front();
+                }
+                std::cmp::Ordering::Equal => {
+                    let found = (*outcome, *attempts);
+                    self.buffered.pop_front();
+                    return Some(found);
+                }
+                std::cmp::Ordering::Greater => return None,
+            }
+        }
+        None
+    }
+
+    /// States buffered and not yet matched (for tests of the bounded memory).
+    pub fn buffered(&self) -> usize {
+        self.buffered.len()
+    }
+}
