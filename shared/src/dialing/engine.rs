@@ -14,6 +14,7 @@ use crate::model::{Id, Phone, Task, TaskStatus, Timestamp};
 use crate::service;
 use crate::store::dialing::{CallRef, Caps, ClaimRefused, RecordFailure, RunningTask};
 use crate::store::{keys, Store};
+use crate::telemetry::Unit;
 use chrono_tz::Tz;
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
@@ -374,6 +375,7 @@ impl<P: Provider> Engine<P> {
                     tracing::warn!(%call_id, "call placed after its attempt was settled");
                 }
                 tracing::info!(%call_id, task = %call.task_id, attempt = call.attempt, "call placed");
+                crate::telemetry::metrics(&[], &[("CallsPlaced", 1.0, Unit::Count)]);
                 Ok((Step::Settled, true))
             }
             Err(PlaceError::Busy(why)) => {
@@ -457,6 +459,18 @@ impl<P: Provider> Engine<P> {
             {
                 RecordFailure::None => {
                     tracing::info!(outcome = ?report.outcome, reason = %report.reason, "outcome recorded");
+                    let outcome = match report.outcome {
+                        super::Outcome::Success => "success",
+                        super::Outcome::Failed => "failed",
+                        super::Outcome::NoAnswer => "noAnswer",
+                    };
+                    crate::telemetry::metrics(
+                        &[("Outcome", outcome)],
+                        &[
+                            ("CallOutcomes", 1.0, Unit::Count),
+                            ("CallSeconds", report.duration as f64, Unit::Seconds),
+                        ],
+                    );
                     return Ok(());
                 }
                 RecordFailure::NotInFlight => {

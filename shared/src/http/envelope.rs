@@ -33,7 +33,9 @@ impl IntoResponse for Error {
             Error::Unavailable { context, cause } => {
                 tracing::warn!(context, cause = %ErrorChain(cause.as_ref()), "dependency busy");
             }
-            _ => tracing::info!(code, message = %self, "request refused"),
+            // The message may quote what the client sent (a phone number, a name): only the
+            // code is logged.
+            _ => tracing::info!(code, "request refused"),
         }
         let status = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
         let body = json!({"code": code, "message": self.client_message(), "data": null});

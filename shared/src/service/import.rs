@@ -253,6 +253,21 @@ async fn run(
         refused = report.fail_count,
         "import done"
     );
+    crate::telemetry::metrics(
+        &[],
+        &[
+            (
+                "ImportRows",
+                report.import_count as f64,
+                crate::telemetry::Unit::Count,
+            ),
+            (
+                "ImportRowsFailed",
+                report.fail_count as f64,
+                crate::telemetry::Unit::Count,
+            ),
+        ],
+    );
     Ok(report)
 }
 
