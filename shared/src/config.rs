@@ -2,6 +2,7 @@
 //! never a request.
 
 use crate::auth::AuthConfig;
+use crate::model::page::PageTokens;
 use chrono_tz::Tz;
 
 /// Everything a function needs to know about its surroundings.
@@ -25,6 +26,8 @@ pub struct Config {
     pub export_inline_max_bytes: u64,
     /// How the dialing engine paces and places calls (D13).
     pub dialing: crate::dialing::settings::DialerConfig,
+    /// Signs and checks list `nextToken`s (D5), with the key `PAGE_TOKEN_SECRET`.
+    pub page_tokens: PageTokens,
     /// Most contacts a data source or task may have to be exported within the request
     /// (`EXPORT_JOB_THRESHOLD`, default 50,000); above it the direct exports answer 413 and an
     /// export job does the work (D8).
@@ -80,6 +83,7 @@ impl Config {
                 })?,
             },
             dialing: crate::dialing::settings::DialerConfig::from_lookup(&lookup)?,
+            page_tokens: page_tokens(&lookup)?,
             export_job_threshold: match lookup("EXPORT_JOB_THRESHOLD") {
                 None => 50_000,
                 Some(raw) => raw.trim().parse().map_err(|_| ConfigError {
@@ -104,6 +108,32 @@ impl Config {
     }
 }
 
+/// The key of `nextToken`s when `PAGE_TOKEN_SECRET` is not set (development stacks only).
+const DEV_PAGE_TOKEN_SECRET: &str = "outbound-development-page-token-key";
+
+/// `PAGE_TOKEN_SECRET` (at least 32 characters), required unless `OUTBOUND_DEV_STACK=true`,
+/// where a built-in development key stands in: anyone knowing the key can forge a token's
+/// position, though never reach another tenant's rows with it (every read starts from the
+/// caller's tenant, D3).
+fn page_tokens(lookup: &impl Fn(&str) -> Option<String>) -> Result<PageTokens, ConfigError> {
+    const NAME: &str = "PAGE_TOKEN_SECRET";
+    match lookup(NAME).filter(|secret| !secret.trim().is_empty()) {
+        Some(secret) if secret.chars().count() >= 32 => Ok(PageTokens::new(secret.as_bytes())),
+        Some(_) => Err(ConfigError {
+            name: NAME,
+            problem: "must be at least 32 characters".into(),
+        }),
+        None if lookup("OUTBOUND_DEV_STACK").as_deref() == Some("true") => {
+            Ok(PageTokens::new(DEV_PAGE_TOKEN_SECRET.as_bytes()))
+        }
+        None => Err(ConfigError {
+            name: NAME,
+            problem: "is not set: the built-in development key is only for a development stack (OUTBOUND_DEV_STACK=true)"
+                .into(),
+        }),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -117,11 +147,27 @@ mod tests {
         move |name| map.get(name).cloned()
     }
 
-    const BASE: [(&str, &str); 3] = [
+    const BASE: [(&str, &str); 4] = [
         ("TABLE_NAME", "t"),
         ("BUCKET_NAME", "b"),
         ("RECLAIM_QUEUE_URL", "q"),
+        ("PAGE_TOKEN_SECRET", "0123456789abcdef0123456789abcdef"),
     ];
+
+    #[test]
+    fn page_token_secret_is_required_outside_a_development_stack() {
+        let without = &BASE[..3];
+        let error = Config::from_lookup(lookup(without)).unwrap_err();
+        assert_eq!(error.name, "PAGE_TOKEN_SECRET");
+        let mut dev = without.to_vec();
+        dev.push(("OUTBOUND_DEV_STACK", "true"));
+        assert!(Config::from_lookup(lookup(&dev)).is_ok());
+        let mut short = without.to_vec();
+        short.push(("PAGE_TOKEN_SECRET", "too short"));
+        let error = Config::from_lookup(lookup(&short)).unwrap_err();
+        assert_eq!(error.name, "PAGE_TOKEN_SECRET");
+        assert!(Config::from_lookup(lookup(&BASE)).is_ok());
+    }
 
     #[test]
     fn missing_table_fails_start() {

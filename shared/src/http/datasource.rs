@@ -6,6 +6,7 @@ use crate::auth::Tenant;
 use crate::error::Error;
 use crate::files::{self, ExportFormat};
 use crate::model::contact::ContactPatch;
+use crate::model::page::ListScope;
 use crate::model::{Description, Name};
 use crate::service::datasource::{DataSourceUpdate, NewDataSource};
 use crate::service::{contact, datasource};
@@ -51,11 +52,12 @@ pub fn routes() -> Router<App> {
 }
 
 async fn list(State(app): State<App>, tenant: Tenant, query: QueryParams) -> Reply {
-    let page = query.page()?;
-    let found = datasource::list(&app.store, &tenant, page, query.filter("dataSourceName")).await?;
-    Ok(Envelope(
-        serde_json::to_value(found.map(|s| s.view(app.zone()))).unwrap_or_default(),
-    ))
+    let name = query.filter("dataSourceName");
+    let scope = ListScope::new(&tenant, "dataSource/list").filter("dataSourceName", name);
+    let page = query.page_query(&app.config.page_tokens, &scope)?;
+    let found = datasource::list(&app.store, &tenant, &page, name).await?;
+    let found = found.map(|s| s.view(app.zone()));
+    Ok(Envelope(found.answer(&app.config.page_tokens, &scope)))
 }
 
 async fn detail(State(app): State<App>, tenant: Tenant, Path(id): Path<String>) -> Reply {
@@ -104,19 +106,13 @@ async fn contacts(
     query: QueryParams,
 ) -> Reply {
     let source = existing_id(KIND, &id)?;
-    let page = query.page()?;
-    let found = contact::list(
-        &app.store,
-        &tenant,
-        &source,
-        page,
-        query.filter("phoneNumber"),
-    )
-    .await?;
-    let page = found.map(|c| c.view(app.zone()));
-    Ok(Envelope(
-        serde_json::json!({"total": page.total, "rows": page.rows}),
-    ))
+    let phone = query.filter("phoneNumber");
+    let scope = ListScope::new(&tenant, &format!("dataSource/{source}/contacts"))
+        .filter("phoneNumber", phone);
+    let page = query.page_query(&app.config.page_tokens, &scope)?;
+    let found = contact::list(&app.store, &tenant, &source, &page, phone).await?;
+    let found = found.map(|c| c.view(app.zone()));
+    Ok(Envelope(found.answer(&app.config.page_tokens, &scope)))
 }
 
 async fn add_contact(

@@ -4,6 +4,7 @@
 use super::App;
 use crate::auth::Tenant;
 use crate::error::Error;
+use crate::model::page::{ListScope, PageQuery, PageTokens, Start};
 use crate::model::{Id, PageRequest};
 use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, Request};
@@ -123,6 +124,20 @@ impl QueryParams {
     /// `pageNum` and `pageSize` (D5).
     pub fn page(&self) -> Result<PageRequest, Error> {
         PageRequest::parse(self.get("pageNum"), self.get("pageSize"))
+    }
+
+    /// The page a list request asks for (D5): `pageSize` rows after the row a `nextToken` of
+    /// the list `scope` names (`pageNum` is then ignored), else the `pageNum` page within the
+    /// offset cap. A token of another tenant, list or filters is 400, before anything is read.
+    pub fn page_query(&self, tokens: &PageTokens, scope: &ListScope) -> Result<PageQuery, Error> {
+        let page = self.page()?;
+        match self.get("nextToken").filter(|token| !token.is_empty()) {
+            Some(token) => Ok(PageQuery {
+                size: page.size as usize,
+                start: Start::After(tokens.open(scope, token)?),
+            }),
+            None => page.within_cap(),
+        }
     }
 
     /// A fuzzy text filter; blank means no filter.

@@ -5,6 +5,7 @@ use super::{App, Envelope, Reply};
 use crate::auth::Tenant;
 use crate::error::Error;
 use crate::files::ExportFormat;
+use crate::model::page::ListScope;
 use crate::model::task::{in_range, ClockTime, TaskOperation, ZoneName};
 use crate::model::{Description, Name, TaskStatus};
 use crate::service::export::{self, OutcomeFilter};
@@ -76,7 +77,6 @@ fn description(body: &Body) -> Result<Option<Description>, Error> {
 }
 
 async fn list(State(app): State<App>, tenant: Tenant, query: QueryParams) -> Reply {
-    let page = query.page()?;
     let status = query
         .get("status")
         .map(|raw| {
@@ -86,9 +86,14 @@ async fn list(State(app): State<App>, tenant: Tenant, query: QueryParams) -> Rep
                 .ok_or_else(|| Error::invalid("status must be an integer from 0 to 6"))
         })
         .transpose()?;
-    let found = task::list(&app.store, &tenant, page, query.filter("taskName"), status).await?;
-    let page = found.map(|t| t.list_view(app.zone()));
-    Ok(Envelope(json!({"total": page.total, "rows": page.rows})))
+    let name = query.filter("taskName");
+    let scope = ListScope::new(&tenant, "task/list")
+        .filter("taskName", name)
+        .filter("status", query.get("status"));
+    let page = query.page_query(&app.config.page_tokens, &scope)?;
+    let found = task::list(&app.store, &tenant, &page, name, status).await?;
+    let found = found.map(|t| t.list_view(app.zone()));
+    Ok(Envelope(found.answer(&app.config.page_tokens, &scope)))
 }
 
 async fn detail(State(app): State<App>, tenant: Tenant, Path(id): Path<String>) -> Reply {

@@ -3,22 +3,22 @@
 use crate::auth::Tenant;
 use crate::error::Error;
 use crate::model::contact::ContactPatch;
-use crate::model::{Contact, ContactFields, Id, Page, PageRequest, Phone, Timestamp};
+use crate::model::page::PageQuery;
+use crate::model::{Contact, ContactFields, Id, Page, Phone, Timestamp};
 use crate::store::Store;
 
-/// A page of contacts; `phone` filters on a fragment of the normalised number.
+/// A page of contacts (D5); `phone` filters on a fragment of the normalised number.
 pub async fn list(
     store: &Store,
     tenant: &Tenant,
     source: &Id,
-    page: PageRequest,
+    page: &PageQuery,
     phone: Option<&str>,
 ) -> Result<Page<Contact>, Error> {
     let fragment = phone.map(Phone::filter_fragment).filter(|f| !f.is_empty());
-    let (_, contacts) = store
+    store
         .contacts_page(tenant, source, page, fragment.as_deref())
-        .await?;
-    Ok(contacts)
+        .await
 }
 
 pub async fn add(

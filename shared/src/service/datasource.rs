@@ -2,7 +2,8 @@
 
 use crate::auth::Tenant;
 use crate::error::Error;
-use crate::model::{DataSource, Description, Id, Name, Page, PageRequest, Timestamp};
+use crate::model::page::PageQuery;
+use crate::model::{DataSource, Description, Id, Name, Page, Timestamp};
 use crate::reclaim::{ReclaimJob, ReclaimQueue};
 use crate::store::datasource::DataSourceChanges;
 use crate::store::Store;
@@ -40,18 +41,17 @@ pub async fn detail(store: &Store, tenant: &Tenant, id: &Id) -> Result<DataSourc
 }
 
 /// The tenant's data sources, newest first, optionally those whose name contains `name`
-/// (case-insensitive).
+/// (case-insensitive) (D5).
 pub async fn list(
     store: &Store,
     tenant: &Tenant,
-    page: PageRequest,
+    page: &PageQuery,
     name: Option<&str>,
 ) -> Result<Page<DataSource>, Error> {
-    let mut all = store.data_sources(tenant).await?;
-    if let Some(fragment) = name.map(str::to_lowercase) {
-        all.retain(|source| source.name.contains_lowercase(&fragment));
-    }
-    Ok(page.slice(all))
+    let fragment = name.map(str::to_lowercase);
+    store
+        .data_sources_page(tenant, page, fragment.as_deref())
+        .await
 }
 
 pub async fn update(

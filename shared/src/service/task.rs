@@ -3,8 +3,9 @@
 
 use crate::auth::Tenant;
 use crate::error::Error;
+use crate::model::page::PageQuery;
 use crate::model::task::{ClockTime, DailyWindow, DialSettings, TaskOperation, ZoneName};
-use crate::model::{Description, Id, Name, Page, PageRequest, Task, TaskStatus, Timestamp};
+use crate::model::{Description, Id, Name, Page, Task, TaskStatus, Timestamp};
 use crate::reclaim::{ReclaimJob, ReclaimQueue};
 use crate::store::task::{Hold, Transition};
 use crate::store::Store;
@@ -98,22 +99,19 @@ pub async fn detail(store: &Store, tenant: &Tenant, id: &Id) -> Result<Task, Err
     store.task(tenant, id).await
 }
 
-/// The tenant's tasks, newest first, filtered by a name fragment (case-insensitive) and status.
+/// The tenant's tasks, newest first, filtered by a name fragment (case-insensitive) and status
+/// (D5).
 pub async fn list(
     store: &Store,
     tenant: &Tenant,
-    page: PageRequest,
+    page: &PageQuery,
     name: Option<&str>,
     status: Option<TaskStatus>,
 ) -> Result<Page<Task>, Error> {
-    let mut all = store.tasks(tenant).await?;
-    if let Some(fragment) = name.map(str::to_lowercase) {
-        all.retain(|task| task.name.contains_lowercase(&fragment));
-    }
-    if let Some(status) = status {
-        all.retain(|task| task.status == status);
-    }
-    Ok(page.slice(all))
+    let fragment = name.map(str::to_lowercase);
+    store
+        .tasks_page(tenant, page, fragment.as_deref(), status)
+        .await
 }
 
 pub async fn update(store: &Store, tenant: &Tenant, update: TaskUpdate) -> Result<Task, Error> {

@@ -2,10 +2,12 @@
 //! data source's `contact_count`, which changes in the same transaction as its contacts.
 
 use super::keys::{self, HEAD, PK, SK};
+use super::QueryBuilder;
 use super::{from_item, n, s, string_attr, to_item, Actions, Expr, Item, Store};
 use crate::auth::Tenant;
 use crate::error::Error;
-use crate::model::{Contact, DataSource, Id, Page, PageRequest, Phone};
+use crate::model::page::{Page, PageQuery, Start};
+use crate::model::{Contact, DataSource, Id, Phone};
 
 fn data_source_gone(id: &Id) -> Error {
     Error::NotFound(format!("dataSource {id} not found"))
@@ -56,57 +58,131 @@ impl Store {
         item
     }
 
-    /// A page of a data source's contacts, newest first, with the data source itself.
-    /// Unfiltered, this is one Query: the head comes first, then just enough contacts.
-    /// With a phone fragment the whole partition is read and `total` counts the matches.
+    /// A page of a data source's contacts, newest first (D5); `total` is the head's exact
+    /// `contact_count`, or with a phone fragment the number of matches. Its cost is bounded by
+    /// the page, not the data source:
+    /// - the first page is one Query over `C#`..`C~`, descending: the head, then the page and
+    ///   one more contact (whether a next page exists);
+    /// - after a `nextToken`'s contact: GetItem of the head, and the same Query from there;
+    /// - at an offset: the Query projected to the sort key (the head also to its count) skips
+    ///   the contacts before the page, then BatchGetItem reads the page's contacts;
+    /// - with a phone fragment: the Query projected to the sort key with the filter on the
+    ///   number (every match is counted), then BatchGetItem of the page's contacts.
     #[tracing::instrument(skip_all, fields(tenant = tenant.as_str(), id = %id))]
     pub async fn contacts_page(
         &self,
         tenant: &Tenant,
         id: &Id,
-        page: PageRequest,
+        page: &PageQuery,
         phone_fragment: Option<&str>,
-    ) -> Result<(DataSource, Page<Contact>), Error> {
+    ) -> Result<Page<Contact>, Error> {
         let pk = keys::data_source(tenant, id);
-        let items = self
-            .query_all(
-                |query| {
-                    let query = query
-                        .key_condition_expression("pk = :pk AND sk BETWEEN :first AND :head")
-                        .expression_attribute_values(":pk", s(&pk))
-                        .expression_attribute_values(":first", s(keys::CONTACT_PREFIX))
-                        .expression_attribute_values(":head", s(HEAD))
-                        .scan_index_forward(false)
-                        .consistent_read(true);
-                    match phone_fragment {
-                        None => query,
-                        Some(fragment) => query
-                            .filter_expression("sk = :head OR contains(#phone, :fragment)")
-                            .expression_attribute_names("#phone", "phone")
-                            .expression_attribute_values(":fragment", s(fragment)),
-                    }
-                },
-                // The head, then every contact up to the end of the page.
-                phone_fragment.is_none().then(|| page.end() + 1),
-            )
-            .await?;
-        let mut items = items.into_iter();
-        let head = items
-            .next()
-            .filter(|item| string_attr(item, SK) == Some(HEAD))
-            .ok_or_else(|| data_source_gone(id))?;
-        let source: DataSource = from_item(head)?;
-        let contacts = items
-            .map(from_item::<Contact>)
-            .collect::<Result<Vec<_>, _>>()?;
-        let result = match phone_fragment {
-            None => Page {
-                total: source.contact_count,
-                rows: contacts.into_iter().skip(page.offset()).collect(),
-            },
-            Some(_) => page.slice(contacts),
+        let range = |query: QueryBuilder| {
+            query
+                .key_condition_expression("pk = :pk AND sk BETWEEN :first AND :head")
+                .expression_attribute_values(":pk", s(&pk))
+                .expression_attribute_values(":first", s(keys::CONTACT_PREFIX))
+                .expression_attribute_values(":head", s(HEAD))
+                .scan_index_forward(false)
+                .consistent_read(true)
         };
-        Ok((source, result))
+        let contact_key = |id: &Id| -> Item {
+            [
+                (PK.to_owned(), s(&pk)),
+                (SK.to_owned(), s(keys::contact(id))),
+            ]
+            .into()
+        };
+        let contact_id = |item: &Item| {
+            string_attr(item, SK)
+                .and_then(|sk| sk.strip_prefix(keys::CONTACT_PREFIX))
+                .and_then(Id::parse)
+        };
+        // The head first (the data source exists), then the rest.
+        let split_head = |items: Vec<Item>| {
+            let mut items = items.into_iter();
+            let head = items
+                .next()
+                .filter(|item| string_attr(item, SK) == Some(HEAD))
+                .ok_or_else(|| data_source_gone(id))?;
+            Ok::<_, Error>((head, items.collect::<Vec<_>>()))
+        };
+        let count_of = |head: &Item| {
+            head.get("contact_count")
+                .and_then(|value| value.as_n().ok())
+                .and_then(|raw| raw.parse::<u64>().ok())
+                .unwrap_or(0)
+        };
+        let (total, ids, more, rows) = match (phone_fragment, &page.start) {
+            (Some(fragment), _) => {
+                let items = self
+                    .query_all(
+                        |query| {
+                            range(query)
+                                .filter_expression("sk = :head OR contains(#phone, :fragment)")
+                                .expression_attribute_names("#phone", "phone")
+                                .expression_attribute_values(":fragment", s(fragment))
+                                .projection_expression("sk")
+                        },
+                        None,
+                    )
+                    .await?;
+                let (_, matches) = split_head(items)?;
+                let ids: Vec<Id> = matches.iter().filter_map(contact_id).collect();
+                let total = ids.len() as u64;
+                let (ids, more) = page.pick(ids);
+                (total, ids, more, None)
+            }
+            (None, Start::Offset(0)) => {
+                let items = self.query_upto(range, None, page.size + 2).await?;
+                let (head, mut contacts) = split_head(items)?;
+                let more = contacts.len() > page.size;
+                contacts.truncate(page.size);
+                let ids = contacts.iter().filter_map(contact_id).collect();
+                (count_of(&head), ids, more, Some(contacts))
+            }
+            (None, Start::After(after)) => {
+                let head = self
+                    .get_item(pk.clone(), HEAD.to_owned())
+                    .await?
+                    .ok_or_else(|| data_source_gone(id))?;
+                let mut contacts = self
+                    .query_upto(range, Some(contact_key(after)), page.size + 1)
+                    .await?;
+                let more = contacts.len() > page.size;
+                contacts.truncate(page.size);
+                let ids = contacts.iter().filter_map(contact_id).collect();
+                (count_of(&head), ids, more, Some(contacts))
+            }
+            (None, Start::Offset(offset)) => {
+                let items = self
+                    .query_upto(
+                        |query| range(query).projection_expression("sk, contact_count"),
+                        None,
+                        1 + offset + page.size + 1,
+                    )
+                    .await?;
+                let (head, keys) = split_head(items)?;
+                let ids = keys.iter().filter_map(contact_id).collect();
+                let (ids, more) = page.pick(ids);
+                (count_of(&head), ids, more, None)
+            }
+        };
+        let rows = match rows {
+            Some(rows) => rows,
+            None => {
+                self.records_in_order(ids.iter().map(contact_key).collect())
+                    .await?
+            }
+        };
+        Ok(Page {
+            total,
+            rows: rows
+                .into_iter()
+                .map(from_item::<Contact>)
+                .collect::<Result<_, _>>()?,
+            next: more.then(|| ids.last().cloned()).flatten(),
+        })
     }
 
     /// Hands every contact of a data source to `each`, oldest first, one Query page at a time,

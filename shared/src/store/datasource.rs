@@ -2,9 +2,11 @@
 //! the tenant's list) and the item that keeps its name unique within the tenant.
 
 use super::keys::{self, GSI1_PK, GSI1_SK, HEAD, PK, SK};
-use super::{from_item, n, s, to_item, Actions, Expr, Store};
+use super::paging::{Counted, RowFilter, TenantList};
+use super::{from_item, n, s, string_attr, to_item, Actions, Expr, Item, Store};
 use crate::auth::Tenant;
 use crate::error::Error;
+use crate::model::page::{Page, PageQuery};
 use crate::model::{DataSource, Description, Id, Name, Timestamp};
 use crate::reclaim::ReclaimJob;
 
@@ -55,7 +57,8 @@ impl Store {
         let absent = || Some(("attribute_not_exists(pk)", Expr::default()));
         let actions = Actions::new(&self.table)
             .put(self.head_item(tenant, source)?, absent())?
-            .put(self.name_guard(tenant, &source.name, &source.id), absent())?;
+            .put(self.name_guard(tenant, &source.name, &source.id), absent())?
+            .count_change(tenant, Counted::DataSources, 1)?;
         self.transact("create data source", actions.into_items())
             .await
             .map_err(|failure| {
@@ -82,6 +85,66 @@ impl Store {
     pub async fn data_sources(&self, tenant: &Tenant) -> Result<Vec<DataSource>, Error> {
         self.tenant_records(tenant, Some(keys::GSI1), keys::DATA_SOURCE_PREFIX)
             .await
+    }
+
+    /// A page of the tenant's data sources from GSI1 (eventually consistent), newest first,
+    /// optionally those whose name contains `name_lowercase` (compared lowercased) (D5). Its
+    /// cost is bounded by the page (see `store::paging`); the name filter reads the index
+    /// projected to key and name, then the page's records.
+    #[tracing::instrument(skip_all, fields(tenant = tenant.as_str()))]
+    pub async fn data_sources_page(
+        &self,
+        tenant: &Tenant,
+        page: &PageQuery,
+        name_lowercase: Option<&str>,
+    ) -> Result<Page<DataSource>, Error> {
+        let list = TenantList {
+            index: Some(keys::GSI1),
+            pk_attr: GSI1_PK,
+            sk_attr: GSI1_SK,
+            pk: keys::tenant(tenant),
+            prefix: keys::DATA_SOURCE_PREFIX,
+            consistent: false,
+            record_key: Box::new({
+                let tenant = tenant.clone();
+                move |id| {
+                    [
+                        (PK.to_owned(), s(keys::data_source(&tenant, id))),
+                        (SK.to_owned(), s(HEAD)),
+                    ]
+                    .into()
+                }
+            }),
+            start_key: Box::new({
+                let tenant = tenant.clone();
+                move |id| {
+                    [
+                        (PK.to_owned(), s(keys::data_source(&tenant, id))),
+                        (SK.to_owned(), s(HEAD)),
+                        (GSI1_PK.to_owned(), s(keys::tenant(&tenant))),
+                        (GSI1_SK.to_owned(), s(keys::data_source_in_tenant(id))),
+                    ]
+                    .into()
+                }
+            }),
+            counted: Counted::DataSources,
+        };
+        let filter = name_lowercase.map(|fragment| {
+            let fragment = fragment.to_owned();
+            RowFilter {
+                projection: "#name",
+                names: vec![("#name", "name")],
+                expression: None,
+                values: Vec::new(),
+                keep: Box::new(move |item: &Item| {
+                    string_attr(item, "name")
+                        .is_some_and(|stored| stored.to_lowercase().contains(&fragment))
+                }),
+            }
+        });
+        self.list_page(tenant, &list, page, filter)
+            .await?
+            .try_map(from_item)
     }
 
     /// Applies `changes` to the stored data source `current` and answers the result. A rename
@@ -188,7 +251,8 @@ impl Store {
                 keys::data_source_name(current.name.as_str()),
                 None,
             )?
-            .put(reclaim.intent_item(Timestamp::now())?, None)?;
+            .put(reclaim.intent_item(Timestamp::now())?, None)?
+            .count_change(tenant, Counted::DataSources, -1)?;
         self.transact("delete data source", actions.into_items())
             .await
             .map_err(|failure| {

@@ -58,8 +58,12 @@ pub fn export(id: &Id) -> String {
 
 /// Sort keys of the items that make names unique within a tenant.
 pub fn data_source_name(name: &str) -> String {
-    format!("DSNAME#{name}")
+    format!("{DATA_SOURCE_NAME_PREFIX}{name}")
 }
+pub const DATA_SOURCE_NAME_PREFIX: &str = "DSNAME#";
+
+/// Sort key (in the tenant partition) of the tenant's counts of tasks and data sources (D5).
+pub const COUNTS: &str = "COUNTS";
 pub fn task_name(name: &str) -> String {
     format!("TASKNAME#{name}")
 }

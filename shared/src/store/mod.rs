@@ -8,6 +8,7 @@ pub mod dialing;
 pub mod export;
 pub mod import;
 pub mod keys;
+mod paging;
 pub mod task;
 
 use crate::error::Error;
@@ -213,8 +214,17 @@ impl Store {
     /// `projection`, 100 keys a request, keys left unprocessed asked again with backoff.
     pub(crate) async fn batch_get(
         &self,
-        mut wanted: Vec<Item>,
+        wanted: Vec<Item>,
         projection: &str,
+    ) -> Result<Vec<Item>, Error> {
+        self.batch_get_with(wanted, Some(projection)).await
+    }
+
+    /// [`Store::batch_get`], of whole items when `projection` is `None`.
+    pub(crate) async fn batch_get_with(
+        &self,
+        mut wanted: Vec<Item>,
+        projection: Option<&str>,
     ) -> Result<Vec<Item>, Error> {
         use aws_sdk_dynamodb::types::KeysAndAttributes;
         let mut found = Vec::new();
@@ -224,7 +234,7 @@ impl Store {
             for attempt in 0..8u32 {
                 let request = KeysAndAttributes::builder()
                     .set_keys(Some(batch))
-                    .projection_expression(projection)
+                    .set_projection_expression(projection.map(str::to_owned))
                     .consistent_read(true)
                     .build()
                     .map_err(|e| Error::internal("build batch get", e))?;

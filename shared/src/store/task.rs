@@ -2,9 +2,11 @@
 //! writes on the stored status, and the per-task contact state that recall writes (D10, D12).
 
 use super::keys::{self, HEAD, PK, SK};
+use super::paging::{Counted, RowFilter, TenantList};
 use super::{from_item, n, s, string_attr, to_item, Actions, ConditionFailure, Expr, Item, Store};
 use crate::auth::Tenant;
 use crate::error::Error;
+use crate::model::page::{Page, PageQuery};
 use crate::model::task::{not_allowed, TaskContact, TaskOperation};
 use crate::model::{Id, Name, Task, TaskStatus, Timestamp};
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue, ReturnValuesOnConditionCheckFailure};
@@ -166,7 +168,8 @@ impl Store {
                 HEAD.to_owned(),
                 "attribute_exists(pk)",
                 Expr::default(),
-            )?;
+            )?
+            .count_change(tenant, Counted::Tasks, 1)?;
         self.transact("create task", actions.into_items())
             .await
             .map_err(|failure| {
@@ -194,6 +197,62 @@ impl Store {
     /// Every task of the tenant, newest first: one Query for up to ~1 MB of them.
     pub async fn tasks(&self, tenant: &Tenant) -> Result<Vec<Task>, Error> {
         self.tenant_records(tenant, None, keys::TASK_PREFIX).await
+    }
+
+    /// A page of the tenant's tasks, newest first, optionally those whose name contains
+    /// `name_lowercase` (compared lowercased) and those in `status` (D5). Its cost is bounded
+    /// by the page (see `store::paging`); filters read the tasks projected to key, name and
+    /// status, then the page's records.
+    #[tracing::instrument(skip_all, fields(tenant = tenant.as_str()))]
+    pub async fn tasks_page(
+        &self,
+        tenant: &Tenant,
+        page: &PageQuery,
+        name_lowercase: Option<&str>,
+        status: Option<TaskStatus>,
+    ) -> Result<Page<Task>, Error> {
+        let pk = keys::tenant(tenant);
+        let list = TenantList {
+            index: None,
+            pk_attr: PK,
+            sk_attr: SK,
+            pk: pk.clone(),
+            prefix: keys::TASK_PREFIX,
+            consistent: true,
+            record_key: Box::new({
+                let pk = pk.clone();
+                move |id| [(PK.to_owned(), s(&pk)), (SK.to_owned(), s(keys::task(id)))].into()
+            }),
+            start_key: Box::new({
+                let pk = pk.clone();
+                move |id| [(PK.to_owned(), s(&pk)), (SK.to_owned(), s(keys::task(id)))].into()
+            }),
+            counted: Counted::Tasks,
+        };
+        let filter = (name_lowercase.is_some() || status.is_some()).then(|| {
+            let name = name_lowercase.map(str::to_owned);
+            let mut filter = RowFilter {
+                projection: "#name",
+                names: vec![("#name", "name")],
+                expression: None,
+                values: Vec::new(),
+                keep: Box::new(move |item: &Item| {
+                    name.as_deref().is_none_or(|fragment| {
+                        string_attr(item, "name")
+                            .is_some_and(|stored| stored.to_lowercase().contains(fragment))
+                    })
+                }),
+            };
+            if let Some(status) = status {
+                filter.expression = Some("#status = :status");
+                filter.names.push(("#status", "status"));
+                filter.values.push((":status", n(status.code())));
+            }
+            filter
+        });
+        self.list_page(tenant, &list, page, filter)
+            .await?
+            .try_map(from_item)
     }
 
     /// Replaces a DRAFT task's name, description and settings, moving the name guard on rename.
@@ -401,7 +460,8 @@ impl Store {
                 keys::task_name(current.name.as_str()),
                 None,
             )?
-            .put(reclaim.intent_item(Timestamp::now())?, None)?;
+            .put(reclaim.intent_item(Timestamp::now())?, None)?
+            .count_change(tenant, Counted::Tasks, -1)?;
         self.transact("delete task", actions.into_items())
             .await
             .map_err(|failure| {

@@ -52,7 +52,7 @@ async fn add_then_detail_and_list() {
     assert_eq!(api.detail("acme", id).await.ok(), data);
     assert_eq!(
         api.sources("acme", "").await.ok(),
-        &json!({"total": 1, "rows": [data]})
+        &json!({"total": 1, "rows": [data], "nextToken": null})
     );
 }
 
@@ -153,7 +153,10 @@ async fn list_pages_newest_first_and_counts_every_match() {
     assert_eq!(row_ids(small.ok()), ids[8..12]);
 
     let beyond = api.sources("acme", "pageNum=3&pageSize=20").await;
-    assert_eq!(beyond.ok(), &json!({"total": 25, "rows": []}));
+    assert_eq!(
+        beyond.ok(),
+        &json!({"total": 25, "rows": [], "nextToken": null})
+    );
 
     let all = api.sources("acme", "pageSize=100").await;
     assert_eq!(row_ids(all.ok()), ids);
@@ -188,7 +191,10 @@ async fn name_filter_matches_substrings_case_insensitively() {
     assert_eq!(cjk.ok()["rows"][0]["dataSourceName"], "春季客户");
 
     let none = api.sources("acme", "dataSourceName=winter").await;
-    assert_eq!(none.ok(), &json!({"total": 0, "rows": []}));
+    assert_eq!(
+        none.ok(),
+        &json!({"total": 0, "rows": [], "nextToken": null})
+    );
 
     let blank = api.sources("acme", "dataSourceName=%20%20").await;
     assert_eq!(blank.ok()["total"], 4);

@@ -70,7 +70,10 @@ async fn lists_show_only_the_tenants_own_records() {
     api.data_source("acme", "Acme one").await;
     api.data_source("acme", "Acme two").await;
     let empty = api.sources("globex", "").await;
-    assert_eq!(empty.ok(), &json!({"total": 0, "rows": []}));
+    assert_eq!(
+        empty.ok(),
+        &json!({"total": 0, "rows": [], "nextToken": null})
+    );
     let filtered = api.sources("globex", "dataSourceName=acme").await;
     assert_eq!(filtered.ok()["total"], 0);
 

@@ -57,7 +57,10 @@ async fn claims_from_the_authorizer_pick_the_tenant() {
     assert!(other.is_empty());
 
     let listed = invoke(&router, "datasource-list.json").await;
-    assert_eq!(listed.ok(), &json!({"total": 1, "rows": [data]}));
+    assert_eq!(
+        listed.ok(),
+        &json!({"total": 1, "rows": [data], "nextToken": null})
+    );
 
     // The same event again: the name is taken within the tenant.
     invoke(&router, "datasource-add.json")

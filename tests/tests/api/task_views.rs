@@ -79,7 +79,10 @@ async fn list_filters_pages_and_rows() {
     let last = api.get("acme", "/api/task/list?pageNum=3&pageSize=2").await;
     assert_eq!(ids(last.ok()), newest_first[4..]);
     let beyond = api.get("acme", "/api/task/list?pageNum=4&pageSize=2").await;
-    assert_eq!(beyond.ok(), &json!({"total": 5, "rows": []}));
+    assert_eq!(
+        beyond.ok(),
+        &json!({"total": 5, "rows": [], "nextToken": null})
+    );
 
     let springs = api.get("acme", "/api/task/list?taskName=sPrInG").await;
     assert_eq!(springs.ok()["total"], 3);
@@ -96,7 +99,10 @@ async fn list_filters_pages_and_rows() {
     assert_eq!(narrow.ok()["total"], 3);
     assert_eq!(ids(narrow.ok()), [created[1].as_str()]);
     let none = api.get("acme", "/api/task/list?taskName=winter").await;
-    assert_eq!(none.ok(), &json!({"total": 0, "rows": []}));
+    assert_eq!(
+        none.ok(),
+        &json!({"total": 0, "rows": [], "nextToken": null})
+    );
     let blank = api.get("acme", "/api/task/list?taskName=%20%20").await;
     assert_eq!(blank.ok()["total"], 5);
 

@@ -235,7 +235,10 @@ async fn add_refuses_each_invalid_field() {
             .err(400, &message);
     }
     let list = api.get("acme", "/api/task/list").await;
-    assert_eq!(list.ok(), &json!({"total": 0, "rows": []}));
+    assert_eq!(
+        list.ok(),
+        &json!({"total": 0, "rows": [], "nextToken": null})
+    );
     // The valid body itself is accepted, with every setting as sent.
     let added = api.post("acme", "/api/task/add", base).await;
     let task = added.ok();
@@ -517,7 +520,10 @@ async fn other_tenants_cannot_see_or_touch_tasks() {
         }
     }
     let list = api.get("globex", "/api/task/list").await;
-    assert_eq!(list.ok(), &json!({"total": 0, "rows": []}));
+    assert_eq!(
+        list.ok(),
+        &json!({"total": 0, "rows": [], "nextToken": null})
+    );
     for (task, before) in all.iter().zip(&before) {
         assert_eq!(&api.stored_task("acme", &task.id).await, before);
     }
