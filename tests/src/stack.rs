@@ -22,9 +22,10 @@ pub fn unique(prefix: &str) -> String {
     format!("{prefix}-{}", ulid::Ulid::new().to_string().to_lowercase())
 }
 
-/// Counts DynamoDB operations (one per call, retries included in it).
+/// Counts DynamoDB operations (one per call, retries included in it), and with
+/// [`CallCounter::items`] the items their reads returned.
 #[derive(Clone, Debug, Default)]
-pub struct CallCounter(Arc<AtomicUsize>);
+pub struct CallCounter(Arc<AtomicUsize>, ItemCounter);
 
 impl Intercept for CallCounter {
     fn name(&self) -> &'static str {
@@ -42,6 +43,18 @@ impl Intercept for CallCounter {
         Ok(())
     }
 
+    fn read_after_deserialization(
+        &self,
+        context: &aws_sdk_dynamodb::config::interceptors::AfterDeserializationInterceptorContextRef<
+            '_,
+        >,
+        runtime_components: &RuntimeComponents,
+        config: &mut ConfigBag,
+    ) -> Result<(), BoxError> {
+        self.1
+            .read_after_deserialization(context, runtime_components, config)
+    }
+
     fn read_after_execution(
         &self,
         _context: &aws_sdk_dynamodb::config::interceptors::FinalizerInterceptorContextRef<'_>,
@@ -55,6 +68,103 @@ impl Intercept for CallCounter {
 impl CallCounter {
     pub fn take(&self) -> usize {
         self.0.swap(0, Ordering::SeqCst)
+    }
+
+    /// The items the counted calls read.
+    pub fn items(&self) -> &ItemCounter {
+        &self.1
+    }
+}
+
+/// Counts what DynamoDB answers to reads (GetItem, BatchGetItem, Query), read after each
+/// response is deserialized: the items returned, told apart into whole records and keys or
+/// projections, and the items a Query read (D5's cost of a list page).
+#[derive(Clone, Debug, Default)]
+pub struct ItemCounter(Arc<std::sync::Mutex<ItemsRead>>);
+
+/// Items read by the counted client since the counter was last taken.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ItemsRead {
+    /// Read requests answered (each page of a Query is one).
+    pub reads: usize,
+    /// Items returned whole: every record (data source, contact, task) carries `created_at`,
+    /// which no key or projection a list reads does.
+    pub records: usize,
+    /// Items returned without it: keys, projections, the tenant's counts.
+    pub partial: usize,
+    /// Items the Queries read (`ScannedCount`: before a filter, also those only counted).
+    pub scanned: usize,
+}
+
+impl ItemsRead {
+    /// Every item returned.
+    pub fn returned(&self) -> usize {
+        self.records + self.partial
+    }
+}
+
+impl std::fmt::Display for ItemsRead {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} read request(s), {} whole record(s), {} key/projected item(s), {} item(s) scanned by Query",
+            self.reads, self.records, self.partial, self.scanned
+        )
+    }
+}
+
+impl ItemCounter {
+    /// What was read since the last take, and starts counting afresh.
+    pub fn take(&self) -> ItemsRead {
+        std::mem::take(&mut *self.0.lock().unwrap())
+    }
+
+    fn add(&self, items: &[outbound::store::Item], scanned: usize) {
+        let mut read = self.0.lock().unwrap();
+        read.reads += 1;
+        read.scanned += scanned;
+        for item in items {
+            if item.contains_key("created_at") {
+                read.records += 1;
+            } else {
+                read.partial += 1;
+            }
+        }
+    }
+}
+
+impl Intercept for ItemCounter {
+    fn name(&self) -> &'static str {
+        "ItemCounter"
+    }
+
+    fn read_after_deserialization(
+        &self,
+        context: &aws_sdk_dynamodb::config::interceptors::AfterDeserializationInterceptorContextRef<
+            '_,
+        >,
+        _runtime_components: &RuntimeComponents,
+        _config: &mut ConfigBag,
+    ) -> Result<(), BoxError> {
+        use aws_sdk_dynamodb::operation::batch_get_item::BatchGetItemOutput;
+        use aws_sdk_dynamodb::operation::get_item::GetItemOutput;
+        use aws_sdk_dynamodb::operation::query::QueryOutput;
+        let Ok(output) = context.output_or_error() else {
+            return Ok(());
+        };
+        if let Some(query) = output.downcast_ref::<QueryOutput>() {
+            self.add(query.items(), query.scanned_count().max(0) as usize);
+        } else if let Some(batch) = output.downcast_ref::<BatchGetItemOutput>() {
+            let items: Vec<_> = batch
+                .responses()
+                .into_iter()
+                .flat_map(|tables| tables.values().flatten().cloned())
+                .collect();
+            self.add(&items, 0);
+        } else if let Some(get) = output.downcast_ref::<GetItemOutput>() {
+            self.add(get.item().cloned().as_slice(), 0);
+        }
+        Ok(())
     }
 }
 

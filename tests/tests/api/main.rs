@@ -16,6 +16,7 @@ mod import_limits;
 mod imports;
 mod isolation;
 mod lambda_events;
+mod paging;
 mod races;
 mod support;
 mod task_calls;

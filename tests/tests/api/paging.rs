@@ -1,0 +1,693 @@
+//! D5 paging: offsets reach the first 10,000 rows and no further; `nextToken` walks every list
+//! to its end, filtered or not, with no row twice and none missed; a token works only for the
+//! tenant, list and filters it was made for, and a refused one reads nothing; and a page reads
+//! about its own rows however long the list is (items counted at the SDK, printed for the record).
+
+use crate::support::{contact_op, id, phone, tenant, TestApi};
+use aws_sdk_dynamodb::types::{AttributeValue, PutRequest, WriteRequest};
+use outbound::model::{Id, Name, Phone, TaskStatus};
+use outbound::store::{keys, Item};
+use outbound_local::stack::ItemsRead;
+use serde_json::{json, Value};
+use std::collections::HashSet;
+
+const CAPPED: &str = "pageNum * pageSize may be at most 10000; page further with nextToken";
+const NOT_VALID: &str = "nextToken is not valid for this request";
+
+/// The ids of `rows`.
+fn ids(rows: &Value) -> Vec<String> {
+    rows.as_array()
+        .unwrap()
+        .iter()
+        .map(|row| row["id"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// Every row of the list at `path` with `filters`, read `size` rows a page by following
+/// `nextToken` from the first page. Each page has the same `total`; every page before the last
+/// is full and has a token; the last one's is null; the rows add up to `total`.
+async fn walk(api: &TestApi, tenant: &str, path: &str, filters: &str, size: usize) -> Vec<String> {
+    let mut rows = Vec::new();
+    let mut token: Option<String> = None;
+    let mut total = None;
+    loop {
+        let mut query = format!("{path}?pageSize={size}");
+        if !filters.is_empty() {
+            query.push_str(&format!("&{filters}"));
+        }
+        if let Some(token) = &token {
+            query.push_str(&format!("&nextToken={token}"));
+        }
+        let answer = api.get(tenant, &query).await;
+        let data = answer.ok();
+        let page = ids(&data["rows"]);
+        assert_eq!(
+            total.get_or_insert_with(|| data["total"].clone()),
+            &data["total"]
+        );
+        rows.extend(page.iter().cloned());
+        match &data["nextToken"] {
+            Value::Null => break,
+            Value::String(next) => {
+                assert_eq!(page.len(), size, "{query}: a page before the last is full");
+                token = Some(next.clone());
+            }
+            other => panic!("{query}: nextToken is {other}"),
+        }
+    }
+    assert_eq!(Some(rows.len() as u64), total.and_then(|t| t.as_u64()));
+    let distinct: HashSet<&String> = rows.iter().collect();
+    assert_eq!(
+        distinct.len(),
+        rows.len(),
+        "{path}?{filters}: a row came twice"
+    );
+    rows
+}
+
+/// The three lists of a tenant with data source `source`.
+fn lists(source: &str) -> [String; 3] {
+    [
+        "/api/dataSource/list".to_owned(),
+        format!("/api/dataSource/{source}/contacts"),
+        "/api/task/list".to_owned(),
+    ]
+}
+
+#[tokio::test]
+async fn offsets_reach_ten_thousand_rows_and_no_further() {
+    let api = TestApi::start().await;
+    let (source, _) = api.source_with_contacts("acme", 3).await;
+    api.task("acme", "Only", &source, json!({})).await;
+    for list in lists(&source) {
+        for reached in [
+            "pageNum=100&pageSize=100",
+            "pageNum=500&pageSize=20",
+            "pageNum=10000&pageSize=1",
+        ] {
+            let data = api.get("acme", &format!("{list}?{reached}")).await;
+            let data = data.ok();
+            assert_eq!(data["rows"], json!([]), "{list}?{reached}");
+            assert_eq!(data["nextToken"], Value::Null);
+            assert!(data["total"].as_u64().unwrap() >= 1);
+        }
+        for beyond in [
+            "pageNum=101&pageSize=100",
+            "pageNum=501&pageSize=20",
+            "pageNum=10001&pageSize=1",
+            "pageNum=501",
+            "pageNum=1000000&pageSize=100",
+        ] {
+            let (answer, calls) = api
+                .counting(api.get("acme", &format!("{list}?{beyond}")))
+                .await;
+            answer.err(400, CAPPED);
+            assert_eq!(calls, 0, "{list}?{beyond} is refused before any read");
+        }
+    }
+}
+
+#[tokio::test]
+async fn next_token_walks_each_list_to_its_end() {
+    let api = TestApi::start().await;
+    // Data sources: 23, every third a "Spring" one; listed newest first.
+    let mut sources = Vec::new();
+    for i in 0..23 {
+        let name = if i % 3 == 0 {
+            format!("Spring {i}")
+        } else {
+            format!("Autumn {i}")
+        };
+        sources.push((api.data_source("acme", &name).await, name));
+    }
+    sources.reverse();
+    let all: Vec<String> = sources.iter().map(|(id, _)| id.clone()).collect();
+    let springs: Vec<String> = sources
+        .iter()
+        .filter(|(_, name)| name.starts_with("Spring"))
+        .map(|(id, _)| id.clone())
+        .collect();
+    let path = "/api/dataSource/list";
+    for size in [1, 5, 23, 100] {
+        assert_eq!(
+            walk(&api, "acme", path, "", size).await,
+            all,
+            "pageSize {size}"
+        );
+    }
+    for size in [1, 3, 8] {
+        assert_eq!(
+            walk(&api, "acme", path, "dataSourceName=sPRING", size).await,
+            springs
+        );
+    }
+    assert_eq!(
+        walk(&api, "acme", path, "dataSourceName=winter", 5).await,
+        Vec::<String>::new()
+    );
+
+    // Contacts: 31 in one data source; the phone filter matches 10 of them.
+    let (source, mut contacts) = api.source_with_contacts("acme", 31).await;
+    contacts.reverse();
+    let contacts_path = format!("/api/dataSource/{source}/contacts");
+    for size in [1, 4, 31, 100] {
+        assert_eq!(walk(&api, "acme", &contacts_path, "", size).await, contacts);
+    }
+    let matching: Vec<String> = contacts
+        .iter()
+        .zip((0..31).rev())
+        .filter(|(_, n)| phone(*n).contains("1380000001"))
+        .map(|(id, _)| id.clone())
+        .collect();
+    assert_eq!(matching.len(), 10);
+    for size in [1, 3, 10] {
+        assert_eq!(
+            walk(
+                &api,
+                "acme",
+                &contacts_path,
+                "phoneNumber=138-0000-001",
+                size
+            )
+            .await,
+            matching
+        );
+    }
+
+    // Tasks: 17, the names of every other one hold "even"; three are STOPPED.
+    let mut tasks = Vec::new();
+    for i in 0..17 {
+        let name = format!("{} task {i}", if i % 2 == 0 { "Even" } else { "Odd" });
+        let task = api.task("acme", &name, &source, json!({})).await;
+        if [3, 4, 11].contains(&i) {
+            api.drive("acme", &task, TaskStatus::Stopped).await;
+        }
+        tasks.push((task, i));
+    }
+    tasks.reverse();
+    let pick = |keep: &dyn Fn(usize) -> bool| -> Vec<String> {
+        tasks
+            .iter()
+            .filter(|(_, i)| keep(*i))
+            .map(|(task, _)| task.clone())
+            .collect()
+    };
+    let path = "/api/task/list";
+    for size in [1, 6, 17] {
+        assert_eq!(walk(&api, "acme", path, "", size).await, pick(&|_| true));
+        assert_eq!(
+            walk(&api, "acme", path, "taskName=EVEN", size).await,
+            pick(&|i| i % 2 == 0)
+        );
+        assert_eq!(
+            walk(&api, "acme", path, "status=3", size).await,
+            pick(&|i| [3, 4, 11].contains(&i))
+        );
+        assert_eq!(
+            walk(&api, "acme", path, "status=3&taskName=even", size).await,
+            pick(&|i| i == 4)
+        );
+    }
+
+    // An offset page's token continues right after it.
+    let second = api.get("acme", "/api/task/list?pageNum=2&pageSize=5").await;
+    let token = second.ok()["nextToken"].as_str().unwrap().to_owned();
+    let third = api
+        .get(
+            "acme",
+            &format!("/api/task/list?pageSize=5&nextToken={token}"),
+        )
+        .await;
+    assert_eq!(ids(&third.ok()["rows"]), pick(&|_| true)[10..15].to_vec());
+    // pageNum beside a token is ignored: the token says where the page starts.
+    let again = api
+        .get(
+            "acme",
+            &format!("/api/task/list?pageNum=3&pageSize=5&nextToken={token}"),
+        )
+        .await;
+    assert_eq!(again.ok()["rows"], third.ok()["rows"]);
+
+    // The row a token names may be deleted meanwhile: the next page starts after it all the same.
+    let first = api
+        .get("acme", &format!("{contacts_path}?pageSize=4"))
+        .await;
+    let token = first.ok()["nextToken"].as_str().unwrap().to_owned();
+    api.post(
+        "acme",
+        &contact_op(&source, "delete"),
+        json!({"contactId": contacts[3]}),
+    )
+    .await
+    .ok();
+    let next = api
+        .get(
+            "acme",
+            &format!("{contacts_path}?pageSize=4&nextToken={token}"),
+        )
+        .await;
+    assert_eq!(ids(&next.ok()["rows"]), contacts[4..8].to_vec());
+    assert_eq!(next.ok()["total"], 30);
+}
+
+#[tokio::test]
+async fn a_token_serves_only_its_tenant_list_and_filters_and_a_refused_one_reads_nothing() {
+    let api = TestApi::start().await;
+    let (source, _) = api.source_with_contacts("acme", 5).await;
+    let (other_source, _) = api.source_with_contacts("acme", 5).await;
+    for i in 0..5 {
+        api.task("acme", &format!("Spring {i}"), &source, json!({}))
+            .await;
+    }
+    let (globex_source, _) = api.source_with_contacts("globex", 5).await;
+    for i in 0..5 {
+        api.task("globex", &format!("Spring {i}"), &globex_source, json!({}))
+            .await;
+    }
+    let spring = api
+        .get("acme", "/api/task/list?taskName=spring&pageSize=2")
+        .await;
+    let token = spring.ok()["nextToken"].as_str().unwrap().to_owned();
+    let contacts = api
+        .get(
+            "acme",
+            &format!("/api/dataSource/{source}/contacts?pageSize=2"),
+        )
+        .await;
+    let contact_token = contacts.ok()["nextToken"].as_str().unwrap().to_owned();
+
+    // The same request with its token continues (any pageSize).
+    let next = api
+        .get(
+            "acme",
+            &format!("/api/task/list?taskName=spring&pageSize=3&nextToken={token}"),
+        )
+        .await;
+    assert_eq!(next.ok()["rows"].as_array().unwrap().len(), 3);
+
+    let mut tampered = Vec::new();
+    for position in [0, token.len() / 2, token.len() - 1] {
+        let mut chars: Vec<char> = token.chars().collect();
+        chars[position] = if chars[position] == 'A' { 'B' } else { 'A' };
+        tampered.push(chars.into_iter().collect::<String>());
+    }
+    let mut refused = vec![
+        ("acme", format!("/api/task/list?pageSize=2&nextToken={token}")),
+        (
+            "acme",
+            format!("/api/task/list?taskName=autumn&pageSize=2&nextToken={token}"),
+        ),
+        (
+            "acme",
+            format!("/api/task/list?taskName=spring&status=0&pageSize=2&nextToken={token}"),
+        ),
+        (
+            "globex",
+            format!("/api/task/list?taskName=spring&pageSize=2&nextToken={token}"),
+        ),
+        (
+            "acme",
+            format!("/api/dataSource/list?dataSourceName=spring&nextToken={token}"),
+        ),
+        (
+            "acme",
+            format!("/api/dataSource/{source}/contacts?nextToken={token}"),
+        ),
+        (
+            "acme",
+            format!("/api/dataSource/{other_source}/contacts?pageSize=2&nextToken={contact_token}"),
+        ),
+        (
+            "acme",
+            format!("/api/dataSource/{source}/contacts?pageSize=2&phoneNumber=138&nextToken={contact_token}"),
+        ),
+        ("acme", "/api/task/list?nextToken=abc".to_owned()),
+        ("acme", "/api/task/list?nextToken=%2F%2F%2F%2F".to_owned()),
+        (
+            "acme",
+            format!("/api/task/list?nextToken={}", "A".repeat(300)),
+        ),
+    ];
+    for bad in &tampered {
+        refused.push((
+            "acme",
+            format!("/api/task/list?taskName=spring&pageSize=2&nextToken={bad}"),
+        ));
+    }
+    for (tenant, path) in refused {
+        let (answer, calls) = api.counting(api.get(tenant, &path)).await;
+        answer.err(400, NOT_VALID);
+        assert_eq!(calls, 0, "{tenant} {path}: refused before any read");
+    }
+}
+
+/// Writes `items` with BatchWriteItem, 25 a request, past the API and its counters.
+async fn write_directly(api: &TestApi, items: Vec<Item>) {
+    let client = api.dynamodb();
+    for chunk in items.chunks(25) {
+        let mut requests: Vec<WriteRequest> = chunk
+            .iter()
+            .map(|item| {
+                WriteRequest::builder()
+                    .put_request(
+                        PutRequest::builder()
+                            .set_item(Some(item.clone()))
+                            .build()
+                            .unwrap(),
+                    )
+                    .build()
+            })
+            .collect();
+        while !requests.is_empty() {
+            let output = client
+                .batch_write_item()
+                .request_items(&api.resources.table, requests)
+                .send()
+                .await
+                .expect("batch write");
+            requests = output
+                .unprocessed_items
+                .and_then(|mut u| u.remove(&api.resources.table))
+                .unwrap_or_default();
+        }
+    }
+}
+
+fn with_keys(mut item: Item, pairs: &[(&str, String)]) -> Item {
+    for (name, value) in pairs {
+        item.insert((*name).to_owned(), AttributeValue::S(value.clone()));
+    }
+    item
+}
+
+/// One list request, with the items its reads returned; printed.
+async fn measured(api: &TestApi, tenant: &str, what: &str, path: &str) -> (Value, ItemsRead) {
+    api.calls.take();
+    api.calls.items().take();
+    let answer = api.get(tenant, path).await;
+    let read = api.calls.items().take();
+    println!("{what}: {read}");
+    (answer.ok().clone(), read)
+}
+
+#[tokio::test]
+async fn a_task_or_data_source_page_reads_its_own_rows_whatever_the_tenant_holds() {
+    const TASKS: usize = 1_200;
+    const SOURCES: usize = 1_000;
+    let api = TestApi::start().await;
+    let big = tenant("big");
+    let source = api.data_source("big", "Source 0000").await;
+    let first = api.task("big", "Task 0000", &source, json!({})).await;
+    let template = api.stored_task("big", &first).await;
+    let mut items = Vec::new();
+    for i in 1..TASKS {
+        let mut task = template.clone();
+        task.id = Id::new();
+        task.name = Name::parse("taskName", &format!("Task {i:04}")).unwrap();
+        if i % 10 == 0 {
+            task.status = TaskStatus::Stopped;
+        }
+        let item = serde_dynamo::to_item(&task).unwrap();
+        items.push(with_keys(
+            item,
+            &[
+                (keys::PK, keys::tenant(&big)),
+                (keys::SK, keys::task(&task.id)),
+            ],
+        ));
+    }
+    let head = api.stored_source("big", &source).await;
+    for i in 1..SOURCES {
+        let mut source = head.clone();
+        source.id = Id::new();
+        source.name = Name::parse("dataSourceName", &format!("Source {i:04}")).unwrap();
+        let item = serde_dynamo::to_item(&source).unwrap();
+        items.push(with_keys(
+            item,
+            &[
+                (keys::PK, keys::data_source(&big, &source.id)),
+                (keys::SK, keys::HEAD.to_owned()),
+                (keys::GSI1_PK, keys::tenant(&big)),
+                (keys::GSI1_SK, keys::data_source_in_tenant(&source.id)),
+            ],
+        ));
+        items.push(
+            [
+                (keys::PK.to_owned(), AttributeValue::S(keys::tenant(&big))),
+                (
+                    keys::SK.to_owned(),
+                    AttributeValue::S(keys::data_source_name(source.name.as_str())),
+                ),
+                (
+                    "data_source_id".to_owned(),
+                    AttributeValue::S(source.id.to_string()),
+                ),
+            ]
+            .into(),
+        );
+    }
+    write_directly(&api, items).await;
+    println!("tenant `big`: {TASKS} tasks, {SOURCES} data sources");
+
+    // The counters predate these records: the first list that needs a total counts them once.
+    let (page, read) = measured(
+        &api,
+        "big",
+        "task list page 1, counts taken once",
+        "/api/task/list",
+    )
+    .await;
+    assert_eq!(page["total"], TASKS);
+    assert!(read.scanned >= TASKS, "{read}");
+
+    let (page, read) = measured(&api, "big", "task list page 1", "/api/task/list").await;
+    assert_eq!(page["total"], TASKS);
+    assert_eq!(page["rows"].as_array().unwrap().len(), 20);
+    assert!(read.records <= 21 && read.returned() <= 22, "{read}");
+    assert!(read.scanned <= 21, "{read}");
+
+    let (page, read) = measured(
+        &api,
+        "big",
+        "task list pageNum=50&pageSize=20 (offset 980)",
+        "/api/task/list?pageNum=50&pageSize=20",
+    )
+    .await;
+    assert_eq!(page["total"], TASKS);
+    assert_eq!(page["rows"].as_array().unwrap().len(), 20);
+    assert!(
+        read.records <= 22,
+        "{read}: whole records only for the page"
+    );
+    assert!(read.partial <= 980 + 20 + 1 + 2, "{read}");
+
+    let (page, _) = measured(
+        &api,
+        "big",
+        "task list pageNum=59&pageSize=20 (offset 1160)",
+        "/api/task/list?pageNum=59&pageSize=20",
+    )
+    .await;
+    let token = page["nextToken"].as_str().unwrap().to_owned();
+    let (page, read) = measured(
+        &api,
+        "big",
+        "task list, the page after it by nextToken",
+        &format!("/api/task/list?pageSize=20&nextToken={token}"),
+    )
+    .await;
+    assert_eq!(page["rows"].as_array().unwrap().len(), 20);
+    assert_eq!(page["nextToken"], Value::Null);
+    assert!(read.records <= 21 && read.returned() <= 22, "{read}");
+
+    let (page, read) = measured(
+        &api,
+        "big",
+        "task list taskName=task 11 (100 matches)",
+        "/api/task/list?taskName=task%2011",
+    )
+    .await;
+    assert_eq!(page["total"], 100);
+    assert!(
+        read.records <= 20,
+        "{read}: projections, then the page's records"
+    );
+    let (page, read) = measured(
+        &api,
+        "big",
+        "task list status=3 (119 matches)",
+        "/api/task/list?status=3",
+    )
+    .await;
+    assert_eq!(page["total"], 119);
+    assert!(read.records <= 20, "{read}");
+
+    let (page, read) = measured(
+        &api,
+        "big",
+        "data source list page 1, counts taken once",
+        "/api/dataSource/list",
+    )
+    .await;
+    assert_eq!(page["total"], SOURCES);
+    assert!(read.records <= 21, "{read}");
+    let (page, read) = measured(
+        &api,
+        "big",
+        "data source list page 1",
+        "/api/dataSource/list",
+    )
+    .await;
+    assert_eq!(page["total"], SOURCES);
+    assert!(read.records <= 21 && read.returned() <= 22, "{read}");
+    let (page, read) = measured(
+        &api,
+        "big",
+        "data source list pageNum=45&pageSize=20 (offset 880)",
+        "/api/dataSource/list?pageNum=45&pageSize=20",
+    )
+    .await;
+    assert_eq!(page["rows"].as_array().unwrap().len(), 20);
+    assert!(read.records <= 22, "{read}");
+    let token = page["nextToken"].as_str().unwrap().to_owned();
+    let (page, read) = measured(
+        &api,
+        "big",
+        "data source list, the page after it by nextToken",
+        &format!("/api/dataSource/list?pageSize=20&nextToken={token}"),
+    )
+    .await;
+    assert_eq!(page["rows"].as_array().unwrap().len(), 20);
+    assert!(read.records <= 21 && read.returned() <= 22, "{read}");
+    let (page, read) = measured(
+        &api,
+        "big",
+        "data source list dataSourceName=source 09 (100 matches)",
+        "/api/dataSource/list?dataSourceName=source%2009",
+    )
+    .await;
+    assert_eq!(page["total"], 100);
+    assert!(read.records <= 20, "{read}");
+
+    // The counters move with creates and deletes through the API.
+    api.post("big", "/api/task/delete", json!({"id": first}))
+        .await
+        .ok();
+    api.task("big", "One more", &source, json!({})).await;
+    api.task("big", "And another", &source, json!({})).await;
+    let page = api.get("big", "/api/task/list?pageSize=1").await;
+    assert_eq!(page.ok()["total"], TASKS + 1);
+    api.data_source("big", "Fresh").await;
+    let page = api.get("big", "/api/dataSource/list?pageSize=1").await;
+    assert_eq!(page.ok()["total"], SOURCES + 1);
+}
+
+#[tokio::test]
+async fn a_contacts_page_reads_its_own_rows_however_deep() {
+    const CONTACTS: usize = 10_000;
+    let api = TestApi::start().await;
+    let source = api.data_source("acme", "Ten thousand").await;
+    let first = api.contact("acme", &source, &phone(0)).await;
+    let acme = tenant("acme");
+    let template = api
+        .store
+        .contact(&acme, &id(&source), &id(&first))
+        .await
+        .unwrap();
+    let mut items = Vec::new();
+    for n in 1..CONTACTS {
+        let mut contact = template.clone();
+        contact.id = Id::new();
+        contact.phone = Phone::parse(&phone(n)).unwrap();
+        let item = serde_dynamo::to_item(&contact).unwrap();
+        items.push(with_keys(
+            item,
+            &[
+                (keys::PK, keys::data_source(&acme, &id(&source))),
+                (keys::SK, keys::contact(&contact.id)),
+            ],
+        ));
+    }
+    write_directly(&api, items).await;
+    api.dynamodb()
+        .update_item()
+        .table_name(&api.resources.table)
+        .key(
+            keys::PK,
+            AttributeValue::S(keys::data_source(&acme, &id(&source))),
+        )
+        .key(keys::SK, AttributeValue::S(keys::HEAD.to_owned()))
+        .update_expression("SET contact_count = :n")
+        .expression_attribute_values(":n", AttributeValue::N(CONTACTS.to_string()))
+        .send()
+        .await
+        .unwrap();
+    println!("data source with {CONTACTS} contacts");
+    let path = format!("/api/dataSource/{source}/contacts");
+
+    let (page, read) = measured(&api, "acme", "contacts page 1", &path).await;
+    assert_eq!(page["total"], CONTACTS);
+    assert_eq!(page["rows"].as_array().unwrap().len(), 20);
+    assert!(read.records <= 22 && read.returned() <= 22, "{read}");
+
+    let (page, read) = measured(
+        &api,
+        "acme",
+        "contacts pageNum=500&pageSize=20 (offset 9,980)",
+        &format!("{path}?pageNum=500&pageSize=20"),
+    )
+    .await;
+    assert_eq!(page["total"], CONTACTS);
+    let rows = page["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 20);
+    assert_eq!(rows[19]["id"], first, "the oldest contact is the last row");
+    assert_eq!(page["nextToken"], Value::Null);
+    assert!(
+        read.records <= 22,
+        "{read}: the skipped contacts are read as keys only"
+    );
+    assert!(read.partial <= CONTACTS + 2, "{read}");
+
+    let (page, _) = measured(
+        &api,
+        "acme",
+        "contacts pageNum=499&pageSize=20 (offset 9,960)",
+        &format!("{path}?pageNum=499&pageSize=20"),
+    )
+    .await;
+    let token = page["nextToken"].as_str().unwrap().to_owned();
+    let (page, read) = measured(
+        &api,
+        "acme",
+        "contacts, the last page by nextToken",
+        &format!("{path}?pageSize=20&nextToken={token}"),
+    )
+    .await;
+    assert_eq!(page["rows"].as_array().unwrap()[19]["id"], first);
+    assert_eq!(page["nextToken"], Value::Null);
+    assert!(read.records <= 22 && read.returned() <= 22, "{read}");
+
+    let (page, read) = measured(
+        &api,
+        "acme",
+        "contacts phoneNumber=1380000999 (10 matches)",
+        &format!("{path}?phoneNumber=1380000999"),
+    )
+    .await;
+    assert_eq!(page["total"], 10);
+    assert!(
+        read.records <= 10,
+        "{read}: the matches' keys, then their records"
+    );
+    assert!(read.partial <= 11, "{read}");
+    let (page, read) = measured(
+        &api,
+        "acme",
+        "contacts phoneNumber=13800001 (1,000 matches), page 3",
+        &format!("{path}?phoneNumber=13800001&pageNum=3"),
+    )
+    .await;
+    assert_eq!(page["total"], 1_000);
+    assert_eq!(page["rows"].as_array().unwrap().len(), 20);
+    assert!(read.records <= 20, "{read}");
+}
