@@ -111,10 +111,10 @@ impl Config {
 /// The key of `nextToken`s when `PAGE_TOKEN_SECRET` is not set (development stacks only).
 const DEV_PAGE_TOKEN_SECRET: &str = "outbound-development-page-token-key";
 
-/// `PAGE_TOKEN_SECRET` (at least 32 characters), required unless `OUTBOUND_DEV_STACK=true`,
-/// where a built-in development key stands in: anyone knowing the key can forge a token's
-/// position, though never reach another tenant's rows with it (every read starts from the
-/// caller's tenant, D3).
+/// `PAGE_TOKEN_SECRET` (at least 32 characters), required unless `OUTBOUND_DEV_STACK=true`
+/// outside Lambda, where a built-in development key stands in: anyone knowing the key can forge
+/// a token's position, though never reach another tenant's rows with it (every read starts from
+/// the caller's tenant, D3).
 fn page_tokens(lookup: &impl Fn(&str) -> Option<String>) -> Result<PageTokens, ConfigError> {
     const NAME: &str = "PAGE_TOKEN_SECRET";
     match lookup(NAME).filter(|secret| !secret.trim().is_empty()) {
@@ -123,7 +123,9 @@ fn page_tokens(lookup: &impl Fn(&str) -> Option<String>) -> Result<PageTokens, C
             name: NAME,
             problem: "must be at least 32 characters".into(),
         }),
-        None if lookup("OUTBOUND_DEV_STACK").as_deref() == Some("true") => {
+        None if lookup("OUTBOUND_DEV_STACK").as_deref() == Some("true")
+            && lookup("AWS_LAMBDA_FUNCTION_NAME").is_none() =>
+        {
             Ok(PageTokens::new(DEV_PAGE_TOKEN_SECRET.as_bytes()))
         }
         None => Err(ConfigError {
@@ -162,6 +164,12 @@ mod tests {
         let mut dev = without.to_vec();
         dev.push(("OUTBOUND_DEV_STACK", "true"));
         assert!(Config::from_lookup(lookup(&dev)).is_ok());
+        dev.push(("AWS_LAMBDA_FUNCTION_NAME", "outbound-task-api"));
+        let error = Config::from_lookup(lookup(&dev)).unwrap_err();
+        assert_eq!(
+            error.name, "PAGE_TOKEN_SECRET",
+            "never the development key in Lambda"
+        );
         let mut short = without.to_vec();
         short.push(("PAGE_TOKEN_SECRET", "too short"));
         let error = Config::from_lookup(lookup(&short)).unwrap_err();
