@@ -48,6 +48,8 @@ pub struct ExportJob {
     /// Where the file is stored, once built: `exports/{tenant}/{exportId}/{fileName}`.
     pub object_key: Option<String>,
     /// When a worker took the job; a claim older than the stale limit may be taken over.
+    /// Absent, not NULL, while unclaimed: the store's conditions test `attribute_not_exists`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub claimed_at: Option<Timestamp>,
     /// Builds started, so a job that keeps failing ends FAILED instead of PROCESSING for ever.
     #[serde(default)]
@@ -139,6 +141,7 @@ mod tests {
         assert_eq!(view["downloadUrl"], Value::Null);
         assert_eq!(view["createTime"], "2023-11-14 22:13:20");
         let item: crate::store::Item = serde_dynamo::to_item(&job).unwrap();
+        assert!(!item.contains_key("claimed_at"), "unclaimed: no attribute");
         assert_eq!(
             item["subject"].as_m().unwrap()["kind"].as_s().unwrap(),
             "dataSource"

@@ -10,12 +10,16 @@ use crate::error::Error;
 use crate::model::contact::status;
 use crate::model::export::ExportJob;
 use crate::model::{Contact, DataSource, Id, Timestamp};
-use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue, ReturnValuesOnConditionCheckFailure};
+use aws_sdk_dynamodb::types::{ReturnValue, ReturnValuesOnConditionCheckFailure};
 use std::collections::VecDeque;
 
 /// A build claim older than this may be taken over: the worker that held it is gone (the
 /// exporter's timeout is 15 minutes).
 pub const STALE_EXPORT_CLAIM_MILLIS: i64 = 20 * 60 * 1000;
+
+/// A job no worker holds. Stored jobs leave `claimed_at` out while unclaimed; a NULL one counts
+/// as unclaimed too (DynamoDB compares NULL with nothing, so `claimed_at < :stale` is false).
+const UNCLAIMED: &str = "(attribute_not_exists(claimed_at) OR attribute_type(claimed_at, :null))";
 
 fn export_not_found(id: &Id) -> Error {
     Error::NotFound(format!("export {id} not found"))
@@ -79,12 +83,12 @@ impl Store {
             .key(PK, s(keys::tenant(tenant)))
             .key(SK, s(keys::export(id)))
             .update_expression("SET claimed_at = :now, updated_at = :now ADD attempts :one")
-            .condition_expression(
-                "attribute_exists(pk) AND #status = :processing \
-                 AND (attribute_not_exists(claimed_at) OR claimed_at < :stale)",
-            )
+            .condition_expression(format!(
+                "attribute_exists(pk) AND #status = :processing AND ({UNCLAIMED} OR claimed_at < :stale)"
+            ))
             .expression_attribute_names("#status", "status")
             .expression_attribute_values(":processing", s("PROCESSING"))
+            .expression_attribute_values(":null", s("NULL"))
             .expression_attribute_values(":now", n(now.0))
             .expression_attribute_values(":one", n(1))
             .expression_attribute_values(":stale", n(now.0 - STALE_EXPORT_CLAIM_MILLIS))
@@ -114,7 +118,7 @@ impl Store {
     ) -> Result<bool, Error> {
         let held = match claim {
             Some(_) => "claimed_at = :claim",
-            None => "attribute_not_exists(claimed_at)",
+            None => UNCLAIMED,
         };
         let mut request = self
             .client
@@ -128,9 +132,10 @@ impl Store {
             .expression_attribute_names("#status", "status")
             .expression_attribute_values(":processing", s("PROCESSING"))
             .expression_attribute_values(":at", n(at.0));
-        if let Some(claim) = claim {
-            request = request.expression_attribute_values(":claim", n(claim.0));
-        }
+        request = match claim {
+            Some(claim) => request.expression_attribute_values(":claim", n(claim.0)),
+            None => request.expression_attribute_values(":null", s("NULL")),
+        };
         request = match settlement {
             ExportSettlement::Succeeded {
                 file_name,
@@ -139,14 +144,13 @@ impl Store {
             } => request
                 .update_expression(
                     "SET #status = :succeeded, file_name = :file, row_count = :rows, \
-                     object_key = :key, updated_at = :at, #error = :null REMOVE claimed_at",
+                     object_key = :key, updated_at = :at REMOVE claimed_at, #error",
                 )
                 .expression_attribute_names("#error", "error")
                 .expression_attribute_values(":succeeded", s("SUCCEEDED"))
                 .expression_attribute_values(":file", s(file_name))
                 .expression_attribute_values(":rows", n(row_count))
-                .expression_attribute_values(":key", s(object_key))
-                .expression_attribute_values(":null", AttributeValue::Null(true)),
+                .expression_attribute_values(":key", s(object_key)),
             ExportSettlement::Failed(message) => request
                 .update_expression(
                     "SET #status = :failed, #error = :error, updated_at = :at REMOVE claimed_at",

@@ -288,18 +288,35 @@ async fn a_redelivered_or_concurrent_job_message_builds_nothing_twice() {
         .iter()
         .all(|k| !k.starts_with("exports/")));
     assert_eq!(job_state(&api, "acme", &id).await["status"], "PROCESSING");
-    // The holder gives up its claim (a retryable failure); the queued message then builds it.
-    assert!(api
+    // A claim gone stale (its worker died) is taken over; the old holder can then settle nothing.
+    use outbound::store::export::{ExportSettlement, STALE_EXPORT_CLAIM_MILLIS};
+    let later = Timestamp(claimed.claimed_at.unwrap().0 + STALE_EXPORT_CLAIM_MILLIS + 1_000);
+    let taken = api
         .store
-        .settle_export(
-            &owner,
-            &job_id,
-            claimed.claimed_at,
-            outbound::store::export::ExportSettlement::Released,
-            Timestamp::now(),
-        )
+        .claim_export(&owner, &job_id, later)
         .await
-        .unwrap());
+        .unwrap()
+        .expect("a stale claim is taken over");
+    assert_eq!(taken.attempts, 2);
+    let settle = |claim: Option<Timestamp>| {
+        let (store, owner, job_id) = (&api.store, &owner, &job_id);
+        async move {
+            store
+                .settle_export(
+                    owner,
+                    job_id,
+                    claim,
+                    ExportSettlement::Released,
+                    Timestamp::now(),
+                )
+                .await
+                .unwrap()
+        }
+    };
+    assert!(!settle(claimed.claimed_at).await, "the old claim is gone");
+    assert!(!settle(None).await, "a claimed job is not unclaimed");
+    // The holder gives up its claim (a retryable failure); the queued message then builds it.
+    assert!(settle(taken.claimed_at).await);
     assert_eq!(drain_exports(&api).await, 1);
     let done = job_state(&api, "acme", &id).await;
     assert_eq!(done["status"], "SUCCEEDED", "{done}");
@@ -337,6 +354,43 @@ async fn a_redelivered_or_concurrent_job_message_builds_nothing_twice() {
         .await
         .unwrap();
     assert_eq!(api.snapshot().await, before);
+}
+
+#[tokio::test]
+async fn a_job_that_cannot_be_queued_is_recorded_failed_and_answered_503() {
+    // D8, D1: never a PROCESSING record without a job: the record, written first, is marked
+    // FAILED when the queue refuses the job, and the request answers 503.
+    let api = TestApi::start_with(|config| {
+        config.export_queue_url = config
+            .export_queue_url
+            .take()
+            .map(|url| format!("{url}-gone"));
+    })
+    .await;
+    let source = tricky_source(&api).await;
+    let answer = api.post("acme", &source_job(&source), json!({})).await;
+    answer.err(
+        503,
+        "the service is busy; nothing was changed, try again shortly",
+    );
+    let jobs: Vec<Item> = api
+        .snapshot()
+        .await
+        .into_iter()
+        .filter(|((_, sk), _)| sk.starts_with("EXPORT#"))
+        .map(|(_, item)| item)
+        .collect();
+    assert_eq!(jobs.len(), 1, "{jobs:?}");
+    let text = |name: &str| jobs[0][name].as_s().unwrap().clone();
+    assert_eq!(text("status"), "FAILED");
+    assert_eq!(
+        text("error"),
+        "the export could not be queued; request it again"
+    );
+    let id = text("sk").trim_start_matches("EXPORT#").to_owned();
+    let state = job_state(&api, "acme", &id).await;
+    assert_eq!(state["status"], "FAILED", "{state}");
+    assert_eq!(state["downloadUrl"], Value::Null);
 }
 
 #[tokio::test]
