@@ -11,6 +11,7 @@ mod dialing_support;
 mod envelope;
 mod export_jobs;
 mod exports;
+mod faults;
 mod files;
 mod import_limits;
 mod imports;
