@@ -5,7 +5,7 @@ TENANT ?= acme
 export MOTO_PORT ?= 5000
 export MOTO_ENDPOINT ?= http://127.0.0.1:$(MOTO_PORT)
 
-.PHONY: run test token lint-template bench lambdas
+.PHONY: run test token lint-template validate-template bench lambdas
 
 ## run: the whole service locally on http://127.0.0.1:$(PORT)/api/... (Ctrl-C stops what it started)
 run:
@@ -33,6 +33,16 @@ token:
 lint-template:
 	@scripts/stack.sh setup
 	.venv/bin/cfn-lint template.yaml
+
+## validate-template: `sam validate --lint` with the pinned SAM CLI (scripts/requirements-deploy.txt,
+## installed into .local/venv-deploy); reads samconfig.toml, needs no AWS credentials or network
+validate-template:
+	@if [ ! -x .local/venv-deploy/bin/sam ] || ! cmp -s scripts/requirements-deploy.txt .local/venv-deploy/requirements.installed; then \
+	  python3 -m venv .local/venv-deploy \
+	  && .local/venv-deploy/bin/pip install --quiet --disable-pip-version-check -r scripts/requirements-deploy.txt \
+	  && cp scripts/requirements-deploy.txt .local/venv-deploy/requirements.installed; \
+	fi
+	SAM_CLI_TELEMETRY=0 .local/venv-deploy/bin/sam validate --lint --template template.yaml --region us-east-1
 
 ## lambdas: the eight arm64 bootstrap binaries, as `sam build` makes them (target/lambda/<name>/)
 lambdas:
