@@ -344,3 +344,51 @@ async fn delete_racing_rename_strands_no_name() {
         }
     }
 }
+
+/// D11: under storms of publishes and stops on several tasks of one data source, `active_tasks`
+/// always ends equal to the number of tasks that hold it, and never goes below zero.
+#[tokio::test]
+async fn active_tasks_stays_exact_under_publish_and_stop_storms() {
+    let api = TestApi::start().await;
+    let (source, _) = api.source_with_contacts("acme", 1).await;
+    let mut tasks = Vec::new();
+    for n in 0..4 {
+        tasks.push(
+            api.task("acme", &format!("Storm {n}"), &source, json!({}))
+                .await,
+        );
+    }
+    for round in 0..3 {
+        let requests = tasks.iter().flat_map(|task| {
+            (0..4).map(move |i| {
+                let op = if (i + round) % 2 == 0 {
+                    "publish"
+                } else {
+                    "stop"
+                };
+                (format!("/api/task/{op}"), json!({"id": task}))
+            })
+        });
+        let api = &api;
+        let answers = join_all(
+            requests.map(|(path, body)| async move { api.post("acme", &path, body).await }),
+        )
+        .await;
+        for answer in &answers {
+            assert!([200, 405].contains(&answer.status.as_u16()), "{answer:?}");
+        }
+        let mut holding = 0;
+        for task in &tasks {
+            if api
+                .stored_task("acme", task)
+                .await
+                .status
+                .holds_data_source()
+            {
+                holding += 1;
+            }
+        }
+        let stored = api.stored_source("acme", &source).await;
+        assert_eq!(stored.active_tasks, holding, "round {round}");
+    }
+}
