@@ -36,6 +36,11 @@ pub fn result_key(tenant: &Tenant, source: &Id, import: &Id) -> String {
     format!("results/{}/{source}/{import}.json", tenant.as_str())
 }
 
+/// Where a large recall's list of contacts waits for the dialer's recall job (D12).
+pub fn recall_key(tenant: &Tenant, task: &Id, recall: &Id) -> String {
+    format!("recalls/{}/{task}/{recall}.json", tenant.as_str())
+}
+
 pub fn export_key(tenant: &Tenant, export: &Id, file_name: &str) -> String {
     format!("exports/{}/{export}/{file_name}", tenant.as_str())
 }

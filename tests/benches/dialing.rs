@@ -56,6 +56,8 @@ fn task(source: &DataSource, status: TaskStatus, n: usize) -> Result<Task> {
         in_flight: 0,
         cursor: None,
         revision: 0,
+        pending_recall: None,
+        pending_recall_at: None,
     })
 }
 

@@ -238,6 +238,10 @@ impl Stack {
                 aws_sdk_sqs::Client::new(&self.sdk),
                 config.export_queue_url.clone(),
             ),
+            dial_jobs: outbound::dialing::engine::DialJobs::new(
+                aws_sdk_sqs::Client::new(&self.sdk),
+                config.dialing.dial_queue_url.clone(),
+            ),
             config,
         })
     }
@@ -260,6 +264,7 @@ impl Stack {
                 ..settings
             },
             zone: chrono_tz::Tz::UTC,
+            blob: Blob::from_config(&self.sdk, self.resources.bucket.clone(), true),
             sqs,
             clock,
         }

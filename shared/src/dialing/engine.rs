@@ -32,6 +32,13 @@ pub enum DialJob {
         task_id: Id,
         budget: u32,
     },
+    /// Apply a committed recall to every contact it names (D12).
+    #[serde(rename_all = "camelCase")]
+    Recall {
+        tenant: String,
+        task_id: Id,
+        recall_id: Id,
+    },
     /// Find out what became of a call whose outcome never came.
     #[serde(rename_all = "camelCase")]
     Reconcile {
@@ -40,6 +47,68 @@ pub enum DialJob {
         contact_id: Id,
         attempt: u32,
     },
+}
+
+/// Sends jobs to the dial queue: the tick's, and the recall jobs of the task API.
+#[derive(Clone, Debug)]
+pub struct DialJobs {
+    sqs: aws_sdk_sqs::Client,
+    url: Option<String>,
+}
+
+impl DialJobs {
+    pub fn new(sqs: aws_sdk_sqs::Client, url: Option<String>) -> Self {
+        DialJobs { sqs, url }
+    }
+
+    /// Sends each job after its delay (seconds), ten a request.
+    pub async fn send(&self, jobs: Vec<(DialJob, u32)>) -> Result<(), Error> {
+        use aws_sdk_sqs::types::SendMessageBatchRequestEntry;
+        if jobs.is_empty() {
+            return Ok(());
+        }
+        let url = self
+            .url
+            .as_deref()
+            .ok_or_else(|| Error::internal("dialing", "DIAL_QUEUE_URL is not set"))?;
+        for chunk in jobs.chunks(10) {
+            let mut entries = Vec::with_capacity(chunk.len());
+            for (index, (job, delay)) in chunk.iter().enumerate() {
+                let body = serde_json::to_string(job)
+                    .map_err(|e| Error::internal("encode dial job", e))?;
+                entries.push(
+                    SendMessageBatchRequestEntry::builder()
+                        .id(index.to_string())
+                        .message_body(body)
+                        .delay_seconds(*delay as i32)
+                        .build()
+                        .map_err(|e| Error::internal("build dial job", e))?,
+                );
+            }
+            let output = self
+                .sqs
+                .send_message_batch()
+                .queue_url(url)
+                .set_entries(Some(entries))
+                .send()
+                .await
+                .map_err(|e| Error::dependency("send dial jobs", e))?;
+            if !output.failed.is_empty() {
+                // The next tick sends them again; a lost job delays a task by one tick.
+                tracing::warn!(failed = output.failed.len(), "dial jobs not queued");
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A large recall's contacts, stored while its job applies them (D12).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RecallManifest {
+    pub ids: Vec<Id>,
+    pub priority: u8,
+    pub at: Timestamp,
 }
 
 /// What one tick did.
@@ -71,6 +140,8 @@ pub struct Engine<P> {
     /// The service zone (D4), for tasks without their own.
     pub zone: Tz,
     pub sqs: aws_sdk_sqs::Client,
+    /// Where large recalls keep their lists of contacts.
+    pub blob: crate::blob::Blob,
     pub clock: Arc<dyn Clock>,
 }
 
@@ -88,13 +159,6 @@ impl<P: Provider> Engine<P> {
             total: self.config.max_in_flight,
             rate_per_second: self.config.rate_per_second,
         }
-    }
-
-    fn dial_queue(&self) -> Result<&str, Error> {
-        self.config
-            .dial_queue_url
-            .as_deref()
-            .ok_or_else(|| Error::internal("dialing", "DIAL_QUEUE_URL is not set"))
     }
 
     /// The tick (D13): one dial job for every running task inside its window, sharing the free
@@ -144,6 +208,21 @@ impl<P: Provider> Engine<P> {
             }
             report.dial_jobs = jobs.len();
         }
+        // A large recall whose job was lost is sent again after a minute (D12).
+        for r in &running {
+            if let (Some(recall), Some(at)) = (&r.task.pending_recall, r.task.pending_recall_at) {
+                if now.0 - at.0 > 60_000 {
+                    jobs.push((
+                        DialJob::Recall {
+                            tenant: r.tenant.as_str().to_owned(),
+                            task_id: r.task.id.clone(),
+                            recall_id: recall.clone(),
+                        },
+                        0,
+                    ));
+                }
+            }
+        }
         let stale_before = Timestamp(now.0 - self.config.reconcile_after.as_millis() as i64);
         for shard in 0..keys::SHARDS {
             for (tenant, task_id, state) in self.store.stale_calls(shard, stale_before).await? {
@@ -167,39 +246,9 @@ impl<P: Provider> Engine<P> {
     }
 
     async fn send_jobs(&self, jobs: Vec<(DialJob, u32)>) -> Result<(), Error> {
-        use aws_sdk_sqs::types::SendMessageBatchRequestEntry;
-        if jobs.is_empty() {
-            return Ok(());
-        }
-        let url = self.dial_queue()?;
-        for chunk in jobs.chunks(10) {
-            let mut entries = Vec::with_capacity(chunk.len());
-            for (index, (job, delay)) in chunk.iter().enumerate() {
-                let body = serde_json::to_string(job)
-                    .map_err(|e| Error::internal("encode dial job", e))?;
-                entries.push(
-                    SendMessageBatchRequestEntry::builder()
-                        .id(index.to_string())
-                        .message_body(body)
-                        .delay_seconds(*delay as i32)
-                        .build()
-                        .map_err(|e| Error::internal("build dial job", e))?,
-                );
-            }
-            let output = self
-                .sqs
-                .send_message_batch()
-                .queue_url(url)
-                .set_entries(Some(entries))
-                .send()
-                .await
-                .map_err(|e| Error::dependency("send dial jobs", e))?;
-            if !output.failed.is_empty() {
-                // The next tick sends them again; a lost job delays a task by one tick.
-                tracing::warn!(failed = output.failed.len(), "dial jobs not queued");
-            }
-        }
-        Ok(())
+        DialJobs::new(self.sqs.clone(), self.config.dial_queue_url.clone())
+            .send(jobs)
+            .await
     }
 
     /// One message of the dial queue.
@@ -215,6 +264,14 @@ impl<P: Provider> Engine<P> {
                 .dial(&Tenant::parse(&tenant)?, &task_id, budget)
                 .await
                 .map(drop),
+            DialJob::Recall {
+                tenant,
+                task_id,
+                recall_id,
+            } => {
+                self.apply_recall(&Tenant::parse(&tenant)?, &task_id, &recall_id)
+                    .await
+            }
             DialJob::Reconcile {
                 tenant,
                 task_id,
@@ -410,6 +467,46 @@ impl<P: Provider> Engine<P> {
                 Ok((Step::Stop, false))
             }
         }
+    }
+
+    /// Applies a committed recall (D12): every contact it names, at most once each, then lets
+    /// the task complete again. Safe to run any number of times.
+    #[tracing::instrument(skip(self), fields(tenant = tenant.as_str()))]
+    pub async fn apply_recall(
+        &self,
+        tenant: &Tenant,
+        task_id: &Id,
+        recall: &Id,
+    ) -> Result<(), Error> {
+        let task = match self.store.task(tenant, task_id).await {
+            Ok(task) => task,
+            Err(Error::NotFound(_)) => return Ok(()),
+            Err(error) => return Err(error),
+        };
+        if task.pending_recall.as_ref() != Some(recall) {
+            return Ok(());
+        }
+        let key = crate::blob::recall_key(tenant, task_id, recall);
+        let Some(bytes) = self.blob.get(&key, 64 * 1024 * 1024).await? else {
+            tracing::error!(%key, "recall list is gone; the recall ends as it stands");
+            return self.store.finish_recall(tenant, task_id, recall).await;
+        };
+        let manifest: RecallManifest =
+            serde_json::from_slice(&bytes).map_err(|e| Error::internal("decode recall list", e))?;
+        let applied = self
+            .store
+            .apply_recall(
+                tenant,
+                &task,
+                recall,
+                &manifest.ids,
+                manifest.priority,
+                manifest.at,
+            )
+            .await?;
+        self.store.finish_recall(tenant, task_id, recall).await?;
+        tracing::info!(applied, of = manifest.ids.len(), "recall applied");
+        Ok(())
     }
 
     /// Completes a task when every contact of its data source has a final outcome and nothing is

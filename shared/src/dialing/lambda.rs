@@ -78,6 +78,11 @@ impl Engine<Telephony> {
             store: Store::from_config(sdk, config.table.clone()),
             provider,
             zone: config.time_zone,
+            blob: crate::blob::Blob::from_config(
+                sdk,
+                config.bucket.clone(),
+                config.s3_force_path_style,
+            ),
             config: config.dialing,
             sqs,
             clock: Arc::new(SystemClock),

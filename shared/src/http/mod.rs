@@ -39,6 +39,8 @@ pub struct AppParts {
     pub reclaim: ReclaimQueue,
     /// Export jobs (D8): the API functions queue them, the exporter runs them.
     pub exports: ExportQueue,
+    /// The dial queue, where the task API queues the jobs of large recalls (D12).
+    pub dial_jobs: crate::dialing::engine::DialJobs,
 }
 
 impl std::ops::Deref for App {
@@ -64,13 +66,16 @@ impl App {
         let blob = Blob::from_config(sdk, config.bucket.clone(), config.s3_force_path_style);
         let sqs = aws_sdk_sqs::Client::new(sdk);
         let reclaim = ReclaimQueue::new(sqs.clone(), config.reclaim_queue_url.clone());
-        let exports = ExportQueue::new(sqs, config.export_queue_url.clone());
+        let exports = ExportQueue::new(sqs.clone(), config.export_queue_url.clone());
+        let dial_jobs =
+            crate::dialing::engine::DialJobs::new(sqs, config.dialing.dial_queue_url.clone());
         App::new(AppParts {
             config,
             store,
             blob,
             reclaim,
             exports,
+            dial_jobs,
         })
     }
 

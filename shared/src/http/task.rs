@@ -206,7 +206,7 @@ async fn recall(
         Ok(None) => 5,
         Err(_) => return Err(Error::invalid("priority must be an integer from 1 to 5")),
     };
-    let recalled = task::recall(&app.store, &tenant, &id, &contact_ids, priority as u8).await?;
+    let recalled = task::recall(&app, &tenant, &id, &contact_ids, priority as u8).await?;
     Ok(Envelope(
         json!({"recallCount": recalled.len(), "recallIds": recalled}),
     ))

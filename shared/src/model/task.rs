@@ -318,6 +318,13 @@ pub struct Task {
     /// Moves with every recall, so a completion that raced a recall is refused.
     #[serde(default)]
     pub revision: u64,
+    /// A recall too large for one transaction, committed but not yet applied to every contact
+    /// by the dialer's recall job (D12); the task cannot complete meanwhile.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending_recall: Option<Id>,
+    /// When that recall was committed, so the tick can queue its job again if it was lost.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending_recall_at: Option<Timestamp>,
 }
 
 impl Task {

@@ -2,11 +2,13 @@
 //! dialing engine's entry points into the same state machine.
 
 use crate::auth::Tenant;
+use crate::dialing::engine::{DialJob, RecallManifest};
 use crate::error::Error;
 use crate::model::page::PageQuery;
 use crate::model::task::{ClockTime, DailyWindow, DialSettings, TaskOperation, ZoneName};
 use crate::model::{Description, Id, Name, Page, Task, TaskStatus, Timestamp};
 use crate::reclaim::{ReclaimJob, ReclaimQueue};
+use crate::store::recall::RECALL_IN_ONE;
 use crate::store::task::{Hold, Transition};
 use crate::store::Store;
 use std::collections::HashSet;
@@ -90,6 +92,8 @@ pub async fn add(store: &Store, tenant: &Tenant, new: NewTask) -> Result<Task, E
         in_flight: 0,
         cursor: None,
         revision: 0,
+        pending_recall: None,
+        pending_recall_at: None,
     };
     store.create_task(tenant, &task).await?;
     Ok(task)
@@ -150,6 +154,7 @@ fn change(operation: TaskOperation, at: Timestamp) -> Transition {
         fail_reason: None,
         contact_count: None,
         idle_at_revision: None,
+        pending_recall: None,
     }
 }
 
@@ -253,13 +258,20 @@ pub const MAX_RECALL_IDS: usize = 10_000;
 
 /// Recall (D12): the named contacts, or every failed / unanswered one, get a fresh allowance.
 /// Answers the recalled ids; ids that are not contacts of the task's data source are ignored.
+///
+/// All or nothing from the client's view. Up to [`RECALL_IN_ONE`] contacts of a RUNNING or
+/// PAUSED task are one transaction. Otherwise the list is stored first, then one conditional
+/// write commits the recall on the task (with the COMPLETED -> RUNNING requeue and its data
+/// source hold, D10); a small one is then applied at once, a large one by the dialer's recall
+/// job, which the tick sends again if it is lost. Until it is applied the task cannot complete.
 pub async fn recall(
-    store: &Store,
+    app: &crate::http::App,
     tenant: &Tenant,
     id: &Id,
     contact_ids: &[&str],
     priority: u8,
 ) -> Result<Vec<Id>, Error> {
+    let store = &app.store;
     if contact_ids.len() > MAX_RECALL_IDS {
         return Err(Error::invalid(format!(
             "contactIds may name at most {MAX_RECALL_IDS} contacts"
@@ -288,25 +300,81 @@ pub async fn recall(
         return Ok(recalled);
     }
     let now = Timestamp::now();
-    store
-        .queue_recall(tenant, &task, &recalled, priority, now)
+    if task.status != TaskStatus::Completed && recalled.len() <= RECALL_IN_ONE {
+        store
+            .queue_recall(tenant, &task, &recalled, priority, now)
+            .await?;
+        return Ok(recalled);
+    }
+    let recall = Id::new();
+    let manifest = RecallManifest {
+        ids: recalled.clone(),
+        priority,
+        at: now,
+    };
+    let body = serde_json::to_vec(&manifest).map_err(|e| Error::internal("encode recall", e))?;
+    app.blob
+        .put(
+            &crate::blob::recall_key(tenant, id, &recall),
+            body,
+            "application/json",
+        )
         .await?;
+    commit_recall(store, tenant, &task, &recall, now).await?;
+    // Committed: from here on the recall happens, whatever fails below.
+    if recalled.len() <= RECALL_IN_ONE {
+        let applied = async {
+            store
+                .apply_recall(tenant, &task, &recall, &recalled, priority, now)
+                .await?;
+            store.finish_recall(tenant, id, &recall).await
+        };
+        if let Err(error) = applied.await {
+            tracing::warn!(%error, "recall not applied at once; its job applies it");
+        } else {
+            return Ok(recalled);
+        }
+    }
+    let job = DialJob::Recall {
+        tenant: tenant.as_str().to_owned(),
+        task_id: id.clone(),
+        recall_id: recall,
+    };
+    if let Err(error) = app.dial_jobs.send(vec![(job, 0)]).await {
+        tracing::warn!(%error, "recall job not queued; the tick queues it again");
+    }
+    Ok(recalled)
+}
+
+/// The commit point of a recall that is not one transaction: a COMPLETED task is requeued with
+/// the recall pending (D10); a RUNNING or PAUSED one records it pending.
+async fn commit_recall(
+    store: &Store,
+    tenant: &Tenant,
+    task: &Task,
+    recall: &Id,
+    at: Timestamp,
+) -> Result<(), Error> {
     if task.status == TaskStatus::Completed {
         let requeue = Transition {
             from: &[TaskStatus::Completed],
             to: TaskOperation::requeue(TaskStatus::Completed),
             hold: Hold::Acquire,
-            ..change(TaskOperation::Recall, now)
+            pending_recall: Some((recall.clone(), at)),
+            ..change(TaskOperation::Recall, at)
         };
-        if let Err(error) = store.transition_holding(tenant, &task, &requeue).await {
-            // A concurrent recall requeued it first: the task is RUNNING (or PAUSED since),
-            // where recall is allowed too, and this one's contacts are queued. Not a 405.
-            let requeued = matches!(error, Error::NotAllowed(_))
-                && store.task(tenant, id).await?.status.holds_data_source();
-            if !requeued {
-                return Err(error);
-            }
+        match store.transition_holding(tenant, task, &requeue).await {
+            Ok(_) => return Ok(()),
+            // A concurrent recall requeued it first: it is RUNNING (or PAUSED since), where
+            // recall is allowed too. Not a 405.
+            Err(Error::NotAllowed(_))
+                if store
+                    .task(tenant, &task.id)
+                    .await?
+                    .status
+                    .holds_data_source() => {}
+            Err(error) => return Err(error),
         }
     }
-    Ok(recalled)
+    store.start_recall(tenant, &task.id, recall, at).await
 }

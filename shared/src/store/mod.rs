@@ -9,6 +9,7 @@ pub mod export;
 pub mod import;
 pub mod keys;
 mod paging;
+pub mod recall;
 pub mod task;
 
 use crate::error::Error;

@@ -3,13 +3,13 @@
 
 use super::keys::{self, HEAD, PK, SK};
 use super::paging::{Counted, RowFilter, TenantList};
-use super::{from_item, n, s, string_attr, to_item, Actions, ConditionFailure, Expr, Item, Store};
+use super::{from_item, n, s, string_attr, to_item, Actions, Expr, Item, Store};
 use crate::auth::Tenant;
 use crate::error::Error;
 use crate::model::page::{Page, PageQuery};
 use crate::model::task::{not_allowed, TaskContact, TaskOperation};
 use crate::model::{Id, Name, Task, TaskStatus, Timestamp};
-use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue, ReturnValuesOnConditionCheckFailure};
+use aws_sdk_dynamodb::types::{ReturnValue, ReturnValuesOnConditionCheckFailure};
 use std::collections::HashSet;
 
 fn task_not_found(id: &Id) -> Error {
@@ -58,10 +58,12 @@ pub struct Transition {
     /// Only with no call in flight and no recall since the task was read at this revision (the
     /// dialing engine's completion, D13).
     pub idle_at_revision: Option<u64>,
+    /// Commits a large recall (D12): the task records it as pending, once at a time.
+    pub pending_recall: Option<(Id, Timestamp)>,
 }
 
 /// The condition "the stored status is one of `from`", with its values.
-fn status_in(from: &[TaskStatus], expr: Expr) -> (String, Expr) {
+pub(crate) fn status_in(from: &[TaskStatus], expr: Expr) -> (String, Expr) {
     let mut expr = expr.name("#status", "status");
     let mut placeholders = Vec::new();
     for (i, status) in from.iter().enumerate() {
@@ -79,7 +81,7 @@ fn status_in(from: &[TaskStatus], expr: Expr) -> (String, Expr) {
 }
 
 /// 404 when the task is gone, else 405 naming the state it is in now.
-fn refused(operation: TaskOperation, id: &Id, stored: Option<&Item>) -> Error {
+pub(crate) fn refused(operation: TaskOperation, id: &Id, stored: Option<&Item>) -> Error {
     match stored.map(|item| from_item::<Task>(item.clone())) {
         None => task_not_found(id),
         Some(Ok(task)) => not_allowed(operation, task.status),
@@ -130,11 +132,25 @@ fn transition_expression(tenant: &Tenant, id: &Id, change: &Transition) -> (Stri
     if let Some(revision) = change.idle_at_revision {
         condition.push_str(
             " AND (attribute_not_exists(in_flight) OR in_flight = :no_calls) \
-             AND (attribute_not_exists(revision) OR revision = :revision)",
+             AND (attribute_not_exists(revision) OR revision = :revision) \
+             AND attribute_not_exists(pending_recall)",
         );
         expr = expr
             .value(":no_calls", n(0))
             .value(":revision", n(revision));
+    }
+    if let Some((recall, at)) = &change.pending_recall {
+        update = update.replacen(
+            "SET ",
+            "SET pending_recall = :recall, pending_recall_at = :recall_at, ",
+            1,
+        );
+        update.push_str(" ADD revision :one");
+        condition.push_str(" AND attribute_not_exists(pending_recall)");
+        expr = expr
+            .value(":recall", s(recall.as_str()))
+            .value(":recall_at", n(at.0))
+            .value(":one", n(1));
     }
     (update, condition, expr)
 }
@@ -567,65 +583,5 @@ impl Store {
             )
             .await?;
         items.into_iter().map(from_item).collect()
-    }
-
-    /// Gives each contact a fresh allowance of `max_dial_count` attempts at `priority`, due now,
-    /// while the task is still in a state that allows recall. Writes 99 contacts a transaction.
-    #[tracing::instrument(skip_all, fields(tenant = tenant.as_str(), id = %task.id, count = ids.len()))]
-    pub async fn queue_recall(
-        &self,
-        tenant: &Tenant,
-        task: &Task,
-        ids: &[Id],
-        priority: u8,
-        at: Timestamp,
-    ) -> Result<(), Error> {
-        let pk = keys::task_contacts(tenant, &task.id);
-        for chunk in ids.chunks(99) {
-            let (condition, expr) = status_in(
-                TaskOperation::Recall.allowed_from(),
-                Expr::default().value(":one", n(1)),
-            );
-            // The revision moves so that a completion that read the task before this recall
-            // fails its condition instead of ending a task with contacts queued (D13).
-            let mut actions = Actions::new(&self.table).update(
-                keys::tenant(tenant),
-                keys::task(&task.id),
-                "ADD revision :one",
-                Some(&condition),
-                expr,
-            )?;
-            for id in chunk {
-                let expr = Expr::default()
-                    .value(":id", s(id.as_str()))
-                    .value(":zero", n(0))
-                    .value(":max", n(task.settings.max_dial_count))
-                    .value(":priority", n(priority))
-                    .value(":at", n(at.0))
-                    .value(":false", AttributeValue::Bool(false))
-                    .value(":true", AttributeValue::Bool(true))
-                    .value(":wait_pk", s(keys::waiting(tenant, &task.id)))
-                    .value(":wait_sk", s(keys::waiting_order(Some(priority), at.0)));
-                actions = actions.update(
-                    pk.clone(),
-                    keys::contact(id),
-                    "SET contact_id = :id, allowance = if_not_exists(attempts, :zero) + :max, \
-                     attempts = if_not_exists(attempts, :zero), \
-                     last_outcome = if_not_exists(last_outcome, :zero), \
-                     priority = :priority, next_attempt_at = :at, updated_at = :at, \
-                     done = :false, recalled = :true, gsi1pk = :wait_pk, gsi1sk = :wait_sk",
-                    None,
-                    expr,
-                )?;
-            }
-            self.transact("queue recall", actions.into_items())
-                .await
-                .map_err(|failure| {
-                    failure.or_else(|condition: ConditionFailure| {
-                        refused(TaskOperation::Recall, &task.id, condition.item_at(0))
-                    })
-                })?;
-        }
-        Ok(())
     }
 }

@@ -203,6 +203,7 @@ async fn a_task_the_provider_refuses_fails_with_its_reason() {
         config: engine.config,
         zone: engine.zone,
         sqs: engine.sqs,
+        blob: engine.blob,
         clock: engine.clock,
     };
     let (task, source, _) = running_task(&api, 3, json!({})).await;
@@ -271,6 +272,7 @@ async fn a_busy_provider_costs_no_attempt() {
         config: engine.config,
         zone: engine.zone,
         sqs: engine.sqs,
+        blob: engine.blob,
         clock: engine.clock,
     };
     let (task, _, contacts) = running_task(&api, 2, json!({"maxDialCount": 1})).await;

@@ -80,6 +80,7 @@ impl TestApi {
             },
             config: settings,
             zone: self.app.config.time_zone,
+            blob: self.app.blob.clone(),
             sqs,
             clock,
         }

@@ -170,6 +170,10 @@ async fn internal_errors_answer_500_without_internals() {
             aws_sdk_sqs::Client::new(&stack.sdk),
             None,
         ),
+        dial_jobs: outbound::dialing::engine::DialJobs::new(
+            aws_sdk_sqs::Client::new(&stack.sdk),
+            None,
+        ),
         config,
     });
     let router = outbound::http::datasource_api(app);

@@ -269,3 +269,123 @@ async fn recall_refuses_malformed_bodies() {
             .err(404, &format!("task {missing} not found"));
     }
 }
+
+/// More contacts than one transaction holds beside the task.
+const LARGE: usize = 120;
+
+/// A RUNNING task of `LARGE` contacts whose every contact failed its last call.
+async fn all_failed(api: &TestApi) -> TaskFixture {
+    let task = api.task_in("acme", TaskStatus::Running, LARGE).await;
+    for contact in &task.contacts {
+        api.seed_task_contact("acme", &task.id, contact, 2, 1).await;
+    }
+    task
+}
+
+/// D12: a recall too large for one transaction is committed on the task at once and applied
+/// by the dialer's recall job, exactly once however often the job runs; until then the task
+/// cannot complete (D13).
+#[tokio::test]
+async fn a_large_recall_is_committed_at_once_and_applied_by_its_job() {
+    use crate::dialing_support::{fast_settings, ManualClock, DEFAULT_MIX};
+    use outbound::dialing::lambda::DialQueue;
+    let api = TestApi::start().await;
+    let task = all_failed(&api).await;
+    let answer = recall(&api, &task.id, json!({"priority": 2})).await;
+    assert_eq!(recalled(answer.ok()).len(), LARGE);
+    let stored = api.stored_task("acme", &task.id).await;
+    let pending = stored
+        .pending_recall
+        .clone()
+        .expect("the recall is pending");
+    assert_eq!(stored.revision, 1);
+    let waiting = api.stored_task_contacts("acme", &task.id).await;
+    assert!(waiting.values().all(|state| state.done && !state.recalled));
+    let refused = outbound::service::task::complete(
+        &api.store,
+        &crate::support::tenant("acme"),
+        &id(&task.id),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(
+        refused.status_code(),
+        405,
+        "no completion while a recall is pending"
+    );
+
+    let engine = api.engine(
+        fast_settings(&api, DEFAULT_MIX),
+        ManualClock::starting_now(),
+    );
+    assert_eq!(api.drain(&engine, DialQueue::Jobs).await, 1);
+    let applied = api.stored_task_contacts("acme", &task.id).await;
+    for state in applied.values() {
+        assert!(state.recalled && !state.done, "{state:?}");
+        assert_eq!((state.allowance, state.priority), (1 + 3, 2));
+    }
+    assert_eq!(api.stored_task("acme", &task.id).await.pending_recall, None);
+    // The job again changes nothing.
+    let before = api.snapshot().await;
+    engine
+        .apply_recall(&crate::support::tenant("acme"), &id(&task.id), &pending)
+        .await
+        .unwrap();
+    assert_eq!(api.snapshot().await, before);
+}
+
+/// D12: a recall whose list cannot be stored answers an error and changes nothing.
+#[tokio::test]
+async fn a_large_recall_that_cannot_be_committed_changes_nothing() {
+    let api = TestApi::start().await;
+    let task = all_failed(&api).await;
+    let before = api.snapshot().await;
+    let broken = outbound::http::App::new(outbound::http::AppParts {
+        blob: outbound::blob::Blob::from_config(&api.sdk, "no-such-bucket", true),
+        store: api.app.store.clone(),
+        reclaim: api.app.reclaim.clone(),
+        exports: api.app.exports.clone(),
+        dial_jobs: api.app.dial_jobs.clone(),
+        config: api.app.config.clone(),
+    });
+    let error = outbound::service::task::recall(
+        &broken,
+        &crate::support::tenant("acme"),
+        &id(&task.id),
+        &[],
+        5,
+    )
+    .await
+    .unwrap_err();
+    assert!([500, 503].contains(&error.status_code()), "{error}");
+    assert_eq!(api.snapshot().await, before);
+}
+
+/// D12: a large recall whose job was lost is queued again by the tick a minute later.
+#[tokio::test]
+async fn the_tick_queues_a_lost_recall_job_again() {
+    use crate::dialing_support::{fast_settings, ManualClock, DEFAULT_MIX};
+    use outbound::dialing::lambda::DialQueue;
+    let api = TestApi::start().await;
+    let task = all_failed(&api).await;
+    recall(&api, &task.id, json!({})).await.ok();
+    let sqs = aws_sdk_sqs::Client::new(&api.sdk);
+    outbound_local::poller::drain(&sqs, &api.resources.dial_queue_url, |_| async { Ok(()) })
+        .await
+        .unwrap();
+    let clock = ManualClock::starting_now();
+    let engine = api.engine(fast_settings(&api, DEFAULT_MIX), clock.clone());
+    engine.tick().await.unwrap();
+    api.drain(&engine, DialQueue::Jobs).await;
+    assert!(api
+        .stored_task("acme", &task.id)
+        .await
+        .pending_recall
+        .is_some());
+    clock.advance(std::time::Duration::from_secs(61));
+    engine.tick().await.unwrap();
+    api.drain(&engine, DialQueue::Jobs).await;
+    assert_eq!(api.stored_task("acme", &task.id).await.pending_recall, None);
+    let states = api.stored_task_contacts("acme", &task.id).await;
+    assert_eq!(states.values().filter(|s| s.recalled).count(), LARGE);
+}

@@ -1,0 +1,222 @@
+//! Recall's writes (D12), all-or-nothing from the client's view. A recall of up to
+//! [`RECALL_IN_ONE`] contacts is one transaction with the task. A larger one is committed by a
+//! single conditional write on the task (`pending_recall`) once its list of contacts is stored,
+//! and the dialer's recall job then applies it contact by contact, idempotently: a recall the
+//! client was told succeeded is applied in full, one it was told failed changes nothing.
+
+use super::keys::{self, PK, SK};
+use super::task::{refused, status_in};
+use super::{n, s, Actions, Expr, Store};
+use crate::auth::Tenant;
+use crate::error::Error;
+use crate::model::task::TaskOperation;
+use crate::model::{Id, Task, TaskStatus, Timestamp};
+use aws_sdk_dynamodb::types::AttributeValue;
+
+/// Contacts one recall transaction holds beside its task (DynamoDB takes 100 actions).
+pub const RECALL_IN_ONE: usize = 99;
+
+/// The update that gives a contact a fresh allowance of `maxDialCount` attempts at `priority`,
+/// due at `at`, in the waiting index (D12, D13); `applied` marks it as done by that recall.
+fn recalled_contact(
+    tenant: &Tenant,
+    task: &Task,
+    id: &Id,
+    priority: u8,
+    at: Timestamp,
+    applied: Option<&Id>,
+) -> (String, Expr) {
+    let mut update = "SET contact_id = :id, allowance = if_not_exists(attempts, :zero) + :max, \
+                      attempts = if_not_exists(attempts, :zero), \
+                      last_outcome = if_not_exists(last_outcome, :zero), \
+                      priority = :priority, next_attempt_at = :at, updated_at = :at, \
+                      done = :false, recalled = :true, gsi1pk = :wait_pk, gsi1sk = :wait_sk"
+        .to_owned();
+    let mut expr = Expr::default()
+        .value(":id", s(id.as_str()))
+        .value(":zero", n(0))
+        .value(":max", n(task.settings.max_dial_count))
+        .value(":priority", n(priority))
+        .value(":at", n(at.0))
+        .value(":false", AttributeValue::Bool(false))
+        .value(":true", AttributeValue::Bool(true))
+        .value(":wait_pk", s(keys::waiting(tenant, &task.id)))
+        .value(":wait_sk", s(keys::waiting_order(Some(priority), at.0)));
+    if let Some(recall) = applied {
+        update.push_str(", applied_recall = :recall");
+        expr = expr.value(":recall", s(recall.as_str()));
+    }
+    (update, expr)
+}
+
+fn recall_pending(task: &Id) -> Error {
+    Error::Conflict(format!(
+        "task {task} is still applying an earlier recall; try again shortly"
+    ))
+}
+
+impl Store {
+    /// Recalls up to [`RECALL_IN_ONE`] contacts in one transaction with the task, while the task
+    /// still allows recall (405). The task's revision moves, so a completion that read the task
+    /// before this recall fails its condition instead of ending a task with contacts queued.
+    #[tracing::instrument(skip_all, fields(tenant = tenant.as_str(), id = %task.id, count = ids.len()))]
+    pub async fn queue_recall(
+        &self,
+        tenant: &Tenant,
+        task: &Task,
+        ids: &[Id],
+        priority: u8,
+        at: Timestamp,
+    ) -> Result<(), Error> {
+        debug_assert!(ids.len() <= RECALL_IN_ONE);
+        let (condition, expr) = status_in(
+            TaskOperation::Recall.allowed_from(),
+            Expr::default().value(":one", n(1)),
+        );
+        let mut actions = Actions::new(&self.table).update(
+            keys::tenant(tenant),
+            keys::task(&task.id),
+            "ADD revision :one",
+            Some(&condition),
+            expr,
+        )?;
+        let pk = keys::task_contacts(tenant, &task.id);
+        for id in ids {
+            let (update, expr) = recalled_contact(tenant, task, id, priority, at, None);
+            actions = actions.update(pk.clone(), keys::contact(id), &update, None, expr)?;
+        }
+        self.transact("queue recall", actions.into_items())
+            .await
+            .map_err(|failure| {
+                failure.or_else(|condition| {
+                    refused(TaskOperation::Recall, &task.id, condition.item_at(0))
+                })
+            })
+    }
+
+    /// Commits a large recall on a RUNNING or PAUSED task: one conditional write records it as
+    /// pending (and moves the revision), once at a time (409 while another is being applied).
+    pub async fn start_recall(
+        &self,
+        tenant: &Tenant,
+        task: &Id,
+        recall: &Id,
+        at: Timestamp,
+    ) -> Result<(), Error> {
+        let (condition, expr) = status_in(
+            &[TaskStatus::Running, TaskStatus::Paused],
+            Expr::default()
+                .value(":recall", s(recall.as_str()))
+                .value(":at", n(at.0))
+                .value(":one", n(1)),
+        );
+        let result = self
+            .client
+            .update_item()
+            .table_name(&self.table)
+            .key(PK, s(keys::tenant(tenant)))
+            .key(SK, s(keys::task(task)))
+            .update_expression(
+                "SET pending_recall = :recall, pending_recall_at = :at ADD revision :one",
+            )
+            .condition_expression(format!(
+                "{condition} AND attribute_not_exists(pending_recall)"
+            ))
+            .set_expression_attribute_names(Some(expr.names.clone()))
+            .set_expression_attribute_values(Some(expr.values.clone()))
+            .return_values_on_condition_check_failure(
+                aws_sdk_dynamodb::types::ReturnValuesOnConditionCheckFailure::AllOld,
+            )
+            .send()
+            .await;
+        match result {
+            Ok(_) => Ok(()),
+            Err(error) => {
+                let stored = error
+                    .as_service_error()
+                    .filter(|e| e.is_conditional_check_failed_exception())
+                    .map(|e| match e {
+                        aws_sdk_dynamodb::operation::update_item::UpdateItemError::ConditionalCheckFailedException(e) => e.item().cloned(),
+                        _ => None,
+                    });
+                match stored {
+                    Some(Some(item)) if item.contains_key("pending_recall") => {
+                        Err(recall_pending(task))
+                    }
+                    Some(item) => Err(refused(TaskOperation::Recall, task, item.as_ref())),
+                    None => Err(Error::dependency("start recall", error)),
+                }
+            }
+        }
+    }
+
+    /// Applies a committed recall to `ids`, each at most once whatever the number of runs.
+    pub async fn apply_recall(
+        &self,
+        tenant: &Tenant,
+        task: &Task,
+        recall: &Id,
+        ids: &[Id],
+        priority: u8,
+        at: Timestamp,
+    ) -> Result<usize, Error> {
+        let pk = keys::task_contacts(tenant, &task.id);
+        let mut applied = 0;
+        for id in ids {
+            let (update, expr) = recalled_contact(tenant, task, id, priority, at, Some(recall));
+            let result = self
+                .client
+                .update_item()
+                .table_name(&self.table)
+                .key(PK, s(&pk))
+                .key(SK, s(keys::contact(id)))
+                .update_expression(update)
+                .condition_expression(
+                    "attribute_not_exists(applied_recall) OR applied_recall <> :recall",
+                )
+                .set_expression_attribute_values(Some(expr.values))
+                .send()
+                .await;
+            match result {
+                Ok(_) => applied += 1,
+                Err(error)
+                    if error
+                        .as_service_error()
+                        .is_some_and(|e| e.is_conditional_check_failed_exception()) => {}
+                Err(error) => return Err(Error::dependency("apply recall", error)),
+            }
+        }
+        Ok(applied)
+    }
+
+    /// Marks a recall applied: the task may complete again.
+    pub async fn finish_recall(
+        &self,
+        tenant: &Tenant,
+        task: &Id,
+        recall: &Id,
+    ) -> Result<(), Error> {
+        let result = self
+            .client
+            .update_item()
+            .table_name(&self.table)
+            .key(PK, s(keys::tenant(tenant)))
+            .key(SK, s(keys::task(task)))
+            .update_expression("REMOVE pending_recall, pending_recall_at")
+            .condition_expression("pending_recall = :recall")
+            .expression_attribute_values(":recall", s(recall.as_str()))
+            .send()
+            .await;
+        match result {
+            Ok(_) => Ok(()),
+            Err(error)
+                if error
+                    .as_service_error()
+                    .is_some_and(|e| e.is_conditional_check_failed_exception()) =>
+            {
+                Ok(())
+            }
+            Err(error) => Err(Error::dependency("finish recall", error)),
+        }
+    }
+}
