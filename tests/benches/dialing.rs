@@ -166,11 +166,10 @@ async fn campaign() -> Result<()> {
 
 /// One tick with `running` RUNNING tasks and as many DRAFT tasks beside them.
 async fn tick(running: usize) -> Result<()> {
-    use aws_sdk_dynamodb::types::{PutRequest, WriteRequest};
     let stack = Stack::provision().await;
     let tenant = Tenant::parse("bench")?;
     let source = source_with_contacts(&stack, &tenant, 1).await?;
-    let mut requests = Vec::new();
+    let mut items = Vec::new();
     for n in 0..running * 2 {
         let status = if n % 2 == 0 {
             TaskStatus::Running
@@ -191,27 +190,14 @@ async fn tick(running: usize) -> Result<()> {
         }
         item.insert(keys::PK.into(), s(pk));
         item.insert(keys::SK.into(), s(sk));
-        requests.push(
-            WriteRequest::builder()
-                .put_request(PutRequest::builder().set_item(Some(item)).build()?)
-                .build(),
-        );
+        items.push(item);
     }
-    let dynamodb = aws_sdk_dynamodb::Client::new(&stack.sdk);
-    for chunk in requests.chunks(25) {
-        let mut pending = chunk.to_vec();
-        while !pending.is_empty() {
-            let output = dynamodb
-                .batch_write_item()
-                .request_items(&stack.resources.table, pending)
-                .send()
-                .await?;
-            pending = output
-                .unprocessed_items
-                .and_then(|mut u| u.remove(&stack.resources.table))
-                .unwrap_or_default();
-        }
-    }
+    outbound_local::stack::put_items(
+        &aws_sdk_dynamodb::Client::new(&stack.sdk),
+        &stack.resources.table,
+        items,
+    )
+    .await?;
     let engine = stack.engine(DialerConfig::default(), ManualClock::starting_now());
     stack.calls.take();
     let started = Instant::now();

@@ -17,6 +17,38 @@ use outbound::store::Store;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+/// Puts `items` into `table` past the service (to seed large data sets fast): BatchWriteItem, 25
+/// a request, resending what DynamoDB leaves unprocessed.
+pub async fn put_items(
+    client: &aws_sdk_dynamodb::Client,
+    table: &str,
+    items: Vec<outbound::store::Item>,
+) -> Result<(), aws_sdk_dynamodb::Error> {
+    use aws_sdk_dynamodb::types::{PutRequest, WriteRequest};
+    for chunk in items.chunks(25) {
+        let mut requests = Vec::with_capacity(chunk.len());
+        for item in chunk {
+            let put = PutRequest::builder()
+                .set_item(Some(item.clone()))
+                .build()
+                .map_err(aws_sdk_dynamodb::Error::from)?;
+            requests.push(WriteRequest::builder().put_request(put).build());
+        }
+        while !requests.is_empty() {
+            let output = client
+                .batch_write_item()
+                .request_items(table, requests)
+                .send()
+                .await?;
+            requests = output
+                .unprocessed_items
+                .and_then(|mut left| left.remove(table))
+                .unwrap_or_default();
+        }
+    }
+    Ok(())
+}
+
 /// A unique, short resource name.
 pub fn unique(prefix: &str) -> String {
     format!("{prefix}-{}", ulid::Ulid::new().to_string().to_lowercase())

@@ -6,7 +6,7 @@
 
 use crate::files::{csv, read_export};
 use crate::support::{phone, unique, TestApi};
-use aws_sdk_dynamodb::types::{AttributeValue, PutRequest, WriteRequest};
+use aws_sdk_dynamodb::types::AttributeValue;
 use outbound::model::{Contact, ContactFields, Id, Phone, Timestamp};
 use outbound::store::{keys, Item};
 use reqwest::StatusCode;
@@ -528,7 +528,7 @@ async fn write_contacts(api: &TestApi, tenant: &str, source: &str, contacts: &[C
         );
         item
     });
-    batch_write(api, items.collect()).await;
+    api.put_directly(items.collect()).await;
     api.dynamodb()
         .update_item()
         .table_name(&api.resources.table)
@@ -539,38 +539,6 @@ async fn write_contacts(api: &TestApi, tenant: &str, source: &str, contacts: &[C
         .send()
         .await
         .unwrap();
-}
-
-/// Puts `items` with BatchWriteItem, 25 a request, retrying what is left unprocessed.
-async fn batch_write(api: &TestApi, items: Vec<Item>) {
-    let client = api.dynamodb();
-    for chunk in items.chunks(25) {
-        let mut requests: Vec<WriteRequest> = chunk
-            .iter()
-            .map(|item| {
-                WriteRequest::builder()
-                    .put_request(
-                        PutRequest::builder()
-                            .set_item(Some(item.clone()))
-                            .build()
-                            .unwrap(),
-                    )
-                    .build()
-            })
-            .collect();
-        while !requests.is_empty() {
-            let output = client
-                .batch_write_item()
-                .request_items(&api.resources.table, requests)
-                .send()
-                .await
-                .unwrap();
-            requests = output
-                .unprocessed_items
-                .and_then(|mut left| left.remove(&api.resources.table))
-                .unwrap_or_default();
-        }
-    }
 }
 
 /// `count` contacts of `source`, ids ascending, each with `custom_chars` characters in each of
@@ -686,7 +654,7 @@ async fn the_task_export_joins_states_page_by_page_as_the_whole_map_did() {
         }
     }
     assert!(states.len() > 800 && state_items.len() > 850);
-    batch_write(&api, state_items).await;
+    api.put_directly(state_items).await;
 
     let source_rows = read_export(
         &direct_file(
@@ -745,7 +713,7 @@ async fn export_job_of_100k_contacts_time_and_memory() {
         .step_by(3)
         .map(|contact| state_item("acme", &task, &contact.id, 2, 1))
         .collect();
-    batch_write(&api, states).await;
+    api.put_directly(states).await;
     println!("seeded 100,000 contacts in {:?}", started.elapsed());
     drop(contacts);
     for (kind, path) in [

@@ -4,7 +4,7 @@
 //! about its own rows however long the list is (items counted at the SDK, printed for the record).
 
 use crate::support::{contact_op, id, phone, tenant, TestApi};
-use aws_sdk_dynamodb::types::{AttributeValue, PutRequest, WriteRequest};
+use aws_sdk_dynamodb::types::AttributeValue;
 use outbound::model::{Id, Name, Phone, TaskStatus};
 use outbound::store::{keys, Item};
 use outbound_local::stack::ItemsRead;
@@ -341,38 +341,6 @@ async fn a_token_serves_only_its_tenant_list_and_filters_and_a_refused_one_reads
     }
 }
 
-/// Writes `items` with BatchWriteItem, 25 a request, past the API and its counters.
-async fn write_directly(api: &TestApi, items: Vec<Item>) {
-    let client = api.dynamodb();
-    for chunk in items.chunks(25) {
-        let mut requests: Vec<WriteRequest> = chunk
-            .iter()
-            .map(|item| {
-                WriteRequest::builder()
-                    .put_request(
-                        PutRequest::builder()
-                            .set_item(Some(item.clone()))
-                            .build()
-                            .unwrap(),
-                    )
-                    .build()
-            })
-            .collect();
-        while !requests.is_empty() {
-            let output = client
-                .batch_write_item()
-                .request_items(&api.resources.table, requests)
-                .send()
-                .await
-                .expect("batch write");
-            requests = output
-                .unprocessed_items
-                .and_then(|mut u| u.remove(&api.resources.table))
-                .unwrap_or_default();
-        }
-    }
-}
-
 fn with_keys(mut item: Item, pairs: &[(&str, String)]) -> Item {
     for (name, value) in pairs {
         item.insert((*name).to_owned(), AttributeValue::S(value.clone()));
@@ -446,7 +414,7 @@ async fn a_task_or_data_source_page_reads_its_own_rows_whatever_the_tenant_holds
             .into(),
         );
     }
-    write_directly(&api, items).await;
+    api.put_directly(items).await;
     println!("tenant `big`: {TASKS} tasks, {SOURCES} data sources");
 
     // The counters predate these records: the first list that needs a total counts them once.
@@ -608,7 +576,7 @@ async fn a_contacts_page_reads_its_own_rows_however_deep() {
             ],
         ));
     }
-    write_directly(&api, items).await;
+    api.put_directly(items).await;
     api.dynamodb()
         .update_item()
         .table_name(&api.resources.table)
