@@ -300,7 +300,8 @@ pub async fn recall(
         return Ok(recalled);
     }
     let now = Timestamp::now();
-    if task.status != TaskStatus::Completed && recalled.len() <= RECALL_IN_ONE {
+    let small = recalled.len() <= RECALL_IN_ONE;
+    if task.status != TaskStatus::Completed && small {
         store
             .queue_recall(tenant, &task, &recalled, priority, now)
             .await?;
@@ -320,9 +321,19 @@ pub async fn recall(
             "application/json",
         )
         .await?;
-    commit_recall(store, tenant, &task, &recall, now).await?;
+    if let Some(requeued) = requeue_with_recall(store, tenant, &task, &recall, now).await? {
+        // A concurrent recall requeued it first: it is RUNNING (or PAUSED since), where this
+        // one is a recall like any other. Not a 405.
+        if small {
+            store
+                .queue_recall(tenant, &requeued, &recalled, priority, now)
+                .await?;
+            return Ok(recalled);
+        }
+        store.start_recall(tenant, id, &recall, now).await?;
+    }
     // Committed: from here on the recall happens, whatever fails below.
-    if recalled.len() <= RECALL_IN_ONE {
+    if small {
         let applied = async {
             store
                 .apply_recall(tenant, &task, &recall, &recalled, priority, now)
@@ -347,34 +358,36 @@ pub async fn recall(
 }
 
 /// The commit point of a recall that is not one transaction: a COMPLETED task is requeued with
-/// the recall pending (D10); a RUNNING or PAUSED one records it pending.
-async fn commit_recall(
+/// the recall pending (D10), a RUNNING or PAUSED one records it pending. Answers the task as it
+/// is now when a concurrent recall requeued it first, and nothing is committed yet.
+async fn requeue_with_recall(
     store: &Store,
     tenant: &Tenant,
     task: &Task,
     recall: &Id,
     at: Timestamp,
-) -> Result<(), Error> {
-    if task.status == TaskStatus::Completed {
-        let requeue = Transition {
-            from: &[TaskStatus::Completed],
-            to: TaskOperation::requeue(TaskStatus::Completed),
-            hold: Hold::Acquire,
-            pending_recall: Some((recall.clone(), at)),
-            ..change(TaskOperation::Recall, at)
-        };
-        match store.transition_holding(tenant, task, &requeue).await {
-            Ok(_) => return Ok(()),
-            // A concurrent recall requeued it first: it is RUNNING (or PAUSED since), where
-            // recall is allowed too. Not a 405.
-            Err(Error::NotAllowed(_))
-                if store
-                    .task(tenant, &task.id)
-                    .await?
-                    .status
-                    .holds_data_source() => {}
-            Err(error) => return Err(error),
-        }
+) -> Result<Option<Task>, Error> {
+    if task.status != TaskStatus::Completed {
+        store.start_recall(tenant, &task.id, recall, at).await?;
+        return Ok(None);
     }
-    store.start_recall(tenant, &task.id, recall, at).await
+    let requeue = Transition {
+        from: &[TaskStatus::Completed],
+        to: TaskOperation::requeue(TaskStatus::Completed),
+        hold: Hold::Acquire,
+        pending_recall: Some((recall.clone(), at)),
+        ..change(TaskOperation::Recall, at)
+    };
+    match store.transition_holding(tenant, task, &requeue).await {
+        Ok(_) => Ok(None),
+        Err(Error::NotAllowed(refusal)) => {
+            let now = store.task(tenant, &task.id).await?;
+            if now.status.holds_data_source() {
+                Ok(Some(now))
+            } else {
+                Err(Error::NotAllowed(refusal))
+            }
+        }
+        Err(error) => Err(error),
+    }
 }

@@ -73,10 +73,12 @@ async fn dynamodb_calls_per_task_request() {
         .code(405);
     assert_eq!(api.calls.take(), 1);
 
-    // Recall of failed contacts on a COMPLETED task: read, query, check, write, requeue.
+    // Recall of failed contacts on a COMPLETED task: read, query, check, the requeue that
+    // commits the recall (D12: its list is in S3 first), the contact's write, the pending
+    // recall cleared.
     let done = api.task_in("acme", TaskStatus::Completed, 1).await;
     api.seed_task_contact("acme", &done.id, &done.contacts[0], 2, 1)
         .await;
     let recall = format!("/api/task/{}/recall", done.id);
-    assert_eq!(calls_of(&api, "POST", &recall, json!({})).await, 5);
+    assert_eq!(calls_of(&api, "POST", &recall, json!({})).await, 6);
 }
