@@ -230,24 +230,35 @@ impl Store {
     /// Stores a new contact, claims its phone number and counts it, in one transaction.
     #[tracing::instrument(skip_all, fields(tenant = tenant.as_str(), id = %contact.id))]
     pub async fn add_contact(&self, tenant: &Tenant, contact: &Contact) -> Result<(), Error> {
+        #[derive(PartialEq)]
+        enum Step {
+            Contact,
+            PhoneGuard,
+            Head,
+        }
         let absent = || Some(("attribute_not_exists(pk)", Expr::default()));
         let actions = Actions::new(&self.table)
-            .put(self.contact_item(tenant, contact)?, absent())?
-            .put(self.phone_guard(tenant, contact, None), absent())?
+            .put(Step::Contact, self.contact_item(tenant, contact)?, absent())?
+            .put(
+                Step::PhoneGuard,
+                self.phone_guard(tenant, contact, None),
+                absent(),
+            )?
             .update(
+                Step::Head,
                 keys::data_source(tenant, &contact.data_source_id),
                 HEAD.to_owned(),
                 "ADD contact_count :one",
                 Some(HEAD_EXISTS),
                 Expr::default().value(":one", n(1)),
             )?;
-        self.transact("add contact", actions.into_items())
+        self.transact("add contact", actions)
             .await
             .map_err(|failure| {
                 failure.or_else(|condition| {
-                    if condition.failed_at(2) {
+                    if condition.failed(Step::Head) {
                         data_source_gone(&contact.data_source_id)
-                    } else if condition.failed_at(1) {
+                    } else if condition.failed(Step::PhoneGuard) {
                         phone_taken(&contact.phone)
                     } else {
                         Error::internal("add contact", "fresh id already stored")
@@ -305,13 +316,27 @@ impl Store {
                 .value(":phone", s(next.phone.as_str()))
                 .value(":old", s(current.phone.as_str()));
         }
+        #[derive(PartialEq)]
+        enum Step {
+            Head,
+            Contact,
+            OldPhoneGuard,
+            NewPhoneGuard,
+        }
         let mut update = format!("SET {}", sets.join(", "));
         if !removes.is_empty() {
             update.push_str(&format!(" REMOVE {}", removes.join(", ")));
         }
         let mut actions = Actions::new(&self.table)
-            .check(pk.clone(), HEAD.to_owned(), HEAD_EXISTS, Expr::default())?
+            .check(
+                Step::Head,
+                pk.clone(),
+                HEAD.to_owned(),
+                HEAD_EXISTS,
+                Expr::default(),
+            )?
             .update(
+                Step::Contact,
                 pk.clone(),
                 keys::contact(&current.id),
                 &update,
@@ -320,21 +345,29 @@ impl Store {
             )?;
         if moved {
             actions = actions
-                .delete(pk.clone(), keys::phone(&current.phone), None)?
+                .delete(
+                    Step::OldPhoneGuard,
+                    pk.clone(),
+                    keys::phone(&current.phone),
+                    None,
+                )?
                 .put(
+                    Step::NewPhoneGuard,
                     self.phone_guard(tenant, next, None),
                     Some(("attribute_not_exists(pk)", Expr::default())),
                 )?;
         }
-        self.transact("update contact", actions.into_items())
+        self.transact("update contact", actions)
             .await
             .map_err(|failure| {
                 failure.or_else(|condition| {
-                    if condition.failed_at(0) {
+                    if condition.failed(Step::Head) {
                         data_source_gone(&current.data_source_id)
-                    } else if condition.failed_at(1) && condition.item_at(1).is_none() {
+                    } else if condition.failed(Step::Contact)
+                        && condition.stored(Step::Contact).is_none()
+                    {
                         contact_not_found(&current.id)
-                    } else if condition.failed_at(1) {
+                    } else if condition.failed(Step::Contact) {
                         Error::Conflict(format!(
                             "contact {} was changed by another request; read it again",
                             current.id
@@ -349,9 +382,16 @@ impl Store {
     /// Deletes a contact, frees its phone number and uncounts it, in one transaction.
     #[tracing::instrument(skip_all, fields(tenant = tenant.as_str(), id = %current.id))]
     pub async fn delete_contact(&self, tenant: &Tenant, current: &Contact) -> Result<(), Error> {
+        #[derive(PartialEq)]
+        enum Step {
+            Head,
+            Contact,
+            PhoneGuard,
+        }
         let pk = keys::data_source(tenant, &current.data_source_id);
         let actions = Actions::new(&self.table)
             .update(
+                Step::Head,
                 pk.clone(),
                 HEAD.to_owned(),
                 "ADD contact_count :minus_one",
@@ -359,6 +399,7 @@ impl Store {
                 Expr::default().value(":minus_one", n(-1)),
             )?
             .delete(
+                Step::Contact,
                 pk.clone(),
                 keys::contact(&current.id),
                 // The phone guard deleted below must be the one of the stored contact.
@@ -369,14 +410,14 @@ impl Store {
                         .value(":phone", s(current.phone.as_str())),
                 )),
             )?
-            .delete(pk, keys::phone(&current.phone), None)?;
-        self.transact("delete contact", actions.into_items())
+            .delete(Step::PhoneGuard, pk, keys::phone(&current.phone), None)?;
+        self.transact("delete contact", actions)
             .await
             .map_err(|failure| {
                 failure.or_else(|condition| {
-                    if condition.failed_at(0) {
+                    if condition.failed(Step::Head) {
                         data_source_gone(&current.data_source_id)
-                    } else if condition.item_at(1).is_none() {
+                    } else if condition.stored(Step::Contact).is_none() {
                         contact_not_found(&current.id)
                     } else {
                         Error::Conflict(format!(

@@ -54,16 +54,26 @@ impl Store {
         tenant: &Tenant,
         source: &DataSource,
     ) -> Result<(), Error> {
+        #[derive(PartialEq)]
+        enum Step {
+            Head,
+            NameGuard,
+            Count,
+        }
         let absent = || Some(("attribute_not_exists(pk)", Expr::default()));
         let actions = Actions::new(&self.table)
-            .put(self.head_item(tenant, source)?, absent())?
-            .put(self.name_guard(tenant, &source.name, &source.id), absent())?
-            .count_change(tenant, Counted::DataSources, 1)?;
-        self.transact("create data source", actions.into_items())
+            .put(Step::Head, self.head_item(tenant, source)?, absent())?
+            .put(
+                Step::NameGuard,
+                self.name_guard(tenant, &source.name, &source.id),
+                absent(),
+            )?
+            .count_change(Step::Count, tenant, Counted::DataSources, 1)?;
+        self.transact("create data source", actions)
             .await
             .map_err(|failure| {
                 failure.or_else(|condition| {
-                    if condition.failed_at(1) {
+                    if condition.failed(Step::NameGuard) {
                         name_taken(&source.name)
                     } else {
                         Error::internal("create data source", "fresh id already stored")
@@ -185,7 +195,14 @@ impl Store {
                 .value(":name", s(next.name.as_str()))
                 .value(":old", s(current.name.as_str()));
         }
+        #[derive(PartialEq)]
+        enum Step {
+            Head,
+            OldNameGuard,
+            NewNameGuard,
+        }
         let mut actions = Actions::new(&self.table).update(
+            Step::Head,
             keys::data_source(tenant, &current.id),
             HEAD.to_owned(),
             &format!("SET {}", sets.join(", ")),
@@ -195,20 +212,22 @@ impl Store {
         if let Some(name) = &renamed {
             actions = actions
                 .delete(
+                    Step::OldNameGuard,
                     keys::tenant(tenant),
                     keys::data_source_name(current.name.as_str()),
                     None,
                 )?
                 .put(
+                    Step::NewNameGuard,
                     self.name_guard(tenant, name, &current.id),
                     Some(("attribute_not_exists(pk)", Expr::default())),
                 )?;
         }
-        self.transact("update data source", actions.into_items())
+        self.transact("update data source", actions)
             .await
             .map_err(|failure| {
-                failure.or_else(|condition| match (condition.failed_at(0), &renamed) {
-                    (true, _) if condition.item_at(0).is_none() => not_found(&current.id),
+                failure.or_else(|condition| match (condition.failed(Step::Head), &renamed) {
+                    (true, _) if condition.stored(Step::Head).is_none() => not_found(&current.id),
                     (true, _) => Error::Conflict(format!(
                         "dataSource {} was changed by another request; read it again",
                         current.id
@@ -236,8 +255,16 @@ impl Store {
             .name("#name", "name")
             .value(":name", s(current.name.as_str()))
             .value(":zero", n(0));
+        #[derive(PartialEq)]
+        enum Step {
+            Head,
+            NameGuard,
+            ReclaimIntent,
+            Count,
+        }
         let actions = Actions::new(&self.table)
             .delete(
+                Step::Head,
                 keys::data_source(tenant, &current.id),
                 HEAD.to_owned(),
                 Some((
@@ -247,16 +274,21 @@ impl Store {
                 )),
             )?
             .delete(
+                Step::NameGuard,
                 keys::tenant(tenant),
                 keys::data_source_name(current.name.as_str()),
                 None,
             )?
-            .put(reclaim.intent_item(Timestamp::now())?, None)?
-            .count_change(tenant, Counted::DataSources, -1)?;
-        self.transact("delete data source", actions.into_items())
+            .put(
+                Step::ReclaimIntent,
+                reclaim.intent_item(Timestamp::now())?,
+                None,
+            )?
+            .count_change(Step::Count, tenant, Counted::DataSources, -1)?;
+        self.transact("delete data source", actions)
             .await
             .map_err(|failure| {
-                failure.or_else(|condition| match condition.item_at(0) {
+                failure.or_else(|condition| match condition.stored(Step::Head) {
                     None => not_found(&current.id),
                     Some(item) => match from_item::<DataSource>(item.clone()) {
                         Ok(stored) if stored.active_tasks > 0 => Error::Conflict(format!(

@@ -14,7 +14,7 @@ use crate::dialing::CallReport;
 use crate::error::Error;
 use crate::model::task::TaskContact;
 use crate::model::{Id, Phone, Task, TaskStatus, Timestamp};
-use aws_sdk_dynamodb::types::{AttributeValue, CancellationReason};
+use aws_sdk_dynamodb::types::AttributeValue;
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
 
@@ -77,31 +77,33 @@ pub struct Sweep {
     pub unfinished: usize,
 }
 
-/// The cancellation reasons of a transaction, by action: which ones failed their condition, and
-/// the stored item of each when it did. `None` when the cancellation had another cause
-/// (throttling, capacity, a conflict), which says nothing about the stored data.
-fn failed_conditions(reasons: &[CancellationReason]) -> Option<Vec<Option<Option<&Item>>>> {
-    let failed: Vec<Option<Option<&Item>>> = reasons
-        .iter()
-        .map(|reason| (reason.code() == Some("ConditionalCheckFailed")).then(|| reason.item()))
-        .collect();
-    failed.iter().any(Option::is_some).then_some(failed)
+/// The actions of a claim.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Claim {
+    /// The contact's state in the task: a fresh one, or the attempt taken.
+    Contact,
+    /// The task's calls in flight, while it is RUNNING.
+    Task,
+    /// The service's calls in flight.
+    Service,
+    /// This second's slot of the provider rate.
+    Rate,
 }
 
-/// Splits a transaction's failure into its failed conditions or an error.
-fn conditions(failure: WriteFailure) -> Result<Vec<Option<Option<Item>>>, Error> {
-    match failure {
-        WriteFailure::Cancelled(reasons) => failed_conditions(&reasons)
-            .map(|failed| failed.into_iter().map(|f| f.map(|i| i.cloned())).collect())
-            .ok_or_else(|| {
-                Error::internal(
-                    "dialing transaction",
-                    format!("cancelled without a failed condition: {reasons:?}"),
-                )
-            }),
-        WriteFailure::Condition { item } => Ok(vec![Some(item)]),
-        WriteFailure::Other(error) => Err(error),
-    }
+/// The actions of the writes that follow a claim: placing the call, its outcome, giving the
+/// claim back, dropping an orphan.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Call {
+    /// The contact's state in the task, conditioned on the attempt being in flight.
+    Contact,
+    /// The task: its counters and calls in flight.
+    Task,
+    /// The service's calls in flight.
+    Service,
+    /// The contact in the data source: its status and call count.
+    SourceContact,
+    /// The call record, found by the provider's call id.
+    Record,
 }
 
 /// A claim that could not be built or sent: nothing was claimed.
@@ -355,10 +357,11 @@ impl Store {
                 let keys = [(PK, pk.clone()), (SK, sk.clone())].into_iter();
                 let item =
                     to_item(&state, keys.chain(in_flight.clone())).map_err(ClaimRefused::Store)?;
-                let actions = not_claimed(
-                    Actions::new(&self.table)
-                        .put(item, Some(("attribute_not_exists(pk)", Expr::default()))),
-                )?;
+                let actions = not_claimed(Actions::new(&self.table).put(
+                    Claim::Contact,
+                    item,
+                    Some(("attribute_not_exists(pk)", Expr::default())),
+                ))?;
                 (actions, self.call_ref(tenant, task, &state, 1, now))
             }
             Some(state) => {
@@ -371,6 +374,7 @@ impl Store {
                     .value(":seen", n(state.updated_at.0))
                     .value(":false", AttributeValue::Bool(false));
                 let actions = not_claimed(Actions::new(&self.table).update(
+                    Claim::Contact,
                     pk.clone(),
                     sk.clone(),
                     "SET in_call = :attempt, claimed_at = :now, updated_at = :now, \
@@ -391,6 +395,7 @@ impl Store {
         let actions = not_claimed(
             actions
                 .update(
+                    Claim::Task,
                     keys::tenant(tenant),
                     keys::task(&task.id),
                     "ADD in_flight :one",
@@ -405,6 +410,7 @@ impl Store {
                 )
                 .and_then(|a| {
                     a.update(
+                        Claim::Service,
                         keys::DIALER.to_owned(),
                         keys::CAPACITY.to_owned(),
                         "ADD in_flight :one",
@@ -416,6 +422,7 @@ impl Store {
                 })
                 .and_then(|a| {
                     a.update(
+                        Claim::Rate,
                         keys::DIALER.to_owned(),
                         keys::rate_slot(second),
                         "ADD placed :one SET expires_at = :expires",
@@ -428,22 +435,21 @@ impl Store {
                     )
                 }),
         )?;
-        match self.transact("claim call", actions.into_items()).await {
+        match self.transact("claim call", actions).await {
             Ok(()) => Ok(call),
             Err(failure) => {
-                let failed = conditions(failure).map_err(ClaimRefused::Store)?;
-                let failed_at = |index: usize| failed.get(index).is_some_and(Option::is_some);
-                Err(if failed_at(0) {
+                let failed = failure.condition().map_err(ClaimRefused::Store)?;
+                Err(if failed.failed(Claim::Contact) {
                     ClaimRefused::Taken
-                } else if failed_at(1) {
-                    let stored = failed[1].clone().flatten();
+                } else if failed.failed(Claim::Task) {
+                    let stored = failed.stored(Claim::Task).cloned();
                     match stored.map(from_item::<Task>) {
                         Some(Ok(task)) if task.status == TaskStatus::Running => {
                             ClaimRefused::TaskFull
                         }
                         _ => ClaimRefused::TaskNotRunning,
                     }
-                } else if failed_at(2) {
+                } else if failed.failed(Claim::Service) {
                     ClaimRefused::ServiceFull
                 } else {
                     ClaimRefused::RateLimited
@@ -490,6 +496,7 @@ impl Store {
         );
         let actions = Actions::new(&self.table)
             .update(
+                Call::Contact,
                 keys::task_contacts(&tenant, &call.task_id),
                 keys::contact(&call.contact_id),
                 "SET call_id = :id",
@@ -498,13 +505,10 @@ impl Store {
                     .value(":id", s(call_id))
                     .value(":attempt", n(call.attempt)),
             )?
-            .put(record, None)?;
-        match self
-            .transact("mark call placed", actions.into_items())
-            .await
-        {
+            .put(Call::Record, record, None)?;
+        match self.transact("mark call placed", actions).await {
             Ok(()) => Ok(true),
-            Err(failure) => conditions(failure).map(|_| false),
+            Err(failure) => failure.condition().map(|_| false),
         }
     }
 
@@ -523,6 +527,7 @@ impl Store {
         let rank = call.recalled.then_some(call.priority);
         let actions = Actions::new(&self.table)
             .update(
+                Call::Contact,
                 keys::task_contacts(&tenant, &call.task_id),
                 keys::contact(&call.contact_id),
                 "SET next_attempt_at = :at, gsi1pk = :wait_pk, gsi1sk = :wait_sk \
@@ -535,6 +540,7 @@ impl Store {
                     .value(":attempt", n(call.attempt)),
             )?
             .update(
+                Call::Task,
                 keys::tenant(&tenant),
                 keys::task(&call.task_id),
                 "ADD in_flight :minus_one",
@@ -542,16 +548,17 @@ impl Store {
                 Expr::default().value(":minus_one", n(-1)),
             )?
             .update(
+                Call::Service,
                 keys::DIALER.to_owned(),
                 keys::CAPACITY.to_owned(),
                 "ADD in_flight :minus_one",
                 None,
                 Expr::default().value(":minus_one", n(-1)),
             )?;
-        match self.transact("release call", actions.into_items()).await {
+        match self.transact("release call", actions).await {
             Ok(()) => Ok(()),
             // Already released or recorded, or the task is gone: nothing is held.
-            Err(failure) => conditions(failure).map(drop),
+            Err(failure) => failure.condition().map(drop),
         }
     }
 
@@ -601,6 +608,7 @@ impl Store {
         };
         let mut actions = Actions::new(&self.table)
             .update(
+                Call::Contact,
                 keys::task_contacts(&tenant, &call.task_id),
                 keys::contact(&call.contact_id),
                 state_update,
@@ -608,6 +616,7 @@ impl Store {
                 state_expr,
             )?
             .update(
+                Call::Task,
                 keys::tenant(&tenant),
                 keys::task(&call.task_id),
                 "SET #c.#calls = #c.#calls + :one, #c.#outcome = #c.#outcome + :one, \
@@ -625,6 +634,7 @@ impl Store {
                     .value(":now", n(now.0)),
             )?
             .update(
+                Call::Service,
                 keys::DIALER.to_owned(),
                 keys::CAPACITY.to_owned(),
                 "ADD in_flight :minus_one",
@@ -633,6 +643,7 @@ impl Store {
             )?;
         if with_contact {
             actions = actions.update(
+                Call::SourceContact,
                 keys::data_source(&tenant, &call.data_source_id),
                 keys::contact(&call.contact_id),
                 "SET #status = :outcome ADD call_count :one",
@@ -643,22 +654,19 @@ impl Store {
                     .value(":one", n(1)),
             )?;
         }
-        match self
-            .transact("record call outcome", actions.into_items())
-            .await
-        {
+        match self.transact("record call outcome", actions).await {
             Ok(()) => Ok(RecordFailure::None),
             Err(failure) => {
-                let failed = conditions(failure)?;
-                let at = |index: usize| failed.get(index).cloned().flatten();
-                Ok(if let Some(stored) = at(0) {
+                let failed = failure.condition()?;
+                Ok(if failed.failed(Call::Contact) {
+                    let stored = failed.stored(Call::Contact).cloned();
                     match stored.map(from_item::<TaskContact>).transpose()? {
                         Some(state) if state.in_call == Some(call.attempt) => {
                             RecordFailure::StateChanged(state)
                         }
                         _ => RecordFailure::NotInFlight,
                     }
-                } else if at(1).is_some() {
+                } else if failed.failed(Call::Task) {
                     RecordFailure::TaskGone
                 } else {
                     RecordFailure::ContactGone
@@ -678,6 +686,7 @@ impl Store {
     ) -> Result<(), Error> {
         let actions = Actions::new(&self.table)
             .delete(
+                Call::Contact,
                 keys::task_contacts(tenant, task),
                 keys::contact(contact),
                 Some((
@@ -686,18 +695,16 @@ impl Store {
                 )),
             )?
             .update(
+                Call::Service,
                 keys::DIALER.to_owned(),
                 keys::CAPACITY.to_owned(),
                 "ADD in_flight :minus_one",
                 None,
                 Expr::default().value(":minus_one", n(-1)),
             )?;
-        match self
-            .transact("drop orphan call", actions.into_items())
-            .await
-        {
+        match self.transact("drop orphan call", actions).await {
             Ok(()) => Ok(()),
-            Err(failure) => conditions(failure).map(drop),
+            Err(failure) => failure.condition().map(drop),
         }
     }
 
@@ -718,8 +725,8 @@ impl Store {
             .send()
             .await;
         match result.map_err(|e| WriteFailure::from_sdk("advance cursor", e)) {
-            Ok(_) | Err(WriteFailure::Condition { .. }) => Ok(()),
-            Err(failure) => conditions(failure).map(drop),
+            Ok(_) | Err(WriteFailure::Condition(_)) => Ok(()),
+            Err(WriteFailure::Other(error)) => Err(error),
         }
     }
 
@@ -756,8 +763,8 @@ impl Store {
             .send()
             .await;
         match result.map_err(|e| WriteFailure::from_sdk("finish deleted contact", e)) {
-            Ok(_) | Err(WriteFailure::Condition { .. }) => Ok(()),
-            Err(failure) => conditions(failure).map(drop),
+            Ok(_) | Err(WriteFailure::Condition(_)) => Ok(()),
+            Err(WriteFailure::Other(error)) => Err(error),
         }
     }
 
@@ -869,8 +876,8 @@ impl Store {
                 .send()
                 .await;
             match result.map_err(|e| WriteFailure::from_sdk("queue never-dialled contact", e)) {
-                Ok(_) | Err(WriteFailure::Condition { .. }) => {}
-                Err(failure) => conditions(failure).map(drop)?,
+                Ok(_) | Err(WriteFailure::Condition(_)) => {}
+                Err(WriteFailure::Other(error)) => return Err(error),
             }
         }
         Ok(())

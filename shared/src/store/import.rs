@@ -149,6 +149,13 @@ impl Store {
         rows: &[ParsedRow],
         at: Timestamp,
     ) -> Result<Vec<RowOutcome>, Error> {
+        /// The actions of one transaction; a contact and its guard by the contact's place in it.
+        #[derive(Clone, Copy, PartialEq)]
+        enum Step {
+            Head,
+            Contact(usize),
+            PhoneGuard(usize),
+        }
         let mut outcomes = vec![RowOutcome::Stored; rows.len()];
         for (chunk_index, chunk) in rows.chunks(CONTACTS_PER_TRANSACTION).enumerate() {
             let base = chunk_index * CONTACTS_PER_TRANSACTION;
@@ -168,38 +175,40 @@ impl Store {
                     })
                     .collect();
                 let mut actions = Actions::new(&self.table).update(
+                    Step::Head,
                     keys::data_source(tenant, source),
                     HEAD.to_owned(),
                     "ADD contact_count :count",
                     Some("attribute_exists(pk)"),
                     Expr::default().value(":count", n(contacts.len())),
                 )?;
-                for contact in &contacts {
+                for (position, contact) in contacts.iter().enumerate() {
                     let absent = || Some(("attribute_not_exists(pk)", Expr::default()));
                     actions = actions
-                        .put(self.contact_item(tenant, contact)?, absent())?
-                        .put(self.phone_guard(tenant, contact, Some(import)), absent())?;
+                        .put(
+                            Step::Contact(position),
+                            self.contact_item(tenant, contact)?,
+                            absent(),
+                        )?
+                        .put(
+                            Step::PhoneGuard(position),
+                            self.phone_guard(tenant, contact, Some(import)),
+                            absent(),
+                        )?;
                 }
-                let failure = match self.transact("import contacts", actions.into_items()).await {
+                let condition = match self.transact("import contacts", actions).await {
                     Ok(()) => break,
-                    Err(failure) => failure,
+                    Err(failure) => failure.condition()?,
                 };
-                let condition = match failure {
-                    WriteFailure::Other(error) => return Err(error),
-                    WriteFailure::Condition { item } => super::ConditionFailure::Single { item },
-                    WriteFailure::Cancelled(reasons) => {
-                        super::ConditionFailure::Transaction(reasons)
-                    }
-                };
-                if condition.failed_at(0) {
+                if condition.failed(Step::Head) {
                     return Err(Error::NotFound(format!("dataSource {source} not found")));
                 }
                 // Rows whose number is already guarded drop out; the rest are tried again.
                 let mut still_pending = Vec::new();
                 for (position, &i) in pending.iter().enumerate() {
-                    let guard_action = 2 + 2 * position;
-                    if condition.failed_at(guard_action) {
-                        outcomes[base + i] = match condition.item_at(guard_action) {
+                    let guard = Step::PhoneGuard(position);
+                    if condition.failed(guard) {
+                        outcomes[base + i] = match condition.stored(guard) {
                             Some(guard) if written_by(guard, import) => RowOutcome::Stored,
                             _ => RowOutcome::AlreadyExists,
                         };

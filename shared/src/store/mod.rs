@@ -1,6 +1,13 @@
 //! DynamoDB: the key layout, item codecs, and every read and write. Uniqueness, counters and
 //! state transitions are conditional writes or transactions. A failed condition becomes a domain
-//! error (404, 405, 409); anything else becomes an internal error with its cause kept for the log.
+//! error (404, 405, 409); anything else is a busy or failing dependency (503) or an internal
+//! error, with its cause kept for the log.
+//!
+//! Each action of a transaction is built with a label of that transaction's choosing (`Actions`:
+//! usually a small enum of its steps), and a cancelled transaction's failed conditions are read
+//! back by those labels (`ConditionFailure::failed`, `ConditionFailure::stored`), never by
+//! position: what a failure means travels with its action, wherever it sits in the transaction.
+//! A single conditional write is its own only action, labelled `()`.
 
 pub mod contact;
 pub mod datasource;
@@ -32,22 +39,32 @@ pub struct Store {
     pub(crate) table: String,
 }
 
-/// Why a conditional write or transaction did not happen.
+/// Why a conditional write or transaction did not happen. `L` labels the actions of a
+/// transaction ([`Actions`]); a single write is its own only action, labelled `()`.
 #[derive(Debug)]
-pub(crate) enum WriteFailure {
-    /// The condition of a single write failed; `item` is the stored item, when asked for.
-    Condition { item: Option<Item> },
-    /// A transaction was cancelled because a condition failed; one reason per action, in order.
-    Cancelled(Vec<CancellationReason>),
+pub(crate) enum WriteFailure<L = ()> {
+    /// A condition failed: which action's, and what was stored.
+    Condition(ConditionFailure<L>),
     /// Anything else: throttling that outlived retries, network, permissions, ...
     Other(Error),
 }
 
-impl WriteFailure {
+/// What an SDK error says before the actions it is about are named.
+enum Refusal {
+    /// The condition of a single write failed; `item` is the stored item, when asked for.
+    Condition {
+        item: Option<Item>,
+    },
+    /// A transaction was cancelled because a condition failed; one reason per action, in order.
+    Cancelled(Vec<CancellationReason>),
+    Other(Error),
+}
+
+impl Refusal {
     /// A failed condition keeps what the stored data says; anything else is a busy or failing
     /// dependency (D1: 503) or an internal error, never a domain answer. A transaction cancelled
     /// without any failed condition (throttled, conflicting) says nothing about the data.
-    pub(crate) fn from_sdk<E>(context: &'static str, error: SdkError<E, HttpResponse>) -> Self
+    fn from_sdk<E>(context: &'static str, error: SdkError<E, HttpResponse>) -> Self
     where
         E: aws_sdk_dynamodb::error::ProvideErrorMetadata
             + std::error::Error
@@ -64,64 +81,131 @@ impl WriteFailure {
             Some("ConditionalCheckFailedException" | "TransactionCanceledException") => {
                 match aws_sdk_dynamodb::Error::from(error) {
                     aws_sdk_dynamodb::Error::ConditionalCheckFailedException(e) => {
-                        WriteFailure::Condition {
+                        Refusal::Condition {
                             item: e.item().cloned(),
                         }
                     }
                     aws_sdk_dynamodb::Error::TransactionCanceledException(e) => {
                         let reasons = e.cancellation_reasons();
-                        if reasons
-                            .iter()
-                            .any(|r| r.code() == Some("ConditionalCheckFailed"))
-                        {
-                            WriteFailure::Cancelled(reasons.to_vec())
+                        if reasons.iter().any(condition_failed) {
+                            Refusal::Cancelled(reasons.to_vec())
                         } else {
-                            WriteFailure::Other(Error::unavailable(context, e))
+                            Refusal::Other(Error::unavailable(context, e))
                         }
                     }
-                    other => WriteFailure::Other(Error::internal(context, other)),
+                    other => Refusal::Other(Error::internal(context, other)),
                 }
             }
-            _ => WriteFailure::Other(Error::dependency(context, error)),
+            _ => Refusal::Other(Error::dependency(context, error)),
+        }
+    }
+
+    /// Names the actions the refusal is about, in the order they were sent. A single write's
+    /// failed condition is that of the first (only) action.
+    fn labelled<L>(self, labels: Vec<L>) -> WriteFailure<L> {
+        match self {
+            Refusal::Condition { item } => {
+                let only = labels.into_iter().next().map(|label| Verdict {
+                    label,
+                    failed: true,
+                    stored: item,
+                });
+                WriteFailure::Condition(ConditionFailure {
+                    actions: only.into_iter().collect(),
+                })
+            }
+            Refusal::Cancelled(reasons) => {
+                WriteFailure::Condition(ConditionFailure::from_reasons(labels, reasons))
+            }
+            Refusal::Other(error) => WriteFailure::Other(error),
+        }
+    }
+}
+
+fn condition_failed(reason: &CancellationReason) -> bool {
+    reason.code() == Some("ConditionalCheckFailed")
+}
+
+impl WriteFailure {
+    /// The failure of a single conditional write (PutItem, UpdateItem, DeleteItem).
+    pub(crate) fn from_sdk<E>(context: &'static str, error: SdkError<E, HttpResponse>) -> Self
+    where
+        E: aws_sdk_dynamodb::error::ProvideErrorMetadata
+            + std::error::Error
+            + Send
+            + Sync
+            + 'static,
+        aws_sdk_dynamodb::Error: From<SdkError<E, HttpResponse>>,
+    {
+        Refusal::from_sdk(context, error).labelled(vec![()])
+    }
+}
+
+impl<L> WriteFailure<L> {
+    /// The failed condition, or the error when the write failed for another reason.
+    pub(crate) fn condition(self) -> Result<ConditionFailure<L>, Error> {
+        match self {
+            WriteFailure::Condition(condition) => Ok(condition),
+            WriteFailure::Other(error) => Err(error),
         }
     }
 
     /// Keeps the domain meaning of a failed condition; other failures pass through as they are.
-    pub(crate) fn or_else(self, domain: impl FnOnce(ConditionFailure) -> Error) -> Error {
-        match self {
-            WriteFailure::Condition { item } => domain(ConditionFailure::Single { item }),
-            WriteFailure::Cancelled(reasons) => domain(ConditionFailure::Transaction(reasons)),
-            WriteFailure::Other(error) => error,
+    pub(crate) fn or_else(self, domain: impl FnOnce(ConditionFailure<L>) -> Error) -> Error {
+        match self.condition() {
+            Ok(condition) => domain(condition),
+            Err(error) => error,
         }
     }
 }
 
-/// The failed condition of a write, for the caller to turn into a domain error.
+/// The failed condition of a write, for the caller to turn into a domain error: each action by
+/// its label, whether its condition failed, and the stored item it returned (`ALL_OLD`).
 #[derive(Debug)]
-pub(crate) enum ConditionFailure {
-    Single { item: Option<Item> },
-    Transaction(Vec<CancellationReason>),
+pub(crate) struct ConditionFailure<L> {
+    actions: Vec<Verdict<L>>,
 }
 
-impl ConditionFailure {
-    /// Whether the condition of action `index` failed (always true for a single write).
-    pub(crate) fn failed_at(&self, index: usize) -> bool {
-        match self {
-            ConditionFailure::Single { .. } => index == 0,
-            ConditionFailure::Transaction(reasons) => reasons
-                .get(index)
-                .and_then(CancellationReason::code)
-                .is_some_and(|code| code == "ConditionalCheckFailed"),
+#[derive(Debug)]
+struct Verdict<L> {
+    label: L,
+    failed: bool,
+    stored: Option<Item>,
+}
+
+impl<L> ConditionFailure<L> {
+    /// A cancelled transaction's reasons, one per action in the order they were sent, paired
+    /// with the labels of those actions.
+    fn from_reasons(labels: Vec<L>, reasons: Vec<CancellationReason>) -> Self {
+        let actions = labels
+            .into_iter()
+            .zip(reasons)
+            .map(|(label, reason)| Verdict {
+                label,
+                failed: condition_failed(&reason),
+                stored: reason.item,
+            });
+        ConditionFailure {
+            actions: actions.collect(),
         }
     }
+}
 
-    /// The stored item of action `index` when its condition failed and the item was asked for.
-    pub(crate) fn item_at(&self, index: usize) -> Option<&Item> {
-        match self {
-            ConditionFailure::Single { item } if index == 0 => item.as_ref(),
-            ConditionFailure::Single { .. } => None,
-            ConditionFailure::Transaction(reasons) => reasons.get(index)?.item(),
-        }
+impl<L: PartialEq> ConditionFailure<L> {
+    /// Whether the condition of the action labelled `label` failed.
+    pub(crate) fn failed(&self, label: L) -> bool {
+        self.actions
+            .iter()
+            .any(|action| action.label == label && action.failed)
+    }
+
+    /// The item stored under the action labelled `label`, as its failed condition found it;
+    /// `None` when the item is missing (or the condition held).
+    pub(crate) fn stored(&self, label: L) -> Option<&Item> {
+        self.actions
+            .iter()
+            .filter(|action| action.label == label)
+            .find_map(|action| action.stored.as_ref())
     }
 }
 
@@ -162,12 +246,14 @@ impl Store {
         &self.table
     }
 
-    /// Runs a transaction, retrying those cancelled only by concurrent transactions.
-    pub(crate) async fn transact(
+    /// Runs a transaction, retrying those cancelled only by concurrent transactions. A failed
+    /// condition comes back labelled by the actions' own labels.
+    pub(crate) async fn transact<L>(
         &self,
         context: &'static str,
-        items: Vec<TransactWriteItem>,
-    ) -> Result<(), WriteFailure> {
+        actions: Actions<'_, L>,
+    ) -> Result<(), WriteFailure<L>> {
+        let Actions { items, labels, .. } = actions;
         let mut attempt = 0;
         loop {
             attempt += 1;
@@ -190,7 +276,7 @@ impl Store {
                         tokio::time::sleep(Duration::from_millis(20 << attempt)).await;
                         continue;
                     }
-                    return Err(WriteFailure::from_sdk(context, error));
+                    return Err(Refusal::from_sdk(context, error).labelled(labels));
                 }
             }
         }
@@ -381,10 +467,16 @@ pub(crate) fn n(value: impl ToString) -> AttributeValue {
     AttributeValue::N(value.to_string())
 }
 
-/// Builds the actions of a transaction against one table.
-pub(crate) struct Actions<'a> {
+/// Builds the actions of a transaction against one table. Each action carries a label of the
+/// transaction's own choosing (usually a small enum of its steps, or one carrying an item's
+/// place among many alike), by which a failed condition is read back
+/// ([`ConditionFailure::failed`], [`ConditionFailure::stored`]): what a failure means follows
+/// the action, wherever it sits in the transaction. Labels are told apart with `PartialEq`, so
+/// each action should have its own.
+pub(crate) struct Actions<'a, L> {
     table: &'a str,
     items: Vec<TransactWriteItem>,
+    labels: Vec<L>,
 }
 
 /// `ReturnValuesOnConditionCheckFailure=ALL_OLD` on every conditional action, so a failure
@@ -421,16 +513,24 @@ impl Expr {
     }
 }
 
-impl<'a> Actions<'a> {
+impl<'a, L> Actions<'a, L> {
     pub(crate) fn new(table: &'a str) -> Self {
         Actions {
             table,
             items: Vec::new(),
+            labels: Vec::new(),
         }
     }
 
+    fn push(mut self, label: L, item: TransactWriteItem) -> Self {
+        self.items.push(item);
+        self.labels.push(label);
+        self
+    }
+
     pub(crate) fn put(
-        mut self,
+        self,
+        label: L,
         item: Item,
         condition: Option<(&str, Expr)>,
     ) -> Result<Self, Error> {
@@ -443,16 +543,17 @@ impl<'a> Actions<'a> {
                 .set_expression_attribute_names(expr.names())
                 .return_values_on_condition_check_failure(ALL_OLD);
         }
-        self.items.push(
+        Ok(self.push(
+            label,
             TransactWriteItem::builder()
                 .put(built(put.build())?)
                 .build(),
-        );
-        Ok(self)
+        ))
     }
 
     pub(crate) fn delete(
-        mut self,
+        self,
+        label: L,
         pk: String,
         sk: String,
         condition: Option<(&str, Expr)>,
@@ -469,16 +570,17 @@ impl<'a> Actions<'a> {
                 .set_expression_attribute_names(expr.names())
                 .return_values_on_condition_check_failure(ALL_OLD);
         }
-        self.items.push(
+        Ok(self.push(
+            label,
             TransactWriteItem::builder()
                 .delete(built(delete.build())?)
                 .build(),
-        );
-        Ok(self)
+        ))
     }
 
     pub(crate) fn update(
-        mut self,
+        self,
+        label: L,
         pk: String,
         sk: String,
         update: &str,
@@ -495,16 +597,17 @@ impl<'a> Actions<'a> {
             .set_expression_attribute_values(expr.values())
             .set_expression_attribute_names(expr.names())
             .return_values_on_condition_check_failure(ALL_OLD);
-        self.items.push(
+        Ok(self.push(
+            label,
             TransactWriteItem::builder()
                 .update(built(update.build())?)
                 .build(),
-        );
-        Ok(self)
+        ))
     }
 
     pub(crate) fn check(
-        mut self,
+        self,
+        label: L,
         pk: String,
         sk: String,
         condition: &str,
@@ -519,15 +622,56 @@ impl<'a> Actions<'a> {
             .set_expression_attribute_values(expr.values())
             .set_expression_attribute_names(expr.names())
             .return_values_on_condition_check_failure(ALL_OLD);
-        self.items.push(
+        Ok(self.push(
+            label,
             TransactWriteItem::builder()
                 .condition_check(built(check.build())?)
                 .build(),
-        );
-        Ok(self)
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    enum Step {
+        A,
+        B,
     }
 
-    pub(crate) fn into_items(self) -> Vec<TransactWriteItem> {
-        self.items
+    /// The reasons of a transaction of two actions whose second one's condition failed.
+    fn second_failed(stored: &Item) -> Vec<CancellationReason> {
+        vec![
+            CancellationReason::builder().code("None").build(),
+            CancellationReason::builder()
+                .code("ConditionalCheckFailed")
+                .set_item(Some(stored.clone()))
+                .build(),
+        ]
+    }
+
+    #[test]
+    fn a_failed_condition_follows_its_label_not_its_position() {
+        let stored: Item = [("pk".to_owned(), s("T#acme"))].into();
+
+        let sent_b_then_a = Refusal::Cancelled(second_failed(&stored))
+            .labelled(vec![Step::B, Step::A])
+            .condition()
+            .unwrap();
+        assert!(sent_b_then_a.failed(Step::A));
+        assert!(!sent_b_then_a.failed(Step::B));
+        assert_eq!(sent_b_then_a.stored(Step::A), Some(&stored));
+        assert_eq!(sent_b_then_a.stored(Step::B), None);
+
+        let sent_a_then_b = Refusal::Cancelled(second_failed(&stored))
+            .labelled(vec![Step::A, Step::B])
+            .condition()
+            .unwrap();
+        assert!(sent_a_then_b.failed(Step::B));
+        assert!(!sent_a_then_b.failed(Step::A));
+        assert_eq!(sent_a_then_b.stored(Step::B), Some(&stored));
+        assert_eq!(sent_a_then_b.stored(Step::A), None);
     }
 }

@@ -56,15 +56,18 @@ impl Counted {
 /// only if nothing changed while it was taken.
 const CHANGES: &str = "changes";
 
-impl<'a> Actions<'a> {
-    /// Moves the tenant's count of `counted` by `delta` in the same transaction as the record.
+impl<L> Actions<'_, L> {
+    /// Moves the tenant's count of `counted` by `delta` in the same transaction as the record,
+    /// as the action labelled `label` (it has no condition).
     pub(crate) fn count_change(
         self,
+        label: L,
         tenant: &Tenant,
         counted: Counted,
         delta: i64,
     ) -> Result<Self, Error> {
         self.update(
+            label,
             keys::tenant(tenant),
             keys::COUNTS.to_owned(),
             "ADD #count :delta, #changes :one",

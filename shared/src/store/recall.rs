@@ -73,7 +73,13 @@ impl Store {
             TaskOperation::Recall.allowed_from(),
             Expr::default().value(":one", n(1)),
         );
+        #[derive(PartialEq)]
+        enum Step {
+            Task,
+            Contact,
+        }
         let mut actions = Actions::new(&self.table).update(
+            Step::Task,
             keys::tenant(tenant),
             keys::task(&task.id),
             "ADD revision :one",
@@ -83,13 +89,24 @@ impl Store {
         let pk = keys::task_contacts(tenant, &task.id);
         for id in ids {
             let (update, expr) = recalled_contact(tenant, task, id, priority, at, None);
-            actions = actions.update(pk.clone(), keys::contact(id), &update, None, expr)?;
+            actions = actions.update(
+                Step::Contact,
+                pk.clone(),
+                keys::contact(id),
+                &update,
+                None,
+                expr,
+            )?;
         }
-        self.transact("queue recall", actions.into_items())
+        self.transact("queue recall", actions)
             .await
             .map_err(|failure| {
                 failure.or_else(|condition| {
-                    refused(TaskOperation::Recall, &task.id, condition.item_at(0))
+                    refused(
+                        TaskOperation::Recall,
+                        &task.id,
+                        condition.stored(Step::Task),
+                    )
                 })
             })
     }

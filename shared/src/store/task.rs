@@ -175,24 +175,36 @@ impl Store {
     /// Stores a new task and claims its name, while its data source still exists (else 400).
     #[tracing::instrument(skip_all, fields(tenant = tenant.as_str(), id = %task.id))]
     pub async fn create_task(&self, tenant: &Tenant, task: &Task) -> Result<(), Error> {
+        #[derive(PartialEq)]
+        enum Step {
+            Task,
+            NameGuard,
+            DataSource,
+            Count,
+        }
         let absent = || Some(("attribute_not_exists(pk)", Expr::default()));
         let actions = Actions::new(&self.table)
-            .put(self.task_item(tenant, task)?, absent())?
-            .put(self.task_name_guard(tenant, task), absent())?
+            .put(Step::Task, self.task_item(tenant, task)?, absent())?
+            .put(
+                Step::NameGuard,
+                self.task_name_guard(tenant, task),
+                absent(),
+            )?
             .check(
+                Step::DataSource,
                 keys::data_source(tenant, &task.data_source_id),
                 HEAD.to_owned(),
                 "attribute_exists(pk)",
                 Expr::default(),
             )?
-            .count_change(tenant, Counted::Tasks, 1)?;
-        self.transact("create task", actions.into_items())
+            .count_change(Step::Count, tenant, Counted::Tasks, 1)?;
+        self.transact("create task", actions)
             .await
             .map_err(|failure| {
                 failure.or_else(|condition| {
-                    if condition.failed_at(2) {
+                    if condition.failed(Step::DataSource) {
                         Error::invalid(format!("dataSource {} does not exist", task.data_source_id))
-                    } else if condition.failed_at(1) {
+                    } else if condition.failed(Step::NameGuard) {
                         name_taken(&task.name)
                     } else {
                         Error::internal("create task", "fresh id already stored")
@@ -292,7 +304,14 @@ impl Store {
             .value(":seen", n(current.updated_at.0));
         let (condition, expr) = status_in(TaskOperation::Update.allowed_from(), expr);
         let renamed = next.name != current.name;
+        #[derive(PartialEq)]
+        enum Step {
+            Task,
+            OldNameGuard,
+            NewNameGuard,
+        }
         let mut actions = Actions::new(&self.table).update(
+            Step::Task,
             keys::tenant(tenant),
             keys::task(&current.id),
             "SET #name = :name, #description = :description, settings = :settings, updated_at = :at",
@@ -304,24 +323,26 @@ impl Store {
         if renamed {
             actions = actions
                 .delete(
+                    Step::OldNameGuard,
                     keys::tenant(tenant),
                     keys::task_name(current.name.as_str()),
                     None,
                 )?
                 .put(
+                    Step::NewNameGuard,
                     self.task_name_guard(tenant, next),
                     Some(("attribute_not_exists(pk)", Expr::default())),
                 )?;
         }
-        self.transact("update task", actions.into_items())
+        self.transact("update task", actions)
             .await
             .map_err(|failure| {
                 failure.or_else(|condition| {
-                    if !condition.failed_at(0) {
+                    if !condition.failed(Step::Task) {
                         return name_taken(&next.name);
                     }
                     match condition
-                        .item_at(0)
+                        .stored(Step::Task)
                         .map(|item| from_item::<Task>(item.clone()))
                     {
                         Some(Ok(stored)) if stored.status == TaskStatus::Draft => {
@@ -330,7 +351,11 @@ impl Store {
                                 current.id
                             ))
                         }
-                        _ => refused(TaskOperation::Update, &current.id, condition.item_at(0)),
+                        _ => refused(
+                            TaskOperation::Update,
+                            &current.id,
+                            condition.stored(Step::Task),
+                        ),
                     }
                 })
             })
@@ -364,7 +389,7 @@ impl Store {
             .await
             .map_err(|error| {
                 super::WriteFailure::from_sdk("task transition", error)
-                    .or_else(|condition| refused(change.operation, id, condition.item_at(0)))
+                    .or_else(|condition| refused(change.operation, id, condition.stored(())))
             })?;
         let item = output
             .attributes
@@ -400,24 +425,30 @@ impl Store {
             ),
         };
         let source = &current.data_source_id;
+        #[derive(PartialEq)]
+        enum Step {
+            Task,
+            DataSource,
+        }
         let actions = Actions::new(&self.table)
-            .update(pk, sk, &update, Some(&condition), expr)?
+            .update(Step::Task, pk, sk, &update, Some(&condition), expr)?
             .update(
+                Step::DataSource,
                 keys::data_source(tenant, source),
                 HEAD.to_owned(),
                 hold_update,
                 Some(hold_condition),
                 hold_values,
             )?;
-        self.transact("task transition", actions.into_items())
+        self.transact("task transition", actions)
             .await
             .map_err(|failure| {
                 failure.or_else(|condition| {
-                    if condition.failed_at(0) {
-                        refused(change.operation, &current.id, condition.item_at(0))
+                    if condition.failed(Step::Task) {
+                        refused(change.operation, &current.id, condition.stored(Step::Task))
                     } else if change.hold == Hold::Release {
                         Error::internal("task transition", "data source hold already released")
-                    } else if condition.item_at(1).is_none() {
+                    } else if condition.stored(Step::DataSource).is_none() {
                         Error::invalid(format!("dataSource {source} does not exist"))
                     } else {
                         Error::invalid(format!("dataSource {source} has no contacts"))
@@ -465,25 +496,38 @@ impl Store {
                 .value(":name", s(current.name.as_str())),
         );
         let condition = format!("{condition} AND #name = :name");
+        #[derive(PartialEq)]
+        enum Step {
+            Task,
+            NameGuard,
+            ReclaimIntent,
+            Count,
+        }
         let actions = Actions::new(&self.table)
             .delete(
+                Step::Task,
                 keys::tenant(tenant),
                 keys::task(&current.id),
                 Some((&condition, expr)),
             )?
             .delete(
+                Step::NameGuard,
                 keys::tenant(tenant),
                 keys::task_name(current.name.as_str()),
                 None,
             )?
-            .put(reclaim.intent_item(Timestamp::now())?, None)?
-            .count_change(tenant, Counted::Tasks, -1)?;
-        self.transact("delete task", actions.into_items())
+            .put(
+                Step::ReclaimIntent,
+                reclaim.intent_item(Timestamp::now())?,
+                None,
+            )?
+            .count_change(Step::Count, tenant, Counted::Tasks, -1)?;
+        self.transact("delete task", actions)
             .await
             .map_err(|failure| {
                 failure.or_else(|condition| {
                     match condition
-                        .item_at(0)
+                        .stored(Step::Task)
                         .map(|item| from_item::<Task>(item.clone()))
                     {
                         Some(Ok(stored))
@@ -496,7 +540,11 @@ impl Store {
                                 current.id
                             ))
                         }
-                        _ => refused(TaskOperation::Delete, &current.id, condition.item_at(0)),
+                        _ => refused(
+                            TaskOperation::Delete,
+                            &current.id,
+                            condition.stored(Step::Task),
+                        ),
                     }
                 })
             })
