@@ -61,9 +61,12 @@ impl DialJobs {
         DialJobs { sqs, url }
     }
 
-    /// Sends each job after its delay (seconds), ten a request.
+    /// Sends each job after its delay (seconds), ten a request, up to [`SEND_CONCURRENCY`]
+    /// requests at once: a tick of 10,000 running tasks is 1,000 requests, which one after
+    /// another would take most of the tick's minute.
     pub async fn send(&self, jobs: Vec<(DialJob, u32)>) -> Result<(), Error> {
         use aws_sdk_sqs::types::SendMessageBatchRequestEntry;
+        use futures::stream::{self, StreamExt, TryStreamExt};
         if jobs.is_empty() {
             return Ok(());
         }
@@ -71,6 +74,7 @@ impl DialJobs {
             .url
             .as_deref()
             .ok_or_else(|| Error::internal("dialing", "DIAL_QUEUE_URL is not set"))?;
+        let mut batches = Vec::with_capacity(jobs.len().div_ceil(10));
         for chunk in jobs.chunks(10) {
             let mut entries = Vec::with_capacity(chunk.len());
             for (index, (job, delay)) in chunk.iter().enumerate() {
@@ -85,22 +89,33 @@ impl DialJobs {
                         .map_err(|e| Error::internal("build dial job", e))?,
                 );
             }
-            let output = self
-                .sqs
-                .send_message_batch()
-                .queue_url(url)
-                .set_entries(Some(entries))
-                .send()
-                .await
-                .map_err(|e| Error::dependency("send dial jobs", e))?;
-            if !output.failed.is_empty() {
-                // The next tick sends them again; a lost job delays a task by one tick.
-                tracing::warn!(failed = output.failed.len(), "dial jobs not queued");
-            }
+            batches.push(entries);
         }
-        Ok(())
+        stream::iter(batches)
+            .map(|entries| async move {
+                let output = self
+                    .sqs
+                    .send_message_batch()
+                    .queue_url(url)
+                    .set_entries(Some(entries))
+                    .send()
+                    .await
+                    .map_err(|e| Error::dependency("send dial jobs", e))?;
+                if !output.failed.is_empty() {
+                    // The next tick sends them again; a lost job delays a task by one tick.
+                    tracing::warn!(failed = output.failed.len(), "dial jobs not queued");
+                }
+                Ok::<_, Error>(())
+            })
+            .buffer_unordered(SEND_CONCURRENCY)
+            .try_collect::<Vec<()>>()
+            .await
+            .map(drop)
     }
 }
+
+/// SendMessageBatch requests a tick has in flight at once.
+const SEND_CONCURRENCY: usize = 16;
 
 /// A large recall's contacts, stored while its job applies them (D12).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -168,10 +183,13 @@ impl<P: Provider> Engine<P> {
     #[tracing::instrument(skip_all)]
     pub async fn tick(&self) -> Result<TickReport, Error> {
         let now = self.clock.now();
-        let mut running: Vec<RunningTask> = Vec::new();
-        for shard in 0..keys::SHARDS {
-            running.extend(self.store.running_tasks(shard).await?);
-        }
+        // The shards are read at once: the tick's time does not grow with their number.
+        let shards = (0..keys::SHARDS).map(|shard| self.store.running_tasks(shard));
+        let mut running: Vec<RunningTask> = futures::future::try_join_all(shards)
+            .await?
+            .into_iter()
+            .flatten()
+            .collect();
         let mut report = TickReport {
             running: running.len(),
             ..TickReport::default()
@@ -224,8 +242,9 @@ impl<P: Provider> Engine<P> {
             }
         }
         let stale_before = Timestamp(now.0 - self.config.reconcile_after.as_millis() as i64);
-        for shard in 0..keys::SHARDS {
-            for (tenant, task_id, state) in self.store.stale_calls(shard, stale_before).await? {
+        let shards = (0..keys::SHARDS).map(|shard| self.store.stale_calls(shard, stale_before));
+        for stale in futures::future::try_join_all(shards).await? {
+            for (tenant, task_id, state) in stale {
                 if let Some(attempt) = state.in_call {
                     report.reconcile_jobs += 1;
                     jobs.push((
