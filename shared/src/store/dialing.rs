@@ -724,10 +724,7 @@ impl Store {
             .expression_attribute_values(":sk", s(sk))
             .send()
             .await;
-        match result.map_err(|e| WriteFailure::from_sdk("advance cursor", e)) {
-            Ok(_) | Err(WriteFailure::Condition(_)) => Ok(()),
-            Err(WriteFailure::Other(error)) => Err(error),
-        }
+        WriteFailure::applied("advance cursor", result).map(drop)
     }
 
     /// One contact's state in a task, read consistently.
@@ -762,10 +759,7 @@ impl Store {
             .expression_attribute_values(":true", AttributeValue::Bool(true))
             .send()
             .await;
-        match result.map_err(|e| WriteFailure::from_sdk("finish deleted contact", e)) {
-            Ok(_) | Err(WriteFailure::Condition(_)) => Ok(()),
-            Err(WriteFailure::Other(error)) => Err(error),
-        }
+        WriteFailure::applied("finish deleted contact", result).map(drop)
     }
 
     /// Reads every contact id of the data source and every state of the task, to tell whether
@@ -875,10 +869,7 @@ impl Store {
                 .condition_expression("attribute_not_exists(pk)")
                 .send()
                 .await;
-            match result.map_err(|e| WriteFailure::from_sdk("queue never-dialled contact", e)) {
-                Ok(_) | Err(WriteFailure::Condition(_)) => {}
-                Err(WriteFailure::Other(error)) => return Err(error),
-            }
+            WriteFailure::applied("queue never-dialled contact", result)?;
         }
         Ok(())
     }

@@ -139,6 +139,27 @@ impl WriteFailure {
     {
         Refusal::from_sdk(context, error).labelled(vec![()])
     }
+
+    /// Whether a single conditional write took effect. A failed condition is no error here: the
+    /// write was not needed (done before, or the record moved on).
+    pub(crate) fn applied<O, E>(
+        context: &'static str,
+        result: Result<O, SdkError<E, HttpResponse>>,
+    ) -> Result<bool, Error>
+    where
+        E: aws_sdk_dynamodb::error::ProvideErrorMetadata
+            + std::error::Error
+            + Send
+            + Sync
+            + 'static,
+        aws_sdk_dynamodb::Error: From<SdkError<E, HttpResponse>>,
+    {
+        match result.map_err(|error| WriteFailure::from_sdk(context, error)) {
+            Ok(_) => Ok(true),
+            Err(WriteFailure::Condition(_)) => Ok(false),
+            Err(WriteFailure::Other(error)) => Err(error),
+        }
+    }
 }
 
 impl<L> WriteFailure<L> {

@@ -10,7 +10,7 @@
 //!   delete its records (tenant item `COUNTS`), read only when the page does not reach the end.
 
 use super::keys::{self, PK, SK};
-use super::{n, s, string_attr, Actions, Expr, Item, QueryBuilder, Store};
+use super::{n, s, string_attr, Actions, Expr, Item, QueryBuilder, Store, WriteFailure};
 use crate::auth::Tenant;
 use crate::error::Error;
 use crate::model::page::{Page, PageQuery, Start};
@@ -340,14 +340,7 @@ impl Store {
             .set_expression_attribute_values(Some(expr.values))
             .send()
             .await;
-        match stored {
-            Ok(_) => {}
-            Err(error)
-                if error
-                    .as_service_error()
-                    .is_some_and(|e| e.is_conditional_check_failed_exception()) => {}
-            Err(error) => return Err(Error::dependency("store count", error)),
-        }
+        WriteFailure::applied("store count", stored)?;
         Ok(total)
     }
 }

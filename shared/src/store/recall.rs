@@ -6,7 +6,7 @@
 
 use super::keys::{self, PK, SK};
 use super::task::{refused, status_in};
-use super::{n, s, Actions, Expr, Store};
+use super::{n, s, Actions, Expr, Store, WriteFailure};
 use crate::auth::Tenant;
 use crate::error::Error;
 use crate::model::task::TaskOperation;
@@ -194,14 +194,7 @@ impl Store {
                 .set_expression_attribute_values(Some(expr.values))
                 .send()
                 .await;
-            match result {
-                Ok(_) => applied += 1,
-                Err(error)
-                    if error
-                        .as_service_error()
-                        .is_some_and(|e| e.is_conditional_check_failed_exception()) => {}
-                Err(error) => return Err(Error::dependency("apply recall", error)),
-            }
+            applied += usize::from(WriteFailure::applied("apply recall", result)?);
         }
         Ok(applied)
     }
@@ -224,16 +217,6 @@ impl Store {
             .expression_attribute_values(":recall", s(recall.as_str()))
             .send()
             .await;
-        match result {
-            Ok(_) => Ok(()),
-            Err(error)
-                if error
-                    .as_service_error()
-                    .is_some_and(|e| e.is_conditional_check_failed_exception()) =>
-            {
-                Ok(())
-            }
-            Err(error) => Err(Error::dependency("finish recall", error)),
-        }
+        WriteFailure::applied("finish recall", result).map(drop)
     }
 }
