@@ -115,6 +115,21 @@ fn key_item(pk: String, sk: String) -> Item {
     [(PK.to_owned(), s(pk)), (SK.to_owned(), s(sk))].into()
 }
 
+impl<L> Actions<'_, L> {
+    /// Gives back one of the service's calls in flight (D13): with an outcome, a release, or
+    /// the end of a deleted task's call.
+    fn give_back_service_slot(self, label: L) -> Result<Self, Error> {
+        self.update(
+            label,
+            keys::DIALER.to_owned(),
+            keys::CAPACITY.to_owned(),
+            "ADD in_flight :minus_one",
+            None,
+            Expr::default().value(":minus_one", n(-1)),
+        )
+    }
+}
+
 impl Store {
     /// The running tasks of one shard of the running-task index (eventually consistent; the
     /// dialer reads each task again before it calls).
@@ -547,14 +562,7 @@ impl Store {
                 Some("attribute_exists(pk)"),
                 Expr::default().value(":minus_one", n(-1)),
             )?
-            .update(
-                Call::Service,
-                keys::DIALER.to_owned(),
-                keys::CAPACITY.to_owned(),
-                "ADD in_flight :minus_one",
-                None,
-                Expr::default().value(":minus_one", n(-1)),
-            )?;
+            .give_back_service_slot(Call::Service)?;
         match self.transact("release call", actions).await {
             Ok(()) => Ok(()),
             // Already released or recorded, or the task is gone: nothing is held.
@@ -633,14 +641,7 @@ impl Store {
                     .value(":duration", n(report.duration))
                     .value(":now", n(now.0)),
             )?
-            .update(
-                Call::Service,
-                keys::DIALER.to_owned(),
-                keys::CAPACITY.to_owned(),
-                "ADD in_flight :minus_one",
-                None,
-                Expr::default().value(":minus_one", n(-1)),
-            )?;
+            .give_back_service_slot(Call::Service)?;
         if with_contact {
             actions = actions.update(
                 Call::SourceContact,
@@ -694,14 +695,7 @@ impl Store {
                     Expr::default().value(":attempt", n(attempt)),
                 )),
             )?
-            .update(
-                Call::Service,
-                keys::DIALER.to_owned(),
-                keys::CAPACITY.to_owned(),
-                "ADD in_flight :minus_one",
-                None,
-                Expr::default().value(":minus_one", n(-1)),
-            )?;
+            .give_back_service_slot(Call::Service)?;
         match self.transact("drop orphan call", actions).await {
             Ok(()) => Ok(()),
             Err(failure) => failure.condition().map(drop),
