@@ -96,13 +96,7 @@ impl Store {
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::None)
             .send()
             .await;
-        match result {
-            Ok(output) => output.attributes.map(from_item).transpose(),
-            Err(error) => match WriteFailure::from_sdk("claim export", error) {
-                WriteFailure::Other(error) => Err(error),
-                _ => Ok(None),
-            },
-        }
+        WriteFailure::updated("claim export", result)
     }
 
     /// Ends a PROCESSING job as `settlement` says, if it is still held by `claim` (the worker's

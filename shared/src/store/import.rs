@@ -90,13 +90,7 @@ impl Store {
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::None)
             .send()
             .await;
-        match result {
-            Ok(output) => output.attributes.map(from_item).transpose(),
-            Err(error) => match WriteFailure::from_sdk("claim import", error) {
-                WriteFailure::Other(error) => Err(error),
-                _ => Ok(None),
-            },
-        }
+        WriteFailure::updated("claim import", result)
     }
 
     /// Records how an import ended.

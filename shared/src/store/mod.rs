@@ -140,6 +140,22 @@ impl WriteFailure {
         Refusal::from_sdk(context, error).labelled(vec![()])
     }
 
+    /// The record a single conditional UpdateItem (with `ReturnValues=ALL_NEW`) left, or `None`
+    /// when its condition failed (a claim someone else holds, a record in another state).
+    pub(crate) fn updated<T: DeserializeOwned>(
+        context: &'static str,
+        result: Result<
+            aws_sdk_dynamodb::operation::update_item::UpdateItemOutput,
+            SdkError<aws_sdk_dynamodb::operation::update_item::UpdateItemError, HttpResponse>,
+        >,
+    ) -> Result<Option<T>, Error> {
+        match result.map_err(|error| WriteFailure::from_sdk(context, error)) {
+            Ok(output) => output.attributes.map(from_item).transpose(),
+            Err(WriteFailure::Condition(_)) => Ok(None),
+            Err(WriteFailure::Other(error)) => Err(error),
+        }
+    }
+
     /// Whether a single conditional write took effect. A failed condition is no error here: the
     /// write was not needed (done before, or the record moved on).
     pub(crate) fn applied<O, E>(
