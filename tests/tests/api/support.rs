@@ -100,7 +100,11 @@ impl TestApi {
 
     /// A running API whose configuration `tweak` has changed first (a small export limit, ...).
     pub async fn start_with(tweak: impl FnOnce(&mut Config)) -> TestApi {
-        let stack = Stack::provision().await;
+        TestApi::serve_stack(Stack::provision().await, tweak).await
+    }
+
+    /// Serves the API of `stack`, configured locally and then changed by `tweak`.
+    async fn serve_stack(stack: Stack, tweak: impl FnOnce(&mut Config)) -> TestApi {
         let mut config = local_config(&stack.resources);
         tweak(&mut config);
         let jwt = local_jwt(&config);
@@ -805,22 +809,6 @@ impl TestApi {
             store: Store::new(dynamodb, stack.resources.table.clone()),
             ..stack
         };
-        let config = local_config(&stack.resources);
-        let jwt = local_jwt(&config);
-        let app = stack.app(config);
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let base = format!("http://{}", listener.local_addr().unwrap());
-        tokio::spawn(outbound_local::serve(listener, app.clone()));
-        let api = TestApi {
-            base,
-            http: reqwest::Client::new(),
-            jwt,
-            store: stack.store,
-            calls: stack.calls,
-            resources: stack.resources,
-            sdk: stack.sdk,
-            app,
-        };
-        (api, proxy)
+        (TestApi::serve_stack(stack, |_| {}).await, proxy)
     }
 }
