@@ -281,24 +281,42 @@ impl Stack {
     /// The dialing engine over this stack's counted store and queues, with the simulated
     /// provider and `clock`.
     pub fn engine(&self, settings: DialerConfig, clock: Arc<dyn Clock>) -> Engine<Telephony> {
-        let sqs = aws_sdk_sqs::Client::new(&self.sdk);
-        let simulated = SimulatedProvider::new(
-            sqs.clone(),
-            self.resources.call_events_queue_url.clone(),
-            settings.simulated.clone(),
-        );
-        Engine {
-            store: self.store.clone(),
-            provider: Telephony::Simulated(simulated),
-            config: DialerConfig {
-                dial_queue_url: Some(self.resources.dial_queue_url.clone()),
-                call_events_queue_url: Some(self.resources.call_events_queue_url.clone()),
-                ..settings
-            },
-            zone: chrono_tz::Tz::UTC,
-            blob: Blob::from_config(&self.sdk, self.resources.bucket.clone(), true),
-            sqs,
+        simulated_engine(
+            &self.sdk,
+            &self.resources,
+            self.store.clone(),
+            settings,
             clock,
-        }
+        )
+    }
+}
+
+/// The dialing engine over `store` and the queues and bucket of `resources`, with the
+/// simulated provider and `clock`, in the UTC service zone.
+pub fn simulated_engine(
+    sdk: &aws_config::SdkConfig,
+    resources: &provision::Resources,
+    store: Store,
+    settings: DialerConfig,
+    clock: Arc<dyn Clock>,
+) -> Engine<Telephony> {
+    let sqs = aws_sdk_sqs::Client::new(sdk);
+    let simulated = SimulatedProvider::new(
+        sqs.clone(),
+        resources.call_events_queue_url.clone(),
+        settings.simulated.clone(),
+    );
+    Engine {
+        store,
+        provider: Telephony::Simulated(simulated),
+        config: DialerConfig {
+            dial_queue_url: Some(resources.dial_queue_url.clone()),
+            call_events_queue_url: Some(resources.call_events_queue_url.clone()),
+            ..settings
+        },
+        zone: chrono_tz::Tz::UTC,
+        blob: Blob::from_config(sdk, resources.bucket.clone(), true),
+        sqs,
+        clock,
     }
 }

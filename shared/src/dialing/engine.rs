@@ -160,6 +160,22 @@ pub struct Engine<P> {
     pub clock: Arc<dyn Clock>,
 }
 
+impl<P> Engine<P> {
+    /// The same engine with another provider, made from the configured one (tests wrap it to
+    /// record calls, or replace it with one that refuses).
+    pub fn with_provider<Q>(self, provider: impl FnOnce(P) -> Q) -> Engine<Q> {
+        Engine {
+            provider: provider(self.provider),
+            store: self.store,
+            config: self.config,
+            zone: self.zone,
+            sqs: self.sqs,
+            blob: self.blob,
+            clock: self.clock,
+        }
+    }
+}
+
 enum Step {
     /// The attempt is claimed by this run or another: the contact is settled for the cursor.
     Settled,

@@ -3,7 +3,6 @@
 
 use crate::dialing_support::*;
 use crate::support::{id, tenant, unique, TestApi};
-use outbound::dialing::engine::Engine;
 use outbound::dialing::lambda::DialQueue;
 use outbound::dialing::{CallRequest, CallStatus, PlaceError, Provider};
 use outbound::model::TaskStatus;
@@ -197,15 +196,7 @@ async fn a_task_the_provider_refuses_fails_with_its_reason() {
         fast_settings(&api, DEFAULT_MIX),
         ManualClock::starting_now(),
     );
-    let engine = Engine {
-        provider: RefusesTheTask,
-        store: engine.store,
-        config: engine.config,
-        zone: engine.zone,
-        sqs: engine.sqs,
-        blob: engine.blob,
-        clock: engine.clock,
-    };
+    let engine = engine.with_provider(|_| RefusesTheTask);
     let (task, source, _) = running_task(&api, 3, json!({})).await;
     engine.tick().await.unwrap();
     outbound_local::poller::drain(
@@ -263,18 +254,10 @@ async fn a_busy_provider_costs_no_attempt() {
         settings.simulated.clone(),
     );
     let engine = api.engine(settings, clock.clone());
-    let engine = Engine {
-        provider: SometimesBusy {
-            inner: simulated,
-            busy: std::sync::atomic::AtomicBool::new(true),
-        },
-        store: engine.store,
-        config: engine.config,
-        zone: engine.zone,
-        sqs: engine.sqs,
-        blob: engine.blob,
-        clock: engine.clock,
-    };
+    let engine = engine.with_provider(|_| SometimesBusy {
+        inner: simulated,
+        busy: std::sync::atomic::AtomicBool::new(true),
+    });
     let (task, _, contacts) = running_task(&api, 2, json!({"maxDialCount": 1})).await;
     let (owner, task_id) = (tenant("acme"), id(&task));
     let report = engine.dial(&owner, &task_id, 10).await.unwrap();

@@ -7,7 +7,6 @@ use outbound::dialing::engine::Engine;
 use outbound::dialing::lambda::{DialQueue, Telephony};
 pub use outbound::dialing::plan::ManualClock;
 use outbound::dialing::settings::{DialerConfig, OutcomeMix};
-use outbound::dialing::simulated::SimulatedProvider;
 use outbound::dialing::{CallRequest, CallStatus, PlaceError, Provider};
 use outbound::error::Error;
 use outbound::model::TaskStatus;
@@ -66,24 +65,17 @@ pub const DEFAULT_MIX: OutcomeMix = OutcomeMix {
 impl TestApi {
     /// The dialing engine over this test's counted store and queues.
     pub fn engine(&self, settings: DialerConfig, clock: Arc<ManualClock>) -> TestEngine {
-        let sqs = aws_sdk_sqs::Client::new(&self.sdk);
-        let simulated = SimulatedProvider::new(
-            sqs.clone(),
-            self.resources.call_events_queue_url.clone(),
-            settings.simulated.clone(),
-        );
-        Engine {
-            store: self.store.clone(),
-            provider: Recorder {
-                inner: Telephony::Simulated(simulated),
-                placed: Mutex::new(Vec::new()),
-            },
-            config: settings,
-            zone: self.app.config.time_zone,
-            blob: self.app.blob.clone(),
-            sqs,
+        outbound_local::stack::simulated_engine(
+            &self.sdk,
+            &self.resources,
+            self.store.clone(),
+            settings,
             clock,
-        }
+        )
+        .with_provider(|inner| Recorder {
+            inner,
+            placed: Mutex::new(Vec::new()),
+        })
     }
 
     /// Hands every waiting message of `queue` to the engine, as its Lambda would: the number
