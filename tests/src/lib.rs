@@ -1,6 +1,7 @@
 //! The local stack: provisions the stand-ins (moto) with the resources `template.yaml` creates in
 //! AWS, and serves every route with the same routers the Lambdas use.
 
+pub mod bench;
 pub mod faults;
 pub mod poller;
 pub mod provision;
