@@ -71,13 +71,14 @@ impl Blob {
         }
     }
 
-    /// Builds the client; local stand-ins need path-style addressing.
+    /// Builds the client, its calls timed per API request; local stand-ins need path-style
+    /// addressing.
     pub fn from_config(
         sdk: &aws_config::SdkConfig,
         bucket: impl Into<String>,
         path_style: bool,
     ) -> Self {
-        let config = aws_sdk_s3::config::Builder::from(sdk)
+        let config = crate::http::timing::s3(sdk)
             .force_path_style(path_style)
             .build();
         Blob::new(aws_sdk_s3::Client::from_conf(config), bucket)

@@ -218,7 +218,7 @@ impl Stack {
             .expect("moto is running (make test starts it)");
         let calls = CallCounter::default();
         let dynamodb = aws_sdk_dynamodb::Client::from_conf(
-            aws_sdk_dynamodb::config::Builder::from(&sdk)
+            outbound::http::timing::dynamodb(&sdk)
                 .interceptor(calls.clone())
                 .build(),
         );
@@ -259,19 +259,17 @@ impl Stack {
 
     /// The app the handlers see, over this stack's counted store.
     pub fn app(&self, config: Config) -> App {
+        let sqs = outbound::http::timing::sqs(&self.sdk);
         App::new(AppParts {
             store: self.store.clone(),
             blob: Blob::from_config(&self.sdk, self.resources.bucket.clone(), true),
-            reclaim: ReclaimQueue::new(
-                aws_sdk_sqs::Client::new(&self.sdk),
-                self.resources.reclaim_queue_url.clone(),
-            ),
+            reclaim: ReclaimQueue::new(sqs.clone(), self.resources.reclaim_queue_url.clone()),
             exports: outbound::service::export_job::ExportQueue::new(
-                aws_sdk_sqs::Client::new(&self.sdk),
+                sqs.clone(),
                 config.export_queue_url.clone(),
             ),
             dial_jobs: outbound::dialing::engine::DialJobs::new(
-                aws_sdk_sqs::Client::new(&self.sdk),
+                sqs,
                 config.dialing.dial_queue_url.clone(),
             ),
             config,

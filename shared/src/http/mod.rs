@@ -7,6 +7,7 @@ pub mod envelope;
 pub mod export;
 pub mod extract;
 pub mod task;
+pub mod timing;
 
 use crate::blob::Blob;
 use crate::config::Config;
@@ -64,7 +65,7 @@ impl App {
     pub fn with_sdk(config: Config, sdk: &aws_config::SdkConfig) -> Self {
         let store = Store::from_config(sdk, config.table.clone());
         let blob = Blob::from_config(sdk, config.bucket.clone(), config.s3_force_path_style);
-        let sqs = aws_sdk_sqs::Client::new(sdk);
+        let sqs = timing::sqs(sdk);
         let reclaim = ReclaimQueue::new(sqs.clone(), config.reclaim_queue_url.clone());
         let exports = ExportQueue::new(sqs.clone(), config.export_queue_url.clone());
         let dial_jobs =
@@ -152,8 +153,9 @@ pub fn file_response(file: ExportFile) -> Response {
 
 /// Gives each request an id (API Gateway's own in AWS, so it matches the access log), answers it
 /// in `x-request-id`, logs one line with it, the tenant, the route template, the status and the
-/// latency (D1), and records the latency by route as a metric. Nothing a client sent beyond the
-/// route is logged: no phone number or name ever is.
+/// latency (D1), and records the latency by route as a metric. The time waited on AWS and its
+/// calls go to the log line and, with the service's own time, to `Server-Timing`
+/// ([`timing`]). Nothing a client sent beyond the route is logged: no phone number or name ever is.
 async fn observe(State(app): State<App>, request: Request, next: Next) -> Response {
     use lambda_http::RequestExt;
     let gateway_id = match request.request_context_ref() {
@@ -177,17 +179,24 @@ async fn observe(State(app): State<App>, request: Request, next: Next) -> Respon
         .map_or_else(|_| "-".to_owned(), |tenant| tenant.as_str().to_owned());
     let request = Request::from_parts(parts, body);
     let span = tracing::info_span!("request", %request_id, %method, %route, %tenant);
+    let wait = Arc::new(timing::StoreWait::default());
     let started = Instant::now();
-    let mut response = next.run(request).instrument(span.clone()).await;
+    let mut response = wait.scope(next.run(request)).instrument(span.clone()).await;
+    let elapsed = started.elapsed();
+    let waited = wait.total();
     let status = response.status().as_u16();
-    let millis = started.elapsed().as_secs_f64() * 1000.0;
-    span.in_scope(|| tracing::info!(status, millis, "request done"));
+    let millis = timing::millis(elapsed);
+    let (store_ms, store_calls) = (timing::millis(waited.time), waited.calls);
+    span.in_scope(|| tracing::info!(status, millis, store_ms, store_calls, "request done"));
     crate::telemetry::metrics(
         &[("Route", &route)],
         &[("Latency", millis, crate::telemetry::Unit::Milliseconds)],
     );
     if let Ok(value) = HeaderValue::from_str(&request_id) {
         response.headers_mut().insert("x-request-id", value);
+    }
+    if let Ok(value) = HeaderValue::from_str(&waited.server_timing(elapsed)) {
+        response.headers_mut().insert("server-timing", value);
     }
     response
 }

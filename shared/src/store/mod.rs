@@ -270,9 +270,12 @@ impl Store {
         }
     }
 
-    /// Builds the client from the shared AWS configuration.
+    /// Builds the client from the shared AWS configuration, its calls timed per API request.
     pub fn from_config(sdk: &aws_config::SdkConfig, table: impl Into<String>) -> Self {
-        Store::new(Client::new(sdk), table)
+        Store::new(
+            Client::from_conf(crate::http::timing::dynamodb(sdk).build()),
+            table,
+        )
     }
 
     pub fn client(&self) -> &Client {

@@ -26,3 +26,4 @@ mod task_recall;
 mod task_states;
 mod task_views;
 mod tasks;
+mod timing;

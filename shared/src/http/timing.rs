@@ -1,0 +1,273 @@
+//! How long each API request waits on AWS (DynamoDB, S3, SQS) and how many calls it makes, so
+//! the service's own time shows apart from the store's: answered in the `Server-Timing` header
+//! and the request's log line by [`observe`](super::observe).
+//!
+//! [`StoreTimer`] is an SDK interceptor on every client the API builds ([`dynamodb`], [`s3`],
+//! [`sqs`]). It times each attempt from `read_before_transmit` to `read_after_transmit`: from
+//! the signed request handed to the HTTP client to the response head, i.e. the network and the
+//! store's own work. Serializing, signing, reading the answered body off the socket and
+//! deserializing stay out of it: they are CPU work of this process, paid against real AWS too.
+//! Backoff between retries also counts as the service's own time.
+//!
+//! The time goes to the [`StoreWait`] of the request being served, held in a task-local that
+//! [`StoreWait::scope`] sets around the handler. Calls outside a request (workers, the dialing
+//! engine) find none and are not timed. A spawned task would lose the task-local; the handlers
+//! run their calls in their own task. Concurrent calls of one request count once for the time
+//! they overlap: the wait is the wall time during which at least one call was in flight, so the
+//! service's own time (the handler's minus the wait) never goes negative.
+
+use aws_smithy_runtime_api::box_error::BoxError;
+use aws_smithy_runtime_api::client::interceptors::context::{
+    BeforeDeserializationInterceptorContextRef, BeforeTransmitInterceptorContextRef,
+    FinalizerInterceptorContextRef,
+};
+use aws_smithy_runtime_api::client::interceptors::Intercept;
+use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
+use aws_smithy_types::config_bag::{ConfigBag, Storable, StoreReplace};
+use std::future::Future;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+tokio::task_local! {
+    static CURRENT: Arc<StoreWait>;
+}
+
+/// The AWS calls of one request and the time it spent waiting on them.
+#[derive(Debug, Default)]
+pub struct StoreWait(Mutex<WaitState>);
+
+#[derive(Debug, Default)]
+struct WaitState {
+    calls: u32,
+    in_flight: u32,
+    /// When the calls now in flight began to overlap (set while `in_flight` > 0).
+    since: Option<Instant>,
+    waited: Duration,
+}
+
+/// What [`StoreWait::total`] answers: the calls made and the time waited on them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Waited {
+    pub calls: u32,
+    pub time: Duration,
+}
+
+impl StoreWait {
+    /// Runs `future` (a request's handler) with this accumulator as the one its calls add to.
+    pub fn scope<F: Future>(self: &Arc<Self>, future: F) -> impl Future<Output = F::Output> {
+        CURRENT.scope(self.clone(), future)
+    }
+
+    /// The calls made so far and the time waited; a call still in flight (its request was
+    /// dropped) counts up to now.
+    pub fn total(&self) -> Waited {
+        let state = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let open = state.since.map_or(Duration::ZERO, |since| since.elapsed());
+        Waited {
+            calls: state.calls,
+            time: state.waited + open,
+        }
+    }
+
+    fn begin(&self) {
+        let mut state = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        state.calls += 1;
+        state.in_flight += 1;
+        if state.in_flight == 1 {
+            state.since = Some(Instant::now());
+        }
+    }
+
+    fn end(&self) {
+        let mut state = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        state.in_flight = state.in_flight.saturating_sub(1);
+        if state.in_flight == 0 {
+            if let Some(since) = state.since.take() {
+                state.waited += since.elapsed();
+            }
+        }
+    }
+}
+
+impl Waited {
+    /// The `Server-Timing` value of a request that took `total` in the handler:
+    /// `store;dur=<ms>;desc="<n> calls", app;dur=<ms>`, app being `total` minus the wait.
+    pub fn server_timing(&self, total: Duration) -> String {
+        format!(
+            "store;dur={:.3};desc=\"{} calls\", app;dur={:.3}",
+            millis(self.time),
+            self.calls,
+            millis(total.saturating_sub(self.time)),
+        )
+    }
+}
+
+/// A `Server-Timing` value as [`Waited::server_timing`] writes it, read back by clients (the
+/// HTTP suite, the latency benchmark).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ServerTiming {
+    pub store_ms: f64,
+    pub store_calls: u32,
+    pub app_ms: f64,
+}
+
+impl ServerTiming {
+    /// Reads `value`; `None` unless it has both metrics, with their durations and call count.
+    pub fn parse(value: &str) -> Option<ServerTiming> {
+        let (mut store_ms, mut store_calls, mut app_ms) = (None, None, None);
+        for metric in value.split(',') {
+            let mut params = metric.trim().split(';');
+            let name = params.next()?;
+            for param in params {
+                let (key, raw) = param.split_once('=')?;
+                match (name, key) {
+                    ("store", "dur") => store_ms = raw.parse().ok(),
+                    ("app", "dur") => app_ms = raw.parse().ok(),
+                    ("store", "desc") => {
+                        let text = raw.trim_matches('"');
+                        store_calls = text.strip_suffix(" calls")?.parse().ok();
+                    }
+                    _ => {}
+                }
+            }
+        }
+        Some(ServerTiming {
+            store_ms: store_ms?,
+            store_calls: store_calls?,
+            app_ms: app_ms?,
+        })
+    }
+}
+
+/// A duration in fractional milliseconds.
+pub fn millis(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1000.0
+}
+
+/// The attempt in transmission, kept in the operation's config bag between the two hooks.
+#[derive(Clone, Debug)]
+struct Transmitting(Arc<StoreWait>);
+
+impl Storable for Transmitting {
+    type Storer = StoreReplace<Self>;
+}
+
+/// The interceptor that adds each attempt's time on the wire to the current request's
+/// [`StoreWait`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct StoreTimer;
+
+impl StoreTimer {
+    fn finish(cfg: &mut ConfigBag) {
+        if let Some(Transmitting(wait)) = cfg.load::<Transmitting>().cloned() {
+            cfg.interceptor_state().unset::<Transmitting>();
+            wait.end();
+        }
+    }
+}
+
+impl Intercept for StoreTimer {
+    fn name(&self) -> &'static str {
+        "StoreTimer"
+    }
+
+    fn read_before_transmit(
+        &self,
+        _context: &BeforeTransmitInterceptorContextRef<'_>,
+        _runtime_components: &RuntimeComponents,
+        cfg: &mut ConfigBag,
+    ) -> Result<(), BoxError> {
+        if let Ok(wait) = CURRENT.try_with(Arc::clone) {
+            wait.begin();
+            cfg.interceptor_state().store_put(Transmitting(wait));
+        }
+        Ok(())
+    }
+
+    fn read_after_transmit(
+        &self,
+        _context: &BeforeDeserializationInterceptorContextRef<'_>,
+        _runtime_components: &RuntimeComponents,
+        cfg: &mut ConfigBag,
+    ) -> Result<(), BoxError> {
+        Self::finish(cfg);
+        Ok(())
+    }
+
+    /// A transmission that failed (no response) skips `read_after_transmit`; every attempt
+    /// ends here.
+    fn read_after_attempt(
+        &self,
+        _context: &FinalizerInterceptorContextRef<'_>,
+        _runtime_components: &RuntimeComponents,
+        cfg: &mut ConfigBag,
+    ) -> Result<(), BoxError> {
+        Self::finish(cfg);
+        Ok(())
+    }
+}
+
+/// The DynamoDB client configuration of `sdk`, its calls timed.
+pub fn dynamodb(sdk: &aws_config::SdkConfig) -> aws_sdk_dynamodb::config::Builder {
+    aws_sdk_dynamodb::config::Builder::from(sdk).interceptor(StoreTimer)
+}
+
+/// The S3 client configuration of `sdk`, its calls timed.
+pub fn s3(sdk: &aws_config::SdkConfig) -> aws_sdk_s3::config::Builder {
+    aws_sdk_s3::config::Builder::from(sdk).interceptor(StoreTimer)
+}
+
+/// The SQS client of `sdk`, its calls timed.
+pub fn sqs(sdk: &aws_config::SdkConfig) -> aws_sdk_sqs::Client {
+    aws_sdk_sqs::Client::from_conf(
+        aws_sdk_sqs::config::Builder::from(sdk)
+            .interceptor(StoreTimer)
+            .build(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overlapping_calls_count_once_for_their_overlap() {
+        let wait = StoreWait::default();
+        wait.begin();
+        wait.begin();
+        let started = Instant::now();
+        std::thread::sleep(Duration::from_millis(20));
+        let slept = started.elapsed();
+        wait.end();
+        wait.end();
+        let total = wait.total();
+        assert_eq!(total.calls, 2);
+        assert!(total.time >= slept);
+        // Counted apart, the two calls would make at least twice the sleep.
+        assert!(total.time < slept * 2, "{total:?} for {slept:?}");
+    }
+
+    #[test]
+    fn app_time_is_the_rest_and_never_negative() {
+        let waited = Waited {
+            calls: 3,
+            time: Duration::from_micros(2500),
+        };
+        assert_eq!(
+            waited.server_timing(Duration::from_millis(4)),
+            "store;dur=2.500;desc=\"3 calls\", app;dur=1.500"
+        );
+        assert!(waited
+            .server_timing(Duration::from_millis(1))
+            .ends_with("app;dur=0.000"));
+        assert_eq!(
+            ServerTiming::parse(&waited.server_timing(Duration::from_millis(4))),
+            Some(ServerTiming {
+                store_ms: 2.5,
+                store_calls: 3,
+                app_ms: 1.5,
+            })
+        );
+        assert_eq!(ServerTiming::parse("app;dur=1"), None);
+    }
+}
