@@ -49,7 +49,7 @@ pub struct ParsedRow {
 }
 
 /// A refused data row, shaped as an entry of the import result's `details` (D8).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct RowFailure {
     /// Line number in the file, title row = 1. For CSV, the line a record starts on (a quoted
     /// value may span lines); for `.xlsx`, the sheet's row number. Both count from the top of the
@@ -60,6 +60,7 @@ pub struct RowFailure {
     #[serde(rename = "phoneNumber")]
     pub phone_number: String,
     /// One of the D8 reasons: [`reason`] or a field error's reason.
+    #[schema(value_type = String)]
     pub reason: Cow<'static, str>,
 }
 

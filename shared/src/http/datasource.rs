@@ -1,155 +1,299 @@
 //! `/api/dataSource/...`: data sources and their contacts.
 
-use super::extract::{existing_id, Body, QueryParams};
+use super::contract::{ById, Conflict, NotFound, Refused, Success, TooLarge, UnsupportedType};
+use super::extract::{existing_id, filter, Body, Paging, Payload, Query};
+use super::fields::{Integer, Text};
 use super::{App, Envelope, Reply};
 use crate::auth::Tenant;
 use crate::error::Error;
 use crate::files::{self, ExportFormat};
-use crate::model::contact::ContactPatch;
-use crate::model::page::ListScope;
-use crate::model::{Description, Name};
+use crate::model::contact::{ContactPatch, ContactView};
+use crate::model::datasource::DataSourceView;
+use crate::model::import::{ImportReport, ImportView};
+use crate::model::page::{ListScope, PageView};
+use crate::model::{Description, Id, Name};
 use crate::service::datasource::{DataSourceUpdate, NewDataSource};
 use crate::service::{contact, datasource};
 use crate::service::{export, import};
 use axum::extract::{DefaultBodyLimit, Multipart, Path, State};
 use axum::response::Response;
-use axum::routing::{get, post};
-use axum::Router;
 use bytes::Bytes;
-use serde_json::Value;
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 const KIND: &str = "dataSource";
 
-pub fn routes() -> Router<App> {
-    Router::new()
-        .route("/api/dataSource/list", get(list))
-        .route("/api/dataSource/detail/{id}", get(detail))
-        .route("/api/dataSource/add", post(add))
-        .route("/api/dataSource/update", post(update))
-        .route("/api/dataSource/delete", post(delete))
-        .route("/api/dataSource/{id}/contacts", get(contacts))
-        .route("/api/dataSource/{id}/contact/add", post(add_contact))
-        .route("/api/dataSource/{id}/contact/update", post(update_contact))
-        .route("/api/dataSource/{id}/contact/delete", post(delete_contact))
-        .route(
-            "/api/dataSource/{id}/contact/batchImport",
-            // Room for the file and the multipart framing around it.
-            post(batch_import).layer(DefaultBodyLimit::max(MAX_POSTED_BYTES + 64 * 1024)),
-        )
-        .route("/api/dataSource/{id}/contact/importUrl", post(import_url))
-        .route(
-            "/api/dataSource/{id}/contact/import/{import_id}",
-            get(import_status),
-        )
-        .route(
-            "/api/dataSource/{id}/contact/batchExport",
-            get(batch_export),
-        )
-        .route(
-            "/api/dataSource/{id}/contact/exportJob",
-            post(super::export::data_source_job),
-        )
+pub fn routes() -> OpenApiRouter<App> {
+    // Room for the file and the multipart framing around it.
+    let (schemas, paths, import_route) = routes!(batch_import);
+    let import_route = import_route.layer(DefaultBodyLimit::max(MAX_POSTED_BYTES + 64 * 1024));
+    OpenApiRouter::new()
+        .routes(routes!(list))
+        .routes(routes!(detail))
+        .routes(routes!(add))
+        .routes(routes!(update))
+        .routes(routes!(delete))
+        .routes(routes!(contacts))
+        .routes(routes!(add_contact))
+        .routes(routes!(update_contact))
+        .routes(routes!(delete_contact))
+        .routes((schemas, paths, import_route))
+        .routes(routes!(import_url))
+        .routes(routes!(import_status))
+        .routes(routes!(batch_export))
+        .routes(routes!(super::export::data_source_job))
 }
 
-async fn list(State(app): State<App>, tenant: Tenant, query: QueryParams) -> Reply {
-    let name = query.filter("dataSourceName");
+/// The data source filter of the list.
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+struct ListFilter {
+    /// Data sources whose name contains this (case-insensitive); blank means all.
+    data_source_name: Option<String>,
+}
+
+#[utoipa::path(get, operation_id = "listDataSources", path = "/api/dataSource/list", tag = "dataSource",
+    summary = "List data sources, newest first (D5)",
+    params(Paging, ListFilter),
+    responses((status = 200, description = "Done; the result is in `data`", body = Success<PageView<DataSourceView>>), Refused))]
+async fn list(
+    State(app): State<App>,
+    tenant: Tenant,
+    Query(paging): Query<Paging>,
+    Query(wanted): Query<ListFilter>,
+) -> Reply<PageView<DataSourceView>> {
+    let name = filter(&wanted.data_source_name);
     let scope = ListScope::new(&tenant, "dataSource/list").filter("dataSourceName", name);
-    let page = query.page_query(&app.config.page_tokens, &scope)?;
+    let page = paging.page_query(&app.config.page_tokens, &scope)?;
     let found = datasource::list(&app.store, &tenant, &page, name).await?;
     let found = found.map(|s| s.view(app.zone()));
     Ok(Envelope(found.answer(&app.config.page_tokens, &scope)))
 }
 
-async fn detail(State(app): State<App>, tenant: Tenant, Path(id): Path<String>) -> Reply {
+#[utoipa::path(get, operation_id = "getDataSource", path = "/api/dataSource/detail/{id}", tag = "dataSource",
+    summary = "One data source",
+    params(("id" = String, Path, description = "The data source's id")),
+    responses((status = 200, description = "Done; the result is in `data`", body = Success<DataSourceView>), NotFound, Refused))]
+async fn detail(
+    State(app): State<App>,
+    tenant: Tenant,
+    Path(id): Path<String>,
+) -> Reply<DataSourceView> {
     let source = datasource::detail(&app.store, &tenant, &existing_id(KIND, &id)?).await?;
     Ok(Envelope(source.view(app.zone())))
 }
 
-async fn add(State(app): State<App>, tenant: Tenant, body: Body) -> Reply {
+/// `POST /api/dataSource/add`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct AddDataSource {
+    /// 1-100 characters after trimming, unique in the tenant (D6).
+    #[schema(value_type = String, min_length = 1, max_length = 100)]
+    data_source_name: Text,
+    /// At most 500 characters.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, max_length = 500)]
+    data_source_desc: Option<Text>,
+}
+
+#[utoipa::path(post, operation_id = "addDataSource", path = "/api/dataSource/add", tag = "dataSource",
+    summary = "Create a data source",
+    request_body = AddDataSource,
+    responses((status = 200, description = "Done; the result is in `data`", body = Success<DataSourceView>), Conflict, TooLarge, Refused))]
+async fn add(
+    State(app): State<App>,
+    tenant: Tenant,
+    Payload(body): Payload<AddDataSource>,
+) -> Reply<DataSourceView> {
     let new = NewDataSource {
-        name: Name::parse("dataSourceName", body.required_str("dataSourceName")?)?,
-        description: Description::parse(
-            "dataSourceDesc",
-            body.str("dataSourceDesc")?.unwrap_or(""),
-        )?,
+        name: Name::parse("dataSourceName", body.data_source_name.as_str())?,
+        description: description(body.data_source_desc)?.unwrap_or_default(),
     };
     let source = datasource::add(&app.store, &tenant, new).await?;
     Ok(Envelope(source.view(app.zone())))
 }
 
-async fn update(State(app): State<App>, tenant: Tenant, body: Body) -> Reply {
+fn description(raw: Option<Text>) -> Result<Option<Description>, Error> {
+    raw.map(|d| Description::parse("dataSourceDesc", d.as_str()))
+        .transpose()
+}
+
+/// `POST /api/dataSource/update`: the fields sent change, the others stay.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct UpdateDataSource {
+    #[schema(value_type = String)]
+    id: Text,
+    #[serde(default)]
+    #[schema(value_type = Option<String>, min_length = 1, max_length = 100)]
+    data_source_name: Option<Text>,
+    #[serde(default)]
+    #[schema(value_type = Option<String>, max_length = 500)]
+    data_source_desc: Option<Text>,
+}
+
+#[utoipa::path(post, operation_id = "updateDataSource", path = "/api/dataSource/update", tag = "dataSource",
+    summary = "Rename or describe a data source",
+    request_body = UpdateDataSource,
+    responses((status = 200, description = "Done; the result is in `data`", body = Success<DataSourceView>), NotFound, Conflict, TooLarge, Refused))]
+async fn update(
+    State(app): State<App>,
+    tenant: Tenant,
+    Payload(body): Payload<UpdateDataSource>,
+) -> Reply<DataSourceView> {
     let update = DataSourceUpdate {
-        id: existing_id(KIND, body.required_str("id")?)?,
+        id: existing_id(KIND, body.id.as_str())?,
         name: body
-            .str("dataSourceName")?
-            .map(|n| Name::parse("dataSourceName", n))
+            .data_source_name
+            .map(|n| Name::parse("dataSourceName", n.as_str()))
             .transpose()?,
-        description: body
-            .str("dataSourceDesc")?
-            .map(|d| Description::parse("dataSourceDesc", d))
-            .transpose()?,
+        description: description(body.data_source_desc)?,
     };
     let source = datasource::update(&app.store, &tenant, update).await?;
     Ok(Envelope(source.view(app.zone())))
 }
 
-async fn delete(State(app): State<App>, tenant: Tenant, body: Body) -> Reply {
-    let id = existing_id(KIND, body.required_str("id")?)?;
+#[utoipa::path(post, operation_id = "deleteDataSource", path = "/api/dataSource/delete", tag = "dataSource",
+    summary = "Delete a data source and its contacts (not while a task runs on it, D11)",
+    request_body = ById,
+    responses((status = 200, description = "Done; the result is in `data`", body = Success<super::contract::Nothing>), NotFound, Conflict, TooLarge, Refused))]
+async fn delete(State(app): State<App>, tenant: Tenant, Payload(body): Payload<ById>) -> Reply {
+    let id = existing_id(KIND, body.id.as_str())?;
     datasource::delete(&app.store, &app.reclaim, &tenant, &id).await?;
     Ok(Envelope::empty())
 }
 
+/// The contact filter of the list.
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+struct ContactFilter {
+    /// Contacts whose phone number contains these digits; blank means all.
+    phone_number: Option<String>,
+}
+
+#[utoipa::path(get, operation_id = "listContacts", path = "/api/dataSource/{id}/contacts", tag = "dataSource",
+    summary = "List a data source's contacts, newest first (D5)",
+    params(("id" = String, Path, description = "The data source's id"), Paging, ContactFilter),
+    responses((status = 200, description = "Done; the result is in `data`", body = Success<PageView<ContactView>>), NotFound, Refused))]
 async fn contacts(
     State(app): State<App>,
     tenant: Tenant,
     Path(id): Path<String>,
-    query: QueryParams,
-) -> Reply {
+    Query(paging): Query<Paging>,
+    Query(wanted): Query<ContactFilter>,
+) -> Reply<PageView<ContactView>> {
     let source = existing_id(KIND, &id)?;
-    let phone = query.filter("phoneNumber");
+    let phone = filter(&wanted.phone_number);
     let scope = ListScope::new(&tenant, &format!("dataSource/{source}/contacts"))
         .filter("phoneNumber", phone);
-    let page = query.page_query(&app.config.page_tokens, &scope)?;
+    let page = paging.page_query(&app.config.page_tokens, &scope)?;
     let found = contact::list(&app.store, &tenant, &source, &page, phone).await?;
     let found = found.map(|c| c.view(app.zone()));
     Ok(Envelope(found.answer(&app.config.page_tokens, &scope)))
 }
 
+/// A contact's fields (D6): `phoneNumber`, the known fields and up to 30 custom ones, every
+/// value a string. Read-only fields (`id`, `status`, `callCount`, times) are ignored.
+// The handlers read it with `ContactPatch::from_json`; this type documents it.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+struct ContactInput {
+    /// Required on add: 5-20 digits once spaces, dashes, dots, brackets and a leading `+` are
+    /// removed; unique in the data source.
+    phone_number: Option<String>,
+    #[schema(max_length = 100)]
+    customer_name: Option<String>,
+    #[schema(max_length = 500)]
+    address: Option<String>,
+    #[schema(max_length = 100)]
+    order_amount: Option<String>,
+    /// Custom fields: names of letters, digits and `_` starting with a letter (at most 64),
+    /// values of at most 1,000 characters.
+    #[serde(flatten)]
+    custom: std::collections::BTreeMap<String, String>,
+}
+
+/// A contact update: `contactId` and the fields that change (`""` clears one).
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+struct ContactUpdate {
+    contact_id: String,
+    #[serde(flatten)]
+    fields: ContactInput,
+}
+
+#[utoipa::path(post, operation_id = "addContact", path = "/api/dataSource/{id}/contact/add", tag = "dataSource",
+    summary = "Add a contact",
+    params(("id" = String, Path, description = "The data source's id")),
+    request_body = ContactInput,
+    responses((status = 200, description = "Done; the result is in `data`", body = Success<ContactView>), NotFound, Conflict, TooLarge, Refused))]
 async fn add_contact(
     State(app): State<App>,
     tenant: Tenant,
     Path(id): Path<String>,
     body: Body,
-) -> Reply {
+) -> Reply<ContactView> {
     let source = existing_id(KIND, &id)?;
     let patch = ContactPatch::from_json(&body.0)?;
     let added = contact::add(&app.store, &tenant, &source, patch).await?;
     Ok(Envelope(added.view(app.zone())))
 }
 
+/// The contact a request names.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ContactRef {
+    contact_id: Text,
+}
+
+#[utoipa::path(post, operation_id = "updateContact", path = "/api/dataSource/{id}/contact/update", tag = "dataSource",
+    summary = "Change a contact's fields",
+    params(("id" = String, Path, description = "The data source's id")),
+    request_body = ContactUpdate,
+    responses((status = 200, description = "Done; the result is in `data`", body = Success<ContactView>), NotFound, Conflict, TooLarge, Refused))]
 async fn update_contact(
     State(app): State<App>,
     tenant: Tenant,
     Path(id): Path<String>,
     body: Body,
-) -> Reply {
+) -> Reply<ContactView> {
     let source = existing_id(KIND, &id)?;
-    let contact_id = existing_id("contact", body.required_str("contactId")?)?;
+    let named: ContactRef = super::fields::from_object(body.0.clone())?;
+    let contact_id = existing_id("contact", named.contact_id.as_str())?;
     let patch = ContactPatch::from_json(&body.0)?;
     let updated = contact::update(&app.store, &tenant, &source, &contact_id, patch).await?;
     Ok(Envelope(updated.view(app.zone())))
 }
 
+/// `POST /api/dataSource/{id}/contact/delete`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct DeleteContact {
+    #[schema(value_type = String)]
+    contact_id: Text,
+}
+
+#[utoipa::path(post, operation_id = "deleteContact", path = "/api/dataSource/{id}/contact/delete", tag = "dataSource",
+    summary = "Delete a contact",
+    params(("id" = String, Path, description = "The data source's id")),
+    request_body = DeleteContact,
+    responses((status = 200, description = "Done; the result is in `data`", body = Success<super::contract::Nothing>), NotFound, TooLarge, Refused))]
 async fn delete_contact(
     State(app): State<App>,
     tenant: Tenant,
     Path(id): Path<String>,
-    body: Body,
+    Payload(body): Payload<DeleteContact>,
 ) -> Reply {
     let source = existing_id(KIND, &id)?;
-    let contact_id = existing_id("contact", body.required_str("contactId")?)?;
+    let contact_id = existing_id("contact", body.contact_id.as_str())?;
     contact::delete(&app.store, &tenant, &source, &contact_id).await?;
-    Ok(Envelope(Value::Null))
+    Ok(Envelope::empty())
 }
 
 /// The largest file `batchImport` takes in the request (4 MiB): a Lambda request carries at
@@ -192,42 +336,106 @@ async fn file_part(
     Err(Error::invalid("multipart field file is required"))
 }
 
+/// A posted import: the file in the multipart field `file`.
+#[derive(Debug, ToSchema)]
+#[allow(dead_code)]
+struct ImportUpload {
+    /// A `.csv` (UTF-8, or GBK) or `.xlsx` file of at most 4 MiB whose title row names a phone
+    /// column (D8).
+    #[schema(value_type = String, format = Binary)]
+    file: Vec<u8>,
+}
+
+/// The report of a posted import (D8), with the import's id.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct PostedImport {
+    import_id: Id,
+    #[serde(flatten)]
+    report: ImportReport,
+}
+
+#[utoipa::path(post, operation_id = "importContacts", path = "/api/dataSource/{id}/contact/batchImport", tag = "dataSource",
+    summary = "Import a file of up to 4 MiB within the request (D8)",
+    params(("id" = String, Path, description = "The data source's id")),
+    request_body(content = ImportUpload, content_type = "multipart/form-data"),
+    responses((status = 200, description = "Done; the result is in `data`", body = Success<PostedImport>), NotFound, TooLarge, UnsupportedType, Refused))]
 async fn batch_import(
     State(app): State<App>,
     tenant: Tenant,
     Path(id): Path<String>,
     form: Multipart,
-) -> Reply {
+) -> Reply<PostedImport> {
     let source = existing_id(KIND, &id)?;
     let (name, bytes) = file_part(form, &source).await?;
     let file_name = import::file_name(&name).unwrap_or_else(|_| "upload".into());
     let (done, report) =
         import::import_posted(&app.store, &app.blob, &tenant, &source, file_name, bytes).await?;
-    let mut data =
-        serde_json::to_value(&report).map_err(|e| Error::internal("encode import report", e))?;
-    data["importId"] = done.id.as_str().into();
-    Ok(Envelope(data))
+    Ok(Envelope(PostedImport {
+        import_id: done.id,
+        report,
+    }))
 }
 
+/// `POST /api/dataSource/{id}/contact/importUrl`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct ImportUrlRequest {
+    /// `.csv` or `.xlsx`, 1-255 characters.
+    #[schema(value_type = String, min_length = 1, max_length = 255)]
+    file_name: Text,
+    /// The file's size in bytes, 1 to 20 MiB: the upload URL is signed for exactly this length.
+    #[serde(default)]
+    #[schema(value_type = i64, minimum = 1, maximum = 20971520)]
+    file_size: Option<Integer>,
+}
+
+/// Where to upload the file: `PUT` it to `uploadUrl` with these headers before `expiresAt`; the
+/// import then runs in the background (see its status).
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct UploadTicketView {
+    import_id: Id,
+    upload_url: String,
+    /// Always `PUT`.
+    method: &'static str,
+    headers: UploadHeaders,
+    expires_at: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+struct UploadHeaders {
+    /// The file's size, as sent in `fileSize`.
+    #[serde(rename = "Content-Length")]
+    content_length: String,
+}
+
+#[utoipa::path(post, operation_id = "requestImportUpload", path = "/api/dataSource/{id}/contact/importUrl", tag = "dataSource",
+    summary = "A presigned upload URL for a file of up to 20 MiB (D8)",
+    params(("id" = String, Path, description = "The data source's id")),
+    request_body = ImportUrlRequest,
+    responses((status = 200, description = "Done; the result is in `data`", body = Success<UploadTicketView>), NotFound, TooLarge, UnsupportedType, Refused))]
 async fn import_url(
     State(app): State<App>,
     tenant: Tenant,
     Path(id): Path<String>,
-    body: Body,
-) -> Reply {
+    Payload(body): Payload<ImportUrlRequest>,
+) -> Reply<UploadTicketView> {
     let source = existing_id(KIND, &id)?;
-    let file_name = import::file_name(body.required_str("fileName")?)?;
-    let size = upload_size(body.int("fileSize")?)?;
+    let file_name = import::file_name(body.file_name.as_str())?;
+    let size = upload_size(body.file_size.map(|size| size.0))?;
     let ticket =
         import::request_upload(&app.store, &app.blob, &tenant, &source, file_name, size).await?;
-    Ok(Envelope(serde_json::json!({
-        "importId": ticket.import.id,
-        "uploadUrl": ticket.url,
-        "method": "PUT",
+    Ok(Envelope(UploadTicketView {
+        import_id: ticket.import.id,
+        upload_url: ticket.url,
+        method: "PUT",
         // The URL is signed for exactly this length: S3 refuses any other (D8: 20 MiB at most).
-        "headers": {"Content-Length": size.to_string()},
-        "expiresAt": ticket.expires_at.display(app.zone()),
-    })))
+        headers: UploadHeaders {
+            content_length: size.to_string(),
+        },
+        expires_at: ticket.expires_at.display(app.zone()),
+    }))
 }
 
 /// The announced size of an upload: 1 byte to 20 MiB (D8); the upload URL is signed for it.
@@ -244,26 +452,44 @@ fn upload_size(size: Option<i64>) -> Result<u64, Error> {
     }
 }
 
+#[utoipa::path(get, operation_id = "getImport", path = "/api/dataSource/{id}/contact/import/{importId}", tag = "dataSource",
+    summary = "Where an import is, and its report once done (D8)",
+    params(("id" = String, Path, description = "The data source's id"),
+        ("importId" = String, Path, description = "The import's id")),
+    responses((status = 200, description = "Done; the result is in `data`", body = Success<ImportView>), NotFound, Refused))]
 async fn import_status(
     State(app): State<App>,
     tenant: Tenant,
     Path((id, import_id)): Path<(String, String)>,
-) -> Reply {
+) -> Reply<ImportView> {
     let source = existing_id(KIND, &id)?;
     let import_id = existing_id("import", &import_id)?;
     let (found, report) =
         import::status(&app.store, &app.blob, &tenant, &source, &import_id).await?;
-    Ok(Envelope(found.view(report.as_ref(), app.zone())))
+    Ok(Envelope(found.view(report, app.zone())))
 }
 
+/// The format of an export.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct FormatQuery {
+    /// `csv` or `excel` (default).
+    #[param(value_type = Option<String>, pattern = "^(csv|excel)$")]
+    pub format: Option<String>,
+}
+
+#[utoipa::path(get, operation_id = "exportContacts", path = "/api/dataSource/{id}/contact/batchExport", tag = "dataSource",
+    summary = "Export every contact as CSV or Excel (D8)",
+    params(("id" = String, Path, description = "The data source's id"), FormatQuery),
+    responses(super::contract::FileResponses, NotFound, TooLarge, Refused))]
 async fn batch_export(
     State(app): State<App>,
     tenant: Tenant,
     Path(id): Path<String>,
-    query: QueryParams,
+    Query(query): Query<FormatQuery>,
 ) -> Result<Response, Error> {
     let source = existing_id(KIND, &id)?;
-    let format = ExportFormat::parse(query.get("format"))?;
+    let format = ExportFormat::parse(query.format.as_deref())?;
     let file = export::contacts(&app.store, &app.export_target(format), &tenant, &source).await?;
     Ok(super::file_response(file))
 }

@@ -4,11 +4,12 @@ use crate::error::Error;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
+use serde::Serialize;
 use serde_json::{json, Value};
 
 /// A successful answer: `{"code":0,"message":"success","data":...}`.
 #[derive(Debug)]
-pub struct Envelope(pub Value);
+pub struct Envelope<T = Value>(pub T);
 
 impl Envelope {
     /// `data: null`, for operations that return nothing.
@@ -17,9 +18,21 @@ impl Envelope {
     }
 }
 
-impl IntoResponse for Envelope {
+#[derive(Serialize)]
+struct Success<'a, T> {
+    code: u16,
+    message: &'static str,
+    data: &'a T,
+}
+
+impl<T: Serialize> IntoResponse for Envelope<T> {
     fn into_response(self) -> Response {
-        Json(json!({"code": 0, "message": "success", "data": self.0})).into_response()
+        Json(Success {
+            code: 0,
+            message: "success",
+            data: &self.0,
+        })
+        .into_response()
     }
 }
 
@@ -67,4 +80,4 @@ impl std::fmt::Display for ErrorChain<'_> {
 }
 
 /// What every handler answers.
-pub type Reply = Result<Envelope, Error>;
+pub type Reply<T = Value> = Result<Envelope<T>, Error>;

@@ -1,59 +1,79 @@
 //! Export jobs (D8): `POST /api/dataSource/{id}/contact/exportJob`, `POST /api/task/{id}/exportJob`
 //! (routed with their groups) and `GET /api/export/{exportId}`.
 
-use super::extract::{existing_id, Body, MAX_JSON_BODY};
+use super::contract::{NotFound, Refused, Success, TooLarge};
+use super::extract::{body_bytes, existing_id, Body};
 use super::{App, Envelope, Reply};
 use crate::auth::Tenant;
 use crate::error::Error;
 use crate::files::ExportFormat;
-use crate::model::export::ExportSubject;
+use crate::model::export::{ExportSubject, ExportView};
+use crate::model::Id;
 use crate::service::export::OutcomeFilter;
 use crate::service::export_job;
-use axum::body::Bytes;
 use axum::extract::{FromRequest, Path, Request, State};
-use axum::http::StatusCode;
-use axum::routing::get;
-use axum::Router;
-use serde_json::{json, Value};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
-pub fn routes() -> Router<App> {
-    Router::new().route("/api/export/{export_id}", get(status))
+pub fn routes() -> OpenApiRouter<App> {
+    OpenApiRouter::new().routes(routes!(status))
 }
 
 /// The body of a job request: a JSON object, or none at all (every field has a default).
-pub struct JobBody(Body);
+pub struct JobBody<T>(T);
 
-impl<S: Send + Sync> FromRequest<S> for JobBody {
+impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JobBody<T> {
     type Rejection = Error;
 
     async fn from_request(request: Request, state: &S) -> Result<Self, Self::Rejection> {
-        let bytes = Bytes::from_request(request, state)
-            .await
-            .map_err(|rejection| {
-                if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
-                    Error::TooLarge(format!("request body is larger than {MAX_JSON_BODY} bytes"))
-                } else {
-                    Error::invalid("request body could not be read")
-                }
-            })?;
-        if bytes.iter().all(u8::is_ascii_whitespace) {
-            return Ok(JobBody(Body(serde_json::Map::new())));
-        }
-        Body::parse(&bytes).map(JobBody)
+        let bytes = body_bytes(request, state).await?;
+        let object = if bytes.iter().all(u8::is_ascii_whitespace) {
+            serde_json::Map::new()
+        } else {
+            Body::parse(&bytes)?.0
+        };
+        super::fields::from_object(object).map(JobBody)
     }
 }
 
+/// `POST /api/dataSource/{id}/contact/exportJob`.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct DataSourceJob {
+    /// `csv` or `excel` (default).
+    #[serde(default)]
+    #[schema(value_type = Option<String>, pattern = "^(csv|excel)$")]
+    format: Option<Value>,
+}
+
+/// `POST /api/task/{id}/exportJob`.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct TaskJob {
+    /// `csv` or `excel` (default).
+    #[serde(default)]
+    #[schema(value_type = Option<String>, pattern = "^(csv|excel)$")]
+    format: Option<Value>,
+    /// 0 all (default), 1 success, 2 failed or no answer, 3 not dialled.
+    #[serde(default)]
+    #[schema(value_type = Option<u8>, minimum = 0, maximum = 3)]
+    status: Option<Value>,
+}
+
 /// `format`: `csv` or `excel`, default `excel`, as the direct exports take it.
-fn format(body: &Body) -> Result<ExportFormat, Error> {
-    let raw = body
-        .str("format")
-        .map_err(|_| Error::invalid("format must be csv or excel"))?;
-    ExportFormat::parse(raw)
+fn format(raw: Option<Value>) -> Result<ExportFormat, Error> {
+    match raw {
+        None | Some(Value::Null) => Ok(ExportFormat::Excel),
+        Some(Value::String(format)) => ExportFormat::parse(Some(&format)),
+        Some(_) => Err(Error::invalid("format must be csv or excel")),
+    }
 }
 
 /// `status`: the task export's filter, 0-3 (default 0, all).
-fn outcome_filter(body: &Body) -> Result<OutcomeFilter, Error> {
-    match body.0.get("status") {
+fn outcome_filter(raw: Option<Value>) -> Result<OutcomeFilter, Error> {
+    match raw {
         None | Some(Value::Null) => Ok(OutcomeFilter::All),
         Some(Value::Number(code)) => code
             .as_i64()
@@ -62,44 +82,69 @@ fn outcome_filter(body: &Body) -> Result<OutcomeFilter, Error> {
     }
 }
 
-fn started(job: &crate::model::export::ExportJob) -> Reply {
-    Ok(Envelope(json!({ "exportId": job.id })))
+/// A queued export job.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct JobStarted {
+    export_id: Id,
 }
 
+fn started(job: crate::model::export::ExportJob) -> Reply<JobStarted> {
+    Ok(Envelope(JobStarted { export_id: job.id }))
+}
+
+#[utoipa::path(post, operation_id = "startDataSourceExport", path = "/api/dataSource/{id}/contact/exportJob", tag = "export",
+    summary = "Export a data source of any size in the background (D8)",
+    params(("id" = String, Path, description = "The data source's id")),
+    request_body = DataSourceJob,
+    responses((status = 200, description = "Done; the result is in `data`", body = Success<JobStarted>), NotFound, TooLarge, Refused))]
 pub async fn data_source_job(
     State(app): State<App>,
     tenant: Tenant,
     Path(id): Path<String>,
-    JobBody(body): JobBody,
-) -> Reply {
+    JobBody(body): JobBody<DataSourceJob>,
+) -> Reply<JobStarted> {
     let source = existing_id("dataSource", &id)?;
-    let format = format(&body)?;
+    let format = format(body.format)?;
     let subject = ExportSubject::DataSource {
         data_source_id: source,
     };
     let job = export_job::start(&app.store, &app.exports, &tenant, subject, format).await?;
-    started(&job)
+    started(job)
 }
 
+#[utoipa::path(post, operation_id = "startTaskExport", path = "/api/task/{id}/exportJob", tag = "export",
+    summary = "Export a task of any size in the background (D8)",
+    params(("id" = String, Path, description = "The task's id")),
+    request_body = TaskJob,
+    responses((status = 200, description = "Done; the result is in `data`", body = Success<JobStarted>), NotFound, TooLarge, Refused))]
 pub async fn task_job(
     State(app): State<App>,
     tenant: Tenant,
     Path(id): Path<String>,
-    JobBody(body): JobBody,
-) -> Reply {
+    JobBody(body): JobBody<TaskJob>,
+) -> Reply<JobStarted> {
     let task = existing_id("task", &id)?;
-    let format = format(&body)?;
-    let filter = outcome_filter(&body)?;
+    let format = format(body.format)?;
+    let filter = outcome_filter(body.status)?;
     let subject = ExportSubject::Task {
         task_id: task,
         outcome_filter: filter.code(),
     };
     let job = export_job::start(&app.store, &app.exports, &tenant, subject, format).await?;
-    started(&job)
+    started(job)
 }
 
-async fn status(State(app): State<App>, tenant: Tenant, Path(id): Path<String>) -> Reply {
+#[utoipa::path(get, operation_id = "getExport", path = "/api/export/{exportId}", tag = "export",
+    summary = "Where an export job is, and its download once done (D8)",
+    params(("exportId" = String, Path, description = "The export's id")),
+    responses((status = 200, description = "Done; the result is in `data`", body = Success<ExportView>), NotFound, Refused))]
+async fn status(
+    State(app): State<App>,
+    tenant: Tenant,
+    Path(id): Path<String>,
+) -> Reply<ExportView> {
     let id = existing_id("export", &id)?;
     let (job, url) = export_job::status(&app.store, &app.blob, &tenant, &id).await?;
-    Ok(Envelope(job.view(url.as_deref(), app.zone())))
+    Ok(Envelope(job.view(url, app.zone())))
 }

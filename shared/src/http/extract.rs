@@ -9,8 +9,10 @@ use crate::model::{Id, PageRequest};
 use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
 use serde_json::{Map, Value};
-use std::collections::HashMap;
+use utoipa::IntoParams;
 
 /// Largest JSON body accepted (D6).
 pub const MAX_JSON_BODY: usize = 1024 * 1024;
@@ -31,16 +33,33 @@ impl<S: Send + Sync> FromRequest<S> for Body {
     type Rejection = Error;
 
     async fn from_request(request: Request, state: &S) -> Result<Self, Self::Rejection> {
-        let bytes = Bytes::from_request(request, state)
-            .await
-            .map_err(|rejection| {
-                if rejection.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
-                    Error::TooLarge(format!("request body is larger than {MAX_JSON_BODY} bytes"))
-                } else {
-                    Error::invalid("request body could not be read")
-                }
-            })?;
-        Body::parse(&bytes)
+        Body::parse(&body_bytes(request, state).await?)
+    }
+}
+
+/// The bytes of a request body, within the route's body limit (413 past it).
+pub async fn body_bytes<S: Send + Sync>(request: Request, state: &S) -> Result<Bytes, Error> {
+    Bytes::from_request(request, state)
+        .await
+        .map_err(|rejection| {
+            if rejection.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
+                Error::TooLarge(format!("request body is larger than {MAX_JSON_BODY} bytes"))
+            } else {
+                Error::invalid("request body could not be read")
+            }
+        })
+}
+
+/// A JSON object body read into the request type `T` (see [`super::fields`]).
+#[derive(Debug)]
+pub struct Payload<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for Payload<T> {
+    type Rejection = Error;
+
+    async fn from_request(request: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let Body(object) = Body::from_request(request, state).await?;
+        super::fields::from_object(object).map(Payload)
     }
 }
 
@@ -59,71 +78,48 @@ impl Body {
             ))),
         }
     }
-
-    /// A string field; absent or null is `None`; any other type is 400.
-    pub fn str(&self, field: &str) -> Result<Option<&str>, Error> {
-        match self.0.get(field) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(value)) => Ok(Some(value)),
-            Some(_) => Err(Error::invalid(format!("{field} must be a string"))),
-        }
-    }
-
-    /// A string field that must be present.
-    pub fn required_str(&self, field: &str) -> Result<&str, Error> {
-        self.str(field)?
-            .ok_or_else(|| Error::invalid(format!("{field} is required")))
-    }
-
-    /// An integer field; absent or null is `None`; a fraction, string or other type is 400.
-    pub fn int(&self, field: &str) -> Result<Option<i64>, Error> {
-        match self.0.get(field) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::Number(number)) => number
-                .as_i64()
-                .map(Some)
-                .ok_or_else(|| Error::invalid(format!("{field} must be an integer"))),
-            Some(_) => Err(Error::invalid(format!("{field} must be an integer"))),
-        }
-    }
-
-    /// An array of strings; absent or null is empty.
-    pub fn strings(&self, field: &str) -> Result<Vec<&str>, Error> {
-        let invalid = || Error::invalid(format!("{field} must be an array of strings"));
-        match self.0.get(field) {
-            None | Some(Value::Null) => Ok(Vec::new()),
-            Some(Value::Array(values)) => values
-                .iter()
-                .map(|value| value.as_str().ok_or_else(invalid))
-                .collect(),
-            Some(_) => Err(invalid()),
-        }
-    }
 }
 
-/// The query string as name -> value (the last of repeated names wins).
+/// A typed query string (the last of repeated names wins); each field a string, read by the
+/// domain's own parsers so their messages stay exact.
 #[derive(Debug, Default)]
-pub struct QueryParams(pub HashMap<String, String>);
+pub struct Query<T>(pub T);
 
-impl<S: Send + Sync> FromRequestParts<S> for QueryParams {
+impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for Query<T> {
     type Rejection = Error;
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
         let query = parts.uri.query().unwrap_or("");
         let pairs: Vec<(String, String)> = serde_urlencoded::from_str(query)
             .map_err(|_| Error::invalid("query string is malformed"))?;
-        Ok(QueryParams(pairs.into_iter().collect()))
+        let object: Map<String, Value> = pairs
+            .into_iter()
+            .map(|(name, value)| (name, Value::String(value)))
+            .collect();
+        super::fields::from_object(object).map(Query)
     }
 }
 
-impl QueryParams {
-    pub fn get(&self, name: &str) -> Option<&str> {
-        self.0.get(name).map(String::as_str)
-    }
+/// The paging of every list (D5).
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct Paging {
+    /// Page number, from 1 (default 1); `pageNum * pageSize` may be at most 10,000.
+    #[param(value_type = Option<u32>, minimum = 1)]
+    page_num: Option<String>,
+    /// Rows per page, 1-100 (default 20).
+    #[param(value_type = Option<u32>, minimum = 1, maximum = 100)]
+    page_size: Option<String>,
+    /// The `nextToken` of the previous page: the page right after it, however deep (`pageNum` is
+    /// then ignored). Only valid with the same list and filters.
+    next_token: Option<String>,
+}
 
+impl Paging {
     /// `pageNum` and `pageSize` (D5).
     pub fn page(&self) -> Result<PageRequest, Error> {
-        PageRequest::parse(self.get("pageNum"), self.get("pageSize"))
+        PageRequest::parse(self.page_num.as_deref(), self.page_size.as_deref())
     }
 
     /// The page a list request asks for (D5): `pageSize` rows after the row a `nextToken` of
@@ -131,7 +127,7 @@ impl QueryParams {
     /// offset cap. A token of another tenant, list or filters is 400, before anything is read.
     pub fn page_query(&self, tokens: &PageTokens, scope: &ListScope) -> Result<PageQuery, Error> {
         let page = self.page()?;
-        match self.get("nextToken").filter(|token| !token.is_empty()) {
+        match self.next_token.as_deref().filter(|token| !token.is_empty()) {
             Some(token) => Ok(PageQuery {
                 size: page.size as usize,
                 start: Start::After(tokens.open(scope, token)?),
@@ -139,13 +135,14 @@ impl QueryParams {
             None => page.within_cap(),
         }
     }
+}
 
-    /// A fuzzy text filter; blank means no filter.
-    pub fn filter(&self, name: &str) -> Option<&str> {
-        self.get(name)
-            .map(str::trim)
-            .filter(|value| !value.is_empty())
-    }
+/// A fuzzy text filter; blank means no filter.
+pub fn filter(value: &Option<String>) -> Option<&str> {
+    value
+        .as_deref()
+        .map(str::trim)
+        .filter(|value| !value.is_empty())
 }
 
 /// Parses the id of an existing record: a string that cannot be an id names no record (404).

@@ -2,10 +2,12 @@
 //! alike. Handlers extract a [`Tenant`](crate::auth::Tenant) and a typed command, call one
 //! service function and wrap the result in the [`envelope`].
 
+pub mod contract;
 pub mod datasource;
 pub mod envelope;
 pub mod export;
 pub mod extract;
+pub mod fields;
 pub mod task;
 pub mod timing;
 
@@ -25,6 +27,7 @@ use chrono_tz::Tz;
 use std::sync::Arc;
 use std::time::Instant;
 use tracing::Instrument;
+use utoipa_axum::router::OpenApiRouter;
 
 pub use envelope::{Envelope, Reply};
 
@@ -98,7 +101,8 @@ impl App {
 
 /// Adds what every router shares: the 404 and 405 envelopes, the body limit, and the request id
 /// and log line of every request.
-pub fn finish(router: Router<App>, app: App) -> Router {
+pub fn finish(router: OpenApiRouter<App>, app: App) -> Router {
+    let (router, _) = router.split_for_parts();
     router
         .fallback(|| async { Error::NotFound("no such path".into()) })
         .method_not_allowed_fallback(|| async {
@@ -119,14 +123,24 @@ pub fn task_api(app: App) -> Router {
     finish(task::routes(), app)
 }
 
-/// Every route of every group, for the local server: the same handlers the Lambdas serve.
+/// Every route of every group, as documented in [`contract::document`].
+pub fn all_routes() -> OpenApiRouter<App> {
+    datasource::routes()
+        .merge(task::routes())
+        .merge(export::routes())
+}
+
+/// The local server: every route the Lambdas serve, and the OpenAPI document at
+/// `GET /api/openapi.yaml`.
 pub fn local_api(app: App) -> Router {
-    finish(
-        datasource::routes()
-            .merge(task::routes())
-            .merge(export::routes()),
-        app,
-    )
+    let document = contract::yaml();
+    let serve_document = axum::routing::get(|| async move {
+        (
+            [(axum::http::header::CONTENT_TYPE, "application/yaml")],
+            document,
+        )
+    });
+    finish(all_routes().route("/api/openapi.yaml", serve_document), app)
 }
 
 /// A file download (D8): the file itself with its name, or a 303 to a presigned download.

@@ -1,84 +1,134 @@
 //! `/api/task/...`: tasks, their state changes, recall and statistics.
 
-use super::extract::{existing_id, Body, QueryParams};
+use super::contract::{
+    ById, Conflict, FileResponses, NotAllowed, NotFound, Nothing, Refused, Success, TooLarge,
+};
+use super::datasource::FormatQuery;
+use super::extract::{existing_id, filter, Paging, Payload, Query};
+use super::fields::{Flat, Ranged, Strings, Text};
 use super::{App, Envelope, Reply};
 use crate::auth::Tenant;
 use crate::error::Error;
 use crate::files::ExportFormat;
-use crate::model::page::ListScope;
-use crate::model::task::{in_range, ClockTime, TaskOperation, ZoneName};
-use crate::model::{Description, Name, TaskStatus};
+use crate::model::page::{ListScope, PageView};
+use crate::model::task::{ClockTime, TaskOperation, TaskRow, TaskStat, TaskView, ZoneName};
+use crate::model::{Description, Id, Name, TaskStatus};
 use crate::service::export::{self, OutcomeFilter};
 use crate::service::task::{self, NewTask, SettingsPatch, TaskUpdate};
 use axum::extract::{Path, State};
 use axum::response::Response;
-use axum::routing::{get, post};
-use axum::Router;
-use serde_json::json;
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 const KIND: &str = "task";
 
-pub fn routes() -> Router<App> {
-    Router::new()
-        .route("/api/task/list", get(list))
-        .route("/api/task/detail/{id}", get(detail))
-        .route("/api/task/add", post(add))
-        .route("/api/task/update", post(update))
-        .route("/api/task/publish", post(publish))
-        .route("/api/task/pause", post(pause))
-        .route("/api/task/resume", post(resume))
-        .route("/api/task/stop", post(stop))
-        .route("/api/task/close", post(close))
-        .route("/api/task/delete", post(delete))
-        .route("/api/task/{id}/recall", post(recall))
-        .route("/api/task/{id}/stat", get(stat))
-        .route("/api/task/{id}/export", get(export_contacts))
-        .route("/api/task/{id}/exportJob", post(super::export::task_job))
+pub fn routes() -> OpenApiRouter<App> {
+    OpenApiRouter::new()
+        .routes(routes!(list))
+        .routes(routes!(detail))
+        .routes(routes!(add))
+        .routes(routes!(update))
+        .routes(routes!(publish))
+        .routes(routes!(pause))
+        .routes(routes!(resume))
+        .routes(routes!(stop))
+        .routes(routes!(close))
+        .routes(routes!(delete))
+        .routes(routes!(recall))
+        .routes(routes!(stat))
+        .routes(routes!(export_contacts))
+        .routes(routes!(super::export::task_job))
 }
 
-/// The dialing settings of a body (D9); absent fields are `None`.
-fn settings(body: &Body) -> Result<SettingsPatch, Error> {
-    let ranged = |field: &str, min: i64, max: i64| -> Result<Option<i64>, Error> {
-        let invalid = || Error::invalid(format!("{field} must be an integer from {min} to {max}"));
-        body.int(field)
-            .map_err(|_| invalid())?
-            .map(|value| in_range(field, value, min, max))
-            .transpose()
-    };
-    // "" clears a window bound or the zone on update.
-    let clock = |field: &str| -> Result<Option<Option<ClockTime>>, Error> {
-        body.str(field)?
-            .map(|raw| match raw.trim() {
+/// How a task dials (D9); on update, absent fields stay as they are.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct SettingsInput {
+    /// 1 (first) to 5 (default 3): tasks share the dialing budget by priority.
+    #[serde(default)]
+    #[schema(value_type = Option<u8>, minimum = 1, maximum = 5)]
+    priority: Option<Ranged<1, 5>>,
+    /// Attempts per contact, 1-10 (default 3).
+    #[serde(default)]
+    #[schema(value_type = Option<u8>, minimum = 1, maximum = 10)]
+    max_dial_count: Option<Ranged<1, 10>>,
+    /// Seconds between attempts at one contact, 10-86400 (default 300).
+    #[serde(default)]
+    #[schema(value_type = Option<u32>, minimum = 10, maximum = 86400)]
+    call_interval: Option<Ranged<10, 86_400>>,
+    /// `HH:MM`: no call before it each day; `""` clears it on update.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, example = "09:00")]
+    daily_start_time: Option<Text>,
+    /// `HH:MM`: no call after it each day; `""` clears it on update.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, example = "18:00")]
+    daily_end_time: Option<Text>,
+    /// IANA zone of the window (default the service's zone); `""` clears it on update.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, example = "Asia/Shanghai")]
+    time_zone: Option<Text>,
+}
+
+impl SettingsInput {
+    fn patch(self) -> Result<SettingsPatch, Error> {
+        // "" clears a window bound or the zone on update.
+        let clock = |field: &str, raw: Option<Text>| -> Result<Option<Option<ClockTime>>, Error> {
+            raw.map(|raw| match raw.as_str().trim() {
                 "" => Ok(None),
                 value => ClockTime::parse(field, value).map(Some),
             })
             .transpose()
-    };
-    Ok(SettingsPatch {
-        priority: ranged("priority", 1, 5)?.map(|v| v as u8),
-        max_dial_count: ranged("maxDialCount", 1, 10)?.map(|v| v as u8),
-        call_interval: ranged("callInterval", 10, 86_400)?.map(|v| v as u32),
-        daily_start: clock("dailyStartTime")?,
-        daily_end: clock("dailyEndTime")?,
-        time_zone: body
-            .str("timeZone")?
-            .map(|raw| match raw.trim() {
-                "" => Ok(None),
-                value => ZoneName::parse(value).map(Some),
-            })
-            .transpose()?,
-    })
+        };
+        Ok(SettingsPatch {
+            priority: self.priority.map(|v| v.0 as u8),
+            max_dial_count: self.max_dial_count.map(|v| v.0 as u8),
+            call_interval: self.call_interval.map(|v| v.0 as u32),
+            daily_start: clock("dailyStartTime", self.daily_start_time)?,
+            daily_end: clock("dailyEndTime", self.daily_end_time)?,
+            time_zone: self
+                .time_zone
+                .map(|raw| match raw.as_str().trim() {
+                    "" => Ok(None),
+                    value => ZoneName::parse(value).map(Some),
+                })
+                .transpose()?,
+        })
+    }
 }
 
-fn description(body: &Body) -> Result<Option<Description>, Error> {
-    body.str("taskDesc")?
-        .map(|raw| Description::parse("taskDesc", raw))
+fn description(raw: Option<Text>) -> Result<Option<Description>, Error> {
+    raw.map(|raw| Description::parse("taskDesc", raw.as_str()))
         .transpose()
 }
 
-async fn list(State(app): State<App>, tenant: Tenant, query: QueryParams) -> Reply {
-    let status = query
-        .get("status")
+/// The task filters of the list.
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+struct ListFilter {
+    /// Tasks whose name contains this (case-insensitive); blank means all.
+    task_name: Option<String>,
+    /// Only tasks in this state (0-6, D10).
+    #[param(value_type = Option<u8>, minimum = 0, maximum = 6)]
+    status: Option<String>,
+}
+
+#[utoipa::path(get, operation_id = "listTasks", path = "/api/task/list", tag = "task",
+    summary = "List tasks, newest first (D5)",
+    params(Paging, ListFilter),
+    responses((status = 200, description = "Done; the result is in `data`", body = Success<PageView<TaskRow>>), Refused))]
+async fn list(
+    State(app): State<App>,
+    tenant: Tenant,
+    Query(paging): Query<Paging>,
+    Query(wanted): Query<ListFilter>,
+) -> Reply<PageView<TaskRow>> {
+    let status = wanted
+        .status
+        .as_deref()
         .map(|raw| {
             raw.parse::<u8>()
                 .ok()
@@ -86,90 +136,223 @@ async fn list(State(app): State<App>, tenant: Tenant, query: QueryParams) -> Rep
                 .ok_or_else(|| Error::invalid("status must be an integer from 0 to 6"))
         })
         .transpose()?;
-    let name = query.filter("taskName");
+    let name = filter(&wanted.task_name);
     let scope = ListScope::new(&tenant, "task/list")
         .filter("taskName", name)
-        .filter("status", query.get("status"));
-    let page = query.page_query(&app.config.page_tokens, &scope)?;
+        .filter("status", wanted.status.as_deref());
+    let page = paging.page_query(&app.config.page_tokens, &scope)?;
     let found = task::list(&app.store, &tenant, &page, name, status).await?;
     let found = found.map(|t| t.list_view(app.zone()));
     Ok(Envelope(found.answer(&app.config.page_tokens, &scope)))
 }
 
-async fn detail(State(app): State<App>, tenant: Tenant, Path(id): Path<String>) -> Reply {
+#[utoipa::path(get, operation_id = "getTask", path = "/api/task/detail/{id}", tag = "task",
+    summary = "One task, its settings and counters",
+    params(("id" = String, Path, description = "The task's id")),
+    responses((status = 200, description = "Done; the result is in `data`", body = Success<TaskView>), NotFound, Refused))]
+async fn detail(State(app): State<App>, tenant: Tenant, Path(id): Path<String>) -> Reply<TaskView> {
     let found = task::detail(&app.store, &tenant, &existing_id(KIND, &id)?).await?;
     Ok(Envelope(found.detail_view(app.zone())))
 }
 
-async fn stat(State(app): State<App>, tenant: Tenant, Path(id): Path<String>) -> Reply {
+#[utoipa::path(get, operation_id = "getTaskStat", path = "/api/task/{id}/stat", tag = "task",
+    summary = "A task's statistics (D7)",
+    params(("id" = String, Path, description = "The task's id")),
+    responses((status = 200, description = "Done; the result is in `data`", body = Success<TaskStat>), NotFound, Refused))]
+async fn stat(State(app): State<App>, tenant: Tenant, Path(id): Path<String>) -> Reply<TaskStat> {
     let found = task::detail(&app.store, &tenant, &existing_id(KIND, &id)?).await?;
     Ok(Envelope(found.stat_view(app.zone())))
 }
 
-async fn add(State(app): State<App>, tenant: Tenant, body: Body) -> Reply {
+/// `POST /api/task/add`: a DRAFT task over a data source.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct AddTask {
+    /// 1-100 characters after trimming, unique in the tenant.
+    #[schema(value_type = String, min_length = 1, max_length = 100)]
+    task_name: Text,
+    #[serde(default)]
+    #[schema(value_type = Option<String>, max_length = 500)]
+    task_desc: Option<Text>,
+    #[schema(value_type = String)]
+    data_source_id: Text,
+    #[serde(flatten)]
+    #[schema(value_type = SettingsInput)]
+    settings: Flat<SettingsInput>,
+}
+
+#[utoipa::path(post, operation_id = "addTask", path = "/api/task/add", tag = "task",
+    summary = "Create a DRAFT task",
+    request_body = AddTask,
+    responses((status = 200, description = "Done; the result is in `data`", body = Success<TaskView>), NotFound, Conflict, TooLarge, Refused))]
+async fn add(
+    State(app): State<App>,
+    tenant: Tenant,
+    Payload(body): Payload<AddTask>,
+) -> Reply<TaskView> {
     let new = NewTask {
-        name: Name::parse("taskName", body.required_str("taskName")?)?,
-        description: description(&body)?.unwrap_or_default(),
-        data_source_id: body.required_str("dataSourceId")?.to_owned(),
-        settings: settings(&body)?,
+        name: Name::parse("taskName", body.task_name.as_str())?,
+        description: description(body.task_desc)?.unwrap_or_default(),
+        data_source_id: body.data_source_id.0,
+        settings: body.settings.0.patch()?,
     };
     let added = task::add(&app.store, &tenant, new).await?;
     Ok(Envelope(added.detail_view(app.zone())))
 }
 
-async fn update(State(app): State<App>, tenant: Tenant, body: Body) -> Reply {
+/// `POST /api/task/update`: a DRAFT task's fields that change.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct UpdateTask {
+    #[schema(value_type = String)]
+    id: Text,
+    #[serde(default)]
+    #[schema(value_type = Option<String>, min_length = 1, max_length = 100)]
+    task_name: Option<Text>,
+    #[serde(default)]
+    #[schema(value_type = Option<String>, max_length = 500)]
+    task_desc: Option<Text>,
+    #[serde(flatten)]
+    #[schema(value_type = SettingsInput)]
+    settings: Flat<SettingsInput>,
+}
+
+#[utoipa::path(post, operation_id = "updateTask", path = "/api/task/update", tag = "task",
+    summary = "Change a DRAFT task",
+    request_body = UpdateTask,
+    responses((status = 200, description = "Done; the result is in `data`", body = Success<TaskView>), NotFound, NotAllowed, Conflict, TooLarge, Refused))]
+async fn update(
+    State(app): State<App>,
+    tenant: Tenant,
+    Payload(body): Payload<UpdateTask>,
+) -> Reply<TaskView> {
     let update = TaskUpdate {
-        id: existing_id(KIND, body.required_str("id")?)?,
+        id: existing_id(KIND, body.id.as_str())?,
         name: body
-            .str("taskName")?
-            .map(|n| Name::parse("taskName", n))
+            .task_name
+            .map(|n| Name::parse("taskName", n.as_str()))
             .transpose()?,
-        description: description(&body)?,
-        settings: settings(&body)?,
+        description: description(body.task_desc)?,
+        settings: body.settings.0.patch()?,
     };
     let updated = task::update(&app.store, &tenant, update).await?;
     Ok(Envelope(updated.detail_view(app.zone())))
 }
 
-async fn publish(State(app): State<App>, tenant: Tenant, body: Body) -> Reply {
-    let id = existing_id(KIND, body.required_str("id")?)?;
+/// A task's new state.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct StateChange {
+    id: Id,
+    status: TaskStatus,
+}
+
+/// A published task: RUNNING since `startTime`.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct Published {
+    id: Id,
+    status: TaskStatus,
+    start_time: Option<String>,
+}
+
+#[utoipa::path(post, operation_id = "publishTask", path = "/api/task/publish", tag = "task",
+    summary = "Start dialing a DRAFT task (D10)",
+    request_body = ById,
+    responses((status = 200, description = "Done; the result is in `data`", body = Success<Published>), NotFound, NotAllowed, Conflict, TooLarge, Refused))]
+async fn publish(
+    State(app): State<App>,
+    tenant: Tenant,
+    Payload(body): Payload<ById>,
+) -> Reply<Published> {
+    let id = existing_id(KIND, body.id.as_str())?;
     let published = task::publish(&app.store, &tenant, &id).await?;
-    Ok(Envelope(json!({
-        "id": published.id,
-        "status": published.status,
-        "startTime": published.started_at.map(|t| t.display(app.zone())),
-    })))
+    Ok(Envelope(Published {
+        id: published.id,
+        status: published.status,
+        start_time: published.started_at.map(|t| t.display(app.zone())),
+    }))
 }
 
 /// Pause, resume and close answer `{id, status}`.
-async fn set_state(app: App, tenant: Tenant, body: Body, operation: TaskOperation) -> Reply {
-    let id = existing_id(KIND, body.required_str("id")?)?;
+async fn set_state(
+    app: App,
+    tenant: Tenant,
+    body: ById,
+    operation: TaskOperation,
+) -> Reply<StateChange> {
+    let id = existing_id(KIND, body.id.as_str())?;
     let changed = task::set_state(&app.store, &tenant, &id, operation).await?;
-    Ok(Envelope(
-        json!({"id": changed.id, "status": changed.status}),
-    ))
+    Ok(Envelope(StateChange {
+        id: changed.id,
+        status: changed.status,
+    }))
 }
 
-async fn pause(State(app): State<App>, tenant: Tenant, body: Body) -> Reply {
+#[utoipa::path(post, operation_id = "pauseTask", path = "/api/task/pause", tag = "task",
+    summary = "Pause a RUNNING task (D10)",
+    request_body = ById,
+    responses((status = 200, description = "Done; the result is in `data`", body = Success<StateChange>), NotFound, NotAllowed, TooLarge, Refused))]
+async fn pause(
+    State(app): State<App>,
+    tenant: Tenant,
+    Payload(body): Payload<ById>,
+) -> Reply<StateChange> {
     set_state(app, tenant, body, TaskOperation::Pause).await
 }
 
-async fn resume(State(app): State<App>, tenant: Tenant, body: Body) -> Reply {
+#[utoipa::path(post, operation_id = "resumeTask", path = "/api/task/resume", tag = "task",
+    summary = "Resume a PAUSED task (D10)",
+    request_body = ById,
+    responses((status = 200, description = "Done; the result is in `data`", body = Success<StateChange>), NotFound, NotAllowed, TooLarge, Refused))]
+async fn resume(
+    State(app): State<App>,
+    tenant: Tenant,
+    Payload(body): Payload<ById>,
+) -> Reply<StateChange> {
     set_state(app, tenant, body, TaskOperation::Resume).await
 }
 
-async fn close(State(app): State<App>, tenant: Tenant, body: Body) -> Reply {
+#[utoipa::path(post, operation_id = "closeTask", path = "/api/task/close", tag = "task",
+    summary = "Close a finished task (D10)",
+    request_body = ById,
+    responses((status = 200, description = "Done; the result is in `data`", body = Success<StateChange>), NotFound, NotAllowed, TooLarge, Refused))]
+async fn close(
+    State(app): State<App>,
+    tenant: Tenant,
+    Payload(body): Payload<ById>,
+) -> Reply<StateChange> {
     set_state(app, tenant, body, TaskOperation::Close).await
 }
 
 /// Longest stop reason kept.
 const MAX_REASON_CHARS: usize = 500;
 
-async fn stop(State(app): State<App>, tenant: Tenant, body: Body) -> Reply {
-    let id = existing_id(KIND, body.required_str("id")?)?;
+/// `POST /api/task/stop`.
+#[derive(Debug, Deserialize, ToSchema)]
+struct StopTask {
+    #[schema(value_type = String)]
+    id: Text,
+    /// Why, at most 500 characters; shown as `stopReason`.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, max_length = 500)]
+    reason: Option<Text>,
+}
+
+#[utoipa::path(post, operation_id = "stopTask", path = "/api/task/stop", tag = "task",
+    summary = "Stop a RUNNING or PAUSED task for good (D10)",
+    request_body = StopTask,
+    responses((status = 200, description = "Done; the result is in `data`", body = Success<StateChange>), NotFound, NotAllowed, TooLarge, Refused))]
+async fn stop(
+    State(app): State<App>,
+    tenant: Tenant,
+    Payload(body): Payload<StopTask>,
+) -> Reply<StateChange> {
+    let id = existing_id(KIND, body.id.as_str())?;
     let reason = body
-        .str("reason")?
-        .map(str::trim)
+        .reason
+        .as_ref()
+        .map(|reason| reason.as_str().trim())
         .filter(|reason| !reason.is_empty())
         .map(|reason| {
             if reason.chars().count() > MAX_REASON_CHARS {
@@ -182,45 +365,90 @@ async fn stop(State(app): State<App>, tenant: Tenant, body: Body) -> Reply {
         })
         .transpose()?;
     let stopped = task::stop(&app.store, &tenant, &id, reason).await?;
-    Ok(Envelope(
-        json!({"id": stopped.id, "status": stopped.status}),
-    ))
+    Ok(Envelope(StateChange {
+        id: stopped.id,
+        status: stopped.status,
+    }))
 }
 
-async fn delete(State(app): State<App>, tenant: Tenant, body: Body) -> Reply {
-    let id = existing_id(KIND, body.required_str("id")?)?;
+#[utoipa::path(post, operation_id = "deleteTask", path = "/api/task/delete", tag = "task",
+    summary = "Delete a task that is not RUNNING or PAUSED",
+    request_body = ById,
+    responses((status = 200, description = "Done; the result is in `data`", body = Success<Nothing>), NotFound, NotAllowed, Conflict, TooLarge, Refused))]
+async fn delete(State(app): State<App>, tenant: Tenant, Payload(body): Payload<ById>) -> Reply {
+    let id = existing_id(KIND, body.id.as_str())?;
     task::delete(&app.store, &app.reclaim, &tenant, &id).await?;
     Ok(Envelope::empty())
 }
 
+/// `POST /api/task/{id}/recall` (D12).
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct RecallRequest {
+    /// The contacts to dial again; empty or absent means every contact whose latest outcome
+    /// failed or went unanswered.
+    #[serde(default)]
+    #[schema(value_type = Option<Vec<String>>)]
+    contact_ids: Option<Strings>,
+    /// 1 (first) to 5 (default): recalled contacts are dialled before the others, by priority.
+    #[serde(default)]
+    #[schema(value_type = Option<u8>, minimum = 1, maximum = 5)]
+    priority: Option<Ranged<1, 5>>,
+}
+
+/// The contacts recalled, all or none (D12).
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct Recalled {
+    recall_count: usize,
+    recall_ids: Vec<Id>,
+}
+
+#[utoipa::path(post, operation_id = "recallTask", path = "/api/task/{id}/recall", tag = "task",
+    summary = "Dial contacts of a task again (D12)",
+    params(("id" = String, Path, description = "The task's id")),
+    request_body = RecallRequest,
+    responses((status = 200, description = "Done; the result is in `data`", body = Success<Recalled>), NotFound, NotAllowed, Conflict, TooLarge, Refused))]
 async fn recall(
     State(app): State<App>,
     tenant: Tenant,
     Path(id): Path<String>,
-    body: Body,
-) -> Reply {
+    Payload(body): Payload<RecallRequest>,
+) -> Reply<Recalled> {
     let id = existing_id(KIND, &id)?;
-    let contact_ids = body.strings("contactIds")?;
-    let priority = match body.int("priority") {
-        Ok(Some(value)) => in_range("priority", value, 1, 5)?,
-        Ok(None) => 5,
-        Err(_) => return Err(Error::invalid("priority must be an integer from 1 to 5")),
-    };
+    let contact_ids = body.contact_ids.unwrap_or_default().0;
+    let contact_ids: Vec<&str> = contact_ids.iter().map(String::as_str).collect();
+    let priority = body.priority.map_or(5, |p| p.0);
     let recalled = task::recall(&app, &tenant, &id, &contact_ids, priority as u8).await?;
-    Ok(Envelope(
-        json!({"recallCount": recalled.len(), "recallIds": recalled}),
-    ))
+    Ok(Envelope(Recalled {
+        recall_count: recalled.len(),
+        recall_ids: recalled,
+    }))
 }
 
+/// What a task export contains.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+struct OutcomeQuery {
+    /// 0 all (default), 1 success, 2 failed or no answer, 3 not dialled.
+    #[param(value_type = Option<u8>, minimum = 0, maximum = 3)]
+    status: Option<String>,
+}
+
+#[utoipa::path(get, operation_id = "exportTask", path = "/api/task/{id}/export", tag = "task",
+    summary = "Export a task's contacts with their outcomes (D8)",
+    params(("id" = String, Path, description = "The task's id"), FormatQuery, OutcomeQuery),
+    responses(FileResponses, NotFound, TooLarge, Refused))]
 async fn export_contacts(
     State(app): State<App>,
     tenant: Tenant,
     Path(id): Path<String>,
-    query: QueryParams,
+    Query(format): Query<FormatQuery>,
+    Query(outcome): Query<OutcomeQuery>,
 ) -> Result<Response, Error> {
     let id = existing_id(KIND, &id)?;
-    let format = ExportFormat::parse(query.get("format"))?;
-    let filter = OutcomeFilter::parse(query.get("status"))?;
+    let format = ExportFormat::parse(format.format.as_deref())?;
+    let filter = OutcomeFilter::parse(outcome.status.as_deref())?;
     let found = task::detail(&app.store, &tenant, &id).await?;
     let file = export::task_contacts(
         &app.store,

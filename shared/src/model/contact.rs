@@ -265,26 +265,50 @@ pub struct Contact {
 
 impl Contact {
     /// The API shape: the fixed fields with the known and custom fields flattened beside them.
-    pub fn view(&self, zone: Tz) -> Value {
-        let mut out = Map::new();
-        out.insert("id".into(), self.id.as_str().into());
-        out.insert("dataSourceId".into(), self.data_source_id.as_str().into());
-        out.insert(PHONE_FIELD.into(), self.phone.as_str().into());
-        for (name, _) in KNOWN_FIELDS {
-            out.insert(
-                name.into(),
-                self.fields.get(name).map_or(Value::Null, Value::from),
-            );
+    pub fn view(&self, zone: Tz) -> ContactView {
+        let known = |name: &str| self.fields.get(name).map(str::to_owned);
+        ContactView {
+            id: self.id.clone(),
+            data_source_id: self.data_source_id.clone(),
+            phone_number: self.phone.as_str().to_owned(),
+            customer_name: known("customerName"),
+            address: known("address"),
+            order_amount: known("orderAmount"),
+            custom: self
+                .fields
+                .iter()
+                .filter(|(name, _)| !KNOWN_FIELDS.iter().any(|(known, _)| known == name))
+                .map(|(name, value)| (name.to_owned(), value.to_owned()))
+                .collect(),
+            status: self.status,
+            call_count: self.call_count,
+            create_time: self.created_at.display(zone),
+            update_time: self.updated_at.display(zone),
         }
-        for (name, value) in self.fields.iter() {
-            out.insert(name.into(), value.into());
-        }
-        out.insert("status".into(), self.status.into());
-        out.insert("callCount".into(), self.call_count.into());
-        out.insert("createTime".into(), self.created_at.display(zone).into());
-        out.insert("updateTime".into(), self.updated_at.display(zone).into());
-        Value::Object(out)
     }
+}
+
+/// A contact as the API shows it: the fixed fields, the known ones (null when unset) and the
+/// custom ones beside them (D6).
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ContactView {
+    pub id: Id,
+    pub data_source_id: Id,
+    /// Digits, as normalised on input.
+    pub phone_number: String,
+    pub customer_name: Option<String>,
+    pub address: Option<String>,
+    pub order_amount: Option<String>,
+    /// Custom fields: up to 30, names of letters, digits and `_` starting with a letter.
+    #[serde(flatten)]
+    pub custom: std::collections::BTreeMap<String, String>,
+    /// The latest outcome over all tasks: 0 not dialled, 1 success, 2 failed, 3 no answer (D7).
+    #[schema(minimum = 0, maximum = 3)]
+    pub status: u8,
+    pub call_count: u32,
+    pub create_time: String,
+    pub update_time: String,
 }
 
 #[cfg(test)]

@@ -3,7 +3,6 @@
 use super::{Description, Id, Name, Timestamp};
 use chrono_tz::Tz;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
 
 /// A stored data source. `contact_count` is exact: it changes in the same write as its contacts.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -23,14 +22,26 @@ pub struct DataSource {
 
 impl DataSource {
     /// The API shape, the same for list, detail, add and update.
-    pub fn view(&self, zone: Tz) -> Value {
-        json!({
-            "id": self.id,
-            "dataSourceName": self.name,
-            "dataSourceDesc": self.description,
-            "contactCount": self.contact_count,
-            "createTime": self.created_at.display(zone),
-            "updateTime": self.updated_at.display(zone),
-        })
+    pub fn view(&self, zone: Tz) -> DataSourceView {
+        DataSourceView {
+            id: self.id.clone(),
+            data_source_name: self.name.clone(),
+            data_source_desc: self.description.clone(),
+            contact_count: self.contact_count,
+            create_time: self.created_at.display(zone),
+            update_time: self.updated_at.display(zone),
+        }
     }
+}
+
+/// A data source as the API shows it. Times are `yyyy-MM-dd HH:mm:ss` in the service's zone (D4).
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DataSourceView {
+    pub id: Id,
+    pub data_source_name: Name,
+    pub data_source_desc: Description,
+    pub contact_count: u64,
+    pub create_time: String,
+    pub update_time: String,
 }

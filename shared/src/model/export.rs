@@ -5,10 +5,9 @@ use super::{Id, Timestamp};
 use crate::files::ExportFormat;
 use chrono_tz::Tz;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
 
 /// Where an export job is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum ExportStatus {
     /// Queued or being built.
@@ -103,18 +102,34 @@ impl ExportJob {
     }
 
     /// The shape of `GET /api/export/{exportId}`; `download_url` only when SUCCEEDED.
-    pub fn view(&self, download_url: Option<&str>, zone: Tz) -> Value {
-        json!({
-            "exportId": self.id,
-            "status": self.status,
-            "fileName": self.file_name,
-            "rowCount": self.row_count,
-            "downloadUrl": download_url,
-            "createTime": self.created_at.display(zone),
-            "updateTime": self.updated_at.display(zone),
-            "error": self.error,
-        })
+    pub fn view(&self, download_url: Option<String>, zone: Tz) -> ExportView {
+        ExportView {
+            export_id: self.id.clone(),
+            status: self.status,
+            file_name: self.file_name.clone(),
+            row_count: self.row_count,
+            download_url,
+            create_time: self.created_at.display(zone),
+            update_time: self.updated_at.display(zone),
+            error: self.error.clone(),
+        }
     }
+}
+
+/// `GET /api/export/{exportId}` (D8).
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ExportView {
+    pub export_id: Id,
+    pub status: ExportStatus,
+    pub file_name: Option<String>,
+    pub row_count: Option<u64>,
+    /// A presigned download, valid 10 minutes; only when SUCCEEDED.
+    pub download_url: Option<String>,
+    pub create_time: String,
+    pub update_time: String,
+    /// Why the job failed, when FAILED.
+    pub error: Option<String>,
 }
 
 #[cfg(test)]
@@ -136,9 +151,9 @@ mod tests {
         assert_eq!(job.expires_at, 1_700_000_000 + 2 * 86_400);
         assert!(!job.expired(Timestamp(1_700_000_000_000)));
         assert!(job.expired(Timestamp((1_700_000_000 + 2 * 86_400) * 1000)));
-        let view = job.view(None, Tz::UTC);
+        let view = serde_json::to_value(job.view(None, Tz::UTC)).unwrap();
         assert_eq!(view["status"], "PROCESSING");
-        assert_eq!(view["downloadUrl"], Value::Null);
+        assert_eq!(view["downloadUrl"], serde_json::Value::Null);
         assert_eq!(view["createTime"], "2023-11-14 22:13:20");
         let item: crate::store::Item = serde_dynamo::to_item(&job).unwrap();
         assert!(!item.contains_key("claimed_at"), "unclaimed: no attribute");

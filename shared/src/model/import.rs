@@ -3,10 +3,9 @@
 use super::{Id, Timestamp};
 use chrono_tz::Tz;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
 
 /// Where an import is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum ImportStatus {
     /// A presigned upload URL was handed out; no file yet.
@@ -33,7 +32,7 @@ pub struct Import {
 }
 
 /// The import result record (D8): counts and one entry per refused row.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ImportReport {
     pub import_count: usize,
@@ -44,15 +43,30 @@ pub struct ImportReport {
 
 impl Import {
     /// The shape of `GET .../contact/import/{importId}`.
-    pub fn view(&self, report: Option<&ImportReport>, zone: Tz) -> Value {
-        json!({
-            "importId": self.id,
-            "status": self.status,
-            "fileName": self.file_name,
-            "createTime": self.created_at.display(zone),
-            "updateTime": self.updated_at.display(zone),
-            "result": report,
-            "error": self.error,
-        })
+    pub fn view(&self, report: Option<ImportReport>, zone: Tz) -> ImportView {
+        ImportView {
+            import_id: self.id.clone(),
+            status: self.status,
+            file_name: self.file_name.clone(),
+            create_time: self.created_at.display(zone),
+            update_time: self.updated_at.display(zone),
+            result: report,
+            error: self.error.clone(),
+        }
     }
+}
+
+/// `GET /api/dataSource/{id}/contact/import/{importId}` (D8).
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ImportView {
+    pub import_id: Id,
+    pub status: ImportStatus,
+    pub file_name: String,
+    pub create_time: String,
+    pub update_time: String,
+    /// The report, once SUCCEEDED.
+    pub result: Option<ImportReport>,
+    /// Why the file was refused as a whole, when FAILED.
+    pub error: Option<String>,
 }

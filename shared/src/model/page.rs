@@ -142,13 +142,25 @@ impl<T> Page<T> {
 
 impl<T: Serialize> Page<T> {
     /// The answer of a list (D5): `total`, `rows`, and `nextToken`, null on the last page.
-    pub fn answer(&self, tokens: &PageTokens, scope: &ListScope) -> serde_json::Value {
-        serde_json::json!({
-            "total": self.total,
-            "rows": self.rows,
-            "nextToken": self.next.as_ref().map(|last| tokens.seal(scope, last)),
-        })
+    pub fn answer(self, tokens: &PageTokens, scope: &ListScope) -> PageView<T> {
+        PageView {
+            next_token: self.next.as_ref().map(|last| tokens.seal(scope, last)),
+            total: self.total,
+            rows: self.rows,
+        }
     }
+}
+
+/// One page of a list (D5).
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PageView<T> {
+    /// Every row matching the filters, not only this page's.
+    pub total: u64,
+    pub rows: Vec<T>,
+    /// Sent back as `nextToken`, the page after this one; null on the last page. Bound to the
+    /// tenant, the list and its filters.
+    pub next_token: Option<String>,
 }
 
 /// What a `nextToken` is bound to: the tenant, the list and its filters, as sent.

@@ -5,7 +5,6 @@ use super::{Description, Id, Name, Timestamp};
 use crate::error::Error;
 use chrono_tz::Tz;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
 use std::fmt;
 
 /// The states of a task (D10), stored and shown as their codes 0-6.
@@ -20,6 +19,23 @@ pub enum TaskStatus {
     Failed = 5,
     Closed = 6,
 }
+
+/// The schema of a status: its code, 0 DRAFT, 1 RUNNING, 2 PAUSED, 3 STOPPED, 4 COMPLETED,
+/// 5 FAILED, 6 CLOSED (D10).
+impl utoipa::PartialSchema for TaskStatus {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        utoipa::openapi::schema::ObjectBuilder::new()
+            .schema_type(utoipa::openapi::schema::Type::Integer)
+            .minimum(Some(0))
+            .maximum(Some(6))
+            .description(Some(
+                "0 DRAFT, 1 RUNNING, 2 PAUSED, 3 STOPPED, 4 COMPLETED, 5 FAILED, 6 CLOSED (D10)",
+            ))
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for TaskStatus {}
 
 impl TaskStatus {
     pub const ALL: [TaskStatus; 7] = [
@@ -218,7 +234,7 @@ impl DailyWindow {
 }
 
 /// An IANA time zone name, checked against the zone database.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(transparent)]
 pub struct ZoneName(String);
 
@@ -328,80 +344,152 @@ pub struct Task {
 }
 
 impl Task {
-    fn time(value: Option<Timestamp>, zone: Tz) -> Value {
-        value.map_or(Value::Null, |t| Value::from(t.display(zone)))
+    fn time(value: Option<Timestamp>, zone: Tz) -> Option<String> {
+        value.map(|t| t.display(zone))
     }
 
     /// A row of the task list.
-    pub fn list_view(&self, zone: Tz) -> Value {
-        json!({
-            "id": self.id,
-            "taskName": self.name,
-            "taskDesc": self.description,
-            "status": self.status,
-            "dataSourceId": self.data_source_id,
-            "contactCount": self.contact_count,
-            "callCount": self.counters.calls,
-            "successCount": self.counters.success,
-            "createTime": self.created_at.display(zone),
-            "startTime": Self::time(self.started_at, zone),
-            "endTime": Self::time(self.ended_at, zone),
-        })
+    pub fn list_view(&self, zone: Tz) -> TaskRow {
+        TaskRow {
+            id: self.id.clone(),
+            task_name: self.name.clone(),
+            task_desc: self.description.clone(),
+            status: self.status,
+            data_source_id: self.data_source_id.clone(),
+            contact_count: self.contact_count,
+            call_count: self.counters.calls,
+            success_count: self.counters.success,
+            create_time: self.created_at.display(zone),
+            start_time: Self::time(self.started_at, zone),
+            end_time: Self::time(self.ended_at, zone),
+        }
     }
 
     /// The whole task, for detail, add and update.
-    pub fn detail_view(&self, zone: Tz) -> Value {
+    pub fn detail_view(&self, zone: Tz) -> TaskView {
         let c = &self.counters;
         let s = &self.settings;
-        json!({
-            "id": self.id,
-            "taskName": self.name,
-            "taskDesc": self.description,
-            "status": self.status,
-            "dataSourceId": self.data_source_id,
-            "contactCount": self.contact_count,
-            "callCount": c.calls,
-            "successCount": c.success,
-            "failCount": c.failed,
-            "noAnswerCount": c.no_answer,
-            "dialRate": rate(c.calls, self.contact_count),
-            "successRate": rate(c.success, c.calls),
-            "callDuration": c.duration,
-            "avgCallDuration": rate(c.duration, c.calls),
-            "priority": s.priority,
-            "maxDialCount": s.max_dial_count,
-            "callInterval": s.call_interval,
-            "dailyStartTime": s.window.map(|w| w.start.to_string()),
-            "dailyEndTime": s.window.map(|w| w.end.to_string()),
-            "timeZone": s.time_zone,
-            "createTime": self.created_at.display(zone),
-            "startTime": Self::time(self.started_at, zone),
-            "endTime": Self::time(self.ended_at, zone),
-            "updateTime": self.updated_at.display(zone),
-            "stopReason": self.stop_reason,
-            "failReason": self.fail_reason,
-        })
+        TaskView {
+            id: self.id.clone(),
+            task_name: self.name.clone(),
+            task_desc: self.description.clone(),
+            status: self.status,
+            data_source_id: self.data_source_id.clone(),
+            contact_count: self.contact_count,
+            call_count: c.calls,
+            success_count: c.success,
+            fail_count: c.failed,
+            no_answer_count: c.no_answer,
+            dial_rate: rate(c.calls, self.contact_count),
+            success_rate: rate(c.success, c.calls),
+            call_duration: c.duration,
+            avg_call_duration: rate(c.duration, c.calls),
+            priority: s.priority,
+            max_dial_count: s.max_dial_count,
+            call_interval: s.call_interval,
+            daily_start_time: s.window.map(|w| w.start.to_string()),
+            daily_end_time: s.window.map(|w| w.end.to_string()),
+            time_zone: s.time_zone.clone(),
+            create_time: self.created_at.display(zone),
+            start_time: Self::time(self.started_at, zone),
+            end_time: Self::time(self.ended_at, zone),
+            update_time: self.updated_at.display(zone),
+            stop_reason: self.stop_reason.clone(),
+            fail_reason: self.fail_reason.clone(),
+        }
     }
 
     /// The statistics record of `/api/task/{id}/stat`.
-    pub fn stat_view(&self, zone: Tz) -> Value {
+    pub fn stat_view(&self, zone: Tz) -> TaskStat {
         let c = &self.counters;
-        json!({
-            "taskId": self.id,
-            "taskName": self.name,
-            "status": self.status,
-            "totalContacts": self.contact_count,
-            "callCount": c.calls,
-            "successCount": c.success,
-            "failCount": c.failed,
-            "noAnswerCount": c.no_answer,
-            "dialRate": rate(c.calls, self.contact_count),
-            "successRate": rate(c.success, c.calls),
-            "totalDuration": c.duration,
-            "avgDuration": rate(c.duration, c.calls),
-            "lastUpdateTime": self.updated_at.display(zone),
-        })
+        TaskStat {
+            task_id: self.id.clone(),
+            task_name: self.name.clone(),
+            status: self.status,
+            total_contacts: self.contact_count,
+            call_count: c.calls,
+            success_count: c.success,
+            fail_count: c.failed,
+            no_answer_count: c.no_answer,
+            dial_rate: rate(c.calls, self.contact_count),
+            success_rate: rate(c.success, c.calls),
+            total_duration: c.duration,
+            avg_duration: rate(c.duration, c.calls),
+            last_update_time: self.updated_at.display(zone),
+        }
     }
+}
+
+/// A row of `GET /api/task/list`. Times are `yyyy-MM-dd HH:mm:ss` in the service's zone (D4).
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskRow {
+    pub id: Id,
+    pub task_name: Name,
+    pub task_desc: Description,
+    pub status: TaskStatus,
+    pub data_source_id: Id,
+    pub contact_count: u64,
+    pub call_count: u64,
+    pub success_count: u64,
+    pub create_time: String,
+    pub start_time: Option<String>,
+    pub end_time: Option<String>,
+}
+
+/// A whole task: detail, add and update. Rates are fractions rounded to 4 places (D7).
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskView {
+    pub id: Id,
+    pub task_name: Name,
+    pub task_desc: Description,
+    pub status: TaskStatus,
+    pub data_source_id: Id,
+    pub contact_count: u64,
+    pub call_count: u64,
+    pub success_count: u64,
+    pub fail_count: u64,
+    pub no_answer_count: u64,
+    pub dial_rate: f64,
+    pub success_rate: f64,
+    /// Talk time of all answered calls, seconds.
+    pub call_duration: u64,
+    pub avg_call_duration: f64,
+    pub priority: u8,
+    pub max_dial_count: u8,
+    /// Seconds between attempts at one contact.
+    pub call_interval: u32,
+    /// `HH:MM`, in `timeZone` (else the service's zone).
+    pub daily_start_time: Option<String>,
+    pub daily_end_time: Option<String>,
+    pub time_zone: Option<ZoneName>,
+    pub create_time: String,
+    pub start_time: Option<String>,
+    pub end_time: Option<String>,
+    pub update_time: String,
+    pub stop_reason: Option<String>,
+    /// Why the provider refused the task (FAILED).
+    pub fail_reason: Option<String>,
+}
+
+/// `GET /api/task/{id}/stat` (D7).
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskStat {
+    pub task_id: Id,
+    pub task_name: Name,
+    pub status: TaskStatus,
+    pub total_contacts: u64,
+    pub call_count: u64,
+    pub success_count: u64,
+    pub fail_count: u64,
+    pub no_answer_count: u64,
+    pub dial_rate: f64,
+    pub success_rate: f64,
+    pub total_duration: u64,
+    pub avg_duration: f64,
+    pub last_update_time: String,
 }
 
 /// One contact's dialing state within one task. Absent until the contact is dialled or recalled:

@@ -1,5 +1,6 @@
 //! `make run`: provisions the stand-ins, serves the API on 127.0.0.1:$PORT (default 3000) and
-//! prints a development token.
+//! prints a development token. `LOCAL_STACK` (default `outbound`) names the table, and the
+//! bucket and queues after it, so a second server (the contract check) keeps its own data.
 
 use outbound::dialing::engine::Engine;
 use outbound_local::{local_config, local_jwt, provision, sdk_config, serve};
@@ -8,7 +9,8 @@ use outbound_local::{local_config, local_jwt, provision, sdk_config, serve};
 async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     outbound::telemetry::init();
     let sdk = sdk_config().await;
-    let resources = provision::ensure(&sdk, "outbound", "outbound-files").await?;
+    let stack = std::env::var("LOCAL_STACK").unwrap_or_else(|_| "outbound".into());
+    let resources = provision::ensure(&sdk, &stack, &format!("{stack}-files")).await?;
     let config = local_config(&resources);
     let token = local_jwt(&config).issue("acme", 24 * 3600);
     let engine = Engine::from_config(config.clone(), &sdk)?;
