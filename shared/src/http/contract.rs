@@ -146,6 +146,7 @@ impl IntoResponses for FileResponses {
             reference leaves open.",
         license(name = "UNLICENSED")
     ),
+    components(schemas(Refusal)),
     modifiers(&Bearer),
     security(("bearer" = [])),
     tags(

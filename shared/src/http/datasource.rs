@@ -91,11 +91,11 @@ async fn detail(
 #[serde(rename_all = "camelCase")]
 struct AddDataSource {
     /// 1-100 characters after trimming, unique in the tenant (D6).
-    #[schema(value_type = String, min_length = 1, max_length = 100)]
+    #[schema(value_type = String)]
     data_source_name: Text,
-    /// At most 500 characters.
+    /// At most 500 characters after trimming.
     #[serde(default)]
-    #[schema(value_type = Option<String>, max_length = 500)]
+    #[schema(value_type = Option<String>)]
     data_source_desc: Option<Text>,
 }
 
@@ -128,10 +128,10 @@ struct UpdateDataSource {
     #[schema(value_type = String)]
     id: Text,
     #[serde(default)]
-    #[schema(value_type = Option<String>, min_length = 1, max_length = 100)]
+    #[schema(value_type = Option<String>)]
     data_source_name: Option<Text>,
     #[serde(default)]
-    #[schema(value_type = Option<String>, max_length = 500)]
+    #[schema(value_type = Option<String>)]
     data_source_desc: Option<Text>,
 }
 
@@ -206,11 +206,11 @@ struct ContactInput {
     /// Required on add: 5-20 digits once spaces, dashes, dots, brackets and a leading `+` are
     /// removed; unique in the data source.
     phone_number: Option<String>,
-    #[schema(max_length = 100)]
+    /// At most 100 characters after trimming; values are trimmed, `""` clears on update.
     customer_name: Option<String>,
-    #[schema(max_length = 500)]
+    /// At most 500 characters after trimming.
     address: Option<String>,
-    #[schema(max_length = 100)]
+    /// At most 100 characters after trimming.
     order_amount: Option<String>,
     /// Custom fields: names of letters, digits and `_` starting with a letter (at most 64),
     /// values of at most 1,000 characters.
@@ -381,12 +381,12 @@ async fn batch_import(
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 struct ImportUrlRequest {
-    /// `.csv` or `.xlsx`, 1-255 characters.
-    #[schema(value_type = String, min_length = 1, max_length = 255)]
+    /// `.csv` or `.xlsx`, 1-255 characters after trimming.
+    #[schema(value_type = String)]
     file_name: Text,
     /// The file's size in bytes, 1 to 20 MiB: the upload URL is signed for exactly this length.
     #[serde(default)]
-    #[schema(value_type = i64, minimum = 1, maximum = 20971520)]
+    #[schema(value_type = i64, required = true, minimum = 1, maximum = 20971520)]
     file_size: Option<Integer>,
 }
 

@@ -64,6 +64,34 @@ impl IntoResponse for Error {
     }
 }
 
+/// Puts the framework's own refusals in the envelope too (D1): a path, query or multipart body
+/// that never reached a handler is answered by axum as plain text.
+pub async fn envelope_refusals(response: Response) -> Response {
+    let status = response.status();
+    let plain = response
+        .headers()
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| value.starts_with("text/plain"));
+    if !plain || !(status.is_client_error() || status.is_server_error()) {
+        return response;
+    }
+    let text = axum::body::to_bytes(response.into_body(), 64 * 1024)
+        .await
+        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+        .unwrap_or_default();
+    let error = match status.as_u16() {
+        401 => Error::Unauthenticated(text),
+        404 => Error::NotFound(text),
+        405 => Error::NotAllowed(text),
+        413 => Error::TooLarge(text),
+        415 => Error::UnsupportedType(text),
+        500.. => Error::internal("refused by the framework", text),
+        _ => Error::Invalid(text),
+    };
+    error.into_response()
+}
+
 /// Displays an error with every `source()` below it, for the log.
 struct ErrorChain<'a>(&'a (dyn std::error::Error + 'static));
 

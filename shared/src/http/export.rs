@@ -96,7 +96,7 @@ fn started(job: crate::model::export::ExportJob) -> Reply<JobStarted> {
 #[utoipa::path(post, operation_id = "startDataSourceExport", path = "/api/dataSource/{id}/contact/exportJob", tag = "export",
     summary = "Export a data source of any size in the background (D8)",
     params(("id" = String, Path, description = "The data source's id")),
-    request_body = DataSourceJob,
+    request_body = Option<DataSourceJob>,
     responses((status = 200, description = "Done; the result is in `data`", body = Success<JobStarted>), NotFound, TooLarge, Refused))]
 pub async fn data_source_job(
     State(app): State<App>,
@@ -116,7 +116,7 @@ pub async fn data_source_job(
 #[utoipa::path(post, operation_id = "startTaskExport", path = "/api/task/{id}/exportJob", tag = "export",
     summary = "Export a task of any size in the background (D8)",
     params(("id" = String, Path, description = "The task's id")),
-    request_body = TaskJob,
+    request_body = Option<TaskJob>,
     responses((status = 200, description = "Done; the result is in `data`", body = Success<JobStarted>), NotFound, TooLarge, Refused))]
 pub async fn task_job(
     State(app): State<App>,

@@ -106,7 +106,7 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for Query<T> {
 #[into_params(parameter_in = Query)]
 pub struct Paging {
     /// Page number, from 1 (default 1); `pageNum * pageSize` may be at most 10,000.
-    #[param(value_type = Option<u32>, minimum = 1)]
+    #[param(value_type = Option<u32>, minimum = 1, maximum = 10000)]
     page_num: Option<String>,
     /// Rows per page, 1-100 (default 20).
     #[param(value_type = Option<u32>, minimum = 1, maximum = 100)]

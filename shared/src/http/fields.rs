@@ -60,6 +60,16 @@ impl<'de> Deserialize<'de> for Text {
     }
 }
 
+/// The integer a JSON number stands for: `3` or `3.0` (JSON Schema's integers), not `3.5`.
+fn whole(number: &serde_json::Number) -> Option<i64> {
+    number.as_i64().or_else(|| {
+        number
+            .as_f64()
+            .filter(|value| value.fract() == 0.0 && value.abs() < 9.0e15)
+            .map(|value| value as i64)
+    })
+}
+
 /// A JSON integer (no fraction, no string).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Integer(pub i64);
@@ -67,8 +77,7 @@ pub struct Integer(pub i64);
 impl<'de> Deserialize<'de> for Integer {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         match Value::deserialize(deserializer)? {
-            Value::Number(number) => number
-                .as_i64()
+            Value::Number(number) => whole(&number)
                 .map(Integer)
                 .ok_or_else(|| D::Error::custom("must be an integer")),
             Value::Null => Err(D::Error::custom("is required")),
@@ -84,8 +93,7 @@ pub struct Ranged<const MIN: i64, const MAX: i64>(pub i64);
 impl<'de, const MIN: i64, const MAX: i64> Deserialize<'de> for Ranged<MIN, MAX> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         match Value::deserialize(deserializer)? {
-            Value::Number(number) => number
-                .as_i64()
+            Value::Number(number) => whole(&number)
                 .filter(|value| (MIN..=MAX).contains(value))
                 .map(Ranged),
             _ => None,
@@ -183,7 +191,7 @@ mod tests {
     #[test]
     fn null_and_absent_optionals_are_none_and_unknown_fields_are_ignored() {
         let Value::Object(object) =
-            json!({"taskName": "t", "taskDesc": null, "surprise": {"x": 1}, "priority": 3})
+            json!({"taskName": "t", "taskDesc": null, "surprise": {"x": 1}, "priority": 3.0})
         else {
             unreachable!()
         };

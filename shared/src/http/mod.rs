@@ -109,6 +109,7 @@ pub fn finish(router: OpenApiRouter<App>, app: App) -> Router {
             Error::NotAllowed("method not allowed on this path".into())
         })
         .layer(DefaultBodyLimit::max(extract::MAX_JSON_BODY))
+        .layer(axum::middleware::map_response(envelope::envelope_refusals))
         .layer(axum::middleware::from_fn_with_state(app.clone(), observe))
         .with_state(app)
 }

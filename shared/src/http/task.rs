@@ -169,10 +169,11 @@ async fn stat(State(app): State<App>, tenant: Tenant, Path(id): Path<String>) ->
 #[serde(rename_all = "camelCase")]
 struct AddTask {
     /// 1-100 characters after trimming, unique in the tenant.
-    #[schema(value_type = String, min_length = 1, max_length = 100)]
+    #[schema(value_type = String)]
     task_name: Text,
+    /// At most 500 characters after trimming.
     #[serde(default)]
-    #[schema(value_type = Option<String>, max_length = 500)]
+    #[schema(value_type = Option<String>)]
     task_desc: Option<Text>,
     #[schema(value_type = String)]
     data_source_id: Text,
@@ -207,10 +208,11 @@ struct UpdateTask {
     #[schema(value_type = String)]
     id: Text,
     #[serde(default)]
-    #[schema(value_type = Option<String>, min_length = 1, max_length = 100)]
+    #[schema(value_type = Option<String>)]
     task_name: Option<Text>,
+    /// At most 500 characters after trimming.
     #[serde(default)]
-    #[schema(value_type = Option<String>, max_length = 500)]
+    #[schema(value_type = Option<String>)]
     task_desc: Option<Text>,
     #[serde(flatten)]
     #[schema(value_type = SettingsInput)]
@@ -333,9 +335,9 @@ const MAX_REASON_CHARS: usize = 500;
 struct StopTask {
     #[schema(value_type = String)]
     id: Text,
-    /// Why, at most 500 characters; shown as `stopReason`.
+    /// Why, at most 500 characters after trimming; shown as `stopReason`.
     #[serde(default)]
-    #[schema(value_type = Option<String>, max_length = 500)]
+    #[schema(value_type = Option<String>)]
     reason: Option<Text>,
 }
 
