@@ -3,6 +3,7 @@
 mod auth;
 mod calls;
 mod contacts;
+mod contract;
 mod datasource;
 mod deletion;
 mod dialing;
