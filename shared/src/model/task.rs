@@ -370,14 +370,7 @@ impl Task {
         let c = &self.counters;
         let s = &self.settings;
         TaskView {
-            id: self.id.clone(),
-            task_name: self.name.clone(),
-            task_desc: self.description.clone(),
-            status: self.status,
-            data_source_id: self.data_source_id.clone(),
-            contact_count: self.contact_count,
-            call_count: c.calls,
-            success_count: c.success,
+            row: self.list_view(zone),
             fail_count: c.failed,
             no_answer_count: c.no_answer,
             dial_rate: rate(c.calls, self.contact_count),
@@ -390,9 +383,6 @@ impl Task {
             daily_start_time: s.window.map(|w| w.start.to_string()),
             daily_end_time: s.window.map(|w| w.end.to_string()),
             time_zone: s.time_zone.clone(),
-            create_time: self.created_at.display(zone),
-            start_time: Self::time(self.started_at, zone),
-            end_time: Self::time(self.ended_at, zone),
             update_time: self.updated_at.display(zone),
             stop_reason: self.stop_reason.clone(),
             fail_reason: self.fail_reason.clone(),
@@ -437,18 +427,13 @@ pub struct TaskRow {
     pub end_time: Option<String>,
 }
 
-/// A whole task: detail, add and update. Rates are fractions rounded to 4 places (D7).
+/// A whole task: detail, add and update: its list row and the rest. Rates are fractions
+/// rounded to 4 places (D7).
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskView {
-    pub id: Id,
-    pub task_name: Name,
-    pub task_desc: Description,
-    pub status: TaskStatus,
-    pub data_source_id: Id,
-    pub contact_count: u64,
-    pub call_count: u64,
-    pub success_count: u64,
+    #[serde(flatten)]
+    pub row: TaskRow,
     pub fail_count: u64,
     pub no_answer_count: u64,
     pub dial_rate: f64,
@@ -464,9 +449,6 @@ pub struct TaskView {
     pub daily_start_time: Option<String>,
     pub daily_end_time: Option<String>,
     pub time_zone: Option<ZoneName>,
-    pub create_time: String,
-    pub start_time: Option<String>,
-    pub end_time: Option<String>,
     pub update_time: String,
     pub stop_reason: Option<String>,
     /// Why the provider refused the task (FAILED).
