@@ -9,6 +9,9 @@
 //! deserializing stay out of it: they are CPU work of this process, paid against real AWS too.
 //! Backoff between retries also counts as the service's own time.
 //!
+//! A call is one SDK operation (`read_before_execution`); its attempts beyond the first are its
+//! retries, told apart because an overloaded store (moto at concurrency) answers with retries.
+//!
 //! The time goes to the [`StoreWait`] of the request being served, held in a task-local that
 //! [`StoreWait::scope`] sets around the handler. Calls outside a request (workers, the dialing
 //! engine) find none and are not timed. A spawned task would lose the task-local; the handlers
@@ -18,8 +21,8 @@
 
 use aws_smithy_runtime_api::box_error::BoxError;
 use aws_smithy_runtime_api::client::interceptors::context::{
-    BeforeDeserializationInterceptorContextRef, BeforeTransmitInterceptorContextRef,
-    FinalizerInterceptorContextRef,
+    BeforeDeserializationInterceptorContextRef, BeforeSerializationInterceptorContextRef,
+    BeforeTransmitInterceptorContextRef, FinalizerInterceptorContextRef,
 };
 use aws_smithy_runtime_api::client::interceptors::Intercept;
 use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
@@ -39,16 +42,18 @@ pub struct StoreWait(Mutex<WaitState>);
 #[derive(Debug, Default)]
 struct WaitState {
     calls: u32,
+    attempts: u32,
     in_flight: u32,
     /// When the calls now in flight began to overlap (set while `in_flight` > 0).
     since: Option<Instant>,
     waited: Duration,
 }
 
-/// What [`StoreWait::total`] answers: the calls made and the time waited on them.
+/// What [`StoreWait::total`] answers: the calls made, their retries and the time waited on them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Waited {
     pub calls: u32,
+    pub retries: u32,
     pub time: Duration,
 }
 
@@ -65,13 +70,18 @@ impl StoreWait {
         let open = state.since.map_or(Duration::ZERO, |since| since.elapsed());
         Waited {
             calls: state.calls,
+            retries: state.attempts.saturating_sub(state.calls),
             time: state.waited + open,
         }
     }
 
+    fn call(&self) {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).calls += 1;
+    }
+
     fn begin(&self) {
         let mut state = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        state.calls += 1;
+        state.attempts += 1;
         state.in_flight += 1;
         if state.in_flight == 1 {
             state.since = Some(Instant::now());
@@ -91,10 +101,15 @@ impl StoreWait {
 
 impl Waited {
     /// The `Server-Timing` value of a request that took `total` in the handler:
-    /// `store;dur=<ms>;desc="<n> calls", app;dur=<ms>`, app being `total` minus the wait.
+    /// `store;dur=<ms>;desc="<n> calls", app;dur=<ms>`, app being `total` minus the wait;
+    /// retries, when there were any, follow the calls (`desc="<n> calls, <r> retries"`).
     pub fn server_timing(&self, total: Duration) -> String {
+        let retries = match self.retries {
+            0 => String::new(),
+            r => format!(", {r} retries"),
+        };
         format!(
-            "store;dur={:.3};desc=\"{} calls\", app;dur={:.3}",
+            "store;dur={:.3};desc=\"{} calls{retries}\", app;dur={:.3}",
             millis(self.time),
             self.calls,
             millis(total.saturating_sub(self.time)),
@@ -108,14 +123,21 @@ impl Waited {
 pub struct ServerTiming {
     pub store_ms: f64,
     pub store_calls: u32,
+    pub store_retries: u32,
     pub app_ms: f64,
 }
 
 impl ServerTiming {
     /// Reads `value`; `None` unless it has both metrics, with their durations and call count.
     pub fn parse(value: &str) -> Option<ServerTiming> {
-        let (mut store_ms, mut store_calls, mut app_ms) = (None, None, None);
-        for metric in value.split(',') {
+        let (mut store_ms, mut store_calls, mut store_retries, mut app_ms) = (None, None, 0, None);
+        // A quoted desc may hold a comma: metrics split only outside quotes.
+        let mut quoted = false;
+        let metrics = value.split(|c| {
+            quoted ^= c == '"';
+            c == ',' && !quoted
+        });
+        for metric in metrics {
             let mut params = metric.trim().split(';');
             let name = params.next()?;
             for param in params {
@@ -124,8 +146,11 @@ impl ServerTiming {
                     ("store", "dur") => store_ms = raw.parse().ok(),
                     ("app", "dur") => app_ms = raw.parse().ok(),
                     ("store", "desc") => {
-                        let text = raw.trim_matches('"');
-                        store_calls = text.strip_suffix(" calls")?.parse().ok();
+                        let mut parts = raw.trim_matches('"').split(", ");
+                        store_calls = parts.next()?.strip_suffix(" calls")?.parse().ok();
+                        if let Some(retries) = parts.next() {
+                            store_retries = retries.strip_suffix(" retries")?.parse().ok()?;
+                        }
                     }
                     _ => {}
                 }
@@ -134,6 +159,7 @@ impl ServerTiming {
         Some(ServerTiming {
             store_ms: store_ms?,
             store_calls: store_calls?,
+            store_retries,
             app_ms: app_ms?,
         })
     }
@@ -169,6 +195,17 @@ impl StoreTimer {
 impl Intercept for StoreTimer {
     fn name(&self) -> &'static str {
         "StoreTimer"
+    }
+
+    fn read_before_execution(
+        &self,
+        _context: &BeforeSerializationInterceptorContextRef<'_>,
+        _cfg: &mut ConfigBag,
+    ) -> Result<(), BoxError> {
+        if let Ok(wait) = CURRENT.try_with(Arc::clone) {
+            wait.call();
+        }
+        Ok(())
     }
 
     fn read_before_transmit(
@@ -233,6 +270,8 @@ mod tests {
     #[test]
     fn overlapping_calls_count_once_for_their_overlap() {
         let wait = StoreWait::default();
+        wait.call();
+        wait.call();
         wait.begin();
         wait.begin();
         let started = Instant::now();
@@ -241,7 +280,7 @@ mod tests {
         wait.end();
         wait.end();
         let total = wait.total();
-        assert_eq!(total.calls, 2);
+        assert_eq!((total.calls, total.retries), (2, 0));
         assert!(total.time >= slept);
         // Counted apart, the two calls would make at least twice the sleep.
         assert!(total.time < slept * 2, "{total:?} for {slept:?}");
@@ -251,6 +290,7 @@ mod tests {
     fn app_time_is_the_rest_and_never_negative() {
         let waited = Waited {
             calls: 3,
+            retries: 0,
             time: Duration::from_micros(2500),
         };
         assert_eq!(
@@ -265,8 +305,22 @@ mod tests {
             Some(ServerTiming {
                 store_ms: 2.5,
                 store_calls: 3,
+                store_retries: 0,
                 app_ms: 1.5,
             })
+        );
+        let retried = Waited {
+            retries: 2,
+            ..waited
+        };
+        let header = retried.server_timing(Duration::from_millis(4));
+        assert_eq!(
+            header,
+            "store;dur=2.500;desc=\"3 calls, 2 retries\", app;dur=1.500"
+        );
+        assert_eq!(
+            ServerTiming::parse(&header).map(|t| (t.store_calls, t.store_retries)),
+            Some((3, 2))
         );
         assert_eq!(ServerTiming::parse("app;dur=1"), None);
     }

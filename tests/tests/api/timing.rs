@@ -22,6 +22,7 @@ async fn timed(
     let timing = ServerTiming::parse(header)
         .unwrap_or_else(|| panic!("{endpoint}: unreadable Server-Timing {header}"));
     assert_eq!(timing.store_calls as usize, calls, "{endpoint}: {header}");
+    assert_eq!(timing.store_retries, 0, "{endpoint}: {header}");
     assert!(timing.app_ms > 0.0, "{endpoint}: {header}");
     assert_eq!(timing.store_ms > 0.0, calls > 0, "{endpoint}: {header}");
     let server = Duration::from_secs_f64((timing.store_ms + timing.app_ms) / 1000.0);
