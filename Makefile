@@ -64,7 +64,8 @@ lambdas:
 
 ## bench: the file benchmark in release mode (10k-row CSV/XLSX parse, 100k-row export memory),
 ## then pandas/openpyxl on the same files when they can be installed into .local/venv-bench,
-## then those files imported end to end through the API against moto (both ways), then the
+## then those files imported end to end through the API against moto (both ways), then each
+## main endpoint's latency through the API at concurrency 1 and 16, then the
 ## dialing engine: a 1,000-contact task to COMPLETED, and one tick with 1, 100 and 10,000 running tasks
 bench:
 	@mkdir -p .local/bench
@@ -79,5 +80,6 @@ bench:
 	@started=$$(curl -fs -o /dev/null $(MOTO_ENDPOINT)/moto-api/ || echo yes); \
 	scripts/stack.sh start >/dev/null; \
 	trap '[ -n "$$started" ] && scripts/stack.sh stop' EXIT; \
-	BENCH_DIR=$(CURDIR)/.local/bench cargo bench --quiet -p outbound-local --bench import
+	BENCH_DIR=$(CURDIR)/.local/bench cargo bench --quiet -p outbound-local --bench import && \
+	BENCH_DIR=$(CURDIR)/.local/bench cargo bench --quiet -p outbound-local --bench api_latency
 	cargo bench --quiet -p outbound-local --bench dialing
