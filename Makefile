@@ -5,7 +5,7 @@ TENANT ?= acme
 export MOTO_PORT ?= 5000
 export MOTO_ENDPOINT ?= http://127.0.0.1:$(MOTO_PORT)
 
-.PHONY: run test openapi token lint-template validate-template bench lambdas
+.PHONY: run test openapi token lint-template validate-template bench bench-run bench-once bench-venv lambdas
 
 # The local server is built as `make test` builds it: `cargo test --workspace` unifies the
 # features of every member and its dev-dependencies, and a plain `cargo build -p outbound-local`
@@ -62,24 +62,43 @@ lambdas:
 	  -p datasource-api -p task-api -p contact-import -p reclaim \
 	  -p dialer-tick -p dialer -p call-events -p exporter
 
-## bench: the file benchmark in release mode (10k-row CSV/XLSX parse, 100k-row export memory),
-## then pandas/openpyxl on the same files when they can be installed into .local/venv-bench,
-## then those files imported end to end through the API against moto (both ways), then each
-## main endpoint's latency through the API at concurrency 1 and 16, then the
-## dialing engine: a 1,000-contact task to COMPLETED, and one tick with 1, 100 and 10,000 running tasks
+## bench: every benchmark BENCH_RUNS times (default 3), the expensive ones (the 1,000-contact
+## campaign, the 10,000-task tick) once, against moto on MOTO_PORT (started if none answers); each
+## figure is a sample in .local/bench/samples.jsonl (fresh each time), summarised at the end into
+## bench/results.json and BENCHMARKS.md (median, min, max) by scripts/bench_report.py
+BENCH_RUNS ?= 3
+bench bench-run bench-once: export BENCH_DIR ?= $(CURDIR)/.local/bench
 bench:
-	@mkdir -p .local/bench
-	BENCH_DIR=$(CURDIR)/.local/bench cargo bench --quiet -p outbound --bench files
+	@mkdir -p $(BENCH_DIR) && rm -f $(BENCH_DIR)/samples.jsonl
+	@$(MAKE) --no-print-directory bench-venv
+	@started=$$(curl -fs -o /dev/null $(MOTO_ENDPOINT)/moto-api/ || echo yes); \
+	scripts/stack.sh start >/dev/null; \
+	trap '[ -n "$$started" ] && scripts/stack.sh stop' EXIT; \
+	for run in $$(seq $(BENCH_RUNS)); do \
+	  echo "== bench run $$run of $(BENCH_RUNS)"; \
+	  $(MAKE) --no-print-directory bench-run || exit 1; \
+	done; \
+	echo "== expensive benches, once"; \
+	$(MAKE) --no-print-directory bench-once
+	python3 scripts/bench_report.py
+
+# One run of every benchmark that `make bench` repeats: one line each, each recording samples.
+bench-run:
+	cargo bench --quiet -p outbound-local --bench files
+	@if [ -x .local/venv-bench/bin/python ]; then .local/venv-bench/bin/python scripts/bench_files.py $(BENCH_DIR); fi
+	cargo bench --quiet -p outbound-local --bench import
+	cargo bench --quiet -p outbound-local --bench api_latency
+	BENCH_DIALING=cheap cargo bench --quiet -p outbound-local --bench dialing
+
+# The benchmarks too slow to repeat: run once per `make bench` (the report says runs: 1).
+bench-once:
+	BENCH_DIALING=expensive cargo bench --quiet -p outbound-local --bench dialing
+
+# pandas/openpyxl for the Python comparison, in .local/venv-bench (skipped when not installable)
+bench-venv:
 	@if [ ! -x .local/venv-bench/bin/python ] || ! cmp -s scripts/requirements-bench.txt .local/venv-bench/requirements.installed; then \
 	  { python3 -m venv .local/venv-bench \
 	    && .local/venv-bench/bin/pip install --quiet --disable-pip-version-check -r scripts/requirements-bench.txt \
 	    && cp scripts/requirements-bench.txt .local/venv-bench/requirements.installed; } >/dev/null 2>&1 \
 	  || echo "python comparison skipped: pandas/openpyxl could not be installed"; \
 	fi
-	@if [ -x .local/venv-bench/bin/python ]; then .local/venv-bench/bin/python scripts/bench_files.py .local/bench; fi
-	@started=$$(curl -fs -o /dev/null $(MOTO_ENDPOINT)/moto-api/ || echo yes); \
-	scripts/stack.sh start >/dev/null; \
-	trap '[ -n "$$started" ] && scripts/stack.sh stop' EXIT; \
-	BENCH_DIR=$(CURDIR)/.local/bench cargo bench --quiet -p outbound-local --bench import && \
-	BENCH_DIR=$(CURDIR)/.local/bench cargo bench --quiet -p outbound-local --bench api_latency
-	cargo bench --quiet -p outbound-local --bench dialing

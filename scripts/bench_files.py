@@ -1,12 +1,27 @@
 """Comparison for `make bench`: pandas.read_csv and openpyxl (read-only) on the files the Rust
-benchmark generated. Prints `name value` lines like the Rust side; parse only, no validation."""
+file benchmark generated, parse only, no validation. Each figure is printed as `key value` and,
+like the Rust side's `outbound_local::bench::record`, appended to `$BENCH_DIR/samples.jsonl`
+(`parse_ms.csv_10k.pandas`, `parse_fastest_ms.xlsx_10k.openpyxl`, ...).
 
+Usage: bench_files.py <folder with contacts.csv and contacts.xlsx>"""
+
+import json
+import os
 import statistics
 import sys
 import time
 from pathlib import Path
 
 RUNS = 11
+
+
+def record(key, value):
+    """One sample of `key`: printed, and appended to $BENCH_DIR/samples.jsonl when it is set."""
+    print(f"{key} {value}")
+    folder = os.environ.get("BENCH_DIR")
+    if folder:
+        with open(Path(folder) / "samples.jsonl", "a", encoding="utf-8") as samples:
+            samples.write(json.dumps({"key": key, "value": value}) + "\n")
 
 
 def times_ms(action):
@@ -20,10 +35,10 @@ def times_ms(action):
     return statistics.median(times), min(times)
 
 
-def report(name, action):
+def report(what, action):
     median, fastest = times_ms(action)
-    print(f"{name}_ms_median {median:.2f}")
-    print(f"{name}_ms_min {fastest:.2f}")
+    record(f"parse_ms.{what}", round(median, 2))
+    record(f"parse_fastest_ms.{what}", round(fastest, 2))
 
 
 def main():
@@ -36,7 +51,7 @@ def main():
         print(f"python comparison skipped: {missing}")
         return
 
-    report("pandas_read_csv", lambda: pandas.read_csv(csv_path, dtype=str))
+    report("csv_10k.pandas", lambda: pandas.read_csv(csv_path, dtype=str))
 
     def read_xlsx():
         workbook = openpyxl.load_workbook(xlsx_path, read_only=True)
@@ -44,7 +59,7 @@ def main():
         workbook.close()
         return rows
 
-    report("openpyxl_read_only", read_xlsx)
+    report("xlsx_10k.openpyxl", read_xlsx)
 
 
 if __name__ == "__main__":

@@ -1,15 +1,20 @@
-//! Dialing engine benchmark against the local stand-ins (`make bench`, release build). Prints
-//! `name value` lines:
+//! Dialing engine benchmark against the local stand-ins (`make bench`, release build). Records
+//! (`dialing.*`, see [`record`]):
 //! - a task of `CONTACTS` contacts dialled to COMPLETED by the tick, dialer and call-events
 //!   handlers (simulated provider, outcomes at once, the clock moved past each retry's
-//!   interval): wall time, calls, outcomes recorded per second, and DynamoDB requests per placed
-//!   call, split into the dial runs (claim, placing, the run's reads) and the outcomes (call
-//!   record read, outcome transaction);
+//!   interval): wall time, calls, outcomes recorded per second, and per placed call the DynamoDB
+//!   requests, items written and write capacity units ([`outbound_local::capacity`]), split
+//!   into `claim` (the claim transaction), `placing` (the transaction that records the provider's
+//!   call id), `outcome` (call record read, outcome transaction) and `run` (the tick, and the
+//!   dial runs' reads and cursor);
 //! - one tick with 1, 100 and 10,000 RUNNING tasks (and as many DRAFT ones beside them): its
-//!   DynamoDB requests and time.
+//!   DynamoDB requests, dial jobs and time.
+//!
+//! `BENCH_DIALING=cheap` runs only the ticks with 1 and 100 tasks, `expensive` only the campaign
+//! and the 10,000-task tick (`make bench` runs those once), anything else all of them.
 //!
 //! moto is single-threaded Python, not DynamoDB: times say what the code costs against it; the
-//! request counts are what AWS would see.
+//! request and unit counts are what AWS would see.
 
 use outbound::auth::Tenant;
 use outbound::dialing::lambda::DialQueue;
@@ -18,8 +23,11 @@ use outbound::dialing::settings::DialerConfig;
 use outbound::model::task::{CallCounters, DialSettings};
 use outbound::model::{Contact, DataSource, Id, Name, Phone, Task, TaskStatus, Timestamp};
 use outbound::store::keys;
+use outbound_local::bench::record;
+use outbound_local::capacity::{sizes_for, ItemKey, WriteRequest, WriteTotals};
 use outbound_local::poller;
 use outbound_local::stack::Stack;
+use std::collections::HashMap;
 use std::error::Error;
 use std::time::{Duration, Instant};
 
@@ -29,11 +37,46 @@ const CONTACTS: usize = 1_000;
 
 #[tokio::main]
 async fn main() -> Result<()> {
-    campaign().await?;
-    for running in [1, 100, 10_000] {
+    let only = std::env::var("BENCH_DIALING").unwrap_or_default();
+    let (cheap, expensive) = match only.as_str() {
+        "cheap" => (true, false),
+        "expensive" => (false, true),
+        _ => (true, true),
+    };
+    if expensive {
+        campaign().await?;
+    }
+    let sizes = [(1, cheap), (100, cheap), (10_000, expensive)];
+    for (running, _) in sizes.into_iter().filter(|(_, run)| *run) {
         tick(running).await?;
     }
     Ok(())
+}
+
+/// What one part of dialing asked of DynamoDB.
+#[derive(Default)]
+struct Phase {
+    requests: usize,
+    writes: Vec<WriteRequest>,
+}
+
+impl Phase {
+    /// Records its requests, items written and WCUs per placed call, as `dialing.<figure>.<name>`.
+    fn record(&self, name: &str, calls: f64, stored: &HashMap<ItemKey, usize>) {
+        let writes = WriteTotals::of(&self.writes, stored);
+        record(
+            &format!("dialing.requests_per_call.{name}"),
+            self.requests as f64 / calls,
+        );
+        record(
+            &format!("dialing.items_written_per_call.{name}"),
+            writes.items as f64 / calls,
+        );
+        record(
+            &format!("dialing.wcu_per_call.{name}"),
+            writes.wcus as f64 / calls,
+        );
+    }
 }
 
 fn task(source: &DataSource, status: TaskStatus, n: usize) -> Result<Task> {
@@ -111,51 +154,89 @@ async fn campaign() -> Result<()> {
     settings.simulated.delay = Duration::ZERO;
     let engine = stack.engine(settings, clock.clone());
     let sqs = aws_sdk_sqs::Client::new(&stack.sdk);
-    let (mut dial_requests, mut outcome_requests) = (0, 0);
+    let (mut dialing, mut outcome) = (Phase::default(), Phase::default());
     let (mut outcomes, mut outcome_time) = (0, Duration::ZERO);
     let started = Instant::now();
-    stack.calls.take();
+    let counted = |phase: &mut Phase| {
+        phase.requests += stack.calls.take();
+        phase.writes.extend(stack.calls.writes().take());
+    };
+    counted(&mut Phase::default());
     loop {
         engine.tick().await?;
         poller::drain(&sqs, &stack.resources.dial_queue_url, |body| {
             DialQueue::Jobs.handle(&engine, body)
         })
         .await?;
-        dial_requests += stack.calls.take();
+        counted(&mut dialing);
         let recording = Instant::now();
         outcomes += poller::drain(&sqs, &stack.resources.call_events_queue_url, |body| {
             DialQueue::CallEvents.handle(&engine, body)
         })
         .await?;
         outcome_time += recording.elapsed();
-        outcome_requests += stack.calls.take();
+        counted(&mut outcome);
         // Past every retry's interval (the task's default, 60 s).
         clock.advance(Duration::from_secs(60));
         let now = stack.store.task(&tenant, &draft.id).await?;
-        stack.calls.take();
+        counted(&mut Phase::default());
         if now.status == TaskStatus::Completed {
+            let elapsed = started.elapsed();
             let calls = now.counters.calls as f64;
-            println!(
-                "dial_{CONTACTS}_contacts_to_completed_ms {}",
-                started.elapsed().as_millis()
+            record(
+                &format!("dialing.campaign_{CONTACTS}_contacts_s"),
+                elapsed.as_secs_f64(),
             );
-            println!("dial_{CONTACTS}_contacts_calls {}", now.counters.calls);
-            println!(
-                "dial_outcomes_recorded_per_second {:.0}",
-                outcomes as f64 / outcome_time.as_secs_f64()
+            record(
+                &format!("dialing.campaign_{CONTACTS}_contacts_calls"),
+                calls,
             );
-            println!(
-                "dial_dynamodb_requests_per_call_dialer {:.2}",
-                dial_requests as f64 / calls
+            record(
+                "dialing.calls_recorded_per_s",
+                (outcomes as f64 / outcome_time.as_secs_f64()).round(),
             );
-            println!(
-                "dial_dynamodb_requests_per_call_outcome {:.2}",
-                outcome_requests as f64 / calls
-            );
-            println!(
-                "dial_dynamodb_requests_per_call {:.2}",
-                (dial_requests + outcome_requests) as f64 / calls
-            );
+            let everything: Vec<WriteRequest> = dialing
+                .writes
+                .iter()
+                .chain(&outcome.writes)
+                .cloned()
+                .collect();
+            let client = aws_sdk_dynamodb::Client::new(&stack.sdk);
+            let stored = sizes_for(&client, &stack.resources.table, &everything).await?;
+            let total = Phase {
+                requests: dialing.requests + outcome.requests,
+                writes: everything,
+            };
+            // The claim takes a slot of the second's provider rate; placing writes the call record.
+            let (claim, rest): (Vec<_>, Vec<_>) = dialing
+                .writes
+                .into_iter()
+                .partition(|w| w.transactional() && w.writes_sort_key("RATE#"));
+            let (placing, run): (Vec<_>, Vec<_>) = rest
+                .into_iter()
+                .partition(|w| w.transactional() && w.writes_partition("CALL#"));
+            let run = Phase {
+                requests: dialing.requests - claim.len() - placing.len(),
+                writes: run,
+            };
+            let claim = Phase {
+                requests: claim.len(),
+                writes: claim,
+            };
+            let placing = Phase {
+                requests: placing.len(),
+                writes: placing,
+            };
+            for (name, phase) in [
+                ("claim", &claim),
+                ("placing", &placing),
+                ("outcome", &outcome),
+                ("run", &run),
+                ("total", &total),
+            ] {
+                phase.record(name, calls, &stored);
+            }
+            stack.remove_table().await?;
             return Ok(());
         }
         if started.elapsed() > Duration::from_secs(1800) {
@@ -204,10 +285,18 @@ async fn tick(running: usize) -> Result<()> {
     let report = engine.tick().await?;
     let elapsed = started.elapsed();
     let calls = stack.calls.take();
-    assert_eq!(report.running, running);
-    println!("tick_{running}_running_ms {}", elapsed.as_millis());
-    println!("tick_{running}_running_dynamodb_requests {calls}");
-    println!("tick_{running}_running_dial_jobs {}", report.dial_jobs);
+    if report.running != running {
+        return Err(format!("the tick saw {} of {running} running tasks", report.running).into());
+    }
+    record(
+        &format!("dialing.tick_ms.{running}"),
+        elapsed.as_secs_f64() * 1000.0,
+    );
+    record(&format!("dialing.tick.requests.{running}"), calls as f64);
+    record(
+        &format!("dialing.tick.dial_jobs.{running}"),
+        report.dial_jobs as f64,
+    );
     stack.remove_table().await?;
     Ok(())
 }

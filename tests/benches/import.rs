@@ -2,22 +2,41 @@
 //! 10,000-row files the file benchmark wrote to `BENCH_DIR` (`contacts.csv`, `contacts.xlsx`),
 //! each imported into a new data source through the HTTP API, once posted as multipart and once
 //! the presigned way (upload URL, PUT to S3, the upload notification handed to the import
-//! handler). Prints `name value` lines: wall time and DynamoDB requests of each import.
+//! handler). Records for each (`import.<figure>.<csv|xlsx>_<posted|presigned>`): the wall time,
+//! the DynamoDB requests, the write requests and write capacity units (WCU, see
+//! [`outbound_local::capacity`]) per 1,000 rows, and the pacing against one partition: every
+//! contact, phone guard and the counter of a data source live in the data source's partition,
+//! which takes at most 1,000 WCU/s on DynamoDB; the import writes one transaction after another
+//! without pacing, so `partition_wcu_per_s` is what it demands at the measured rate and
+//! `partition_wcu_share` that ÷ 1,000. `wcu_per_transaction` is the largest transaction: on
+//! DynamoDB it must take at least that many milliseconds for the import to stay within the
+//! partition.
 //!
 //! moto is not DynamoDB: the times say what the code costs against a single-threaded local
-//! stand-in, not what AWS would take. The request counts are the same as in AWS.
+//! stand-in, not what AWS would take. The request and unit counts are what AWS would see.
 
+use outbound_local::bench::record;
+use outbound_local::capacity::{sizes_for, WriteRequest, WriteTotals};
 use outbound_local::stack::Stack;
 use outbound_local::{local_config, local_jwt, poller};
 use reqwest::multipart::{Form, Part};
 use serde_json::{json, Value};
 use std::error::Error;
 use std::path::PathBuf;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 type Result<T> = std::result::Result<T, Box<dyn Error>>;
 
 const ROWS: u64 = 10_000;
+/// Write capacity of one DynamoDB partition, per second.
+const PARTITION_WCU_PER_S: f64 = 1000.0;
+
+/// The two ways a file is imported.
+#[derive(Clone, Copy)]
+enum Way {
+    Posted,
+    Presigned,
+}
 
 struct Bench {
     stack: Stack,
@@ -33,30 +52,14 @@ async fn main() -> Result<()> {
         .map(PathBuf::from)
         .unwrap_or_else(|| std::env::temp_dir().join("outbound-bench"));
     let bench = Bench::start().await?;
-    for (name, ext) in [("csv", "csv"), ("xlsx", "xlsx")] {
+    for ext in ["csv", "xlsx"] {
         let bytes = std::fs::read(dir.join(format!("contacts.{ext}")))
             .map_err(|e| format!("{e}: run the file benchmark first (make bench)"))?;
-        let file_name = format!("contacts.{ext}");
-
-        let source = bench.data_source(&format!("multipart {name}")).await?;
-        bench.stack.calls.take();
-        let started = Instant::now();
-        let report = bench.post_file(&source, &file_name, bytes.clone()).await?;
-        let elapsed = started.elapsed();
-        let calls = bench.stack.calls.take();
-        bench.check(&source, &report).await?;
-        println!("import_multipart_{name}_ms {}", elapsed.as_millis());
-        println!("import_multipart_{name}_dynamodb_requests {calls}");
-
-        let source = bench.data_source(&format!("presigned {name}")).await?;
-        bench.stack.calls.take();
-        let started = Instant::now();
-        let report = bench.upload(&source, &file_name, bytes).await?;
-        let elapsed = started.elapsed();
-        let calls = bench.stack.calls.take();
-        bench.check(&source, &report).await?;
-        println!("import_presigned_{name}_ms {}", elapsed.as_millis());
-        println!("import_presigned_{name}_dynamodb_requests {calls}");
+        for (way, name) in [(Way::Posted, "posted"), (Way::Presigned, "presigned")] {
+            bench
+                .import(way, &format!("{ext}_{name}"), ext, bytes.clone())
+                .await?;
+        }
     }
     bench.stack.remove_table().await?;
     Ok(())
@@ -78,6 +81,68 @@ impl Bench {
             token,
             http: reqwest::Client::new(),
         })
+    }
+
+    /// Imports `bytes` into a new data source the `way` given and records the figures of
+    /// `variant`.
+    async fn import(&self, way: Way, variant: &str, ext: &str, bytes: Vec<u8>) -> Result<()> {
+        let file_name = format!("contacts.{ext}");
+        let source = self.data_source(&format!("bench {variant}")).await?;
+        self.stack.calls.take();
+        self.stack.calls.writes().take();
+        let started = Instant::now();
+        let report = match way {
+            Way::Posted => self.post_file(&source, &file_name, bytes).await?,
+            Way::Presigned => self.upload(&source, &file_name, bytes).await?,
+        };
+        let elapsed = started.elapsed();
+        let calls = self.stack.calls.take();
+        let writes = self.stack.calls.writes().take();
+        self.check(&source, &report).await?;
+        record(
+            &format!("import.end_to_end_s.{variant}"),
+            elapsed.as_secs_f64(),
+        );
+        record(&format!("import.dynamodb_requests.{variant}"), calls as f64);
+        self.record_capacity(variant, &source, &writes, elapsed)
+            .await
+    }
+
+    /// The write figures of one import: per 1,000 rows, and against one partition.
+    async fn record_capacity(
+        &self,
+        variant: &str,
+        source: &str,
+        writes: &[WriteRequest],
+        elapsed: Duration,
+    ) -> Result<()> {
+        let client = aws_sdk_dynamodb::Client::new(&self.stack.sdk);
+        let stored = sizes_for(&client, &self.stack.resources.table, writes).await?;
+        let per_1000_rows = 1000.0 / ROWS as f64;
+        let all = WriteTotals::of(writes, &stored);
+        // Every write of the rows goes to the data source's partition, `T#<tenant>#DS#<id>`.
+        let partition = format!("#DS#{source}");
+        let in_partition: Vec<&WriteRequest> = writes
+            .iter()
+            .filter(|w| w.items.iter().any(|item| item.key.0.ends_with(&partition)))
+            .collect();
+        let partition_wcus = WriteTotals::of(in_partition.iter().copied(), &stored).wcus;
+        let largest = in_partition
+            .iter()
+            .map(|w| w.wcus(&stored))
+            .max()
+            .unwrap_or(0);
+        let demanded = partition_wcus as f64 / elapsed.as_secs_f64();
+        let key = |figure: &str| format!("import.{figure}.{variant}");
+        record(
+            &key("write_requests_per_1000_rows"),
+            all.requests as f64 * per_1000_rows,
+        );
+        record(&key("wcu_per_1000_rows"), all.wcus as f64 * per_1000_rows);
+        record(&key("wcu_per_transaction"), largest as f64);
+        record(&key("partition_wcu_per_s"), demanded.round());
+        record(&key("partition_wcu_share"), demanded / PARTITION_WCU_PER_S);
+        Ok(())
     }
 
     async fn call(&self, request: reqwest::RequestBuilder) -> Result<Value> {

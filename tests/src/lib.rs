@@ -2,6 +2,7 @@
 //! AWS, and serves every route with the same routers the Lambdas use.
 
 pub mod bench;
+pub mod capacity;
 pub mod faults;
 pub mod poller;
 pub mod provision;

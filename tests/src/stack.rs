@@ -1,6 +1,7 @@
 //! What one test or benchmark owns on the shared stand-in: its own table, bucket and queues, and
 //! a store whose DynamoDB calls are counted.
 
+use crate::capacity::WriteLog;
 use crate::{provision, sdk_config};
 use aws_sdk_dynamodb::config::{ConfigBag, Intercept, RuntimeComponents};
 use aws_sdk_dynamodb::error::BoxError;
@@ -54,10 +55,11 @@ pub fn unique(prefix: &str) -> String {
     format!("{prefix}-{}", ulid::Ulid::new().to_string().to_lowercase())
 }
 
-/// Counts DynamoDB operations (one per call, retries included in it), and with
-/// [`CallCounter::items`] the items their reads returned.
+/// Counts DynamoDB operations (one per call, retries included in it), with
+/// [`CallCounter::items`] the items their reads returned, and with [`CallCounter::writes`] the
+/// items their writes wrote.
 #[derive(Clone, Debug, Default)]
-pub struct CallCounter(Arc<AtomicUsize>, ItemCounter);
+pub struct CallCounter(Arc<AtomicUsize>, ItemCounter, WriteLog);
 
 impl Intercept for CallCounter {
     fn name(&self) -> &'static str {
@@ -66,13 +68,13 @@ impl Intercept for CallCounter {
 
     fn read_before_execution(
         &self,
-        _context: &aws_sdk_dynamodb::config::interceptors::BeforeSerializationInterceptorContextRef<
+        context: &aws_sdk_dynamodb::config::interceptors::BeforeSerializationInterceptorContextRef<
             '_,
         >,
-        _config: &mut ConfigBag,
+        config: &mut ConfigBag,
     ) -> Result<(), BoxError> {
         self.0.fetch_add(1, Ordering::SeqCst);
-        Ok(())
+        self.2.read_before_execution(context, config)
     }
 
     fn read_after_deserialization(
@@ -105,6 +107,11 @@ impl CallCounter {
     /// The items the counted calls read.
     pub fn items(&self) -> &ItemCounter {
         &self.1
+    }
+
+    /// The write requests of the counted calls.
+    pub fn writes(&self) -> &WriteLog {
+        &self.2
     }
 }
 

@@ -1,7 +1,8 @@
 //! Benchmark of the file module (`make bench`, release build): parse + validate of a 10,000-row
-//! contact file as CSV and as `.xlsx`, and the peak memory of writing a 100,000-contact `.xlsx`
-//! export. Prints `name value` lines. The generated files are left in the output directory
-//! (`BENCH_DIR`, default the system temp dir) for the Python comparison in scripts/.
+//! contact file as CSV and as `.xlsx`, and the time and peak memory of writing a 100,000-contact
+//! export. Each figure is recorded with [`record`] (`parse_ms.*`, `export_*`, `file_bytes.*`).
+//! The generated files are left in the output directory (`BENCH_DIR`, default the system temp
+//! dir) for the Python comparison (scripts/bench_files.py) and the import benchmark.
 //!
 //! The export is measured in a child process (this binary run again with `--export-child`), so
 //! its VmHWM holds nothing but the export.
@@ -10,6 +11,7 @@ use outbound::files::{
     read_contacts, ContactSheetWriter, ExportColumns, ExportFormat, ExportRow, ParsedFile,
 };
 use outbound::model::ContactFields;
+use outbound_local::bench::record;
 use rust_xlsxwriter::Workbook;
 use std::error::Error;
 use std::fmt::Write as _;
@@ -62,18 +64,14 @@ fn main() -> Result<()> {
     let xlsx = xlsx_file()?;
     std::fs::write(dir.join("contacts.csv"), &csv)?;
     std::fs::write(dir.join("contacts.xlsx"), &xlsx)?;
-    println!("rows {ROWS}");
-    println!("csv_bytes {}", csv.len());
-    println!("xlsx_bytes {}", xlsx.len());
+    record("file_bytes.csv_10k", csv.len() as f64);
+    record("file_bytes.xlsx_10k", xlsx.len() as f64);
     for (name, bytes) in [("csv", &csv), ("xlsx", &xlsx)] {
-        let (median, fastest) = timed(|| Ok(read_contacts(bytes, None)?), check)?;
-        println!("{name}_parse_ms_median {median:.2}");
-        println!("{name}_parse_ms_min {fastest:.2}");
+        let times = timed(|| Ok(read_contacts(bytes, None)?), check)?;
+        times.record(&format!("{name}_10k.rust"));
     }
     // The floor on this machine: the csv crate's records loop alone, no checks, nothing kept.
-    let (median, fastest) = timed(|| naive_csv_loop(&csv), |()| Ok(()))?;
-    println!("csv_naive_records_loop_ms_median {median:.2}");
-    println!("csv_naive_records_loop_ms_min {fastest:.2}");
+    timed(|| naive_csv_loop(&csv), |()| Ok(()))?.record("csv_10k.naive_records_loop");
 
     for (arg, format) in [("excel", ExportFormat::Excel), ("csv", ExportFormat::Csv)] {
         let path = dir.join(format!("export.{}", format.extension()));
@@ -89,22 +87,32 @@ fn main() -> Result<()> {
             .into());
         }
         print!("{}", String::from_utf8_lossy(&output.stdout));
-        println!(
-            "export_{}_{EXPORT_ROWS}_bytes {}",
-            format.extension(),
-            std::fs::metadata(&path)?.len()
+        record(
+            &format!("file_bytes.{}_100k_export", format.extension()),
+            std::fs::metadata(&path)?.len() as f64,
         );
     }
     Ok(())
 }
 
+/// Median and fastest of the runs of one parse, in milliseconds.
+struct Times {
+    median: f64,
+    fastest: f64,
+}
+
+impl Times {
+    /// Records both, as `parse_ms.<what>` and `parse_fastest_ms.<what>`.
+    fn record(&self, what: &str) {
+        record(&format!("parse_ms.{what}"), self.median);
+        record(&format!("parse_fastest_ms.{what}"), self.fastest);
+    }
+}
+
 /// Median and fastest wall time of `run` over [`RUNS`] runs, after one warm-up. The fastest run
 /// shows the cost without interference from whatever else the machine is doing. What `run`
 /// made is checked and dropped after its time is taken.
-fn timed<T>(
-    mut run: impl FnMut() -> Result<T>,
-    check: impl Fn(T) -> Result<()>,
-) -> Result<(f64, f64)> {
+fn timed<T>(mut run: impl FnMut() -> Result<T>, check: impl Fn(T) -> Result<()>) -> Result<Times> {
     check(run()?)?;
     let mut times = Vec::with_capacity(RUNS);
     for _ in 0..RUNS {
@@ -114,7 +122,10 @@ fn timed<T>(
         check(made)?;
     }
     times.sort_by(f64::total_cmp);
-    Ok((times[RUNS / 2], times[0]))
+    Ok(Times {
+        median: times[RUNS / 2],
+        fastest: times[0],
+    })
 }
 
 fn naive_csv_loop(bytes: &[u8]) -> Result<()> {
@@ -190,7 +201,7 @@ fn xlsx_file() -> Result<Vec<u8>> {
 }
 
 /// Writes [`EXPORT_ROWS`] contacts to `path`, made one at a time as a paged store read would
-/// hand them over, then prints the elapsed time and the peak resident memory of this process.
+/// hand them over, then records the elapsed time and the peak resident memory of this process.
 fn export_child(format: &str, path: &Path) -> Result<()> {
     let format = ExportFormat::parse(Some(format))?;
     let started = Instant::now();
@@ -219,16 +230,13 @@ fn export_child(format: &str, path: &Path) -> Result<()> {
     writer.finish()?;
     let elapsed = started.elapsed().as_secs_f64() * 1000.0;
     let ext = format.extension();
-    println!("export_{ext}_{EXPORT_ROWS}_ms {elapsed:.0}");
-    println!(
-        "export_{ext}_{EXPORT_ROWS}_peak_rss_mb {:.1}",
-        peak_rss_mb()?
-    );
+    record(&format!("export_ms.{ext}_100k"), elapsed.round());
+    record(&format!("export_peak_rss_mib.{ext}_100k"), peak_rss_mib()?);
     Ok(())
 }
 
 /// VmHWM of this process, in MiB.
-fn peak_rss_mb() -> Result<f64> {
+fn peak_rss_mib() -> Result<f64> {
     let status = std::fs::read_to_string("/proc/self/status")?;
     let kib: f64 = status
         .lines()

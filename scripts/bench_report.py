@@ -1,0 +1,250 @@
+#!/usr/bin/env python3
+"""Turns the benchmark samples of `make bench` into `bench/results.json` and `BENCHMARKS.md`.
+
+Reads `$BENCH_DIR/samples.jsonl` (or the file given as the first argument): one JSON object a
+line, `{"key": "dotted.path", "value": number}`, one line per figure per run, written by
+`outbound_local::bench::record` and scripts/bench_files.py. Samples are grouped by key; each
+key's median, min and max over its runs go to `bench/results.json` as nested objects (one level
+per dotted segment) and to one table per group in `BENCHMARKS.md`, with the goal the issue sets
+for it. Plain Python 3, no dependencies.
+"""
+
+import datetime
+import json
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# The goals the issue states: key pattern (`*` stands for one or more dotted segments' text),
+# comparison and bound. Figures without one show "—".
+GOALS = [
+    ("cold_start_ms.*", "<=", 20),
+    ("cold_start_ratio_vs_hello", "<=", 1.5),
+    ("dialing.requests_per_call.total", "<=", 4),
+]
+
+# The tables, in this order: key prefixes (a key belongs to the first group with a prefix equal
+# to it or to its start up to a dot), title, and what is measured against what. Keys of no group
+# get a table of their own, named after their first segment.
+GROUPS = [
+    (
+        ["cold_start_ms", "cold_start_ratio_vs_hello"],
+        "Cold start",
+        "Time from process start to the first answered invocation of each Lambda binary, and its "
+        "ratio to a hello-world Lambda built the same way.",
+    ),
+    (
+        ["parse_ms", "parse_fastest_ms", "file_bytes", "export_ms", "export_peak_rss_mib"],
+        "Files",
+        "The file module in a release build, no network: parse and validate a 10,000-row "
+        "contact file as CSV and as .xlsx (`parse_ms`: the median of 51 parses in one run, "
+        "`parse_fastest_ms` the fastest; `naive_records_loop` is the csv crate's bare loop, the "
+        "floor), beside pandas.read_csv and openpyxl read-only on the same files (parse only, "
+        "no validation); and writing a 100,000-contact export: time and the peak resident "
+        "memory of the process that writes it (MiB).",
+    ),
+    (
+        ["import"],
+        "Import",
+        "The 10,000-row files imported end to end through the HTTP API into a new data source, "
+        "posted as multipart and the presigned way (upload URL, PUT to S3, upload event to the "
+        "import handler), against moto. moto is single-threaded Python: the times are the "
+        "stand-in's, not AWS's; the requests and write capacity units (WCU: 1 per KB per item "
+        "written, 2 in a transaction; index writes not included) are what DynamoDB would see. "
+        "Every row of a data source is written to that data source's partition, which takes "
+        "1,000 WCU/s: `partition_wcu_per_s` is what the import demands at the rate measured "
+        "here, `partition_wcu_share` that ÷ 1,000 (above 1 means throttled on DynamoDB), and "
+        "`wcu_per_transaction` the largest transaction, i.e. the milliseconds each must at "
+        "least take for the import to stay within one partition.",
+    ),
+    (
+        ["dialing"],
+        "Dialing",
+        "The dialing engine against moto with the simulated provider. A 1,000-contact task "
+        "from publish to COMPLETED (`campaign_*`, outcomes at once, the clock moved past each "
+        "retry): per placed call, the DynamoDB requests, items written and WCUs, split into "
+        "the claim transaction, the placing transaction (provider call id and call record), "
+        "the outcome (call record read and outcome transaction) and the run (the tick and each "
+        "dial run's reads and cursor); `total` is their sum. One tick with 1, 100 and 10,000 "
+        "RUNNING tasks (and as many DRAFT ones): its requests, dial jobs and time. Times are "
+        "the single-threaded stand-in's; counts are what AWS would see.",
+    ),
+]
+
+
+def goal_of(key):
+    for pattern, op, bound in GOALS:
+        regex = "^" + re.escape(pattern).replace(r"\*", ".+") + "$"
+        if re.match(regex, key):
+            return op, bound
+    return None
+
+
+def group_of(key):
+    for index, (prefixes, _, _) in enumerate(GROUPS):
+        if any(key == p or key.startswith(p + ".") for p in prefixes):
+            return index
+    return key.split(".")[0]
+
+
+def read_samples(path):
+    """The values of each key, keys in the order they first appear."""
+    samples = {}
+    with open(path, encoding="utf-8") as lines:
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                sample = json.loads(line)
+                key, value = sample["key"], float(sample["value"])
+            except (ValueError, KeyError, TypeError) as error:
+                sys.exit(f"{path}:{number}: not a sample ({error}): {line.strip()}")
+            samples.setdefault(key, []).append(value)
+    return samples
+
+
+def summary(values):
+    return {
+        "median": statistics.median(values),
+        "min": min(values),
+        "max": max(values),
+        "runs": len(values),
+    }
+
+
+def nested(summaries):
+    """Dotted keys as nested objects."""
+    tree = {}
+    for key, leaf in summaries.items():
+        *parents, last = key.split(".")
+        node = tree
+        for part in parents:
+            node = node.setdefault(part, {})
+            if "runs" in node and not isinstance(node["runs"], dict):
+                sys.exit(f"{key}: a figure of its own is also a prefix of this key")
+        if last in node:
+            sys.exit(f"{key}: also a prefix of other keys")
+        node[last] = leaf
+    return tree
+
+
+def number(value):
+    if value == int(value) and abs(value) >= 100:
+        return f"{int(value):,}"
+    if abs(value) >= 100:
+        return f"{value:,.0f}"
+    if abs(value) >= 1:
+        return f"{value:.2f}".rstrip("0").rstrip(".")
+    return f"{value:.3g}"
+
+
+def goal_cell(key, median):
+    goal = goal_of(key)
+    if goal is None:
+        return "—"
+    op, bound = goal
+    met = median <= bound if op == "<=" else median >= bound
+    sign = "≤" if op == "<=" else "≥"
+    return f"{sign} {number(bound)} {'✓' if met else '✗ missed'}"
+
+
+def command(*args):
+    try:
+        return subprocess.run(args, capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def machine():
+    cpu = "unknown"
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as info:
+            for line in info:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    memory = "unknown"
+    try:
+        with open("/proc/meminfo", encoding="utf-8") as info:
+            for line in info:
+                if line.startswith("MemTotal:"):
+                    memory = f"{int(line.split()[1]) / 1024 / 1024:.1f} GiB"
+                    break
+    except (OSError, ValueError):
+        pass
+    return [
+        ("CPU", cpu),
+        ("Cores", str(os.cpu_count())),
+        ("Memory", memory),
+        ("Kernel", f"{platform.system()} {platform.release()}"),
+        ("Rust", command("rustc", "-V")),
+        ("Date", datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")),
+    ]
+
+
+def markdown(summaries):
+    groups = {}
+    for key, leaf in summaries.items():
+        groups.setdefault(group_of(key), []).append((key, leaf))
+    known = [g for g in range(len(GROUPS)) if g in groups]
+    other = sorted(g for g in groups if isinstance(g, str))
+    out = [
+        "# Benchmarks",
+        "",
+        "Written by `make bench` (scripts/bench_report.py) from the samples of its runs; the "
+        "numbers are also in `bench/results.json`. Each figure is the median, min and max over "
+        "`runs` runs of `make bench` (`BENCH_RUNS`, default 3); the expensive ones (the "
+        "1,000-contact campaign and the 10,000-task tick) run once. Goals are the issue's.",
+        "",
+    ]
+    for group in known + other:
+        if isinstance(group, int):
+            _, title, about = GROUPS[group]
+        else:
+            title, about = group, ""
+        out += [f"## {title}", ""]
+        if about:
+            out += [about, ""]
+        out += [
+            "| figure | median | min | max | runs | goal |",
+            "|---|---:|---:|---:|---:|---|",
+        ]
+        for key, leaf in sorted(groups[group]):
+            out.append(
+                f"| `{key}` | {number(leaf['median'])} | {number(leaf['min'])} "
+                f"| {number(leaf['max'])} | {leaf['runs']} | {goal_cell(key, leaf['median'])} |"
+            )
+        out.append("")
+    out += ["## Machine", ""]
+    out += [f"- {name}: {value}" for name, value in machine()]
+    out.append("")
+    return "\n".join(out)
+
+
+def main():
+    if len(sys.argv) > 1:
+        path = Path(sys.argv[1])
+    elif os.environ.get("BENCH_DIR"):
+        path = Path(os.environ["BENCH_DIR"]) / "samples.jsonl"
+    else:
+        sys.exit("usage: bench_report.py [samples.jsonl] (or set BENCH_DIR)")
+    if not path.exists():
+        sys.exit(f"{path}: no samples (run make bench)")
+    summaries = {key: summary(values) for key, values in read_samples(path).items()}
+    (ROOT / "bench").mkdir(exist_ok=True)
+    results = json.dumps(nested(summaries), indent=2, sort_keys=True) + "\n"
+    (ROOT / "bench" / "results.json").write_text(results, encoding="utf-8")
+    (ROOT / "BENCHMARKS.md").write_text(markdown(summaries), encoding="utf-8")
+    print(f"{len(summaries)} figures from {path} -> bench/results.json, BENCHMARKS.md")
+
+
+if __name__ == "__main__":
+    main()
