@@ -6,6 +6,7 @@
 //! [`http::envelope`] the one place that turns it into a status code.
 
 pub mod auth;
+pub mod aws;
 pub mod blob;
 pub mod config;
 pub mod dialing;

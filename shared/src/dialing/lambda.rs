@@ -92,7 +92,7 @@ impl Engine<Telephony> {
     async fn from_env() -> Result<Self, lambda_runtime::Error> {
         crate::telemetry::init();
         let config = Config::from_env()?;
-        let sdk = aws_config::load_from_env().await;
+        let sdk = crate::aws::sdk_config().await;
         Ok(Self::from_config(config, &sdk)?)
     }
 }

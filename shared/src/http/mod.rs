@@ -61,7 +61,7 @@ impl App {
 
     /// Builds the clients from the environment's AWS configuration.
     pub async fn from_config(config: Config) -> Self {
-        let sdk = aws_config::load_from_env().await;
+        let sdk = crate::aws::sdk_config().await;
         Self::with_sdk(config, &sdk)
     }
 
