@@ -5,7 +5,7 @@ TENANT ?= acme
 export MOTO_PORT ?= 5000
 export MOTO_ENDPOINT ?= http://127.0.0.1:$(MOTO_PORT)
 
-.PHONY: run test openapi token lint-template validate-template bench bench-run bench-once bench-venv lambdas
+.PHONY: run test openapi token lint-template validate-template bench bench-run bench-once bench-venv package
 
 # The local server is built as `make test` builds it: `cargo test --workspace` unifies the
 # features of every member and its dev-dependencies, and a plain `cargo build -p outbound-local`
@@ -53,14 +53,11 @@ validate-template:
 	fi
 	SAM_CLI_TELEMETRY=0 .local/venv-deploy/bin/sam validate --lint --template template.yaml --region us-east-1
 
-## lambdas: the eight arm64 bootstrap binaries, as `sam build` makes them (target/lambda/<name>/)
-lambdas:
-	@scripts/stack.sh setup
-	.venv/bin/pip install --quiet --disable-pip-version-check -r scripts/requirements-build.txt
-	rustup target add aarch64-unknown-linux-gnu
-	PATH="$(CURDIR)/.venv/bin:$$PATH" cargo lambda build --release --arm64 \
-	  -p datasource-api -p task-api -p contact-import -p reclaim \
-	  -p dialer-tick -p dialer -p call-events -p exporter
+## package: every function built for arm64 with the release profile (cargo-lambda and zig from
+## .venv, as `sam build` does) and zipped: target/lambda/<name>/bootstrap.zip (CARGO_TARGET_DIR honoured);
+## prints each zip's and binary's size (samples `package_zip_bytes.<name>` when BENCH_DIR is set)
+package:
+	scripts/package.sh
 
 ## bench: every benchmark BENCH_RUNS times (default 3), the expensive ones (the 1,000-contact
 ## campaign, the 10,000-task tick) once, against moto on MOTO_PORT (started if none answers); each

@@ -61,8 +61,10 @@ pub async fn serve_reclaim() -> Result<(), lambda_runtime::Error> {
         move |event: lambda_runtime::LambdaEvent<serde_json::Value>| async move {
             if event.payload.get("Records").is_some() {
                 let batch: SqsEvent = serde_json::from_value(event.payload)?;
+                // reclaim_message itself, not Queue::handle: a match on the queue would link the
+                // import and export code (calamine, rust_xlsxwriter, csv, zip) into this binary.
                 let response =
-                    each_message(batch, |body| Box::pin(Queue::Reclaim.handle(app, body))).await;
+                    each_message(batch, |body| Box::pin(reclaim_message(app, body))).await;
                 return Ok::<_, lambda_runtime::Error>(serde_json::to_value(response)?);
             }
             let before = crate::model::Timestamp(
