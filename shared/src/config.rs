@@ -3,6 +3,7 @@
 
 use crate::auth::AuthConfig;
 use crate::model::page::PageTokens;
+use crate::store::capacity::{DEFAULT_IMPORT_WCU_PER_SECOND, PARTITION_WCU_PER_SECOND};
 use chrono_tz::Tz;
 
 /// Everything a function needs to know about its surroundings.
@@ -35,6 +36,9 @@ pub struct Config {
     /// The SQS queue of export jobs (`EXPORT_QUEUE_URL`). Optional here; the functions that
     /// queue jobs require it at cold start ([`Config::queueing_exports`]).
     pub export_queue_url: Option<String>,
+    /// WCU per second an import may ask of its data source's partition
+    /// (`IMPORT_WCU_PER_SECOND`, 1-1,000, default 800).
+    pub import_wcu_per_second: u32,
 }
 
 /// A configuration variable that is missing or malformed.
@@ -75,21 +79,35 @@ impl Config {
             time_zone,
             auth: AuthConfig::from_lookup(&lookup)?,
             s3_force_path_style: lookup("S3_FORCE_PATH_STYLE").is_some_and(|v| v == "true"),
-            export_inline_max_bytes: match lookup("EXPORT_INLINE_MAX_BYTES") {
-                None => 4 * 1024 * 1024,
-                Some(raw) => raw.parse().map_err(|_| ConfigError {
-                    name: "EXPORT_INLINE_MAX_BYTES",
-                    problem: format!("{raw:?} is not a number of bytes"),
-                })?,
-            },
+            export_inline_max_bytes: number(
+                &lookup,
+                "EXPORT_INLINE_MAX_BYTES",
+                4 * 1024 * 1024,
+                "a number of bytes",
+            )?,
             dialing: crate::dialing::settings::DialerConfig::from_lookup(&lookup)?,
             page_tokens: page_tokens(&lookup)?,
-            export_job_threshold: match lookup("EXPORT_JOB_THRESHOLD") {
-                None => 50_000,
-                Some(raw) => raw.trim().parse().map_err(|_| ConfigError {
-                    name: "EXPORT_JOB_THRESHOLD",
-                    problem: format!("{raw:?} is not a number of contacts"),
-                })?,
+            export_job_threshold: number(
+                &lookup,
+                "EXPORT_JOB_THRESHOLD",
+                50_000,
+                "a number of contacts",
+            )?,
+            import_wcu_per_second: match number(
+                &lookup,
+                "IMPORT_WCU_PER_SECOND",
+                DEFAULT_IMPORT_WCU_PER_SECOND,
+                "a number of write units",
+            )? {
+                pace @ 1..=PARTITION_WCU_PER_SECOND => pace,
+                _ => {
+                    return Err(ConfigError {
+                        name: "IMPORT_WCU_PER_SECOND",
+                        problem: format!(
+                            "must be from 1 to {PARTITION_WCU_PER_SECOND}, a partition's limit"
+                        ),
+                    })
+                }
             },
             export_queue_url: lookup("EXPORT_QUEUE_URL").filter(|url| !url.trim().is_empty()),
         })
@@ -105,6 +123,22 @@ impl Config {
                 problem: "is not set (export jobs are queued there)".into(),
             }),
         }
+    }
+}
+
+/// An optional number `name`, `default` when absent; `what` says what it should be.
+fn number<T: std::str::FromStr>(
+    lookup: &impl Fn(&str) -> Option<String>,
+    name: &'static str,
+    default: T,
+    what: &str,
+) -> Result<T, ConfigError> {
+    match lookup(name) {
+        None => Ok(default),
+        Some(raw) => raw.trim().parse().map_err(|_| ConfigError {
+            name,
+            problem: format!("{raw:?} is not {what}"),
+        }),
     }
 }
 

@@ -52,7 +52,6 @@ impl WriteRequest {
 
     /// Its write capacity units, with `stored` giving the sizes of items it does not carry.
     pub fn wcus(&self, stored: &HashMap<ItemKey, usize>) -> u64 {
-        let per_kb = if self.transactional() { 2 } else { 1 };
         self.items
             .iter()
             .map(|item| {
@@ -60,7 +59,7 @@ impl WriteRequest {
                     .bytes
                     .or_else(|| stored.get(&item.key).copied())
                     .unwrap_or(1024);
-                per_kb * bytes.div_ceil(1024).max(1) as u64
+                outbound::store::capacity::write_units(bytes, self.transactional())
             })
             .sum()
     }
@@ -203,33 +202,7 @@ fn key_written(key: &HashMap<String, AttributeValue>) -> Written {
     }
 }
 
-/// An item's size as DynamoDB reckons it: each attribute's name and value.
-pub fn item_bytes(item: &HashMap<String, AttributeValue>) -> usize {
-    item.iter()
-        .map(|(name, value)| name.len() + value_bytes(value))
-        .sum()
-}
-
-fn value_bytes(value: &AttributeValue) -> usize {
-    // A number: about one byte per two significant digits, plus one.
-    let number = |text: &str| text.trim_start_matches('-').len().div_ceil(2) + 1;
-    match value {
-        AttributeValue::S(text) => text.len(),
-        AttributeValue::N(text) => number(text),
-        AttributeValue::B(bytes) => bytes.as_ref().len(),
-        AttributeValue::Ss(texts) => texts.iter().map(String::len).sum(),
-        AttributeValue::Ns(texts) => texts.iter().map(|text| number(text)).sum(),
-        AttributeValue::Bs(blobs) => blobs.iter().map(|blob| blob.as_ref().len()).sum(),
-        AttributeValue::L(values) => 3 + values.iter().map(|v| 1 + value_bytes(v)).sum::<usize>(),
-        AttributeValue::M(map) => {
-            3 + map
-                .iter()
-                .map(|(name, v)| 1 + name.len() + value_bytes(v))
-                .sum::<usize>()
-        }
-        _ => 1,
-    }
-}
+pub use outbound::store::capacity::item_bytes;
 
 /// The sizes of the items at `keys` as stored now, read past any counter (BatchGetItem, 100
 /// keys a request). Keys of items that are gone are left out.

@@ -66,7 +66,8 @@ impl App {
     }
 
     pub fn with_sdk(config: Config, sdk: &aws_config::SdkConfig) -> Self {
-        let store = Store::from_config(sdk, config.table.clone());
+        let store = Store::from_config(sdk, config.table.clone())
+            .with_import_pace(config.import_wcu_per_second);
         let blob = Blob::from_config(sdk, config.bucket.clone(), config.s3_force_path_style);
         let sqs = timing::sqs(sdk);
         let reclaim = ReclaimQueue::new(sqs.clone(), config.reclaim_queue_url.clone());

@@ -3,6 +3,7 @@
 //! about 21 write requests and `contactCount` stays exact. A phone guard remembers the import
 //! that wrote it, so a retried or re-delivered import recognises its own rows and stores none twice.
 
+use super::capacity;
 use super::keys::{self, HEAD, PK, SK};
 use super::{from_item, n, s, string_attr, to_item, Actions, Expr, Item, Store, WriteFailure};
 use crate::auth::Tenant;
@@ -14,6 +15,9 @@ use aws_sdk_dynamodb::types::{ReturnValue, ReturnValuesOnConditionCheckFailure};
 
 /// Contacts per transaction: two actions each, plus the data source's counter.
 const CONTACTS_PER_TRANSACTION: usize = 49;
+
+/// A data source's head item: name, description and counters, usually within 1 KB.
+const HEAD_ITEM_BYTES: usize = 1024;
 
 /// A processing claim older than this may be taken over (the worker that held it died).
 pub const STALE_CLAIM_MILLIS: i64 = 15 * 60 * 1000;
@@ -151,6 +155,7 @@ impl Store {
             PhoneGuard(usize),
         }
         let mut outcomes = vec![RowOutcome::Stored; rows.len()];
+        let mut pace = capacity::WritePace::new(self.import_units_per_second);
         for (chunk_index, chunk) in rows.chunks(CONTACTS_PER_TRANSACTION).enumerate() {
             let base = chunk_index * CONTACTS_PER_TRANSACTION;
             let mut pending: Vec<usize> = (0..chunk.len()).collect();
@@ -176,20 +181,22 @@ impl Store {
                     Some("attribute_exists(pk)"),
                     Expr::default().value(":count", n(contacts.len())),
                 )?;
+                // The head's counter update, then each contact and its guard.
+                let mut units = capacity::write_units(HEAD_ITEM_BYTES, true);
                 for (position, contact) in contacts.iter().enumerate() {
                     let absent = || Some(("attribute_not_exists(pk)", Expr::default()));
-                    actions = actions
-                        .put(
-                            Step::Contact(position),
-                            self.contact_item(tenant, contact)?,
-                            absent(),
-                        )?
-                        .put(
-                            Step::PhoneGuard(position),
-                            self.phone_guard(tenant, contact, Some(import)),
-                            absent(),
-                        )?;
+                    let item = self.contact_item(tenant, contact)?;
+                    let guard = self.phone_guard(tenant, contact, Some(import));
+                    units += capacity::write_units(capacity::item_bytes(&item), true)
+                        + capacity::write_units(capacity::item_bytes(&guard), true);
+                    actions = actions.put(Step::Contact(position), item, absent())?.put(
+                        Step::PhoneGuard(position),
+                        guard,
+                        absent(),
+                    )?;
                 }
+                // A cancelled transaction is billed too.
+                pace.spend(units).await;
                 let condition = match self.transact("import contacts", actions).await {
                     Ok(()) => break,
                     Err(failure) => failure.condition()?,

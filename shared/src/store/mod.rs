@@ -9,6 +9,7 @@
 //! position: what a failure means travels with its action, wherever it sits in the transaction.
 //! A single conditional write is its own only action, labelled `()`.
 
+pub mod capacity;
 pub mod contact;
 pub mod datasource;
 pub mod dialing;
@@ -37,6 +38,8 @@ pub type Item = HashMap<String, AttributeValue>;
 pub struct Store {
     pub(crate) client: Client,
     pub(crate) table: String,
+    /// WCU per second an import may ask of its data source's partition ([`capacity::WritePace`]).
+    pub(crate) import_units_per_second: u32,
 }
 
 /// Why a conditional write or transaction did not happen. `L` labels the actions of a
@@ -267,7 +270,14 @@ impl Store {
         Store {
             client,
             table: table.into(),
+            import_units_per_second: capacity::DEFAULT_IMPORT_WCU_PER_SECOND,
         }
+    }
+
+    /// The same store, importing at `units_per_second` WCU per second (`IMPORT_WCU_PER_SECOND`).
+    pub fn with_import_pace(mut self, units_per_second: u32) -> Self {
+        self.import_units_per_second = units_per_second;
+        self
     }
 
     /// Builds the client from the shared AWS configuration, its calls timed per API request.
