@@ -64,10 +64,14 @@ package:
 ## figure is a sample in .local/bench/samples.jsonl (fresh each time), summarised at the end into
 ## bench/results.json and BENCHMARKS.md (median, min, max) by scripts/bench_report.py
 BENCH_RUNS ?= 3
+FUNCTIONS := datasource-api task-api contact-import reclaim dialer-tick dialer call-events exporter
 bench bench-run bench-once: export BENCH_DIR ?= $(CURDIR)/.local/bench
 bench:
 	@mkdir -p $(BENCH_DIR) && rm -f $(BENCH_DIR)/samples.jsonl
 	@$(MAKE) --no-print-directory bench-venv
+	@# The cold-start bench spawns the eight functions and the hello baseline, release builds.
+	cargo build --quiet --release $(addprefix -p ,$(FUNCTIONS))
+	cargo build --quiet --release -p outbound-local --bin hello-lambda
 	@started=$$(curl -fs -o /dev/null $(MOTO_ENDPOINT)/moto-api/ || echo yes); \
 	scripts/stack.sh start >/dev/null; \
 	trap '[ -n "$$started" ] && scripts/stack.sh stop' EXIT; \
@@ -85,6 +89,7 @@ bench-run:
 	@if [ -x .local/venv-bench/bin/python ]; then .local/venv-bench/bin/python scripts/bench_files.py $(BENCH_DIR); fi
 	cargo bench --quiet -p outbound-local --bench import
 	cargo bench --quiet -p outbound-local --bench api_latency
+	cargo bench --quiet -p outbound-local --bench cold_start
 	BENCH_DIALING=cheap cargo bench --quiet -p outbound-local --bench dialing
 
 # The benchmarks too slow to repeat: run once per `make bench` (the report says runs: 1).

@@ -1,0 +1,13 @@
+//! The cold-start baseline (`benches/cold_start.rs`): a `lambda_runtime` function that only
+//! echoes its event, built with the same release profile as the eight functions, so their start-up
+//! can be compared with what the runtime alone costs.
+
+use lambda_runtime::{service_fn, Error, LambdaEvent};
+
+#[tokio::main]
+async fn main() -> Result<(), Error> {
+    lambda_runtime::run(service_fn(
+        |event: LambdaEvent<serde_json::Value>| async move { Ok::<_, Error>(event.payload) },
+    ))
+    .await
+}
