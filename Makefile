@@ -70,8 +70,8 @@ bench:
 	@mkdir -p $(BENCH_DIR) && rm -f $(BENCH_DIR)/samples.jsonl
 	@$(MAKE) --no-print-directory bench-venv
 	@# The cold-start bench spawns the eight functions and the hello baseline, release builds.
-	cargo build --quiet --release $(addprefix -p ,$(FUNCTIONS))
-	cargo build --quiet --release -p outbound-local --bin hello-lambda
+	cargo build --quiet --profile bench $(addprefix -p ,$(FUNCTIONS))
+	cargo build --quiet --profile bench -p outbound-local --bin hello-lambda
 	@started=$$(curl -fs -o /dev/null $(MOTO_ENDPOINT)/moto-api/ || echo yes); \
 	scripts/stack.sh start >/dev/null; \
 	trap '[ -n "$$started" ] && scripts/stack.sh stop' EXIT; \

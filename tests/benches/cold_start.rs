@@ -1,4 +1,4 @@
-//! Cold-start benchmark (`make bench`, release binaries built beforehand): how long each of the
+//! Cold-start benchmark (`make bench`, binaries built beforehand with the bench profile): how long each of the
 //! eight function binaries takes from `exec` to its first request for an event
 //! (`GET /2018-06-01/runtime/invocation/next`), the span Lambda reports as Init Duration:
 //! configuration read, SDK clients built, runtime started.
@@ -273,7 +273,7 @@ fn spawn_and_wait(
 fn median(mut samples: Vec<f64>) -> f64 {
     samples.sort_by(f64::total_cmp);
     let middle = samples.len() / 2;
-    if samples.len() % 2 == 0 {
+    if samples.len().is_multiple_of(2) {
         (samples[middle - 1] + samples[middle]) / 2.0
     } else {
         samples[middle]
@@ -293,7 +293,7 @@ fn main() -> Result<()> {
     for binary in &binaries {
         if !dir.join(binary).is_file() {
             return Err(format!(
-                "{} is missing: build it first (cargo build --release -p <function>)",
+                "{} is missing: build it first (cargo build --profile bench -p <function>)",
                 dir.join(binary).display()
             )
             .into());
