@@ -71,9 +71,7 @@ impl Bench {
         let config = local_config(&stack.resources);
         let token = local_jwt(&config).issue("bench", 3600);
         let app = stack.app(config);
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-        let base = format!("http://{}", listener.local_addr()?);
-        tokio::spawn(outbound_local::serve(listener, app.clone()));
+        let base = outbound_local::serve_on_loopback(app.clone()).await?;
         Ok(Bench {
             stack,
             app,

@@ -62,6 +62,15 @@ pub async fn serve(listener: TcpListener, app: App) -> std::io::Result<()> {
     axum::serve(listener, http::local_api(app)).await
 }
 
+/// Serves `app` in the background on a free loopback port and answers its base URL
+/// (`http://127.0.0.1:<port>`): the in-process API of the HTTP suite and the benchmarks.
+pub async fn serve_on_loopback(app: App) -> std::io::Result<String> {
+    let listener = TcpListener::bind("127.0.0.1:0").await?;
+    let base = format!("http://{}", listener.local_addr()?);
+    tokio::spawn(serve(listener, app));
+    Ok(base)
+}
+
 /// Starts the queue pollers that stand in for the import, reclaim, exporter, dialer and
 /// call-events Lambdas, and the dialer's tick every `tick` (the EventBridge schedule's minute in AWS).
 pub fn spawn_workers(

@@ -109,9 +109,9 @@ impl TestApi {
         tweak(&mut config);
         let jwt = local_jwt(&config);
         let app = stack.app(config);
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let base = format!("http://{}", listener.local_addr().unwrap());
-        tokio::spawn(outbound_local::serve(listener, app.clone()));
+        let base = outbound_local::serve_on_loopback(app.clone())
+            .await
+            .unwrap();
         TestApi {
             base,
             http: reqwest::Client::new(),
