@@ -6,9 +6,10 @@
 //! - `results/{tenant}/{dataSourceId}/{importId}.json`: import reports.
 //! - `exports/{tenant}/{exportId}/{fileName}`: export files.
 
-use crate::auth::Tenant;
+use crate::aws::Lazy;
 use crate::error::Error;
 use crate::model::Id;
+use crate::model::Tenant;
 use aws_sdk_s3::presigning::PresigningConfig;
 use aws_sdk_s3::primitives::ByteStream;
 use std::path::Path;
@@ -17,7 +18,8 @@ use std::time::Duration;
 /// The bucket and the client to reach it; cheap to clone.
 #[derive(Clone, Debug)]
 pub struct Blob {
-    s3: aws_sdk_s3::Client,
+    /// Built on first use: most API requests never reach S3.
+    s3: Lazy<aws_sdk_s3::Client>,
     bucket: String,
 }
 
@@ -64,13 +66,6 @@ where
 }
 
 impl Blob {
-    pub fn new(s3: aws_sdk_s3::Client, bucket: impl Into<String>) -> Self {
-        Blob {
-            s3,
-            bucket: bucket.into(),
-        }
-    }
-
     /// Builds the client, its calls timed per API request; local stand-ins need path-style
     /// addressing.
     pub fn from_config(
@@ -78,10 +73,16 @@ impl Blob {
         bucket: impl Into<String>,
         path_style: bool,
     ) -> Self {
-        let config = crate::http::timing::s3(sdk)
-            .force_path_style(path_style)
-            .build();
-        Blob::new(aws_sdk_s3::Client::from_conf(config), bucket)
+        let sdk = sdk.clone();
+        Blob {
+            s3: Lazy::new(move || {
+                let config = crate::aws::timing::s3(&sdk)
+                    .force_path_style(path_style)
+                    .build();
+                aws_sdk_s3::Client::from_conf(config)
+            }),
+            bucket: bucket.into(),
+        }
     }
 
     pub async fn put(
@@ -91,6 +92,7 @@ impl Blob {
         content_type: &str,
     ) -> Result<(), Error> {
         self.s3
+            .get()
             .put_object()
             .bucket(&self.bucket)
             .key(key)
@@ -108,6 +110,7 @@ impl Blob {
             .await
             .map_err(|e| Error::internal("read export file", e))?;
         self.s3
+            .get()
             .put_object()
             .bucket(&self.bucket)
             .key(key)
@@ -123,6 +126,7 @@ impl Blob {
     pub async fn get(&self, key: &str, max_bytes: u64) -> Result<Option<Vec<u8>>, Error> {
         let output = match self
             .s3
+            .get()
             .get_object()
             .bucket(&self.bucket)
             .key(key)
@@ -157,6 +161,7 @@ impl Blob {
         let length = i64::try_from(size).map_err(|e| Error::internal("presign", e))?;
         let request = self
             .s3
+            .get()
             .put_object()
             .bucket(&self.bucket)
             .key(key)
@@ -179,6 +184,7 @@ impl Blob {
             PresigningConfig::expires_in(ttl).map_err(|e| Error::internal("presign", e))?;
         let request = self
             .s3
+            .get()
             .get_object()
             .bucket(&self.bucket)
             .key(key)

@@ -54,6 +54,14 @@ pub enum Error {
     },
 }
 
+/// A configuration variable that is missing or malformed.
+#[derive(Debug, thiserror::Error)]
+#[error("configuration {name}: {problem}")]
+pub struct ConfigError {
+    pub name: &'static str,
+    pub problem: String,
+}
+
 /// Result with the service's error type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 

@@ -1,10 +1,22 @@
-//! The outbound domain crate: everything the Lambda functions share.
+//! The outbound domain crate: everything the Lambda functions share, in rooms that each own one
+//! thing. Imports run only down these layers (`tests/layers.rs` checks it), lowest first:
 //!
-//! Layering, outermost first: [`http`] turns requests into typed commands and results into the
-//! envelope; [`service`] holds one function per operation; [`model`] holds the types that cannot
-//! hold invalid values; [`store`] is the DynamoDB code. [`error::Error`] is the one error type, and
-//! [`http::envelope`] the one place that turns it into a status code.
+//! 0. [`error`]: the one error type; [`http::envelope`] is the one place that turns it into a
+//!    status code.
+//! 1. [`model`]: the domain types, which cannot hold invalid values (tenants, ids, contacts,
+//!    tasks, calls, imports, exports, reclaim jobs).
+//! 2. [`files`] (CSV and `.xlsx`), [`telemetry`] (logs, metrics), [`aws`] (the SDK's set-up,
+//!    lazy clients, request timing), [`auth`] (tokens and the tenant they name).
+//! 3. The adapters: [`store`] (all DynamoDB code), [`blob`] (S3), [`queue`] (SQS, typed
+//!    messages).
+//! 4. [`config`]: what a function reads from its environment, read once.
+//! 5. [`dialing`]: the dialing engine, its providers and its plan (D13).
+//! 6. [`service`]: one function per operation.
+//! 7. [`app`]: the composition root, which builds configuration, clients, queues and the engine
+//!    once per cold start.
+//! 8. The entry points: [`http`] (the routers) and [`worker`] (queue and schedule handlers).
 
+pub mod app;
 pub mod auth;
 pub mod aws;
 pub mod blob;
@@ -14,7 +26,7 @@ pub mod error;
 pub mod files;
 pub mod http;
 pub mod model;
-pub mod reclaim;
+pub mod queue;
 pub mod service;
 pub mod store;
 pub mod telemetry;

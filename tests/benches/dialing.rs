@@ -16,13 +16,13 @@
 //! moto is single-threaded Python, not DynamoDB: times say what the code costs against it; the
 //! request and unit counts are what AWS would see.
 
-use outbound::auth::Tenant;
-use outbound::dialing::lambda::DialQueue;
+use outbound::config::dialing::DialerConfig;
 use outbound::dialing::plan::ManualClock;
-use outbound::dialing::settings::DialerConfig;
-use outbound::model::task::{CallCounters, DialSettings};
+use outbound::model::task::DialSettings;
+use outbound::model::Tenant;
 use outbound::model::{Contact, DataSource, Id, Name, Phone, Task, TaskStatus, Timestamp};
 use outbound::store::keys;
+use outbound::worker::dialing::DialInbox;
 use outbound_local::bench::record;
 use outbound_local::capacity::{sizes_for, ItemKey, WriteRequest, WriteTotals};
 use outbound_local::poller;
@@ -80,27 +80,15 @@ impl Phase {
 }
 
 fn task(source: &DataSource, status: TaskStatus, n: usize) -> Result<Task> {
-    let now = Timestamp::now();
     Ok(Task {
-        id: Id::new(),
-        name: Name::parse("taskName", &format!("bench {n}"))?,
-        description: Default::default(),
         status,
-        data_source_id: source.id.clone(),
-        contact_count: source.contact_count,
-        counters: CallCounters::default(),
-        settings: DialSettings::default(),
-        created_at: now,
-        updated_at: now,
-        started_at: None,
-        ended_at: None,
-        stop_reason: None,
-        fail_reason: None,
-        in_flight: 0,
-        cursor: None,
-        revision: 0,
-        pending_recall: None,
-        pending_recall_at: None,
+        ..Task::draft(
+            Name::parse("taskName", &format!("bench {n}"))?,
+            Default::default(),
+            (source.id.clone(), source.contact_count),
+            DialSettings::default(),
+            Timestamp::now(),
+        )
     })
 }
 
@@ -165,13 +153,13 @@ async fn campaign() -> Result<()> {
     loop {
         engine.tick().await?;
         poller::drain(&sqs, &stack.resources.dial_queue_url, |body| {
-            DialQueue::Jobs.handle(&engine, body)
+            DialInbox::Jobs.handle(&engine, body)
         })
         .await?;
         counted(&mut dialing);
         let recording = Instant::now();
         outcomes += poller::drain(&sqs, &stack.resources.call_events_queue_url, |body| {
-            DialQueue::CallEvents.handle(&engine, body)
+            DialInbox::CallEvents.handle(&engine, body)
         })
         .await?;
         outcome_time += recording.elapsed();

@@ -7,9 +7,8 @@
 //! The export is measured in a child process (this binary run again with `--export-child`), so
 //! its VmHWM holds nothing but the export.
 
-use outbound::files::{
-    read_contacts, ContactSheetWriter, ExportColumns, ExportFormat, ExportRow, ParsedFile,
-};
+use outbound::files::{read_contacts, ContactSheetWriter, ExportColumns, ExportRow, ParsedFile};
+use outbound::model::export::ExportFormat;
 use outbound::model::ContactFields;
 use outbound_local::bench::record;
 use rust_xlsxwriter::Workbook;

@@ -40,7 +40,7 @@ enum Way {
 
 struct Bench {
     stack: Stack,
-    app: outbound::http::App,
+    app: outbound::app::App,
     base: String,
     token: String,
     http: reqwest::Client,

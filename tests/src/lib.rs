@@ -8,11 +8,12 @@ pub mod poller;
 pub mod provision;
 pub mod stack;
 
+use outbound::app::App;
 use outbound::auth::{AuthConfig, LocalJwt};
 use outbound::config::Config;
 use outbound::dialing::engine::Engine;
-use outbound::dialing::lambda::Telephony;
-use outbound::http::{self, App};
+use outbound::dialing::telephony::Telephony;
+use outbound::http;
 use tokio::net::TcpListener;
 
 /// Where the stand-ins listen (`MOTO_ENDPOINT`, default `http://127.0.0.1:5000`).
@@ -80,13 +81,13 @@ pub fn spawn_workers(
     sdk: &aws_config::SdkConfig,
     tick: std::time::Duration,
 ) {
-    use outbound::dialing::lambda::DialQueue;
-    use outbound::worker::Queue;
+    use outbound::worker::dialing::DialInbox;
+    use outbound::worker::Inbox;
     let sqs = aws_sdk_sqs::Client::new(sdk);
     for (queue, url) in [
-        (Queue::Uploads, &resources.import_queue_url),
-        (Queue::Reclaim, &resources.reclaim_queue_url),
-        (Queue::Exports, &resources.export_queue_url),
+        (Inbox::Uploads, &resources.import_queue_url),
+        (Inbox::Reclaim, &resources.reclaim_queue_url),
+        (Inbox::Exports, &resources.export_queue_url),
     ] {
         let app = app.clone();
         tokio::spawn(poller::poll(sqs.clone(), url.clone(), move |body| {
@@ -95,8 +96,8 @@ pub fn spawn_workers(
         }));
     }
     for (queue, url) in [
-        (DialQueue::Jobs, &resources.dial_queue_url),
-        (DialQueue::CallEvents, &resources.call_events_queue_url),
+        (DialInbox::Jobs, &resources.dial_queue_url),
+        (DialInbox::CallEvents, &resources.call_events_queue_url),
     ] {
         let engine = engine.clone();
         tokio::spawn(poller::poll(sqs.clone(), url.clone(), move |body| {
@@ -116,9 +117,10 @@ pub fn spawn_workers(
                 last_sweep = std::time::Instant::now();
                 let before = outbound::model::Timestamp(
                     outbound::model::Timestamp::now().0
-                        - outbound::worker::RECLAIM_GRACE.as_millis() as i64,
+                        - outbound::service::reclaim::RECLAIM_GRACE.as_millis() as i64,
                 );
-                if let Err(error) = outbound::reclaim::sweep(&app.store, &app.reclaim, before).await
+                if let Err(error) =
+                    outbound::service::reclaim::sweep(&app.store, &app.reclaim, before).await
                 {
                     tracing::warn!(%error, "reclaim sweep failed");
                 }

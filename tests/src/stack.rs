@@ -5,15 +5,16 @@ use crate::capacity::WriteLog;
 use crate::{provision, sdk_config};
 use aws_sdk_dynamodb::config::{ConfigBag, Intercept, RuntimeComponents};
 use aws_sdk_dynamodb::error::BoxError;
+use outbound::app::App;
+use outbound::aws::Lazy;
 use outbound::blob::Blob;
+use outbound::config::dialing::DialerConfig;
 use outbound::config::Config;
 use outbound::dialing::engine::Engine;
-use outbound::dialing::lambda::Telephony;
 use outbound::dialing::plan::Clock;
-use outbound::dialing::settings::DialerConfig;
 use outbound::dialing::simulated::SimulatedProvider;
-use outbound::http::{App, AppParts};
-use outbound::reclaim::ReclaimQueue;
+use outbound::dialing::telephony::Telephony;
+use outbound::queue::Queue;
 use outbound::store::Store;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -225,7 +226,7 @@ impl Stack {
             .expect("moto is running (make test starts it)");
         let calls = CallCounter::default();
         let dynamodb = aws_sdk_dynamodb::Client::from_conf(
-            outbound::http::timing::dynamodb(&sdk)
+            outbound::aws::timing::dynamodb(&sdk)
                 .interceptor(calls.clone())
                 .build(),
         );
@@ -266,21 +267,7 @@ impl Stack {
 
     /// The app the handlers see, over this stack's counted store.
     pub fn app(&self, config: Config) -> App {
-        let sqs = outbound::http::timing::sqs(&self.sdk);
-        App::new(AppParts {
-            store: self.store.clone(),
-            blob: Blob::from_config(&self.sdk, self.resources.bucket.clone(), true),
-            reclaim: ReclaimQueue::new(sqs.clone(), self.resources.reclaim_queue_url.clone()),
-            exports: outbound::service::export_job::ExportQueue::new(
-                sqs.clone(),
-                config.export_queue_url.clone(),
-            ),
-            dial_jobs: outbound::dialing::engine::DialJobs::new(
-                sqs,
-                config.dialing.dial_queue_url.clone(),
-            ),
-            config,
-        })
+        App::with_store(config, &self.sdk, self.store.clone())
     }
 
     /// The dialing engine over this stack's counted store and queues, with the simulated
@@ -305,10 +292,12 @@ pub fn simulated_engine(
     settings: DialerConfig,
     clock: Arc<dyn Clock>,
 ) -> Engine<Telephony> {
-    let sqs = aws_sdk_sqs::Client::new(sdk);
+    let sqs = {
+        let sdk = sdk.clone();
+        Lazy::new(move || aws_sdk_sqs::Client::new(&sdk))
+    };
     let simulated = SimulatedProvider::new(
-        sqs.clone(),
-        resources.call_events_queue_url.clone(),
+        Queue::new(sqs.clone(), Some(resources.call_events_queue_url.clone())),
         settings.simulated.clone(),
     );
     Engine {
@@ -321,7 +310,7 @@ pub fn simulated_engine(
         },
         zone: chrono_tz::Tz::UTC,
         blob: Blob::from_config(sdk, resources.bucket.clone(), true),
-        sqs,
+        dial_jobs: Queue::new(sqs, Some(resources.dial_queue_url.clone())),
         clock,
     }
 }

@@ -1,9 +1,9 @@
 //! The call-events Lambda (call-events queue: Amazon Connect contact events through
 //! EventBridge, and the simulated provider's outcomes): records each outcome exactly once (D13).
 
-use outbound::dialing::lambda::{serve_queue, DialQueue};
+use outbound::worker::dialing::{serve_queue, DialInbox};
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
-    serve_queue(DialQueue::CallEvents).await
+    serve_queue(DialInbox::CallEvents).await
 }

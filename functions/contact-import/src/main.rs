@@ -1,8 +1,8 @@
 //! The import Lambda: S3 upload notifications, through SQS, imported one file a message.
 
-use outbound::worker::{serve, Queue};
+use outbound::worker::{serve, Inbox};
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
-    serve(Queue::Uploads).await
+    serve(Inbox::Uploads).await
 }

@@ -3,5 +3,5 @@
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
-    outbound::dialing::lambda::serve_tick().await
+    outbound::worker::dialing::serve_tick().await
 }

@@ -1,8 +1,8 @@
 //! The export Lambda: export jobs (D8), through SQS, each built into one file in S3.
 
-use outbound::worker::{serve, Queue};
+use outbound::worker::{serve, Inbox};
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
-    serve(Queue::Exports).await
+    serve(Inbox::Exports).await
 }

@@ -1,11 +1,11 @@
 //! The task Lambda: every `/api/task/...` route behind the HTTP API.
 
-use outbound::{config::Config, http, telemetry};
+use outbound::{app::App, config::Config, http, telemetry};
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_http::Error> {
     telemetry::init();
     // It queues export jobs (D8): without EXPORT_QUEUE_URL it does not start.
-    let app = http::App::from_config(Config::from_env()?.queueing_exports()?).await;
+    let app = App::from_config(Config::from_env()?.queueing_exports()?).await;
     lambda_http::run(http::task_api(app)).await
 }

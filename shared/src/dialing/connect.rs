@@ -6,9 +6,11 @@
 //! answering-machine statuses to the outcomes of D13 ([`report`]), shared by events and
 //! `DescribeContact`.
 
-use super::provider::{CallReport, CallRequest, CallStatus, Outcome, PlaceError, Provider};
-use crate::config::ConfigError;
+use super::provider::{CallRequest, CallStatus, PlaceError, Provider};
+use crate::aws::Lazy;
+use crate::error::ConfigError;
 use crate::error::Error;
+use crate::model::call::{CallReport, Outcome};
 use crate::model::Phone;
 use aws_sdk_connect::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
 use aws_sdk_connect::operation::describe_contact::DescribeContactError;
@@ -103,12 +105,13 @@ impl ConnectSettings {
 /// Places and describes calls through one Connect instance.
 #[derive(Clone, Debug)]
 pub struct ConnectProvider {
-    client: aws_sdk_connect::Client,
+    /// Built on first use: a run that places no call never needs it.
+    client: Lazy<aws_sdk_connect::Client>,
     settings: ConnectSettings,
 }
 
 impl ConnectProvider {
-    pub fn new(client: aws_sdk_connect::Client, settings: ConnectSettings) -> Self {
+    pub fn new(client: Lazy<aws_sdk_connect::Client>, settings: ConnectSettings) -> Self {
         ConnectProvider { client, settings }
     }
 }
@@ -116,7 +119,7 @@ impl ConnectProvider {
 impl Provider for ConnectProvider {
     async fn place(&self, call: &CallRequest) -> Result<String, PlaceError> {
         let output = start_request(&self.settings, call)
-            .send_with(&self.client)
+            .send_with(self.client.get())
             .await
             .map_err(place_error)?;
         match output.contact_id() {
@@ -131,6 +134,7 @@ impl Provider for ConnectProvider {
     async fn describe(&self, call_id: &str) -> Result<CallStatus, Error> {
         let answer = self
             .client
+            .get()
             .describe_contact()
             .instance_id(&self.settings.instance_id)
             .contact_id(call_id)
@@ -154,7 +158,7 @@ fn start_request(
         .contact_flow_id(&settings.contact_flow_id)
         .destination_phone_number(e164(&call.phone))
         .client_token(call.token())
-        .attributes("tenant", &call.tenant)
+        .attributes("tenant", call.tenant.as_str())
         .attributes("taskId", call.task_id.as_str())
         .attributes("contactId", call.contact_id.as_str())
         .attributes("attempt", call.attempt.to_string())
@@ -485,15 +489,8 @@ mod tests {
     };
     use aws_sdk_connect::types::AnsweringMachineDetectionStatus;
     use aws_smithy_types::body::SdkBody;
+    use crate::config::lookup;
     use std::collections::HashMap;
-
-    fn lookup(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
-        let map: HashMap<String, String> = pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        move |name| map.get(name).cloned()
-    }
 
     const BASE: [(&str, &str); 2] = [
         (INSTANCE_ID, "5c1b0f2e-8d4a-4e6b-9a37-2f61c0d8e915"),
@@ -572,7 +569,7 @@ mod tests {
 
     fn call(phone: &str) -> CallRequest {
         CallRequest {
-            tenant: "acme".into(),
+            tenant: crate::model::Tenant::parse("acme").unwrap(),
             task_id: Id::parse("01HZX3K5Q8M2N4P6R8T0V2W4Y6").unwrap(),
             contact_id: Id::parse("01HZX3K9B7C5D3E1F0G2H4J6K8").unwrap(),
             attempt: 2,

@@ -4,127 +4,23 @@
 //! task's due contacts claimed and called, or one lost outcome reconciled) and
 //! [`Engine::call_event`] (call-events: an outcome recorded exactly once).
 
-use super::plan::{after_outcome, due_contacts, share_budget, window_open, Clock, Due, Fresh};
-use super::provider::{CallReport, CallRequest, CallStatus, PlaceError, Provider};
-use super::settings::DialerConfig;
+use super::job::{DialJob, RecallManifest};
+use super::plan::{due_contacts, share_budget, window_open, Clock};
+use super::provider::{CallRequest, CallStatus, PlaceError, Provider};
 use super::simulated::SimulatedEvent;
-use crate::auth::Tenant;
+use crate::config::dialing::DialerConfig;
 use crate::error::Error;
+use crate::model::call::{after_outcome, CallRef, CallReport, Due, Fresh, Outcome};
+use crate::model::Tenant;
 use crate::model::{Id, Phone, Task, TaskStatus, Timestamp};
-use crate::service;
-use crate::store::dialing::{CallRef, Caps, ClaimRefused, RecordFailure, RunningTask};
+use crate::queue::{self, Queue};
+use crate::store::dialing::{Caps, ClaimRefused, RecordFailure, RunningTask};
 use crate::store::{keys, Store};
 use crate::telemetry::Unit;
 use chrono_tz::Tz;
-use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-/// A message on the dial queue.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "camelCase")]
-pub enum DialJob {
-    /// Call up to `budget` due contacts of a task (0: only see whether it is complete).
-    #[serde(rename_all = "camelCase")]
-    Dial {
-        tenant: String,
-        task_id: Id,
-        budget: u32,
-    },
-    /// Apply a committed recall to every contact it names (D12).
-    #[serde(rename_all = "camelCase")]
-    Recall {
-        tenant: String,
-        task_id: Id,
-        recall_id: Id,
-    },
-    /// Find out what became of a call whose outcome never came.
-    #[serde(rename_all = "camelCase")]
-    Reconcile {
-        tenant: String,
-        task_id: Id,
-        contact_id: Id,
-        attempt: u32,
-    },
-}
-
-/// Sends jobs to the dial queue: the tick's, and the recall jobs of the task API.
-#[derive(Clone, Debug)]
-pub struct DialJobs {
-    sqs: aws_sdk_sqs::Client,
-    url: Option<String>,
-}
-
-impl DialJobs {
-    pub fn new(sqs: aws_sdk_sqs::Client, url: Option<String>) -> Self {
-        DialJobs { sqs, url }
-    }
-
-    /// Sends each job after its delay (seconds), ten a request, up to [`SEND_CONCURRENCY`]
-    /// requests at once: a tick of 10,000 running tasks is 1,000 requests, which one after
-    /// another would take most of the tick's minute.
-    pub async fn send(&self, jobs: Vec<(DialJob, u32)>) -> Result<(), Error> {
-        use aws_sdk_sqs::types::SendMessageBatchRequestEntry;
-        use futures::stream::{self, StreamExt, TryStreamExt};
-        if jobs.is_empty() {
-            return Ok(());
-        }
-        let url = self
-            .url
-            .as_deref()
-            .ok_or_else(|| Error::internal("dialing", "DIAL_QUEUE_URL is not set"))?;
-        let mut batches = Vec::with_capacity(jobs.len().div_ceil(10));
-        for chunk in jobs.chunks(10) {
-            let mut entries = Vec::with_capacity(chunk.len());
-            for (index, (job, delay)) in chunk.iter().enumerate() {
-                let body = serde_json::to_string(job)
-                    .map_err(|e| Error::internal("encode dial job", e))?;
-                entries.push(
-                    SendMessageBatchRequestEntry::builder()
-                        .id(index.to_string())
-                        .message_body(body)
-                        .delay_seconds(*delay as i32)
-                        .build()
-                        .map_err(|e| Error::internal("build dial job", e))?,
-                );
-            }
-            batches.push(entries);
-        }
-        stream::iter(batches)
-            .map(|entries| async move {
-                let output = self
-                    .sqs
-                    .send_message_batch()
-                    .queue_url(url)
-                    .set_entries(Some(entries))
-                    .send()
-                    .await
-                    .map_err(|e| Error::dependency("send dial jobs", e))?;
-                if !output.failed.is_empty() {
-                    // The next tick sends them again; a lost job delays a task by one tick.
-                    tracing::warn!(failed = output.failed.len(), "dial jobs not queued");
-                }
-                Ok::<_, Error>(())
-            })
-            .buffer_unordered(SEND_CONCURRENCY)
-            .try_collect::<Vec<()>>()
-            .await
-            .map(drop)
-    }
-}
-
-/// SendMessageBatch requests a tick has in flight at once.
-const SEND_CONCURRENCY: usize = 16;
-
-/// A large recall's contacts, stored while its job applies them (D12).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RecallManifest {
-    pub ids: Vec<Id>,
-    pub priority: u8,
-    pub at: Timestamp,
-}
 
 /// What one tick did.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -154,7 +50,8 @@ pub struct Engine<P> {
     pub config: DialerConfig,
     /// The service zone (D4), for tasks without their own.
     pub zone: Tz,
-    pub sqs: aws_sdk_sqs::Client,
+    /// Where the tick sends its dial and reconcile jobs.
+    pub dial_jobs: Queue<DialJob>,
     /// Where large recalls keep their lists of contacts.
     pub blob: crate::blob::Blob,
     pub clock: Arc<dyn Clock>,
@@ -169,7 +66,7 @@ impl<P> Engine<P> {
             store: self.store,
             config: self.config,
             zone: self.zone,
-            sqs: self.sqs,
+            dial_jobs: self.dial_jobs,
             blob: self.blob,
             clock: self.clock,
         }
@@ -232,7 +129,7 @@ impl<P: Provider> Engine<P> {
                 for (r, budget) in &shares {
                     jobs.push((
                         DialJob::Dial {
-                            tenant: r.tenant.as_str().to_owned(),
+                            tenant: r.tenant.clone(),
                             task_id: r.task.id.clone(),
                             budget: *budget,
                         },
@@ -248,7 +145,7 @@ impl<P: Provider> Engine<P> {
                 if now.0 - at.0 > 60_000 {
                     jobs.push((
                         DialJob::Recall {
-                            tenant: r.tenant.as_str().to_owned(),
+                            tenant: r.tenant.clone(),
                             task_id: r.task.id.clone(),
                             recall_id: recall.clone(),
                         },
@@ -265,7 +162,7 @@ impl<P: Provider> Engine<P> {
                     report.reconcile_jobs += 1;
                     jobs.push((
                         DialJob::Reconcile {
-                            tenant: tenant.as_str().to_owned(),
+                            tenant: tenant.clone(),
                             task_id,
                             contact_id: state.contact_id,
                             attempt,
@@ -281,39 +178,31 @@ impl<P: Provider> Engine<P> {
     }
 
     async fn send_jobs(&self, jobs: Vec<(DialJob, u32)>) -> Result<(), Error> {
-        DialJobs::new(self.sqs.clone(), self.config.dial_queue_url.clone())
-            .send(jobs)
-            .await
+        // Refused entries are sent again by the next tick: a lost job delays a task one tick.
+        self.dial_jobs.send_batch(jobs).await.map(drop)
     }
 
     /// One message of the dial queue.
     pub async fn run_job(&self, body: &str) -> Result<(), Error> {
-        let job: DialJob =
-            serde_json::from_str(body).map_err(|e| Error::internal("decode dial job", e))?;
+        let job: DialJob = queue::decode(body)?;
         match job {
             DialJob::Dial {
                 tenant,
                 task_id,
                 budget,
-            } => self
-                .dial(&Tenant::parse(&tenant)?, &task_id, budget)
-                .await
-                .map(drop),
+            } => self.dial(&tenant, &task_id, budget).await.map(drop),
             DialJob::Recall {
                 tenant,
                 task_id,
                 recall_id,
-            } => {
-                self.apply_recall(&Tenant::parse(&tenant)?, &task_id, &recall_id)
-                    .await
-            }
+            } => self.apply_recall(&tenant, &task_id, &recall_id).await,
             DialJob::Reconcile {
                 tenant,
                 task_id,
                 contact_id,
                 attempt,
             } => {
-                self.reconcile(&Tenant::parse(&tenant)?, &task_id, &contact_id, attempt)
+                self.reconcile(&tenant, &task_id, &contact_id, attempt)
                     .await
             }
         }
@@ -479,8 +368,7 @@ impl<P: Provider> Engine<P> {
             Err(PlaceError::TaskRefused(why)) => {
                 tracing::error!(%why, task = %call.task_id, "provider refuses the task");
                 self.store.release_call(&call, self.clock.now()).await?;
-                let tenant = Tenant::parse(&call.tenant)?;
-                match service::task::fail(&self.store, &tenant, &call.task_id, why).await {
+                match self.store.fail_task(&call.tenant, &call.task_id, why).await {
                     Ok(_) | Err(Error::NotAllowed(_)) | Err(Error::NotFound(_)) => {}
                     Err(error) => return Err(error),
                 }
@@ -488,7 +376,7 @@ impl<P: Provider> Engine<P> {
             }
             Err(PlaceError::NumberRefused(why)) => {
                 let report = CallReport {
-                    outcome: super::Outcome::Failed,
+                    outcome: Outcome::Failed,
                     duration: 0,
                     invalid_number: true,
                     reason: why,
@@ -560,7 +448,7 @@ impl<P: Provider> Engine<P> {
         if sweep.unfinished > 0 {
             return Ok(false);
         }
-        match service::task::complete_idle(&self.store, tenant, task).await {
+        match self.store.complete_idle(tenant, task).await {
             Ok(_) => {
                 tracing::info!(task = %task.id, "task completed");
                 Ok(true)
@@ -592,9 +480,9 @@ impl<P: Provider> Engine<P> {
                 RecordFailure::None => {
                     tracing::info!(outcome = ?report.outcome, reason = %report.reason, "outcome recorded");
                     let outcome = match report.outcome {
-                        super::Outcome::Success => "success",
-                        super::Outcome::Failed => "failed",
-                        super::Outcome::NoAnswer => "noAnswer",
+                        Outcome::Success => "success",
+                        Outcome::Failed => "failed",
+                        Outcome::NoAnswer => "noAnswer",
                     };
                     crate::telemetry::metrics(
                         &[("Outcome", outcome)],
@@ -620,10 +508,14 @@ impl<P: Provider> Engine<P> {
                 }
                 RecordFailure::ContactGone => with_contact = false,
                 RecordFailure::TaskGone => {
-                    let tenant = Tenant::parse(&call.tenant)?;
                     return self
                         .store
-                        .drop_orphan_call(&tenant, &call.task_id, &call.contact_id, call.attempt)
+                        .drop_orphan_call(
+                            &call.tenant,
+                            &call.task_id,
+                            &call.contact_id,
+                            call.attempt,
+                        )
                         .await;
                 }
             }
@@ -694,7 +586,7 @@ impl<P: Provider> Engine<P> {
             },
         };
         let call = CallRef {
-            tenant: tenant.as_str().to_owned(),
+            tenant: tenant.clone(),
             task_id: task.id.clone(),
             data_source_id: task.data_source_id.clone(),
             contact_id: contact_id.clone(),
@@ -748,12 +640,12 @@ mod tests {
             jobs,
             vec![
                 DialJob::Dial {
-                    tenant: "acme".into(),
+                    tenant: Tenant::parse("acme").unwrap(),
                     task_id: task.clone(),
                     budget: 10
                 },
                 DialJob::Reconcile {
-                    tenant: "acme".into(),
+                    tenant: Tenant::parse("acme").unwrap(),
                     task_id: task,
                     contact_id: Id::parse("01J9Z3K8Q4W6N2V5B7C1D3F5G8").unwrap(),
                     attempt: 2
@@ -769,11 +661,11 @@ mod tests {
         let (id, report) = parse_call_event(simulated).unwrap().unwrap();
         assert_eq!(
             (id.as_str(), report.outcome),
-            ("sim-1", super::super::Outcome::NoAnswer)
+            ("sim-1", super::Outcome::NoAnswer)
         );
         let connect = include_str!("../../../tests/events/connect-disconnected-human.json");
         let (_, report) = parse_call_event(connect).unwrap().unwrap();
-        assert_eq!(report.outcome, super::super::Outcome::Success);
+        assert_eq!(report.outcome, super::Outcome::Success);
         let ignored = include_str!("../../../tests/events/connect-connected-to-system.json");
         assert_eq!(parse_call_event(ignored).unwrap(), None);
         assert!(parse_call_event("not json").is_err());

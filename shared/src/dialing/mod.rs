@@ -5,10 +5,10 @@
 
 pub mod connect;
 pub mod engine;
-pub mod lambda;
+pub mod job;
 pub mod plan;
 pub mod provider;
-pub mod settings;
 pub mod simulated;
+pub mod telephony;
 
-pub use provider::{CallReport, CallRequest, CallStatus, Outcome, PlaceError, Provider};
+pub use provider::{CallRequest, CallStatus, PlaceError, Provider};

@@ -2,7 +2,7 @@
 //! clock: whether a task may dial now, which contacts are due and in which order, and what an
 //! outcome makes of a contact. No I/O here, so every rule is unit-tested with a fixed clock.
 
-use super::provider::{CallReport, Outcome};
+use crate::model::call::{Due, Fresh};
 use crate::model::task::{DialSettings, TaskContact};
 use crate::model::{Id, Timestamp};
 use chrono::{TimeZone, Timelike};
@@ -68,21 +68,6 @@ pub fn window_open(settings: &DialSettings, service_zone: Tz, now: Timestamp) ->
     (window.start.minutes()..=window.end.minutes()).contains(&minute)
 }
 
-/// A contact of the data source that the task has never dialled, in creation order.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Fresh {
-    pub contact_id: Id,
-}
-
-/// One call the dialer should claim: attempt `attempt` of `contact_id`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Due {
-    pub contact_id: Id,
-    pub attempt: u32,
-    /// The state the claim expects to find (`None`: never dialled, no state yet).
-    pub state: Option<TaskContact>,
-}
-
 /// Whether a contact's state makes it due at `now`: not final, nothing in flight, attempts left,
 /// and its next attempt time reached (the call interval since its last attempt ended).
 pub fn is_due(state: &TaskContact, now: Timestamp) -> bool {
@@ -132,34 +117,6 @@ pub fn due_contacts(
     retries.chain(fresh).take(budget).collect()
 }
 
-/// What an outcome makes of a contact's state in the task.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct AfterOutcome {
-    /// Attempts made, this one included.
-    pub attempts: u32,
-    /// Final (D13): success, an invalid number, or the attempts reached the allowance.
-    pub done: bool,
-    /// When the next attempt may start, if there is one.
-    pub next_attempt_at: Option<Timestamp>,
-}
-
-/// The state after attempt `attempt` ended with `report` at `ended_at`.
-pub fn after_outcome(
-    attempt: u32,
-    allowance: u32,
-    report: &CallReport,
-    call_interval_secs: u32,
-    ended_at: Timestamp,
-) -> AfterOutcome {
-    let done = report.outcome == Outcome::Success || report.invalid_number || attempt >= allowance;
-    AfterOutcome {
-        attempts: attempt,
-        done,
-        next_attempt_at: (!done)
-            .then(|| Timestamp(ended_at.0 + i64::from(call_interval_secs) * 1000)),
-    }
-}
-
 /// How running tasks share the service's free calls in flight (D13: between tasks, priority 1
 /// first, then the oldest task; ids sort by creation). Every task gets an entry, those left
 /// without a share 0: their run only checks whether they are complete.
@@ -185,6 +142,7 @@ pub fn share_budget<T>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::call::{after_outcome, AfterOutcome, CallReport, Outcome};
     use crate::model::task::{ClockTime, DailyWindow, ZoneName};
 
     /// Milliseconds of a UTC wall-clock time.

@@ -2,77 +2,14 @@
 //! engine runs the same against Amazon Connect, the simulated provider, and a test's recorder.
 
 use crate::error::{Cause, Error};
-use crate::model::{Id, Phone};
-use serde::{Deserialize, Serialize};
+use crate::model::call::CallReport;
+use crate::model::{Id, Phone, Tenant};
 use std::future::Future;
-
-/// The outcome classes of D13, stored and shown as the contact status codes of D7.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(into = "u8", try_from = "u8")]
-pub enum Outcome {
-    /// The called party answered (a person).
-    Success = 1,
-    /// Busy, invalid or unreachable number, network or provider error, or no outcome at all.
-    Failed = 2,
-    /// Rang out or timed out, or reached voicemail or an answering machine.
-    NoAnswer = 3,
-}
-
-impl Outcome {
-    pub fn code(self) -> u8 {
-        self as u8
-    }
-}
-
-impl From<Outcome> for u8 {
-    fn from(outcome: Outcome) -> u8 {
-        outcome.code()
-    }
-}
-
-impl TryFrom<u8> for Outcome {
-    type Error = String;
-    fn try_from(code: u8) -> Result<Self, Self::Error> {
-        match code {
-            1 => Ok(Outcome::Success),
-            2 => Ok(Outcome::Failed),
-            3 => Ok(Outcome::NoAnswer),
-            other => Err(format!("{other} is not a call outcome")),
-        }
-    }
-}
-
-/// What became of one call.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CallReport {
-    pub outcome: Outcome,
-    /// Seconds from answer to hang-up; 0 for a call never answered (D13).
-    pub duration: u64,
-    /// The number can never be reached: the outcome is final at once, not retried (D13).
-    #[serde(default)]
-    pub invalid_number: bool,
-    /// The provider's own words for it (`TELECOM_NUMBER_INVALID`, `no outcome`, ...), for the log.
-    #[serde(default)]
-    pub reason: String,
-}
-
-impl CallReport {
-    /// A call whose outcome never arrived (D13: failed, "no outcome").
-    pub fn no_outcome() -> Self {
-        CallReport {
-            outcome: Outcome::Failed,
-            duration: 0,
-            invalid_number: false,
-            reason: "no outcome".into(),
-        }
-    }
-}
 
 /// One call to place: attempt `attempt` of contact `contact_id` in task `task_id`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CallRequest {
-    pub tenant: String,
+    pub tenant: Tenant,
     pub task_id: Id,
     pub contact_id: Id,
     pub attempt: u32,

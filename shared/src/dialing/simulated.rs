@@ -3,9 +3,11 @@
 //! a moment later on the call-events queue, where the same handler records it as it records
 //! Amazon Connect's events.
 
-use super::provider::{CallReport, CallRequest, CallStatus, Outcome, PlaceError, Provider};
-use super::settings::SimulatedSettings;
+use super::provider::{CallRequest, CallStatus, PlaceError, Provider};
+use crate::config::dialing::SimulatedSettings;
 use crate::error::Error;
+use crate::model::call::{CallReport, Outcome};
+use crate::queue::{Message, Queue};
 use serde::{Deserialize, Serialize};
 
 /// The message the simulated provider sends when a call ends.
@@ -23,25 +25,23 @@ pub struct SimulatedEvent {
     pub simulated_call: SimulatedOutcome,
 }
 
+impl Message for SimulatedEvent {
+    const SEND: &'static str = "send simulated outcome";
+    const DECODE: &'static str = "decode call event";
+    const QUEUE_URL: &'static str = "CALL_EVENTS_QUEUE_URL";
+}
+
 /// Places pretend calls and reports their outcomes through SQS.
 #[derive(Clone, Debug)]
 pub struct SimulatedProvider {
-    sqs: aws_sdk_sqs::Client,
-    events_queue_url: String,
+    events: Queue<SimulatedEvent>,
     settings: SimulatedSettings,
 }
 
 impl SimulatedProvider {
-    pub fn new(
-        sqs: aws_sdk_sqs::Client,
-        events_queue_url: impl Into<String>,
-        settings: SimulatedSettings,
-    ) -> Self {
-        SimulatedProvider {
-            sqs,
-            events_queue_url: events_queue_url.into(),
-            settings,
-        }
+    /// Reports outcomes to `events`, the call-events queue.
+    pub fn new(events: Queue<SimulatedEvent>, settings: SimulatedSettings) -> Self {
+        SimulatedProvider { events, settings }
     }
 }
 
@@ -87,17 +87,12 @@ impl Provider for SimulatedProvider {
                 report: decide(&self.settings, call.phone.as_str(), call.attempt),
             },
         };
-        let body = serde_json::to_string(&event).map_err(|e| PlaceError::Unknown(Box::new(e)))?;
-        let delay = i32::try_from(self.settings.delay.as_secs()).unwrap_or(900);
-        self.sqs
-            .send_message()
-            .queue_url(&self.events_queue_url)
-            .message_body(body)
-            .delay_seconds(delay)
-            .send()
+        let delay = u32::try_from(self.settings.delay.as_secs()).unwrap_or(900);
+        self.events
+            .send(&event, delay)
             .await
             // Nothing was "dialled" when the outcome cannot be sent: a busy provider, not an attempt.
-            .map_err(|e| PlaceError::Busy(aws_sdk_sqs::Error::from(e).to_string()))?;
+            .map_err(|e| PlaceError::Busy(e.to_string()))?;
         Ok(call_id)
     }
 
@@ -111,7 +106,7 @@ impl Provider for SimulatedProvider {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dialing::settings::{DialerConfig, OutcomeMix};
+    use crate::config::dialing::{DialerConfig, OutcomeMix};
 
     #[test]
     fn outcomes_repeat_and_follow_the_mix() {

@@ -13,47 +13,12 @@
 use super::formula;
 use crate::error::Error;
 use crate::model::contact::{KNOWN_FIELDS, PHONE_FIELD, READ_ONLY_FIELDS};
+use crate::model::export::ExportFormat;
 use crate::model::{Contact, ContactFields, Id, Timestamp};
 use chrono_tz::Tz;
 use rust_xlsxwriter::{Workbook, XlsxError};
 use std::fmt::Write as _;
 use std::io::Write;
-
-/// The export `format` parameter (D8).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ExportFormat {
-    Csv,
-    /// An `.xlsx` workbook.
-    Excel,
-}
-
-impl ExportFormat {
-    /// `csv` or `excel`; absent means `excel`. Anything else is 400.
-    pub fn parse(raw: Option<&str>) -> Result<Self, Error> {
-        match raw {
-            None | Some("excel") => Ok(ExportFormat::Excel),
-            Some("csv") => Ok(ExportFormat::Csv),
-            Some(_) => Err(Error::invalid("format must be csv or excel")),
-        }
-    }
-
-    pub fn extension(self) -> &'static str {
-        match self {
-            ExportFormat::Csv => "csv",
-            ExportFormat::Excel => "xlsx",
-        }
-    }
-
-    /// The `Content-Type` of the file.
-    pub fn content_type(self) -> &'static str {
-        match self {
-            ExportFormat::Csv => "text/csv; charset=utf-8",
-            ExportFormat::Excel => {
-                "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
-            }
-        }
-    }
-}
 
 /// `contacts_<YYYYMMDDHHMMSS>.csv|.xlsx`, the time in `zone`.
 pub fn contacts_file_name(format: ExportFormat, at: Timestamp, zone: Tz) -> String {

@@ -27,10 +27,9 @@ mod titles;
 pub mod export;
 
 pub use export::{
-    contacts_file_name, task_contacts_file_name, ContactSheetWriter, ExportColumns, ExportFormat,
-    ExportRow,
+    contacts_file_name, task_contacts_file_name, ContactSheetWriter, ExportColumns, ExportRow,
 };
-pub use rows::{reason, ParsedFile, ParsedRow, RowFailure};
+pub use rows::{reason, ParsedFile, ParsedRow};
 pub use sniff::FileKind;
 
 use crate::error::Error;

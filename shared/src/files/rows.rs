@@ -9,11 +9,10 @@ use super::titles::Titles;
 use super::{formula, too_many_rows, FileKind, MAX_DATA_ROWS};
 use crate::error::Error;
 use crate::model::contact::MAX_CUSTOM_FIELDS;
+use crate::model::import::RowFailure;
 use crate::model::{ContactFields, Phone};
 use compact_str::CompactString;
 use hashbrown::{DefaultHashBuilder, HashTable};
-use serde::{Deserialize, Serialize};
-use std::borrow::Cow;
 use std::hash::BuildHasher;
 
 /// The reasons of D8 that are not [`crate::model::contact::FieldError::reason`]s.
@@ -46,39 +45,6 @@ pub struct ParsedRow {
     /// held inline unless longer than 24 bytes.
     pub phone_as_given: CompactString,
     pub fields: ContactFields,
-}
-
-/// A refused data row, shaped as an entry of the import result's `details` (D8).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct RowFailure {
-    /// Line number in the file, title row = 1. For CSV, the line a record starts on (a quoted
-    /// value may span lines); for `.xlsx`, the sheet's row number. Both count from the top of the
-    /// file, so when blank lines come before the title row the numbers still match what an editor
-    /// shows.
-    pub row: u64,
-    /// The phone cell as given, cut to [`RowFailure::MAX_PHONE_CHARS`] characters.
-    #[serde(rename = "phoneNumber")]
-    pub phone_number: String,
-    /// One of the D8 reasons: [`reason`] or a field error's reason.
-    #[schema(value_type = String)]
-    pub reason: Cow<'static, str>,
-}
-
-impl RowFailure {
-    /// Longest phone text echoed back; a report should not carry whole megabytes of a bad cell.
-    pub const MAX_PHONE_CHARS: usize = 100;
-
-    pub fn new(row: u64, phone_as_given: &str, reason: impl Into<Cow<'static, str>>) -> Self {
-        let phone_number = match phone_as_given.char_indices().nth(Self::MAX_PHONE_CHARS) {
-            Some((cut, _)) => phone_as_given[..cut].to_owned(),
-            None => phone_as_given.to_owned(),
-        };
-        RowFailure {
-            row,
-            phone_number,
-            reason: reason.into(),
-        }
-    }
 }
 
 /// One row of a file as the reader sees it.

@@ -2,6 +2,7 @@
 //! bytes, hostile archives, and export-then-import round trips.
 
 use super::*;
+use crate::model::export::ExportFormat;
 use crate::model::{Contact, ContactFields, Id, Phone, Timestamp};
 use rust_xlsxwriter::Workbook;
 use std::io::{Cursor, Write};

@@ -120,8 +120,14 @@ impl IntoResponses for FileResponses {
         };
         let file = ResponseBuilder::new()
             .description("The file, named in `Content-Disposition: attachment; filename=...`")
-            .content(crate::files::ExportFormat::Csv.content_type(), binary())
-            .content(crate::files::ExportFormat::Excel.content_type(), binary())
+            .content(
+                crate::model::export::ExportFormat::Csv.content_type(),
+                binary(),
+            )
+            .content(
+                crate::model::export::ExportFormat::Excel.content_type(),
+                binary(),
+            )
             .header("Content-Disposition", Header::new(text()))
             .build();
         let elsewhere = ResponseBuilder::new()

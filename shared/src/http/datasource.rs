@@ -4,13 +4,14 @@ use super::contract::{ById, Conflict, NotFound, Refused, Success, TooLarge, Unsu
 use super::extract::{existing_id, filter, Body, Paging, Payload, Query};
 use super::fields::{Integer, Text};
 use super::{App, Envelope, Reply};
-use crate::auth::Tenant;
 use crate::error::Error;
-use crate::files::{self, ExportFormat};
+use crate::files;
 use crate::model::contact::{ContactPatch, ContactView};
 use crate::model::datasource::DataSourceView;
+use crate::model::export::ExportFormat;
 use crate::model::import::{ImportReport, ImportView};
 use crate::model::page::{ListScope, PageView};
+use crate::model::Tenant;
 use crate::model::{Description, Id, Name};
 use crate::service::datasource::{DataSourceUpdate, NewDataSource};
 use crate::service::{contact, datasource};
@@ -340,7 +341,7 @@ async fn file_part(
 #[derive(Debug, ToSchema)]
 #[allow(dead_code)]
 struct ImportUpload {
-    /// A `.csv` (UTF-8, or GBK) or `.xlsx` file of at most 4 MiB whose title row names a phone
+    /// A `.csv` (UTF-8) or `.xlsx` file of at most 4 MiB whose title row names a phone
     /// column (D8).
     #[schema(value_type = String, format = Binary)]
     file: Vec<u8>,

@@ -4,11 +4,11 @@
 use super::contract::{NotFound, Refused, Success, TooLarge};
 use super::extract::{body_bytes, existing_id, Body};
 use super::{App, Envelope, Reply};
-use crate::auth::Tenant;
 use crate::error::Error;
-use crate::files::ExportFormat;
+use crate::model::export::ExportFormat;
 use crate::model::export::{ExportSubject, ExportView};
 use crate::model::Id;
+use crate::model::Tenant;
 use crate::service::export::OutcomeFilter;
 use crate::service::export_job;
 use axum::extract::{FromRequest, Path, Request, State};

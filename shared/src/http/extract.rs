@@ -2,9 +2,9 @@
 //! failing with the precise error of D1, D5 and D6.
 
 use super::App;
-use crate::auth::Tenant;
 use crate::error::Error;
 use crate::model::page::{ListScope, PageQuery, PageTokens, Start};
+use crate::model::Tenant;
 use crate::model::{Id, PageRequest};
 use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, Request};

@@ -1,5 +1,5 @@
 //! HTTP: one router per endpoint group, served by `lambda_http` in AWS and by the local server
-//! alike. Handlers extract a [`Tenant`](crate::auth::Tenant) and a typed command, call one
+//! alike. Handlers extract a [`Tenant`](crate::model::Tenant) and a typed command, call one
 //! service function and wrap the result in the [`envelope`].
 
 pub mod contract;
@@ -9,96 +9,22 @@ pub mod export;
 pub mod extract;
 pub mod fields;
 pub mod task;
-pub mod timing;
 
-use crate::blob::Blob;
-use crate::config::Config;
+use crate::app::App;
+use crate::aws::timing;
 use crate::error::Error;
-use crate::reclaim::ReclaimQueue;
-use crate::service::export::{ExportBody, ExportFile, ExportTarget};
-use crate::service::export_job::ExportQueue;
-use crate::store::Store;
+use crate::service::export::{ExportBody, ExportFile};
 use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::HeaderValue;
 use axum::middleware::Next;
 use axum::response::Response;
 use axum::Router;
-use chrono_tz::Tz;
 use std::sync::Arc;
 use std::time::Instant;
 use tracing::Instrument;
 use utoipa_axum::router::OpenApiRouter;
 
 pub use envelope::{Envelope, Reply};
-
-/// What every handler can reach: configuration and clients, built once per cold start.
-#[derive(Clone, Debug)]
-pub struct App(Arc<AppParts>);
-
-#[derive(Debug)]
-pub struct AppParts {
-    pub config: Config,
-    pub store: Store,
-    pub blob: Blob,
-    pub reclaim: ReclaimQueue,
-    /// Export jobs (D8): the API functions queue them, the exporter runs them.
-    pub exports: ExportQueue,
-    /// The dial queue, where the task API queues the jobs of large recalls (D12).
-    pub dial_jobs: crate::dialing::engine::DialJobs,
-}
-
-impl std::ops::Deref for App {
-    type Target = AppParts;
-    fn deref(&self) -> &AppParts {
-        &self.0
-    }
-}
-
-impl App {
-    pub fn new(parts: AppParts) -> Self {
-        App(Arc::new(parts))
-    }
-
-    /// Builds the clients from the environment's AWS configuration.
-    pub async fn from_config(config: Config) -> Self {
-        let sdk = crate::aws::sdk_config().await;
-        Self::with_sdk(config, &sdk)
-    }
-
-    pub fn with_sdk(config: Config, sdk: &aws_config::SdkConfig) -> Self {
-        let store = Store::from_config(sdk, config.table.clone())
-            .with_import_pace(config.import_wcu_per_second);
-        let blob = Blob::from_config(sdk, config.bucket.clone(), config.s3_force_path_style);
-        let sqs = timing::sqs(sdk);
-        let reclaim = ReclaimQueue::new(sqs.clone(), config.reclaim_queue_url.clone());
-        let exports = ExportQueue::new(sqs.clone(), config.export_queue_url.clone());
-        let dial_jobs =
-            crate::dialing::engine::DialJobs::new(sqs, config.dialing.dial_queue_url.clone());
-        App::new(AppParts {
-            config,
-            store,
-            blob,
-            reclaim,
-            exports,
-            dial_jobs,
-        })
-    }
-
-    pub fn zone(&self) -> Tz {
-        self.config.time_zone
-    }
-
-    /// Where exports in `format` go.
-    pub fn export_target(&self, format: crate::files::ExportFormat) -> ExportTarget<'_> {
-        ExportTarget {
-            blob: &self.blob,
-            format,
-            zone: self.zone(),
-            inline_max_bytes: self.config.export_inline_max_bytes,
-            direct_max_contacts: self.config.export_job_threshold,
-        }
-    }
-}
 
 /// Adds what every router shares: the 404 and 405 envelopes, the body limit, and the request id
 /// and log line of every request.

@@ -7,11 +7,11 @@ use super::datasource::FormatQuery;
 use super::extract::{existing_id, filter, Paging, Payload, Query};
 use super::fields::{Flat, Ranged, Strings, Text};
 use super::{App, Envelope, Reply};
-use crate::auth::Tenant;
 use crate::error::Error;
-use crate::files::ExportFormat;
+use crate::model::export::ExportFormat;
 use crate::model::page::{ListScope, PageView};
 use crate::model::task::{ClockTime, TaskOperation, TaskRow, TaskStat, TaskView, ZoneName};
+use crate::model::Tenant;
 use crate::model::{Description, Id, Name, TaskStatus};
 use crate::service::export::{self, OutcomeFilter};
 use crate::service::task::{self, NewTask, SettingsPatch, TaskUpdate};
@@ -54,7 +54,7 @@ struct SettingsInput {
     #[serde(default)]
     #[schema(value_type = Option<u8>, minimum = 1, maximum = 10)]
     max_dial_count: Option<Ranged<1, 10>>,
-    /// Seconds between attempts at one contact, 10-86400 (default 300).
+    /// Seconds between attempts at one contact, 10-86400 (default 60).
     #[serde(default)]
     #[schema(value_type = Option<u32>, minimum = 10, maximum = 86400)]
     call_interval: Option<Ranged<10, 86_400>>,
@@ -421,7 +421,16 @@ async fn recall(
     let contact_ids = body.contact_ids.unwrap_or_default().0;
     let contact_ids: Vec<&str> = contact_ids.iter().map(String::as_str).collect();
     let priority = body.priority.map_or(5, |p| p.0);
-    let recalled = task::recall(&app, &tenant, &id, &contact_ids, priority as u8).await?;
+    let recalled = task::recall(
+        &app.store,
+        &app.blob,
+        &app.dial_jobs,
+        &tenant,
+        &id,
+        &contact_ids,
+        priority as u8,
+    )
+    .await?;
     Ok(Envelope(Recalled {
         recall_count: recalled.len(),
         recall_ids: recalled,

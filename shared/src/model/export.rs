@@ -1,10 +1,53 @@
 //! Export jobs (D8): the record of one export built in the background, for a data source or a
 //! task too large to be exported within a request.
 
-use super::{Id, Timestamp};
-use crate::files::ExportFormat;
+use super::{Id, Tenant, Timestamp};
+use crate::error::Error;
 use chrono_tz::Tz;
 use serde::{Deserialize, Serialize};
+
+/// The export `format` parameter (D8).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExportFormat {
+    Csv,
+    /// An `.xlsx` workbook.
+    Excel,
+}
+
+impl ExportFormat {
+    /// `csv` or `excel`; absent means `excel`. Anything else is 400.
+    pub fn parse(raw: Option<&str>) -> Result<Self, Error> {
+        match raw {
+            None | Some("excel") => Ok(ExportFormat::Excel),
+            Some("csv") => Ok(ExportFormat::Csv),
+            Some(_) => Err(Error::invalid("format must be csv or excel")),
+        }
+    }
+
+    pub fn extension(self) -> &'static str {
+        match self {
+            ExportFormat::Csv => "csv",
+            ExportFormat::Excel => "xlsx",
+        }
+    }
+
+    /// The `Content-Type` of the file.
+    pub fn content_type(self) -> &'static str {
+        match self {
+            ExportFormat::Csv => "text/csv; charset=utf-8",
+            ExportFormat::Excel => {
+                "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+            }
+        }
+    }
+}
+
+/// The message of an export job on the export queue.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExportMessage {
+    pub tenant: Tenant,
+    pub id: Id,
+}
 
 /// Where an export job is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
@@ -155,7 +198,8 @@ mod tests {
         assert_eq!(view["status"], "PROCESSING");
         assert_eq!(view["downloadUrl"], serde_json::Value::Null);
         assert_eq!(view["createTime"], "2023-11-14 22:13:20");
-        let item: crate::store::Item = serde_dynamo::to_item(&job).unwrap();
+        let item: std::collections::HashMap<String, aws_sdk_dynamodb::types::AttributeValue> =
+            serde_dynamo::to_item(&job).unwrap();
         assert!(!item.contains_key("claimed_at"), "unclaimed: no attribute");
         assert_eq!(
             item["subject"].as_m().unwrap()["kind"].as_s().unwrap(),

@@ -3,6 +3,7 @@
 use super::{Id, Timestamp};
 use chrono_tz::Tz;
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 
 /// Where an import is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
@@ -38,7 +39,7 @@ pub struct ImportReport {
     pub import_count: usize,
     pub success_count: usize,
     pub fail_count: usize,
-    pub details: Vec<crate::files::RowFailure>,
+    pub details: Vec<RowFailure>,
 }
 
 impl Import {
@@ -69,4 +70,37 @@ pub struct ImportView {
     pub result: Option<ImportReport>,
     /// Why the file was refused as a whole, when FAILED.
     pub error: Option<String>,
+}
+
+/// A refused data row, shaped as an entry of the import result's `details` (D8).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct RowFailure {
+    /// Line number in the file, title row = 1. For CSV, the line a record starts on (a quoted
+    /// value may span lines); for `.xlsx`, the sheet's row number. Both count from the top of the
+    /// file, so when blank lines come before the title row the numbers still match what an editor
+    /// shows.
+    pub row: u64,
+    /// The phone cell as given, cut to [`RowFailure::MAX_PHONE_CHARS`] characters.
+    #[serde(rename = "phoneNumber")]
+    pub phone_number: String,
+    /// One of the D8 reasons: [`reason`] or a field error's reason.
+    #[schema(value_type = String)]
+    pub reason: Cow<'static, str>,
+}
+
+impl RowFailure {
+    /// Longest phone text echoed back; a report should not carry whole megabytes of a bad cell.
+    pub const MAX_PHONE_CHARS: usize = 100;
+
+    pub fn new(row: u64, phone_as_given: &str, reason: impl Into<Cow<'static, str>>) -> Self {
+        let phone_number = match phone_as_given.char_indices().nth(Self::MAX_PHONE_CHARS) {
+            Some((cut, _)) => phone_as_given[..cut].to_owned(),
+            None => phone_as_given.to_owned(),
+        };
+        RowFailure {
+            row,
+            phone_number,
+            reason: reason.into(),
+        }
+    }
 }

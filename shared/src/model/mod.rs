@@ -1,6 +1,7 @@
 //! Domain types that cannot hold invalid values: they are parsed once at the edge
 //! ("parse, don't validate") and trusted everywhere after.
 
+pub mod call;
 pub mod contact;
 pub mod datasource;
 pub mod export;
@@ -8,7 +9,9 @@ pub mod id;
 pub mod import;
 pub mod page;
 pub mod phone;
+pub mod reclaim;
 pub mod task;
+pub mod tenant;
 pub mod text;
 pub mod time;
 
@@ -18,5 +21,6 @@ pub use id::Id;
 pub use page::{Page, PageRequest};
 pub use phone::Phone;
 pub use task::{Task, TaskStatus};
+pub use tenant::Tenant;
 pub use text::{Description, Name};
 pub use time::Timestamp;

@@ -8,9 +8,9 @@
 //! made for, so a tampered, malformed or foreign one (another tenant, list or filter) is refused
 //! before anything is read.
 
-use crate::auth::Tenant;
 use crate::error::Error;
 use crate::model::Id;
+use crate::model::Tenant;
 use hmac::{Hmac, Mac};
 use serde::Serialize;
 use sha2::Sha256;

@@ -344,6 +344,39 @@ pub struct Task {
 }
 
 impl Task {
+    /// A new DRAFT task over `source` (its id and contact count), created `now`: no calls, no
+    /// recall, nothing dialled yet.
+    pub fn draft(
+        name: Name,
+        description: Description,
+        source: (Id, u64),
+        settings: DialSettings,
+        now: Timestamp,
+    ) -> Task {
+        let (data_source_id, contact_count) = source;
+        Task {
+            id: Id::new(),
+            name,
+            description,
+            status: TaskStatus::Draft,
+            data_source_id,
+            contact_count,
+            counters: CallCounters::default(),
+            settings,
+            created_at: now,
+            updated_at: now,
+            started_at: None,
+            ended_at: None,
+            stop_reason: None,
+            fail_reason: None,
+            in_flight: 0,
+            cursor: None,
+            revision: 0,
+            pending_recall: None,
+            pending_recall_at: None,
+        }
+    }
+
     fn time(value: Option<Timestamp>, zone: Tz) -> Option<String> {
         value.map(|t| t.display(zone))
     }

@@ -1,9 +1,9 @@
 //! Contact operations (D7): phone numbers unique per data source, `contactCount` exact.
 
-use crate::auth::Tenant;
 use crate::error::Error;
 use crate::model::contact::ContactPatch;
 use crate::model::page::PageQuery;
+use crate::model::Tenant;
 use crate::model::{Contact, ContactFields, Id, Page, Phone, Timestamp};
 use crate::store::Store;
 

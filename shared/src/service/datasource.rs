@@ -1,10 +1,11 @@
 //! Data source operations (D3, D5, D6, D11).
 
-use crate::auth::Tenant;
 use crate::error::Error;
 use crate::model::page::PageQuery;
+use crate::model::reclaim::ReclaimJob;
+use crate::model::Tenant;
 use crate::model::{DataSource, Description, Id, Name, Page, Timestamp};
-use crate::reclaim::{ReclaimJob, ReclaimQueue};
+use crate::queue::Queue;
 use crate::store::datasource::DataSourceChanges;
 use crate::store::Store;
 
@@ -71,16 +72,16 @@ pub async fn update(
 /// Deletes a data source (D11) and queues the reclaim of its contacts.
 pub async fn delete(
     store: &Store,
-    reclaim: &ReclaimQueue,
+    reclaim: &Queue<ReclaimJob>,
     tenant: &Tenant,
     id: &Id,
 ) -> Result<(), Error> {
     let current = store.data_source(tenant, id).await?;
     let job = ReclaimJob::DataSource {
-        tenant: tenant.as_str().to_owned(),
+        tenant: tenant.clone(),
         id: id.clone(),
     };
     store.delete_data_source(tenant, &current, &job).await?;
-    reclaim.enqueue(job).await;
+    super::reclaim::enqueue(reclaim, &job).await;
     Ok(())
 }

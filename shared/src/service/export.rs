@@ -4,11 +4,12 @@
 //! Above the configured number of contacts the direct exports answer 413 and an export job
 //! ([`super::export_job`]) builds the same file in the background with [`build`].
 
-use crate::auth::Tenant;
 use crate::blob::{self, Blob};
 use crate::error::Error;
-use crate::files::{self, ContactSheetWriter, ExportColumns, ExportFormat, ExportRow};
+use crate::files::{self, ContactSheetWriter, ExportColumns, ExportRow};
 use crate::model::contact::status;
+use crate::model::export::ExportFormat;
+use crate::model::Tenant;
 use crate::model::{Id, Task, Timestamp};
 use crate::store::Store;
 use chrono_tz::Tz;
@@ -204,7 +205,7 @@ pub async fn build(
     store: &Store,
     tenant: &Tenant,
     source: &Id,
-    format: files::ExportFormat,
+    format: ExportFormat,
     zone: Tz,
     rows: Rows<'_>,
 ) -> Result<BuiltFile, Error> {

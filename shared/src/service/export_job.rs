@@ -9,64 +9,26 @@
 //! [`MAX_BUILD_ATTEMPTS`] builds, before its queue gives up on the message.
 
 use super::export::{self, OutcomeFilter, Rows, DOWNLOAD_URL_TTL};
-use crate::auth::Tenant;
 use crate::blob::{self, Blob};
 use crate::error::Error;
-use crate::files::{self, ExportFormat};
-use crate::model::export::{ExportJob, ExportStatus, ExportSubject};
+use crate::files;
+use crate::model::export::ExportFormat;
+use crate::model::export::{ExportJob, ExportMessage, ExportStatus, ExportSubject};
+use crate::model::Tenant;
 use crate::model::{Id, Timestamp};
+use crate::queue::Queue;
 use crate::store::export::ExportSettlement;
 use crate::store::Store;
 use chrono_tz::Tz;
-use serde::{Deserialize, Serialize};
 
 /// Builds tried before a job is given up as FAILED (its queue's maxReceiveCount is 5).
 pub const MAX_BUILD_ATTEMPTS: u32 = 3;
-
-/// The message of an export job on the export queue.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ExportMessage {
-    pub tenant: String,
-    pub id: Id,
-}
-
-/// Sends export jobs to their queue (`EXPORT_QUEUE_URL`).
-#[derive(Clone, Debug)]
-pub struct ExportQueue {
-    sqs: aws_sdk_sqs::Client,
-    url: Option<String>,
-}
-
-impl ExportQueue {
-    /// `url` is `None` in functions that queue no exports; the API functions refuse to start
-    /// without it ([`crate::config::Config::queueing_exports`]).
-    pub fn new(sqs: aws_sdk_sqs::Client, url: Option<String>) -> Self {
-        ExportQueue { sqs, url }
-    }
-
-    async fn send(&self, message: &ExportMessage) -> Result<(), Error> {
-        let url = self
-            .url
-            .as_deref()
-            .ok_or_else(|| Error::unavailable("queue export job", "EXPORT_QUEUE_URL is not set"))?;
-        let body =
-            serde_json::to_string(message).map_err(|e| Error::internal("encode export job", e))?;
-        self.sqs
-            .send_message()
-            .queue_url(url)
-            .message_body(body)
-            .send()
-            .await
-            .map_err(|e| Error::unavailable("queue export job", aws_sdk_sqs::Error::from(e)))?;
-        Ok(())
-    }
-}
 
 /// Starts an export job: checks that its data source or task exists (404 as the direct
 /// exports answer), stores the record and queues the job.
 pub async fn start(
     store: &Store,
-    queue: &ExportQueue,
+    queue: &Queue<ExportMessage>,
     tenant: &Tenant,
     subject: ExportSubject,
     format: ExportFormat,
@@ -82,10 +44,10 @@ pub async fn start(
     let job = ExportJob::new(subject, format, Timestamp::now());
     store.create_export(tenant, &job).await?;
     let message = ExportMessage {
-        tenant: tenant.as_str().to_owned(),
+        tenant: tenant.clone(),
         id: job.id.clone(),
     };
-    if let Err(error) = queue.send(&message).await {
+    if let Err(error) = queue.send(&message, 0).await {
         let failed =
             ExportSettlement::Failed("the export could not be queued; request it again".into());
         match store
@@ -133,15 +95,12 @@ pub async fn run(
     zone: Tz,
     message: &ExportMessage,
 ) -> Result<(), Error> {
-    let Ok(tenant) = Tenant::parse(&message.tenant) else {
-        tracing::warn!("export job of an impossible tenant; ignored");
-        return Ok(());
-    };
+    let tenant = &message.tenant;
     let Some(job) = store
-        .claim_export(&tenant, &message.id, Timestamp::now())
+        .claim_export(tenant, &message.id, Timestamp::now())
         .await?
     else {
-        return match store.export_job(&tenant, &message.id).await {
+        return match store.export_job(tenant, &message.id).await {
             // Another delivery is building it: try again once its claim may have gone stale.
             Ok(job) if job.status == ExportStatus::Processing => Err(Error::internal(
                 "run export job",
@@ -158,7 +117,7 @@ pub async fn run(
     };
     let claim = job.claimed_at;
     let settle = |settlement: ExportSettlement| {
-        let (tenant, id) = (&tenant, &job.id);
+        let (tenant, id) = (tenant, &job.id);
         async move {
             let settled = store
                 .settle_export(tenant, id, claim, settlement, Timestamp::now())
@@ -175,7 +134,7 @@ pub async fn run(
         );
         return settle(ExportSettlement::Failed(message)).await;
     }
-    match build(store, blob, zone, &tenant, &job).await {
+    match build(store, blob, zone, tenant, &job).await {
         Ok(built) => {
             tracing::info!(rows = built.row_count, "export job built");
             settle(ExportSettlement::Succeeded {

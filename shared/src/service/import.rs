@@ -5,11 +5,12 @@
 //! file refused as a whole (400, 413, 415) is answered before anything is stored; an uploaded one
 //! is already in S3, and its import is recorded as FAILED with the refusal's message.
 
-use crate::auth::Tenant;
 use crate::blob::{self, Blob};
 use crate::error::Error;
-use crate::files::{self, reason, ParsedFile, RowFailure};
+use crate::files::{self, reason, ParsedFile};
+use crate::model::import::RowFailure;
 use crate::model::import::{Import, ImportReport, ImportStatus};
+use crate::model::Tenant;
 use crate::model::{Id, Timestamp};
 use crate::store::import::RowOutcome;
 use crate::store::Store;

@@ -6,4 +6,5 @@ pub mod datasource;
 pub mod export;
 pub mod export_job;
 pub mod import;
+pub mod reclaim;
 pub mod task;

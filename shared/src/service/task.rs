@@ -1,13 +1,15 @@
 //! Task operations (D9, D10, D12): add, update, the state changes, delete, recall; and the
 //! dialing engine's entry points into the same state machine.
 
-use crate::auth::Tenant;
-use crate::dialing::engine::{DialJob, RecallManifest};
+use crate::blob::Blob;
+use crate::dialing::job::{DialJob, RecallManifest};
 use crate::error::Error;
 use crate::model::page::PageQuery;
+use crate::model::reclaim::ReclaimJob;
 use crate::model::task::{ClockTime, DailyWindow, DialSettings, TaskOperation, ZoneName};
+use crate::model::Tenant;
 use crate::model::{Description, Id, Name, Page, Task, TaskStatus, Timestamp};
-use crate::reclaim::{ReclaimJob, ReclaimQueue};
+use crate::queue::Queue;
 use crate::store::recall::RECALL_IN_ONE;
 use crate::store::task::{Hold, Transition};
 use crate::store::Store;
@@ -73,28 +75,13 @@ pub async fn add(store: &Store, tenant: &Tenant, new: NewTask) -> Result<Task, E
             Error::NotFound(_) => unknown_data_source(&new.data_source_id),
             other => other,
         })?;
-    let now = Timestamp::now();
-    let task = Task {
-        id: Id::new(),
-        name: new.name,
-        description: new.description,
-        status: TaskStatus::Draft,
-        data_source_id: source.id,
-        contact_count: source.contact_count,
-        counters: Default::default(),
+    let task = Task::draft(
+        new.name,
+        new.description,
+        (source.id, source.contact_count),
         settings,
-        created_at: now,
-        updated_at: now,
-        started_at: None,
-        ended_at: None,
-        stop_reason: None,
-        fail_reason: None,
-        in_flight: 0,
-        cursor: None,
-        revision: 0,
-        pending_recall: None,
-        pending_recall_at: None,
-    };
+        Timestamp::now(),
+    );
     store.create_task(tenant, &task).await?;
     Ok(task)
 }
@@ -134,30 +121,6 @@ pub async fn update(store: &Store, tenant: &Tenant, update: TaskUpdate) -> Resul
     Ok(next)
 }
 
-/// A state change without side data.
-fn change(operation: TaskOperation, at: Timestamp) -> Transition {
-    let from = operation.allowed_from();
-    let to = operation.target().unwrap_or(from[0]);
-    Transition {
-        operation,
-        from,
-        to,
-        // Every operation's source states agree on holding the data source, so the first decides.
-        hold: Hold::between(from[0], to),
-        at,
-        set_started: operation == TaskOperation::Publish,
-        set_ended: matches!(
-            operation,
-            TaskOperation::Stop | TaskOperation::Complete | TaskOperation::Fail
-        ),
-        stop_reason: None,
-        fail_reason: None,
-        contact_count: None,
-        idle_at_revision: None,
-        pending_recall: None,
-    }
-}
-
 /// Publish (D10): DRAFT -> RUNNING, refreshing `contactCount`; a data source without contacts is 400.
 pub async fn publish(store: &Store, tenant: &Tenant, id: &Id) -> Result<Task, Error> {
     let current = store.task(tenant, id).await?;
@@ -175,7 +138,7 @@ pub async fn publish(store: &Store, tenant: &Tenant, id: &Id) -> Result<Task, Er
             source.id
         )));
     }
-    let mut publish = change(TaskOperation::Publish, Timestamp::now());
+    let mut publish = Transition::of(TaskOperation::Publish, Timestamp::now());
     publish.contact_count = Some(source.contact_count);
     store.transition_holding(tenant, &current, &publish).await
 }
@@ -187,7 +150,7 @@ pub async fn set_state(
     id: &Id,
     operation: TaskOperation,
 ) -> Result<Task, Error> {
-    let transition = change(operation, Timestamp::now());
+    let transition = Transition::of(operation, Timestamp::now());
     if transition.hold == Hold::Keep {
         return store.transition_in_place(tenant, id, &transition).await;
     }
@@ -207,7 +170,7 @@ pub async fn stop(
 ) -> Result<Task, Error> {
     let current = store.task(tenant, id).await?;
     TaskOperation::Stop.apply(current.status)?;
-    let mut stop = change(TaskOperation::Stop, Timestamp::now());
+    let mut stop = Transition::of(TaskOperation::Stop, Timestamp::now());
     stop.stop_reason = reason;
     store.transition_holding(tenant, &current, &stop).await
 }
@@ -216,40 +179,29 @@ pub async fn stop(
 pub async fn complete(store: &Store, tenant: &Tenant, id: &Id) -> Result<Task, Error> {
     let current = store.task(tenant, id).await?;
     TaskOperation::Complete.apply(current.status)?;
-    complete_idle(store, tenant, &current).await
-}
-
-/// Completes `current` unless a call is in flight or a recall came after it was read (405).
-pub async fn complete_idle(store: &Store, tenant: &Tenant, current: &Task) -> Result<Task, Error> {
-    let mut complete = change(TaskOperation::Complete, Timestamp::now());
-    complete.idle_at_revision = Some(current.revision);
-    store.transition_holding(tenant, current, &complete).await
+    store.complete_idle(tenant, &current).await
 }
 
 /// The dialing engine's verdict that a task cannot go on.
 pub async fn fail(store: &Store, tenant: &Tenant, id: &Id, reason: String) -> Result<Task, Error> {
-    let current = store.task(tenant, id).await?;
-    TaskOperation::Fail.apply(current.status)?;
-    let mut fail = change(TaskOperation::Fail, Timestamp::now());
-    fail.fail_reason = Some(reason);
-    store.transition_holding(tenant, &current, &fail).await
+    store.fail_task(tenant, id, reason).await
 }
 
 /// Delete (D10) and queue the reclaim of the task's per-contact state.
 pub async fn delete(
     store: &Store,
-    reclaim: &ReclaimQueue,
+    reclaim: &Queue<ReclaimJob>,
     tenant: &Tenant,
     id: &Id,
 ) -> Result<(), Error> {
     let current = store.task(tenant, id).await?;
     TaskOperation::Delete.apply(current.status)?;
     let job = ReclaimJob::Task {
-        tenant: tenant.as_str().to_owned(),
+        tenant: tenant.clone(),
         id: id.clone(),
     };
     store.delete_task(tenant, &current, &job).await?;
-    reclaim.enqueue(job).await;
+    super::reclaim::enqueue(reclaim, &job).await;
     Ok(())
 }
 
@@ -265,13 +217,14 @@ pub const MAX_RECALL_IDS: usize = 10_000;
 /// source hold, D10); a small one is then applied at once, a large one by the dialer's recall
 /// job, which the tick sends again if it is lost. Until it is applied the task cannot complete.
 pub async fn recall(
-    app: &crate::http::App,
+    store: &Store,
+    blob: &Blob,
+    dial_jobs: &Queue<DialJob>,
     tenant: &Tenant,
     id: &Id,
     contact_ids: &[&str],
     priority: u8,
 ) -> Result<Vec<Id>, Error> {
-    let store = &app.store;
     if contact_ids.len() > MAX_RECALL_IDS {
         return Err(Error::invalid(format!(
             "contactIds may name at most {MAX_RECALL_IDS} contacts"
@@ -314,13 +267,12 @@ pub async fn recall(
         at: now,
     };
     let body = serde_json::to_vec(&manifest).map_err(|e| Error::internal("encode recall", e))?;
-    app.blob
-        .put(
-            &crate::blob::recall_key(tenant, id, &recall),
-            body,
-            "application/json",
-        )
-        .await?;
+    blob.put(
+        &crate::blob::recall_key(tenant, id, &recall),
+        body,
+        "application/json",
+    )
+    .await?;
     if let Some(requeued) = requeue_with_recall(store, tenant, &task, &recall, now).await? {
         // A concurrent recall requeued it first: it is RUNNING (or PAUSED since), where this
         // one is a recall like any other. Not a 405.
@@ -347,11 +299,11 @@ pub async fn recall(
         }
     }
     let job = DialJob::Recall {
-        tenant: tenant.as_str().to_owned(),
+        tenant: tenant.clone(),
         task_id: id.clone(),
         recall_id: recall,
     };
-    if let Err(error) = app.dial_jobs.send(vec![(job, 0)]).await {
+    if let Err(error) = dial_jobs.send(&job, 0).await {
         tracing::warn!(%error, "recall job not queued; the tick queues it again");
     }
     Ok(recalled)
@@ -376,7 +328,7 @@ async fn requeue_with_recall(
         to: TaskOperation::requeue(TaskStatus::Completed),
         hold: Hold::Acquire,
         pending_recall: Some((recall.clone(), at)),
-        ..change(TaskOperation::Recall, at)
+        ..Transition::of(TaskOperation::Recall, at)
     };
     match store.transition_holding(tenant, task, &requeue).await {
         Ok(_) => Ok(None),

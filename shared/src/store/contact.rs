@@ -4,9 +4,9 @@
 use super::keys::{self, HEAD, PK, SK};
 use super::QueryBuilder;
 use super::{from_item, n, s, string_attr, to_item, Actions, Expr, Item, Store};
-use crate::auth::Tenant;
 use crate::error::Error;
 use crate::model::page::{Page, PageQuery, Start};
+use crate::model::Tenant;
 use crate::model::{Contact, DataSource, Id, Phone};
 
 fn data_source_gone(id: &Id) -> Error {

@@ -2,13 +2,14 @@
 //! the tenant's list) and the item that keeps its name unique within the tenant.
 
 use super::keys::{self, GSI1_PK, GSI1_SK, HEAD, PK, SK};
+use super::names::NameGuard;
 use super::paging::{Counted, RowFilter, TenantList};
 use super::{from_item, n, s, string_attr, to_item, Actions, Expr, Item, Store};
-use crate::auth::Tenant;
 use crate::error::Error;
 use crate::model::page::{Page, PageQuery};
+use crate::model::reclaim::ReclaimJob;
+use crate::model::Tenant;
 use crate::model::{DataSource, Description, Id, Name, Timestamp};
-use crate::reclaim::ReclaimJob;
 
 fn not_found(id: &Id) -> Error {
     Error::NotFound(format!("dataSource {id} not found"))
@@ -38,13 +39,12 @@ impl Store {
         )
     }
 
-    fn name_guard(&self, tenant: &Tenant, name: &Name, id: &Id) -> super::Item {
-        [
-            (PK.to_owned(), s(keys::tenant(tenant))),
-            (SK.to_owned(), s(keys::data_source_name(name.as_str()))),
-            ("data_source_id".to_owned(), s(id.as_str())),
-        ]
-        .into()
+    fn name_guard<'a>(&self, tenant: &'a Tenant, name: &Name, id: &'a Id) -> NameGuard<'a> {
+        NameGuard {
+            tenant,
+            name_key: keys::data_source_name(name.as_str()),
+            holder: ("data_source_id", id),
+        }
     }
 
     /// Stores a new data source; 409 when the tenant already has one of that name.
@@ -63,10 +63,9 @@ impl Store {
         let absent = || Some(("attribute_not_exists(pk)", Expr::default()));
         let actions = Actions::new(&self.table)
             .put(Step::Head, self.head_item(tenant, source)?, absent())?
-            .put(
+            .take_name(
                 Step::NameGuard,
-                self.name_guard(tenant, &source.name, &source.id),
-                absent(),
+                &self.name_guard(tenant, &source.name, &source.id),
             )?
             .count_change(Step::Count, tenant, Counted::DataSources, 1)?;
         self.transact("create data source", actions)
@@ -210,18 +209,11 @@ impl Store {
             expr,
         )?;
         if let Some(name) = &renamed {
-            actions = actions
-                .delete(
-                    Step::OldNameGuard,
-                    keys::tenant(tenant),
-                    keys::data_source_name(current.name.as_str()),
-                    None,
-                )?
-                .put(
-                    Step::NewNameGuard,
-                    self.name_guard(tenant, name, &current.id),
-                    Some(("attribute_not_exists(pk)", Expr::default())),
-                )?;
+            actions = actions.move_name(
+                (Step::OldNameGuard, Step::NewNameGuard),
+                keys::data_source_name(current.name.as_str()),
+                &self.name_guard(tenant, name, &current.id),
+            )?;
         }
         self.transact("update data source", actions)
             .await
@@ -273,18 +265,13 @@ impl Store {
                     expr,
                 )),
             )?
-            .delete(
-                Step::NameGuard,
-                keys::tenant(tenant),
+            .retire(
+                (Step::NameGuard, Step::ReclaimIntent, Step::Count),
+                tenant,
                 keys::data_source_name(current.name.as_str()),
-                None,
-            )?
-            .put(
-                Step::ReclaimIntent,
-                reclaim.intent_item(Timestamp::now())?,
-                None,
-            )?
-            .count_change(Step::Count, tenant, Counted::DataSources, -1)?;
+                reclaim,
+                Counted::DataSources,
+            )?;
         self.transact("delete data source", actions)
             .await
             .map_err(|failure| {

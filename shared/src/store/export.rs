@@ -4,13 +4,13 @@
 //! that never holds either partition in memory.
 
 use super::keys::{self, HEAD, PK, SK};
-use super::{from_item, n, s, string_attr, to_item, Item, QueryBuilder, Store, WriteFailure};
-use crate::auth::Tenant;
+use super::{from_item, n, s, string_attr, to_item, Expr, Item, QueryBuilder, Store, WriteFailure};
 use crate::error::Error;
 use crate::model::contact::status;
 use crate::model::export::ExportJob;
+use crate::model::Tenant;
 use crate::model::{Contact, DataSource, Id, Timestamp};
-use aws_sdk_dynamodb::types::{ReturnValue, ReturnValuesOnConditionCheckFailure};
+
 use std::collections::VecDeque;
 
 /// A build claim older than this may be taken over: the worker that held it is gone (the
@@ -76,27 +76,25 @@ impl Store {
         id: &Id,
         now: Timestamp,
     ) -> Result<Option<ExportJob>, Error> {
-        let result = self
-            .client
-            .update_item()
-            .table_name(&self.table)
-            .key(PK, s(keys::tenant(tenant)))
-            .key(SK, s(keys::export(id)))
-            .update_expression("SET claimed_at = :now, updated_at = :now ADD attempts :one")
-            .condition_expression(format!(
-                "attribute_exists(pk) AND #status = :processing AND ({UNCLAIMED} OR claimed_at < :stale)"
-            ))
-            .expression_attribute_names("#status", "status")
-            .expression_attribute_values(":processing", s("PROCESSING"))
-            .expression_attribute_values(":null", s("NULL"))
-            .expression_attribute_values(":now", n(now.0))
-            .expression_attribute_values(":one", n(1))
-            .expression_attribute_values(":stale", n(now.0 - STALE_EXPORT_CLAIM_MILLIS))
-            .return_values(ReturnValue::AllNew)
-            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::None)
-            .send()
+        let condition = format!(
+            "attribute_exists(pk) AND #status = :processing AND ({UNCLAIMED} OR claimed_at < :stale)"
+        );
+        let written = self
+            .update_one(
+                "claim export",
+                (keys::tenant(tenant), keys::export(id)),
+                "SET claimed_at = :now, updated_at = :now ADD attempts :one",
+                Some(&condition),
+                Expr::default()
+                    .name("#status", "status")
+                    .value(":processing", s("PROCESSING"))
+                    .value(":null", s("NULL"))
+                    .value(":now", n(now.0))
+                    .value(":one", n(1))
+                    .value(":stale", n(now.0 - STALE_EXPORT_CLAIM_MILLIS)),
+            )
             .await;
-        WriteFailure::updated("claim export", result)
+        WriteFailure::updated(written)
     }
 
     /// Ends a PROCESSING job as `settlement` says, if it is still held by `claim` (the worker's
@@ -114,55 +112,47 @@ impl Store {
             Some(_) => "claimed_at = :claim",
             None => UNCLAIMED,
         };
-        let mut request = self
-            .client
-            .update_item()
-            .table_name(&self.table)
-            .key(PK, s(keys::tenant(tenant)))
-            .key(SK, s(keys::export(id)))
-            .condition_expression(format!(
-                "attribute_exists(pk) AND #status = :processing AND {held}"
-            ))
-            .expression_attribute_names("#status", "status")
-            .expression_attribute_values(":processing", s("PROCESSING"))
-            .expression_attribute_values(":at", n(at.0));
-        request = match claim {
-            Some(claim) => request.expression_attribute_values(":claim", n(claim.0)),
-            None => request.expression_attribute_values(":null", s("NULL")),
+        let expr = Expr::default()
+            .name("#status", "status")
+            .value(":processing", s("PROCESSING"))
+            .value(":at", n(at.0));
+        let expr = match claim {
+            Some(claim) => expr.value(":claim", n(claim.0)),
+            None => expr.value(":null", s("NULL")),
         };
-        request = match settlement {
+        let (update, expr) = match settlement {
             ExportSettlement::Succeeded {
                 file_name,
                 row_count,
                 object_key,
-            } => request
-                .update_expression(
-                    "SET #status = :succeeded, file_name = :file, row_count = :rows, \
-                     object_key = :key, updated_at = :at REMOVE claimed_at, #error",
-                )
-                .expression_attribute_names("#error", "error")
-                .expression_attribute_values(":succeeded", s("SUCCEEDED"))
-                .expression_attribute_values(":file", s(file_name))
-                .expression_attribute_values(":rows", n(row_count))
-                .expression_attribute_values(":key", s(object_key)),
-            ExportSettlement::Failed(message) => request
-                .update_expression(
-                    "SET #status = :failed, #error = :error, updated_at = :at REMOVE claimed_at",
-                )
-                .expression_attribute_names("#error", "error")
-                .expression_attribute_values(":failed", s("FAILED"))
-                .expression_attribute_values(":error", s(message)),
-            ExportSettlement::Released => {
-                request.update_expression("SET updated_at = :at REMOVE claimed_at")
-            }
+            } => (
+                "SET #status = :succeeded, file_name = :file, row_count = :rows, \
+                 object_key = :key, updated_at = :at REMOVE claimed_at, #error",
+                expr.name("#error", "error")
+                    .value(":succeeded", s("SUCCEEDED"))
+                    .value(":file", s(file_name))
+                    .value(":rows", n(row_count))
+                    .value(":key", s(object_key)),
+            ),
+            ExportSettlement::Failed(message) => (
+                "SET #status = :failed, #error = :error, updated_at = :at REMOVE claimed_at",
+                expr.name("#error", "error")
+                    .value(":failed", s("FAILED"))
+                    .value(":error", s(message)),
+            ),
+            ExportSettlement::Released => ("SET updated_at = :at REMOVE claimed_at", expr),
         };
-        match request.send().await {
-            Ok(_) => Ok(true),
-            Err(error) => match WriteFailure::from_sdk("settle export", error) {
-                WriteFailure::Other(error) => Err(error),
-                _ => Ok(false),
-            },
-        }
+        let condition = format!("attribute_exists(pk) AND #status = :processing AND {held}");
+        let written = self
+            .update_one(
+                "settle export",
+                (keys::tenant(tenant), keys::export(id)),
+                update,
+                Some(&condition),
+                expr,
+            )
+            .await;
+        WriteFailure::took_effect(written)
     }
 
     /// A data source's contacts, oldest first, a Query page at a time.

@@ -6,12 +6,11 @@
 use super::capacity;
 use super::keys::{self, HEAD, PK, SK};
 use super::{from_item, n, s, string_attr, to_item, Actions, Expr, Item, Store, WriteFailure};
-use crate::auth::Tenant;
 use crate::error::Error;
 use crate::files::ParsedRow;
 use crate::model::import::{Import, ImportStatus};
+use crate::model::Tenant;
 use crate::model::{Contact, Id, Timestamp};
-use aws_sdk_dynamodb::types::{ReturnValue, ReturnValuesOnConditionCheckFailure};
 
 /// Contacts per transaction: two actions each, plus the data source's counter.
 const CONTACTS_PER_TRANSACTION: usize = 49;
@@ -74,27 +73,24 @@ impl Store {
         id: &Id,
         now: Timestamp,
     ) -> Result<Option<Import>, Error> {
-        let result = self
-            .client
-            .update_item()
-            .table_name(&self.table)
-            .key(PK, s(keys::data_source(tenant, source)))
-            .key(SK, s(keys::import(id)))
-            .update_expression("SET #status = :processing, claimed_at = :now, updated_at = :now")
-            .condition_expression(
-                "attribute_exists(pk) AND (#status = :waiting \
-                 OR (#status = :processing AND claimed_at < :stale))",
+        let written = self
+            .update_one(
+                "claim import",
+                (keys::data_source(tenant, source), keys::import(id)),
+                "SET #status = :processing, claimed_at = :now, updated_at = :now",
+                Some(
+                    "attribute_exists(pk) AND (#status = :waiting \
+                     OR (#status = :processing AND claimed_at < :stale))",
+                ),
+                Expr::default()
+                    .name("#status", "status")
+                    .value(":processing", s("PROCESSING"))
+                    .value(":waiting", s("WAITING_UPLOAD"))
+                    .value(":now", n(now.0))
+                    .value(":stale", n(now.0 - STALE_CLAIM_MILLIS)),
             )
-            .expression_attribute_names("#status", "status")
-            .expression_attribute_values(":processing", s("PROCESSING"))
-            .expression_attribute_values(":waiting", s("WAITING_UPLOAD"))
-            .expression_attribute_values(":now", n(now.0))
-            .expression_attribute_values(":stale", n(now.0 - STALE_CLAIM_MILLIS))
-            .return_values(ReturnValue::AllNew)
-            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::None)
-            .send()
             .await;
-        WriteFailure::updated("claim import", result)
+        WriteFailure::updated(written)
     }
 
     /// Records how an import ended.
@@ -106,33 +102,42 @@ impl Store {
         error: Option<&str>,
         at: Timestamp,
     ) -> Result<(), Error> {
-        let mut request = self
-            .client
-            .update_item()
-            .table_name(&self.table)
-            .key(PK, s(keys::data_source(tenant, &import.data_source_id)))
-            .key(SK, s(keys::import(&import.id)))
-            .expression_attribute_names("#status", "status")
-            .expression_attribute_names("#error", "error")
-            .expression_attribute_values(
+        let expr = Expr::default()
+            .name("#status", "status")
+            .name("#error", "error")
+            .value(
                 ":status",
                 serde_dynamo::to_attribute_value(status)
                     .map_err(|e| Error::internal("encode status", e))?,
             )
-            .expression_attribute_values(":at", n(at.0))
-            .condition_expression("attribute_exists(pk)");
-        request = match error {
-            Some(message) => request
-                .update_expression("SET #status = :status, updated_at = :at, #error = :error")
-                .expression_attribute_values(":error", s(message)),
-            None => {
-                request.update_expression("SET #status = :status, updated_at = :at REMOVE #error")
-            }
+            .value(":at", n(at.0));
+        let (update, expr) = match error {
+            Some(message) => (
+                "SET #status = :status, updated_at = :at, #error = :error",
+                expr.value(":error", s(message)),
+            ),
+            None => (
+                "SET #status = :status, updated_at = :at REMOVE #error",
+                expr,
+            ),
         };
-        request
-            .send()
-            .await
-            .map_err(|e| Error::dependency("finish import", e))?;
+        let key = (
+            keys::data_source(tenant, &import.data_source_id),
+            keys::import(&import.id),
+        );
+        self.update_one(
+            "finish import",
+            key,
+            update,
+            Some("attribute_exists(pk)"),
+            expr,
+        )
+        .await
+        .map_err(|failure| match failure {
+            WriteFailure::Other(error) => error,
+            // Its data source was deleted meanwhile: the report stays, the record is gone.
+            WriteFailure::Condition(_) => Error::internal("finish import", "import is gone"),
+        })?;
         Ok(())
     }
 

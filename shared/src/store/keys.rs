@@ -1,7 +1,7 @@
 //! The key layout of the single table (see `docs/data-model.md`). Every key starts with the
 //! tenant, so no read can reach another tenant's records.
 
-use crate::auth::Tenant;
+use crate::model::Tenant;
 use crate::model::{Id, Phone};
 
 /// Partition of a tenant's own records: data source and task names, tasks.

@@ -16,8 +16,10 @@ pub mod dialing;
 pub mod export;
 pub mod import;
 pub mod keys;
+mod names;
 mod paging;
 pub mod recall;
+pub mod reclaim;
 pub mod task;
 
 use crate::error::Error;
@@ -143,18 +145,24 @@ impl WriteFailure {
         Refusal::from_sdk(context, error).labelled(vec![()])
     }
 
-    /// The record a single conditional UpdateItem (with `ReturnValues=ALL_NEW`) left, or `None`
-    /// when its condition failed (a claim someone else holds, a record in another state).
+    /// The record a single conditional update ([`Store::update_one`]) left, or `None` when its
+    /// condition failed (a claim someone else holds, a record in another state).
     pub(crate) fn updated<T: DeserializeOwned>(
-        context: &'static str,
-        result: Result<
-            aws_sdk_dynamodb::operation::update_item::UpdateItemOutput,
-            SdkError<aws_sdk_dynamodb::operation::update_item::UpdateItemError, HttpResponse>,
-        >,
+        written: Result<Item, WriteFailure>,
     ) -> Result<Option<T>, Error> {
-        match result.map_err(|error| WriteFailure::from_sdk(context, error)) {
-            Ok(output) => output.attributes.map(from_item).transpose(),
+        match written {
+            Ok(item) => from_item(item).map(Some),
             Err(WriteFailure::Condition(_)) => Ok(None),
+            Err(WriteFailure::Other(error)) => Err(error),
+        }
+    }
+
+    /// Whether a single conditional update ([`Store::update_one`]) took effect. A failed
+    /// condition is no error here: the write was not needed (done before, or the record moved on).
+    pub(crate) fn took_effect<T>(written: Result<T, WriteFailure>) -> Result<bool, Error> {
+        match written {
+            Ok(_) => Ok(true),
+            Err(WriteFailure::Condition(_)) => Ok(false),
             Err(WriteFailure::Other(error)) => Err(error),
         }
     }
@@ -283,7 +291,7 @@ impl Store {
     /// Builds the client from the shared AWS configuration, its calls timed per API request.
     pub fn from_config(sdk: &aws_config::SdkConfig, table: impl Into<String>) -> Self {
         Store::new(
-            Client::from_conf(crate::http::timing::dynamodb(sdk).build()),
+            Client::from_conf(crate::aws::timing::dynamodb(sdk).build()),
             table,
         )
     }
@@ -294,6 +302,35 @@ impl Store {
 
     pub fn table(&self) -> &str {
         &self.table
+    }
+
+    /// One UpdateItem alone, described as a transaction's [`Actions::update`] is: the key, the
+    /// update, an optional condition and the values of both. Answers the item as the write left
+    /// it (`ALL_NEW`); a failed condition comes back with the item as stored (`ALL_OLD`), told
+    /// apart from a busy or failing table ([`WriteFailure`]).
+    pub(crate) async fn update_one(
+        &self,
+        context: &'static str,
+        (pk, sk): (String, String),
+        update: &str,
+        condition: Option<&str>,
+        expr: Expr,
+    ) -> Result<Item, WriteFailure> {
+        self.client
+            .update_item()
+            .table_name(&self.table)
+            .key(keys::PK, s(pk))
+            .key(keys::SK, s(sk))
+            .update_expression(update)
+            .set_condition_expression(condition.map(str::to_owned))
+            .set_expression_attribute_values(expr.values())
+            .set_expression_attribute_names(expr.names())
+            .return_values(aws_sdk_dynamodb::types::ReturnValue::AllNew)
+            .return_values_on_condition_check_failure(ALL_OLD)
+            .send()
+            .await
+            .map(|output| output.attributes.unwrap_or_default())
+            .map_err(|error| WriteFailure::from_sdk(context, error))
     }
 
     /// Runs a transaction, retrying those cancelled only by concurrent transactions. A failed
@@ -412,7 +449,7 @@ impl Store {
     /// creation time): one Query, on the table or on GSI1 (`index`), for up to ~1 MB of them.
     pub(crate) async fn tenant_records<T: DeserializeOwned>(
         &self,
-        tenant: &crate::auth::Tenant,
+        tenant: &crate::model::Tenant,
         index: Option<&str>,
         prefix: &str,
     ) -> Result<Vec<T>, Error> {

@@ -11,10 +11,10 @@
 
 use super::keys::{self, PK, SK};
 use super::{n, s, string_attr, Actions, Expr, Item, QueryBuilder, Store, WriteFailure};
-use crate::auth::Tenant;
 use crate::error::Error;
 use crate::model::page::{Page, PageQuery, Start};
 use crate::model::Id;
+use crate::model::Tenant;
 use aws_sdk_dynamodb::types::{AttributeValue, Select};
 use std::collections::HashMap;
 
@@ -329,18 +329,15 @@ impl Store {
             .value(":total", n(total))
             .value(":true", AttributeValue::Bool(true));
         let stored = self
-            .client
-            .update_item()
-            .table_name(&self.table)
-            .key(PK, s(&pk))
-            .key(SK, s(keys::COUNTS))
-            .update_expression("SET #count = :total, #exact = :true")
-            .condition_expression(condition)
-            .set_expression_attribute_names(Some(expr.names))
-            .set_expression_attribute_values(Some(expr.values))
-            .send()
+            .update_one(
+                "store count",
+                (pk, keys::COUNTS.to_owned()),
+                "SET #count = :total, #exact = :true",
+                Some(condition),
+                expr,
+            )
             .await;
-        WriteFailure::applied("store count", stored)?;
+        WriteFailure::took_effect(stored)?;
         Ok(total)
     }
 }

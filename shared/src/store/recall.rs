@@ -4,12 +4,12 @@
 //! and the dialer's recall job then applies it contact by contact, idempotently: a recall the
 //! client was told succeeded is applied in full, one it was told failed changes nothing.
 
-use super::keys::{self, PK, SK};
+use super::keys::{self};
 use super::task::{refused, status_in};
 use super::{n, s, Actions, Expr, Store, WriteFailure};
-use crate::auth::Tenant;
 use crate::error::Error;
 use crate::model::task::TaskOperation;
+use crate::model::Tenant;
 use crate::model::{Id, Task, TaskStatus, Timestamp};
 use aws_sdk_dynamodb::types::AttributeValue;
 
@@ -127,43 +127,22 @@ impl Store {
                 .value(":at", n(at.0))
                 .value(":one", n(1)),
         );
-        let result = self
-            .client
-            .update_item()
-            .table_name(&self.table)
-            .key(PK, s(keys::tenant(tenant)))
-            .key(SK, s(keys::task(task)))
-            .update_expression(
+        let condition = format!("{condition} AND attribute_not_exists(pending_recall)");
+        let written = self
+            .update_one(
+                "start recall",
+                (keys::tenant(tenant), keys::task(task)),
                 "SET pending_recall = :recall, pending_recall_at = :at ADD revision :one",
+                Some(&condition),
+                expr,
             )
-            .condition_expression(format!(
-                "{condition} AND attribute_not_exists(pending_recall)"
-            ))
-            .set_expression_attribute_names(Some(expr.names.clone()))
-            .set_expression_attribute_values(Some(expr.values.clone()))
-            .return_values_on_condition_check_failure(
-                aws_sdk_dynamodb::types::ReturnValuesOnConditionCheckFailure::AllOld,
-            )
-            .send()
             .await;
-        match result {
-            Ok(_) => Ok(()),
-            Err(error) => {
-                let stored = error
-                    .as_service_error()
-                    .filter(|e| e.is_conditional_check_failed_exception())
-                    .map(|e| match e {
-                        aws_sdk_dynamodb::operation::update_item::UpdateItemError::ConditionalCheckFailedException(e) => e.item().cloned(),
-                        _ => None,
-                    });
-                match stored {
-                    Some(Some(item)) if item.contains_key("pending_recall") => {
-                        Err(recall_pending(task))
-                    }
-                    Some(item) => Err(refused(TaskOperation::Recall, task, item.as_ref())),
-                    None => Err(Error::dependency("start recall", error)),
-                }
-            }
+        let Err(failure) = written else {
+            return Ok(());
+        };
+        match failure.condition()?.stored(()) {
+            Some(item) if item.contains_key("pending_recall") => Err(recall_pending(task)),
+            item => Err(refused(TaskOperation::Recall, task, item)),
         }
     }
 
@@ -181,20 +160,16 @@ impl Store {
         let mut applied = 0;
         for id in ids {
             let (update, expr) = recalled_contact(tenant, task, id, priority, at, Some(recall));
-            let result = self
-                .client
-                .update_item()
-                .table_name(&self.table)
-                .key(PK, s(&pk))
-                .key(SK, s(keys::contact(id)))
-                .update_expression(update)
-                .condition_expression(
-                    "attribute_not_exists(applied_recall) OR applied_recall <> :recall",
+            let written = self
+                .update_one(
+                    "apply recall",
+                    (pk.clone(), keys::contact(id)),
+                    &update,
+                    Some("attribute_not_exists(applied_recall) OR applied_recall <> :recall"),
+                    expr,
                 )
-                .set_expression_attribute_values(Some(expr.values))
-                .send()
                 .await;
-            applied += usize::from(WriteFailure::applied("apply recall", result)?);
+            applied += usize::from(WriteFailure::took_effect(written)?);
         }
         Ok(applied)
     }
@@ -206,17 +181,15 @@ impl Store {
         task: &Id,
         recall: &Id,
     ) -> Result<(), Error> {
-        let result = self
-            .client
-            .update_item()
-            .table_name(&self.table)
-            .key(PK, s(keys::tenant(tenant)))
-            .key(SK, s(keys::task(task)))
-            .update_expression("REMOVE pending_recall, pending_recall_at")
-            .condition_expression("pending_recall = :recall")
-            .expression_attribute_values(":recall", s(recall.as_str()))
-            .send()
+        let written = self
+            .update_one(
+                "finish recall",
+                (keys::tenant(tenant), keys::task(task)),
+                "REMOVE pending_recall, pending_recall_at",
+                Some("pending_recall = :recall"),
+                Expr::default().value(":recall", s(recall.as_str())),
+            )
             .await;
-        WriteFailure::applied("finish recall", result).map(drop)
+        WriteFailure::took_effect(written).map(drop)
     }
 }

@@ -2,14 +2,14 @@
 //! writes on the stored status, and the per-task contact state that recall writes (D10, D12).
 
 use super::keys::{self, HEAD, PK, SK};
+use super::names::NameGuard;
 use super::paging::{Counted, RowFilter, TenantList};
 use super::{from_item, n, s, string_attr, to_item, Actions, Expr, Item, Store};
-use crate::auth::Tenant;
 use crate::error::Error;
 use crate::model::page::{Page, PageQuery};
 use crate::model::task::{not_allowed, TaskContact, TaskOperation};
+use crate::model::Tenant;
 use crate::model::{Id, Name, Task, TaskStatus, Timestamp};
-use aws_sdk_dynamodb::types::{ReturnValue, ReturnValuesOnConditionCheckFailure};
 use std::collections::HashSet;
 
 fn task_not_found(id: &Id) -> Error {
@@ -60,6 +60,32 @@ pub struct Transition {
     pub idle_at_revision: Option<u64>,
     /// Commits a large recall (D12): the task records it as pending, once at a time.
     pub pending_recall: Option<(Id, Timestamp)>,
+}
+
+impl Transition {
+    /// A state change without side data.
+    pub fn of(operation: TaskOperation, at: Timestamp) -> Transition {
+        let from = operation.allowed_from();
+        let to = operation.target().unwrap_or(from[0]);
+        Transition {
+            operation,
+            from,
+            to,
+            // Every operation's source states agree on holding the data source, so the first decides.
+            hold: Hold::between(from[0], to),
+            at,
+            set_started: operation == TaskOperation::Publish,
+            set_ended: matches!(
+                operation,
+                TaskOperation::Stop | TaskOperation::Complete | TaskOperation::Fail
+            ),
+            stop_reason: None,
+            fail_reason: None,
+            contact_count: None,
+            idle_at_revision: None,
+            pending_recall: None,
+        }
+    }
 }
 
 /// The condition "the stored status is one of `from`", with its values.
@@ -163,13 +189,12 @@ impl Store {
         )
     }
 
-    fn task_name_guard(&self, tenant: &Tenant, task: &Task) -> Item {
-        [
-            (PK.to_owned(), s(keys::tenant(tenant))),
-            (SK.to_owned(), s(keys::task_name(task.name.as_str()))),
-            ("task_id".to_owned(), s(task.id.as_str())),
-        ]
-        .into()
+    fn task_name_guard<'a>(&self, tenant: &'a Tenant, task: &'a Task) -> NameGuard<'a> {
+        NameGuard {
+            tenant,
+            name_key: keys::task_name(task.name.as_str()),
+            holder: ("task_id", &task.id),
+        }
     }
 
     /// Stores a new task and claims its name, while its data source still exists (else 400).
@@ -185,11 +210,7 @@ impl Store {
         let absent = || Some(("attribute_not_exists(pk)", Expr::default()));
         let actions = Actions::new(&self.table)
             .put(Step::Task, self.task_item(tenant, task)?, absent())?
-            .put(
-                Step::NameGuard,
-                self.task_name_guard(tenant, task),
-                absent(),
-            )?
+            .take_name(Step::NameGuard, &self.task_name_guard(tenant, task))?
             .check(
                 Step::DataSource,
                 keys::data_source(tenant, &task.data_source_id),
@@ -321,18 +342,11 @@ impl Store {
             expr,
         )?;
         if renamed {
-            actions = actions
-                .delete(
-                    Step::OldNameGuard,
-                    keys::tenant(tenant),
-                    keys::task_name(current.name.as_str()),
-                    None,
-                )?
-                .put(
-                    Step::NewNameGuard,
-                    self.task_name_guard(tenant, next),
-                    Some(("attribute_not_exists(pk)", Expr::default())),
-                )?;
+            actions = actions.move_name(
+                (Step::OldNameGuard, Step::NewNameGuard),
+                keys::task_name(current.name.as_str()),
+                &self.task_name_guard(tenant, next),
+            )?;
         }
         self.transact("update task", actions)
             .await
@@ -373,28 +387,36 @@ impl Store {
     ) -> Result<Task, Error> {
         debug_assert_eq!(change.hold, Hold::Keep);
         let (update, condition, expr) = transition_expression(tenant, id, change);
-        let output = self
-            .client
-            .update_item()
-            .table_name(&self.table)
-            .key(PK, s(keys::tenant(tenant)))
-            .key(SK, s(keys::task(id)))
-            .update_expression(update)
-            .condition_expression(condition)
-            .set_expression_attribute_names(Some(expr.names))
-            .set_expression_attribute_values(Some(expr.values))
-            .return_values(ReturnValue::AllNew)
-            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
-            .send()
+        let item = self
+            .update_one(
+                "task transition",
+                (keys::tenant(tenant), keys::task(id)),
+                &update,
+                Some(&condition),
+                expr,
+            )
             .await
-            .map_err(|error| {
-                super::WriteFailure::from_sdk("task transition", error)
-                    .or_else(|condition| refused(change.operation, id, condition.stored(())))
+            .map_err(|failure| {
+                failure.or_else(|condition| refused(change.operation, id, condition.stored(())))
             })?;
-        let item = output
-            .attributes
-            .ok_or_else(|| Error::internal("task transition", "no attributes returned"))?;
         from_item(item)
+    }
+
+    /// The dialing engine's end of a task (D10, D13): completes `current` unless a call is in
+    /// flight or a recall came after it was read at its revision (405).
+    pub async fn complete_idle(&self, tenant: &Tenant, current: &Task) -> Result<Task, Error> {
+        let mut complete = Transition::of(TaskOperation::Complete, Timestamp::now());
+        complete.idle_at_revision = Some(current.revision);
+        self.transition_holding(tenant, current, &complete).await
+    }
+
+    /// The dialing engine's verdict that a task cannot go on: FAILED with `reason`.
+    pub async fn fail_task(&self, tenant: &Tenant, id: &Id, reason: String) -> Result<Task, Error> {
+        let current = self.task(tenant, id).await?;
+        TaskOperation::Fail.apply(current.status)?;
+        let mut fail = Transition::of(TaskOperation::Fail, Timestamp::now());
+        fail.fail_reason = Some(reason);
+        self.transition_holding(tenant, &current, &fail).await
     }
 
     /// Applies a state change that takes or gives back the data source: the task's conditional
@@ -485,7 +507,7 @@ impl Store {
         &self,
         tenant: &Tenant,
         current: &Task,
-        reclaim: &crate::reclaim::ReclaimJob,
+        reclaim: &crate::model::reclaim::ReclaimJob,
     ) -> Result<(), Error> {
         // The name read is the name whose guard goes: a rename in between fails the delete
         // instead of stranding the new name's guard.
@@ -510,18 +532,13 @@ impl Store {
                 keys::task(&current.id),
                 Some((&condition, expr)),
             )?
-            .delete(
-                Step::NameGuard,
-                keys::tenant(tenant),
+            .retire(
+                (Step::NameGuard, Step::ReclaimIntent, Step::Count),
+                tenant,
                 keys::task_name(current.name.as_str()),
-                None,
-            )?
-            .put(
-                Step::ReclaimIntent,
-                reclaim.intent_item(Timestamp::now())?,
-                None,
-            )?
-            .count_change(Step::Count, tenant, Counted::Tasks, -1)?;
+                reclaim,
+                Counted::Tasks,
+            )?;
         self.transact("delete task", actions)
             .await
             .map_err(|failure| {

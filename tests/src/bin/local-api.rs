@@ -2,7 +2,7 @@
 //! prints a development token. `LOCAL_STACK` (default `outbound`) names the table, and the
 //! bucket and queues after it, so a second server (the contract check) keeps its own data.
 
-use outbound::dialing::engine::Engine;
+use outbound::app::App;
 use outbound_local::{local_config, local_jwt, provision, sdk_config, serve};
 
 #[tokio::main]
@@ -13,8 +13,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let resources = provision::ensure(&sdk, &stack, &format!("{stack}-files")).await?;
     let config = local_config(&resources);
     let token = local_jwt(&config).issue("acme", 24 * 3600);
-    let engine = Engine::from_config(config.clone(), &sdk)?;
-    let app = outbound::http::App::with_sdk(config, &sdk);
+    let app = App::with_sdk(config, &sdk);
+    let engine = app.engine()?;
     let tick = std::time::Duration::from_millis(
         std::env::var("DIAL_TICK_MS")
             .ok()

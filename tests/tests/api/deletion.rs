@@ -3,7 +3,8 @@
 //! item of the partition, but never one whose data source still exists.
 
 use crate::support::{contact_op, TestApi};
-use outbound::reclaim::{self, ReclaimJob};
+use outbound::model::reclaim::ReclaimJob;
+use outbound::service::reclaim;
 use serde_json::json;
 
 /// More contacts than one batch write (25) holds.
@@ -84,7 +85,7 @@ async fn the_reclaim_job_deletes_every_item_of_the_partition() {
     assert_eq!(api.partition_len("acme", &source).await, stored - 1);
     let jobs = api.reclaim_jobs().await;
     let expected = ReclaimJob::DataSource {
-        tenant: "acme".into(),
+        tenant: crate::support::tenant("acme"),
         id: outbound::model::Id::parse(&source).unwrap(),
     };
     assert_eq!(jobs, vec![expected.clone()]);
@@ -108,7 +109,7 @@ async fn reclaim_refuses_a_partition_whose_data_source_exists() {
     let (source, _) = filled(&api, "Alive").await;
     let before = api.snapshot().await;
     let job = ReclaimJob::DataSource {
-        tenant: "acme".into(),
+        tenant: crate::support::tenant("acme"),
         id: outbound::model::Id::parse(&source).unwrap(),
     };
     assert_eq!(reclaim::run(&api.store, &job).await.unwrap(), 0);
@@ -129,15 +130,15 @@ async fn reclaim_refuses_a_partition_whose_data_source_exists() {
 #[tokio::test]
 async fn a_reclaim_whose_job_was_lost_is_queued_again_by_the_sweep() {
     use outbound::model::Timestamp;
-    use outbound::reclaim::ReclaimQueue;
     let api = TestApi::start().await;
     let (source, _) = filled(&api, "Lost job").await;
-    let unreachable = ReclaimQueue::new(
-        aws_sdk_sqs::Client::new(&api.sdk),
-        format!(
+    let sdk = api.sdk.clone();
+    let unreachable = outbound::queue::Queue::new(
+        outbound::aws::Lazy::new(move || aws_sdk_sqs::Client::new(&sdk)),
+        Some(format!(
             "{}/000000000000/no-such-queue",
             outbound_local::moto_endpoint()
-        ),
+        )),
     );
     let (tenant, id) = (crate::support::tenant("acme"), crate::support::id(&source));
     outbound::service::datasource::delete(&api.store, &unreachable, &tenant, &id)
@@ -165,7 +166,7 @@ async fn a_reclaim_whose_job_was_lost_is_queued_again_by_the_sweep() {
     assert_eq!(
         jobs,
         vec![ReclaimJob::DataSource {
-            tenant: "acme".into(),
+            tenant: crate::support::tenant("acme"),
             id: id.clone()
         }]
     );

@@ -3,9 +3,9 @@
 
 use crate::dialing_support::*;
 use crate::support::{id, tenant, unique, TestApi};
-use outbound::dialing::lambda::DialQueue;
 use outbound::dialing::{CallRequest, CallStatus, PlaceError, Provider};
 use outbound::model::TaskStatus;
+use outbound::worker::dialing::DialInbox;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashSet};
 use std::time::Duration;
@@ -151,7 +151,7 @@ async fn eight_concurrent_dialer_runs_place_one_call_per_attempt() {
             .map(|report| report.unwrap().placed)
             .sum();
         assert_eq!(placed, 12, "round {round}: one call per contact");
-        assert_eq!(api.drain(&engine, DialQueue::CallEvents).await, 12);
+        assert_eq!(api.drain(&engine, DialInbox::CallEvents).await, 12);
         clock.advance(Duration::from_secs(10));
     }
     let tokens = engine.provider.placed.lock().unwrap().clone();
@@ -202,7 +202,7 @@ async fn a_task_the_provider_refuses_fails_with_its_reason() {
     outbound_local::poller::drain(
         &aws_sdk_sqs::Client::new(&api.sdk),
         &api.resources.dial_queue_url,
-        |body| DialQueue::Jobs.handle(&engine, body),
+        |body| DialInbox::Jobs.handle(&engine, body),
     )
     .await
     .unwrap();
@@ -248,9 +248,12 @@ async fn a_busy_provider_costs_no_attempt() {
     let api = TestApi::start().await;
     let clock = ManualClock::starting_now();
     let settings = fast_settings(&api, ALL_NO_ANSWER);
+    let sdk = api.sdk.clone();
     let simulated = outbound::dialing::simulated::SimulatedProvider::new(
-        aws_sdk_sqs::Client::new(&api.sdk),
-        api.resources.call_events_queue_url.clone(),
+        outbound::queue::Queue::new(
+            outbound::aws::Lazy::new(move || aws_sdk_sqs::Client::new(&sdk)),
+            Some(api.resources.call_events_queue_url.clone()),
+        ),
         settings.simulated.clone(),
     );
     let engine = api.engine(settings, clock.clone());
@@ -289,7 +292,7 @@ async fn a_busy_provider_costs_no_attempt() {
     outbound_local::poller::drain(
         &aws_sdk_sqs::Client::new(&api.sdk),
         &api.resources.call_events_queue_url,
-        |body| DialQueue::CallEvents.handle(&engine, body),
+        |body| DialInbox::CallEvents.handle(&engine, body),
     )
     .await
     .unwrap();

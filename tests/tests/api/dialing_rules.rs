@@ -6,16 +6,17 @@
 
 use crate::dialing_support::*;
 use crate::support::{id, phone, tenant, unique, TaskFixture, TestApi};
+use outbound::config::dialing::{DialerConfig, OutcomeMix};
 use outbound::dialing::engine::TickReport;
-use outbound::dialing::lambda::DialQueue;
-use outbound::dialing::plan::{Clock, Due};
-use outbound::dialing::settings::{DialerConfig, OutcomeMix};
+use outbound::dialing::plan::Clock;
 use outbound::dialing::simulated::{decide, SimulatedEvent, SimulatedOutcome};
-use outbound::dialing::Outcome;
 use outbound::error::Error;
+use outbound::model::call::Due;
+use outbound::model::call::Outcome;
 use outbound::model::{Task, TaskStatus, Timestamp};
 use outbound::store::dialing::Caps;
 use outbound::store::keys::SHARDS;
+use outbound::worker::dialing::DialInbox;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -187,7 +188,7 @@ impl Rig {
     /// A tick, then its dial jobs (the outcomes left waiting on the call-events queue).
     async fn tick_and_dial(&self) -> TickReport {
         let report = self.engine.tick().await.unwrap();
-        self.api.drain(&self.engine, DialQueue::Jobs).await;
+        self.api.drain(&self.engine, DialInbox::Jobs).await;
         report
     }
 
@@ -316,7 +317,7 @@ async fn stop_halts_dialing_and_records_the_calls_in_flight() {
     let stop = json!({"id": task.id, "reason": "enough"});
     let stopped = rig.api.post(OWNER, "/api/task/stop", stop).await;
     assert_eq!(stopped.ok()["status"], TaskStatus::Stopped.code());
-    assert_eq!(rig.api.drain(&rig.engine, DialQueue::CallEvents).await, 2);
+    assert_eq!(rig.api.drain(&rig.engine, DialInbox::CallEvents).await, 2);
     let stored = rig.stored(&task.id).await;
     assert_eq!(stored.status, TaskStatus::Stopped);
     assert_eq!(stored.stop_reason.as_deref(), Some("enough"));
@@ -637,18 +638,18 @@ async fn the_window_is_checked_at_the_tick_and_when_placing() {
 
     rig.advance_to_utc(9, 59, 30);
     assert_eq!(tick().await, (1, 0, 0), "before the window");
-    assert_eq!(rig.api.drain(&rig.engine, DialQueue::Jobs).await, 0);
+    assert_eq!(rig.api.drain(&rig.engine, DialInbox::Jobs).await, 0);
 
     rig.advance_to_utc(10, 30, 30);
     assert_eq!(tick().await, (1, 1, 1), "inside the end minute");
     rig.advance_to_utc(10, 31, 0);
-    assert_eq!(rig.api.drain(&rig.engine, DialQueue::Jobs).await, 1);
+    assert_eq!(rig.api.drain(&rig.engine, DialInbox::Jobs).await, 1);
     assert!(rig.placed().is_empty(), "the window closed before the run");
     assert_eq!(rig.stored(&task.id).await.in_flight, 0);
 
     rig.advance_to_utc(10, 0, 0);
     assert_eq!(tick().await, (1, 1, 1), "the next day's window");
-    rig.api.drain(&rig.engine, DialQueue::Jobs).await;
+    rig.api.drain(&rig.engine, DialInbox::Jobs).await;
     assert_eq!(rig.placed(), calls(&task, &[0, 1], 1));
 }
 
@@ -709,7 +710,7 @@ async fn a_recall_during_a_call_still_grants_fresh_attempts() {
 
     let ids = json!({ "contactIds": [contact] });
     assert_eq!(rig.recall(&task.id, ids).await, vec![contact.clone()]);
-    assert_eq!(rig.api.drain(&rig.engine, DialQueue::CallEvents).await, 1);
+    assert_eq!(rig.api.drain(&rig.engine, DialInbox::CallEvents).await, 1);
     rig.catch_up();
     rig.complete(&task.id, MINUTE).await;
     assert_eq!(

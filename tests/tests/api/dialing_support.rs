@@ -3,13 +3,14 @@
 //! and the loop that stands in for the Lambda service (tick, dial queue, call-events queue).
 
 use crate::support::TestApi;
+use outbound::config::dialing::{DialerConfig, OutcomeMix};
 use outbound::dialing::engine::Engine;
-use outbound::dialing::lambda::{DialQueue, Telephony};
 pub use outbound::dialing::plan::ManualClock;
-use outbound::dialing::settings::{DialerConfig, OutcomeMix};
+use outbound::dialing::telephony::Telephony;
 use outbound::dialing::{CallRequest, CallStatus, PlaceError, Provider};
 use outbound::error::Error;
 use outbound::model::TaskStatus;
+use outbound::worker::dialing::DialInbox;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -80,10 +81,10 @@ impl TestApi {
 
     /// Hands every waiting message of `queue` to the engine, as its Lambda would: the number
     /// handled.
-    pub async fn drain(&self, engine: &TestEngine, queue: DialQueue) -> usize {
+    pub async fn drain(&self, engine: &TestEngine, queue: DialInbox) -> usize {
         let url = match queue {
-            DialQueue::Jobs => &self.resources.dial_queue_url,
-            DialQueue::CallEvents => &self.resources.call_events_queue_url,
+            DialInbox::Jobs => &self.resources.dial_queue_url,
+            DialInbox::CallEvents => &self.resources.call_events_queue_url,
         };
         outbound_local::poller::drain(&aws_sdk_sqs::Client::new(&self.sdk), url, |body| {
             queue.handle(engine, body)
@@ -95,8 +96,8 @@ impl TestApi {
     /// One round of the dialing functions: a tick, its dial jobs, then the outcomes.
     pub async fn dial_round(&self, engine: &TestEngine) {
         engine.tick().await.unwrap();
-        self.drain(engine, DialQueue::Jobs).await;
-        self.drain(engine, DialQueue::CallEvents).await;
+        self.drain(engine, DialInbox::Jobs).await;
+        self.drain(engine, DialInbox::CallEvents).await;
     }
 
     /// Rounds until the task reaches `status`, at most `rounds` of them, the clock moved by

@@ -3,8 +3,7 @@
 //! request id.
 
 use crate::support::{contact_op, unique, Answer, Stack, TestApi};
-use outbound::http::{App, AppParts};
-use outbound::reclaim::ReclaimQueue;
+use outbound::app::App;
 use outbound::store::Store;
 use outbound_local::{local_config, local_jwt};
 use reqwest::Method;
@@ -162,20 +161,14 @@ async fn internal_errors_answer_500_without_internals() {
     let missing_table = unique("missing-table");
     let config = local_config(&stack.resources);
     let token = local_jwt(&config).issue("acme", 60);
-    let app = App::new(AppParts {
-        store: Store::new(aws_sdk_dynamodb::Client::new(&stack.sdk), &missing_table),
-        blob: outbound::blob::Blob::from_config(&stack.sdk, "no-bucket", true),
-        reclaim: ReclaimQueue::new(aws_sdk_sqs::Client::new(&stack.sdk), "no-queue"),
-        exports: outbound::service::export_job::ExportQueue::new(
-            aws_sdk_sqs::Client::new(&stack.sdk),
-            None,
-        ),
-        dial_jobs: outbound::dialing::engine::DialJobs::new(
-            aws_sdk_sqs::Client::new(&stack.sdk),
-            None,
-        ),
-        config,
-    });
+    let config = outbound::config::Config {
+        bucket: "no-bucket".into(),
+        reclaim_queue_url: "no-queue".into(),
+        export_queue_url: None,
+        ..config
+    };
+    let store = Store::new(aws_sdk_dynamodb::Client::new(&stack.sdk), &missing_table);
+    let app = App::with_store(config, &stack.sdk, store);
     let router = outbound::http::datasource_api(app);
     let requests = [
         ("GET", "/api/dataSource/list", ""),

@@ -266,7 +266,7 @@ async fn a_redelivered_or_concurrent_job_message_builds_nothing_twice() {
     let message = json!({"tenant": "acme", "id": id}).to_string();
 
     // Another worker holds a fresh claim: this delivery fails (to be redelivered), builds nothing.
-    let owner = outbound::auth::Tenant::parse("acme").unwrap();
+    let owner = outbound::model::Tenant::parse("acme").unwrap();
     let job_id = Id::parse(&id).unwrap();
     let claimed = api
         .store
@@ -517,7 +517,7 @@ async fn direct_exports_answer_413_above_the_threshold_and_name_the_job_endpoint
 /// Writes `contacts` straight to the data source partition with BatchWriteItem (25 a request)
 /// and counts them on its head, much faster than adding them one by one through the API.
 async fn write_contacts(api: &TestApi, tenant: &str, source: &str, contacts: &[Contact]) {
-    let owner = outbound::auth::Tenant::parse(tenant).unwrap();
+    let owner = outbound::model::Tenant::parse(tenant).unwrap();
     let pk = keys::data_source(&owner, &Id::parse(source).unwrap());
     let items = contacts.iter().map(|contact| {
         let mut item: Item = serde_dynamo::to_item(contact).unwrap();
@@ -572,7 +572,7 @@ fn contacts_of(source: &str, count: usize, custom_chars: usize) -> Vec<Contact> 
 
 /// The item of a contact's state in a task, as the dialing engine stores it.
 fn state_item(tenant: &str, task: &str, contact: &Id, outcome: u8, attempts: u32) -> Item {
-    let owner = outbound::auth::Tenant::parse(tenant).unwrap();
+    let owner = outbound::model::Tenant::parse(tenant).unwrap();
     let task = Id::parse(task).unwrap();
     let mut item: Item = HashMap::new();
     let mut put = |name: &str, value: AttributeValue| item.insert(name.to_owned(), value);

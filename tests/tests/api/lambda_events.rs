@@ -5,7 +5,7 @@
 //! header is not verified again.
 
 use crate::support::{Answer, Stack};
-use outbound::auth::Tenant;
+use outbound::model::Tenant;
 use serde_json::json;
 use tower::ServiceExt;
 

@@ -4,8 +4,8 @@
 
 use crate::support::{contact_op, count_status, Answer, TestApi};
 use futures::future::join_all;
-use outbound::auth::Tenant;
 use outbound::model::Id;
+use outbound::model::Tenant;
 use serde_json::json;
 
 #[tokio::test]

@@ -2,13 +2,13 @@
 //! on a random port with the same routers the Lambdas use.
 
 use aws_sdk_dynamodb::types::AttributeValue;
+use outbound::app::App;
 use outbound::auth::LocalJwt;
-use outbound::auth::Tenant;
 use outbound::config::Config;
-use outbound::http::App;
+use outbound::model::reclaim::ReclaimJob;
 use outbound::model::task::{CallCounters, TaskContact};
+use outbound::model::Tenant;
 use outbound::model::{DataSource, Id, Task, TaskStatus, Timestamp};
-use outbound::reclaim::ReclaimJob;
 use outbound::store::{keys, Item, Store};
 pub use outbound_local::stack::{unique, CallCounter, Stack};
 use outbound_local::{local_config, local_jwt, provision};

@@ -288,7 +288,7 @@ async fn all_failed(api: &TestApi) -> TaskFixture {
 #[tokio::test]
 async fn a_large_recall_is_committed_at_once_and_applied_by_its_job() {
     use crate::dialing_support::{fast_settings, ManualClock, DEFAULT_MIX};
-    use outbound::dialing::lambda::DialQueue;
+    use outbound::worker::dialing::DialInbox;
     let api = TestApi::start().await;
     let task = all_failed(&api).await;
     let answer = recall(&api, &task.id, json!({"priority": 2})).await;
@@ -318,7 +318,7 @@ async fn a_large_recall_is_committed_at_once_and_applied_by_its_job() {
         fast_settings(&api, DEFAULT_MIX),
         ManualClock::starting_now(),
     );
-    assert_eq!(api.drain(&engine, DialQueue::Jobs).await, 1);
+    assert_eq!(api.drain(&engine, DialInbox::Jobs).await, 1);
     let applied = api.stored_task_contacts("acme", &task.id).await;
     for state in applied.values() {
         assert!(state.recalled && !state.done, "{state:?}");
@@ -340,16 +340,11 @@ async fn a_large_recall_that_cannot_be_committed_changes_nothing() {
     let api = TestApi::start().await;
     let task = all_failed(&api).await;
     let before = api.snapshot().await;
-    let broken = outbound::http::App::new(outbound::http::AppParts {
-        blob: outbound::blob::Blob::from_config(&api.sdk, "no-such-bucket", true),
-        store: api.app.store.clone(),
-        reclaim: api.app.reclaim.clone(),
-        exports: api.app.exports.clone(),
-        dial_jobs: api.app.dial_jobs.clone(),
-        config: api.app.config.clone(),
-    });
+    let broken = outbound::blob::Blob::from_config(&api.sdk, "no-such-bucket", true);
     let error = outbound::service::task::recall(
+        &api.app.store,
         &broken,
+        &api.app.dial_jobs,
         &crate::support::tenant("acme"),
         &id(&task.id),
         &[],
@@ -365,7 +360,7 @@ async fn a_large_recall_that_cannot_be_committed_changes_nothing() {
 #[tokio::test]
 async fn the_tick_queues_a_lost_recall_job_again() {
     use crate::dialing_support::{fast_settings, ManualClock, DEFAULT_MIX};
-    use outbound::dialing::lambda::DialQueue;
+    use outbound::worker::dialing::DialInbox;
     let api = TestApi::start().await;
     let task = all_failed(&api).await;
     recall(&api, &task.id, json!({})).await.ok();
@@ -376,7 +371,7 @@ async fn the_tick_queues_a_lost_recall_job_again() {
     let clock = ManualClock::starting_now();
     let engine = api.engine(fast_settings(&api, DEFAULT_MIX), clock.clone());
     engine.tick().await.unwrap();
-    api.drain(&engine, DialQueue::Jobs).await;
+    api.drain(&engine, DialInbox::Jobs).await;
     assert!(api
         .stored_task("acme", &task.id)
         .await
@@ -384,7 +379,7 @@ async fn the_tick_queues_a_lost_recall_job_again() {
         .is_some());
     clock.advance(std::time::Duration::from_secs(61));
     engine.tick().await.unwrap();
-    api.drain(&engine, DialQueue::Jobs).await;
+    api.drain(&engine, DialInbox::Jobs).await;
     assert_eq!(api.stored_task("acme", &task.id).await.pending_recall, None);
     let states = api.stored_task_contacts("acme", &task.id).await;
     assert_eq!(states.values().filter(|s| s.recalled).count(), LARGE);

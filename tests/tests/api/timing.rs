@@ -2,7 +2,7 @@
 //! and the service's own time apart from it. Counts are exact; times only plausible.
 
 use crate::support::{contact_op, Answer, TestApi};
-use outbound::http::timing::ServerTiming;
+use outbound::aws::timing::ServerTiming;
 use serde_json::json;
 use std::time::{Duration, Instant};
 

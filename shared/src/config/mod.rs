@@ -1,7 +1,10 @@
 //! Configuration, read once at cold start. A missing or malformed variable fails the start,
-//! never a request.
+//! never a request. [`dialing`] holds the dialing engine's part.
+
+pub mod dialing;
 
 use crate::auth::AuthConfig;
+use crate::error::ConfigError;
 use crate::model::page::PageTokens;
 use crate::store::capacity::{DEFAULT_IMPORT_WCU_PER_SECOND, PARTITION_WCU_PER_SECOND};
 use chrono_tz::Tz;
@@ -26,7 +29,7 @@ pub struct Config {
     /// exports are answered with a redirect to a presigned download (D8).
     pub export_inline_max_bytes: u64,
     /// How the dialing engine paces and places calls (D13).
-    pub dialing: crate::dialing::settings::DialerConfig,
+    pub dialing: dialing::DialerConfig,
     /// Signs and checks list `nextToken`s (D5), with the key `PAGE_TOKEN_SECRET`.
     pub page_tokens: PageTokens,
     /// Most contacts a data source or task may have to be exported within the request
@@ -39,14 +42,6 @@ pub struct Config {
     /// WCU per second an import may ask of its data source's partition
     /// (`IMPORT_WCU_PER_SECOND`, 1-1,000, default 800).
     pub import_wcu_per_second: u32,
-}
-
-/// A configuration variable that is missing or malformed.
-#[derive(Debug, thiserror::Error)]
-#[error("configuration {name}: {problem}")]
-pub struct ConfigError {
-    pub name: &'static str,
-    pub problem: String,
 }
 
 impl Config {
@@ -85,7 +80,7 @@ impl Config {
                 4 * 1024 * 1024,
                 "a number of bytes",
             )?,
-            dialing: crate::dialing::settings::DialerConfig::from_lookup(&lookup)?,
+            dialing: dialing::DialerConfig::from_lookup(&lookup)?,
             page_tokens: page_tokens(&lookup)?,
             export_job_threshold: number(
                 &lookup,
@@ -170,18 +165,19 @@ fn page_tokens(lookup: &impl Fn(&str) -> Option<String>) -> Result<PageTokens, C
     }
 }
 
+/// A lookup over fixed `(name, value)` pairs: the environment of a configuration test.
+#[cfg(test)]
+pub(crate) fn lookup(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+    let map: std::collections::HashMap<String, String> = pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    move |name| map.get(name).cloned()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::HashMap;
-
-    fn lookup(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
-        let map: HashMap<String, String> = pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        move |name| map.get(name).cloned()
-    }
 
     const BASE: [(&str, &str); 4] = [
         ("TABLE_NAME", "t"),

@@ -22,6 +22,8 @@
 //! The root certificates are therefore read once per process, by the first AWS request, instead
 //! of once at start plus once per client.
 
+pub mod timing;
+
 use aws_config::{BehaviorVersion, SdkConfig};
 use aws_smithy_runtime_api::client::http::{
     HttpClient, HttpConnectorSettings, SharedHttpClient, SharedHttpConnector,
@@ -76,5 +78,37 @@ impl HttpClient for ConnectOnFirstUse {
         &self,
     ) -> Option<aws_smithy_runtime_api::client::connector_metadata::ConnectorMetadata> {
         self.0.connector_metadata()
+    }
+}
+
+/// An SDK client built on its first use, then shared by every clone: a function builds only
+/// the clients its events reach (the API functions' S3 client waits for the first import or
+/// export, their SQS client for the first queued job), and none of that is paid at start.
+#[derive(Clone)]
+pub struct Lazy<C> {
+    cell: std::sync::Arc<std::sync::OnceLock<C>>,
+    build: std::sync::Arc<dyn Fn() -> C + Send + Sync>,
+}
+
+impl<C> Lazy<C> {
+    /// A client that `build` makes when it is first asked for.
+    pub fn new(build: impl Fn() -> C + Send + Sync + 'static) -> Self {
+        Lazy {
+            cell: Default::default(),
+            build: std::sync::Arc::new(build),
+        }
+    }
+
+    /// The client, built now if this is its first use.
+    pub fn get(&self) -> &C {
+        self.cell.get_or_init(|| (self.build)())
+    }
+}
+
+impl<C> std::fmt::Debug for Lazy<C> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Lazy")
+            .field("built", &self.cell.get().is_some())
+            .finish()
     }
 }

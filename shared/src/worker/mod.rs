@@ -1,19 +1,23 @@
 //! Queue-triggered work: S3 upload notifications (imports), reclaim jobs and export jobs arrive
 //! as SQS batches; each message is handled on its own and only the failed ones are reported back for
 //! redelivery (partial batch failures). The local stack feeds the same functions from its poller.
+//! [`dialing`] does the same for the dialing engine's three functions.
 
-use crate::config::Config;
+pub mod dialing;
+
+use crate::app::App;
 use crate::error::Error;
-use crate::http::App;
-use crate::reclaim::{self, ReclaimJob};
-use crate::service::import;
+use crate::model::export::ExportMessage;
+use crate::model::reclaim::ReclaimJob;
+use crate::queue;
+use crate::service::{self, import};
 use aws_lambda_events::event::sqs::{SqsBatchResponse, SqsEvent};
 use serde::Deserialize;
 use std::future::Future;
 
 /// The queues whose messages a function handles.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Queue {
+pub enum Inbox {
     /// S3 notifications of new objects under `uploads/`: the contact-import function.
     Uploads,
     /// Reclaim jobs: the reclaim function.
@@ -22,55 +26,53 @@ pub enum Queue {
     Exports,
 }
 
-impl Queue {
+impl Inbox {
     /// Handles one message body of this queue.
     pub async fn handle(self, app: &App, body: String) -> Result<(), Error> {
         match self {
-            Queue::Uploads => upload_message(app, body).await,
-            Queue::Reclaim => reclaim_message(app, body).await,
-            Queue::Exports => export_message(app, body).await,
+            Inbox::Uploads => upload_message(app, body).await,
+            Inbox::Reclaim => reclaim_message(app, body).await,
+            Inbox::Exports => export_message(app, body).await,
         }
     }
 }
 
 /// The whole life of a queue-triggered Lambda: configuration and clients once, then every SQS
-/// batch through [`Queue::handle`], reporting the messages that failed.
-pub async fn serve(queue: Queue) -> Result<(), lambda_runtime::Error> {
+/// batch through [`Inbox::handle`], reporting the messages that failed.
+pub async fn serve(inbox: Inbox) -> Result<(), lambda_runtime::Error> {
     crate::telemetry::init();
-    let app = App::from_config(Config::from_env()?).await;
+    let app = App::from_env().await?;
     let handler =
         lambda_runtime::service_fn(|event: lambda_runtime::LambdaEvent<SqsEvent>| async {
             // Boxed: the handlers' futures are deep enough to overflow the layout query otherwise.
             let batch =
-                each_message(event.payload, |body| Box::pin(queue.handle(&app, body))).await;
+                each_message(event.payload, |body| Box::pin(inbox.handle(&app, body))).await;
             Ok::<_, lambda_runtime::Error>(batch)
         });
     lambda_runtime::run(handler).await
 }
 
-/// How long a reclaim intent may wait for its job before the sweep queues it again.
-pub const RECLAIM_GRACE: std::time::Duration = std::time::Duration::from_secs(15 * 60);
-
 /// The reclaim Lambda: reclaim jobs from its queue, and on its schedule a sweep that queues
 /// again the reclaims whose job was lost (D11).
 pub async fn serve_reclaim() -> Result<(), lambda_runtime::Error> {
     crate::telemetry::init();
-    let app = App::from_config(Config::from_env()?).await;
+    let app = App::from_env().await?;
     let app = &app;
     let handler = lambda_runtime::service_fn(
         move |event: lambda_runtime::LambdaEvent<serde_json::Value>| async move {
             if event.payload.get("Records").is_some() {
                 let batch: SqsEvent = serde_json::from_value(event.payload)?;
-                // reclaim_message itself, not Queue::handle: a match on the queue would link the
+                // reclaim_message itself, not Inbox::handle: a match on the queue would link the
                 // import and export code (calamine, rust_xlsxwriter, csv, zip) into this binary.
                 let response =
                     each_message(batch, |body| Box::pin(reclaim_message(app, body))).await;
                 return Ok::<_, lambda_runtime::Error>(serde_json::to_value(response)?);
             }
             let before = crate::model::Timestamp(
-                crate::model::Timestamp::now().0 - RECLAIM_GRACE.as_millis() as i64,
+                crate::model::Timestamp::now().0
+                    - service::reclaim::RECLAIM_GRACE.as_millis() as i64,
             );
-            let queued = reclaim::sweep(&app.store, &app.reclaim, before)
+            let queued = service::reclaim::sweep(&app.store, &app.reclaim, before)
                 .await
                 .map_err(|error| lambda_runtime::Error::from(error.to_string()))?;
             Ok(serde_json::json!({ "queued": queued }))
@@ -147,15 +149,13 @@ pub fn object_key(encoded: &str) -> String {
 
 /// A reclaim job.
 pub async fn reclaim_message(app: &App, body: String) -> Result<(), Error> {
-    let job: ReclaimJob =
-        serde_json::from_str(&body).map_err(|e| Error::internal("decode reclaim job", e))?;
-    reclaim::run(&app.store, &job).await.map(drop)
+    let job: ReclaimJob = queue::decode(&body)?;
+    service::reclaim::run(&app.store, &job).await.map(drop)
 }
 
 /// An export job (D8).
 pub async fn export_message(app: &App, body: String) -> Result<(), Error> {
-    let message: crate::service::export_job::ExportMessage =
-        serde_json::from_str(&body).map_err(|e| Error::internal("decode export job", e))?;
+    let message: ExportMessage = queue::decode(&body)?;
     // Boxed: the export future is deep enough to overflow the layout query otherwise.
     Box::pin(crate::service::export_job::run(
         &app.store,

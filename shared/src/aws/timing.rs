@@ -1,6 +1,6 @@
 //! How long each API request waits on AWS (DynamoDB, S3, SQS) and how many calls it makes, so
 //! the service's own time shows apart from the store's: answered in the `Server-Timing` header
-//! and the request's log line by [`observe`](super::observe).
+//! and the request's log line by the HTTP layer's request observer.
 //!
 //! [`StoreTimer`] is an SDK interceptor on every client the API builds ([`dynamodb`], [`s3`],
 //! [`sqs`]). It times each attempt from `read_before_transmit` to `read_after_transmit`: from

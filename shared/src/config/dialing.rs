@@ -1,6 +1,6 @@
 //! The dialing engine's configuration (D13), read once at cold start with D13's defaults.
 
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 use std::time::Duration;
 
 /// Which telephony provider places the calls (`DIAL_PROVIDER`).

@@ -1,0 +1,269 @@
+//! A call's claim and placing (D13): one transaction takes the contact's attempt, a place among
+//! the task's and the service's calls in flight and a slot of this second's provider rate, or
+//! nothing; then the provider's call id is recorded, or the claim given back.
+
+use crate::error::Error;
+use crate::model::call::{CallRef, Due};
+use crate::model::task::TaskContact;
+use crate::model::Tenant;
+use crate::model::{Id, Task, TaskStatus, Timestamp};
+use crate::store::keys::{self, PK, SK};
+use crate::store::{from_item, n, s, to_item, Actions, ConditionFailure, Expr, Store};
+use aws_sdk_dynamodb::types::AttributeValue;
+
+use super::{not_claimed, Call, Caps, Claim, ClaimRefused};
+
+impl Store {
+    /// Claims attempt `due.attempt` of a contact for a call now (D13): one transaction that
+    /// takes the contact's attempt, a place among the task's and the service's calls in flight,
+    /// and a slot of this second's provider rate, or nothing at all.
+    #[tracing::instrument(skip_all, fields(tenant = tenant.as_str(), task = %task.id, contact = %due.contact_id, attempt = due.attempt))]
+    pub async fn claim_call(
+        &self,
+        tenant: &Tenant,
+        task: &Task,
+        due: &Due,
+        caps: Caps,
+        now: Timestamp,
+    ) -> Result<CallRef, ClaimRefused> {
+        let (actions, call) = self.take_attempt(tenant, task, due, now)?;
+        let actions = not_claimed(take_capacity(actions, tenant, &task.id, caps, now))?;
+        match self.transact("claim call", actions).await {
+            Ok(()) => Ok(call),
+            Err(failure) => Err(refusal(failure.condition().map_err(ClaimRefused::Store)?)),
+        }
+    }
+
+    /// The claim's first action: the contact's state in the task, created for its first
+    /// attempt or moved to attempt `due.attempt` if nobody moved it since it was read; and the
+    /// call reference the outcome will need.
+    fn take_attempt(
+        &self,
+        tenant: &Tenant,
+        task: &Task,
+        due: &Due,
+        now: Timestamp,
+    ) -> Result<(Actions<'_, Claim>, CallRef), ClaimRefused> {
+        let pk = keys::task_contacts(tenant, &task.id);
+        let sk = keys::contact(&due.contact_id);
+        let in_flight = [
+            (keys::GSI2_PK, keys::in_flight_shard(keys::shard_of(&pk))),
+            (keys::GSI2_SK, format!("{:013}#{}", now.0, due.contact_id)),
+        ];
+        Ok(match &due.state {
+            None => {
+                let state = TaskContact {
+                    contact_id: due.contact_id.clone(),
+                    attempts: 0,
+                    allowance: u32::from(task.settings.max_dial_count),
+                    last_outcome: 0,
+                    last_duration: 0,
+                    next_attempt_at: None,
+                    priority: task.settings.priority,
+                    updated_at: now,
+                    done: false,
+                    recalled: false,
+                    in_call: Some(1),
+                    claimed_at: Some(now),
+                    call_id: None,
+                };
+                let keys = [(PK, pk.clone()), (SK, sk.clone())].into_iter();
+                let item =
+                    to_item(&state, keys.chain(in_flight.clone())).map_err(ClaimRefused::Store)?;
+                let actions = not_claimed(Actions::new(&self.table).put(
+                    Claim::Contact,
+                    item,
+                    Some(("attribute_not_exists(pk)", Expr::default())),
+                ))?;
+                (actions, self.call_ref(tenant, task, &state, 1, now))
+            }
+            Some(state) => {
+                let expr = Expr::default()
+                    .value(":attempt", n(due.attempt))
+                    .value(":now", n(now.0))
+                    .value(":fly_pk", s(&in_flight[0].1))
+                    .value(":fly_sk", s(&in_flight[1].1))
+                    .value(":attempts", n(state.attempts))
+                    .value(":seen", n(state.updated_at.0))
+                    .value(":false", AttributeValue::Bool(false));
+                let actions = not_claimed(Actions::new(&self.table).update(
+                    Claim::Contact,
+                    pk.clone(),
+                    sk.clone(),
+                    "SET in_call = :attempt, claimed_at = :now, updated_at = :now, \
+                     gsi2pk = :fly_pk, gsi2sk = :fly_sk REMOVE gsi1pk, gsi1sk",
+                    Some(
+                        "attribute_exists(pk) AND attribute_not_exists(in_call) \
+                         AND attempts = :attempts AND updated_at = :seen AND done = :false",
+                    ),
+                    expr,
+                ))?;
+                (
+                    actions,
+                    self.call_ref(tenant, task, state, due.attempt, now),
+                )
+            }
+        })
+    }
+
+    fn call_ref(
+        &self,
+        tenant: &Tenant,
+        task: &Task,
+        state: &TaskContact,
+        attempt: u32,
+        now: Timestamp,
+    ) -> CallRef {
+        CallRef {
+            tenant: tenant.clone(),
+            task_id: task.id.clone(),
+            data_source_id: task.data_source_id.clone(),
+            contact_id: state.contact_id.clone(),
+            attempt,
+            call_interval: task.settings.call_interval,
+            allowance: state.allowance,
+            recalled: state.recalled,
+            priority: state.priority,
+            claimed_at: now,
+        }
+    }
+
+    /// Records the provider's id of a claimed call, and the call record its outcome event is
+    /// found by. Answers false when the attempt is no longer in flight.
+    pub async fn mark_placed(&self, call: &CallRef, call_id: &str) -> Result<bool, Error> {
+        let tenant = &call.tenant;
+        let record = to_item(
+            call,
+            [(PK, keys::call(call_id)), (SK, keys::CALL.to_owned())],
+        )?;
+        let mut record = record;
+        // Kept two days after placing (the table's TTL attribute): far past any outcome event.
+        record.insert(
+            "expires_at".to_owned(),
+            n(call.claimed_at.0 / 1000 + 2 * 86_400),
+        );
+        let actions = Actions::new(&self.table)
+            .update(
+                Call::Contact,
+                keys::task_contacts(tenant, &call.task_id),
+                keys::contact(&call.contact_id),
+                "SET call_id = :id",
+                Some("in_call = :attempt"),
+                Expr::default()
+                    .value(":id", s(call_id))
+                    .value(":attempt", n(call.attempt)),
+            )?
+            .put(Call::Record, record, None)?;
+        match self.transact("mark call placed", actions).await {
+            Ok(()) => Ok(true),
+            Err(failure) => failure.condition().map(|_| false),
+        }
+    }
+
+    /// The call placed under the provider's id `call_id`, if its record exists.
+    pub async fn call_by_provider_id(&self, call_id: &str) -> Result<Option<CallRef>, Error> {
+        self.get_item(keys::call(call_id), keys::CALL.to_owned())
+            .await?
+            .map(from_item)
+            .transpose()
+    }
+
+    /// Gives back a claim the provider refused for rate or capacity: not an attempt (D13). The
+    /// contact waits until `retry_at`, ahead of the plain retries as before.
+    pub async fn release_call(&self, call: &CallRef, retry_at: Timestamp) -> Result<(), Error> {
+        let tenant = &call.tenant;
+        let rank = call.recalled.then_some(call.priority);
+        let actions = Actions::new(&self.table)
+            .update(
+                Call::Contact,
+                keys::task_contacts(tenant, &call.task_id),
+                keys::contact(&call.contact_id),
+                "SET next_attempt_at = :at, gsi1pk = :wait_pk, gsi1sk = :wait_sk \
+                 REMOVE in_call, claimed_at, call_id, gsi2pk, gsi2sk",
+                Some("in_call = :attempt"),
+                Expr::default()
+                    .value(":at", n(retry_at.0))
+                    .value(":wait_pk", s(keys::waiting(tenant, &call.task_id)))
+                    .value(":wait_sk", s(keys::waiting_order(rank, retry_at.0)))
+                    .value(":attempt", n(call.attempt)),
+            )?
+            .update(
+                Call::Task,
+                keys::tenant(tenant),
+                keys::task(&call.task_id),
+                "ADD in_flight :minus_one",
+                Some("attribute_exists(pk)"),
+                Expr::default().value(":minus_one", n(-1)),
+            )?
+            .give_back_service_slot(Call::Service)?;
+        match self.transact("release call", actions).await {
+            Ok(()) => Ok(()),
+            // Already released or recorded, or the task is gone: nothing is held.
+            Err(failure) => failure.condition().map(drop),
+        }
+    }
+}
+
+/// The claim's places: one among the task's calls in flight (while it is RUNNING), one among
+/// the service's, and a slot of this second's provider rate.
+fn take_capacity<'a>(
+    actions: Actions<'a, Claim>,
+    tenant: &Tenant,
+    task: &Id,
+    caps: Caps,
+    now: Timestamp,
+) -> Result<Actions<'a, Claim>, Error> {
+    let second = now.0.div_euclid(1000);
+    actions
+        .update(
+            Claim::Task,
+            keys::tenant(tenant),
+            keys::task(task),
+            "ADD in_flight :one",
+            Some("#status = :running AND (attribute_not_exists(in_flight) OR in_flight < :cap)"),
+            Expr::default()
+                .name("#status", "status")
+                .value(":running", n(TaskStatus::Running.code()))
+                .value(":one", n(1))
+                .value(":cap", n(caps.per_task)),
+        )?
+        .update(
+            Claim::Service,
+            keys::DIALER.to_owned(),
+            keys::CAPACITY.to_owned(),
+            "ADD in_flight :one",
+            Some("attribute_not_exists(in_flight) OR in_flight < :cap"),
+            Expr::default()
+                .value(":one", n(1))
+                .value(":cap", n(caps.total)),
+        )?
+        .update(
+            Claim::Rate,
+            keys::DIALER.to_owned(),
+            keys::rate_slot(second),
+            "ADD placed :one SET expires_at = :expires",
+            Some("attribute_not_exists(placed) OR placed < :rate"),
+            Expr::default()
+                .value(":one", n(1))
+                .value(":rate", n(caps.rate_per_second))
+                // Kept a day (the table's TTL attribute), so a clock skew cannot reuse it.
+                .value(":expires", n(second + 86_400)),
+        )
+}
+
+/// Why a claim's transaction was refused, from the first action whose condition failed.
+fn refusal(failed: ConditionFailure<Claim>) -> ClaimRefused {
+    if failed.failed(Claim::Contact) {
+        ClaimRefused::Taken
+    } else if failed.failed(Claim::Task) {
+        let stored = failed.stored(Claim::Task).cloned();
+        match stored.map(from_item::<Task>) {
+            Some(Ok(task)) if task.status == TaskStatus::Running => ClaimRefused::TaskFull,
+            _ => ClaimRefused::TaskNotRunning,
+        }
+    } else if failed.failed(Claim::Service) {
+        ClaimRefused::ServiceFull
+    } else {
+        ClaimRefused::RateLimited
+    }
+}

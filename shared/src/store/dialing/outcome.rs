@@ -1,0 +1,181 @@
+//! A call's outcome, recorded exactly once (D7, D13), and the end of a call whose task or
+//! contact is gone.
+
+use crate::error::Error;
+use crate::model::call::{AfterOutcome, CallRef, CallReport};
+use crate::model::task::TaskContact;
+use crate::model::Tenant;
+use crate::model::{Id, Timestamp};
+use crate::store::keys;
+use crate::store::{from_item, n, s, Actions, ConditionFailure, Expr, Store, WriteFailure};
+use aws_sdk_dynamodb::types::AttributeValue;
+
+use super::{Call, RecordFailure};
+
+impl Store {
+    /// Records the outcome of a call exactly once (D7, D13): the contact's state in the task,
+    /// the task's counters and calls in flight, the contact's status and call count, and the
+    /// service's calls in flight, in one transaction conditioned on that attempt being in flight.
+    #[tracing::instrument(skip_all, fields(tenant = %call.tenant, task = %call.task_id, contact = %call.contact_id, attempt = call.attempt))]
+    pub async fn record_outcome(
+        &self,
+        call: &CallRef,
+        report: &CallReport,
+        next: &AfterOutcome,
+        now: Timestamp,
+        with_contact: bool,
+    ) -> Result<RecordFailure, Error> {
+        let tenant = &call.tenant;
+        let counter = match report.outcome {
+            crate::model::call::Outcome::Success => "success",
+            crate::model::call::Outcome::Failed => "failed",
+            crate::model::call::Outcome::NoAnswer => "no_answer",
+        };
+        let (state_update, state_expr) = state_after(call, report, next, now);
+        let mut actions = Actions::new(&self.table)
+            .update(
+                Call::Contact,
+                keys::task_contacts(tenant, &call.task_id),
+                keys::contact(&call.contact_id),
+                state_update,
+                Some("in_call = :attempt AND updated_at = :claimed"),
+                state_expr,
+            )?
+            .update(
+                Call::Task,
+                keys::tenant(tenant),
+                keys::task(&call.task_id),
+                "SET #c.#calls = #c.#calls + :one, #c.#outcome = #c.#outcome + :one, \
+                 #c.#duration = #c.#duration + :duration, updated_at = :now \
+                 ADD in_flight :minus_one",
+                Some("attribute_exists(pk)"),
+                Expr::default()
+                    .name("#c", "counters")
+                    .name("#calls", "calls")
+                    .name("#outcome", counter)
+                    .name("#duration", "duration")
+                    .value(":one", n(1))
+                    .value(":minus_one", n(-1))
+                    .value(":duration", n(report.duration))
+                    .value(":now", n(now.0)),
+            )?
+            .give_back_service_slot(Call::Service)?;
+        if with_contact {
+            actions = actions.update(
+                Call::SourceContact,
+                keys::data_source(tenant, &call.data_source_id),
+                keys::contact(&call.contact_id),
+                "SET #status = :outcome ADD call_count :one",
+                Some("attribute_exists(pk)"),
+                Expr::default()
+                    .name("#status", "status")
+                    .value(":outcome", n(report.outcome.code()))
+                    .value(":one", n(1)),
+            )?;
+        }
+        match self.transact("record call outcome", actions).await {
+            Ok(()) => Ok(RecordFailure::None),
+            Err(failure) => refused(failure.condition()?, call),
+        }
+    }
+
+    /// Ends a call whose task was deleted while it was in flight: gives back the service's
+    /// place, once, whichever of this and the task's reclaim comes first.
+    pub async fn drop_orphan_call(
+        &self,
+        tenant: &Tenant,
+        task: &Id,
+        contact: &Id,
+        attempt: u32,
+    ) -> Result<(), Error> {
+        let actions = Actions::new(&self.table)
+            .delete(
+                Call::Contact,
+                keys::task_contacts(tenant, task),
+                keys::contact(contact),
+                Some((
+                    "in_call = :attempt",
+                    Expr::default().value(":attempt", n(attempt)),
+                )),
+            )?
+            .give_back_service_slot(Call::Service)?;
+        match self.transact("drop orphan call", actions).await {
+            Ok(()) => Ok(()),
+            Err(failure) => failure.condition().map(drop),
+        }
+    }
+
+    /// Makes final the state of a contact deleted from the data source, so it neither waits nor
+    /// keeps the task from completing (D13).
+    pub async fn finish_deleted(
+        &self,
+        tenant: &Tenant,
+        task: &Id,
+        contact: &Id,
+    ) -> Result<(), Error> {
+        let written = self
+            .update_one(
+                "finish deleted contact",
+                (keys::task_contacts(tenant, task), keys::contact(contact)),
+                "SET done = :true REMOVE gsi1pk, gsi1sk",
+                Some("attribute_exists(pk) AND attribute_not_exists(in_call)"),
+                Expr::default().value(":true", AttributeValue::Bool(true)),
+            )
+            .await;
+        WriteFailure::took_effect(written).map(drop)
+    }
+}
+
+/// The contact's state after the outcome: the update and its values. With another attempt to
+/// come, the contact goes to the task's waiting index at its next attempt time.
+fn state_after(
+    call: &CallRef,
+    report: &CallReport,
+    next: &AfterOutcome,
+    now: Timestamp,
+) -> (&'static str, Expr) {
+    let mut state_expr = Expr::default()
+        .value(":attempt", n(call.attempt))
+        .value(":claimed", n(call.claimed_at.0))
+        .value(":outcome", n(report.outcome.code()))
+        .value(":duration", n(report.duration))
+        .value(":now", n(now.0))
+        .value(":done", AttributeValue::Bool(next.done))
+        .value(":allowance", n(call.allowance));
+    let update = match next.next_attempt_at {
+        Some(at) => {
+            let rank = call.recalled.then_some(call.priority);
+            state_expr = state_expr
+                .value(":next", n(at.0))
+                .value(":wait_pk", s(keys::waiting(&call.tenant, &call.task_id)))
+                .value(":wait_sk", s(keys::waiting_order(rank, at.0)));
+            "SET attempts = :attempt, last_outcome = :outcome, last_duration = :duration, \
+             allowance = :allowance, updated_at = :now, done = :done, next_attempt_at = :next, \
+             gsi1pk = :wait_pk, gsi1sk = :wait_sk \
+             REMOVE in_call, claimed_at, call_id, gsi2pk, gsi2sk"
+        }
+        None => {
+            "SET attempts = :attempt, last_outcome = :outcome, last_duration = :duration, \
+             allowance = :allowance, updated_at = :now, done = :done \
+             REMOVE in_call, claimed_at, call_id, next_attempt_at, gsi1pk, gsi1sk, gsi2pk, gsi2sk"
+        }
+    };
+    (update, state_expr)
+}
+
+/// What a refused outcome means, from the first action whose condition failed.
+fn refused(failed: ConditionFailure<Call>, call: &CallRef) -> Result<RecordFailure, Error> {
+    Ok(if failed.failed(Call::Contact) {
+        let stored = failed.stored(Call::Contact).cloned();
+        match stored.map(from_item::<TaskContact>).transpose()? {
+            Some(state) if state.in_call == Some(call.attempt) => {
+                RecordFailure::StateChanged(state)
+            }
+            _ => RecordFailure::NotInFlight,
+        }
+    } else if failed.failed(Call::Task) {
+        RecordFailure::TaskGone
+    } else {
+        RecordFailure::ContactGone
+    })
+}

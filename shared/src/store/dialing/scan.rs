@@ -1,0 +1,233 @@
+//! What the tick and a dial run read (D13): the running tasks, the calls in flight and those
+//! overdue, a task's due retries and its never-dialled contacts, and their phone numbers.
+
+use crate::error::Error;
+use crate::model::call::Fresh;
+use crate::model::task::TaskContact;
+use crate::model::Tenant;
+use crate::model::{Id, Phone, Timestamp};
+use crate::store::keys::{self, HEAD, PK, SK};
+use crate::store::{from_item, s, string_attr, Store};
+use std::collections::HashMap;
+
+use super::{key_item, parse_task_contacts_key, RunningTask};
+
+impl Store {
+    /// The running tasks of one shard of the running-task index (eventually consistent; the
+    /// dialer reads each task again before it calls).
+    pub async fn running_tasks(&self, shard: u32) -> Result<Vec<RunningTask>, Error> {
+        let pk = keys::running_shard(shard);
+        let mut tasks = Vec::new();
+        self.query_pages(
+            |query| {
+                query
+                    .index_name(keys::GSI1)
+                    .key_condition_expression("gsi1pk = :pk")
+                    .expression_attribute_values(":pk", s(&pk))
+            },
+            |page| {
+                for item in page {
+                    let tenant = string_attr(&item, PK)
+                        .and_then(|pk| pk.strip_prefix("T#"))
+                        .ok_or_else(|| Error::internal("running task", "no tenant in its key"))
+                        .and_then(|raw| {
+                            Tenant::parse(raw).map_err(|e| Error::internal("running task", e))
+                        })?;
+                    tasks.push(RunningTask {
+                        tenant,
+                        task: from_item(item)?,
+                    });
+                }
+                Ok(true)
+            },
+        )
+        .await?;
+        Ok(tasks)
+    }
+
+    /// Calls in flight in the whole service.
+    pub async fn calls_in_flight(&self) -> Result<u32, Error> {
+        let item = self
+            .get_item(keys::DIALER.to_owned(), keys::CAPACITY.to_owned())
+            .await?;
+        Ok(item
+            .as_ref()
+            .and_then(|item| item.get("in_flight"))
+            .and_then(|value| value.as_n().ok())
+            .and_then(|value| value.parse::<i64>().ok())
+            .map_or(0, |value| value.max(0) as u32))
+    }
+
+    /// Calls of one shard claimed before `before` and still without an outcome.
+    pub async fn stale_calls(
+        &self,
+        shard: u32,
+        before: Timestamp,
+    ) -> Result<Vec<(Tenant, Id, TaskContact)>, Error> {
+        let pk = keys::in_flight_shard(shard);
+        let items = self
+            .query_all(
+                |query| {
+                    query
+                        .index_name(keys::GSI2)
+                        .key_condition_expression("gsi2pk = :pk AND gsi2sk < :before")
+                        .expression_attribute_values(":pk", s(&pk))
+                        .expression_attribute_values(":before", s(format!("{:013}", before.0)))
+                },
+                Some(1000),
+            )
+            .await?;
+        items
+            .into_iter()
+            .map(|item| {
+                let (tenant, task) = string_attr(&item, PK)
+                    .and_then(parse_task_contacts_key)
+                    .ok_or_else(|| Error::internal("stale call", "unexpected key"))?;
+                Ok((tenant, task, from_item(item)?))
+            })
+            .collect()
+    }
+
+    /// Up to `limit` of a task's contacts whose retry or recall call is due at `now`: recalled
+    /// ones by recall priority, then plain retries, each longest waiting first. One Query per
+    /// rank, bounded by `{rank}#{now}` so a contact not yet due is never read, stopping once
+    /// `limit` are found (D13).
+    pub async fn due_retries(
+        &self,
+        tenant: &Tenant,
+        task: &Id,
+        now: Timestamp,
+        limit: usize,
+    ) -> Result<Vec<TaskContact>, Error> {
+        let pk = keys::waiting(tenant, task);
+        let mut states = Vec::new();
+        for rank in [Some(1), Some(2), Some(3), Some(4), Some(5), None] {
+            if states.len() >= limit {
+                break;
+            }
+            let first = keys::waiting_order(rank, 0);
+            let last = keys::waiting_order(rank, now.0);
+            let items = self
+                .query_all(
+                    |query| {
+                        query
+                            .index_name(keys::GSI1)
+                            .key_condition_expression(
+                                "gsi1pk = :pk AND gsi1sk BETWEEN :first AND :last",
+                            )
+                            .expression_attribute_values(":pk", s(&pk))
+                            .expression_attribute_values(":first", s(&first))
+                            .expression_attribute_values(":last", s(&last))
+                    },
+                    Some(limit - states.len()),
+                )
+                .await?;
+            for item in items {
+                states.push(from_item(item)?);
+            }
+        }
+        Ok(states)
+    }
+
+    /// Whether any contact of the task waits for a retry or a recall call, due or not.
+    pub async fn any_waiting(&self, tenant: &Tenant, task: &Id) -> Result<bool, Error> {
+        let pk = keys::waiting(tenant, task);
+        let items = self
+            .query_all(
+                |query| {
+                    query
+                        .index_name(keys::GSI1)
+                        .key_condition_expression("gsi1pk = :pk")
+                        .expression_attribute_values(":pk", s(&pk))
+                        .projection_expression("pk, sk")
+                },
+                Some(1),
+            )
+            .await?;
+        Ok(!items.is_empty())
+    }
+
+    /// Up to `limit` contacts of a data source created after the one with sort key `after`,
+    /// oldest first, with their phone numbers: the never-dialled ones a task's cursor has not
+    /// reached.
+    pub async fn contacts_after(
+        &self,
+        tenant: &Tenant,
+        source: &Id,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<(Fresh, Phone, String)>, Error> {
+        let pk = keys::data_source(tenant, source);
+        let from = after.unwrap_or(keys::CONTACT_PREFIX).to_owned();
+        // The bound itself and the head come back too: two more than asked.
+        let items = self
+            .query_all(
+                |query| {
+                    query
+                        .key_condition_expression("pk = :pk AND sk BETWEEN :from AND :head")
+                        .expression_attribute_values(":pk", s(&pk))
+                        .expression_attribute_values(":from", s(&from))
+                        .expression_attribute_values(":head", s(HEAD))
+                        .projection_expression("sk, phone")
+                        .consistent_read(true)
+                },
+                Some(limit + 2),
+            )
+            .await?;
+        let mut contacts = Vec::new();
+        for item in items {
+            let Some(sk) = string_attr(&item, SK) else {
+                continue;
+            };
+            if sk == from || sk == HEAD {
+                continue;
+            }
+            let (Some(id), Some(phone)) = (
+                sk.strip_prefix(keys::CONTACT_PREFIX).and_then(Id::parse),
+                string_attr(&item, "phone").and_then(|p| Phone::parse(p).ok()),
+            ) else {
+                continue;
+            };
+            contacts.push((Fresh { contact_id: id }, phone, sk.to_owned()));
+            if contacts.len() == limit {
+                break;
+            }
+        }
+        Ok(contacts)
+    }
+
+    /// The phone numbers of those of `ids` that are still contacts of data source `source`.
+    pub async fn contact_phones(
+        &self,
+        tenant: &Tenant,
+        source: &Id,
+        ids: &[Id],
+    ) -> Result<HashMap<Id, Phone>, Error> {
+        let pk = keys::data_source(tenant, source);
+        let wanted = ids.iter().map(|id| key_item(pk.clone(), keys::contact(id)));
+        let items = self.batch_get(wanted.collect(), "sk, phone").await?;
+        Ok(items
+            .iter()
+            .filter_map(|item| {
+                let id = string_attr(item, SK)?
+                    .strip_prefix(keys::CONTACT_PREFIX)
+                    .and_then(Id::parse)?;
+                let phone = Phone::parse(string_attr(item, "phone")?).ok()?;
+                Some((id, phone))
+            })
+            .collect())
+    }
+
+    /// One contact's state in a task, read consistently.
+    pub async fn task_contact(
+        &self,
+        tenant: &Tenant,
+        task: &Id,
+        contact: &Id,
+    ) -> Result<Option<TaskContact>, Error> {
+        self.get_item(keys::task_contacts(tenant, task), keys::contact(contact))
+            .await?
+            .map(from_item)
+            .transpose()
+    }
+}
