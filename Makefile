@@ -5,7 +5,7 @@ TENANT ?= acme
 export MOTO_PORT ?= 5000
 export MOTO_ENDPOINT ?= http://127.0.0.1:$(MOTO_PORT)
 
-.PHONY: run test openapi token lint-template validate-template bench bench-run bench-once bench-venv package
+.PHONY: run test openapi token lint-template validate-template bench bench-run bench-once bench-venv bench-cold-start package
 
 # The local server is built as `make test` builds it: `cargo test --workspace` unifies the
 # features of every member and its dev-dependencies, and a plain `cargo build -p outbound-local`
@@ -82,6 +82,16 @@ bench:
 	echo "== expensive benches, once"; \
 	$(MAKE) --no-print-directory bench-once
 	python3 scripts/bench_report.py
+
+## bench-cold-start: only the cold-start figures, BENCH_RUNS times, into bench/results.json and
+## BENCHMARKS.md beside the figures kept from the last `make bench` (bench_report.py --keep)
+bench-cold-start: export BENCH_DIR ?= $(CURDIR)/.local/bench
+bench-cold-start:
+	@mkdir -p $(BENCH_DIR) && rm -f $(BENCH_DIR)/samples.jsonl
+	cargo build --quiet --profile bench $(addprefix -p ,$(FUNCTIONS))
+	cargo build --quiet --profile bench -p outbound-local --bin hello-lambda
+	for run in $$(seq $(BENCH_RUNS)); do cargo bench --quiet -p outbound-local --bench cold_start || exit 1; done
+	python3 scripts/bench_report.py --keep
 
 # One run of every benchmark that `make bench` repeats: one line each, each recording samples.
 bench-run:

@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
 """Turns the benchmark samples of `make bench` into `bench/results.json` and `BENCHMARKS.md`.
 
+With `--keep`, the figures of the existing `bench/results.json` that the new samples do not
+measure stay as they are, so one group can be measured again alone (`make bench-cold-start`).
+
 Reads `$BENCH_DIR/samples.jsonl` (or the file given as the first argument): one JSON object a
 line, `{"key": "dotted.path", "value": number}`, one line per figure per run, written by
 `outbound_local::bench::record` and scripts/bench_files.py. Samples are grouped by key; each
@@ -249,9 +252,24 @@ def markdown(summaries):
     return "\n".join(out)
 
 
+def flatten(tree, prefix=""):
+    """The figures of a `bench/results.json` tree, by dotted key (the inverse of `nested`)."""
+    figures = {}
+    for name, value in tree.items():
+        key = f"{prefix}.{name}" if prefix else name
+        if isinstance(value, dict) and "median" in value and "runs" in value:
+            figures[key] = value
+        elif isinstance(value, dict):
+            figures.update(flatten(value, key))
+    return figures
+
+
 def main():
-    if len(sys.argv) > 1:
-        path = Path(sys.argv[1])
+    args = sys.argv[1:]
+    keep = "--keep" in args
+    args = [arg for arg in args if arg != "--keep"]
+    if args:
+        path = Path(args[0])
     elif os.environ.get("BENCH_DIR"):
         path = Path(os.environ["BENCH_DIR"]) / "samples.jsonl"
     else:
@@ -259,6 +277,10 @@ def main():
     if not path.exists():
         sys.exit(f"{path}: no samples (run make bench)")
     summaries = {key: summary(values) for key, values in read_samples(path).items()}
+    existing = ROOT / "bench" / "results.json"
+    if keep and existing.exists():
+        kept = flatten(json.loads(existing.read_text(encoding="utf-8")))
+        summaries = {**{k: v for k, v in kept.items() if k not in summaries}, **summaries}
     (ROOT / "bench").mkdir(exist_ok=True)
     results = json.dumps(nested(summaries), indent=2, sort_keys=True) + "\n"
     (ROOT / "bench" / "results.json").write_text(results, encoding="utf-8")
