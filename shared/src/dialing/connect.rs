@@ -10,7 +10,7 @@ use super::provider::{CallRequest, CallStatus, PlaceError, Provider};
 use crate::aws::Lazy;
 use crate::error::ConfigError;
 use crate::error::Error;
-use crate::model::call::{CallReport, Outcome};
+use crate::model::call::{CallAttempt, CallReport, Outcome};
 use crate::model::Phone;
 use aws_sdk_connect::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
 use aws_sdk_connect::operation::describe_contact::DescribeContactError;
@@ -143,6 +143,36 @@ impl Provider for ConnectProvider {
         match answer {
             Ok(output) => Ok(output.contact().map_or(CallStatus::Unknown, contact_status)),
             Err(error) => describe_error(error),
+        }
+    }
+
+    /// The attempt a contact of the instance is, from the attributes every call this service
+    /// starts carries ([`start_request`]): `GetContactAttributes`. A contact Connect does not know,
+    /// or one without them (an inbound call, another application's), is not ours.
+    async fn attempt_of(&self, call_id: &str) -> Result<Option<CallAttempt>, Error> {
+        let answer = self
+            .client
+            .get()
+            .get_contact_attributes()
+            .instance_id(&self.settings.instance_id)
+            .initial_contact_id(call_id)
+            .send()
+            .await;
+        match answer {
+            Ok(output) => {
+                let attributes = output.attributes();
+                Ok(CallAttempt::from_attributes(|name| {
+                    attributes.and_then(|map| map.get(name)).cloned()
+                }))
+            }
+            Err(error)
+                if error
+                    .as_service_error()
+                    .is_some_and(|e| e.is_resource_not_found_exception()) =>
+            {
+                Ok(None)
+            }
+            Err(error) => Err(Error::dependency("get contact attributes", error)),
         }
     }
 }
@@ -313,20 +343,29 @@ pub fn report(
                 ..ended(Outcome::Failed, why)
             }
         }
-        Some(why @ "HUMAN_ANSWERED") => return answered(reason.unwrap_or(why)),
-        // Voicemail, rang out, or connected without anyone found to be there: no person
-        // answered (D13).
+        // A person answered; `ANSWERED` is how DescribeContact reports an answered call that
+        // detection did not find to be a machine: calling again would call that person again.
+        Some(why @ ("HUMAN_ANSWERED" | "ANSWERED")) => return answered(reason.unwrap_or(why)),
+        // Voicemail, rang out, or connected without anyone found to be there (detection
+        // unresolved, or nothing detected): no person answered (D13).
         Some(
             why @ ("VOICEMAIL_BEEP"
             | "VOICEMAIL_NO_BEEP"
             | "AMD_UNANSWERED"
             | "AMD_UNRESOLVED"
-            | "AMD_UNRESOLVED_SILENCE"),
-        ) => return ended(Outcome::NoAnswer, why),
+            | "AMD_UNRESOLVED_SILENCE"
+            | "UNDETECTED"),
+        ) if why != "UNDETECTED" || connected.is_some() => return ended(Outcome::NoAnswer, why),
         // Busy, unreachable (another SIT tone, a fax line) or a detection error (D13: failed).
         Some(
-            why @ ("SIT_TONE_BUSY" | "SIT_TONE_DETECTED" | "FAX_MACHINE_DETECTED" | "AMD_ERROR"),
+            why @ ("SIT_TONE_BUSY"
+            | "SIT_TONE_DETECTED"
+            | "FAX_MACHINE_DETECTED"
+            | "AMD_ERROR"
+            | "ERROR"),
         ) => return ended(Outcome::Failed, why),
+        // Never connected: nothing was detected, and the disconnect reason says why.
+        Some("UNDETECTED") => {}
         // Disconnected before any media: detection has nothing to say.
         None | Some("AMD_NOT_APPLICABLE") => {}
         // A status this code does not know: whatever answered is not known to be a person.
@@ -479,6 +518,7 @@ fn timestamp(name: &str, text: Option<&str>) -> Result<Option<DateTime<Utc>>, Er
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::lookup;
     use crate::model::Id;
     use aws_sdk_connect::config::http::HttpResponse;
     use aws_sdk_connect::error::{ConnectorError, ErrorMetadata};
@@ -489,7 +529,6 @@ mod tests {
     };
     use aws_sdk_connect::types::AnsweringMachineDetectionStatus;
     use aws_smithy_types::body::SdkBody;
-    use crate::config::lookup;
     use std::collections::HashMap;
 
     const BASE: [(&str, &str); 2] = [
@@ -945,6 +984,13 @@ mod tests {
             (Some("TELECOM_NUMBER_INVALID"), None, false, invalid("TELECOM_NUMBER_INVALID")),
             (Some("TELECOM_NUMBER_INVALID"), Some("SIT_TONE_INVALID_NUMBER"), true, invalid("TELECOM_NUMBER_INVALID")),
             (Some("CUSTOMER_DISCONNECT"), Some("SIT_TONE_INVALID_NUMBER"), true, invalid("SIT_TONE_INVALID_NUMBER")),
+            // DescribeContact's own spellings.
+            (Some("CUSTOMER_DISCONNECT"), Some("ANSWERED"), true, success("CUSTOMER_DISCONNECT")),
+            (None, Some("ANSWERED"), true, success("ANSWERED")),
+            (Some("CUSTOMER_DISCONNECT"), Some("UNDETECTED"), true, no_answer("UNDETECTED")),
+            (Some("TELECOM_UNANSWERED"), Some("UNDETECTED"), false, no_answer("TELECOM_UNANSWERED")),
+            (Some("TELECOM_BUSY"), Some("UNDETECTED"), false, failed("TELECOM_BUSY")),
+            (Some("CUSTOMER_DISCONNECT"), Some("ERROR"), true, failed("ERROR")),
         ];
         for (reason, amd, was_connected, want) in cases {
             let got = report(

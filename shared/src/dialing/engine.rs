@@ -10,7 +10,8 @@ use super::provider::{CallRequest, CallStatus, PlaceError, Provider};
 use super::simulated::SimulatedEvent;
 use crate::config::dialing::DialerConfig;
 use crate::error::Error;
-use crate::model::call::{after_outcome, CallRef, CallReport, Due, Fresh, Outcome};
+use crate::model::call::{after_outcome, CallAttempt, CallRef, CallReport, Due, Fresh, Outcome};
+use crate::model::task::TaskContact;
 use crate::model::Tenant;
 use crate::model::{Id, Phone, Task, TaskStatus, Timestamp};
 use crate::queue::{self, Queue};
@@ -530,17 +531,61 @@ impl<P: Provider> Engine<P> {
     /// outcome. Events that are no call's end are acknowledged and ignored; an outcome that
     /// arrives before its call is marked placed fails, so SQS delivers it again later.
     pub async fn call_event(&self, body: &str) -> Result<(), Error> {
-        let Some((call_id, report)) = parse_call_event(body)? else {
+        let Some(ended) = parse_call_event(body)? else {
             return Ok(());
         };
-        let call = self
-            .store
-            .call_by_provider_id(&call_id)
-            .await?
-            .ok_or_else(|| {
-                Error::internal("call event", format!("call {call_id} is not placed yet"))
-            })?;
-        self.record(call, &report).await
+        if let Some(call) = self.store.call_by_provider_id(&ended.call_id).await? {
+            return self.record(call, &ended.report).await;
+        }
+        // No call record: the provider took the call but its id was never saved (the run died
+        // after placing it, or saving failed), or is not saved yet; or the call is not ours.
+        let attempt = match ended.attempt {
+            Some(attempt) => Some(attempt),
+            None => self.provider.attempt_of(&ended.call_id).await?,
+        };
+        match attempt {
+            Some(attempt) => self.record_recovered(&attempt, &ended.report).await,
+            None => {
+                tracing::info!(call_id = %ended.call_id, "outcome of a call that is not ours; ignored");
+                crate::telemetry::metrics(&[], &[("UnknownCallEvents", 1.0, Unit::Count)]);
+                Ok(())
+            }
+        }
+    }
+
+    /// Records the outcome of attempt `attempt` found from what the call carries: while that
+    /// attempt is still in flight, exactly as its call record would have (D13).
+    async fn record_recovered(
+        &self,
+        attempt: &CallAttempt,
+        report: &CallReport,
+    ) -> Result<(), Error> {
+        let CallAttempt {
+            tenant,
+            task_id,
+            contact_id,
+            attempt,
+        } = attempt;
+        let Some(state) = self.store.task_contact(tenant, task_id, contact_id).await? else {
+            return Ok(());
+        };
+        if state.in_call != Some(*attempt) {
+            tracing::info!(%task_id, %contact_id, attempt, "outcome recorded before; nothing changes");
+            return Ok(());
+        }
+        let task = match self.store.task(tenant, task_id).await {
+            Ok(task) => task,
+            Err(Error::NotFound(_)) => {
+                return self
+                    .store
+                    .drop_orphan_call(tenant, task_id, contact_id, *attempt)
+                    .await
+            }
+            Err(error) => return Err(error),
+        };
+        tracing::warn!(%task_id, %contact_id, attempt, "outcome of a call whose id was not saved");
+        self.record(call_of(tenant, &task, contact_id, *attempt, &state), report)
+            .await
     }
 
     /// Settles a call whose outcome never came (D13): what the provider says of it, else failed
@@ -585,37 +630,69 @@ impl<P: Provider> Engine<P> {
                 CallStatus::InProgress | CallStatus::Unknown => CallReport::no_outcome(),
             },
         };
-        let call = CallRef {
-            tenant: tenant.clone(),
-            task_id: task.id.clone(),
-            data_source_id: task.data_source_id.clone(),
-            contact_id: contact_id.clone(),
-            attempt,
-            call_interval: task.settings.call_interval,
-            allowance: state.allowance,
-            recalled: state.recalled,
-            priority: state.priority,
-            claimed_at: state.updated_at,
-        };
-        self.record(call, &report).await
+        self.record(call_of(tenant, &task, contact_id, attempt, &state), &report)
+            .await
     }
 }
 
-/// The provider's call id and outcome of a call-events message; `None` for an event that is not
-/// the end of a call.
-pub fn parse_call_event(body: &str) -> Result<Option<(String, CallReport)>, Error> {
+/// The reference of attempt `attempt` of a contact whose state in the task is `state`, read
+/// while that attempt is in flight: what its call record would hold. A recall made during the
+/// call moved the state on (`updated_at` past the claim) and granted its fresh attempts counting
+/// from before this call, so this call is not one of them (D12), as [`Engine::record`] allows on
+/// the event path.
+fn call_of(
+    tenant: &Tenant,
+    task: &Task,
+    contact_id: &Id,
+    attempt: u32,
+    state: &TaskContact,
+) -> CallRef {
+    let recalled_during_call = state.claimed_at != Some(state.updated_at);
+    CallRef {
+        tenant: tenant.clone(),
+        task_id: task.id.clone(),
+        data_source_id: task.data_source_id.clone(),
+        contact_id: contact_id.clone(),
+        attempt,
+        call_interval: task.settings.call_interval,
+        allowance: state.allowance + u32::from(recalled_during_call),
+        recalled: state.recalled,
+        priority: state.priority,
+        claimed_at: state.updated_at,
+    }
+}
+
+/// A call that ended, as a call-events message tells it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EndedCall {
+    /// The provider's id of the call.
+    pub call_id: String,
+    pub report: CallReport,
+    /// The attempt it was, when the event itself says (the simulated provider's do).
+    pub attempt: Option<CallAttempt>,
+}
+
+/// The call a call-events message says ended; `None` for an event that is not the end of a call.
+pub fn parse_call_event(body: &str) -> Result<Option<EndedCall>, Error> {
     let value: serde_json::Value =
         serde_json::from_str(body).map_err(|e| Error::internal("decode call event", e))?;
     if value.get("detail-type").is_some() {
-        return Ok(super::connect::parse_event(body)?
-            .map(|disconnect| (disconnect.contact_id, disconnect.report)));
+        return Ok(
+            super::connect::parse_event(body)?.map(|disconnect| EndedCall {
+                call_id: disconnect.contact_id,
+                report: disconnect.report,
+                attempt: None,
+            }),
+        );
     }
     let event: SimulatedEvent =
         serde_json::from_value(value).map_err(|e| Error::internal("decode call event", e))?;
-    Ok(Some((
-        event.simulated_call.call_id,
-        event.simulated_call.report,
-    )))
+    let ended = event.simulated_call;
+    Ok(Some(EndedCall {
+        call_id: ended.call_id,
+        report: ended.report,
+        attempt: ended.attempt,
+    }))
 }
 
 #[cfg(test)]
@@ -658,14 +735,21 @@ mod tests {
     #[test]
     fn call_events_are_read_from_either_provider() {
         let simulated = r#"{"simulatedCall":{"callId":"sim-1","report":{"outcome":3,"duration":0,"invalidNumber":false,"reason":"unanswered"}}}"#;
-        let (id, report) = parse_call_event(simulated).unwrap().unwrap();
+        let ended = parse_call_event(simulated).unwrap().unwrap();
         assert_eq!(
-            (id.as_str(), report.outcome),
-            ("sim-1", super::Outcome::NoAnswer)
+            (ended.call_id.as_str(), ended.report.outcome, ended.attempt),
+            ("sim-1", Outcome::NoAnswer, None)
         );
         let connect = include_str!("../../../tests/events/connect-disconnected-human.json");
-        let (_, report) = parse_call_event(connect).unwrap().unwrap();
-        assert_eq!(report.outcome, super::Outcome::Success);
+        let ended = parse_call_event(connect).unwrap().unwrap();
+        assert_eq!(
+            (ended.call_id.as_str(), ended.report.outcome, ended.attempt),
+            (
+                "3f8e2d71-9c4b-4a6e-b5d0-1a7c9e2f4b83",
+                Outcome::Success,
+                None
+            )
+        );
         let ignored = include_str!("../../../tests/events/connect-connected-to-system.json");
         assert_eq!(parse_call_event(ignored).unwrap(), None);
         assert!(parse_call_event("not json").is_err());

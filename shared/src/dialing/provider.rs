@@ -2,7 +2,7 @@
 //! engine runs the same against Amazon Connect, the simulated provider, and a test's recorder.
 
 use crate::error::{Cause, Error};
-use crate::model::call::CallReport;
+use crate::model::call::{CallAttempt, CallReport};
 use crate::model::{Id, Phone, Tenant};
 use std::future::Future;
 
@@ -62,4 +62,14 @@ pub trait Provider: Send + Sync {
 
     /// What the provider knows of call `call_id` now.
     fn describe(&self, call_id: &str) -> impl Future<Output = Result<CallStatus, Error>> + Send;
+
+    /// Which attempt call `call_id` is, from what the call carries; `None` for a call that is
+    /// not this service's, or a provider that keeps nothing (the default).
+    fn attempt_of(
+        &self,
+        call_id: &str,
+    ) -> impl Future<Output = Result<Option<CallAttempt>, Error>> + Send {
+        let _ = call_id;
+        async { Ok(None) }
+    }
 }

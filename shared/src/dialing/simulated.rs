@@ -6,7 +6,7 @@
 use super::provider::{CallRequest, CallStatus, PlaceError, Provider};
 use crate::config::dialing::SimulatedSettings;
 use crate::error::Error;
-use crate::model::call::{CallReport, Outcome};
+use crate::model::call::{CallAttempt, CallReport, Outcome};
 use crate::queue::{Message, Queue};
 use serde::{Deserialize, Serialize};
 
@@ -16,6 +16,9 @@ use serde::{Deserialize, Serialize};
 pub struct SimulatedOutcome {
     pub call_id: String,
     pub report: CallReport,
+    /// The attempt the call was, as a Connect contact carries it in its attributes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attempt: Option<CallAttempt>,
 }
 
 /// The body of a simulated outcome on the call-events queue: `{"simulatedCall": {...}}`.
@@ -85,6 +88,12 @@ impl Provider for SimulatedProvider {
             simulated_call: SimulatedOutcome {
                 call_id: call_id.clone(),
                 report: decide(&self.settings, call.phone.as_str(), call.attempt),
+                attempt: Some(CallAttempt {
+                    tenant: call.tenant.clone(),
+                    task_id: call.task_id.clone(),
+                    contact_id: call.contact_id.clone(),
+                    attempt: call.attempt,
+                }),
             },
         };
         let delay = u32::try_from(self.settings.delay.as_secs()).unwrap_or(900);

@@ -5,6 +5,7 @@ use super::connect::ConnectProvider;
 use super::provider::{CallRequest, CallStatus, PlaceError, Provider};
 use super::simulated::SimulatedProvider;
 use crate::error::Error;
+use crate::model::call::CallAttempt;
 
 /// The provider chosen by `DIAL_PROVIDER`.
 pub enum Telephony {
@@ -24,6 +25,13 @@ impl Provider for Telephony {
         match self {
             Telephony::Simulated(provider) => provider.describe(call_id).await,
             Telephony::AmazonConnect(provider) => provider.describe(call_id).await,
+        }
+    }
+
+    async fn attempt_of(&self, call_id: &str) -> Result<Option<CallAttempt>, Error> {
+        match self {
+            Telephony::Simulated(provider) => provider.attempt_of(call_id).await,
+            Telephony::AmazonConnect(provider) => provider.attempt_of(call_id).await,
         }
     }
 }

@@ -85,6 +85,34 @@ pub struct Due {
     pub state: Option<TaskContact>,
 }
 
+/// Which attempt a call is, as the call itself carries it (Amazon Connect's contact attributes,
+/// the simulated provider's outcome): enough to find the call's claim when its provider id was
+/// never saved.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CallAttempt {
+    pub tenant: Tenant,
+    pub task_id: Id,
+    pub contact_id: Id,
+    pub attempt: u32,
+}
+
+impl CallAttempt {
+    /// The attempt named by a call's attributes (`tenant`, `taskId`, `contactId`, `attempt`);
+    /// `None` when any is missing or malformed: not a call of this service.
+    pub fn from_attributes(get: impl Fn(&str) -> Option<String>) -> Option<Self> {
+        Some(CallAttempt {
+            tenant: Tenant::parse(&get("tenant")?).ok()?,
+            task_id: Id::parse(&get("taskId")?)?,
+            contact_id: Id::parse(&get("contactId")?)?,
+            attempt: get("attempt")?
+                .parse()
+                .ok()
+                .filter(|attempt| *attempt > 0)?,
+        })
+    }
+}
+
 /// Everything the outcome of one call needs, written when the call is placed (the call record)
 /// and read back through the provider's call id.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

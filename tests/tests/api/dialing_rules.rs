@@ -10,7 +10,7 @@ use outbound::config::dialing::{DialerConfig, OutcomeMix};
 use outbound::dialing::engine::TickReport;
 use outbound::dialing::plan::Clock;
 use outbound::dialing::simulated::{decide, SimulatedEvent, SimulatedOutcome};
-use outbound::error::Error;
+use outbound::dialing::{CallRequest, Provider};
 use outbound::model::call::Due;
 use outbound::model::call::Outcome;
 use outbound::model::{Task, TaskStatus, Timestamp};
@@ -429,57 +429,73 @@ async fn an_outcome_delivered_twice_is_recorded_once() {
     assert_eq!(rig.detail(&task.id).await["callCount"], 1);
 }
 
-/// D13: an outcome that arrives before its call is known as placed (never claimed, or claimed
-/// and not yet marked placed) is refused and changes nothing, so SQS delivers it again; once
-/// the call is marked placed, it is recorded once.
+/// D13: an outcome naming a call the service does not know, and not saying which attempt it is
+/// (an inbound or another application's call on the instance, a message without the attempt),
+/// is acknowledged and changes nothing: it is counted as unknown, not redelivered into the
+/// dead-letter queue.
 #[tokio::test]
-async fn an_outcome_before_its_call_is_placed_is_refused_then_taken() {
+async fn an_outcome_of_a_call_that_is_not_ours_changes_nothing() {
     let rig = rig(ALL_SUCCESS, |_| {}).await;
     let task = rig.running(1, json!({})).await;
     let contact = &task.contacts[0];
-    let call_id = format!("sim-{}", token(&task.id, contact, 1));
-    let event = SimulatedEvent {
+    let unattributed = SimulatedEvent {
         simulated_call: SimulatedOutcome {
-            call_id: call_id.clone(),
+            call_id: format!("sim-{}", token(&task.id, contact, 1)),
             report: decide(&rig.engine.config.simulated, &phone(0), 1),
+            attempt: None,
         },
     };
-    let body = serde_json::to_string(&event).unwrap();
-    // Refused, and nothing stored changed.
-    let refused = || async {
-        let before = rig.api.snapshot().await;
-        let result = rig.engine.call_event(&body).await;
-        assert!(matches!(result, Err(Error::Internal { .. })), "{result:?}");
-        assert_eq!(rig.api.snapshot().await, before);
-    };
+    let before = rig.api.snapshot().await;
+    for body in [
+        include_str!("../../events/connect-disconnected-inbound.json").to_owned(),
+        include_str!("../../events/connect-disconnected-agent-outbound.json").to_owned(),
+        serde_json::to_string(&unattributed).unwrap(),
+    ] {
+        rig.engine.call_event(&body).await.unwrap();
+    }
+    assert_eq!(rig.api.snapshot().await, before);
+}
 
-    refused().await;
-    // Claimed, the provider not yet answered: the dialer's state between claim and mark_placed.
+/// The caps of `engine`'s configuration, as a dial run claims under them.
+fn caps_of(engine: &TestEngine) -> Caps {
+    let config = &engine.config;
+    Caps {
+        per_task: config.max_in_flight_per_task,
+        total: config.max_in_flight,
+        rate_per_second: config.rate_per_second,
+    }
+}
+
+/// D13: a call the provider took whose id was never saved (the run died after placing it, or
+/// saving the id failed) still has its outcome recorded, once, from the attempt the call
+/// carries; the late save finds the attempt settled, and the person is not called again.
+#[tokio::test]
+async fn an_outcome_whose_call_id_was_never_saved_is_recorded_from_the_call() {
+    let rig = rig(ALL_SUCCESS, |_| {}).await;
+    let task = rig.running(1, json!({"maxDialCount": 3})).await;
+    let contact = &task.contacts[0];
+    let (owner, stored) = (tenant(OWNER), rig.stored(&task.id).await);
     let due = Due {
         contact_id: id(contact),
         attempt: 1,
         state: None,
     };
-    let config = &rig.engine.config;
-    let caps = Caps {
-        per_task: config.max_in_flight_per_task,
-        total: config.max_in_flight,
-        rate_per_second: config.rate_per_second,
-    };
-    let (owner, stored) = (tenant(OWNER), rig.stored(&task.id).await);
-    let claim = rig
-        .engine
-        .store
-        .claim_call(&owner, &stored, &due, caps, rig.clock.now());
+    let claim =
+        rig.engine
+            .store
+            .claim_call(&owner, &stored, &due, caps_of(&rig.engine), rig.clock.now());
     let call = claim.await.unwrap();
-    refused().await;
-    let stored = rig.stored(&task.id).await;
-    assert_eq!((stored.in_flight, stored.counters.calls), (1, 0));
-    assert_eq!(rig.contacts(&task.source).await[contact], (0, 0));
+    let request = CallRequest {
+        tenant: owner.clone(),
+        task_id: id(&task.id),
+        contact_id: id(contact),
+        attempt: 1,
+        phone: outbound::model::Phone::parse(&phone(0)).unwrap(),
+    };
+    // Placed; the run dies before it saves the call's id.
+    let call_id = rig.engine.provider.place(&request).await.unwrap();
 
-    assert!(rig.engine.store.mark_placed(&call, &call_id).await.unwrap());
-    rig.engine.call_event(&body).await.unwrap();
-    rig.engine.call_event(&body).await.unwrap();
+    assert_eq!(rig.api.drain(&rig.engine, DialInbox::CallEvents).await, 1);
     let stored = rig.stored(&task.id).await;
     assert_eq!((stored.in_flight, stored.counters.calls), (0, 1));
     assert_eq!(stored.counters.success, 1);
@@ -488,6 +504,34 @@ async fn an_outcome_before_its_call_is_placed_is_refused_then_taken() {
     let states = rig.api.stored_task_contacts(OWNER, &task.id).await;
     let state = &states[contact];
     assert_eq!((state.attempts, state.done, state.in_call), (1, true, None));
+
+    assert!(!rig.engine.store.mark_placed(&call, &call_id).await.unwrap());
+    let before = rig.api.snapshot().await;
+    let again = SimulatedEvent {
+        simulated_call: SimulatedOutcome {
+            call_id,
+            report: decide(&rig.engine.config.simulated, &phone(0), 1),
+            attempt: Some(outbound::model::call::CallAttempt {
+                tenant: owner,
+                task_id: id(&task.id),
+                contact_id: id(contact),
+                attempt: 1,
+            }),
+        },
+    };
+    let again = serde_json::to_string(&again).unwrap();
+    rig.engine.call_event(&again).await.unwrap();
+    assert_eq!(
+        rig.api.snapshot().await,
+        before,
+        "delivered twice, recorded once"
+    );
+    rig.complete(&task.id, MINUTE).await;
+    assert_eq!(
+        rig.placed(),
+        calls(&task, &[0], 1),
+        "answered: never called again"
+    );
 }
 
 /// D13: a call whose outcome never arrives is reconciled after `reconcile_after` and recorded
@@ -694,6 +738,37 @@ async fn a_due_retry_is_not_starved_by_recalled_contacts_not_yet_due() {
     rig.round().await;
     assert_eq!(rig.placed().len(), 202);
     assert_eq!(rig.placed()[201], token(&task.id, plain, 2));
+}
+
+/// D12, D13: a recall made during a call whose outcome is lost grants its fresh attempts after
+/// that call all the same: the reconciled call is not one of them, as when the outcome arrives.
+#[tokio::test]
+async fn a_recall_during_a_lost_call_still_grants_fresh_attempts() {
+    let rig = rig(ALL_NO_ANSWER, |s| s.reconcile_after = MINUTE).await;
+    let task = rig
+        .running(1, json!({"maxDialCount": 1, "callInterval": 10}))
+        .await;
+    let contact = &task.contacts[0];
+    rig.tick_and_dial().await;
+    assert_eq!(rig.placed(), calls(&task, &[0], 1));
+
+    let ids = json!({ "contactIds": [contact] });
+    assert_eq!(rig.recall(&task.id, ids).await, vec![contact.clone()]);
+    assert_eq!(rig.take_events().await.len(), 1, "the outcome is lost");
+    rig.catch_up();
+    rig.clock.advance(Duration::from_secs(61));
+    assert_eq!(rig.tick_and_dial().await.reconcile_jobs, 1);
+    let states = rig.api.stored_task_contacts(OWNER, &task.id).await;
+    let state = &states[contact];
+    assert_eq!(
+        (state.attempts, state.done, state.in_call),
+        (1, false, None)
+    );
+    rig.complete(&task.id, MINUTE).await;
+    assert_eq!(
+        rig.placed(),
+        [calls(&task, &[0], 1), calls(&task, &[0], 2)].concat()
+    );
 }
 
 /// D12: a contact recalled while its call is in flight still gets a fresh allowance of

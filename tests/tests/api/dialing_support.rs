@@ -9,6 +9,7 @@ pub use outbound::dialing::plan::ManualClock;
 use outbound::dialing::telephony::Telephony;
 use outbound::dialing::{CallRequest, CallStatus, PlaceError, Provider};
 use outbound::error::Error;
+use outbound::model::call::CallAttempt;
 use outbound::model::TaskStatus;
 use outbound::worker::dialing::DialInbox;
 use std::sync::{Arc, Mutex};
@@ -29,6 +30,10 @@ impl Provider for Recorder {
 
     async fn describe(&self, call_id: &str) -> Result<CallStatus, Error> {
         self.inner.describe(call_id).await
+    }
+
+    async fn attempt_of(&self, call_id: &str) -> Result<Option<CallAttempt>, Error> {
+        self.inner.attempt_of(call_id).await
     }
 }
 

@@ -1,0 +1,115 @@
+//! `template.yaml` checked as data: what cfn-lint cannot know about our intent. The EventBridge
+//! rule that feeds the call-events queue is matched, with EventBridge's matching rules for the
+//! parts of a pattern it uses (exact values listed in arrays, nested objects), against recorded
+//! Amazon Connect contact events (D13): our own API-started calls match, the instance's other
+//! calls (inbound, agent-dialled outbound) do not.
+
+use serde_json::Value as Json;
+use yaml_serde::Value as Yaml;
+
+fn template() -> Yaml {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../template.yaml");
+    yaml_serde::from_str(&std::fs::read_to_string(path).expect("template.yaml is readable"))
+        .expect("template.yaml is YAML")
+}
+
+/// A resource of the template by its logical id.
+fn resource<'a>(template: &'a Yaml, id: &str) -> &'a Yaml {
+    &template["Resources"][id]
+}
+
+/// `!Sub` strings resolved with the values a deployment would give them.
+fn resolve(value: &Yaml, parameters: &[(&str, &str)]) -> Option<String> {
+    match value {
+        Yaml::String(text) => Some(text.clone()),
+        Yaml::Tagged(tagged) if tagged.tag == "Sub" => {
+            let mut text = tagged.value.as_str()?.to_owned();
+            for (name, value) in parameters {
+                text = text.replace(&format!("${{{name}}}"), value);
+            }
+            Some(text)
+        }
+        _ => None,
+    }
+}
+
+/// EventBridge's matching, for patterns of arrays of exact values and nested objects: every
+/// field of the pattern must be in the event, and its value one of the listed ones.
+fn matches(pattern: &Yaml, event: &Json, parameters: &[(&str, &str)]) -> bool {
+    let Yaml::Mapping(fields) = pattern else {
+        panic!("a pattern is an object of fields: {pattern:?}");
+    };
+    fields.iter().all(|(name, wanted)| {
+        let name = name.as_str().expect("field names are strings");
+        let Some(value) = event.get(name) else {
+            return false;
+        };
+        match wanted {
+            Yaml::Sequence(values) => {
+                let value = value.as_str();
+                values.iter().any(|listed| {
+                    resolve(listed, parameters).as_deref() == value && value.is_some()
+                })
+            }
+            Yaml::Mapping(_) => matches(wanted, value, parameters),
+            other => panic!("{name}: only arrays and objects are used in patterns: {other:?}"),
+        }
+    })
+}
+
+fn recorded(name: &str) -> Json {
+    let path = format!("{}/events/{name}.json", env!("CARGO_MANIFEST_DIR"));
+    serde_json::from_str(&std::fs::read_to_string(path).expect("a recorded event")).unwrap()
+}
+
+/// The deployment the recorded events come from.
+const DEPLOYED: [(&str, &str); 4] = [
+    ("AWS::Partition", "aws"),
+    ("AWS::Region", "eu-west-1"),
+    ("AWS::AccountId", "482915736204"),
+    ("ConnectInstanceId", "5c1b0f2e-8d4a-4e6b-9a37-2f61c0d8e915"),
+];
+
+#[test]
+fn the_contact_event_rule_takes_only_calls_the_service_started() {
+    let template = template();
+    let rule = resource(&template, "ConnectContactEventsRule");
+    assert_eq!(rule["Type"].as_str(), Some("AWS::Events::Rule"));
+    assert_eq!(
+        rule["Properties"]["Targets"][0]["Id"].as_str(),
+        Some("CallEventsQueue")
+    );
+    let pattern = &rule["Properties"]["EventPattern"];
+    for ours in [
+        "connect-disconnected-human",
+        "connect-disconnected-busy",
+        "connect-disconnected-voicemail",
+        "connect-disconnected-unanswered",
+        "connect-disconnected-invalid-number",
+    ] {
+        assert!(
+            matches(pattern, &recorded(ours), &DEPLOYED),
+            "{ours} must match"
+        );
+    }
+    for theirs in [
+        "connect-disconnected-inbound",
+        "connect-disconnected-agent-outbound",
+        "connect-connected-to-system",
+    ] {
+        assert!(
+            !matches(pattern, &recorded(theirs), &DEPLOYED),
+            "{theirs} must not match"
+        );
+    }
+    let elsewhere = [
+        ("ConnectInstanceId", "another-instance"),
+        DEPLOYED[0],
+        DEPLOYED[1],
+        DEPLOYED[2],
+    ];
+    assert!(
+        !matches(pattern, &recorded("connect-disconnected-human"), &elsewhere),
+        "another instance's calls must not match"
+    );
+}
