@@ -230,7 +230,7 @@ pub async fn recall(
             "contactIds may name at most {MAX_RECALL_IDS} contacts"
         )));
     }
-    let task = store.task(tenant, id).await?;
+    let mut task = store.task(tenant, id).await?;
     TaskOperation::Recall.apply(task.status)?;
     let candidates: Vec<Id> = if contact_ids.is_empty() {
         store.failed_task_contacts(tenant, id).await?
@@ -255,10 +255,21 @@ pub async fn recall(
     let now = Timestamp::now();
     let small = recalled.len() <= RECALL_IN_ONE;
     if task.status != TaskStatus::Completed && small {
-        store
+        match store
             .queue_recall(tenant, &task, &recalled, priority, now)
-            .await?;
-        return Ok(recalled);
+            .await
+        {
+            Ok(()) => return Ok(recalled),
+            // The engine completed the task since it was read: it is requeued with the recall
+            // below (D10), never left COMPLETED with contacts queued that nothing dials.
+            Err(Error::NotAllowed(refused)) => {
+                task = store.task(tenant, id).await?;
+                if task.status != TaskStatus::Completed {
+                    return Err(Error::NotAllowed(refused));
+                }
+            }
+            Err(error) => return Err(error),
+        }
     }
     let recall = Id::new();
     let manifest = RecallManifest {

@@ -57,8 +57,10 @@ fn recall_pending(task: &Id) -> Error {
 
 impl Store {
     /// Recalls up to [`RECALL_IN_ONE`] contacts in one transaction with the task, while the task
-    /// still allows recall (405). The task's revision moves, so a completion that read the task
-    /// before this recall fails its condition instead of ending a task with contacts queued.
+    /// is RUNNING or PAUSED (else 405: a COMPLETED task is requeued with its recall instead,
+    /// never recalled in place, where nothing would dial the recalled contacts). The task's
+    /// revision moves, so a completion that read the task before this recall fails its condition
+    /// instead of ending a task with contacts queued.
     #[tracing::instrument(skip_all, fields(tenant = tenant.as_str(), id = %task.id, count = ids.len()))]
     pub async fn queue_recall(
         &self,
@@ -70,7 +72,7 @@ impl Store {
     ) -> Result<(), Error> {
         debug_assert!(ids.len() <= RECALL_IN_ONE);
         let (condition, expr) = status_in(
-            TaskOperation::Recall.allowed_from(),
+            &[TaskStatus::Running, TaskStatus::Paused],
             Expr::default().value(":one", n(1)),
         );
         #[derive(PartialEq)]

@@ -11,6 +11,7 @@ use outbound::dialing::engine::TickReport;
 use outbound::dialing::plan::Clock;
 use outbound::dialing::simulated::{decide, SimulatedEvent, SimulatedOutcome};
 use outbound::dialing::{CallRequest, Provider};
+use outbound::error::Error;
 use outbound::model::call::Due;
 use outbound::model::call::Outcome;
 use outbound::model::{Task, TaskStatus, Timestamp};
@@ -738,6 +739,52 @@ async fn a_due_retry_is_not_starved_by_recalled_contacts_not_yet_due() {
     rig.round().await;
     assert_eq!(rig.placed().len(), 202);
     assert_eq!(rig.placed()[201], token(&task.id, plain, 2));
+}
+
+/// D10, D12: a recall that commits after the engine completed the task it read as RUNNING
+/// cannot queue its contacts on the COMPLETED task, where nothing would dial them: the write is
+/// refused and changes nothing, and a recall of the COMPLETED task requeues it and dials them.
+#[tokio::test]
+async fn a_recall_racing_completion_is_never_lost() {
+    let rig = rig(ALL_NO_ANSWER, |_| {}).await;
+    let task = rig.running(2, json!({"maxDialCount": 1})).await;
+    rig.round().await;
+    let read = rig.stored(&task.id).await;
+    assert_eq!(
+        read.status,
+        TaskStatus::Running,
+        "every outcome final, not yet completed"
+    );
+    rig.complete(&task.id, MINUTE).await;
+
+    let before = rig.api.snapshot().await;
+    let (owner, contact) = (tenant(OWNER), id(&task.contacts[0]));
+    let late = rig.engine.store.queue_recall(
+        &owner,
+        &read,
+        std::slice::from_ref(&contact),
+        5,
+        Timestamp::now(),
+    );
+    assert!(matches!(late.await, Err(Error::NotAllowed(_))));
+    assert_eq!(
+        rig.api.snapshot().await,
+        before,
+        "nothing queued on the COMPLETED task"
+    );
+
+    let ids = json!({ "contactIds": [&task.contacts[0]] });
+    assert_eq!(
+        rig.recall(&task.id, ids).await,
+        vec![task.contacts[0].clone()]
+    );
+    assert_eq!(rig.stored(&task.id).await.status, TaskStatus::Running);
+    rig.catch_up();
+    rig.complete(&task.id, MINUTE).await;
+    assert_eq!(
+        rig.placed().last(),
+        Some(&token(&task.id, &task.contacts[0], 2))
+    );
 }
 
 /// D12, D13: a recall made during a call whose outcome is lost grants its fresh attempts after
