@@ -46,6 +46,11 @@ pub struct DialerConfig {
     /// A call without an outcome this long after it was claimed is reconciled with the provider,
     /// then recorded as failed "no outcome" (`DIAL_RECONCILE_AFTER_SECONDS`, default 600).
     pub reconcile_after: Duration,
+    /// The longest a call the provider still reports live keeps its places in flight
+    /// (`DIAL_MAX_CALL_SECONDS`, default 43,200: 12 hours). Past it the call is recorded as
+    /// failed "no outcome" and its places given back; before it, a live call stays in flight
+    /// and is looked at again `reconcile_after` later.
+    pub max_call: Duration,
     /// Dial runs the tick queues per running task, spread evenly over a minute
     /// (`DIAL_RUNS_PER_TICK`, default 1, at most 15: SQS delays a message 900 s at most).
     pub runs_per_tick: u32,
@@ -64,6 +69,7 @@ impl Default for DialerConfig {
             max_in_flight_per_task: 10,
             max_in_flight: 10,
             reconcile_after: Duration::from_secs(600),
+            max_call: Duration::from_secs(43_200),
             runs_per_tick: 1,
             dial_queue_url: None,
             call_events_queue_url: None,
@@ -137,6 +143,12 @@ impl DialerConfig {
                 defaults.reconcile_after.as_secs(),
                 1,
                 86_400,
+            )?),
+            max_call: Duration::from_secs(number(
+                "DIAL_MAX_CALL_SECONDS",
+                defaults.max_call.as_secs(),
+                60,
+                7 * 86_400,
             )?),
             runs_per_tick: small("DIAL_RUNS_PER_TICK", defaults.runs_per_tick, 1, 15)?,
             dial_queue_url: url("DIAL_QUEUE_URL"),

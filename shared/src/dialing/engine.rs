@@ -620,14 +620,23 @@ impl<P: Provider> Engine<P> {
             None => CallReport::no_outcome(),
             Some(call_id) => match self.provider.describe(call_id).await? {
                 CallStatus::Ended(report) => report,
+                // Still connected: it keeps its places, and is looked at again a reconcile
+                // time from now; its DISCONNECTED event records it when it comes.
                 CallStatus::InProgress
                     if state.claimed_at.is_some_and(|at| {
-                        now.0 - at.0 < 3 * self.config.reconcile_after.as_millis() as i64
+                        now.0 - at.0 < self.config.max_call.as_millis() as i64
                     }) =>
                 {
-                    return Ok(())
+                    return self
+                        .store
+                        .check_call_later(tenant, task_id, contact_id, attempt, now)
+                        .await
                 }
-                CallStatus::InProgress | CallStatus::Unknown => CallReport::no_outcome(),
+                CallStatus::InProgress => {
+                    tracing::warn!(%call_id, "call still live past DIAL_MAX_CALL_SECONDS; its places are given back");
+                    CallReport::no_outcome()
+                }
+                CallStatus::Unknown => CallReport::no_outcome(),
             },
         };
         self.record(call_of(tenant, &task, contact_id, attempt, &state), &report)

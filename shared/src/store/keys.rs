@@ -123,6 +123,12 @@ pub fn in_flight_shard(shard: u32) -> String {
     format!("FLY#{shard:02}")
 }
 
+/// GSI2 sort key of a call in flight: when it is next due a look (its claim, then each time the
+/// provider said it was still live), then the contact.
+pub fn in_flight_order(at: i64, contact: &Id) -> String {
+    format!("{at:013}#{contact}")
+}
+
 /// Partition (and only key) of the record that maps a provider's call id to its attempt.
 pub fn call(provider_call_id: &str) -> String {
     format!("CALL#{provider_call_id}")

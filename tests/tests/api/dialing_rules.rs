@@ -567,6 +567,53 @@ async fn a_lost_outcome_is_reconciled_as_failed() {
     assert_eq!(rig.detail(&task.id).await["failCount"], 3);
 }
 
+/// D13: a call the provider still reports live keeps its places in flight however many
+/// reconcile times pass, up to `DIAL_MAX_CALL_SECONDS`, and its outcome is recorded when it
+/// ends; one still live past that ceiling is recorded as failed "no outcome", its places given
+/// back.
+#[tokio::test]
+async fn a_long_live_call_stays_in_flight_until_it_ends() {
+    let rig = rig(ALL_SUCCESS, |s| {
+        s.reconcile_after = MINUTE;
+        s.max_call = Duration::from_secs(3600);
+    })
+    .await;
+    let task = rig.running(2, json!({"maxDialCount": 1})).await;
+    rig.tick_and_dial().await;
+    let ended = rig.take_events().await;
+    assert_eq!(ended.len(), 2, "held back: both calls are still connected");
+    rig.engine
+        .provider
+        .live
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    for _ in 0..5 {
+        rig.clock.advance(Duration::from_secs(61));
+        assert_eq!(rig.tick_and_dial().await.reconcile_jobs, 2);
+    }
+    let stored = rig.stored(&task.id).await;
+    assert_eq!((stored.in_flight, stored.counters.calls), (2, 0));
+    assert_eq!(rig.service_in_flight().await, 2);
+
+    rig.engine.call_event(&ended[0]).await.unwrap();
+    let stored = rig.stored(&task.id).await;
+    assert_eq!((stored.in_flight, stored.counters.success), (1, 1));
+
+    rig.clock.advance(Duration::from_secs(3600));
+    assert_eq!(rig.tick_and_dial().await.reconcile_jobs, 1);
+    let stored = rig.stored(&task.id).await;
+    let counters = &stored.counters;
+    assert_eq!(
+        (
+            stored.in_flight,
+            counters.calls,
+            counters.success,
+            counters.failed
+        ),
+        (0, 2, 1, 1)
+    );
+    assert_eq!(rig.service_in_flight().await, 0);
+}
+
 /// D13, D11: a contact deleted from the data source before its first call is never dialled and
 /// does not keep the task from completing.
 #[tokio::test]

@@ -12,13 +12,16 @@ use outbound::error::Error;
 use outbound::model::call::CallAttempt;
 use outbound::model::TaskStatus;
 use outbound::worker::dialing::DialInbox;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-/// The simulated provider, remembering the token of every call it placed.
+/// The simulated provider, remembering the token of every call it placed; while `live` is set,
+/// it describes every call as still connected, as Connect does a long call.
 pub struct Recorder {
     inner: Telephony,
     pub placed: Mutex<Vec<String>>,
+    pub live: AtomicBool,
 }
 
 impl Provider for Recorder {
@@ -29,6 +32,9 @@ impl Provider for Recorder {
     }
 
     async fn describe(&self, call_id: &str) -> Result<CallStatus, Error> {
+        if self.live.load(Ordering::SeqCst) {
+            return Ok(CallStatus::InProgress);
+        }
         self.inner.describe(call_id).await
     }
 
@@ -81,6 +87,7 @@ impl TestApi {
         .with_provider(|inner| Recorder {
             inner,
             placed: Mutex::new(Vec::new()),
+            live: AtomicBool::new(false),
         })
     }
 

@@ -48,7 +48,7 @@ impl Store {
         let sk = keys::contact(&due.contact_id);
         let in_flight = [
             (keys::GSI2_PK, keys::in_flight_shard(keys::shard_of(&pk))),
-            (keys::GSI2_SK, format!("{:013}#{}", now.0, due.contact_id)),
+            (keys::GSI2_SK, keys::in_flight_order(now.0, &due.contact_id)),
         ];
         Ok(match &due.state {
             None => {

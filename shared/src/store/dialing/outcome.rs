@@ -79,6 +79,30 @@ impl Store {
         }
     }
 
+    /// Keeps attempt `attempt` in flight and moves it in the in-flight index to `now`, so the
+    /// tick reconciles it again only a reconcile time from now: the provider says it is live.
+    pub async fn check_call_later(
+        &self,
+        tenant: &Tenant,
+        task: &Id,
+        contact: &Id,
+        attempt: u32,
+        now: Timestamp,
+    ) -> Result<(), Error> {
+        let written = self
+            .update_one(
+                "check call later",
+                (keys::task_contacts(tenant, task), keys::contact(contact)),
+                "SET gsi2sk = :checked",
+                Some("in_call = :attempt"),
+                Expr::default()
+                    .value(":attempt", n(attempt))
+                    .value(":checked", s(keys::in_flight_order(now.0, contact))),
+            )
+            .await;
+        WriteFailure::took_effect(written).map(drop)
+    }
+
     /// Ends a call whose task was deleted while it was in flight: gives back the service's
     /// place, once, whichever of this and the task's reclaim comes first.
     pub async fn drop_orphan_call(
