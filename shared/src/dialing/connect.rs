@@ -6,7 +6,7 @@
 //! answering-machine statuses to the outcomes of D13 ([`report`]), shared by events and
 //! `DescribeContact`.
 
-use super::provider::{CallRequest, CallStatus, PlaceError, Provider};
+use super::provider::{CallRequest, CallStatus, PlaceError, Provider, ServiceRefusal};
 use crate::aws::Lazy;
 use crate::error::ConfigError;
 use crate::error::Error;
@@ -220,10 +220,13 @@ fn place_error(error: SdkError<StartOutboundVoiceContactError>) -> PlaceError {
     let verdict = match &error {
         SdkError::ServiceError(context) => refusal(context.err(), context.raw().status().as_u16()),
         // Never sent: no call started, and sending the same request again cannot help.
-        SdkError::ConstructionFailure(_) => Some(PlaceError::TaskRefused(format!(
-            "the Amazon Connect request could not be built: {}",
-            DisplayErrorContext(&error)
-        ))),
+        SdkError::ConstructionFailure(_) => Some(PlaceError::ServiceRefused {
+            refusal: ServiceRefusal::Configuration,
+            detail: format!(
+                "the Amazon Connect request could not be built: {}",
+                DisplayErrorContext(&error)
+            ),
+        }),
         // Timeouts, dispatch and response failures: the call may or may not have started.
         _ => None,
     };
@@ -235,11 +238,13 @@ fn refusal(error: &StartOutboundVoiceContactError, status: u16) -> Option<PlaceE
     use StartOutboundVoiceContactError as E;
     let message = error.message().unwrap_or("no message");
     let code = error.code().unwrap_or("no error code");
-    let task = |what: &str| {
-        Some(PlaceError::TaskRefused(format!(
-            "Amazon Connect refused the call: {what}: {message}"
-        )))
+    let service = |refusal: ServiceRefusal, what: &str| {
+        Some(PlaceError::ServiceRefused {
+            refusal,
+            detail: format!("Amazon Connect refused the call: {what}: {code}: {message}"),
+        })
     };
+    let task = |what: &str| service(ServiceRefusal::Configuration, what);
     let number = |what: &str| Some(PlaceError::NumberRefused(format!("{what}: {message}")));
     let busy = || Some(PlaceError::Busy(format!("{code}: {message}")));
     match error {
@@ -247,9 +252,10 @@ fn refusal(error: &StartOutboundVoiceContactError, status: u16) -> Option<PlaceE
         E::ResourceNotFoundException(_) => {
             task("instance, contact flow, queue or source number not found")
         }
-        E::OutboundContactNotPermittedException(_) => {
-            task("outbound calls are not permitted on the instance")
-        }
+        E::OutboundContactNotPermittedException(_) => service(
+            ServiceRefusal::Permission,
+            "outbound calls are not permitted on the instance",
+        ),
         E::InvalidRequestException(_) => task("invalid request"),
         E::DestinationNotAllowedException(_) => {
             number("Amazon Connect does not allow calls to this number")
@@ -265,7 +271,7 @@ fn refusal(error: &StartOutboundVoiceContactError, status: u16) -> Option<PlaceE
             | "TooManyRequestsException"
             | "LimitExceededException"
             | "ServiceQuotaExceededException" => busy(),
-            "AccessDeniedException" => task("access denied"),
+            "AccessDeniedException" => service(ServiceRefusal::Permission, "access denied"),
             _ if status == 429 || status == 503 => busy(),
             _ => None,
         },
@@ -735,13 +741,14 @@ mod tests {
                 .meta(meta("ResourceNotFoundException", "Contact flow not found"))
                 .build(),
         );
-        let PlaceError::TaskRefused(reason) = modeled(not_found, 404) else {
-            panic!("not a task refusal");
+        let PlaceError::ServiceRefused { refusal, detail } = modeled(not_found, 404) else {
+            panic!("not a service refusal");
         };
+        assert_eq!(refusal, ServiceRefusal::Configuration);
         assert_eq!(
-            reason,
+            detail,
             "Amazon Connect refused the call: instance, contact flow, queue or source number \
-             not found: Contact flow not found"
+             not found: ResourceNotFoundException: Contact flow not found"
         );
         let not_permitted = E::OutboundContactNotPermittedException(
             OutboundContactNotPermittedException::builder()
@@ -753,14 +760,23 @@ mod tests {
         );
         assert!(matches!(
             modeled(not_permitted, 403),
-            PlaceError::TaskRefused(_)
+            PlaceError::ServiceRefused {
+                refusal: ServiceRefusal::Permission,
+                ..
+            }
         ));
         let invalid = E::InvalidRequestException(
             InvalidRequestException::builder()
                 .meta(meta("InvalidRequestException", "The flow is not published"))
                 .build(),
         );
-        assert!(matches!(modeled(invalid, 400), PlaceError::TaskRefused(_)));
+        assert!(matches!(
+            modeled(invalid, 400),
+            PlaceError::ServiceRefused {
+                refusal: ServiceRefusal::Configuration,
+                ..
+            }
+        ));
         let parameter = E::InvalidParameterException(
             InvalidParameterException::builder()
                 .meta(meta("InvalidParameterException", "Invalid ContactFlowId"))
@@ -768,7 +784,10 @@ mod tests {
         );
         assert!(matches!(
             modeled(parameter, 400),
-            PlaceError::TaskRefused(_)
+            PlaceError::ServiceRefused {
+                refusal: ServiceRefusal::Configuration,
+                ..
+            }
         ));
         let denied = unmodeled(
             "AccessDeniedException",
@@ -776,7 +795,11 @@ mod tests {
             403,
         );
         assert!(
-            matches!(&denied, PlaceError::TaskRefused(r) if r.contains("access denied")),
+            matches!(
+                &denied,
+                PlaceError::ServiceRefused { refusal: ServiceRefusal::Permission, detail }
+                    if detail.contains("access denied")
+            ),
             "{denied:?}"
         );
     }
@@ -834,7 +857,10 @@ mod tests {
         ));
         assert!(matches!(
             place_error(SdkError::construction_failure("missing InstanceId")),
-            PlaceError::TaskRefused(_)
+            PlaceError::ServiceRefused {
+                refusal: ServiceRefusal::Configuration,
+                ..
+            }
         ));
     }
 

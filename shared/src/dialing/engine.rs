@@ -366,10 +366,19 @@ impl<P: Provider> Engine<P> {
                 self.store.release_call(&call, retry_at).await?;
                 Ok((Step::Stop, false))
             }
-            Err(PlaceError::TaskRefused(why)) => {
-                tracing::error!(%why, task = %call.task_id, "provider refuses the task");
+            Err(PlaceError::ServiceRefused { refusal, detail }) => {
+                tracing::error!(%detail, task = %call.task_id, "the provider refuses the service's calls");
+                crate::telemetry::metrics(
+                    &[("Refusal", refusal.name())],
+                    &[("ServiceRefusedCalls", 1.0, Unit::Count)],
+                );
                 self.store.release_call(&call, self.clock.now()).await?;
-                match self.store.fail_task(&call.tenant, &call.task_id, why).await {
+                let reason = refusal.fail_reason().to_owned();
+                match self
+                    .store
+                    .fail_task(&call.tenant, &call.task_id, reason)
+                    .await
+                {
                     Ok(_) | Err(Error::NotAllowed(_)) | Err(Error::NotFound(_)) => {}
                     Err(error) => return Err(error),
                 }

@@ -31,10 +31,15 @@ pub enum PlaceError {
     /// Throttled or over capacity: tried again later, and not counted as an attempt (D13).
     #[error("provider busy: {0}")]
     Busy(String),
-    /// The provider refuses the task as a whole (unknown contact flow, no permission, no source
-    /// number): the task becomes FAILED with this reason (D10, D13).
-    #[error("provider refuses the task: {0}")]
-    TaskRefused(String),
+    /// The provider refuses every call of the service, whatever the task: its configuration
+    /// (instance, contact flow, queue, caller id) or its permission. The task that met it
+    /// becomes FAILED with the refusal's fixed reason (D10, D13); `detail`, the provider's own
+    /// words (account ids, ARNs), goes to the log only.
+    #[error("provider refuses the service's calls: {detail}")]
+    ServiceRefused {
+        refusal: ServiceRefusal,
+        detail: String,
+    },
     /// The provider refuses this number: recorded as a failed call, final (invalid number).
     #[error("provider refuses the number: {0}")]
     NumberRefused(String),
@@ -42,6 +47,43 @@ pub enum PlaceError {
     /// is reconciled later.
     #[error("placing the call failed")]
     Unknown(#[source] Cause),
+}
+
+/// Why a provider refuses every call of the service. It is never anything a tenant's task holds,
+/// and the reason a task is given says so.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ServiceRefusal {
+    /// The instance, contact flow, queue or caller id is unknown to the provider, or the
+    /// request built from them is invalid.
+    Configuration,
+    /// Outbound calls are not permitted on the instance, or the service may not place them.
+    Permission,
+}
+
+impl ServiceRefusal {
+    /// The task's `failReason` (D13): fixed text, never the provider's.
+    pub fn fail_reason(self) -> &'static str {
+        match self {
+            ServiceRefusal::Configuration => {
+                "The telephony provider refused the service's calling configuration (instance, \
+                 contact flow, queue or caller id). This is the service's configuration, not \
+                 this task's: the service operator has to correct it."
+            }
+            ServiceRefusal::Permission => {
+                "The telephony provider does not permit the service to place outbound calls. \
+                 This is the service's configuration, not this task's: the service operator \
+                 has to correct it."
+            }
+        }
+    }
+
+    /// The metric dimension of a refusal.
+    pub fn name(self) -> &'static str {
+        match self {
+            ServiceRefusal::Configuration => "configuration",
+            ServiceRefusal::Permission => "permission",
+        }
+    }
 }
 
 /// What the provider knows of a call placed earlier (for reconciling lost outcome events).

@@ -3,7 +3,7 @@
 
 use crate::dialing_support::*;
 use crate::support::{id, tenant, unique, TestApi};
-use outbound::dialing::{CallRequest, CallStatus, PlaceError, Provider};
+use outbound::dialing::{CallRequest, CallStatus, PlaceError, Provider, ServiceRefusal};
 use outbound::model::TaskStatus;
 use outbound::worker::dialing::DialInbox;
 use serde_json::{json, Value};
@@ -172,14 +172,20 @@ async fn eight_concurrent_dialer_runs_place_one_call_per_attempt() {
     assert_eq!(stored.in_flight, 0);
 }
 
+/// What Amazon Connect says of a contact flow it does not know: the account and the ARNs.
+const PROVIDER_WORDS: &str = "Amazon Connect refused the call: ResourceNotFoundException: \
+    arn:aws:connect:eu-west-1:482915736204:instance/5c1b0f2e-8d4a-4e6b-9a37-2f61c0d8e915/\
+    contact-flow/9e4a7c12 not found for role arn:aws:iam::482915736204:role/outbound-dialer";
+
 /// A provider that refuses every call as Amazon Connect refuses a contact flow it does not know.
 struct RefusesTheTask;
 
 impl Provider for RefusesTheTask {
     async fn place(&self, _call: &CallRequest) -> Result<String, PlaceError> {
-        Err(PlaceError::TaskRefused(
-            "Amazon Connect refused the call: contact flow not found".into(),
-        ))
+        Err(PlaceError::ServiceRefused {
+            refusal: ServiceRefusal::Configuration,
+            detail: PROVIDER_WORDS.into(),
+        })
     }
 
     async fn describe(&self, _call_id: &str) -> Result<CallStatus, outbound::error::Error> {
@@ -187,8 +193,10 @@ impl Provider for RefusesTheTask {
     }
 }
 
-/// D10, D13: a task the provider refuses as a whole becomes FAILED with its failReason and
-/// endTime; the refused claim is given back, so nothing stays in flight or held.
+/// D10, D13: a task whose calls the provider refuses for the service's configuration becomes
+/// FAILED with a fixed failReason that says it is the service's configuration, never the
+/// provider's words (account, ARNs); the refused claim is given back, so nothing stays in
+/// flight or held.
 #[tokio::test]
 async fn a_task_the_provider_refuses_fails_with_its_reason() {
     let api = TestApi::start().await;
@@ -211,8 +219,18 @@ async fn a_task_the_provider_refuses_fails_with_its_reason() {
     assert_eq!(detail["status"], 5);
     assert_eq!(
         detail["failReason"],
-        "Amazon Connect refused the call: contact flow not found"
+        ServiceRefusal::Configuration.fail_reason()
     );
+    let shown = detail.to_string();
+    for secret in ["482915736204", "arn:aws", "Amazon Connect refused"] {
+        assert!(
+            !shown.contains(secret),
+            "{secret} shown to the tenant: {shown}"
+        );
+    }
+    assert!(ServiceRefusal::Configuration
+        .fail_reason()
+        .contains("the service's configuration, not this task's"));
     assert!(detail["endTime"].is_string());
     assert_eq!(detail["callCount"], 0, "a refused call is no attempt");
     let stat = api.get("acme", &format!("/api/task/{task}/stat")).await;
