@@ -1,6 +1,8 @@
 //! The dialing engine's configuration (D13), read once at cold start with D13's defaults.
 
 use crate::error::ConfigError;
+use crate::model::Tenant;
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 /// Which telephony provider places the calls (`DIAL_PROVIDER`).
@@ -54,6 +56,12 @@ pub struct DialerConfig {
     /// Dial runs the tick queues per running task, spread evenly over a minute
     /// (`DIAL_RUNS_PER_TICK`, default 1, at most 15: SQS delays a message 900 s at most).
     pub runs_per_tick: u32,
+    /// Each tenant's weight in sharing the service's calls in flight (`DIAL_TENANT_WEIGHTS`,
+    /// `tenant=weight` pairs, comma separated, weights 1-1,000; a tenant not named weighs 1).
+    pub tenant_weights: BTreeMap<Tenant, u32>,
+    /// One tenant's calls in flight at most (`DIAL_TENANT_MAX_IN_FLIGHT`; unset: its fair
+    /// share of `max_in_flight` is its only bound).
+    pub tenant_max_in_flight: Option<u32>,
     /// The queue of dial jobs (`DIAL_QUEUE_URL`): the tick sends, the dialer consumes.
     pub dial_queue_url: Option<String>,
     /// The queue of call outcomes (`CALL_EVENTS_QUEUE_URL`): the simulated provider sends.
@@ -71,6 +79,8 @@ impl Default for DialerConfig {
             reconcile_after: Duration::from_secs(600),
             max_call: Duration::from_secs(43_200),
             runs_per_tick: 1,
+            tenant_weights: BTreeMap::new(),
+            tenant_max_in_flight: None,
             dial_queue_url: None,
             call_events_queue_url: None,
             simulated: SimulatedSettings {
@@ -151,6 +161,19 @@ impl DialerConfig {
                 7 * 86_400,
             )?),
             runs_per_tick: small("DIAL_RUNS_PER_TICK", defaults.runs_per_tick, 1, 15)?,
+            tenant_weights: match lookup("DIAL_TENANT_WEIGHTS") {
+                None => BTreeMap::new(),
+                Some(raw) => parse_weights(&raw).ok_or(ConfigError {
+                    name: "DIAL_TENANT_WEIGHTS",
+                    problem: format!(
+                        "{raw:?} is not tenant=weight pairs, weights 1-1000, e.g. acme=3,globex=1"
+                    ),
+                })?,
+            },
+            tenant_max_in_flight: match lookup("DIAL_TENANT_MAX_IN_FLIGHT") {
+                None => None,
+                Some(_) => Some(small("DIAL_TENANT_MAX_IN_FLIGHT", 0, 1, 100_000)?),
+            },
             dial_queue_url: url("DIAL_QUEUE_URL"),
             call_events_queue_url: url("CALL_EVENTS_QUEUE_URL"),
             simulated: SimulatedSettings {
@@ -172,6 +195,53 @@ impl DialerConfig {
     }
 }
 
+/// How the service's calls in flight are shared between tenants (D13).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fairness {
+    /// The service's calls in flight at most (`DIAL_MAX_IN_FLIGHT`).
+    pub capacity: u32,
+    /// A task's calls in flight at most (`DIAL_MAX_IN_FLIGHT_PER_TASK`).
+    pub per_task: u32,
+    /// Each tenant's weight (`DIAL_TENANT_WEIGHTS`); a tenant not named weighs 1.
+    pub weights: BTreeMap<Tenant, u32>,
+    /// One tenant's calls in flight at most (`DIAL_TENANT_MAX_IN_FLIGHT`), if capped.
+    pub per_tenant: Option<u32>,
+}
+
+impl DialerConfig {
+    /// How the tick shares the service's calls in flight between tenants and tasks.
+    pub fn fairness(&self) -> Fairness {
+        Fairness {
+            capacity: self.max_in_flight,
+            per_task: self.max_in_flight_per_task,
+            weights: self.tenant_weights.clone(),
+            per_tenant: self.tenant_max_in_flight,
+        }
+    }
+}
+
+/// `acme=3, globex=1`: each tenant once, weights 1-1,000; empty is no weights.
+fn parse_weights(raw: &str) -> Option<BTreeMap<Tenant, u32>> {
+    let mut weights = BTreeMap::new();
+    for pair in raw
+        .split(',')
+        .map(str::trim)
+        .filter(|pair| !pair.is_empty())
+    {
+        let (tenant, weight) = pair.split_once('=')?;
+        let tenant = Tenant::parse(tenant.trim()).ok()?;
+        let weight: u32 = weight
+            .trim()
+            .parse()
+            .ok()
+            .filter(|w| (1..=1000).contains(w))?;
+        if weights.insert(tenant, weight).is_some() {
+            return None;
+        }
+    }
+    Some(weights)
+}
+
 fn parse_mix(raw: &str) -> Option<OutcomeMix> {
     let parts: Vec<u32> = raw
         .split(',')
@@ -190,14 +260,9 @@ fn parse_mix(raw: &str) -> Option<OutcomeMix> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::HashMap;
 
     fn read(pairs: &[(&str, &str)]) -> Result<DialerConfig, ConfigError> {
-        let map: HashMap<String, String> = pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        DialerConfig::from_lookup(&|name: &str| map.get(name).cloned())
+        DialerConfig::from_lookup(&crate::config::lookup(pairs))
     }
 
     #[test]
@@ -239,5 +304,36 @@ mod tests {
                 no_answer: 3
             }
         );
+    }
+
+    #[test]
+    fn tenant_weights_and_caps_are_read_or_refused() {
+        let config = read(&[
+            ("DIAL_TENANT_WEIGHTS", " acme=3, globex=1 "),
+            ("DIAL_TENANT_MAX_IN_FLIGHT", "25"),
+        ])
+        .unwrap();
+        let fairness = config.fairness();
+        let acme = Tenant::parse("acme").unwrap();
+        assert_eq!(fairness.weights.get(&acme), Some(&3));
+        assert_eq!(fairness.weights.len(), 2);
+        assert_eq!(fairness.per_tenant, Some(25));
+        let defaults = read(&[]).unwrap();
+        assert!(defaults.tenant_weights.is_empty());
+        assert_eq!(defaults.tenant_max_in_flight, None);
+        assert_eq!(defaults.max_call, Duration::from_secs(43_200));
+        for bad in [
+            "acme",
+            "acme=0",
+            "acme=1001",
+            "a#b=2",
+            "acme=2,acme=3",
+            "acme=x",
+        ] {
+            let error = read(&[("DIAL_TENANT_WEIGHTS", bad)]).unwrap_err();
+            assert_eq!(error.name, "DIAL_TENANT_WEIGHTS", "{bad}");
+        }
+        let error = read(&[("DIAL_TENANT_MAX_IN_FLIGHT", "0")]).unwrap_err();
+        assert_eq!(error.name, "DIAL_TENANT_MAX_IN_FLIGHT");
     }
 }

@@ -5,7 +5,7 @@
 //! [`Engine::call_event`] (call-events: an outcome recorded exactly once).
 
 use super::job::{DialJob, RecallManifest};
-use super::plan::{due_contacts, share_budget, window_open, Clock};
+use super::plan::{due_contacts, window_open, Claimant, Clock};
 use super::provider::{CallRequest, CallStatus, PlaceError, Provider};
 use super::simulated::SimulatedEvent;
 use crate::config::dialing::DialerConfig;
@@ -114,16 +114,19 @@ impl<P: Provider> Engine<P> {
         report.in_window = running.len();
         let mut jobs = Vec::new();
         if !running.is_empty() {
-            let free = self
+            let in_flight = self.store.calls_in_flight().await?;
+            fn claimant(r: &RunningTask) -> Claimant<'_> {
+                Claimant {
+                    tenant: &r.tenant,
+                    priority: r.task.settings.priority,
+                    id: &r.task.id,
+                    in_flight: r.task.in_flight,
+                }
+            }
+            let shares = self
                 .config
-                .max_in_flight
-                .saturating_sub(self.store.calls_in_flight().await?);
-            let shares = share_budget(
-                &running,
-                |r| (r.task.settings.priority, &r.task.id),
-                free,
-                self.config.max_in_flight_per_task,
-            );
+                .fairness()
+                .share_budget(&running, claimant, in_flight);
             let runs = self.config.runs_per_tick.max(1);
             for run in 0..runs {
                 let delay = 60 / runs * run;

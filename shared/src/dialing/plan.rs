@@ -2,11 +2,13 @@
 //! clock: whether a task may dial now, which contacts are due and in which order, and what an
 //! outcome makes of a contact. No I/O here, so every rule is unit-tested with a fixed clock.
 
+use crate::config::dialing::Fairness;
 use crate::model::call::{Due, Fresh};
 use crate::model::task::{DialSettings, TaskContact};
-use crate::model::{Id, Timestamp};
+use crate::model::{Id, Tenant, Timestamp};
 use chrono::{TimeZone, Timelike};
 use chrono_tz::Tz;
+use std::collections::BTreeMap;
 use std::collections::HashSet;
 
 /// Where "now" comes from: the system clock in the functions, a fixed one in tests.
@@ -117,26 +119,118 @@ pub fn due_contacts(
     retries.chain(fresh).take(budget).collect()
 }
 
-/// How running tasks share the service's free calls in flight (D13: between tasks, priority 1
-/// first, then the oldest task; ids sort by creation). Every task gets an entry, those left
-/// without a share 0: their run only checks whether they are complete.
-pub fn share_budget<T>(
-    tasks: &[T],
-    key: impl Fn(&T) -> (u8, &Id),
-    free: u32,
-    per_task: u32,
-) -> Vec<(&T, u32)> {
-    let mut ordered: Vec<&T> = tasks.iter().collect();
-    ordered.sort_by(|a, b| key(a).cmp(&key(b)));
-    let mut left = free;
-    ordered
-        .into_iter()
-        .map(|task| {
-            let share = per_task.min(left);
-            left -= share;
-            (task, share)
-        })
-        .collect()
+/// What the tick knows of one running task when it shares the budget out.
+#[derive(Clone, Copy, Debug)]
+pub struct Claimant<'a> {
+    pub tenant: &'a Tenant,
+    pub priority: u8,
+    pub id: &'a Id,
+    /// The task's calls in flight now.
+    pub in_flight: u32,
+}
+
+impl Fairness {
+    fn weight(&self, tenant: &Tenant) -> u64 {
+        u64::from(self.weights.get(tenant).copied().unwrap_or(1).max(1))
+    }
+
+    /// Each tenant's share of the service's calls in flight: weighted max-min fair. Every
+    /// tenant gets capacity in proportion to its weight, never more than it can use (its tasks'
+    /// caps, its own cap); what one cannot use goes to the others, again by weight. Tenants are
+    /// `(tenant, most it can use)`; the shares add up to at most `capacity`.
+    pub fn tenant_shares<'a>(&self, wants: &[(&'a Tenant, u32)]) -> BTreeMap<&'a Tenant, u32> {
+        let mut shares: BTreeMap<&Tenant, u32> = wants.iter().map(|(t, _)| (*t, 0)).collect();
+        let mut open: Vec<(&Tenant, u32)> = wants
+            .iter()
+            .filter(|(_, want)| *want > 0)
+            .copied()
+            .collect();
+        let mut left = self.capacity;
+        while left > 0 && !open.is_empty() {
+            let total: u64 = open.iter().map(|(t, _)| self.weight(t)).sum();
+            let mut given = 0;
+            for (tenant, want) in &open {
+                let fair = (u64::from(left) * self.weight(tenant) / total) as u32;
+                let share = shares.get_mut(tenant).expect("every tenant has a share");
+                let more = fair.min(want - *share);
+                *share += more;
+                given += more;
+            }
+            if given == 0 {
+                // Less left than tenants: one more call each, heaviest first, while it lasts.
+                open.sort_by_key(|(t, _)| std::cmp::Reverse(self.weight(t)));
+                for (tenant, want) in &open {
+                    let share = shares.get_mut(tenant).expect("every tenant has a share");
+                    if left > given && *share < *want {
+                        *share += 1;
+                        given += 1;
+                    }
+                }
+            }
+            left -= given;
+            open.retain(|(t, want)| shares[t] < *want);
+        }
+        shares
+    }
+
+    /// How running tasks share the service's free calls in flight (D13). First between
+    /// tenants ([`Fairness::tenant_shares`]): a tenant's budget is its share less its calls in
+    /// flight, so one tenant's tasks never take another's share while that tenant has tasks to
+    /// dial. Then, within a tenant, priority 1 first, then the oldest task (ids sort by
+    /// creation), each up to the per-task cap. `in_flight` is the service's calls in flight.
+    /// Every task gets an entry, those left without a share 0: their run only checks whether
+    /// they are complete.
+    pub fn share_budget<'t, T>(
+        &self,
+        tasks: &'t [T],
+        claimant: impl Fn(&T) -> Claimant<'_>,
+        in_flight: u32,
+    ) -> Vec<(&'t T, u32)> {
+        let cap = self.per_tenant.unwrap_or(u32::MAX);
+        let mut by_tenant: BTreeMap<&Tenant, Vec<&T>> = BTreeMap::new();
+        for task in tasks {
+            by_tenant
+                .entry(claimant(task).tenant)
+                .or_default()
+                .push(task);
+        }
+        let wants: Vec<(&Tenant, u32)> = by_tenant
+            .iter()
+            .map(|(tenant, tasks)| {
+                let most = (tasks.len() as u32).saturating_mul(self.per_task);
+                (*tenant, most.min(cap))
+            })
+            .collect();
+        let shares = self.tenant_shares(&wants);
+        // The least served for their weight first, should the free calls not cover every budget.
+        let mut budgets: Vec<(&Tenant, u32, u32)> = by_tenant
+            .iter()
+            .map(|(tenant, tasks)| {
+                let used: u32 = tasks.iter().map(|t| claimant(t).in_flight).sum();
+                (*tenant, shares[tenant].saturating_sub(used), used)
+            })
+            .collect();
+        budgets.sort_by(|(a, _, used_a), (b, _, used_b)| {
+            (u64::from(*used_a) * self.weight(b)).cmp(&(u64::from(*used_b) * self.weight(a)))
+        });
+        let mut free = self.capacity.saturating_sub(in_flight);
+        let mut out = Vec::with_capacity(tasks.len());
+        for (tenant, budget, _) in budgets {
+            let mut left = budget.min(free);
+            free -= left;
+            let mut ordered = by_tenant.remove(tenant).unwrap_or_default();
+            ordered.sort_by(|a, b| {
+                let (a, b) = (claimant(a), claimant(b));
+                (a.priority, a.id).cmp(&(b.priority, b.id))
+            });
+            for task in ordered {
+                let share = self.per_task.min(left);
+                left -= share;
+                out.push((task, share));
+            }
+        }
+        out
+    }
 }
 
 #[cfg(test)]
@@ -353,14 +447,130 @@ mod tests {
         assert_eq!(last.next_attempt_at, None);
     }
 
+    fn fairness(capacity: u32, per_task: u32, weights: &[(&str, u32)]) -> Fairness {
+        Fairness {
+            capacity,
+            per_task,
+            weights: weights
+                .iter()
+                .map(|(t, w)| (Tenant::parse(t).unwrap(), *w))
+                .collect(),
+            per_tenant: None,
+        }
+    }
+
+    /// (tenant, priority, task id, calls in flight)
+    type Running = (Tenant, u8, Id, u32);
+
+    fn running(tenant: &str, priority: u8, n: u8, in_flight: u32) -> Running {
+        (Tenant::parse(tenant).unwrap(), priority, id(n), in_flight)
+    }
+
+    fn shares(fair: &Fairness, tasks: &[Running], in_flight: u32) -> Vec<(Id, u32)> {
+        fn claimant((tenant, priority, id, in_flight): &Running) -> Claimant<'_> {
+            Claimant {
+                tenant,
+                priority: *priority,
+                id,
+                in_flight: *in_flight,
+            }
+        }
+        let mut got: Vec<(Id, u32)> = fair
+            .share_budget(tasks, claimant, in_flight)
+            .into_iter()
+            .map(|((_, _, id, _), n)| (id.clone(), n))
+            .collect();
+        got.sort();
+        got
+    }
+
     #[test]
-    fn the_budget_goes_to_priority_one_first() {
-        let tasks = [(5u8, id(1)), (1, id(2)), (3, id(3)), (1, id(4))];
-        let shares = share_budget(&tasks, |(p, id)| (*p, id), 12, 5);
-        let got: Vec<(Id, u32)> = shares.iter().map(|((_, id), n)| (id.clone(), *n)).collect();
-        assert_eq!(got, vec![(id(2), 5), (id(4), 5), (id(3), 2), (id(1), 0)]);
-        let none = share_budget(&tasks, |(p, id)| (*p, id), 0, 5);
-        assert!(none.iter().all(|(_, share)| *share == 0));
-        assert_eq!(none.len(), 4);
+    fn within_a_tenant_the_budget_goes_to_priority_one_first() {
+        let tasks = [
+            running("a", 5, 1, 0),
+            running("a", 1, 2, 0),
+            running("a", 3, 3, 0),
+            running("a", 1, 4, 0),
+        ];
+        let fair = fairness(12, 5, &[]);
+        assert_eq!(
+            shares(&fair, &tasks, 0),
+            vec![(id(1), 0), (id(2), 5), (id(3), 2), (id(4), 5)]
+        );
+        assert!(shares(&fair, &tasks, 12).iter().all(|(_, n)| *n == 0));
+        assert_eq!(shares(&fair, &tasks, 12).len(), 4);
+    }
+
+    #[test]
+    fn tenants_share_by_weight_whatever_their_priorities() {
+        let tasks = [running("a", 1, 1, 0), running("b", 5, 2, 0)];
+        assert_eq!(
+            shares(&fairness(4, 10, &[]), &tasks, 0),
+            vec![(id(1), 2), (id(2), 2)]
+        );
+        assert_eq!(
+            shares(&fairness(4, 10, &[("a", 3)]), &tasks, 0),
+            vec![(id(1), 3), (id(2), 1)]
+        );
+        // What one tenant cannot use goes to the other.
+        let small = [running("a", 1, 1, 0), running("b", 5, 2, 0)];
+        assert_eq!(
+            shares(&fairness(10, 3, &[]), &small, 0),
+            vec![(id(1), 3), (id(2), 3)]
+        );
+        let one_task_b = [
+            running("a", 1, 1, 0),
+            running("a", 1, 3, 0),
+            running("b", 5, 2, 0),
+        ];
+        assert_eq!(
+            shares(&fairness(10, 4, &[]), &one_task_b, 0),
+            vec![(id(1), 4), (id(2), 4), (id(3), 2)]
+        );
+    }
+
+    #[test]
+    fn a_tenant_over_its_share_gets_nothing_more_until_the_other_has_its_own() {
+        // a holds 4 of 4 from before b started: b's share is its 2, a gets nothing new.
+        let tasks = [running("a", 1, 1, 4), running("b", 5, 2, 0)];
+        assert_eq!(
+            shares(&fairness(4, 10, &[]), &tasks, 4),
+            vec![(id(1), 0), (id(2), 0)]
+        );
+        // Two of a's calls ended: the two free calls go to b, not back to a.
+        let tasks = [running("a", 1, 1, 2), running("b", 5, 2, 0)];
+        assert_eq!(
+            shares(&fairness(4, 10, &[]), &tasks, 2),
+            vec![(id(1), 0), (id(2), 2)]
+        );
+    }
+
+    #[test]
+    fn a_tenant_cap_bounds_its_share_and_frees_the_rest() {
+        let mut fair = fairness(10, 10, &[]);
+        fair.per_tenant = Some(3);
+        let tasks = [running("a", 1, 1, 0), running("b", 1, 2, 0)];
+        assert_eq!(shares(&fair, &tasks, 0), vec![(id(1), 3), (id(2), 3)]);
+    }
+
+    #[test]
+    fn shares_never_exceed_the_capacity_and_use_it_all_when_wanted() {
+        for capacity in 0..40 {
+            for weights in [vec![], vec![("a", 3)], vec![("b", 7), ("c", 2)]] {
+                let fair = fairness(capacity, 6, &weights);
+                let tenants = [
+                    Tenant::parse("a").unwrap(),
+                    Tenant::parse("b").unwrap(),
+                    Tenant::parse("c").unwrap(),
+                ];
+                let wants = [(&tenants[0], 6), (&tenants[1], 12), (&tenants[2], 30)];
+                let got = fair.tenant_shares(&wants);
+                let total: u32 = got.values().sum();
+                assert_eq!(total, capacity.min(48), "{capacity} {weights:?} {got:?}");
+                for (tenant, want) in wants {
+                    assert!(got[tenant] <= want);
+                }
+            }
+        }
     }
 }

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 /// A tenant id. Holds only values safe to embed in storage keys.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
 pub struct Tenant(String);
 

@@ -716,6 +716,49 @@ async fn priority_one_goes_first_when_the_budget_is_short() {
     assert_eq!(rig.service_in_flight().await, 2);
 }
 
+/// D13: tenants share the service's calls in flight by their weights, whatever their tasks'
+/// priorities: tenant B's priority-5 task dials from the first tick beside tenant A's
+/// priority-1 task over many contacts, and every tick the shares follow `DIAL_TENANT_WEIGHTS`.
+#[tokio::test]
+async fn tenants_share_the_calls_in_flight_by_weight() {
+    const OTHER: &str = "globex";
+    let rig = rig(ALL_SUCCESS, |s| {
+        s.max_in_flight = 4;
+        s.max_in_flight_per_task = 4;
+        s.tenant_weights = [(tenant(OWNER), 3), (tenant(OTHER), 1)].into();
+    })
+    .await;
+    let big = rig.running(24, json!({"priority": 1})).await;
+    let (source, _) = rig.api.source_with_contacts(OTHER, 6).await;
+    let small = rig
+        .api
+        .task(OTHER, &unique("Task"), &source, json!({"priority": 5}))
+        .await;
+    let published = rig
+        .api
+        .post(OTHER, "/api/task/publish", json!({"id": small}))
+        .await;
+    assert_eq!(published.ok()["status"], TaskStatus::Running.code());
+
+    let count = |placed: &[String], task: &str| {
+        placed
+            .iter()
+            .filter(|t| t.starts_with(&format!("{task}-")))
+            .count()
+    };
+    for round in 1..=3 {
+        rig.round().await;
+        let placed = rig.placed();
+        assert_eq!(
+            (count(&placed, &big.id), count(&placed, &small)),
+            (3 * round, round),
+            "round {round}"
+        );
+        rig.clock.advance(MINUTE);
+    }
+    assert_eq!(rig.service_in_flight().await, 0);
+}
+
 /// D9, D13: the daily window (both minutes included, in the task's zone) is checked by the tick
 /// and again by the dial run that places the calls.
 #[tokio::test]
