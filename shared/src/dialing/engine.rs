@@ -90,10 +90,10 @@ impl<P: Provider> Engine<P> {
         }
     }
 
-    /// The tick (D13): one dial job for every running task inside its window, sharing the free
-    /// calls in flight by priority, spread over the minute; one reconcile job for every call
-    /// claimed longer ago than the reconcile time. Reads only the running-task and the
-    /// calls-in-flight indexes, never every task.
+    /// The tick (D13): one dial job for every running task inside its window, carrying its
+    /// share of the calls in flight (between tenants by weight, then by priority), spread over
+    /// the minute; one reconcile job for every call claimed longer ago than the reconcile time.
+    /// Reads only the running-task and the calls-in-flight indexes, never every task.
     #[tracing::instrument(skip_all)]
     pub async fn tick(&self) -> Result<TickReport, Error> {
         let now = self.clock.now();
@@ -114,19 +114,14 @@ impl<P: Provider> Engine<P> {
         report.in_window = running.len();
         let mut jobs = Vec::new();
         if !running.is_empty() {
-            let in_flight = self.store.calls_in_flight().await?;
             fn claimant(r: &RunningTask) -> Claimant<'_> {
                 Claimant {
                     tenant: &r.tenant,
                     priority: r.task.settings.priority,
                     id: &r.task.id,
-                    in_flight: r.task.in_flight,
                 }
             }
-            let shares = self
-                .config
-                .fairness()
-                .share_budget(&running, claimant, in_flight);
+            let shares = self.config.fairness().share_out(&running, claimant);
             let runs = self.config.runs_per_tick.max(1);
             for run in 0..runs {
                 let delay = 60 / runs * run;
@@ -231,11 +226,11 @@ impl<P: Provider> Engine<P> {
         if task.status != TaskStatus::Running || !window_open(&task.settings, self.zone, now) {
             return Ok(report);
         }
-        let room = budget.min(
-            self.config
-                .max_in_flight_per_task
-                .saturating_sub(task.in_flight),
-        ) as usize;
+        // The budget is the task's share of calls in flight: this run tops it up to its share,
+        // so calls ended since the tick are replaced at once (D13).
+        let room = budget
+            .min(self.config.max_in_flight_per_task)
+            .saturating_sub(task.in_flight) as usize;
         let retries = if room > 0 {
             self.store.due_retries(tenant, task_id, now, room).await?
         } else {

@@ -9,7 +9,8 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "camelCase")]
 pub enum DialJob {
-    /// Call up to `budget` due contacts of a task (0: only see whether it is complete).
+    /// Call due contacts of a task until it has `budget` calls in flight, its share of the
+    /// service's (0: only see whether it is complete).
     #[serde(rename_all = "camelCase")]
     Dial {
         tenant: Tenant,

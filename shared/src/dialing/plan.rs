@@ -125,8 +125,6 @@ pub struct Claimant<'a> {
     pub tenant: &'a Tenant,
     pub priority: u8,
     pub id: &'a Id,
-    /// The task's calls in flight now.
-    pub in_flight: u32,
 }
 
 impl Fairness {
@@ -173,18 +171,18 @@ impl Fairness {
         shares
     }
 
-    /// How running tasks share the service's free calls in flight (D13). First between
-    /// tenants ([`Fairness::tenant_shares`]): a tenant's budget is its share less its calls in
-    /// flight, so one tenant's tasks never take another's share while that tenant has tasks to
-    /// dial. Then, within a tenant, priority 1 first, then the oldest task (ids sort by
-    /// creation), each up to the per-task cap. `in_flight` is the service's calls in flight.
-    /// Every task gets an entry, those left without a share 0: their run only checks whether
-    /// they are complete.
-    pub fn share_budget<'t, T>(
+    /// Each running task's share of the service's calls in flight (D13): first between tenants
+    /// ([`Fairness::tenant_shares`]), then, within a tenant, priority 1 first, then the oldest
+    /// task (ids sort by creation), each up to the per-task cap. A share is how many calls the
+    /// task may have in flight, not how many it may start: a dial run claims up to its share
+    /// less the task's calls in flight when the run starts, so calls that end between the tick
+    /// and a run are replaced at once, and a tenant above its share (it started first) starts
+    /// nothing new until the others have theirs. Every task gets an entry; those left without a
+    /// share 0: their run only checks whether they are complete.
+    pub fn share_out<'t, T>(
         &self,
         tasks: &'t [T],
         claimant: impl Fn(&T) -> Claimant<'_>,
-        in_flight: u32,
     ) -> Vec<(&'t T, u32)> {
         let cap = self.per_tenant.unwrap_or(u32::MAX);
         let mut by_tenant: BTreeMap<&Tenant, Vec<&T>> = BTreeMap::new();
@@ -202,27 +200,13 @@ impl Fairness {
             })
             .collect();
         let shares = self.tenant_shares(&wants);
-        // The least served for their weight first, should the free calls not cover every budget.
-        let mut budgets: Vec<(&Tenant, u32, u32)> = by_tenant
-            .iter()
-            .map(|(tenant, tasks)| {
-                let used: u32 = tasks.iter().map(|t| claimant(t).in_flight).sum();
-                (*tenant, shares[tenant].saturating_sub(used), used)
-            })
-            .collect();
-        budgets.sort_by(|(a, _, used_a), (b, _, used_b)| {
-            (u64::from(*used_a) * self.weight(b)).cmp(&(u64::from(*used_b) * self.weight(a)))
-        });
-        let mut free = self.capacity.saturating_sub(in_flight);
         let mut out = Vec::with_capacity(tasks.len());
-        for (tenant, budget, _) in budgets {
-            let mut left = budget.min(free);
-            free -= left;
-            let mut ordered = by_tenant.remove(tenant).unwrap_or_default();
+        for (tenant, mut ordered) in by_tenant {
             ordered.sort_by(|a, b| {
                 let (a, b) = (claimant(a), claimant(b));
                 (a.priority, a.id).cmp(&(b.priority, b.id))
             });
+            let mut left = shares[tenant];
             for task in ordered {
                 let share = self.per_task.min(left);
                 left -= share;
@@ -459,26 +443,25 @@ mod tests {
         }
     }
 
-    /// (tenant, priority, task id, calls in flight)
-    type Running = (Tenant, u8, Id, u32);
+    /// (tenant, priority, task id)
+    type Running = (Tenant, u8, Id);
 
-    fn running(tenant: &str, priority: u8, n: u8, in_flight: u32) -> Running {
-        (Tenant::parse(tenant).unwrap(), priority, id(n), in_flight)
+    fn running(tenant: &str, priority: u8, n: u8) -> Running {
+        (Tenant::parse(tenant).unwrap(), priority, id(n))
     }
 
-    fn shares(fair: &Fairness, tasks: &[Running], in_flight: u32) -> Vec<(Id, u32)> {
-        fn claimant((tenant, priority, id, in_flight): &Running) -> Claimant<'_> {
+    fn shares(fair: &Fairness, tasks: &[Running]) -> Vec<(Id, u32)> {
+        fn claimant((tenant, priority, id): &Running) -> Claimant<'_> {
             Claimant {
                 tenant,
                 priority: *priority,
                 id,
-                in_flight: *in_flight,
             }
         }
         let mut got: Vec<(Id, u32)> = fair
-            .share_budget(tasks, claimant, in_flight)
+            .share_out(tasks, claimant)
             .into_iter()
-            .map(|((_, _, id, _), n)| (id.clone(), n))
+            .map(|((_, _, id), n)| (id.clone(), n))
             .collect();
         got.sort();
         got
@@ -487,61 +470,41 @@ mod tests {
     #[test]
     fn within_a_tenant_the_budget_goes_to_priority_one_first() {
         let tasks = [
-            running("a", 5, 1, 0),
-            running("a", 1, 2, 0),
-            running("a", 3, 3, 0),
-            running("a", 1, 4, 0),
+            running("a", 5, 1),
+            running("a", 1, 2),
+            running("a", 3, 3),
+            running("a", 1, 4),
         ];
-        let fair = fairness(12, 5, &[]);
         assert_eq!(
-            shares(&fair, &tasks, 0),
+            shares(&fairness(12, 5, &[]), &tasks),
             vec![(id(1), 0), (id(2), 5), (id(3), 2), (id(4), 5)]
         );
-        assert!(shares(&fair, &tasks, 12).iter().all(|(_, n)| *n == 0));
-        assert_eq!(shares(&fair, &tasks, 12).len(), 4);
+        let none = shares(&fairness(0, 5, &[]), &tasks);
+        assert!(none.iter().all(|(_, n)| *n == 0));
+        assert_eq!(none.len(), 4);
     }
 
     #[test]
     fn tenants_share_by_weight_whatever_their_priorities() {
-        let tasks = [running("a", 1, 1, 0), running("b", 5, 2, 0)];
+        let tasks = [running("a", 1, 1), running("b", 5, 2)];
         assert_eq!(
-            shares(&fairness(4, 10, &[]), &tasks, 0),
+            shares(&fairness(4, 10, &[]), &tasks),
             vec![(id(1), 2), (id(2), 2)]
         );
         assert_eq!(
-            shares(&fairness(4, 10, &[("a", 3)]), &tasks, 0),
+            shares(&fairness(4, 10, &[("a", 3)]), &tasks),
             vec![(id(1), 3), (id(2), 1)]
         );
         // What one tenant cannot use goes to the other.
-        let small = [running("a", 1, 1, 0), running("b", 5, 2, 0)];
+        let small = [running("a", 1, 1), running("b", 5, 2)];
         assert_eq!(
-            shares(&fairness(10, 3, &[]), &small, 0),
+            shares(&fairness(10, 3, &[]), &small),
             vec![(id(1), 3), (id(2), 3)]
         );
-        let one_task_b = [
-            running("a", 1, 1, 0),
-            running("a", 1, 3, 0),
-            running("b", 5, 2, 0),
-        ];
+        let one_task_b = [running("a", 1, 1), running("a", 1, 3), running("b", 5, 2)];
         assert_eq!(
-            shares(&fairness(10, 4, &[]), &one_task_b, 0),
+            shares(&fairness(10, 4, &[]), &one_task_b),
             vec![(id(1), 4), (id(2), 4), (id(3), 2)]
-        );
-    }
-
-    #[test]
-    fn a_tenant_over_its_share_gets_nothing_more_until_the_other_has_its_own() {
-        // a holds 4 of 4 from before b started: b's share is its 2, a gets nothing new.
-        let tasks = [running("a", 1, 1, 4), running("b", 5, 2, 0)];
-        assert_eq!(
-            shares(&fairness(4, 10, &[]), &tasks, 4),
-            vec![(id(1), 0), (id(2), 0)]
-        );
-        // Two of a's calls ended: the two free calls go to b, not back to a.
-        let tasks = [running("a", 1, 1, 2), running("b", 5, 2, 0)];
-        assert_eq!(
-            shares(&fairness(4, 10, &[]), &tasks, 2),
-            vec![(id(1), 0), (id(2), 2)]
         );
     }
 
@@ -549,8 +512,8 @@ mod tests {
     fn a_tenant_cap_bounds_its_share_and_frees_the_rest() {
         let mut fair = fairness(10, 10, &[]);
         fair.per_tenant = Some(3);
-        let tasks = [running("a", 1, 1, 0), running("b", 1, 2, 0)];
-        assert_eq!(shares(&fair, &tasks, 0), vec![(id(1), 3), (id(2), 3)]);
+        let tasks = [running("a", 1, 1), running("b", 1, 2)];
+        assert_eq!(shares(&fair, &tasks), vec![(id(1), 3), (id(2), 3)]);
     }
 
     #[test]

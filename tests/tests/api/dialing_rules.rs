@@ -662,10 +662,10 @@ async fn the_tick_reads_only_the_running_and_in_flight_indexes() {
         (report.running, rig.api.calls.take())
     };
     // One query per shard of the running-task index and one per shard of the in-flight index
-    // (each a single page at these sizes), plus, when a task is running, one read of the
-    // service's calls in flight to share out: 16 + 16 (+ 1).
+    // (each a single page at these sizes): 16 + 16. The shares come from the running tasks
+    // themselves, so running tasks add no read.
     let idle = 2 * SHARDS as usize;
-    let busy = idle + 1;
+    let busy = idle;
     assert_eq!(tick_cost().await, (0, idle));
 
     rig.running(1, json!({})).await;
@@ -757,6 +757,32 @@ async fn tenants_share_the_calls_in_flight_by_weight() {
         rig.clock.advance(MINUTE);
     }
     assert_eq!(rig.service_in_flight().await, 0);
+}
+
+/// D13: a dial run takes the calls in flight freed since the tick: its job carries the task's
+/// share of the calls in flight, not the free calls the tick saw, so the runs of a tick that
+/// found the service full still place calls once those calls end.
+#[tokio::test]
+async fn a_run_takes_the_calls_freed_since_the_tick() {
+    let rig = rig(ALL_NO_ANSWER, |s| {
+        s.max_in_flight = 2;
+        s.max_in_flight_per_task = 2;
+    })
+    .await;
+    let task = rig.running(6, json!({"maxDialCount": 1})).await;
+    rig.tick_and_dial().await;
+    assert_eq!(rig.placed(), calls(&task, &[0, 1], 1));
+    let going = rig.take_events().await;
+    assert_eq!(going.len(), 2, "both calls still going");
+
+    rig.clock.advance(MINUTE);
+    assert_eq!(rig.engine.tick().await.unwrap().dial_jobs, 1);
+    assert_eq!(rig.service_in_flight().await, 2, "full when the tick ran");
+    for ended in &going {
+        rig.engine.call_event(ended).await.unwrap();
+    }
+    rig.api.drain(&rig.engine, DialInbox::Jobs).await;
+    assert_eq!(rig.placed(), calls(&task, &[0, 1, 2, 3], 1));
 }
 
 /// D9, D13: the daily window (both minutes included, in the task's zone) is checked by the tick
