@@ -612,14 +612,11 @@ impl<P: Provider> Engine<P> {
         if state.in_call != Some(attempt) {
             return Ok(());
         }
+        // A deleted task's call keeps its place among the service's calls in flight until the
+        // provider says it ended (D11, D13): the service's cap holds for calls still connected.
         let task = match self.store.task(tenant, task_id).await {
-            Ok(task) => task,
-            Err(Error::NotFound(_)) => {
-                return self
-                    .store
-                    .drop_orphan_call(tenant, task_id, contact_id, attempt)
-                    .await
-            }
+            Ok(task) => Some(task),
+            Err(Error::NotFound(_)) => None,
             Err(error) => return Err(error),
         };
         let now = self.clock.now();
@@ -646,8 +643,17 @@ impl<P: Provider> Engine<P> {
                 CallStatus::Unknown => CallReport::no_outcome(),
             },
         };
-        self.record(call_of(tenant, &task, contact_id, attempt, &state), &report)
-            .await
+        match task {
+            Some(task) => {
+                self.record(call_of(tenant, &task, contact_id, attempt, &state), &report)
+                    .await
+            }
+            None => {
+                self.store
+                    .drop_orphan_call(tenant, task_id, contact_id, attempt)
+                    .await
+            }
+        }
     }
 }
 

@@ -19,8 +19,9 @@ pub async fn enqueue(queue: &Queue<ReclaimJob>, job: &ReclaimJob) {
     }
 }
 
-/// Deletes every item of the job's partition, after checking that its owner is really gone.
-/// Answers how many items were deleted. Safe to run twice.
+/// Deletes every item of the job's partition, after checking that its owner is really gone,
+/// except the per-contact states of calls still in flight. Answers how many items were deleted.
+/// Safe to run twice; run again (by the sweep) until the partition is empty.
 #[tracing::instrument(skip(store))]
 pub async fn run(store: &Store, job: &ReclaimJob) -> Result<usize, Error> {
     if store.reclaim_owner_exists(job).await? {
@@ -30,22 +31,25 @@ pub async fn run(store: &Store, job: &ReclaimJob) -> Result<usize, Error> {
     let mut deleted = 0;
     loop {
         let leftovers = store.reclaim_leftovers(job).await?;
-        if leftovers.is_empty() {
-            store.finish_reclaim(job).await?;
-            tracing::info!(deleted, "partition reclaimed");
+        // A call of a stopped task may still be connected: its item, and its place among the
+        // service's calls in flight, stay until its outcome or its reconcile ends it (D13), so
+        // the service's cap holds. The intent stays too, and the sweep runs this job again.
+        let (calls, done): (Vec<_>, Vec<_>) = leftovers.into_iter().partition(|l| l.call.is_some());
+        if done.is_empty() {
+            if calls.is_empty() {
+                store.finish_reclaim(job).await?;
+                tracing::info!(deleted, "partition reclaimed");
+            } else {
+                tracing::info!(
+                    deleted,
+                    in_flight = calls.len(),
+                    "calls still in flight; reclaimed again later"
+                );
+            }
             return Ok(deleted);
         }
-        if let ReclaimJob::Task { tenant, id } = job {
-            // A call of a stopped task may still be in flight: its place among the service's
-            // calls in flight is given back here or by its outcome, whichever comes first (D13).
-            for (contact, attempt) in leftovers.iter().filter_map(|l| l.call.as_ref()) {
-                store
-                    .drop_orphan_call(tenant, id, contact, *attempt)
-                    .await?;
-            }
-        }
-        store.delete_leftovers(&leftovers).await?;
-        deleted += leftovers.len();
+        store.delete_leftovers(&done).await?;
+        deleted += done.len();
     }
 }
 

@@ -614,6 +614,47 @@ async fn a_long_live_call_stays_in_flight_until_it_ends() {
     assert_eq!(rig.service_in_flight().await, 0);
 }
 
+/// D11, D13: deleting a STOPPED task whose calls are still connected keeps their places among
+/// the service's calls in flight until they end: the reclaim leaves their states, each outcome
+/// gives its place back, and the reclaim finishes once none is left, so the service's cap holds.
+#[tokio::test]
+async fn a_deleted_tasks_connected_calls_keep_their_places_until_they_end() {
+    let rig = rig(ALL_SUCCESS, |_| {}).await;
+    let task = rig.running(2, json!({})).await;
+    rig.tick_and_dial().await;
+    let going = rig.take_events().await;
+    assert_eq!(going.len(), 2, "both calls still connected");
+    rig.op("stop", &task.id, TaskStatus::Stopped).await;
+    let deleted = rig
+        .api
+        .post(OWNER, "/api/task/delete", json!({"id": task.id}))
+        .await;
+    assert_eq!(deleted.status, 200, "{:?}", deleted.body);
+    let jobs = rig.api.reclaim_jobs().await;
+    assert_eq!(jobs.len(), 1);
+    let reclaim = || outbound::service::reclaim::run(&rig.api.store, &jobs[0]);
+
+    reclaim().await.unwrap();
+    assert_eq!(rig.service_in_flight().await, 2);
+    assert_eq!(rig.api.stored_task_contacts(OWNER, &task.id).await.len(), 2);
+    rig.engine.call_event(&going[0]).await.unwrap();
+    assert_eq!(rig.service_in_flight().await, 1);
+    rig.engine.call_event(&going[1]).await.unwrap();
+    assert_eq!(rig.service_in_flight().await, 0);
+    assert!(rig
+        .api
+        .stored_task_contacts(OWNER, &task.id)
+        .await
+        .is_empty());
+    assert_eq!(reclaim().await.unwrap(), 0, "nothing more to delete");
+    let swept = outbound::service::reclaim::sweep(
+        &rig.api.store,
+        &rig.api.app.reclaim,
+        Timestamp(Timestamp::now().0 + 60_000),
+    );
+    assert_eq!(swept.await.unwrap(), 0, "the reclaim is finished");
+}
+
 /// D13, D11: a contact deleted from the data source before its first call is never dialled and
 /// does not keep the task from completing.
 #[tokio::test]
