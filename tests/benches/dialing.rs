@@ -106,6 +106,7 @@ async fn source_with_contacts(
         created_at: now,
         updated_at: now,
         active_tasks: 0,
+        contacts_added: 0,
     };
     stack.store.create_data_source(tenant, &source).await?;
     for n in 0..contacts {

@@ -53,6 +53,9 @@ pub struct DialerConfig {
     /// failed "no outcome" and its places given back; before it, a live call stays in flight
     /// and is looked at again `reconcile_after` later.
     pub max_call: Duration,
+    /// Contacts one dial run's completion check reads (`DIAL_SWEEP_PAGE`, default 2,000,
+    /// 10-10,000): the check of a large data source resumes across runs.
+    pub sweep_page: usize,
     /// Dial runs the tick queues per running task, spread evenly over a minute
     /// (`DIAL_RUNS_PER_TICK`, default 1, at most 15: SQS delays a message 900 s at most).
     pub runs_per_tick: u32,
@@ -78,6 +81,7 @@ impl Default for DialerConfig {
             max_in_flight: 10,
             reconcile_after: Duration::from_secs(600),
             max_call: Duration::from_secs(43_200),
+            sweep_page: 2_000,
             runs_per_tick: 1,
             tenant_weights: BTreeMap::new(),
             tenant_max_in_flight: None,
@@ -160,6 +164,7 @@ impl DialerConfig {
                 60,
                 7 * 86_400,
             )?),
+            sweep_page: number("DIAL_SWEEP_PAGE", defaults.sweep_page as u64, 10, 10_000)? as usize,
             runs_per_tick: small("DIAL_RUNS_PER_TICK", defaults.runs_per_tick, 1, 15)?,
             tenant_weights: match lookup("DIAL_TENANT_WEIGHTS") {
                 None => BTreeMap::new(),

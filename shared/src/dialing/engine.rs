@@ -11,7 +11,7 @@ use super::simulated::SimulatedEvent;
 use crate::config::dialing::DialerConfig;
 use crate::error::Error;
 use crate::model::call::{after_outcome, CallAttempt, CallRef, CallReport, Due, Fresh, Outcome};
-use crate::model::task::TaskContact;
+use crate::model::task::{SweepMark, TaskContact};
 use crate::model::Tenant;
 use crate::model::{Id, Phone, Task, TaskStatus, Timestamp};
 use crate::queue::{self, Queue};
@@ -446,7 +446,21 @@ impl<P: Provider> Engine<P> {
         if self.store.any_waiting(tenant, &task.id).await? {
             return Ok(false);
         }
-        let sweep = self.store.sweep(tenant, task).await?;
+        let source = match self.store.data_source(tenant, &task.data_source_id).await {
+            Ok(source) => source,
+            Err(Error::NotFound(_)) => return Ok(false),
+            Err(error) => return Err(error),
+        };
+        // The check reads a bounded page of contacts a run, resuming where the last run
+        // stopped while nothing was recalled or added since (D13).
+        let resume = task.sweep.as_ref().filter(|mark| {
+            mark.revision == task.revision && mark.contacts_added == source.contacts_added
+        });
+        let after = resume.map(|mark| mark.after.as_str());
+        let sweep = self
+            .store
+            .sweep_step(tenant, task, after, self.config.sweep_page)
+            .await?;
         if !sweep.never_dialled.is_empty() {
             self.store
                 .queue_never_dialled(tenant, task, &sweep.never_dialled, self.clock.now())
@@ -456,13 +470,32 @@ impl<P: Provider> Engine<P> {
         if sweep.unfinished > 0 {
             return Ok(false);
         }
-        match self.store.complete_idle(tenant, task).await {
+        if let Some(after) = sweep.next {
+            let mark = SweepMark {
+                after,
+                revision: task.revision,
+                contacts_added: source.contacts_added,
+            };
+            self.store.save_sweep(tenant, &task.id, &mark).await?;
+            return Ok(false);
+        }
+        if after.is_none() && task.sweep.is_some() {
+            tracing::info!(task = %task.id, "completion check started over");
+        }
+        match self
+            .store
+            .complete_idle(tenant, task, source.contacts_added)
+            .await
+        {
             Ok(_) => {
                 tracing::info!(task = %task.id, "task completed");
                 Ok(true)
             }
-            // A call was claimed, a recall came, or the task left RUNNING meanwhile.
-            Err(Error::NotAllowed(_)) | Err(Error::NotFound(_)) => Ok(false),
+            // A call was claimed, a recall came, a contact was added, or the task left RUNNING
+            // meanwhile.
+            Err(Error::NotAllowed(_)) | Err(Error::NotFound(_)) | Err(Error::Conflict(_)) => {
+                Ok(false)
+            }
             Err(error) => Err(error),
         }
     }

@@ -16,6 +16,10 @@ pub struct DataSource {
     /// RUNNING or PAUSED tasks using it; while above zero it cannot be deleted (D11).
     #[serde(default)]
     pub active_tasks: u64,
+    /// Contacts ever added (one by one or imported), never lowered: a task's completion is
+    /// conditioned on it, so a contact added during the completion check stops it (D13).
+    #[serde(default)]
+    pub contacts_added: u64,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
 }

@@ -341,6 +341,20 @@ pub struct Task {
     /// When that recall was committed, so the tick can queue its job again if it was lost.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pending_recall_at: Option<Timestamp>,
+    /// How far the completion check has read the task's contacts (D13), across runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sweep: Option<SweepMark>,
+}
+
+/// Where a task's completion check stands: it reads the data source's contacts a bounded page
+/// per dial run, and resumes here. Valid only while the task's `revision` and the data source's
+/// `contacts_added` are the ones it started with; otherwise it starts over.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SweepMark {
+    /// Sort key of the last contact checked.
+    pub after: String,
+    pub revision: u64,
+    pub contacts_added: u64,
 }
 
 impl Task {
@@ -374,6 +388,7 @@ impl Task {
             revision: 0,
             pending_recall: None,
             pending_recall_at: None,
+            sweep: None,
         }
     }
 

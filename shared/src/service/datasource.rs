@@ -30,6 +30,7 @@ pub async fn add(store: &Store, tenant: &Tenant, new: NewDataSource) -> Result<D
         description: new.description,
         contact_count: 0,
         active_tasks: 0,
+        contacts_added: 0,
         created_at: now,
         updated_at: now,
     };

@@ -179,7 +179,10 @@ pub async fn stop(
 pub async fn complete(store: &Store, tenant: &Tenant, id: &Id) -> Result<Task, Error> {
     let current = store.task(tenant, id).await?;
     TaskOperation::Complete.apply(current.status)?;
-    store.complete_idle(tenant, &current).await
+    let source = store.data_source(tenant, &current.data_source_id).await?;
+    store
+        .complete_idle(tenant, &current, source.contacts_added)
+        .await
 }
 
 /// The dialing engine's verdict that a task cannot go on.

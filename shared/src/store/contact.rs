@@ -248,7 +248,7 @@ impl Store {
                 Step::Head,
                 keys::data_source(tenant, &contact.data_source_id),
                 HEAD.to_owned(),
-                "ADD contact_count :one",
+                "ADD contact_count :one, contacts_added :one",
                 Some(HEAD_EXISTS),
                 Expr::default().value(":one", n(1)),
             )?;

@@ -182,7 +182,7 @@ impl Store {
                     Step::Head,
                     keys::data_source(tenant, source),
                     HEAD.to_owned(),
-                    "ADD contact_count :count",
+                    "ADD contact_count :count, contacts_added :count",
                     Some("attribute_exists(pk)"),
                     Expr::default().value(":count", n(contacts.len())),
                 )?;

@@ -58,6 +58,9 @@ pub struct Transition {
     /// Only with no call in flight and no recall since the task was read at this revision (the
     /// dialing engine's completion, D13).
     pub idle_at_revision: Option<u64>,
+    /// Only while the data source's `contacts_added` is this (the completion, D13): a contact
+    /// added during the completion check stops it.
+    pub contacts_added: Option<u64>,
     /// Commits a large recall (D12): the task records it as pending, once at a time.
     pub pending_recall: Option<(Id, Timestamp)>,
 }
@@ -83,6 +86,7 @@ impl Transition {
             fail_reason: None,
             contact_count: None,
             idle_at_revision: None,
+            contacts_added: None,
             pending_recall: None,
         }
     }
@@ -404,9 +408,15 @@ impl Store {
 
     /// The dialing engine's end of a task (D10, D13): completes `current` unless a call is in
     /// flight or a recall came after it was read at its revision (405).
-    pub async fn complete_idle(&self, tenant: &Tenant, current: &Task) -> Result<Task, Error> {
+    pub async fn complete_idle(
+        &self,
+        tenant: &Tenant,
+        current: &Task,
+        contacts_added: u64,
+    ) -> Result<Task, Error> {
         let mut complete = Transition::of(TaskOperation::Complete, Timestamp::now());
         complete.idle_at_revision = Some(current.revision);
+        complete.contacts_added = Some(contacts_added);
         self.transition_holding(tenant, current, &complete).await
     }
 
@@ -446,6 +456,17 @@ impl Store {
                     .value(":zero", n(0)),
             ),
         };
+        let (hold_condition, hold_values) = match change.contacts_added {
+            None => (hold_condition.to_owned(), hold_values),
+            Some(0) => (
+                format!("{hold_condition} AND (attribute_not_exists(contacts_added) OR contacts_added = :added)"),
+                hold_values.value(":added", n(0)),
+            ),
+            Some(added) => (
+                format!("{hold_condition} AND contacts_added = :added"),
+                hold_values.value(":added", n(added)),
+            ),
+        };
         let source = &current.data_source_id;
         #[derive(PartialEq)]
         enum Step {
@@ -459,7 +480,7 @@ impl Store {
                 keys::data_source(tenant, source),
                 HEAD.to_owned(),
                 hold_update,
-                Some(hold_condition),
+                Some(&hold_condition),
                 hold_values,
             )?;
         self.transact("task transition", actions)
@@ -468,6 +489,10 @@ impl Store {
                 failure.or_else(|condition| {
                     if condition.failed(Step::Task) {
                         refused(change.operation, &current.id, condition.stored(Step::Task))
+                    } else if change.hold == Hold::Release && change.contacts_added.is_some() {
+                        Error::Conflict(format!(
+                            "dataSource {source} gained contacts during the completion check"
+                        ))
                     } else if change.hold == Hold::Release {
                         Error::internal("task transition", "data source hold already released")
                     } else if condition.stored(Step::DataSource).is_none() {

@@ -6,6 +6,7 @@
 
 use crate::dialing_support::*;
 use crate::support::{id, phone, tenant, unique, TaskFixture, TestApi};
+use aws_sdk_dynamodb::types::AttributeValue;
 use outbound::config::dialing::{DialerConfig, OutcomeMix};
 use outbound::dialing::engine::TickReport;
 use outbound::dialing::plan::Clock;
@@ -653,6 +654,180 @@ async fn a_deleted_tasks_connected_calls_keep_their_places_until_they_end() {
         Timestamp(Timestamp::now().0 + 60_000),
     );
     assert_eq!(swept.await.unwrap(), 0, "the reclaim is finished");
+}
+
+/// A RUNNING task over `count` imported contacts, each already final in the task (their states
+/// written past the service, as if dialled) and its cursor past the last: only the completion
+/// check is left. Answers the task and the contacts' ids.
+async fn dialled_out(rig: &Rig, count: usize) -> (TaskFixture, Vec<String>) {
+    let source = rig.api.data_source(OWNER, &unique("Source")).await;
+    let mut csv = String::from("phone\n");
+    for n in 0..count {
+        csv.push_str(&format!("{}\n", phone(n)));
+    }
+    let imported = rig
+        .api
+        .batch_import(OWNER, &source, "list.csv", csv.into_bytes())
+        .await;
+    assert_eq!(imported.ok()["successCount"], count);
+    let task_id = rig
+        .api
+        .task(OWNER, &unique("Task"), &source, json!({}))
+        .await;
+    rig.op("publish", &task_id, TaskStatus::Running).await;
+    let mut contacts: Vec<String> = rig
+        .api
+        .all_contacts(OWNER, &source)
+        .await
+        .iter()
+        .map(|c| c["id"].as_str().unwrap().to_owned())
+        .collect();
+    contacts.sort();
+    let (owner, task) = (tenant(OWNER), id(&task_id));
+    let states_pk = outbound::store::keys::task_contacts(&owner, &task);
+    let now = rig.clock.now();
+    let items = contacts
+        .iter()
+        .map(|contact| {
+            let state = outbound::model::task::TaskContact {
+                contact_id: id(contact),
+                attempts: 1,
+                allowance: 1,
+                last_outcome: 1,
+                last_duration: 30,
+                next_attempt_at: None,
+                priority: 5,
+                updated_at: now,
+                done: true,
+                recalled: false,
+                in_call: None,
+                claimed_at: None,
+                call_id: None,
+            };
+            let mut item: outbound::store::Item = serde_dynamo::to_item(&state).unwrap();
+            item.insert("pk".into(), AttributeValue::S(states_pk.clone()));
+            item.insert(
+                "sk".into(),
+                AttributeValue::S(outbound::store::keys::contact(&id(contact))),
+            );
+            item
+        })
+        .collect();
+    outbound_local::stack::put_items(&rig.api.dynamodb(), rig.api.store.table(), items)
+        .await
+        .unwrap();
+    let last = outbound::store::keys::contact(&id(contacts.last().unwrap()));
+    rig.engine
+        .store
+        .advance_cursor(&owner, &task, &last)
+        .await
+        .unwrap();
+    let fixture = TaskFixture {
+        id: task_id,
+        source,
+        contacts: contacts.clone(),
+    };
+    (fixture, contacts)
+}
+
+/// One dial run with nothing to call: whether it completed the task, and its DynamoDB requests.
+async fn check_run(rig: &Rig, task: &TaskFixture) -> (bool, usize) {
+    rig.api.calls.take();
+    let report = rig
+        .engine
+        .dial(&tenant(OWNER), &id(&task.id), 10)
+        .await
+        .unwrap();
+    (report.completed, rig.api.calls.take())
+}
+
+/// D13: the completion check of a large task reads a bounded page of contacts a dial run and
+/// resumes where the last run stopped, so its work per run does not grow with the data source:
+/// 1,200 contacts at 50 a run complete on the 25th run, each run the same 13 requests at most
+/// (the task, its retries and next contacts, the waiting index, the data source, one page of
+/// contacts and of their states, the mark) whatever the data source's size.
+#[tokio::test]
+async fn completion_reads_a_bounded_page_a_run_and_resumes() {
+    let rig = rig(ALL_SUCCESS, |s| s.sweep_page = 50).await;
+    let (task, _) = dialled_out(&rig, 1200).await;
+    let mut requests = Vec::new();
+    for run in 1..=24 {
+        let (completed, calls) = check_run(&rig, &task).await;
+        assert!(
+            !completed,
+            "completed at run {run}, before reading every contact"
+        );
+        requests.push(calls);
+    }
+    let (completed, calls) = check_run(&rig, &task).await;
+    assert!(completed, "the 25th run finds the end of the data source");
+    requests.push(calls);
+    assert!(
+        requests.iter().all(|n| *n <= 13),
+        "requests per run: {requests:?}"
+    );
+    assert_eq!(rig.stored(&task.id).await.status, TaskStatus::Completed);
+}
+
+/// D13: a contact added while the completion check is under way is dialled before the task
+/// completes: the check starts over, and a completion that read the data source before the add
+/// is refused (409) and changes nothing. A contact found behind the cursor with no state (an
+/// import that committed behind the dialer) is dialled too.
+#[tokio::test]
+async fn contacts_added_during_the_completion_check_are_dialled_first() {
+    let rig = rig(ALL_SUCCESS, |s| s.sweep_page = 50).await;
+    let (task, contacts) = dialled_out(&rig, 300).await;
+    for _ in 0..3 {
+        assert!(!check_run(&rig, &task).await.0);
+    }
+    let (owner, task_id) = (tenant(OWNER), id(&task.id));
+    let before_add = rig.stored(&task.id).await;
+    let source_before = rig.api.stored_source(OWNER, &task.source).await;
+
+    let added = rig.api.contact(OWNER, &task.source, &phone(5000)).await;
+    let late = rig
+        .engine
+        .store
+        .complete_idle(&owner, &before_add, source_before.contacts_added);
+    let snapshot = rig.api.snapshot().await;
+    assert!(matches!(late.await, Err(Error::Conflict(_))));
+    assert_eq!(
+        rig.api.snapshot().await,
+        snapshot,
+        "the refused completion changed nothing"
+    );
+
+    // A state lost behind the cursor: the check finds the contact never dialled.
+    let behind = &contacts[120];
+    rig.api
+        .dynamodb()
+        .delete_item()
+        .table_name(rig.api.store.table())
+        .key(
+            "pk",
+            AttributeValue::S(outbound::store::keys::task_contacts(&owner, &task_id)),
+        )
+        .key(
+            "sk",
+            AttributeValue::S(outbound::store::keys::contact(&id(behind))),
+        )
+        .send()
+        .await
+        .unwrap();
+    rig.api
+        .dial_until(
+            &rig.engine,
+            &rig.clock,
+            MINUTE,
+            (OWNER, &task.id),
+            TaskStatus::Completed,
+            15,
+        )
+        .await;
+    let placed = rig.placed();
+    assert!(placed.contains(&token(&task.id, &added, 1)), "{placed:?}");
+    assert!(placed.contains(&token(&task.id, behind, 1)), "{placed:?}");
+    assert_eq!(placed.len(), 2);
 }
 
 /// D13, D11: a contact deleted from the data source before its first call is never dialled and

@@ -50,13 +50,15 @@ pub enum ClaimRefused {
     Store(Error),
 }
 
-/// What a sweep of a task's contacts found.
+/// What one step of the completion check found among the contacts it read.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Sweep {
     /// Contacts of the data source the task has no state for: never dialled.
     pub never_dialled: Vec<Id>,
     /// Contacts still in the data source whose outcome in the task is not final.
     pub unfinished: usize,
+    /// The sort key of the last contact read, when there may be more after it.
+    pub next: Option<String>,
 }
 
 /// The actions of a claim.

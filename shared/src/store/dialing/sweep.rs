@@ -2,11 +2,11 @@
 //! contacts never dialled or not final, and queueing the never-dialled ones.
 
 use crate::error::Error;
-use crate::model::task::TaskContact;
+use crate::model::task::{SweepMark, TaskContact};
 use crate::model::Tenant;
-use crate::model::{Id, Task, Timestamp};
+use crate::model::{Id, Task, TaskStatus, Timestamp};
 use crate::store::keys::{self, PK, SK};
-use crate::store::{s, string_attr, to_item, Expr, Store, WriteFailure};
+use crate::store::{n, s, string_attr, to_item, Expr, Store, WriteFailure};
 use std::collections::HashSet;
 
 use super::Sweep;
@@ -28,46 +28,66 @@ impl Store {
         WriteFailure::took_effect(written).map(drop)
     }
 
-    /// Reads every contact id of the data source and every state of the task, to tell whether
-    /// the task is over (D13). Only run when cheaper signs say it may be: nothing in flight,
-    /// nothing waiting, the cursor at the end.
-    pub async fn sweep(&self, tenant: &Tenant, task: &Task) -> Result<Sweep, Error> {
+    /// One bounded step of the completion check (D13): up to `page` contacts of the data
+    /// source after `after` (a contact's sort key; `None`: from the first), and the task's states
+    /// of those contacts, each read once, consistently. Answers what the step found and where
+    /// the next one starts (`None`: the data source is read to its end).
+    pub async fn sweep_step(
+        &self,
+        tenant: &Tenant,
+        task: &Task,
+        after: Option<&str>,
+        page: usize,
+    ) -> Result<Sweep, Error> {
         let source_pk = keys::data_source(tenant, &task.data_source_id);
-        let mut contacts = HashSet::new();
-        self.query_pages(
-            |query| {
-                query
-                    .key_condition_expression("pk = :pk AND sk BETWEEN :first AND :last")
-                    .expression_attribute_values(":pk", s(&source_pk))
-                    .expression_attribute_values(":first", s(keys::CONTACT_PREFIX))
-                    .expression_attribute_values(":last", s(format!("{}~", keys::CONTACT_PREFIX)))
-                    .projection_expression("sk")
-                    .consistent_read(true)
-            },
-            |page| {
-                contacts.extend(page.iter().filter_map(|item| {
-                    string_attr(item, SK)?
-                        .strip_prefix(keys::CONTACT_PREFIX)
-                        .and_then(Id::parse)
-                }));
-                Ok(true)
-            },
-        )
-        .await?;
-        let states_pk = keys::task_contacts(tenant, &task.id);
+        let first = after.unwrap_or(keys::CONTACT_PREFIX).to_owned();
+        let last = format!("{}~", keys::CONTACT_PREFIX);
+        let mut items = self
+            .query_all(
+                |query| {
+                    query
+                        .key_condition_expression("pk = :pk AND sk BETWEEN :first AND :last")
+                        .expression_attribute_values(":pk", s(&source_pk))
+                        .expression_attribute_values(":first", s(&first))
+                        .expression_attribute_values(":last", s(&last))
+                        .projection_expression("sk")
+                        .consistent_read(true)
+                },
+                Some(page + 1),
+            )
+            .await?;
         let mut sweep = Sweep::default();
+        // BETWEEN includes `after` itself, which the step before checked.
+        items.retain(|item| string_attr(item, SK) != after);
+        items.truncate(page);
+        let sorts: Vec<&str> = items
+            .iter()
+            .filter_map(|item| string_attr(item, SK))
+            .collect();
+        let (Some(&from), Some(&to)) = (sorts.first(), sorts.last()) else {
+            return Ok(sweep);
+        };
+        if sorts.len() == page {
+            sweep.next = Some(to.to_owned());
+        }
+        let contacts: HashSet<Id> = sorts
+            .iter()
+            .filter_map(|sk| sk.strip_prefix(keys::CONTACT_PREFIX).and_then(Id::parse))
+            .collect();
+        let states_pk = keys::task_contacts(tenant, &task.id);
         let mut seen = HashSet::new();
         self.query_pages(
             |query| {
                 query
-                    .key_condition_expression("pk = :pk AND begins_with(sk, :prefix)")
+                    .key_condition_expression("pk = :pk AND sk BETWEEN :from AND :to")
                     .expression_attribute_values(":pk", s(&states_pk))
-                    .expression_attribute_values(":prefix", s(keys::CONTACT_PREFIX))
+                    .expression_attribute_values(":from", s(from))
+                    .expression_attribute_values(":to", s(to))
                     .projection_expression("sk, done")
                     .consistent_read(true)
             },
-            |page| {
-                for item in page {
+            |states| {
+                for item in states {
                     let Some(id) = string_attr(&item, SK)
                         .and_then(|sk| sk.strip_prefix(keys::CONTACT_PREFIX))
                         .and_then(Id::parse)
@@ -90,6 +110,32 @@ impl Store {
             .collect();
         sweep.never_dialled.sort();
         Ok(sweep)
+    }
+
+    /// Records how far the completion check has read, while the task is RUNNING at the
+    /// revision the mark names; a mark that no longer applies is simply not written.
+    pub async fn save_sweep(
+        &self,
+        tenant: &Tenant,
+        task: &Id,
+        mark: &SweepMark,
+    ) -> Result<(), Error> {
+        let value = serde_dynamo::to_attribute_value(mark)
+            .map_err(|e| Error::internal("encode sweep mark", e))?;
+        let written = self
+            .update_one(
+                "save sweep mark",
+                (keys::tenant(tenant), keys::task(task)),
+                "SET sweep = :mark",
+                Some("#status = :running AND (attribute_not_exists(revision) OR revision = :revision)"),
+                Expr::default()
+                    .name("#status", "status")
+                    .value(":running", n(TaskStatus::Running.code()))
+                    .value(":revision", n(mark.revision))
+                    .value(":mark", value),
+            )
+            .await;
+        WriteFailure::took_effect(written).map(drop)
     }
 
     /// Queues never-dialled contacts the cursor passed by (their ids were made before contacts
