@@ -56,6 +56,9 @@ pub struct DialerConfig {
     /// Contacts one dial run's completion check reads (`DIAL_SWEEP_PAGE`, default 2,000,
     /// 10-10,000): the check of a large data source resumes across runs.
     pub sweep_page: usize,
+    /// Contacts one recall job applies before it hands the rest to the next job through the
+    /// dial queue (`DIAL_RECALL_CHUNK`, default 1,000, 10-10,000).
+    pub recall_chunk: usize,
     /// Dial runs the tick queues per running task, spread evenly over a minute
     /// (`DIAL_RUNS_PER_TICK`, default 1, at most 15: SQS delays a message 900 s at most).
     pub runs_per_tick: u32,
@@ -82,6 +85,7 @@ impl Default for DialerConfig {
             reconcile_after: Duration::from_secs(600),
             max_call: Duration::from_secs(43_200),
             sweep_page: 2_000,
+            recall_chunk: 1_000,
             runs_per_tick: 1,
             tenant_weights: BTreeMap::new(),
             tenant_max_in_flight: None,
@@ -165,6 +169,12 @@ impl DialerConfig {
                 7 * 86_400,
             )?),
             sweep_page: number("DIAL_SWEEP_PAGE", defaults.sweep_page as u64, 10, 10_000)? as usize,
+            recall_chunk: number(
+                "DIAL_RECALL_CHUNK",
+                defaults.recall_chunk as u64,
+                10,
+                10_000,
+            )? as usize,
             runs_per_tick: small("DIAL_RUNS_PER_TICK", defaults.runs_per_tick, 1, 15)?,
             tenant_weights: match lookup("DIAL_TENANT_WEIGHTS") {
                 None => BTreeMap::new(),

@@ -424,19 +424,45 @@ impl<P: Provider> Engine<P> {
         };
         let manifest: RecallManifest =
             serde_json::from_slice(&bytes).map_err(|e| Error::internal("decode recall list", e))?;
+        // One bounded chunk a job, from where the last job stopped; the rest goes to the next
+        // job through the dial queue, so no job's work grows with the recall (D12).
+        let from = usize::try_from(task.pending_recall_applied)
+            .unwrap_or(usize::MAX)
+            .min(manifest.ids.len());
+        let to = (from + self.config.recall_chunk).min(manifest.ids.len());
         let applied = self
             .store
             .apply_recall(
                 tenant,
                 &task,
                 recall,
-                &manifest.ids,
+                &manifest.ids[from..to],
                 manifest.priority,
                 manifest.at,
             )
             .await?;
-        self.store.finish_recall(tenant, task_id, recall).await?;
-        tracing::info!(applied, of = manifest.ids.len(), "recall applied");
+        tracing::info!(
+            applied,
+            from,
+            to,
+            of = manifest.ids.len(),
+            "recall chunk applied"
+        );
+        if to == manifest.ids.len() {
+            return self.store.finish_recall(tenant, task_id, recall).await;
+        }
+        self.store
+            .advance_recall(tenant, task_id, recall, to as u64, self.clock.now())
+            .await?;
+        let next = DialJob::Recall {
+            tenant: tenant.clone(),
+            task_id: task_id.clone(),
+            recall_id: recall.clone(),
+        };
+        if let Err(error) = self.dial_jobs.send(&next, 0).await {
+            // The tick sends it again a minute after the last chunk; it resumes where this stopped.
+            tracing::warn!(%error, "next recall job not queued");
+        }
         Ok(())
     }
 

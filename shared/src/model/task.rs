@@ -341,6 +341,10 @@ pub struct Task {
     /// When that recall was committed, so the tick can queue its job again if it was lost.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pending_recall_at: Option<Timestamp>,
+    /// How many contacts of that recall's list its jobs have applied, in list order: a lost or
+    /// failed job resumes there, never from the start.
+    #[serde(default)]
+    pub pending_recall_applied: u64,
     /// How far the completion check has read the task's contacts (D13), across runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sweep: Option<SweepMark>,
@@ -388,6 +392,7 @@ impl Task {
             revision: 0,
             pending_recall: None,
             pending_recall_at: None,
+            pending_recall_applied: 0,
             sweep: None,
         }
     }

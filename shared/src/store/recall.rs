@@ -158,22 +158,61 @@ impl Store {
         priority: u8,
         at: Timestamp,
     ) -> Result<usize, Error> {
+        use futures::stream::{self, StreamExt, TryStreamExt};
         let pk = keys::task_contacts(tenant, &task.id);
-        let mut applied = 0;
-        for id in ids {
-            let (update, expr) = recalled_contact(tenant, task, id, priority, at, Some(recall));
-            let written = self
-                .update_one(
-                    "apply recall",
-                    (pk.clone(), keys::contact(id)),
-                    &update,
-                    Some("attribute_not_exists(applied_recall) OR applied_recall <> :recall"),
-                    expr,
-                )
-                .await;
-            applied += usize::from(WriteFailure::took_effect(written)?);
-        }
-        Ok(applied)
+        // Each contact is its own item: 16 writes at once keep a chunk well inside a run.
+        let writes: Vec<_> = ids
+            .iter()
+            .map(|id| {
+                let (update, expr) = recalled_contact(tenant, task, id, priority, at, Some(recall));
+                ((pk.clone(), keys::contact(id)), update, expr)
+            })
+            .collect();
+        stream::iter(writes)
+            .map(|(key, update, expr)| async move {
+                let written = self
+                    .update_one(
+                        "apply recall",
+                        key,
+                        &update,
+                        Some("attribute_not_exists(applied_recall) OR applied_recall <> :recall"),
+                        expr,
+                    )
+                    .await;
+                WriteFailure::took_effect(written).map(usize::from)
+            })
+            .buffer_unordered(16)
+            .try_fold(0, |sum, one| async move { Ok(sum + one) })
+            .await
+    }
+
+    /// Records that the first `applied` contacts of a pending recall's list are applied, and when,
+    /// so a later job resumes there and the tick leaves a recall in progress alone. Only forward,
+    /// and only while that recall is pending.
+    pub async fn advance_recall(
+        &self,
+        tenant: &Tenant,
+        task: &Id,
+        recall: &Id,
+        applied: u64,
+        at: Timestamp,
+    ) -> Result<(), Error> {
+        let written = self
+            .update_one(
+                "advance recall",
+                (keys::tenant(tenant), keys::task(task)),
+                "SET pending_recall_applied = :applied, pending_recall_at = :at",
+                Some(
+                    "pending_recall = :recall AND (attribute_not_exists(pending_recall_applied) \
+                     OR pending_recall_applied < :applied)",
+                ),
+                Expr::default()
+                    .value(":recall", s(recall.as_str()))
+                    .value(":applied", n(applied))
+                    .value(":at", n(at.0)),
+            )
+            .await;
+        WriteFailure::took_effect(written).map(drop)
     }
 
     /// Marks a recall applied: the task may complete again.
@@ -187,7 +226,7 @@ impl Store {
             .update_one(
                 "finish recall",
                 (keys::tenant(tenant), keys::task(task)),
-                "REMOVE pending_recall, pending_recall_at",
+                "REMOVE pending_recall, pending_recall_at, pending_recall_applied",
                 Some("pending_recall = :recall"),
                 Expr::default().value(":recall", s(recall.as_str())),
             )

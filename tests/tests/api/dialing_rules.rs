@@ -139,8 +139,17 @@ impl Rig {
 
     /// Receives and deletes every message waiting on the call-events queue: their bodies.
     async fn take_events(&self) -> Vec<String> {
+        self.take(&self.api.resources.call_events_queue_url).await
+    }
+
+    /// Receives and deletes every message waiting on the dial queue: their bodies.
+    async fn take_dial_jobs(&self) -> Vec<String> {
+        self.take(&self.api.resources.dial_queue_url).await
+    }
+
+    /// Receives and deletes every message waiting on the queue at `url`: their bodies.
+    async fn take(&self, url: &str) -> Vec<String> {
         let sqs = aws_sdk_sqs::Client::new(&self.api.sdk);
-        let url = &self.api.resources.call_events_queue_url;
         let mut bodies = Vec::new();
         loop {
             let received = sqs
@@ -828,6 +837,70 @@ async fn contacts_added_during_the_completion_check_are_dialled_first() {
     assert!(placed.contains(&token(&task.id, &added, 1)), "{placed:?}");
     assert!(placed.contains(&token(&task.id, behind, 1)), "{placed:?}");
     assert_eq!(placed.len(), 2);
+}
+
+/// Runs the recall jobs among `jobs` (dial queue bodies), as the dialer would: how many.
+async fn run_recall_jobs(rig: &Rig, jobs: &[String]) -> usize {
+    let mut ran = 0;
+    for job in jobs {
+        if serde_json::from_str::<Value>(job).unwrap()["kind"] == "recall" {
+            rig.engine.run_job(job).await.unwrap();
+            ran += 1;
+        }
+    }
+    ran
+}
+
+/// D12: a large recall is applied in bounded chunks (`DIAL_RECALL_CHUNK`), each job handing the
+/// rest to the next through the dial queue, and a lost job is sent again by the tick and
+/// resumes where the last one stopped, never from the start.
+#[tokio::test]
+async fn a_large_recall_is_applied_in_chunks_that_resume() {
+    let rig = rig(ALL_SUCCESS, |s| s.recall_chunk = 50).await;
+    let (task, contacts) = dialled_out(&rig, 300).await;
+    let recalled = rig
+        .recall(&task.id, json!({ "contactIds": &contacts }))
+        .await;
+    assert_eq!(recalled.len(), 300);
+    let applied = |stored: &Task| {
+        (
+            stored.pending_recall.is_some(),
+            stored.pending_recall_applied,
+        )
+    };
+
+    assert_eq!(run_recall_jobs(&rig, &rig.take_dial_jobs().await).await, 1);
+    assert_eq!(applied(&rig.stored(&task.id).await), (true, 50));
+    let lost = rig.take_dial_jobs().await;
+    assert_eq!(lost.len(), 1, "the next chunk's job, lost here");
+
+    rig.clock.advance(Duration::from_secs(61));
+    rig.engine.tick().await.unwrap();
+    assert_eq!(run_recall_jobs(&rig, &rig.take_dial_jobs().await).await, 1);
+    assert_eq!(
+        applied(&rig.stored(&task.id).await),
+        (true, 100),
+        "resumed at 50"
+    );
+
+    let mut jobs = 2;
+    loop {
+        let ran = run_recall_jobs(&rig, &rig.take_dial_jobs().await).await;
+        if ran == 0 {
+            break;
+        }
+        jobs += ran;
+    }
+    assert_eq!(jobs, 6, "300 contacts in chunks of 50");
+    assert_eq!(applied(&rig.stored(&task.id).await), (false, 0));
+    let states = rig.api.stored_task_contacts(OWNER, &task.id).await;
+    assert_eq!(states.len(), 300);
+    assert!(
+        states
+            .values()
+            .all(|s| s.recalled && !s.done && s.allowance == s.attempts + 3),
+        "every contact recalled once"
+    );
 }
 
 /// D13, D11: a contact deleted from the data source before its first call is never dialled and
