@@ -123,9 +123,16 @@ impl<P: Provider> Engine<P> {
             }
             let shares = self.config.fairness().share_out(&running, claimant);
             let runs = self.config.runs_per_tick.max(1);
+            let spacing = 60 / runs;
             for run in 0..runs {
-                let delay = 60 / runs * run;
                 for (r, budget) in &shares {
+                    // The first run at once; the later ones each at a point of their slot of
+                    // the minute set by the task, so the runs of many tasks do not all wake
+                    // on the same second and meet on the same items.
+                    let delay = match run {
+                        0 => 0,
+                        _ => spacing * run + spread(&r.task.id, spacing),
+                    };
                     jobs.push((
                         DialJob::Dial {
                             tenant: r.tenant.clone(),
@@ -714,6 +721,14 @@ impl<P: Provider> Engine<P> {
             }
         }
     }
+}
+
+/// A second in `0..spacing` fixed by the task: the same for every tick, different between tasks.
+fn spread(task: &Id, spacing: u32) -> u32 {
+    let hash = task.as_str().bytes().fold(0u32, |hash, byte| {
+        hash.wrapping_mul(31).wrapping_add(u32::from(byte))
+    });
+    hash % spacing.max(1)
 }
 
 /// The reference of attempt `attempt` of a contact whose state in the task is `state`, read

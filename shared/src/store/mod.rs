@@ -271,7 +271,15 @@ fn is_conflict_only(reasons: &[CancellationReason]) -> bool {
 }
 
 /// Attempts of a transaction cancelled only by conflicts, with backoff in between.
-const TRANSACTION_ATTEMPTS: u32 = 4;
+const TRANSACTION_ATTEMPTS: u32 = 6;
+
+/// How long to wait before attempt `attempt + 1`: "full jitter", a random time up to an
+/// exponential ceiling (25 ms, 50 ms, ... at most 1 s), so writers that conflicted once do not
+/// meet again on the same item at the same instant.
+pub(crate) fn backoff(attempt: u32) -> Duration {
+    let ceiling = (25u64 << attempt.min(6)).min(1_000);
+    Duration::from_millis(fastrand::u64(1..=ceiling))
+}
 
 impl Store {
     pub fn new(client: Client, table: impl Into<String>) -> Self {
@@ -360,7 +368,7 @@ impl Store {
                             if is_conflict_only(e.cancellation_reasons())
                     );
                     if retry && attempt < TRANSACTION_ATTEMPTS {
-                        tokio::time::sleep(Duration::from_millis(20 << attempt)).await;
+                        tokio::time::sleep(backoff(attempt)).await;
                         continue;
                     }
                     return Err(Refusal::from_sdk(context, error).labelled(labels));
@@ -439,7 +447,7 @@ impl Store {
                         "unprocessed keys after 8 attempts",
                     ));
                 }
-                tokio::time::sleep(Duration::from_millis(25 << attempt)).await;
+                tokio::time::sleep(backoff(attempt)).await;
             }
         }
         Ok(found)
@@ -737,6 +745,19 @@ mod tests {
                 .set_item(Some(stored.clone()))
                 .build(),
         ]
+    }
+
+    #[test]
+    fn conflict_backoff_is_jittered_under_an_exponential_ceiling() {
+        for attempt in 0..10 {
+            let ceiling = (25u64 << attempt.min(6)).min(1_000);
+            let waits: std::collections::HashSet<u128> =
+                (0..200).map(|_| backoff(attempt).as_millis()).collect();
+            assert!(waits
+                .iter()
+                .all(|ms| (1..=u128::from(ceiling)).contains(ms)));
+            assert!(waits.len() > 1, "attempt {attempt}: every wait the same");
+        }
     }
 
     #[test]

@@ -7,7 +7,6 @@ use crate::error::Error;
 use crate::model::reclaim::ReclaimJob;
 use crate::model::{Id, Timestamp};
 use aws_sdk_dynamodb::types::{DeleteRequest, WriteRequest};
-use std::time::Duration;
 
 /// The key of a job's intent: sharded by the partition it reclaims.
 fn intent_key(job: &ReclaimJob) -> (String, String) {
@@ -160,7 +159,7 @@ impl Store {
             if requests.is_empty() {
                 return Ok(());
             }
-            tokio::time::sleep(Duration::from_millis(25 << attempt)).await;
+            tokio::time::sleep(super::backoff(attempt)).await;
         }
         Err(Error::internal(
             "batch write",
