@@ -6,7 +6,7 @@
 //! answering-machine statuses to the outcomes of D13 ([`report`]), shared by events and
 //! `DescribeContact`.
 
-use super::provider::{CallRequest, CallStatus, PlaceError, Provider, ServiceRefusal};
+use super::provider::{Busy, CallRequest, CallStatus, PlaceError, Provider, ServiceRefusal};
 use crate::aws::Lazy;
 use crate::error::ConfigError;
 use crate::error::Error;
@@ -21,11 +21,14 @@ use aws_sdk_connect::operation::start_outbound_voice_contact::{
 use aws_sdk_connect::types::{AnswerMachineDetectionConfig, Contact, TrafficType};
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 const INSTANCE_ID: &str = "CONNECT_INSTANCE_ID";
 const CONTACT_FLOW_ID: &str = "CONNECT_CONTACT_FLOW_ID";
 const SOURCE_PHONE_NUMBER: &str = "CONNECT_SOURCE_PHONE_NUMBER";
 const QUEUE_ID: &str = "CONNECT_QUEUE_ID";
+const CAMPAIGN_FALLBACK: &str = "CONNECT_CAMPAIGN_FALLBACK";
 
 /// Where and how calls are placed, read once at cold start.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -36,6 +39,10 @@ pub struct ConnectSettings {
     pub contact_flow_id: String,
     /// The caller id the called party sees.
     pub source: CallerSource,
+    /// Whether calls may go on as GENERAL traffic, without answering-machine detection, when
+    /// the instance refuses campaign calls for quota (`CONNECT_CAMPAIGN_FALLBACK=general`;
+    /// unset: the task that meets it fails, D13).
+    pub general_fallback: bool,
 }
 
 /// Connect takes the caller id either as a number of the instance or as a queue whose outbound
@@ -94,10 +101,21 @@ impl ConnectSettings {
                 })
             }
         };
+        let general_fallback = match set(CAMPAIGN_FALLBACK).as_deref() {
+            None | Some("none") => false,
+            Some("general") => true,
+            Some(other) => {
+                return Err(ConfigError {
+                    name: CAMPAIGN_FALLBACK,
+                    problem: format!("{other:?} is neither general nor none"),
+                })
+            }
+        };
         Ok(ConnectSettings {
             instance_id,
             contact_flow_id,
             source,
+            general_fallback,
         })
     }
 }
@@ -108,17 +126,25 @@ pub struct ConnectProvider {
     /// Built on first use: a run that places no call never needs it.
     client: Lazy<aws_sdk_connect::Client>,
     settings: ConnectSettings,
+    /// Calls go as GENERAL traffic, without detection, since the instance refused campaign
+    /// calls for quota ([`Provider::fall_back`]).
+    general: Arc<AtomicBool>,
 }
 
 impl ConnectProvider {
     pub fn new(client: Lazy<aws_sdk_connect::Client>, settings: ConnectSettings) -> Self {
-        ConnectProvider { client, settings }
+        ConnectProvider {
+            client,
+            settings,
+            general: Arc::default(),
+        }
     }
 }
 
 impl Provider for ConnectProvider {
     async fn place(&self, call: &CallRequest) -> Result<String, PlaceError> {
-        let output = start_request(&self.settings, call)
+        let campaign = !self.general.load(Ordering::Relaxed);
+        let output = start_request(&self.settings, call, campaign)
             .send_with(self.client.get())
             .await
             .map_err(place_error)?;
@@ -144,6 +170,13 @@ impl Provider for ConnectProvider {
             Ok(output) => Ok(output.contact().map_or(CallStatus::Unknown, contact_status)),
             Err(error) => describe_error(error),
         }
+    }
+
+    fn fall_back(&self) -> bool {
+        if self.settings.general_fallback {
+            self.general.store(true, Ordering::Relaxed);
+        }
+        self.settings.general_fallback
     }
 
     /// The attempt a contact of the instance is, from the attributes every call this service
@@ -178,10 +211,12 @@ impl Provider for ConnectProvider {
 }
 
 /// The `StartOutboundVoiceContact` request of one attempt. Answering-machine detection is on so
-/// that a voicemail is told from a person (D13); Connect accepts it only on `CAMPAIGN` traffic.
+/// that a voicemail is told from a person (D13); Connect accepts it only on `CAMPAIGN` traffic,
+/// which has its own quota. Without `campaign`, GENERAL traffic without detection.
 fn start_request(
     settings: &ConnectSettings,
     call: &CallRequest,
+    campaign: bool,
 ) -> StartOutboundVoiceContactInputBuilder {
     let request = StartOutboundVoiceContactInput::builder()
         .instance_id(&settings.instance_id)
@@ -191,14 +226,19 @@ fn start_request(
         .attributes("tenant", call.tenant.as_str())
         .attributes("taskId", call.task_id.as_str())
         .attributes("contactId", call.contact_id.as_str())
-        .attributes("attempt", call.attempt.to_string())
-        .answer_machine_detection_config(
-            AnswerMachineDetectionConfig::builder()
-                .enable_answer_machine_detection(true)
-                .await_answer_machine_prompt(false)
-                .build(),
-        )
-        .traffic_type(TrafficType::Campaign);
+        .attributes("attempt", call.attempt.to_string());
+    let request = if campaign {
+        request
+            .answer_machine_detection_config(
+                AnswerMachineDetectionConfig::builder()
+                    .enable_answer_machine_detection(true)
+                    .await_answer_machine_prompt(false)
+                    .build(),
+            )
+            .traffic_type(TrafficType::Campaign)
+    } else {
+        request.traffic_type(TrafficType::General)
+    };
     match &settings.source {
         CallerSource::Number(number) => request.source_phone_number(number),
         CallerSource::Queue(queue) => request.queue_id(queue),
@@ -246,9 +286,14 @@ fn refusal(error: &StartOutboundVoiceContactError, status: u16) -> Option<PlaceE
     };
     let task = |what: &str| service(ServiceRefusal::Configuration, what);
     let number = |what: &str| Some(PlaceError::NumberRefused(format!("{what}: {message}")));
-    let busy = || Some(PlaceError::Busy(format!("{code}: {message}")));
+    let busy = |kind: Busy| {
+        Some(PlaceError::Busy {
+            kind,
+            detail: format!("{code}: {message}"),
+        })
+    };
     match error {
-        E::LimitExceededException(_) => busy(),
+        E::LimitExceededException(_) => busy(Busy::Quota),
         E::ResourceNotFoundException(_) => {
             task("instance, contact flow, queue or source number not found")
         }
@@ -267,12 +312,10 @@ fn refusal(error: &StartOutboundVoiceContactError, status: u16) -> Option<PlaceE
         E::InternalServiceException(_) => None,
         // Errors the operation's model does not list arrive with only their code and status.
         _ => match code {
-            "ThrottlingException"
-            | "TooManyRequestsException"
-            | "LimitExceededException"
-            | "ServiceQuotaExceededException" => busy(),
+            "ThrottlingException" | "TooManyRequestsException" => busy(Busy::Rate),
+            "LimitExceededException" | "ServiceQuotaExceededException" => busy(Busy::Quota),
             "AccessDeniedException" => service(ServiceRefusal::Permission, "access denied"),
-            _ if status == 429 || status == 503 => busy(),
+            _ if status == 429 || status == 503 => busy(Busy::Rate),
             _ => None,
         },
     }
@@ -559,6 +602,7 @@ mod tests {
                 instance_id: "5c1b0f2e-8d4a-4e6b-9a37-2f61c0d8e915".into(),
                 contact_flow_id: "9e4a7c12-3b8d-4f60-a1e5-d27f0b6c8a34".into(),
                 source: CallerSource::Number("+442038089410".into()),
+                general_fallback: false,
             }
         );
     }
@@ -594,6 +638,29 @@ mod tests {
     }
 
     #[test]
+    fn campaign_fallback_is_general_or_none() {
+        let source = (QUEUE_ID, "q");
+        let read = |extra: &[(&'static str, &'static str)]| {
+            let mut pairs = vec![BASE[0], BASE[1], source];
+            pairs.extend_from_slice(extra);
+            ConnectSettings::from_lookup(lookup(&pairs))
+        };
+        assert!(!read(&[]).unwrap().general_fallback);
+        assert!(
+            !read(&[(CAMPAIGN_FALLBACK, "none")])
+                .unwrap()
+                .general_fallback
+        );
+        assert!(
+            read(&[(CAMPAIGN_FALLBACK, "general")])
+                .unwrap()
+                .general_fallback
+        );
+        let error = read(&[(CAMPAIGN_FALLBACK, "sometimes")]).unwrap_err();
+        assert_eq!(error.name, CAMPAIGN_FALLBACK);
+    }
+
+    #[test]
     fn settings_need_instance_and_flow() {
         let source = (QUEUE_ID, "q");
         let error = ConnectSettings::from_lookup(lookup(&[BASE[1], source])).unwrap_err();
@@ -609,6 +676,7 @@ mod tests {
             instance_id: "5c1b0f2e-8d4a-4e6b-9a37-2f61c0d8e915".into(),
             contact_flow_id: "9e4a7c12-3b8d-4f60-a1e5-d27f0b6c8a34".into(),
             source,
+            general_fallback: false,
         }
     }
 
@@ -627,6 +695,7 @@ mod tests {
         let request = start_request(
             &settings(CallerSource::Number("+442038089410".into())),
             &call("+447700900123"),
+            true,
         )
         .build()
         .unwrap();
@@ -670,6 +739,7 @@ mod tests {
                 "7b2e9f40-1c6d-4a83-b5e2-0f9d3c7a1e68".into(),
             )),
             &call("4915112345678"),
+            false,
         )
         .build()
         .unwrap();
@@ -679,6 +749,9 @@ mod tests {
             Some("7b2e9f40-1c6d-4a83-b5e2-0f9d3c7a1e68")
         );
         assert_eq!(request.source_phone_number(), None);
+        // General traffic, after the instance refused campaign calls for quota.
+        assert_eq!(request.traffic_type(), Some(&TrafficType::General));
+        assert_eq!(request.answer_machine_detection_config(), None);
     }
 
     fn meta(code: &str, message: &str) -> ErrorMetadata {
@@ -714,21 +787,36 @@ mod tests {
                 ))
                 .build(),
         );
-        assert!(matches!(modeled(limit, 429), PlaceError::Busy(_)));
-        for code in ["ThrottlingException", "ServiceQuotaExceededException"] {
+        assert!(matches!(
+            modeled(limit, 429),
+            PlaceError::Busy {
+                kind: Busy::Quota,
+                ..
+            }
+        ));
+        for (code, kind) in [
+            ("ThrottlingException", Busy::Rate),
+            ("ServiceQuotaExceededException", Busy::Quota),
+        ] {
             let error = unmodeled(code, "Rate exceeded", 400);
             assert!(
-                matches!(&error, PlaceError::Busy(r) if r.contains(code)),
+                matches!(&error, PlaceError::Busy { kind: k, detail } if *k == kind && detail.contains(code)),
                 "{error:?}"
             );
         }
         assert!(matches!(
             unmodeled("SlowDown", "Please slow down", 429),
-            PlaceError::Busy(_)
+            PlaceError::Busy {
+                kind: Busy::Rate,
+                ..
+            }
         ));
         assert!(matches!(
             unmodeled("ServiceUnavailableException", "Service unavailable", 503),
-            PlaceError::Busy(_)
+            PlaceError::Busy {
+                kind: Busy::Rate,
+                ..
+            }
         ));
     }
 

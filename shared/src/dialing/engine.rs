@@ -6,7 +6,7 @@
 
 use super::job::{DialJob, RecallManifest};
 use super::plan::{due_contacts, window_open, Claimant, Clock};
-use super::provider::{CallRequest, CallStatus, PlaceError, Provider};
+use super::provider::{Busy, CallRequest, CallStatus, PlaceError, Provider, ServiceRefusal};
 use super::simulated::SimulatedEvent;
 use crate::config::dialing::DialerConfig;
 use crate::error::Error;
@@ -41,6 +41,8 @@ pub struct DialReport {
 
 /// How long one dial run may wait for the provider rate before it leaves the rest to the next.
 const RUN_DEADLINE: Duration = Duration::from_secs(20);
+/// Quota refusals in a row, with nothing else in flight, that mean a quota is missing.
+const QUOTA_TRIES: u32 = 5;
 /// How long a contact whose call the provider refused for rate or capacity waits.
 const BUSY_RETRY: Duration = Duration::from_secs(5);
 
@@ -365,28 +367,24 @@ impl<P: Provider> Engine<P> {
                 crate::telemetry::metrics(&[], &[("CallsPlaced", 1.0, Unit::Count)]);
                 Ok((Step::Settled, true))
             }
-            Err(PlaceError::Busy(why)) => {
-                tracing::warn!(%why, "provider busy; the contact waits");
+            Err(PlaceError::Busy { kind, detail }) => {
+                tracing::warn!(%detail, ?kind, "provider busy; the contact waits");
                 let retry_at = Timestamp(self.clock.now().0 + BUSY_RETRY.as_millis() as i64);
-                self.store.release_call(&call, retry_at).await?;
+                // A quota refusal with no other call of the service in flight (the claim itself
+                // is one) says the quota may be missing rather than used up.
+                let alone = kind == Busy::Quota && self.store.calls_in_flight().await? <= 1;
+                self.store.release_call(&call, retry_at, alone).await?;
+                if alone {
+                    self.quota_refused(&call).await?;
+                }
                 Ok((Step::Stop, false))
             }
             Err(PlaceError::ServiceRefused { refusal, detail }) => {
                 tracing::error!(%detail, task = %call.task_id, "the provider refuses the service's calls");
-                crate::telemetry::metrics(
-                    &[("Refusal", refusal.name())],
-                    &[("ServiceRefusedCalls", 1.0, Unit::Count)],
-                );
-                self.store.release_call(&call, self.clock.now()).await?;
-                let reason = refusal.fail_reason().to_owned();
-                match self
-                    .store
-                    .fail_task(&call.tenant, &call.task_id, reason)
-                    .await
-                {
-                    Ok(_) | Err(Error::NotAllowed(_)) | Err(Error::NotFound(_)) => {}
-                    Err(error) => return Err(error),
-                }
+                self.store
+                    .release_call(&call, self.clock.now(), false)
+                    .await?;
+                self.service_refused(&call, refusal).await?;
                 Ok((Step::Stop, false))
             }
             Err(PlaceError::NumberRefused(why)) => {
@@ -404,6 +402,47 @@ impl<P: Provider> Engine<P> {
                 tracing::error!(error = %cause, task = %call.task_id, "placing a call failed");
                 Ok((Step::Stop, false))
             }
+        }
+    }
+
+    /// After a quota refusal with nothing else in flight: [`QUOTA_TRIES`] of them in a row for
+    /// one contact mean the quota is missing (Connect's campaign calls are off by default). The
+    /// provider then falls back to traffic without that quota where the deployment allows it
+    /// (the contact is simply called again); otherwise the task fails with a reason that says
+    /// it is the service's configuration (D13).
+    async fn quota_refused(&self, call: &CallRef) -> Result<(), Error> {
+        let refusals = self
+            .store
+            .task_contact(&call.tenant, &call.task_id, &call.contact_id)
+            .await?
+            .map_or(0, |state| state.quota_refusals);
+        if refusals < QUOTA_TRIES {
+            return Ok(());
+        }
+        if self.provider.fall_back() {
+            tracing::warn!(refusals, "campaign quota missing: calls go on as general traffic, without answering-machine detection");
+            crate::telemetry::metrics(&[], &[("CampaignFallbacks", 1.0, Unit::Count)]);
+            return Ok(());
+        }
+        self.service_refused(call, ServiceRefusal::CampaignQuota)
+            .await
+    }
+
+    /// The provider refuses every call of the service: the task that met it fails with the
+    /// refusal's fixed reason, and the refusal is counted for the operator's alarm.
+    async fn service_refused(&self, call: &CallRef, refusal: ServiceRefusal) -> Result<(), Error> {
+        crate::telemetry::metrics(
+            &[("Refusal", refusal.name())],
+            &[("ServiceRefusedCalls", 1.0, Unit::Count)],
+        );
+        let reason = refusal.fail_reason().to_owned();
+        match self
+            .store
+            .fail_task(&call.tenant, &call.task_id, reason)
+            .await
+        {
+            Ok(_) | Err(Error::NotAllowed(_)) | Err(Error::NotFound(_)) => Ok(()),
+            Err(error) => Err(error),
         }
     }
 

@@ -11,4 +11,4 @@ pub mod provider;
 pub mod simulated;
 pub mod telephony;
 
-pub use provider::{CallRequest, CallStatus, PlaceError, Provider, ServiceRefusal};
+pub use provider::{Busy, CallRequest, CallStatus, PlaceError, Provider, ServiceRefusal};

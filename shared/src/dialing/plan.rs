@@ -303,6 +303,7 @@ mod tests {
             priority: 3,
             updated_at: Timestamp(0),
             done: false,
+            quota_refusals: 0,
             recalled: false,
             in_call: None,
             claimed_at: None,

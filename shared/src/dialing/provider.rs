@@ -28,9 +28,10 @@ impl CallRequest {
 /// Why a call was not placed.
 #[derive(Debug, thiserror::Error)]
 pub enum PlaceError {
-    /// Throttled or over capacity: tried again later, and not counted as an attempt (D13).
-    #[error("provider busy: {0}")]
-    Busy(String),
+    /// Throttled (`Rate`) or over a concurrency quota (`Quota`): tried again later, and not
+    /// counted as an attempt (D13).
+    #[error("provider busy: {detail}")]
+    Busy { kind: Busy, detail: String },
     /// The provider refuses every call of the service, whatever the task: its configuration
     /// (instance, contact flow, queue, caller id) or its permission. The task that met it
     /// becomes FAILED with the refusal's fixed reason (D10, D13); `detail`, the provider's own
@@ -49,6 +50,17 @@ pub enum PlaceError {
     Unknown(#[source] Cause),
 }
 
+/// Why a provider turned a call away for now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Busy {
+    /// Too many requests a second: it passes.
+    Rate,
+    /// Over a concurrency quota. With calls of the service in flight it passes as they end;
+    /// with none, the quota itself may be missing (Connect's campaign calls are off until their
+    /// quota is raised), and repeated refusals say so.
+    Quota,
+}
+
 /// Why a provider refuses every call of the service. It is never anything a tenant's task holds,
 /// and the reason a task is given says so.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,6 +70,9 @@ pub enum ServiceRefusal {
     Configuration,
     /// Outbound calls are not permitted on the instance, or the service may not place them.
     Permission,
+    /// Campaign calls (answering-machine detection) are refused for quota even with nothing
+    /// else in flight: the instance has no campaign call quota.
+    CampaignQuota,
 }
 
 impl ServiceRefusal {
@@ -74,6 +89,12 @@ impl ServiceRefusal {
                  This is the service's configuration, not this task's: the service operator \
                  has to correct it."
             }
+            ServiceRefusal::CampaignQuota => {
+                "The telephony provider refuses the service's campaign calls (answering-machine \
+                 detection) for quota, even with no other call in flight. This is the \
+                 service's configuration, not this task's: the service operator has to raise \
+                 the campaign call quota or allow general traffic."
+            }
         }
     }
 
@@ -82,6 +103,7 @@ impl ServiceRefusal {
         match self {
             ServiceRefusal::Configuration => "configuration",
             ServiceRefusal::Permission => "permission",
+            ServiceRefusal::CampaignQuota => "campaign_quota",
         }
     }
 }
@@ -104,6 +126,12 @@ pub trait Provider: Send + Sync {
 
     /// What the provider knows of call `call_id` now.
     fn describe(&self, call_id: &str) -> impl Future<Output = Result<CallStatus, Error>> + Send;
+
+    /// Switches to traffic that needs no separate quota (Connect: GENERAL, without
+    /// answering-machine detection) when the deployment allows it: whether it did.
+    fn fall_back(&self) -> bool {
+        false
+    }
 
     /// Which attempt call `call_id` is, from what the call carries; `None` for a call that is
     /// not this service's, or a provider that keeps nothing (the default).

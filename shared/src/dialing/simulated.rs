@@ -3,7 +3,7 @@
 //! a moment later on the call-events queue, where the same handler records it as it records
 //! Amazon Connect's events.
 
-use super::provider::{CallRequest, CallStatus, PlaceError, Provider};
+use super::provider::{Busy, CallRequest, CallStatus, PlaceError, Provider};
 use crate::config::dialing::SimulatedSettings;
 use crate::error::Error;
 use crate::model::call::{CallAttempt, CallReport, Outcome};
@@ -101,7 +101,10 @@ impl Provider for SimulatedProvider {
             .send(&event, delay)
             .await
             // Nothing was "dialled" when the outcome cannot be sent: a busy provider, not an attempt.
-            .map_err(|e| PlaceError::Busy(e.to_string()))?;
+            .map_err(|e| PlaceError::Busy {
+                kind: Busy::Rate,
+                detail: e.to_string(),
+            })?;
         Ok(call_id)
     }
 

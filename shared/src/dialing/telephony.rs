@@ -28,6 +28,13 @@ impl Provider for Telephony {
         }
     }
 
+    fn fall_back(&self) -> bool {
+        match self {
+            Telephony::Simulated(provider) => provider.fall_back(),
+            Telephony::AmazonConnect(provider) => provider.fall_back(),
+        }
+    }
+
     async fn attempt_of(&self, call_id: &str) -> Result<Option<CallAttempt>, Error> {
         match self {
             Telephony::Simulated(provider) => provider.attempt_of(call_id).await,

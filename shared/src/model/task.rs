@@ -548,6 +548,10 @@ pub struct TaskContact {
     /// 1 highest - 5 lowest: the recall priority of a recalled contact (D12, D13).
     pub priority: u8,
     pub updated_at: Timestamp,
+    /// Quota refusals of this contact's calls with nothing else in flight, since its last call
+    /// was placed (D13: a missing campaign quota shows as a run of them).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub quota_refusals: u32,
     /// The outcome in this task is final (D13): success, an invalid number, the attempts reached
     /// the allowance, or the contact was deleted from the data source. Recall clears it.
     #[serde(default)]
@@ -564,6 +568,10 @@ pub struct TaskContact {
     /// The provider's id of the call in flight, once placed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub call_id: Option<String>,
+}
+
+fn is_zero(value: &u32) -> bool {
+    *value == 0
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 
 use crate::dialing_support::*;
 use crate::support::{id, tenant, unique, TestApi};
-use outbound::dialing::{CallRequest, CallStatus, PlaceError, Provider, ServiceRefusal};
+use outbound::dialing::{Busy, CallRequest, CallStatus, PlaceError, Provider, ServiceRefusal};
 use outbound::model::TaskStatus;
 use outbound::worker::dialing::DialInbox;
 use serde_json::{json, Value};
@@ -240,6 +240,137 @@ async fn a_task_the_provider_refuses_fails_with_its_reason() {
     assert_eq!(api.stored_source("acme", &source).await.active_tasks, 0);
 }
 
+/// The simulated provider of `settings`, reporting to this test's call-events queue.
+fn simulated(
+    api: &TestApi,
+    settings: &outbound::config::dialing::DialerConfig,
+) -> outbound::dialing::simulated::SimulatedProvider {
+    let sdk = api.sdk.clone();
+    outbound::dialing::simulated::SimulatedProvider::new(
+        outbound::queue::Queue::new(
+            outbound::aws::Lazy::new(move || aws_sdk_sqs::Client::new(&sdk)),
+            Some(api.resources.call_events_queue_url.clone()),
+        ),
+        settings.simulated.clone(),
+    )
+}
+
+/// A provider that refuses every call for quota, as Amazon Connect refuses campaign calls on an
+/// instance whose campaign quota was never raised; once it may fall back (`fallback`), it
+/// places calls as the simulated provider does.
+struct NoCampaignQuota {
+    inner: outbound::dialing::simulated::SimulatedProvider,
+    fallback: bool,
+    general: std::sync::atomic::AtomicBool,
+}
+
+impl Provider for NoCampaignQuota {
+    async fn place(&self, call: &CallRequest) -> Result<String, PlaceError> {
+        if self.general.load(std::sync::atomic::Ordering::SeqCst) {
+            return self.inner.place(call).await;
+        }
+        Err(PlaceError::Busy {
+            kind: Busy::Quota,
+            detail: "LimitExceededException: The allowed limit for the resource has been exceeded."
+                .into(),
+        })
+    }
+
+    async fn describe(&self, call_id: &str) -> Result<CallStatus, outbound::error::Error> {
+        self.inner.describe(call_id).await
+    }
+
+    fn fall_back(&self) -> bool {
+        if self.fallback {
+            self.general
+                .store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+        self.fallback
+    }
+}
+
+/// Runs `rounds` ticks of the dialing functions with `engine`, the clock moved past the busy
+/// wait (5 s) after each.
+async fn busy_rounds<P: Provider>(
+    api: &TestApi,
+    engine: &outbound::dialing::engine::Engine<P>,
+    clock: &ManualClock,
+    rounds: usize,
+) {
+    let sqs = aws_sdk_sqs::Client::new(&api.sdk);
+    for _ in 0..rounds {
+        engine.tick().await.unwrap();
+        for (queue, url) in [
+            (DialInbox::Jobs, &api.resources.dial_queue_url),
+            (DialInbox::CallEvents, &api.resources.call_events_queue_url),
+        ] {
+            outbound_local::poller::drain(&sqs, url, |body| queue.handle(engine, body))
+                .await
+                .unwrap();
+        }
+        clock.advance(Duration::from_secs(6));
+    }
+}
+
+/// D13: calls the provider refuses for quota with nothing else in flight, five times in a row,
+/// mean the quota is missing (Connect's campaign calls are off until their quota is raised):
+/// the task fails with a reason that says it is the service's configuration, no attempt spent,
+/// instead of being retried every few seconds for ever.
+#[tokio::test]
+async fn a_missing_campaign_quota_fails_the_task_after_bounded_tries() {
+    let api = TestApi::start().await;
+    let clock = ManualClock::starting_now();
+    let settings = fast_settings(&api, ALL_NO_ANSWER);
+    let inner = simulated(&api, &settings);
+    let engine = api
+        .engine(settings, clock.clone())
+        .with_provider(|_| NoCampaignQuota {
+            inner,
+            fallback: false,
+            general: Default::default(),
+        });
+    let (task, source, _) = running_task(&api, 2, json!({})).await;
+    busy_rounds(&api, &engine, &clock, 4).await;
+    assert_eq!(
+        api.stored_task("acme", &task).await.status,
+        TaskStatus::Running
+    );
+    busy_rounds(&api, &engine, &clock, 1).await;
+    let detail = api.get("acme", &format!("/api/task/detail/{task}")).await;
+    let detail = detail.ok();
+    assert_eq!(detail["status"], TaskStatus::Failed.code());
+    assert_eq!(
+        detail["failReason"],
+        ServiceRefusal::CampaignQuota.fail_reason()
+    );
+    assert_eq!(detail["callCount"], 0, "a refused call is no attempt");
+    assert_eq!(engine.store.calls_in_flight().await.unwrap(), 0);
+    assert_eq!(api.stored_source("acme", &source).await.active_tasks, 0);
+}
+
+/// D13: where the deployment allows general traffic (`CONNECT_CAMPAIGN_FALLBACK=general`), a
+/// missing campaign quota switches the calls to it instead, and the task dials on.
+#[tokio::test]
+async fn a_missing_campaign_quota_falls_back_to_general_traffic_where_allowed() {
+    let api = TestApi::start().await;
+    let clock = ManualClock::starting_now();
+    let settings = fast_settings(&api, ALL_NO_ANSWER);
+    let inner = simulated(&api, &settings);
+    let engine = api
+        .engine(settings, clock.clone())
+        .with_provider(|_| NoCampaignQuota {
+            inner,
+            fallback: true,
+            general: Default::default(),
+        });
+    let (task, _, _) = running_task(&api, 2, json!({"maxDialCount": 1})).await;
+    busy_rounds(&api, &engine, &clock, 8).await;
+    let detail = api.get("acme", &format!("/api/task/detail/{task}")).await;
+    let detail = detail.ok();
+    assert_eq!(detail["status"], TaskStatus::Completed.code());
+    assert_eq!(detail["callCount"], 2);
+}
+
 /// The simulated provider, refusing every call for capacity while `busy` is set.
 struct SometimesBusy {
     inner: outbound::dialing::simulated::SimulatedProvider,
@@ -249,7 +380,10 @@ struct SometimesBusy {
 impl Provider for SometimesBusy {
     async fn place(&self, call: &CallRequest) -> Result<String, PlaceError> {
         if self.busy.load(std::sync::atomic::Ordering::SeqCst) {
-            return Err(PlaceError::Busy("TooManyRequestsException".into()));
+            return Err(PlaceError::Busy {
+                kind: Busy::Rate,
+                detail: "TooManyRequestsException".into(),
+            });
         }
         self.inner.place(call).await
     }
@@ -266,14 +400,7 @@ async fn a_busy_provider_costs_no_attempt() {
     let api = TestApi::start().await;
     let clock = ManualClock::starting_now();
     let settings = fast_settings(&api, ALL_NO_ANSWER);
-    let sdk = api.sdk.clone();
-    let simulated = outbound::dialing::simulated::SimulatedProvider::new(
-        outbound::queue::Queue::new(
-            outbound::aws::Lazy::new(move || aws_sdk_sqs::Client::new(&sdk)),
-            Some(api.resources.call_events_queue_url.clone()),
-        ),
-        settings.simulated.clone(),
-    );
+    let simulated = simulated(&api, &settings);
     let engine = api.engine(settings, clock.clone());
     let engine = engine.with_provider(|_| SometimesBusy {
         inner: simulated,

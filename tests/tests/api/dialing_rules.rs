@@ -708,6 +708,7 @@ async fn dialled_out(rig: &Rig, count: usize) -> (TaskFixture, Vec<String>) {
                 priority: 5,
                 updated_at: now,
                 done: true,
+                quota_refusals: 0,
                 recalled: false,
                 in_call: None,
                 claimed_at: None,

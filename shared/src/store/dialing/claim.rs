@@ -62,6 +62,7 @@ impl Store {
                     priority: task.settings.priority,
                     updated_at: now,
                     done: false,
+                    quota_refusals: 0,
                     recalled: false,
                     in_call: Some(1),
                     claimed_at: Some(now),
@@ -147,7 +148,7 @@ impl Store {
                 Call::Contact,
                 keys::task_contacts(tenant, &call.task_id),
                 keys::contact(&call.contact_id),
-                "SET call_id = :id",
+                "SET call_id = :id REMOVE quota_refusals",
                 Some("in_call = :attempt"),
                 Expr::default()
                     .value(":id", s(call_id))
@@ -170,22 +171,40 @@ impl Store {
 
     /// Gives back a claim the provider refused for rate or capacity: not an attempt (D13). The
     /// contact waits until `retry_at`, ahead of the plain retries as before.
-    pub async fn release_call(&self, call: &CallRef, retry_at: Timestamp) -> Result<(), Error> {
+    /// With `quota_refused`, the contact's count of quota refusals with nothing else in flight
+    /// goes up by one.
+    pub async fn release_call(
+        &self,
+        call: &CallRef,
+        retry_at: Timestamp,
+        quota_refused: bool,
+    ) -> Result<(), Error> {
         let tenant = &call.tenant;
         let rank = call.recalled.then_some(call.priority);
+        let update = if quota_refused {
+            "SET next_attempt_at = :at, gsi1pk = :wait_pk, gsi1sk = :wait_sk, \
+             quota_refusals = if_not_exists(quota_refusals, :zero) + :one \
+             REMOVE in_call, claimed_at, call_id, gsi2pk, gsi2sk"
+        } else {
+            "SET next_attempt_at = :at, gsi1pk = :wait_pk, gsi1sk = :wait_sk \
+             REMOVE in_call, claimed_at, call_id, gsi2pk, gsi2sk"
+        };
+        let mut expr = Expr::default()
+            .value(":at", n(retry_at.0))
+            .value(":wait_pk", s(keys::waiting(tenant, &call.task_id)))
+            .value(":wait_sk", s(keys::waiting_order(rank, retry_at.0)))
+            .value(":attempt", n(call.attempt));
+        if quota_refused {
+            expr = expr.value(":zero", n(0)).value(":one", n(1));
+        }
         let actions = Actions::new(&self.table)
             .update(
                 Call::Contact,
                 keys::task_contacts(tenant, &call.task_id),
                 keys::contact(&call.contact_id),
-                "SET next_attempt_at = :at, gsi1pk = :wait_pk, gsi1sk = :wait_sk \
-                 REMOVE in_call, claimed_at, call_id, gsi2pk, gsi2sk",
+                update,
                 Some("in_call = :attempt"),
-                Expr::default()
-                    .value(":at", n(retry_at.0))
-                    .value(":wait_pk", s(keys::waiting(tenant, &call.task_id)))
-                    .value(":wait_sk", s(keys::waiting_order(rank, retry_at.0)))
-                    .value(":attempt", n(call.attempt)),
+                expr,
             )?
             .update(
                 Call::Task,

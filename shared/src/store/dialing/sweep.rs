@@ -159,6 +159,7 @@ impl Store {
                 priority: task.settings.priority,
                 updated_at: now,
                 done: false,
+                quota_refusals: 0,
                 recalled: false,
                 in_call: None,
                 claimed_at: None,
