@@ -68,7 +68,8 @@ impl App {
     /// Builds everything from `sdk`.
     pub fn with_sdk(config: Config, sdk: &aws_config::SdkConfig) -> Self {
         let store = Store::from_config(sdk, config.table.clone())
-            .with_import_pace(config.import_wcu_per_second);
+            .with_import_pace(config.import_wcu_per_second)
+            .with_capacity_shards(config.dialing.capacity_shards);
         Self::with_store(config, sdk, store)
     }
 

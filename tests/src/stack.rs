@@ -301,7 +301,7 @@ pub fn simulated_engine(
         settings.simulated.clone(),
     );
     Engine {
-        store,
+        store: store.with_capacity_shards(settings.capacity_shards),
         provider: Telephony::Simulated(simulated),
         config: DialerConfig {
             dial_queue_url: Some(resources.dial_queue_url.clone()),

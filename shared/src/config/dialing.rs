@@ -56,6 +56,10 @@ pub struct DialerConfig {
     /// Contacts one dial run's completion check reads (`DIAL_SWEEP_PAGE`, default 2,000,
     /// 10-10,000): the check of a large data source resumes across runs.
     pub sweep_page: usize,
+    /// Partitions the service's calls in flight and provider rate are spread over
+    /// (`DIAL_CAPACITY_SHARDS`, default 1, 1-64), each holding its part of both caps: above a
+    /// hundred or so calls a second one partition's write limit is the ceiling.
+    pub capacity_shards: u32,
     /// Contacts one recall job applies before it hands the rest to the next job through the
     /// dial queue (`DIAL_RECALL_CHUNK`, default 1,000, 10-10,000).
     pub recall_chunk: usize,
@@ -85,6 +89,7 @@ impl Default for DialerConfig {
             reconcile_after: Duration::from_secs(600),
             max_call: Duration::from_secs(43_200),
             sweep_page: 2_000,
+            capacity_shards: 1,
             recall_chunk: 1_000,
             runs_per_tick: 1,
             tenant_weights: BTreeMap::new(),
@@ -169,6 +174,7 @@ impl DialerConfig {
                 7 * 86_400,
             )?),
             sweep_page: number("DIAL_SWEEP_PAGE", defaults.sweep_page as u64, 10, 10_000)? as usize,
+            capacity_shards: small("DIAL_CAPACITY_SHARDS", defaults.capacity_shards, 1, 64)?,
             recall_chunk: number(
                 "DIAL_RECALL_CHUNK",
                 defaults.recall_chunk as u64,

@@ -628,6 +628,7 @@ impl<P: Provider> Engine<P> {
                             &call.task_id,
                             &call.contact_id,
                             call.attempt,
+                            call.shard,
                         )
                         .await;
                 }
@@ -690,7 +691,7 @@ impl<P: Provider> Engine<P> {
             Err(Error::NotFound(_)) => {
                 return self
                     .store
-                    .drop_orphan_call(tenant, task_id, contact_id, *attempt)
+                    .drop_orphan_call(tenant, task_id, contact_id, *attempt, state.slot_shard)
                     .await
             }
             Err(error) => return Err(error),
@@ -755,7 +756,7 @@ impl<P: Provider> Engine<P> {
             }
             None => {
                 self.store
-                    .drop_orphan_call(tenant, task_id, contact_id, attempt)
+                    .drop_orphan_call(tenant, task_id, contact_id, attempt, state.slot_shard)
                     .await
             }
         }
@@ -794,6 +795,7 @@ fn call_of(
         recalled: state.recalled,
         priority: state.priority,
         claimed_at: state.updated_at,
+        shard: state.slot_shard,
     }
 }
 

@@ -304,6 +304,7 @@ mod tests {
             updated_at: Timestamp(0),
             done: false,
             quota_refusals: 0,
+            slot_shard: 0,
             recalled: false,
             in_call: None,
             claimed_at: None,

@@ -129,6 +129,9 @@ pub struct CallRef {
     pub recalled: bool,
     pub priority: u8,
     pub claimed_at: Timestamp,
+    /// The capacity shard the claim took its place in, where the outcome gives it back.
+    #[serde(default, skip_serializing_if = "super::task::is_zero")]
+    pub shard: u32,
 }
 
 /// What an outcome makes of a contact's state in the task.

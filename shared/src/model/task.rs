@@ -552,6 +552,9 @@ pub struct TaskContact {
     /// was placed (D13: a missing campaign quota shows as a run of them).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub quota_refusals: u32,
+    /// The capacity shard the call in flight took its place in (D13), given back there.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub slot_shard: u32,
     /// The outcome in this task is final (D13): success, an invalid number, the attempts reached
     /// the allowance, or the contact was deleted from the data source. Recall clears it.
     #[serde(default)]
@@ -570,7 +573,7 @@ pub struct TaskContact {
     pub call_id: Option<String>,
 }
 
-fn is_zero(value: &u32) -> bool {
+pub(crate) fn is_zero(value: &u32) -> bool {
     *value == 0
 }
 

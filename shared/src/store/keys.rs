@@ -77,6 +77,22 @@ pub const GSI1_SK: &str = "gsi1sk";
 
 /// Partition of the service-wide dialing items: calls in flight, and the per-second rate slots.
 pub const DIALER: &str = "DIALER";
+/// Partition of shard `shard` of the service's dialing counters (calls in flight, the provider
+/// rate): `DIALER` for shard 0, so a one-shard deployment keeps its keys; `DIALER#{n}` after.
+pub fn dialer(shard: u32) -> String {
+    match shard {
+        0 => DIALER.to_owned(),
+        n => format!("{DIALER}#{n}"),
+    }
+}
+
+/// The part of `total` that shard `shard` of `shards` holds: `total / shards`, the remainder
+/// one each to the first shards, so the parts add up to `total`.
+pub fn shard_part(total: u32, shards: u32, shard: u32) -> u32 {
+    let shards = shards.max(1);
+    total / shards + u32::from(shard < total % shards)
+}
+
 /// Sort key of the count of calls in flight in the whole service (D13).
 pub const CAPACITY: &str = "CAPACITY";
 

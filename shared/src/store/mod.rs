@@ -42,6 +42,9 @@ pub struct Store {
     pub(crate) table: String,
     /// WCU per second an import may ask of its data source's partition ([`capacity::WritePace`]).
     pub(crate) import_units_per_second: u32,
+    /// Partitions the service's calls in flight and provider rate are spread over
+    /// (`DIAL_CAPACITY_SHARDS`), so no one key takes every claim and outcome (D13).
+    pub(crate) capacity_shards: u32,
 }
 
 /// Why a conditional write or transaction did not happen. `L` labels the actions of a
@@ -287,7 +290,14 @@ impl Store {
             client,
             table: table.into(),
             import_units_per_second: capacity::DEFAULT_IMPORT_WCU_PER_SECOND,
+            capacity_shards: 1,
         }
+    }
+
+    /// The same store, its dialing counters spread over `shards` partitions.
+    pub fn with_capacity_shards(mut self, shards: u32) -> Self {
+        self.capacity_shards = shards.max(1);
+        self
     }
 
     /// The same store, importing at `units_per_second` WCU per second (`IMPORT_WCU_PER_SECOND`).
@@ -745,6 +755,21 @@ mod tests {
                 .set_item(Some(stored.clone()))
                 .build(),
         ]
+    }
+
+    #[test]
+    fn shard_parts_add_up_to_the_whole_and_differ_by_one_at_most() {
+        for total in 0..70 {
+            for shards in 1..9 {
+                let parts: Vec<u32> = (0..shards)
+                    .map(|shard| keys::shard_part(total, shards, shard))
+                    .collect();
+                assert_eq!(parts.iter().sum::<u32>(), total, "{total} over {shards}");
+                assert!(parts.iter().max().unwrap() - parts.iter().min().unwrap() <= 1);
+            }
+        }
+        assert_eq!(keys::dialer(0), keys::DIALER, "one shard keeps its key");
+        assert_eq!(keys::dialer(3), "DIALER#3");
     }
 
     #[test]

@@ -709,6 +709,7 @@ async fn dialled_out(rig: &Rig, count: usize) -> (TaskFixture, Vec<String>) {
                 updated_at: now,
                 done: true,
                 quota_refusals: 0,
+                slot_shard: 0,
                 recalled: false,
                 in_call: None,
                 claimed_at: None,
@@ -902,6 +903,81 @@ async fn a_large_recall_is_applied_in_chunks_that_resume() {
             .all(|s| s.recalled && !s.done && s.allowance == s.attempts + 3),
         "every contact recalled once"
     );
+}
+
+/// The calls in flight each capacity shard holds now.
+async fn shard_counts(rig: &Rig, shards: u32) -> Vec<i64> {
+    let mut counts = Vec::new();
+    for shard in 0..shards {
+        let item = rig
+            .api
+            .dynamodb()
+            .get_item()
+            .table_name(rig.api.store.table())
+            .key(
+                "pk",
+                AttributeValue::S(outbound::store::keys::dialer(shard)),
+            )
+            .key(
+                "sk",
+                AttributeValue::S(outbound::store::keys::CAPACITY.into()),
+            )
+            .consistent_read(true)
+            .send()
+            .await
+            .unwrap();
+        let count = item
+            .item()
+            .and_then(|item| item.get("in_flight"))
+            .and_then(|value| value.as_n().ok())
+            .map_or(0, |n| n.parse().unwrap());
+        counts.push(count);
+    }
+    counts
+}
+
+/// D13: with the service's calls in flight spread over capacity shards
+/// (`DIAL_CAPACITY_SHARDS`), each shard holds its part of the cap, the service never holds more
+/// than its cap, and every outcome gives its place back to the shard it was taken in.
+#[tokio::test]
+async fn capacity_shards_hold_their_parts_and_get_their_places_back() {
+    let rig = rig(ALL_SUCCESS, |s| {
+        s.max_in_flight = 6;
+        s.capacity_shards = 4;
+    })
+    .await;
+    let task = rig.running(12, json!({"maxDialCount": 1})).await;
+    rig.tick_and_dial().await;
+    let going = rig.take_events().await;
+    let counts = shard_counts(&rig, 4).await;
+    let parts = [2, 2, 1, 1];
+    assert!(
+        counts
+            .iter()
+            .zip(parts)
+            .all(|(n, part)| (0..=part).contains(n)),
+        "{counts:?}"
+    );
+    assert_eq!(counts.iter().sum::<i64>(), going.len() as i64);
+    assert_eq!(rig.service_in_flight().await as usize, going.len());
+    assert!(!going.is_empty() && going.len() <= 6);
+    for ended in &going {
+        rig.engine.call_event(ended).await.unwrap();
+    }
+    assert_eq!(shard_counts(&rig, 4).await, vec![0, 0, 0, 0]);
+
+    rig.api
+        .dial_until(
+            &rig.engine,
+            &rig.clock,
+            MINUTE,
+            (OWNER, &task.id),
+            TaskStatus::Completed,
+            12,
+        )
+        .await;
+    assert_eq!(rig.placed().len(), 12);
+    assert_eq!(shard_counts(&rig, 4).await, vec![0, 0, 0, 0]);
 }
 
 /// D13, D11: a contact deleted from the data source before its first call is never dialled and

@@ -26,12 +26,37 @@ impl Store {
         caps: Caps,
         now: Timestamp,
     ) -> Result<CallRef, ClaimRefused> {
-        let (actions, call) = self.take_attempt(tenant, task, due, now)?;
-        let actions = not_claimed(take_capacity(actions, tenant, &task.id, caps, now))?;
-        match self.transact("claim call", actions).await {
-            Ok(()) => Ok(call),
-            Err(failure) => Err(refusal(failure.condition().map_err(ClaimRefused::Store)?)),
+        // The contact's own capacity shard, and the next one should that shard be full.
+        let shards = self.capacity_shards.max(1);
+        let first = due.contact_id.as_str().bytes().fold(0u32, |hash, byte| {
+            hash.wrapping_mul(31).wrapping_add(u32::from(byte))
+        }) % shards;
+        let mut refused = ClaimRefused::ServiceFull;
+        for shard in [first, (first + 1) % shards]
+            .into_iter()
+            .take(shards.min(2) as usize)
+        {
+            let (actions, call) = self.take_attempt(tenant, task, due, shard, now)?;
+            let place = Place {
+                caps,
+                shard,
+                shards,
+            };
+            let actions = not_claimed(take_capacity(actions, tenant, &task.id, place, now))?;
+            match self.transact("claim call", actions).await {
+                Ok(()) => return Ok(call),
+                Err(failure) => {
+                    refused = refusal(failure.condition().map_err(ClaimRefused::Store)?);
+                    if !matches!(
+                        refused,
+                        ClaimRefused::ServiceFull | ClaimRefused::RateLimited
+                    ) {
+                        return Err(refused);
+                    }
+                }
+            }
         }
+        Err(refused)
     }
 
     /// The claim's first action: the contact's state in the task, created for its first
@@ -42,6 +67,7 @@ impl Store {
         tenant: &Tenant,
         task: &Task,
         due: &Due,
+        shard: u32,
         now: Timestamp,
     ) -> Result<(Actions<'_, Claim>, CallRef), ClaimRefused> {
         let pk = keys::task_contacts(tenant, &task.id);
@@ -63,6 +89,7 @@ impl Store {
                     updated_at: now,
                     done: false,
                     quota_refusals: 0,
+                    slot_shard: shard,
                     recalled: false,
                     in_call: Some(1),
                     claimed_at: Some(now),
@@ -76,10 +103,10 @@ impl Store {
                     item,
                     Some(("attribute_not_exists(pk)", Expr::default())),
                 ))?;
-                (actions, self.call_ref(tenant, task, &state, 1, now))
+                (actions, self.call_ref(tenant, task, &state, 1, shard, now))
             }
             Some(state) => {
-                let expr = Expr::default()
+                let mut expr = Expr::default()
                     .value(":attempt", n(due.attempt))
                     .value(":now", n(now.0))
                     .value(":fly_pk", s(&in_flight[0].1))
@@ -87,12 +114,21 @@ impl Store {
                     .value(":attempts", n(state.attempts))
                     .value(":seen", n(state.updated_at.0))
                     .value(":false", AttributeValue::Bool(false));
+                // Shard 0 is written as no shard, as a one-shard deployment has always done.
+                let update = if shard == 0 {
+                    "SET in_call = :attempt, claimed_at = :now, updated_at = :now, \
+                     gsi2pk = :fly_pk, gsi2sk = :fly_sk REMOVE gsi1pk, gsi1sk, slot_shard"
+                } else {
+                    expr = expr.value(":shard", n(shard));
+                    "SET in_call = :attempt, claimed_at = :now, updated_at = :now, \
+                     gsi2pk = :fly_pk, gsi2sk = :fly_sk, slot_shard = :shard \
+                     REMOVE gsi1pk, gsi1sk"
+                };
                 let actions = not_claimed(Actions::new(&self.table).update(
                     Claim::Contact,
                     pk.clone(),
                     sk.clone(),
-                    "SET in_call = :attempt, claimed_at = :now, updated_at = :now, \
-                     gsi2pk = :fly_pk, gsi2sk = :fly_sk REMOVE gsi1pk, gsi1sk",
+                    update,
                     Some(
                         "attribute_exists(pk) AND attribute_not_exists(in_call) \
                          AND attempts = :attempts AND updated_at = :seen AND done = :false",
@@ -101,7 +137,7 @@ impl Store {
                 ))?;
                 (
                     actions,
-                    self.call_ref(tenant, task, state, due.attempt, now),
+                    self.call_ref(tenant, task, state, due.attempt, shard, now),
                 )
             }
         })
@@ -113,6 +149,7 @@ impl Store {
         task: &Task,
         state: &TaskContact,
         attempt: u32,
+        shard: u32,
         now: Timestamp,
     ) -> CallRef {
         CallRef {
@@ -126,6 +163,7 @@ impl Store {
             recalled: state.recalled,
             priority: state.priority,
             claimed_at: now,
+            shard,
         }
     }
 
@@ -214,7 +252,7 @@ impl Store {
                 Some("attribute_exists(pk)"),
                 Expr::default().value(":minus_one", n(-1)),
             )?
-            .give_back_service_slot(Call::Service)?;
+            .give_back_service_slot(Call::Service, call.shard)?;
         match self.transact("release call", actions).await {
             Ok(()) => Ok(()),
             // Already released or recorded, or the task is gone: nothing is held.
@@ -223,15 +261,30 @@ impl Store {
     }
 }
 
+/// Where a claim takes its places: the caps, and the capacity shard of `shards` whose part of
+/// the service's calls in flight and provider rate it takes.
+#[derive(Clone, Copy)]
+struct Place {
+    caps: Caps,
+    shard: u32,
+    shards: u32,
+}
+
 /// The claim's places: one among the task's calls in flight (while it is RUNNING), one among
-/// the service's, and a slot of this second's provider rate.
+/// the service's (its shard's part of them), and a slot of this second's provider rate (its
+/// shard's part of it).
 fn take_capacity<'a>(
     actions: Actions<'a, Claim>,
     tenant: &Tenant,
     task: &Id,
-    caps: Caps,
+    place: Place,
     now: Timestamp,
 ) -> Result<Actions<'a, Claim>, Error> {
+    let Place {
+        caps,
+        shard,
+        shards,
+    } = place;
     let second = now.0.div_euclid(1000);
     actions
         .update(
@@ -248,23 +301,26 @@ fn take_capacity<'a>(
         )?
         .update(
             Claim::Service,
-            keys::DIALER.to_owned(),
+            keys::dialer(shard),
             keys::CAPACITY.to_owned(),
             "ADD in_flight :one",
             Some("attribute_not_exists(in_flight) OR in_flight < :cap"),
             Expr::default()
                 .value(":one", n(1))
-                .value(":cap", n(caps.total)),
+                .value(":cap", n(keys::shard_part(caps.total, shards, shard))),
         )?
         .update(
             Claim::Rate,
-            keys::DIALER.to_owned(),
+            keys::dialer(shard),
             keys::rate_slot(second),
             "ADD placed :one SET expires_at = :expires",
             Some("attribute_not_exists(placed) OR placed < :rate"),
             Expr::default()
                 .value(":one", n(1))
-                .value(":rate", n(caps.rate_per_second))
+                .value(
+                    ":rate",
+                    n(keys::shard_part(caps.rate_per_second, shards, shard)),
+                )
                 // Kept a day (the table's TTL attribute), so a clock skew cannot reuse it.
                 .value(":expires", n(second + 86_400)),
         )

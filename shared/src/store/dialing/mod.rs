@@ -102,10 +102,10 @@ fn key_item(pk: String, sk: String) -> Item {
 impl<L> Actions<'_, L> {
     /// Gives back one of the service's calls in flight (D13): with an outcome, a release, or
     /// the end of a deleted task's call.
-    fn give_back_service_slot(self, label: L) -> Result<Self, Error> {
+    fn give_back_service_slot(self, label: L, shard: u32) -> Result<Self, Error> {
         self.update(
             label,
-            keys::DIALER.to_owned(),
+            keys::dialer(shard),
             keys::CAPACITY.to_owned(),
             "ADD in_flight :minus_one",
             None,

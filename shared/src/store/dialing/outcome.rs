@@ -59,7 +59,7 @@ impl Store {
                     .value(":duration", n(report.duration))
                     .value(":now", n(now.0)),
             )?
-            .give_back_service_slot(Call::Service)?;
+            .give_back_service_slot(Call::Service, call.shard)?;
         if with_contact {
             actions = actions.update(
                 Call::SourceContact,
@@ -111,6 +111,7 @@ impl Store {
         task: &Id,
         contact: &Id,
         attempt: u32,
+        shard: u32,
     ) -> Result<(), Error> {
         let actions = Actions::new(&self.table)
             .delete(
@@ -122,7 +123,7 @@ impl Store {
                     Expr::default().value(":attempt", n(attempt)),
                 )),
             )?
-            .give_back_service_slot(Call::Service)?;
+            .give_back_service_slot(Call::Service, shard)?;
         match self.transact("drop orphan call", actions).await {
             Ok(()) => Ok(()),
             Err(failure) => failure.condition().map(drop),

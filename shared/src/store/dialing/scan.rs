@@ -45,17 +45,23 @@ impl Store {
         Ok(tasks)
     }
 
-    /// Calls in flight in the whole service.
+    /// Calls in flight in the whole service: the sum over its capacity shards.
     pub async fn calls_in_flight(&self) -> Result<u32, Error> {
-        let item = self
-            .get_item(keys::DIALER.to_owned(), keys::CAPACITY.to_owned())
-            .await?;
-        Ok(item
-            .as_ref()
-            .and_then(|item| item.get("in_flight"))
-            .and_then(|value| value.as_n().ok())
-            .and_then(|value| value.parse::<i64>().ok())
-            .map_or(0, |value| value.max(0) as u32))
+        let reads = (0..self.capacity_shards)
+            .map(|shard| self.get_item(keys::dialer(shard), keys::CAPACITY.to_owned()));
+        let items = futures::future::try_join_all(reads).await?;
+        Ok(items
+            .iter()
+            .filter_map(|item| {
+                item.as_ref()?
+                    .get("in_flight")?
+                    .as_n()
+                    .ok()?
+                    .parse::<i64>()
+                    .ok()
+            })
+            .map(|value| value.max(0) as u32)
+            .sum())
     }
 
     /// Calls of one shard claimed before `before` and still without an outcome.

@@ -160,6 +160,7 @@ impl Store {
                 updated_at: now,
                 done: false,
                 quota_refusals: 0,
+                slot_shard: 0,
                 recalled: false,
                 in_call: None,
                 claimed_at: None,
