@@ -294,21 +294,10 @@ mod tests {
 
     fn state(n: u8, attempts: u32, allowance: u32, next: Option<Timestamp>) -> TaskContact {
         TaskContact {
-            contact_id: id(n),
             attempts,
-            allowance,
             last_outcome: if attempts > 0 { 2 } else { 0 },
-            last_duration: 0,
             next_attempt_at: next,
-            priority: 3,
-            updated_at: Timestamp(0),
-            done: false,
-            quota_refusals: 0,
-            slot_shard: 0,
-            recalled: false,
-            in_call: None,
-            claimed_at: None,
-            call_id: None,
+            ..TaskContact::undialled(id(n), allowance, 3, Timestamp(0))
         }
     }
 

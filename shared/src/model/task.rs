@@ -573,6 +573,30 @@ pub struct TaskContact {
     pub call_id: Option<String>,
 }
 
+impl TaskContact {
+    /// A contact the task has not called yet, allowed `allowance` attempts at `priority`, as of
+    /// `at`: nothing in flight, nothing recorded, not final.
+    pub fn undialled(contact_id: Id, allowance: u32, priority: u8, at: Timestamp) -> Self {
+        TaskContact {
+            contact_id,
+            attempts: 0,
+            allowance,
+            last_outcome: 0,
+            last_duration: 0,
+            next_attempt_at: None,
+            priority,
+            updated_at: at,
+            quota_refusals: 0,
+            slot_shard: 0,
+            done: false,
+            recalled: false,
+            in_call: None,
+            claimed_at: None,
+            call_id: None,
+        }
+    }
+}
+
 pub(crate) fn is_zero(value: &u32) -> bool {
     *value == 0
 }

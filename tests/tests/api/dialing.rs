@@ -289,6 +289,22 @@ impl Provider for NoCampaignQuota {
     }
 }
 
+/// An engine whose provider has no campaign quota, falling back to general traffic or not.
+fn no_campaign_quota(
+    api: &TestApi,
+    clock: &std::sync::Arc<ManualClock>,
+    fallback: bool,
+) -> outbound::dialing::engine::Engine<NoCampaignQuota> {
+    let settings = fast_settings(api, ALL_NO_ANSWER);
+    let inner = simulated(api, &settings);
+    api.engine(settings, clock.clone())
+        .with_provider(|_| NoCampaignQuota {
+            inner,
+            fallback,
+            general: Default::default(),
+        })
+}
+
 /// Runs `rounds` ticks of the dialing functions with `engine`, the clock moved past the busy
 /// wait (5 s) after each.
 async fn busy_rounds<P: Provider>(
@@ -320,15 +336,7 @@ async fn busy_rounds<P: Provider>(
 async fn a_missing_campaign_quota_fails_the_task_after_bounded_tries() {
     let api = TestApi::start().await;
     let clock = ManualClock::starting_now();
-    let settings = fast_settings(&api, ALL_NO_ANSWER);
-    let inner = simulated(&api, &settings);
-    let engine = api
-        .engine(settings, clock.clone())
-        .with_provider(|_| NoCampaignQuota {
-            inner,
-            fallback: false,
-            general: Default::default(),
-        });
+    let engine = no_campaign_quota(&api, &clock, false);
     let (task, source, _) = running_task(&api, 2, json!({})).await;
     busy_rounds(&api, &engine, &clock, 4).await;
     assert_eq!(
@@ -354,15 +362,7 @@ async fn a_missing_campaign_quota_fails_the_task_after_bounded_tries() {
 async fn a_missing_campaign_quota_falls_back_to_general_traffic_where_allowed() {
     let api = TestApi::start().await;
     let clock = ManualClock::starting_now();
-    let settings = fast_settings(&api, ALL_NO_ANSWER);
-    let inner = simulated(&api, &settings);
-    let engine = api
-        .engine(settings, clock.clone())
-        .with_provider(|_| NoCampaignQuota {
-            inner,
-            fallback: true,
-            general: Default::default(),
-        });
+    let engine = no_campaign_quota(&api, &clock, true);
     let (task, _, _) = running_task(&api, 2, json!({"maxDialCount": 1})).await;
     busy_rounds(&api, &engine, &clock, 8).await;
     let detail = api.get("acme", &format!("/api/task/detail/{task}")).await;

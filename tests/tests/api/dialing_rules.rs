@@ -101,15 +101,20 @@ impl Rig {
 
     /// Rounds, the clock moved by `step` after each, until `task` is COMPLETED (at most 6).
     async fn complete(&self, task: &str, step: Duration) {
-        let rounds = (OWNER, task);
+        self.complete_within(task, step, 6).await;
+    }
+
+    /// Rounds, the clock moved by `step` after each, until `task` is COMPLETED (at most
+    /// `rounds`).
+    async fn complete_within(&self, task: &str, step: Duration, rounds: usize) {
         self.api
             .dial_until(
                 &self.engine,
                 &self.clock,
                 step,
-                rounds,
+                (OWNER, task),
                 TaskStatus::Completed,
-                6,
+                rounds,
             )
             .await;
     }
@@ -699,21 +704,12 @@ async fn dialled_out(rig: &Rig, count: usize) -> (TaskFixture, Vec<String>) {
         .iter()
         .map(|contact| {
             let state = outbound::model::task::TaskContact {
-                contact_id: id(contact),
                 attempts: 1,
                 allowance: 1,
                 last_outcome: 1,
                 last_duration: 30,
-                next_attempt_at: None,
-                priority: 5,
-                updated_at: now,
                 done: true,
-                quota_refusals: 0,
-                slot_shard: 0,
-                recalled: false,
-                in_call: None,
-                claimed_at: None,
-                call_id: None,
+                ..outbound::model::task::TaskContact::undialled(id(contact), 1, 5, now)
             };
             let mut item: outbound::store::Item = serde_dynamo::to_item(&state).unwrap();
             item.insert("pk".into(), AttributeValue::S(states_pk.clone()));
@@ -825,16 +821,7 @@ async fn contacts_added_during_the_completion_check_are_dialled_first() {
         .send()
         .await
         .unwrap();
-    rig.api
-        .dial_until(
-            &rig.engine,
-            &rig.clock,
-            MINUTE,
-            (OWNER, &task.id),
-            TaskStatus::Completed,
-            15,
-        )
-        .await;
+    rig.complete_within(&task.id, MINUTE, 15).await;
     let placed = rig.placed();
     assert!(placed.contains(&token(&task.id, &added, 1)), "{placed:?}");
     assert!(placed.contains(&token(&task.id, behind, 1)), "{placed:?}");
@@ -966,16 +953,7 @@ async fn capacity_shards_hold_their_parts_and_get_their_places_back() {
     }
     assert_eq!(shard_counts(&rig, 4).await, vec![0, 0, 0, 0]);
 
-    rig.api
-        .dial_until(
-            &rig.engine,
-            &rig.clock,
-            MINUTE,
-            (OWNER, &task.id),
-            TaskStatus::Completed,
-            12,
-        )
-        .await;
+    rig.complete_within(&task.id, MINUTE, 12).await;
     assert_eq!(rig.placed().len(), 12);
     assert_eq!(shard_counts(&rig, 4).await, vec![0, 0, 0, 0]);
 }

@@ -281,21 +281,16 @@ impl TestApi {
         attempts: u32,
     ) {
         let state = TaskContact {
-            contact_id: Id::parse(contact).unwrap(),
             attempts,
-            allowance: attempts.max(3),
             last_outcome: outcome,
             last_duration: if outcome == 1 { 42 } else { 0 },
-            next_attempt_at: None,
-            priority: 3,
-            updated_at: Timestamp::now(),
             done: true,
-            quota_refusals: 0,
-            slot_shard: 0,
-            recalled: false,
-            in_call: None,
-            claimed_at: None,
-            call_id: None,
+            ..TaskContact::undialled(
+                Id::parse(contact).unwrap(),
+                attempts.max(3),
+                3,
+                Timestamp::now(),
+            )
         };
         let mut item: Item = serde_dynamo::to_item(&state).unwrap();
         let tenant = Tenant::parse(tenant).unwrap();
@@ -739,21 +734,10 @@ impl TestApi {
         attempts: u32,
     ) {
         let state = TaskContact {
-            contact_id: id(contact),
             attempts,
-            allowance: attempts,
             last_outcome: outcome,
-            last_duration: 0,
-            next_attempt_at: None,
-            priority: 3,
-            updated_at: Timestamp::now(),
             done: true,
-            quota_refusals: 0,
-            slot_shard: 0,
-            recalled: false,
-            in_call: None,
-            claimed_at: None,
-            call_id: None,
+            ..TaskContact::undialled(id(contact), attempts, 3, Timestamp::now())
         };
         let mut item: HashMap<String, AttributeValue> = serde_dynamo::to_item(&state).unwrap();
         let pk = keys::task_contacts(&tenant(tenant_name), &id(task));

@@ -79,21 +79,15 @@ impl Store {
         Ok(match &due.state {
             None => {
                 let state = TaskContact {
-                    contact_id: due.contact_id.clone(),
-                    attempts: 0,
-                    allowance: u32::from(task.settings.max_dial_count),
-                    last_outcome: 0,
-                    last_duration: 0,
-                    next_attempt_at: None,
-                    priority: task.settings.priority,
-                    updated_at: now,
-                    done: false,
-                    quota_refusals: 0,
-                    slot_shard: shard,
-                    recalled: false,
                     in_call: Some(1),
                     claimed_at: Some(now),
-                    call_id: None,
+                    slot_shard: shard,
+                    ..TaskContact::undialled(
+                        due.contact_id.clone(),
+                        u32::from(task.settings.max_dial_count),
+                        task.settings.priority,
+                        now,
+                    )
                 };
                 let keys = [(PK, pk.clone()), (SK, sk.clone())].into_iter();
                 let item =

@@ -150,21 +150,13 @@ impl Store {
         let pk = keys::task_contacts(tenant, &task.id);
         for id in ids {
             let state = TaskContact {
-                contact_id: id.clone(),
-                attempts: 0,
-                allowance: u32::from(task.settings.max_dial_count),
-                last_outcome: 0,
-                last_duration: 0,
                 next_attempt_at: Some(now),
-                priority: task.settings.priority,
-                updated_at: now,
-                done: false,
-                quota_refusals: 0,
-                slot_shard: 0,
-                recalled: false,
-                in_call: None,
-                claimed_at: None,
-                call_id: None,
+                ..TaskContact::undialled(
+                    id.clone(),
+                    u32::from(task.settings.max_dial_count),
+                    task.settings.priority,
+                    now,
+                )
             };
             let item = to_item(
                 &state,
