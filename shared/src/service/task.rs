@@ -236,7 +236,10 @@ pub async fn recall(
     let mut task = store.task(tenant, id).await?;
     TaskOperation::Recall.apply(task.status)?;
     let candidates: Vec<Id> = if contact_ids.is_empty() {
-        store.failed_task_contacts(tenant, id).await?
+        // Bounded as a list of ids is (D12): the answer's recallIds fit any response.
+        store
+            .failed_task_contacts(tenant, id, MAX_RECALL_IDS)
+            .await?
     } else {
         let mut seen = HashSet::new();
         contact_ids

@@ -623,8 +623,14 @@ impl Store {
         Ok(found)
     }
 
-    /// Contacts whose latest outcome in the task is failed or no answer (D12).
-    pub async fn failed_task_contacts(&self, tenant: &Tenant, task: &Id) -> Result<Vec<Id>, Error> {
+    /// Contacts whose latest outcome in the task is failed or no answer (D12), the first `most`
+    /// of them in contact order: the read stops there, whatever the task's size.
+    pub async fn failed_task_contacts(
+        &self,
+        tenant: &Tenant,
+        task: &Id,
+        most: usize,
+    ) -> Result<Vec<Id>, Error> {
         let pk = keys::task_contacts(tenant, task);
         let items = self
             .query_all(
@@ -645,12 +651,13 @@ impl Store {
                         .projection_expression("contact_id")
                         .consistent_read(true)
                 },
-                None,
+                Some(most),
             )
             .await?;
         Ok(items
             .iter()
             .filter_map(|item| string_attr(item, "contact_id").and_then(Id::parse))
+            .take(most)
             .collect())
     }
 

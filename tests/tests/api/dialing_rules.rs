@@ -828,6 +828,31 @@ async fn contacts_added_during_the_completion_check_are_dialled_first() {
     assert_eq!(placed.len(), 2);
 }
 
+/// D12: a recall of every failed or unanswered contact takes at most a bounded number of them,
+/// the first in contact order, and its read stops there, whatever the task's size.
+#[tokio::test]
+async fn the_failed_contacts_a_recall_takes_are_bounded() {
+    let rig = rig(ALL_SUCCESS, |_| {}).await;
+    let (task, contacts) = dialled_out(&rig, 120).await;
+    let failed: Vec<String> = contacts.iter().step_by(2).cloned().collect();
+    for contact in &failed {
+        rig.api.seed_outcome(OWNER, &task.id, contact, 2, 1).await;
+    }
+    let failed: Vec<outbound::model::Id> = failed.iter().map(|c| id(c)).collect();
+    let (owner, task_id) = (tenant(OWNER), id(&task.id));
+    let store = &rig.engine.store;
+    let first = store
+        .failed_task_contacts(&owner, &task_id, 25)
+        .await
+        .unwrap();
+    assert_eq!(first, failed[..25]);
+    let every = store
+        .failed_task_contacts(&owner, &task_id, 10_000)
+        .await
+        .unwrap();
+    assert_eq!(every, failed);
+}
+
 /// Runs the recall jobs among `jobs` (dial queue bodies), as the dialer would: how many.
 async fn run_recall_jobs(rig: &Rig, jobs: &[String]) -> usize {
     let mut ran = 0;
