@@ -673,32 +673,63 @@ impl<P: Provider> Engine<P> {
         attempt: &CallAttempt,
         report: &CallReport,
     ) -> Result<(), Error> {
+        let Some((state, task)) = self.in_flight(attempt).await? else {
+            tracing::info!(task_id = %attempt.task_id, contact_id = %attempt.contact_id, attempt = attempt.attempt, "outcome recorded before; nothing changes");
+            return Ok(());
+        };
+        tracing::warn!(task_id = %attempt.task_id, contact_id = %attempt.contact_id, attempt = attempt.attempt, "outcome of a call whose id was not saved");
+        self.settle(attempt, &state, task, report).await
+    }
+
+    /// Attempt `attempt` while it is in flight: the contact's state and its task (`None`: the
+    /// task was deleted). `None` once the attempt is settled or the state is gone.
+    async fn in_flight(
+        &self,
+        attempt: &CallAttempt,
+    ) -> Result<Option<(TaskContact, Option<Task>)>, Error> {
         let CallAttempt {
             tenant,
             task_id,
             contact_id,
-            attempt,
+            ..
         } = attempt;
         let Some(state) = self.store.task_contact(tenant, task_id, contact_id).await? else {
-            return Ok(());
+            return Ok(None);
         };
-        if state.in_call != Some(*attempt) {
-            tracing::info!(%task_id, %contact_id, attempt, "outcome recorded before; nothing changes");
-            return Ok(());
+        if state.in_call != Some(attempt.attempt) {
+            return Ok(None);
         }
         let task = match self.store.task(tenant, task_id).await {
-            Ok(task) => task,
-            Err(Error::NotFound(_)) => {
-                return self
-                    .store
+            Ok(task) => Some(task),
+            Err(Error::NotFound(_)) => None,
+            Err(error) => return Err(error),
+        };
+        Ok(Some((state, task)))
+    }
+
+    /// Ends attempt `attempt`, in flight as `state` says, with `report`: recorded on its task,
+    /// or, the task deleted, its place among the service's calls in flight given back.
+    async fn settle(
+        &self,
+        attempt: &CallAttempt,
+        state: &TaskContact,
+        task: Option<Task>,
+        report: &CallReport,
+    ) -> Result<(), Error> {
+        match task {
+            Some(task) => self.record(call_of(attempt, &task, state), report).await,
+            None => {
+                let CallAttempt {
+                    tenant,
+                    task_id,
+                    contact_id,
+                    attempt,
+                } = attempt;
+                self.store
                     .drop_orphan_call(tenant, task_id, contact_id, *attempt, state.slot_shard)
                     .await
             }
-            Err(error) => return Err(error),
-        };
-        tracing::warn!(%task_id, %contact_id, attempt, "outcome of a call whose id was not saved");
-        self.record(call_of(tenant, &task, contact_id, *attempt, &state), report)
-            .await
+        }
     }
 
     /// Settles a call whose outcome never came (D13): what the provider says of it, else failed
@@ -712,18 +743,16 @@ impl<P: Provider> Engine<P> {
         contact_id: &Id,
         attempt: u32,
     ) -> Result<(), Error> {
-        let Some(state) = self.store.task_contact(tenant, task_id, contact_id).await? else {
-            return Ok(());
+        let call = CallAttempt {
+            tenant: tenant.clone(),
+            task_id: task_id.clone(),
+            contact_id: contact_id.clone(),
+            attempt,
         };
-        if state.in_call != Some(attempt) {
-            return Ok(());
-        }
         // A deleted task's call keeps its place among the service's calls in flight until the
         // provider says it ended (D11, D13): the service's cap holds for calls still connected.
-        let task = match self.store.task(tenant, task_id).await {
-            Ok(task) => Some(task),
-            Err(Error::NotFound(_)) => None,
-            Err(error) => return Err(error),
+        let Some((state, task)) = self.in_flight(&call).await? else {
+            return Ok(());
         };
         let now = self.clock.now();
         let report = match &state.call_id {
@@ -749,17 +778,7 @@ impl<P: Provider> Engine<P> {
                 CallStatus::Unknown => CallReport::no_outcome(),
             },
         };
-        match task {
-            Some(task) => {
-                self.record(call_of(tenant, &task, contact_id, attempt, &state), &report)
-                    .await
-            }
-            None => {
-                self.store
-                    .drop_orphan_call(tenant, task_id, contact_id, attempt, state.slot_shard)
-                    .await
-            }
-        }
+        self.settle(&call, &state, task, &report).await
     }
 }
 
@@ -776,20 +795,14 @@ fn spread(task: &Id, spacing: u32) -> u32 {
 /// call moved the state on (`updated_at` past the claim) and granted its fresh attempts counting
 /// from before this call, so this call is not one of them (D12), as [`Engine::record`] allows on
 /// the event path.
-fn call_of(
-    tenant: &Tenant,
-    task: &Task,
-    contact_id: &Id,
-    attempt: u32,
-    state: &TaskContact,
-) -> CallRef {
+fn call_of(attempt: &CallAttempt, task: &Task, state: &TaskContact) -> CallRef {
     let recalled_during_call = state.claimed_at != Some(state.updated_at);
     CallRef {
-        tenant: tenant.clone(),
+        tenant: attempt.tenant.clone(),
         task_id: task.id.clone(),
         data_source_id: task.data_source_id.clone(),
-        contact_id: contact_id.clone(),
-        attempt,
+        contact_id: attempt.contact_id.clone(),
+        attempt: attempt.attempt,
         call_interval: task.settings.call_interval,
         allowance: state.allowance + u32::from(recalled_during_call),
         recalled: state.recalled,
