@@ -373,7 +373,7 @@ impl<P: Provider> Engine<P> {
                 // A quota refusal with no other call of the service in flight (the claim itself
                 // is one) says the quota may be missing rather than used up.
                 let alone = kind == Busy::Quota && self.store.calls_in_flight().await? <= 1;
-                self.store.release_call(&call, retry_at, alone).await?;
+                self.give_back(&call, retry_at, alone).await?;
                 if alone {
                     self.quota_refused(&call).await?;
                 }
@@ -381,9 +381,7 @@ impl<P: Provider> Engine<P> {
             }
             Err(PlaceError::ServiceRefused { refusal, detail }) => {
                 tracing::error!(%detail, task = %call.task_id, "the provider refuses the service's calls");
-                self.store
-                    .release_call(&call, self.clock.now(), false)
-                    .await?;
+                self.give_back(&call, self.clock.now(), false).await?;
                 self.service_refused(&call, refusal).await?;
                 Ok((Step::Stop, false))
             }
@@ -403,6 +401,22 @@ impl<P: Provider> Engine<P> {
                 Ok((Step::Stop, false))
             }
         }
+    }
+
+    /// Gives back a claim the provider refused: not an attempt (D13). When the release cannot be
+    /// written (its transaction keeps meeting others on the shared capacity), the refusal is
+    /// marked on the contact's own state instead, and reconcile gives the claim back later.
+    async fn give_back(
+        &self,
+        call: &CallRef,
+        retry_at: Timestamp,
+        quota_refused: bool,
+    ) -> Result<(), Error> {
+        let Err(error) = self.store.release_call(call, retry_at, quota_refused).await else {
+            return Ok(());
+        };
+        tracing::warn!(%error, "refused call not given back; marked for reconcile");
+        self.store.mark_refused(call).await.map_err(|_| error)
     }
 
     /// After a quota refusal with nothing else in flight: [`QUOTA_TRIES`] of them in a row for
@@ -756,6 +770,14 @@ impl<P: Provider> Engine<P> {
         };
         let now = self.clock.now();
         let report = match &state.call_id {
+            // Refused by the provider, never placed: given back, not an attempt (D13).
+            None if state.refused == Some(attempt) => match &task {
+                Some(task) => {
+                    let call = call_of(&call, task, &state);
+                    return self.store.release_call(&call, now, false).await;
+                }
+                None => CallReport::no_outcome(),
+            },
             None => CallReport::no_outcome(),
             Some(call_id) => match self.provider.describe(call_id).await? {
                 CallStatus::Ended(report) => report,

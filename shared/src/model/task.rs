@@ -571,6 +571,10 @@ pub struct TaskContact {
     /// The provider's id of the call in flight, once placed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub call_id: Option<String>,
+    /// The attempt in flight when the provider refused it and giving it back failed: never
+    /// placed, so reconcile gives it back instead of spending it (D13).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refused: Option<u32>,
 }
 
 impl TaskContact {
@@ -593,6 +597,7 @@ impl TaskContact {
             in_call: None,
             claimed_at: None,
             call_id: None,
+            refused: None,
         }
     }
 }

@@ -444,3 +444,87 @@ async fn a_busy_provider_costs_no_attempt() {
     let stored = api.stored_task("acme", &task).await;
     assert_eq!((stored.counters.calls, stored.counters.no_answer), (2, 2));
 }
+
+/// The simulated provider refusing its first call for rate, after which every DynamoDB
+/// transaction is cancelled (a storm of conflicts on the shared capacity), until the test lifts it.
+struct RefusedThenConflicts {
+    inner: outbound::dialing::simulated::SimulatedProvider,
+    proxy: outbound_local::faults::FaultProxy,
+    refused: std::sync::atomic::AtomicBool,
+}
+
+impl Provider for RefusedThenConflicts {
+    async fn place(&self, call: &CallRequest) -> Result<String, PlaceError> {
+        if !self.refused.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            self.proxy
+                .set_plan(outbound_local::faults::FaultPlan::CancelTransactions);
+            return Err(PlaceError::Busy {
+                kind: Busy::Rate,
+                detail: "TooManyRequestsException".into(),
+            });
+        }
+        self.inner.place(call).await
+    }
+
+    async fn describe(&self, call_id: &str) -> Result<CallStatus, outbound::error::Error> {
+        self.inner.describe(call_id).await
+    }
+}
+
+/// D13: a refused call is no attempt even when giving its claim back cannot be written: the
+/// refusal is marked on the contact's state, and reconcile gives the claim back instead of
+/// recording "no outcome". The contact is then called once, its one attempt intact.
+#[tokio::test]
+async fn a_refused_call_whose_release_fails_costs_no_attempt() {
+    let (api, proxy) = TestApi::start_with_faults().await;
+    let clock = ManualClock::starting_now();
+    let mut settings = fast_settings(&api, ALL_SUCCESS);
+    settings.reconcile_after = Duration::from_secs(60);
+    let simulated = simulated(&api, &settings);
+    let engine = api.engine(settings, clock.clone());
+    let engine = engine.with_provider(|_| RefusedThenConflicts {
+        inner: simulated,
+        proxy: proxy.clone(),
+        refused: std::sync::atomic::AtomicBool::new(false),
+    });
+    let (task, _, contacts) = running_task(&api, 1, json!({"maxDialCount": 1})).await;
+    let (owner, task_id) = (tenant("acme"), id(&task));
+    let report = engine.dial(&owner, &task_id, 10).await.unwrap();
+    assert_eq!(report.placed, 0);
+    proxy.set_plan(outbound_local::faults::FaultPlan::None);
+    let states = api.stored_task_contacts("acme", &task).await;
+    let state = &states[&contacts[0]];
+    assert_eq!(
+        (state.in_call, state.refused, state.attempts),
+        (Some(1), Some(1), 0),
+        "the claim is still held, marked refused: {state:?}"
+    );
+
+    clock.advance(Duration::from_secs(61));
+    let sqs = aws_sdk_sqs::Client::new(&api.sdk);
+    let mut reconciled = 0;
+    for _ in 0..3 {
+        let ticked = engine.tick().await.unwrap();
+        reconciled += ticked.reconcile_jobs;
+        outbound_local::poller::drain(&sqs, &api.resources.dial_queue_url, |body| {
+            DialInbox::Jobs.handle(&engine, body)
+        })
+        .await
+        .unwrap();
+        outbound_local::poller::drain(&sqs, &api.resources.call_events_queue_url, |body| {
+            DialInbox::CallEvents.handle(&engine, body)
+        })
+        .await
+        .unwrap();
+        clock.advance(Duration::from_secs(5));
+    }
+    assert_eq!(reconciled, 1, "the refused claim was reconciled once");
+    let stored = api.stored_task("acme", &task).await;
+    assert_eq!(stored.status, TaskStatus::Completed);
+    assert_eq!(
+        (stored.counters.calls, stored.counters.success, stored.in_flight),
+        (1, 1, 0),
+        "one call, the one attempt maxDialCount allows, answered"
+    );
+    assert_eq!(engine.store.calls_in_flight().await.unwrap(), 0);
+}

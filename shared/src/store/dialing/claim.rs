@@ -8,7 +8,7 @@ use crate::model::task::TaskContact;
 use crate::model::Tenant;
 use crate::model::{Id, Task, TaskStatus, Timestamp};
 use crate::store::keys::{self, PK, SK};
-use crate::store::{from_item, n, s, to_item, Actions, ConditionFailure, Expr, Store};
+use crate::store::{from_item, n, s, to_item, Actions, ConditionFailure, Expr, Store, WriteFailure};
 use aws_sdk_dynamodb::types::AttributeValue;
 
 use super::{not_claimed, Call, Caps, Claim, ClaimRefused};
@@ -201,6 +201,25 @@ impl Store {
             .transpose()
     }
 
+    /// Marks attempt `call` refused by the provider when [`Store::release_call`] could not be
+    /// written (a conflict on the shared capacity it gives back): one write to the contact's own
+    /// state, which reconcile reads to give the claim back later instead of spending it (D13).
+    pub async fn mark_refused(&self, call: &CallRef) -> Result<(), Error> {
+        let written = self
+            .update_one(
+                "mark call refused",
+                (
+                    keys::task_contacts(&call.tenant, &call.task_id),
+                    keys::contact(&call.contact_id),
+                ),
+                "SET refused = :attempt",
+                Some("in_call = :attempt AND attribute_not_exists(call_id)"),
+                Expr::default().value(":attempt", n(call.attempt)),
+            )
+            .await;
+        WriteFailure::took_effect(written).map(drop)
+    }
+
     /// Gives back a claim the provider refused for rate or capacity: not an attempt (D13). The
     /// contact waits until `retry_at`, ahead of the plain retries as before.
     /// With `quota_refused`, the contact's count of quota refusals with nothing else in flight
@@ -216,10 +235,10 @@ impl Store {
         let update = if quota_refused {
             "SET next_attempt_at = :at, gsi1pk = :wait_pk, gsi1sk = :wait_sk, \
              quota_refusals = if_not_exists(quota_refusals, :zero) + :one \
-             REMOVE in_call, claimed_at, call_id, gsi2pk, gsi2sk"
+             REMOVE in_call, claimed_at, call_id, refused, gsi2pk, gsi2sk"
         } else {
             "SET next_attempt_at = :at, gsi1pk = :wait_pk, gsi1sk = :wait_sk \
-             REMOVE in_call, claimed_at, call_id, gsi2pk, gsi2sk"
+             REMOVE in_call, claimed_at, call_id, refused, gsi2pk, gsi2sk"
         };
         let mut expr = Expr::default()
             .value(":at", n(retry_at.0))
