@@ -36,7 +36,9 @@ impl std::fmt::Debug for LocalJwt {
 }
 
 /// The signing secret of development tokens when `JWT_SECRET` is not set (development stacks only).
-const DEV_SECRET: &str = "dev-secret-change-me";
+const DEV_SECRET: &str = "outbound-development-token-signing-key";
+/// Fewest bytes a `JWT_SECRET` may have: an HMAC-SHA256 key shorter than its hash is guessable.
+const MIN_SECRET_BYTES: usize = 32;
 
 impl AuthConfig {
     /// `AUTH_MODE` = `apigateway` (default) or `local`; `TENANT_CLAIM` (default `tenant_id`);
@@ -61,6 +63,15 @@ impl AuthConfig {
                     name: "JWT_SECRET",
                     problem: "is not set: the built-in development secret is only for a development stack (OUTBOUND_DEV_STACK=true)"
                         .into(),
+                })
+            }
+            "local"
+                if lookup("JWT_SECRET")
+                    .is_some_and(|secret| secret.len() < MIN_SECRET_BYTES) =>
+            {
+                Err(ConfigError {
+                    name: "JWT_SECRET",
+                    problem: format!("must be at least {MIN_SECRET_BYTES} bytes"),
                 })
             }
             "local" => Ok(AuthConfig::Local(LocalJwt {
@@ -219,13 +230,16 @@ mod tests {
     fn local_mode_is_refused_where_it_would_be_a_hole() {
         let inside_lambda = config(&[
             ("AUTH_MODE", "local"),
-            ("JWT_SECRET", "s3cret"),
+            ("JWT_SECRET", "0123456789abcdef0123456789abcdef"),
             ("AWS_LAMBDA_FUNCTION_NAME", "outbound-TaskApiFunction"),
         ]);
         assert_eq!(inside_lambda.unwrap_err().name, "AUTH_MODE");
         let built_in_secret = config(&[("AUTH_MODE", "local")]);
         assert_eq!(built_in_secret.unwrap_err().name, "JWT_SECRET");
-        assert!(config(&[("AUTH_MODE", "local"), ("JWT_SECRET", "s3cret")]).is_ok());
+        let short = config(&[("AUTH_MODE", "local"), ("JWT_SECRET", "s3cret")]);
+        assert_eq!(short.unwrap_err().name, "JWT_SECRET", "under 32 bytes");
+        let long = "0123456789abcdef0123456789abcdef";
+        assert!(config(&[("AUTH_MODE", "local"), ("JWT_SECRET", long)]).is_ok());
         assert!(config(&[("AUTH_MODE", "local"), ("OUTBOUND_DEV_STACK", "true")]).is_ok());
         assert!(
             config(&[("AWS_LAMBDA_FUNCTION_NAME", "f")]).is_ok(),

@@ -4,7 +4,7 @@
 pub mod dialing;
 
 use crate::auth::AuthConfig;
-use crate::error::ConfigError;
+use crate::error::{ConfigError, Error};
 use crate::model::page::PageTokens;
 use crate::store::capacity::{DEFAULT_IMPORT_WCU_PER_SECOND, PARTITION_WCU_PER_SECOND};
 use chrono_tz::Tz;
@@ -30,14 +30,15 @@ pub struct Config {
     pub export_inline_max_bytes: u64,
     /// How the dialing engine paces and places calls (D13).
     pub dialing: dialing::DialerConfig,
-    /// Signs and checks list `nextToken`s (D5), with the key `PAGE_TOKEN_SECRET`.
-    pub page_tokens: PageTokens,
+    /// Signs and checks list `nextToken`s (D5), with the key `PAGE_TOKEN_SECRET`: only the API
+    /// functions have it ([`Config::serving_api`]), the others never see the key.
+    pub page_tokens: Option<PageTokens>,
     /// Most contacts a data source or task may have to be exported within the request
     /// (`EXPORT_JOB_THRESHOLD`, default 50,000); above it the direct exports answer 413 and an
     /// export job does the work (D8).
     pub export_job_threshold: u64,
     /// The SQS queue of export jobs (`EXPORT_QUEUE_URL`). Optional here; the functions that
-    /// queue jobs require it at cold start ([`Config::queueing_exports`]).
+    /// queue jobs require it at cold start ([`Config::serving_api`]).
     pub export_queue_url: Option<String>,
     /// WCU per second an import may ask of its data source's partition
     /// (`IMPORT_WCU_PER_SECOND`, 1-1,000, default 800).
@@ -108,9 +109,17 @@ impl Config {
         })
     }
 
-    /// This configuration, for a function that queues export jobs (the API functions): without
-    /// `EXPORT_QUEUE_URL` its cold start fails, rather than a request (D8).
-    pub fn queueing_exports(self) -> Result<Self, ConfigError> {
+    /// This configuration, for an API function: it signs list tokens (D5) and queues export
+    /// jobs (D8), so without `PAGE_TOKEN_SECRET` or `EXPORT_QUEUE_URL` its cold start fails,
+    /// rather than a request.
+    pub fn serving_api(self) -> Result<Self, ConfigError> {
+        if self.page_tokens.is_none() {
+            return Err(ConfigError {
+                name: PAGE_TOKEN_SECRET,
+                problem: "is not set: the built-in development key is only for a development stack (OUTBOUND_DEV_STACK=true)"
+                    .into(),
+            });
+        }
         match self.export_queue_url {
             Some(_) => Ok(self),
             None => Err(ConfigError {
@@ -118,6 +127,13 @@ impl Config {
                 problem: "is not set (export jobs are queued there)".into(),
             }),
         }
+    }
+
+    /// The key of list tokens; every function that serves lists has it ([`Config::serving_api`]).
+    pub fn page_tokens(&self) -> Result<&PageTokens, Error> {
+        self.page_tokens
+            .as_ref()
+            .ok_or_else(|| Error::internal("sign list tokens", "PAGE_TOKEN_SECRET is not set"))
     }
 }
 
@@ -140,28 +156,29 @@ fn number<T: std::str::FromStr>(
 /// The key of `nextToken`s when `PAGE_TOKEN_SECRET` is not set (development stacks only).
 const DEV_PAGE_TOKEN_SECRET: &str = "outbound-development-page-token-key";
 
-/// `PAGE_TOKEN_SECRET` (at least 32 characters), required unless `OUTBOUND_DEV_STACK=true`
-/// outside Lambda, where a built-in development key stands in: anyone knowing the key can forge
-/// a token's position, though never reach another tenant's rows with it (every read starts from
-/// the caller's tenant, D3).
-fn page_tokens(lookup: &impl Fn(&str) -> Option<String>) -> Result<PageTokens, ConfigError> {
-    const NAME: &str = "PAGE_TOKEN_SECRET";
-    match lookup(NAME).filter(|secret| !secret.trim().is_empty()) {
-        Some(secret) if secret.chars().count() >= 32 => Ok(PageTokens::new(secret.as_bytes())),
+const PAGE_TOKEN_SECRET: &str = "PAGE_TOKEN_SECRET";
+
+/// `PAGE_TOKEN_SECRET` (at least 32 characters) when set. Unset, a built-in development key
+/// stands in where `OUTBOUND_DEV_STACK=true` outside Lambda, and nothing elsewhere: anyone
+/// knowing the key can forge a token's position, though never reach another tenant's rows with
+/// it (every read starts from the caller's tenant, D3).
+fn page_tokens(
+    lookup: &impl Fn(&str) -> Option<String>,
+) -> Result<Option<PageTokens>, ConfigError> {
+    match lookup(PAGE_TOKEN_SECRET).filter(|secret| !secret.trim().is_empty()) {
+        Some(secret) if secret.chars().count() >= 32 => {
+            Ok(Some(PageTokens::new(secret.as_bytes())))
+        }
         Some(_) => Err(ConfigError {
-            name: NAME,
+            name: PAGE_TOKEN_SECRET,
             problem: "must be at least 32 characters".into(),
         }),
         None if lookup("OUTBOUND_DEV_STACK").as_deref() == Some("true")
             && lookup("AWS_LAMBDA_FUNCTION_NAME").is_none() =>
         {
-            Ok(PageTokens::new(DEV_PAGE_TOKEN_SECRET.as_bytes()))
+            Ok(Some(PageTokens::new(DEV_PAGE_TOKEN_SECRET.as_bytes())))
         }
-        None => Err(ConfigError {
-            name: NAME,
-            problem: "is not set: the built-in development key is only for a development stack (OUTBOUND_DEV_STACK=true)"
-                .into(),
-        }),
+        None => Ok(None),
     }
 }
 
@@ -187,24 +204,38 @@ mod tests {
     ];
 
     #[test]
-    fn page_token_secret_is_required_outside_a_development_stack() {
-        let without = &BASE[..3];
-        let error = Config::from_lookup(lookup(without)).unwrap_err();
-        assert_eq!(error.name, "PAGE_TOKEN_SECRET");
-        let mut dev = without.to_vec();
+    fn page_token_secret_is_required_by_the_api_outside_a_development_stack() {
+        let with_queue = |pairs: &[(&'static str, &'static str)]| {
+            let mut pairs = pairs.to_vec();
+            pairs.push(("EXPORT_QUEUE_URL", "q2"));
+            pairs
+        };
+        let without = with_queue(&BASE[..3]);
+        let background = Config::from_lookup(lookup(&without)).unwrap();
+        assert!(background.page_tokens.is_none(), "only the API has the key");
+        assert_eq!(
+            background.serving_api().unwrap_err().name,
+            "PAGE_TOKEN_SECRET"
+        );
+        let mut dev = without.clone();
         dev.push(("OUTBOUND_DEV_STACK", "true"));
-        assert!(Config::from_lookup(lookup(&dev)).is_ok());
+        let config = Config::from_lookup(lookup(&dev)).unwrap();
+        assert!(config.serving_api().is_ok());
         dev.push(("AWS_LAMBDA_FUNCTION_NAME", "outbound-task-api"));
-        let error = Config::from_lookup(lookup(&dev)).unwrap_err();
+        let error = Config::from_lookup(lookup(&dev))
+            .unwrap()
+            .serving_api()
+            .unwrap_err();
         assert_eq!(
             error.name, "PAGE_TOKEN_SECRET",
             "never the development key in Lambda"
         );
-        let mut short = without.to_vec();
+        let mut short = without.clone();
         short.push(("PAGE_TOKEN_SECRET", "too short"));
         let error = Config::from_lookup(lookup(&short)).unwrap_err();
         assert_eq!(error.name, "PAGE_TOKEN_SECRET");
-        assert!(Config::from_lookup(lookup(&BASE)).is_ok());
+        let config = Config::from_lookup(lookup(&with_queue(&BASE))).unwrap();
+        assert!(config.serving_api().is_ok());
     }
 
     #[test]
@@ -217,15 +248,12 @@ mod tests {
     fn export_jobs_have_a_threshold_and_a_queue_the_api_requires() {
         let config = Config::from_lookup(lookup(&BASE)).unwrap();
         assert_eq!(config.export_job_threshold, 50_000);
-        assert_eq!(
-            config.queueing_exports().unwrap_err().name,
-            "EXPORT_QUEUE_URL"
-        );
+        assert_eq!(config.serving_api().unwrap_err().name, "EXPORT_QUEUE_URL");
         let mut pairs = BASE.to_vec();
         pairs.extend([("EXPORT_JOB_THRESHOLD", "5"), ("EXPORT_QUEUE_URL", "q2")]);
         let config = Config::from_lookup(lookup(&pairs))
             .unwrap()
-            .queueing_exports()
+            .serving_api()
             .unwrap();
         assert_eq!(config.export_job_threshold, 5);
         assert_eq!(config.export_queue_url.as_deref(), Some("q2"));

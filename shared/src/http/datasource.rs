@@ -68,10 +68,10 @@ async fn list(
 ) -> Reply<PageView<DataSourceView>> {
     let name = filter(&wanted.data_source_name);
     let scope = ListScope::new(&tenant, "dataSource/list").filter("dataSourceName", name);
-    let page = paging.page_query(&app.config.page_tokens, &scope)?;
+    let page = paging.page_query(app.config.page_tokens()?, &scope)?;
     let found = datasource::list(&app.store, &tenant, &page, name).await?;
     let found = found.map(|s| s.view(app.zone()));
-    Ok(Envelope(found.answer(&app.config.page_tokens, &scope)))
+    Ok(Envelope(found.answer(app.config.page_tokens()?, &scope)))
 }
 
 #[utoipa::path(get, operation_id = "getDataSource", path = "/api/dataSource/detail/{id}", tag = "dataSource",
@@ -191,10 +191,10 @@ async fn contacts(
     let phone = filter(&wanted.phone_number);
     let scope = ListScope::new(&tenant, &format!("dataSource/{source}/contacts"))
         .filter("phoneNumber", phone);
-    let page = paging.page_query(&app.config.page_tokens, &scope)?;
+    let page = paging.page_query(app.config.page_tokens()?, &scope)?;
     let found = contact::list(&app.store, &tenant, &source, &page, phone).await?;
     let found = found.map(|c| c.view(app.zone()));
-    Ok(Envelope(found.answer(&app.config.page_tokens, &scope)))
+    Ok(Envelope(found.answer(app.config.page_tokens()?, &scope)))
 }
 
 /// A contact's fields (D6): `phoneNumber`, the known fields and up to 30 custom ones, every

@@ -140,10 +140,10 @@ async fn list(
     let scope = ListScope::new(&tenant, "task/list")
         .filter("taskName", name)
         .filter("status", wanted.status.as_deref());
-    let page = paging.page_query(&app.config.page_tokens, &scope)?;
+    let page = paging.page_query(app.config.page_tokens()?, &scope)?;
     let found = task::list(&app.store, &tenant, &page, name, status).await?;
     let found = found.map(|t| t.list_view(app.zone()));
-    Ok(Envelope(found.answer(&app.config.page_tokens, &scope)))
+    Ok(Envelope(found.answer(app.config.page_tokens()?, &scope)))
 }
 
 #[utoipa::path(get, operation_id = "getTask", path = "/api/task/detail/{id}", tag = "task",
