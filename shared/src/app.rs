@@ -69,7 +69,8 @@ impl App {
     pub fn with_sdk(config: Config, sdk: &aws_config::SdkConfig) -> Self {
         let store = Store::from_config(sdk, config.table.clone())
             .with_import_pace(config.import_wcu_per_second)
-            .with_capacity_shards(config.dialing.capacity_shards);
+            .with_capacity_shards(config.dialing.capacity_shards)
+            .with_contact_shards(config.contact_shards);
         Self::with_store(config, sdk, store)
     }
 

@@ -8,10 +8,15 @@
 //!   call id), `outcome` (call record read, outcome transaction) and `run` (the tick, and the
 //!   dial runs' reads and cursor);
 //! - one tick with 1, 100 and 10,000 RUNNING tasks (and as many DRAFT ones beside them): its
-//!   DynamoDB requests, dial jobs and time.
+//!   DynamoDB requests, dial jobs and time;
+//! - a recall of 30,000 contacts of a RUNNING task, as three recalls of the most one recall
+//!   names (10,000): time from the request to applied, and the requests and items written;
+//! - 16 dial runs of one task at once: claims tried and lost per placed call, and the
+//!   transactions a placed call took.
 //!
-//! `BENCH_DIALING=cheap` runs only the ticks with 1 and 100 tasks, `expensive` only the campaign
-//! and the 10,000-task tick (`make bench` runs those once), anything else all of them.
+//! `BENCH_DIALING=cheap` runs only the ticks with 1 and 100 tasks, `expensive` only the campaign,
+//! the recall, the concurrent runs and the 10,000-task tick (`make bench` runs those once),
+//! `scale` only the recall and the concurrent runs, anything else all of them.
 //!
 //! moto is single-threaded Python, not DynamoDB: times say what the code costs against it; the
 //! request and unit counts are what AWS would see.
@@ -38,13 +43,18 @@ const CONTACTS: usize = 1_000;
 #[tokio::main]
 async fn main() -> Result<()> {
     let only = std::env::var("BENCH_DIALING").unwrap_or_default();
-    let (cheap, expensive) = match only.as_str() {
-        "cheap" => (true, false),
-        "expensive" => (false, true),
-        _ => (true, true),
+    let (cheap, expensive, scale) = match only.as_str() {
+        "cheap" => (true, false, false),
+        "expensive" => (false, true, true),
+        "scale" => (false, false, true),
+        _ => (true, true, true),
     };
     if expensive {
         campaign().await?;
+    }
+    if scale {
+        recall(3).await?;
+        concurrent_runs(16).await?;
     }
     let sizes = [(1, cheap), (100, cheap), (10_000, expensive)];
     for (running, _) in sizes.into_iter().filter(|(_, run)| *run) {
@@ -232,6 +242,191 @@ async fn campaign() -> Result<()> {
             return Err("the task did not complete in 30 minutes".into());
         }
     }
+}
+
+/// A RUNNING task over a data source of `contacts` contacts seeded past the service (items
+/// only: no phone guards, which neither recall nor dialing reads), the task put as publish
+/// leaves it.
+async fn seeded_task(stack: &Stack, tenant: &Tenant, contacts: usize) -> Result<(Task, Vec<Id>)> {
+    let source = source_with_contacts(stack, tenant, 0).await?;
+    let now = Timestamp::now();
+    let mut ids = Vec::with_capacity(contacts);
+    let mut items = Vec::with_capacity(contacts + 1);
+    let shards = stack.store.shards(tenant, &source.id).await?;
+    for n in 0..contacts {
+        let contact = Contact {
+            id: Id::new(),
+            data_source_id: source.id.clone(),
+            phone: Phone::parse(&format!("+86139{n:08}")).map_err(|e| e.to_string())?,
+            fields: Default::default(),
+            status: 0,
+            call_count: 0,
+            created_at: now,
+            updated_at: now,
+        };
+        let mut item: outbound::store::Item = serde_dynamo::to_item(&contact)?;
+        item.insert(keys::PK.into(), s(shards.of_contact(&contact.id)));
+        item.insert(keys::SK.into(), s(keys::contact(&contact.id)));
+        items.push(item);
+        ids.push(contact.id);
+    }
+    let task = task(&source, TaskStatus::Running, 0)?;
+    let mut item: outbound::store::Item = serde_dynamo::to_item(&task)?;
+    let (pk, sk) = (keys::tenant(tenant), keys::task(&task.id));
+    item.insert(
+        keys::GSI1_PK.into(),
+        s(keys::running_shard(keys::shard_of(&sk))),
+    );
+    item.insert(keys::GSI1_SK.into(), s(format!("{pk}#{sk}")));
+    item.insert(keys::PK.into(), s(pk));
+    item.insert(keys::SK.into(), s(sk));
+    items.push(item);
+    outbound_local::stack::put_items(
+        &aws_sdk_dynamodb::Client::new(&stack.sdk),
+        &stack.resources.table,
+        items,
+    )
+    .await?;
+    Ok((task, ids))
+}
+
+/// A recall of `parts` x 10,000 contacts (the most one recall names, D12) of a RUNNING task,
+/// one after the other, each applied by its recall jobs through the dial queue in chunks of
+/// `DIAL_RECALL_CHUNK` (1,000).
+async fn recall(parts: usize) -> Result<()> {
+    use outbound::service::task::MAX_RECALL_IDS;
+    let stack = Stack::provision().await;
+    let tenant = Tenant::parse("bench")?;
+    let (task, ids) = seeded_task(&stack, &tenant, parts * MAX_RECALL_IDS).await?;
+    let settings = DialerConfig {
+        dial_queue_url: Some(stack.resources.dial_queue_url.clone()),
+        ..DialerConfig::default()
+    };
+    let engine = stack.engine(settings, ManualClock::starting_now());
+    let sqs = aws_sdk_sqs::Client::new(&stack.sdk);
+    stack.calls.take();
+    stack.calls.writes().take();
+    let (mut jobs, mut answer) = (0, Duration::ZERO);
+    let started = Instant::now();
+    for part in ids.chunks(MAX_RECALL_IDS) {
+        let named: Vec<&str> = part.iter().map(Id::as_str).collect();
+        let asked = Instant::now();
+        let recalled = outbound::service::task::recall(
+            &engine.store,
+            &engine.blob,
+            &engine.dial_jobs,
+            &tenant,
+            &task.id,
+            &named,
+            3,
+        )
+        .await?;
+        answer += asked.elapsed();
+        if recalled.len() != part.len() {
+            return Err(format!("recalled {} of {}", recalled.len(), part.len()).into());
+        }
+        jobs += poller::drain(&sqs, &stack.resources.dial_queue_url, |body| {
+            DialInbox::Jobs.handle(&engine, body)
+        })
+        .await?;
+        let now = stack.store.task(&tenant, &task.id).await?;
+        if now.pending_recall.is_some() {
+            return Err("the recall was not applied by its jobs".into());
+        }
+    }
+    let elapsed = started.elapsed();
+    let contacts = ids.len();
+    let requests = stack.calls.take();
+    let writes = WriteTotals::of(&stack.calls.writes().take(), &HashMap::new());
+    record(
+        &format!("dialing.recall_{contacts}_contacts_s"),
+        elapsed.as_secs_f64(),
+    );
+    record(
+        &format!("dialing.recall_{contacts}_contacts_answer_s"),
+        answer.as_secs_f64(),
+    );
+    record(
+        &format!("dialing.recall_{contacts}_contacts_jobs"),
+        jobs as f64,
+    );
+    record(
+        &format!("dialing.recall_{contacts}_contacts_requests"),
+        requests as f64,
+    );
+    record(
+        &format!("dialing.recall_{contacts}_contacts_items_written"),
+        writes.items as f64,
+    );
+    stack.remove_table().await?;
+    Ok(())
+}
+
+/// `runs` dial runs of one task at once, the service's caps far above what they place: how many
+/// claims they tried per call placed (a claim lost to another run's is tried again on the next
+/// contact), and every transaction a placed call took. moto applies one request at a time, so
+/// no transaction there is ever cancelled for a conflict; DynamoDB's would be retried with
+/// jittered backoff on top of these.
+async fn concurrent_runs(runs: usize) -> Result<()> {
+    let stack = Stack::provision().await;
+    let tenant = Tenant::parse("bench")?;
+    let (task, ids) = seeded_task(&stack, &tenant, 2_000).await?;
+    let mut settings = DialerConfig {
+        rate_per_second: 10_000,
+        max_in_flight: 10_000,
+        max_in_flight_per_task: 10_000,
+        ..DialerConfig::default()
+    };
+    settings.simulated.delay = Duration::from_secs(3600);
+    let engine = stack.engine(settings, ManualClock::starting_now());
+    stack.calls.take();
+    stack.calls.writes().take();
+    let started = Instant::now();
+    let mut placed = 0;
+    let budget = u32::try_from(ids.len() / runs)?;
+    let reports =
+        futures::future::join_all((0..runs).map(|_| engine.dial(&tenant, &task.id, budget))).await;
+    for report in reports {
+        placed += report?.placed;
+    }
+    let elapsed = started.elapsed();
+    let writes = stack.calls.writes().take();
+    let claims = writes
+        .iter()
+        .filter(|w| w.transactional() && w.writes_sort_key("RATE#"))
+        .count();
+    let transactions = writes.iter().filter(|w| w.transactional()).count();
+    let requests = stack.calls.take();
+    if placed == 0 {
+        return Err("no run placed a call".into());
+    }
+    let per_call = |n: usize| n as f64 / placed as f64;
+    record(
+        &format!("dialing.concurrent_{runs}_runs.placed"),
+        placed as f64,
+    );
+    record(
+        &format!("dialing.concurrent_{runs}_runs.calls_per_s"),
+        (placed as f64 / elapsed.as_secs_f64()).round(),
+    );
+    record(
+        &format!("dialing.concurrent_{runs}_runs.claims_tried_per_call"),
+        per_call(claims),
+    );
+    record(
+        &format!("dialing.concurrent_{runs}_runs.claims_lost_per_call"),
+        per_call(claims - placed),
+    );
+    record(
+        &format!("dialing.concurrent_{runs}_runs.transactions_per_call"),
+        per_call(transactions),
+    );
+    record(
+        &format!("dialing.concurrent_{runs}_runs.requests_per_call"),
+        per_call(requests),
+    );
+    stack.remove_table().await?;
+    Ok(())
 }
 
 /// One tick with `running` RUNNING tasks and as many DRAFT tasks beside them.

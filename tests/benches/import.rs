@@ -4,19 +4,21 @@
 //! the presigned way (upload URL, PUT to S3, the upload notification handed to the import
 //! handler). Records for each (`import.<figure>.<csv|xlsx>_<posted|presigned>`): the wall time,
 //! the DynamoDB requests, the write requests and write capacity units (WCU, see
-//! [`outbound_local::capacity`]) per 1,000 rows, and the pacing against one partition: every
-//! contact, phone guard and the counter of a data source live in the data source's partition,
-//! which takes at most 1,000 WCU/s on DynamoDB; the import writes one transaction after another
-//! without pacing, so `partition_wcu_per_s` is what it demands at the measured rate and
-//! `partition_wcu_share` that ÷ 1,000. `wcu_per_transaction` is the largest transaction: on
-//! DynamoDB it must take at least that many milliseconds for the import to stay within the
-//! partition.
+//! [`outbound_local::capacity`]) per 1,000 rows, and the partition keys they land on: a data
+//! source's contacts and phone guards are spread over its contact shards (`CONTACT_SHARDS`,
+//! default 8) and its counter is on the first; DynamoDB takes at most 1,000 WCU a second on one
+//! key. `busiest_key_wcu` is what the busiest key took for the whole file and `keys` how many
+//! keys were written; `modelled_s_at_partition_limit` is the busiest key's units ÷ 1,000 (the
+//! least time DynamoDB needs for the file) and `modelled_s_at_pace` ÷ `IMPORT_WCU_PER_SECOND`
+//! (800, the pace the import keeps on each key); `partition_wcu_per_s` is what the busiest key
+//! was asked for at the measured rate and `partition_wcu_share` that ÷ 1,000.
+//! `wcu_per_transaction` is the largest transaction.
 //!
 //! moto is not DynamoDB: the times say what the code costs against a single-threaded local
 //! stand-in, not what AWS would take. The request and unit counts are what AWS would see.
 
 use outbound_local::bench::record;
-use outbound_local::capacity::{sizes_for, WriteRequest, WriteTotals};
+use outbound_local::capacity::{sizes_for, wcus_by_partition, WriteRequest, WriteTotals};
 use outbound_local::stack::Stack;
 use outbound_local::{local_config, local_jwt, poller};
 use reqwest::multipart::{Form, Part};
@@ -118,20 +120,24 @@ impl Bench {
         let stored = sizes_for(&client, &self.stack.resources.table, writes).await?;
         let per_1000_rows = 1000.0 / ROWS as f64;
         let all = WriteTotals::of(writes, &stored);
-        // Every write of the rows goes to the data source's partition, `T#<tenant>#DS#<id>`.
+        // The rows' writes go to the data source's contact shards, `T#<tenant>#DS#<id>[#S<n>]`.
         let partition = format!("#DS#{source}");
-        let in_partition: Vec<&WriteRequest> = writes
-            .iter()
-            .filter(|w| w.items.iter().any(|item| item.key.0.ends_with(&partition)))
+        let of_source: Vec<(String, u64)> = wcus_by_partition(writes, &stored)
+            .into_iter()
+            .filter(|(pk, _)| pk.contains(&partition))
             .collect();
-        let partition_wcus = WriteTotals::of(in_partition.iter().copied(), &stored).wcus;
-        let largest = in_partition
-            .iter()
-            .map(|w| w.wcus(&stored))
-            .max()
-            .unwrap_or(0);
-        let demanded = partition_wcus as f64 / elapsed.as_secs_f64();
+        let busiest = of_source.first().map_or(0, |(_, wcus)| *wcus);
+        let largest = writes.iter().map(|w| w.wcus(&stored)).max().unwrap_or(0);
+        let demanded = busiest as f64 / elapsed.as_secs_f64();
+        let pace = f64::from(outbound::store::capacity::DEFAULT_IMPORT_WCU_PER_SECOND);
         let key = |figure: &str| format!("import.{figure}.{variant}");
+        record(&key("keys"), of_source.len() as f64);
+        record(&key("busiest_key_wcu"), busiest as f64);
+        record(
+            &key("modelled_s_at_partition_limit"),
+            busiest as f64 / PARTITION_WCU_PER_S,
+        );
+        record(&key("modelled_s_at_pace"), busiest as f64 / pace);
         record(
             &key("write_requests_per_1000_rows"),
             all.requests as f64 * per_1000_rows,

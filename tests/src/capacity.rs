@@ -54,15 +54,34 @@ impl WriteRequest {
     pub fn wcus(&self, stored: &HashMap<ItemKey, usize>) -> u64 {
         self.items
             .iter()
-            .map(|item| {
-                let bytes = item
-                    .bytes
-                    .or_else(|| stored.get(&item.key).copied())
-                    .unwrap_or(1024);
-                outbound::store::capacity::write_units(bytes, self.transactional())
-            })
+            .map(|item| self.item_wcus(item, stored))
             .sum()
     }
+
+    fn item_wcus(&self, item: &Written, stored: &HashMap<ItemKey, usize>) -> u64 {
+        let bytes = item
+            .bytes
+            .or_else(|| stored.get(&item.key).copied())
+            .unwrap_or(1024);
+        outbound::store::capacity::write_units(bytes, self.transactional())
+    }
+}
+
+/// The write capacity units `requests` spent on each partition key, busiest first: DynamoDB's
+/// limit of 1,000 WCU a second is a key's, so the busiest key bounds how fast they can be written.
+pub fn wcus_by_partition<'a>(
+    requests: impl IntoIterator<Item = &'a WriteRequest>,
+    stored: &HashMap<ItemKey, usize>,
+) -> Vec<(String, u64)> {
+    let mut by_key: HashMap<String, u64> = HashMap::new();
+    for request in requests {
+        for item in &request.items {
+            *by_key.entry(item.key.0.clone()).or_default() += request.item_wcus(item, stored);
+        }
+    }
+    let mut keys: Vec<(String, u64)> = by_key.into_iter().collect();
+    keys.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    keys
 }
 
 /// Totals of a set of write requests.

@@ -7,6 +7,7 @@ use crate::auth::AuthConfig;
 use crate::error::{ConfigError, Error};
 use crate::model::page::PageTokens;
 use crate::store::capacity::{DEFAULT_IMPORT_WCU_PER_SECOND, PARTITION_WCU_PER_SECOND};
+use crate::store::shards::{DEFAULT_CONTACT_SHARDS, MAX_CONTACT_SHARDS};
 use chrono_tz::Tz;
 
 /// Everything a function needs to know about its surroundings.
@@ -43,6 +44,9 @@ pub struct Config {
     /// WCU per second an import may ask of its data source's partition
     /// (`IMPORT_WCU_PER_SECOND`, 1-1,000, default 800).
     pub import_wcu_per_second: u32,
+    /// Partition keys the contacts and phone guards of a new data source are spread over
+    /// (`CONTACT_SHARDS`, 1-64, default 8), so a bulk import's writes are not all one key's.
+    pub contact_shards: u32,
 }
 
 impl Config {
@@ -106,6 +110,20 @@ impl Config {
                 }
             },
             export_queue_url: lookup("EXPORT_QUEUE_URL").filter(|url| !url.trim().is_empty()),
+            contact_shards: match number(
+                &lookup,
+                "CONTACT_SHARDS",
+                DEFAULT_CONTACT_SHARDS,
+                "a number of shards",
+            )? {
+                shards @ 1..=MAX_CONTACT_SHARDS => shards,
+                _ => {
+                    return Err(ConfigError {
+                        name: "CONTACT_SHARDS",
+                        problem: format!("must be from 1 to {MAX_CONTACT_SHARDS}"),
+                    })
+                }
+            },
         })
     }
 

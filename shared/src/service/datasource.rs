@@ -81,6 +81,7 @@ pub async fn delete(
     let job = ReclaimJob::DataSource {
         tenant: tenant.clone(),
         id: id.clone(),
+        contact_shards: store.shards(tenant, id).await?.count(),
     };
     store.delete_data_source(tenant, &current, &job).await?;
     super::reclaim::enqueue(reclaim, &job).await;

@@ -227,7 +227,7 @@ pub async fn build(
             .map_err(|e| Error::internal("open export file", e))?,
     );
     let mut writer = ContactSheetWriter::new(format, ExportColumns::new(custom), out)?;
-    let mut contacts = store.contact_pages(tenant, source);
+    let mut contacts = store.contact_pages(tenant, source).await?;
     let mut states = match rows {
         Rows::Task { task, .. } => Some(store.task_states(tenant, task)),
         Rows::Contacts => None,

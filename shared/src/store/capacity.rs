@@ -63,9 +63,14 @@ pub struct WritePace {
 
 impl WritePace {
     pub fn new(units_per_second: u32) -> Self {
+        Self::starting(units_per_second, Instant::now())
+    }
+
+    /// A pace whose first units are due at `started`.
+    pub fn starting(units_per_second: u32, started: Instant) -> Self {
         WritePace {
             units_per_second: f64::from(units_per_second.max(1)),
-            started: Instant::now(),
+            started,
             spent: 0.0,
         }
     }
@@ -79,6 +84,44 @@ impl WritePace {
 
     /// Waits until `units` more may be written.
     pub async fn spend(&mut self, units: u64) {
+        let delay = self.delay_for(units, Instant::now());
+        if !delay.is_zero() {
+            tokio::time::sleep(delay).await;
+        }
+    }
+}
+
+/// Paces writes per partition key (DynamoDB's limit is a key's): each key's units are spread
+/// at `units_per_second`, and a write touching several keys waits for the busiest of them.
+#[derive(Debug)]
+pub struct PartitionPace {
+    units_per_second: u32,
+    keys: std::collections::HashMap<String, WritePace>,
+}
+
+impl PartitionPace {
+    pub fn new(units_per_second: u32) -> Self {
+        PartitionPace {
+            units_per_second,
+            keys: Default::default(),
+        }
+    }
+
+    /// How long to wait before writing `units` more to each of their keys.
+    pub fn delay_for(&mut self, units: &[(String, u64)], now: Instant) -> Duration {
+        let mut delay = Duration::ZERO;
+        for (key, units) in units {
+            let pace = self
+                .keys
+                .entry(key.clone())
+                .or_insert_with(|| WritePace::starting(self.units_per_second, now));
+            delay = delay.max(pace.delay_for(*units, now));
+        }
+        delay
+    }
+
+    /// Waits until `units` more may be written to each of their keys.
+    pub async fn spend(&mut self, units: &[(String, u64)]) {
         let delay = self.delay_for(units, Instant::now());
         if !delay.is_zero() {
             tokio::time::sleep(delay).await;
@@ -101,6 +144,20 @@ mod tests {
         assert_eq!(write_units(1, false), 1);
         assert_eq!(write_units(1024, true), 2);
         assert_eq!(write_units(1025, true), 4);
+    }
+
+    #[test]
+    fn each_key_has_its_own_pace_and_a_write_waits_for_its_busiest() {
+        let mut pace = PartitionPace::new(100);
+        let now = Instant::now();
+        let write = |a: u64, b: u64| vec![("a".to_owned(), a), ("b".to_owned(), b)];
+        assert_eq!(pace.delay_for(&write(100, 10), now), Duration::ZERO);
+        // Key a has spent a second's units, key b a tenth: a's next write waits a second.
+        assert_eq!(
+            pace.delay_for(&[("b".to_owned(), 10)], now),
+            Duration::from_millis(100)
+        );
+        assert_eq!(pace.delay_for(&write(1, 1), now), Duration::from_secs(1));
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! data source's `contact_count`, which changes in the same transaction as its contacts.
 
 use super::keys::{self, HEAD, PK, SK};
+use super::shards::{ContactShards, Merged};
 use super::QueryBuilder;
 use super::{from_item, n, s, string_attr, to_item, Actions, Expr, Item, Store};
 use crate::error::Error;
@@ -23,31 +24,33 @@ fn phone_taken(phone: &Phone) -> Error {
     ))
 }
 
+/// Items a whole-data-source read takes at a time.
+const READ_BATCH: usize = 1_000;
+
 /// The condition that a data source head still exists.
 const HEAD_EXISTS: &str = "attribute_exists(pk)";
 
 impl Store {
-    pub(crate) fn contact_item(&self, tenant: &Tenant, contact: &Contact) -> Result<Item, Error> {
+    /// The item of `contact`, in its shard.
+    pub(crate) fn contact_item(shards: &ContactShards, contact: &Contact) -> Result<Item, Error> {
         to_item(
             contact,
             [
-                (PK, keys::data_source(tenant, &contact.data_source_id)),
+                (PK, shards.of_contact(&contact.id)),
                 (SK, keys::contact(&contact.id)),
             ],
         )
     }
 
+    /// The guard of `contact`'s phone number, in its shard, naming the contact (and the import
+    /// that wrote it, if any).
     pub(crate) fn phone_guard(
-        &self,
-        tenant: &Tenant,
+        shards: &ContactShards,
         contact: &Contact,
         import: Option<&Id>,
     ) -> Item {
         let mut item: Item = [
-            (
-                PK.to_owned(),
-                s(keys::data_source(tenant, &contact.data_source_id)),
-            ),
+            (PK.to_owned(), s(shards.of_phone(&contact.phone))),
             (SK.to_owned(), s(keys::phone(&contact.phone))),
             ("contact_id".to_owned(), s(contact.id.as_str())),
         ]
@@ -76,23 +79,15 @@ impl Store {
         page: &PageQuery,
         phone_fragment: Option<&str>,
     ) -> Result<Page<Contact>, Error> {
-        let pk = keys::data_source(tenant, id);
+        let shards = self.shards(tenant, id).await?;
         let range = |query: QueryBuilder| {
             query
                 .key_condition_expression("pk = :pk AND sk BETWEEN :first AND :head")
-                .expression_attribute_values(":pk", s(&pk))
                 .expression_attribute_values(":first", s(keys::CONTACT_PREFIX))
                 .expression_attribute_values(":head", s(HEAD))
-                .scan_index_forward(false)
-                .consistent_read(true)
         };
-        let contact_key = |id: &Id| -> Item {
-            [
-                (PK.to_owned(), s(&pk)),
-                (SK.to_owned(), s(keys::contact(id))),
-            ]
-            .into()
-        };
+        // Newest first: the head (in shard 0, after every contact) comes before them.
+        const NEWEST_FIRST: bool = false;
         let contact_id = |item: &Item| {
             string_attr(item, SK)
                 .and_then(|sk| sk.strip_prefix(keys::CONTACT_PREFIX))
@@ -116,7 +111,8 @@ impl Store {
         let (total, ids, more, rows) = match (phone_fragment, &page.start) {
             (Some(fragment), _) => {
                 let items = self
-                    .query_all(
+                    .merged(
+                        &shards,
                         |query| {
                             range(query)
                                 .filter_expression("sk = :head OR contains(#phone, :fragment)")
@@ -124,7 +120,9 @@ impl Store {
                                 .expression_attribute_values(":fragment", s(fragment))
                                 .projection_expression("sk")
                         },
+                        NEWEST_FIRST,
                         None,
+                        usize::MAX,
                     )
                     .await?;
                 let (_, matches) = split_head(items)?;
@@ -134,7 +132,9 @@ impl Store {
                 (total, ids, more, None)
             }
             (None, Start::Offset(0)) => {
-                let items = self.query_upto(range, None, page.size + 2).await?;
+                let items = self
+                    .merged(&shards, range, NEWEST_FIRST, None, page.size + 2)
+                    .await?;
                 let (head, mut contacts) = split_head(items)?;
                 let more = contacts.len() > page.size;
                 contacts.truncate(page.size);
@@ -143,11 +143,12 @@ impl Store {
             }
             (None, Start::After(after)) => {
                 let head = self
-                    .get_item(pk.clone(), HEAD.to_owned())
+                    .get_item(shards.home().to_owned(), HEAD.to_owned())
                     .await?
                     .ok_or_else(|| data_source_gone(id))?;
+                let after = keys::contact(after);
                 let mut contacts = self
-                    .query_upto(range, Some(contact_key(after)), page.size + 1)
+                    .merged(&shards, range, NEWEST_FIRST, Some(&after), page.size + 1)
                     .await?;
                 let more = contacts.len() > page.size;
                 contacts.truncate(page.size);
@@ -156,8 +157,10 @@ impl Store {
             }
             (None, Start::Offset(offset)) => {
                 let items = self
-                    .query_upto(
+                    .merged(
+                        &shards,
                         |query| range(query).projection_expression("sk, contact_count"),
+                        NEWEST_FIRST,
                         None,
                         1 + offset + page.size + 1,
                     )
@@ -171,7 +174,7 @@ impl Store {
         let rows = match rows {
             Some(rows) => rows,
             None => {
-                self.records_in_order(ids.iter().map(contact_key).collect())
+                self.records_in_order(ids.iter().map(|id| shards.contact_key(id)).collect())
                     .await?
             }
         };
@@ -193,35 +196,47 @@ impl Store {
         id: &Id,
         mut each: impl FnMut(Contact) -> Result<(), Error>,
     ) -> Result<DataSource, Error> {
-        let pk = keys::data_source(tenant, id);
+        let shards = self.shards(tenant, id).await?;
         let mut head = None;
-        self.query_pages(
+        let mut read = Merged::new(
+            self,
+            &shards,
             |query| {
                 query
                     .key_condition_expression("pk = :pk AND sk BETWEEN :first AND :head")
-                    .expression_attribute_values(":pk", s(&pk))
                     .expression_attribute_values(":first", s(keys::CONTACT_PREFIX))
                     .expression_attribute_values(":head", s(HEAD))
             },
-            |page| {
-                for item in page {
-                    if string_attr(&item, SK) == Some(HEAD) {
-                        head = Some(from_item::<DataSource>(item)?);
-                    } else {
-                        each(from_item(item)?)?;
-                    }
+            true,
+            None,
+            None,
+        );
+        loop {
+            let items = read.next(READ_BATCH).await?;
+            let last = items.len() < READ_BATCH;
+            for item in items {
+                if string_attr(&item, SK) == Some(HEAD) {
+                    head = Some(from_item::<DataSource>(item)?);
+                } else {
+                    each(from_item(item)?)?;
                 }
-                Ok(true)
-            },
-        )
-        .await?;
-        head.ok_or_else(|| data_source_gone(id))
+            }
+            if last {
+                return head.ok_or_else(|| data_source_gone(id));
+            }
+        }
     }
 
     /// One contact of a data source, read consistently.
     pub async fn contact(&self, tenant: &Tenant, source: &Id, id: &Id) -> Result<Contact, Error> {
+        let shards = match self.shards(tenant, source).await {
+            Ok(shards) => shards,
+            // As any contact that is not there (D3).
+            Err(Error::NotFound(_)) => return Err(contact_not_found(id)),
+            Err(error) => return Err(error),
+        };
         let item = self
-            .get_item(keys::data_source(tenant, source), keys::contact(id))
+            .get_item(shards.of_contact(id), keys::contact(id))
             .await?
             .ok_or_else(|| contact_not_found(id))?;
         from_item(item)
@@ -236,17 +251,22 @@ impl Store {
             PhoneGuard,
             Head,
         }
+        let shards = self.shards(tenant, &contact.data_source_id).await?;
         let absent = || Some(("attribute_not_exists(pk)", Expr::default()));
         let actions = Actions::new(&self.table)
-            .put(Step::Contact, self.contact_item(tenant, contact)?, absent())?
+            .put(
+                Step::Contact,
+                Self::contact_item(&shards, contact)?,
+                absent(),
+            )?
             .put(
                 Step::PhoneGuard,
-                self.phone_guard(tenant, contact, None),
+                Self::phone_guard(&shards, contact, None),
                 absent(),
             )?
             .update(
                 Step::Head,
-                keys::data_source(tenant, &contact.data_source_id),
+                shards.home().to_owned(),
                 HEAD.to_owned(),
                 "ADD contact_count :one, contacts_added :one",
                 Some(HEAD_EXISTS),
@@ -279,7 +299,7 @@ impl Store {
         next: &Contact,
         sent: &[&str],
     ) -> Result<(), Error> {
-        let pk = keys::data_source(tenant, &current.data_source_id);
+        let shards = self.shards(tenant, &current.data_source_id).await?;
         let moved = next.phone != current.phone;
         let mut sets = vec!["updated_at = :at".to_owned()];
         let mut removes = Vec::new();
@@ -330,14 +350,14 @@ impl Store {
         let mut actions = Actions::new(&self.table)
             .check(
                 Step::Head,
-                pk.clone(),
+                shards.home().to_owned(),
                 HEAD.to_owned(),
                 HEAD_EXISTS,
                 Expr::default(),
             )?
             .update(
                 Step::Contact,
-                pk.clone(),
+                shards.of_contact(&current.id),
                 keys::contact(&current.id),
                 &update,
                 Some(&conditions.join(" AND ")),
@@ -347,13 +367,13 @@ impl Store {
             actions = actions
                 .delete(
                     Step::OldPhoneGuard,
-                    pk.clone(),
+                    shards.of_phone(&current.phone),
                     keys::phone(&current.phone),
                     None,
                 )?
                 .put(
                     Step::NewPhoneGuard,
-                    self.phone_guard(tenant, next, None),
+                    Self::phone_guard(&shards, next, None),
                     Some(("attribute_not_exists(pk)", Expr::default())),
                 )?;
         }
@@ -388,11 +408,11 @@ impl Store {
             Contact,
             PhoneGuard,
         }
-        let pk = keys::data_source(tenant, &current.data_source_id);
+        let shards = self.shards(tenant, &current.data_source_id).await?;
         let actions = Actions::new(&self.table)
             .update(
                 Step::Head,
-                pk.clone(),
+                shards.home().to_owned(),
                 HEAD.to_owned(),
                 "ADD contact_count :minus_one",
                 Some(HEAD_EXISTS),
@@ -400,7 +420,7 @@ impl Store {
             )?
             .delete(
                 Step::Contact,
-                pk.clone(),
+                shards.of_contact(&current.id),
                 keys::contact(&current.id),
                 // The phone guard deleted below must be the one of the stored contact.
                 Some((
@@ -410,7 +430,12 @@ impl Store {
                         .value(":phone", s(current.phone.as_str())),
                 )),
             )?
-            .delete(Step::PhoneGuard, pk, keys::phone(&current.phone), None)?;
+            .delete(
+                Step::PhoneGuard,
+                shards.of_phone(&current.phone),
+                keys::phone(&current.phone),
+                None,
+            )?;
         self.transact("delete contact", actions)
             .await
             .map_err(|failure| {

@@ -27,8 +27,10 @@ pub struct DataSourceChanges {
 }
 
 impl Store {
-    fn head_item(&self, tenant: &Tenant, source: &DataSource) -> Result<super::Item, Error> {
-        to_item(
+    /// The head of a new data source, with the number of shards its contacts will be spread
+    /// over for its whole life ([`super::shards`]).
+    fn new_head_item(&self, tenant: &Tenant, source: &DataSource) -> Result<super::Item, Error> {
+        let mut item = to_item(
             source,
             [
                 (PK, keys::data_source(tenant, &source.id)),
@@ -36,7 +38,12 @@ impl Store {
                 (GSI1_PK, keys::tenant(tenant)),
                 (GSI1_SK, keys::data_source_in_tenant(&source.id)),
             ],
-        )
+        )?;
+        item.insert(
+            super::shards::SHARDS_ATTRIBUTE.to_owned(),
+            super::n(self.contact_shards),
+        );
+        Ok(item)
     }
 
     fn name_guard<'a>(&self, tenant: &'a Tenant, name: &Name, id: &'a Id) -> NameGuard<'a> {
@@ -62,7 +69,7 @@ impl Store {
         }
         let absent = || Some(("attribute_not_exists(pk)", Expr::default()));
         let actions = Actions::new(&self.table)
-            .put(Step::Head, self.head_item(tenant, source)?, absent())?
+            .put(Step::Head, self.new_head_item(tenant, source)?, absent())?
             .take_name(
                 Step::NameGuard,
                 &self.name_guard(tenant, &source.name, &source.id),
@@ -78,15 +85,19 @@ impl Store {
                         Error::internal("create data source", "fresh id already stored")
                     }
                 })
-            })
+            })?;
+        self.remember_shards(&keys::data_source(tenant, &source.id), self.contact_shards);
+        Ok(())
     }
 
     /// One data source, read consistently.
     pub async fn data_source(&self, tenant: &Tenant, id: &Id) -> Result<DataSource, Error> {
+        let home = keys::data_source(tenant, id);
         let item = self
-            .get_item(keys::data_source(tenant, id), HEAD.to_owned())
+            .get_item(home.clone(), HEAD.to_owned())
             .await?
             .ok_or_else(|| not_found(id))?;
+        self.remember_shards(&home, super::shards::shards_of_head(&item));
         from_item(item)
     }
 

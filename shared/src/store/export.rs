@@ -4,6 +4,7 @@
 //! that never holds either partition in memory.
 
 use super::keys::{self, HEAD, PK, SK};
+use super::shards::Merged;
 use super::{from_item, n, s, string_attr, to_item, Expr, Item, QueryBuilder, Store, WriteFailure};
 use crate::error::Error;
 use crate::model::contact::status;
@@ -155,20 +156,28 @@ impl Store {
         WriteFailure::took_effect(written)
     }
 
-    /// A data source's contacts, oldest first, a Query page at a time.
-    pub fn contact_pages(&self, tenant: &Tenant, source: &Id) -> ContactPages {
-        let query = self
-            .client
-            .query()
-            .table_name(&self.table)
-            .key_condition_expression("pk = :pk AND sk BETWEEN :first AND :head")
-            .expression_attribute_values(":pk", s(keys::data_source(tenant, source)))
-            .expression_attribute_values(":first", s(keys::CONTACT_PREFIX))
-            .expression_attribute_values(":head", s(HEAD));
-        ContactPages {
-            pages: Pages::new(query),
+    /// A data source's contacts, oldest first, a page at a time, its shards merged (404 when
+    /// it is gone).
+    pub async fn contact_pages(&self, tenant: &Tenant, source: &Id) -> Result<ContactPages, Error> {
+        let shards = self.shards(tenant, source).await?;
+        let read = Merged::new(
+            self,
+            &shards,
+            |query| {
+                query
+                    .key_condition_expression("pk = :pk AND sk BETWEEN :first AND :head")
+                    .expression_attribute_values(":first", s(keys::CONTACT_PREFIX))
+                    .expression_attribute_values(":head", s(HEAD))
+            },
+            true,
+            None,
+            Some(super::shards::shard_page(CONTACT_PAGE, shards.count())),
+        );
+        Ok(ContactPages {
+            read,
+            done: false,
             head: None,
-        }
+        })
     }
 
     /// A task's per-contact states (outcome and attempts only), in contact id order, read a
@@ -225,18 +234,24 @@ impl Pages {
     }
 }
 
+/// Contacts a page of [`ContactPages`] holds.
+const CONTACT_PAGE: usize = 1_000;
+
 /// See [`Store::contact_pages`].
 pub struct ContactPages {
-    pages: Pages,
+    read: Merged,
+    done: bool,
     head: Option<DataSource>,
 }
 
 impl ContactPages {
     /// The next page of contacts (possibly empty), or `None` at the end.
     pub async fn next(&mut self) -> Result<Option<Vec<Contact>>, Error> {
-        let Some(items) = self.pages.next().await? else {
+        if self.done {
             return Ok(None);
-        };
+        }
+        let items = self.read.next(CONTACT_PAGE).await?;
+        self.done = items.len() < CONTACT_PAGE;
         let mut contacts = Vec::with_capacity(items.len());
         for item in items {
             if string_attr(&item, SK) == Some(HEAD) {

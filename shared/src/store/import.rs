@@ -160,7 +160,8 @@ impl Store {
             PhoneGuard(usize),
         }
         let mut outcomes = vec![RowOutcome::Stored; rows.len()];
-        let mut pace = capacity::WritePace::new(self.import_units_per_second);
+        let shards = self.shards(tenant, source).await?;
+        let mut pace = capacity::PartitionPace::new(self.import_units_per_second);
         for (chunk_index, chunk) in rows.chunks(CONTACTS_PER_TRANSACTION).enumerate() {
             let base = chunk_index * CONTACTS_PER_TRANSACTION;
             let mut pending: Vec<usize> = (0..chunk.len()).collect();
@@ -180,20 +181,29 @@ impl Store {
                     .collect();
                 let mut actions = Actions::new(&self.table).update(
                     Step::Head,
-                    keys::data_source(tenant, source),
+                    shards.home().to_owned(),
                     HEAD.to_owned(),
                     "ADD contact_count :count, contacts_added :count",
                     Some("attribute_exists(pk)"),
                     Expr::default().value(":count", n(contacts.len())),
                 )?;
-                // The head's counter update, then each contact and its guard.
-                let mut units = capacity::write_units(HEAD_ITEM_BYTES, true);
+                // The head's counter update, then each contact and its guard, by partition key.
+                let mut units = vec![(
+                    shards.home().to_owned(),
+                    capacity::write_units(HEAD_ITEM_BYTES, true),
+                )];
                 for (position, contact) in contacts.iter().enumerate() {
                     let absent = || Some(("attribute_not_exists(pk)", Expr::default()));
-                    let item = self.contact_item(tenant, contact)?;
-                    let guard = self.phone_guard(tenant, contact, Some(import));
-                    units += capacity::write_units(capacity::item_bytes(&item), true)
-                        + capacity::write_units(capacity::item_bytes(&guard), true);
+                    let item = Self::contact_item(&shards, contact)?;
+                    let guard = Self::phone_guard(&shards, contact, Some(import));
+                    for written in [&item, &guard] {
+                        let key = string_attr(written, PK).unwrap_or_default().to_owned();
+                        let cost = capacity::write_units(capacity::item_bytes(written), true);
+                        match units.iter_mut().find(|(k, _)| *k == key) {
+                            Some((_, total)) => *total += cost,
+                            None => units.push((key, cost)),
+                        }
+                    }
                     actions = actions.put(Step::Contact(position), item, absent())?.put(
                         Step::PhoneGuard(position),
                         guard,
@@ -201,7 +211,7 @@ impl Store {
                     )?;
                 }
                 // A cancelled transaction is billed too.
-                pace.spend(units).await;
+                pace.spend(&units).await;
                 let condition = match self.transact("import contacts", actions).await {
                     Ok(()) => break,
                     Err(failure) => failure.condition()?,

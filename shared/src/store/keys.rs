@@ -9,7 +9,8 @@ pub fn tenant(tenant: &Tenant) -> String {
     format!("T#{}", tenant.as_str())
 }
 
-/// Partition of one data source: its head record, contacts, phone guards and imports.
+/// Partition of one data source: its head record, its imports, and shard 0 of its contacts and
+/// phone guards ([`super::shards::ContactShards`]).
 pub fn data_source(tenant: &Tenant, id: &Id) -> String {
     format!("T#{}#DS#{}", tenant.as_str(), id)
 }
@@ -29,6 +30,8 @@ pub fn contact(id: &Id) -> String {
 /// newest contacts: existence, `contactCount` and a page in a single call.
 pub const CONTACT_PREFIX: &str = "C#";
 pub const HEAD: &str = "C~";
+/// A sort key after every contact's and before the head's: the end of a range of contacts only.
+pub const CONTACTS_END: &str = "C#~";
 
 /// Sort key of the item that makes a phone number unique within a data source.
 pub fn phone(phone: &Phone) -> String {
@@ -105,12 +108,17 @@ pub fn rate_slot(epoch_second: i64) -> String {
 /// tenant with thousands of running tasks is not one hot key.
 pub const SHARDS: u32 = 16;
 
-/// The shard of a record, from its key (FNV-1a: stable across processes and releases).
+/// The shard of a record, from its key.
 pub fn shard_of(key: &str) -> u32 {
-    let hash = key.bytes().fold(0x811c_9dc5_u32, |hash, byte| {
+    fnv1a(key) % SHARDS
+}
+
+/// FNV-1a of `key`: stable across processes and releases, so a shard chosen by it today is
+/// found by it tomorrow.
+pub fn fnv1a(key: &str) -> u32 {
+    key.bytes().fold(0x811c_9dc5_u32, |hash, byte| {
         (hash ^ u32::from(byte)).wrapping_mul(0x0100_0193)
-    });
-    hash % SHARDS
+    })
 }
 
 /// GSI1 partition of the running tasks of one shard: a task holds these keys only while RUNNING.

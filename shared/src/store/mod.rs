@@ -20,6 +20,7 @@ mod names;
 mod paging;
 pub mod recall;
 pub mod reclaim;
+pub mod shards;
 pub mod task;
 
 use crate::error::Error;
@@ -45,6 +46,11 @@ pub struct Store {
     /// Partitions the service's calls in flight and provider rate are spread over
     /// (`DIAL_CAPACITY_SHARDS`), so no one key takes every claim and outcome (D13).
     pub(crate) capacity_shards: u32,
+    /// Shards of the contacts of a data source created from now on (`CONTACT_SHARDS`).
+    pub(crate) contact_shards: u32,
+    /// The shards of the data sources seen so far, by partition key: fixed once a data source
+    /// exists, so kept for the life of the process ([`Store::shards`]).
+    pub(crate) shard_counts: std::sync::Arc<std::sync::Mutex<HashMap<String, u32>>>,
 }
 
 /// Why a conditional write or transaction did not happen. `L` labels the actions of a
@@ -291,7 +297,15 @@ impl Store {
             table: table.into(),
             import_units_per_second: capacity::DEFAULT_IMPORT_WCU_PER_SECOND,
             capacity_shards: 1,
+            contact_shards: shards::DEFAULT_CONTACT_SHARDS,
+            shard_counts: Default::default(),
         }
+    }
+
+    /// The same store, creating data sources with `shards` contact shards (`CONTACT_SHARDS`).
+    pub fn with_contact_shards(mut self, shards: u32) -> Self {
+        self.contact_shards = shards.clamp(1, shards::MAX_CONTACT_SHARDS);
+        self
     }
 
     /// The same store, its dialing counters spread over `shards` partitions.
@@ -537,7 +551,7 @@ impl Store {
     }
 }
 
-type QueryBuilder = aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder;
+pub(crate) type QueryBuilder = aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder;
 
 /// Encodes a record and its keys as an item.
 pub(crate) fn to_item<T: Serialize>(

@@ -2,6 +2,7 @@
 //! orphaned partition, and deleting them in batches.
 
 use super::keys::{self, PK, SK};
+use super::shards::ContactShards;
 use super::{n, s, Item, Store};
 use crate::error::Error;
 use crate::model::reclaim::ReclaimJob;
@@ -26,16 +27,21 @@ pub(crate) fn intent_item(job: &ReclaimJob, at: Timestamp) -> Result<Item, Error
     Ok(item)
 }
 
-/// The partition a job empties, and the key of the owner that must be gone first.
-fn partition_of(job: &ReclaimJob) -> (String, (String, String)) {
+/// The partitions a job empties, and the key of the owner that must be gone first.
+fn partitions_of(job: &ReclaimJob) -> (Vec<String>, (String, String)) {
     match job {
-        ReclaimJob::DataSource { tenant, id } => {
-            let pk = keys::data_source(tenant, id);
-            (pk.clone(), (pk, keys::HEAD.to_owned()))
+        ReclaimJob::DataSource {
+            tenant,
+            id,
+            contact_shards,
+        } => {
+            let shards = ContactShards::new(tenant, id, *contact_shards);
+            let owner = (shards.home().to_owned(), keys::HEAD.to_owned());
+            (shards.partitions().collect(), owner)
         }
         ReclaimJob::Task { tenant, id } => {
             let owner = (keys::tenant(tenant), keys::task(id));
-            (keys::task_contacts(tenant, id), owner)
+            (vec![keys::task_contacts(tenant, id)], owner)
         }
     }
 }
@@ -50,24 +56,32 @@ pub struct Leftover {
 impl Store {
     /// Whether the record owning the job's partition still exists.
     pub async fn reclaim_owner_exists(&self, job: &ReclaimJob) -> Result<bool, Error> {
-        let (_, (pk, sk)) = partition_of(job);
+        let (_, (pk, sk)) = partitions_of(job);
         Ok(self.get_item(pk, sk).await?.is_some())
     }
 
-    /// Up to 1,000 items still in the job's partition.
+    /// Up to 1,000 items still in the job's partitions.
     pub async fn reclaim_leftovers(&self, job: &ReclaimJob) -> Result<Vec<Leftover>, Error> {
-        let (partition, _) = partition_of(job);
-        let keys = self
-            .query_all(
-                |query| {
-                    query
-                        .key_condition_expression("pk = :pk")
-                        .expression_attribute_values(":pk", s(&partition))
-                        .projection_expression("pk, sk, in_call")
-                },
-                Some(1000),
-            )
-            .await?;
+        const MOST: usize = 1000;
+        let (partitions, _) = partitions_of(job);
+        let mut keys = Vec::new();
+        for partition in partitions {
+            if keys.len() >= MOST {
+                break;
+            }
+            keys.extend(
+                self.query_all(
+                    |query| {
+                        query
+                            .key_condition_expression("pk = :pk")
+                            .expression_attribute_values(":pk", s(&partition))
+                            .projection_expression("pk, sk, in_call")
+                    },
+                    Some(MOST - keys.len()),
+                )
+                .await?,
+            );
+        }
         Ok(keys
             .into_iter()
             .map(|mut key| {

@@ -599,10 +599,14 @@ impl Store {
         source: &Id,
         ids: &[Id],
     ) -> Result<HashSet<Id>, Error> {
-        let pk = keys::data_source(tenant, source);
-        let key = |sk: String| -> Item { [(PK.to_owned(), s(&pk)), (SK.to_owned(), s(sk))].into() };
-        let wanted: Vec<Item> = std::iter::once(key(HEAD.to_owned()))
-            .chain(ids.iter().map(|id| key(keys::contact(id))))
+        let shards = match self.shards(tenant, source).await {
+            Ok(shards) => shards,
+            Err(Error::NotFound(_)) => return Ok(HashSet::new()),
+            Err(error) => return Err(error),
+        };
+        let head: Item = [(PK.to_owned(), s(shards.home())), (SK.to_owned(), s(HEAD))].into();
+        let wanted: Vec<Item> = std::iter::once(head)
+            .chain(ids.iter().map(|id| shards.contact_key(id)))
             .collect();
         let mut found = HashSet::new();
         let mut head_seen = false;

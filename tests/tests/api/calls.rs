@@ -65,22 +65,25 @@ async fn each_endpoint_makes_a_fixed_number_of_calls() {
     check("dataSource list, name filter", calls, Exactly(2));
     assert_eq!(list.ok()["total"], 5);
 
-    // D5: a first page is one Query; a page at an offset skips keys, then reads its records.
+    // D5: a first page is one Query a contact shard (seldom two); a page at an offset skips
+    // keys, then reads its records.
+    let shards = outbound::store::shards::DEFAULT_CONTACT_SHARDS as usize;
     for (query, rows, expected) in [
-        ("", 20, 1),
-        ("pageNum=2&pageSize=15", 15, 2),
-        ("pageSize=100", 40, 1),
-        ("pageNum=9", 0, 1),
+        ("", 20, 2 * shards),
+        ("pageNum=2&pageSize=15", 15, 2 * shards + 1),
+        ("pageSize=100", 40, 2 * shards),
+        ("pageNum=9", 0, 2 * shards),
     ] {
         let (page, calls) = api.counting(api.contacts("acme", &source, query)).await;
-        check(&format!("contacts page ?{query}"), calls, Exactly(expected));
+        check(&format!("contacts page ?{query}"), calls, AtMost(expected));
+        assert!(calls >= shards, "one Query a shard at least");
         assert_eq!(page.ok()["total"], 40);
         assert_eq!(page.ok()["rows"].as_array().unwrap().len(), rows);
     }
     let (page, calls) = api
         .counting(api.contacts("acme", &source, "phoneNumber=1380000003"))
         .await;
-    check("contacts page, phone filter", calls, AtMost(2));
+    check("contacts page, phone filter", calls, AtMost(2 * shards + 1));
     assert_eq!(page.ok()["total"], 10);
 
     let (updated, calls) = api

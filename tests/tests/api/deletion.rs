@@ -87,6 +87,7 @@ async fn the_reclaim_job_deletes_every_item_of_the_partition() {
     let expected = ReclaimJob::DataSource {
         tenant: crate::support::tenant("acme"),
         id: outbound::model::Id::parse(&source).unwrap(),
+        contact_shards: outbound::store::shards::DEFAULT_CONTACT_SHARDS,
     };
     assert_eq!(jobs, vec![expected.clone()]);
 
@@ -111,6 +112,7 @@ async fn reclaim_refuses_a_partition_whose_data_source_exists() {
     let job = ReclaimJob::DataSource {
         tenant: crate::support::tenant("acme"),
         id: outbound::model::Id::parse(&source).unwrap(),
+        contact_shards: outbound::store::shards::DEFAULT_CONTACT_SHARDS,
     };
     assert_eq!(reclaim::run(&api.store, &job).await.unwrap(), 0);
     assert_eq!(api.snapshot().await, before);
@@ -167,7 +169,8 @@ async fn a_reclaim_whose_job_was_lost_is_queued_again_by_the_sweep() {
         jobs,
         vec![ReclaimJob::DataSource {
             tenant: crate::support::tenant("acme"),
-            id: id.clone()
+            id: id.clone(),
+            contact_shards: outbound::store::shards::DEFAULT_CONTACT_SHARDS,
         }]
     );
     reclaim::run(&api.store, &jobs[0]).await.unwrap();

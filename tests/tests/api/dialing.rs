@@ -522,7 +522,11 @@ async fn a_refused_call_whose_release_fails_costs_no_attempt() {
     let stored = api.stored_task("acme", &task).await;
     assert_eq!(stored.status, TaskStatus::Completed);
     assert_eq!(
-        (stored.counters.calls, stored.counters.success, stored.in_flight),
+        (
+            stored.counters.calls,
+            stored.counters.success,
+            stored.in_flight
+        ),
         (1, 1, 0),
         "one call, the one attempt maxDialCount allows, answered"
     );

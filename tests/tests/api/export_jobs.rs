@@ -518,10 +518,18 @@ async fn direct_exports_answer_413_above_the_threshold_and_name_the_job_endpoint
 /// and counts them on its head, much faster than adding them one by one through the API.
 async fn write_contacts(api: &TestApi, tenant: &str, source: &str, contacts: &[Contact]) {
     let owner = outbound::model::Tenant::parse(tenant).unwrap();
-    let pk = keys::data_source(&owner, &Id::parse(source).unwrap());
+    let shards = api
+        .store
+        .shards(&owner, &Id::parse(source).unwrap())
+        .await
+        .unwrap();
+    let pk = shards.home().to_owned();
     let items = contacts.iter().map(|contact| {
         let mut item: Item = serde_dynamo::to_item(contact).unwrap();
-        item.insert(keys::PK.into(), AttributeValue::S(pk.clone()));
+        item.insert(
+            keys::PK.into(),
+            AttributeValue::S(shards.of_contact(&contact.id)),
+        );
         item.insert(
             keys::SK.into(),
             AttributeValue::S(keys::contact(&contact.id)),

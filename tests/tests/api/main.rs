@@ -20,6 +20,7 @@ mod isolation;
 mod lambda_events;
 mod paging;
 mod races;
+mod shards;
 mod support;
 mod task_calls;
 mod task_races;

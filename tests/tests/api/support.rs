@@ -369,24 +369,32 @@ impl TestApi {
         keys
     }
 
-    /// The number of items stored in the partition of data source `id` of `tenant`: its head,
-    /// contacts and phone guards.
+    /// The number of items stored in the partitions of data source `id` of `tenant` (its
+    /// contact shards): its head, imports, contacts and phone guards.
     pub async fn partition_len(&self, tenant: &str, id: &str) -> usize {
-        let pk = keys::data_source(&Tenant::parse(tenant).unwrap(), &Id::parse(id).unwrap());
-        let items = self
-            .dynamodb()
-            .query()
-            .table_name(&self.resources.table)
-            .key_condition_expression("pk = :pk")
-            .expression_attribute_values(":pk", AttributeValue::S(pk))
-            .consistent_read(true)
-            .into_paginator()
-            .items()
-            .send()
-            .collect::<Result<Vec<_>, _>>()
-            .await
-            .expect("query the partition");
-        items.len()
+        let shards = outbound::store::shards::ContactShards::new(
+            &Tenant::parse(tenant).unwrap(),
+            &Id::parse(id).unwrap(),
+            outbound::store::shards::DEFAULT_CONTACT_SHARDS,
+        );
+        let mut len = 0;
+        for pk in shards.partitions() {
+            let items = self
+                .dynamodb()
+                .query()
+                .table_name(&self.resources.table)
+                .key_condition_expression("pk = :pk")
+                .expression_attribute_values(":pk", AttributeValue::S(pk))
+                .consistent_read(true)
+                .into_paginator()
+                .items()
+                .send()
+                .collect::<Result<Vec<_>, _>>()
+                .await
+                .expect("query the partition");
+            len += items.len();
+        }
+        len
     }
 
     /// The jobs waiting on this test's reclaim queue (received, so each is seen once).

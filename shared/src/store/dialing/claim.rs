@@ -8,7 +8,9 @@ use crate::model::task::TaskContact;
 use crate::model::Tenant;
 use crate::model::{Id, Task, TaskStatus, Timestamp};
 use crate::store::keys::{self, PK, SK};
-use crate::store::{from_item, n, s, to_item, Actions, ConditionFailure, Expr, Store, WriteFailure};
+use crate::store::{
+    from_item, n, s, to_item, Actions, ConditionFailure, Expr, Store, WriteFailure,
+};
 use aws_sdk_dynamodb::types::AttributeValue;
 
 use super::{not_claimed, Call, Caps, Claim, ClaimRefused};

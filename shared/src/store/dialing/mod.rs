@@ -15,8 +15,8 @@ use crate::error::Error;
 use crate::model::task::TaskContact;
 use crate::model::Tenant;
 use crate::model::{Id, Task};
-use crate::store::keys::{self, PK, SK};
-use crate::store::{n, s, Actions, Expr, Item};
+use crate::store::keys;
+use crate::store::{n, Actions, Expr};
 
 /// A task found through the running-task index.
 #[derive(Clone, Debug)]
@@ -93,10 +93,6 @@ enum Call {
 /// A claim that could not be built or sent: nothing was claimed.
 fn not_claimed<T>(result: Result<T, Error>) -> Result<T, ClaimRefused> {
     result.map_err(ClaimRefused::Store)
-}
-
-fn key_item(pk: String, sk: String) -> Item {
-    [(PK.to_owned(), s(pk)), (SK.to_owned(), s(sk))].into()
 }
 
 impl<L> Actions<'_, L> {

@@ -7,6 +7,7 @@ use crate::model::task::TaskContact;
 use crate::model::Tenant;
 use crate::model::{Id, Timestamp};
 use crate::store::keys;
+use crate::store::shards::ContactShards;
 use crate::store::{from_item, n, s, Actions, ConditionFailure, Expr, Store, WriteFailure};
 use aws_sdk_dynamodb::types::AttributeValue;
 
@@ -61,9 +62,16 @@ impl Store {
             )?
             .give_back_service_slot(Call::Service, call.shard)?;
         if with_contact {
+            let shards = self.shards(tenant, &call.data_source_id).await;
+            let shards = match shards {
+                Ok(shards) => shards,
+                // Its data source is gone: the outcome is recorded on the task alone.
+                Err(Error::NotFound(_)) => ContactShards::new(tenant, &call.data_source_id, 1),
+                Err(error) => return Err(error),
+            };
             actions = actions.update(
                 Call::SourceContact,
-                keys::data_source(tenant, &call.data_source_id),
+                shards.of_contact(&call.contact_id),
                 keys::contact(&call.contact_id),
                 "SET #status = :outcome ADD call_count :one",
                 Some("attribute_exists(pk)"),

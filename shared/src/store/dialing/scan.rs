@@ -6,11 +6,11 @@ use crate::model::call::Fresh;
 use crate::model::task::TaskContact;
 use crate::model::Tenant;
 use crate::model::{Id, Phone, Timestamp};
-use crate::store::keys::{self, HEAD, PK, SK};
+use crate::store::keys::{self, CONTACTS_END, PK, SK};
 use crate::store::{from_item, s, string_attr, Store};
 use std::collections::HashMap;
 
-use super::{key_item, parse_task_contacts_key, RunningTask};
+use super::{parse_task_contacts_key, RunningTask};
 
 impl Store {
     /// The running tasks of one shard of the running-task index (eventually consistent; the
@@ -163,21 +163,24 @@ impl Store {
         after: Option<&str>,
         limit: usize,
     ) -> Result<Vec<(Fresh, Phone, String)>, Error> {
-        let pk = keys::data_source(tenant, source);
-        let from = after.unwrap_or(keys::CONTACT_PREFIX).to_owned();
-        // The bound itself and the head come back too: two more than asked.
+        let shards = match self.shards(tenant, source).await {
+            Ok(shards) => shards,
+            Err(Error::NotFound(_)) => return Ok(Vec::new()),
+            Err(error) => return Err(error),
+        };
         let items = self
-            .query_all(
+            .merged(
+                &shards,
                 |query| {
                     query
-                        .key_condition_expression("pk = :pk AND sk BETWEEN :from AND :head")
-                        .expression_attribute_values(":pk", s(&pk))
-                        .expression_attribute_values(":from", s(&from))
-                        .expression_attribute_values(":head", s(HEAD))
+                        .key_condition_expression("pk = :pk AND sk BETWEEN :first AND :last")
+                        .expression_attribute_values(":first", s(keys::CONTACT_PREFIX))
+                        .expression_attribute_values(":last", s(CONTACTS_END))
                         .projection_expression("sk, phone")
-                        .consistent_read(true)
                 },
-                Some(limit + 2),
+                true,
+                after,
+                limit,
             )
             .await?;
         let mut contacts = Vec::new();
@@ -185,9 +188,6 @@ impl Store {
             let Some(sk) = string_attr(&item, SK) else {
                 continue;
             };
-            if sk == from || sk == HEAD {
-                continue;
-            }
             let (Some(id), Some(phone)) = (
                 sk.strip_prefix(keys::CONTACT_PREFIX).and_then(Id::parse),
                 string_attr(&item, "phone").and_then(|p| Phone::parse(p).ok()),
@@ -209,8 +209,12 @@ impl Store {
         source: &Id,
         ids: &[Id],
     ) -> Result<HashMap<Id, Phone>, Error> {
-        let pk = keys::data_source(tenant, source);
-        let wanted = ids.iter().map(|id| key_item(pk.clone(), keys::contact(id)));
+        let shards = match self.shards(tenant, source).await {
+            Ok(shards) => shards,
+            Err(Error::NotFound(_)) => return Ok(HashMap::new()),
+            Err(error) => return Err(error),
+        };
+        let wanted = ids.iter().map(|id| shards.contact_key(id));
         let items = self.batch_get(wanted.collect(), "sk, phone").await?;
         Ok(items
             .iter()

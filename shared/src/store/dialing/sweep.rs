@@ -5,7 +5,7 @@ use crate::error::Error;
 use crate::model::task::{SweepMark, TaskContact};
 use crate::model::Tenant;
 use crate::model::{Id, Task, TaskStatus, Timestamp};
-use crate::store::keys::{self, PK, SK};
+use crate::store::keys::{self, CONTACTS_END, PK, SK};
 use crate::store::{n, s, string_attr, to_item, Expr, Store, WriteFailure};
 use std::collections::HashSet;
 
@@ -39,27 +39,28 @@ impl Store {
         after: Option<&str>,
         page: usize,
     ) -> Result<Sweep, Error> {
-        let source_pk = keys::data_source(tenant, &task.data_source_id);
-        let first = after.unwrap_or(keys::CONTACT_PREFIX).to_owned();
-        let last = format!("{}~", keys::CONTACT_PREFIX);
-        let mut items = self
-            .query_all(
+        let shards = match self.shards(tenant, &task.data_source_id).await {
+            Ok(shards) => shards,
+            // Gone: nothing of it is left to dial.
+            Err(Error::NotFound(_)) => return Ok(Sweep::default()),
+            Err(error) => return Err(error),
+        };
+        let items = self
+            .merged(
+                &shards,
                 |query| {
                     query
                         .key_condition_expression("pk = :pk AND sk BETWEEN :first AND :last")
-                        .expression_attribute_values(":pk", s(&source_pk))
-                        .expression_attribute_values(":first", s(&first))
-                        .expression_attribute_values(":last", s(&last))
+                        .expression_attribute_values(":first", s(keys::CONTACT_PREFIX))
+                        .expression_attribute_values(":last", s(CONTACTS_END))
                         .projection_expression("sk")
-                        .consistent_read(true)
                 },
-                Some(page + 1),
+                true,
+                after,
+                page,
             )
             .await?;
         let mut sweep = Sweep::default();
-        // BETWEEN includes `after` itself, which the step before checked.
-        items.retain(|item| string_attr(item, SK) != after);
-        items.truncate(page);
         let sorts: Vec<&str> = items
             .iter()
             .filter_map(|item| string_attr(item, SK))
