@@ -47,6 +47,10 @@ pub struct Config {
     /// Partition keys the contacts and phone guards of a new data source are spread over
     /// (`CONTACT_SHARDS`, 1-64, default 8), so a bulk import's writes are not all one key's.
     pub contact_shards: u32,
+    /// Most contacts a data source may have for a partial `phoneNumber` filter, which reads
+    /// every contact (`PHONE_FILTER_SCAN_MOST`, default 10,000); above it only a whole number
+    /// is looked up, by its phone guard (D5).
+    pub phone_filter_scan_most: u64,
 }
 
 impl Config {
@@ -110,6 +114,12 @@ impl Config {
                 }
             },
             export_queue_url: lookup("EXPORT_QUEUE_URL").filter(|url| !url.trim().is_empty()),
+            phone_filter_scan_most: number(
+                &lookup,
+                "PHONE_FILTER_SCAN_MOST",
+                10_000,
+                "a number of contacts",
+            )?,
             contact_shards: match number(
                 &lookup,
                 "CONTACT_SHARDS",

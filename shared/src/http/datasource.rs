@@ -172,7 +172,9 @@ async fn delete(State(app): State<App>, tenant: Tenant, Payload(body): Payload<B
 #[serde(rename_all = "camelCase")]
 #[into_params(parameter_in = Query)]
 struct ContactFilter {
-    /// Contacts whose phone number contains these digits; blank means all.
+    /// Contacts whose phone number contains these digits; blank means all. On a data source of
+    /// more than 10,000 contacts (`PHONE_FILTER_SCAN_MOST`) only a whole number is looked up,
+    /// and a partial one is 400 (D5).
     phone_number: Option<String>,
 }
 
@@ -192,7 +194,8 @@ async fn contacts(
     let scope = ListScope::new(&tenant, &format!("dataSource/{source}/contacts"))
         .filter("phoneNumber", phone);
     let page = paging.page_query(app.config.page_tokens()?, &scope)?;
-    let found = contact::list(&app.store, &tenant, &source, &page, phone).await?;
+    let filter = phone.map(|phone| (phone, app.config.phone_filter_scan_most));
+    let found = contact::list(&app.store, &tenant, &source, &page, filter).await?;
     let found = found.map(|c| c.view(app.zone()));
     Ok(Envelope(found.answer(app.config.page_tokens()?, &scope)))
 }

@@ -13,11 +13,21 @@ pub async fn list(
     tenant: &Tenant,
     source: &Id,
     page: &PageQuery,
-    phone: Option<&str>,
+    phone: Option<(&str, u64)>,
 ) -> Result<Page<Contact>, Error> {
-    let fragment = phone.map(Phone::filter_fragment).filter(|f| !f.is_empty());
+    let filter = phone.and_then(|(raw, scan_most)| {
+        let fragment = Phone::filter_fragment(raw);
+        (!fragment.is_empty()).then_some((fragment, scan_most))
+    });
     store
-        .contacts_page(tenant, source, page, fragment.as_deref())
+        .contacts_page(
+            tenant,
+            source,
+            page,
+            filter
+                .as_ref()
+                .map(|(fragment, most)| (fragment.as_str(), *most)),
+        )
         .await
 }
 

@@ -69,15 +69,18 @@ impl Store {
     /// - after a `nextToken`'s contact: GetItem of the head, and the same Query from there;
     /// - at an offset: the Query projected to the sort key (the head also to its count) skips
     ///   the contacts before the page, then BatchGetItem reads the page's contacts;
-    /// - with a phone fragment: the Query projected to the sort key with the filter on the
-    ///   number (every match is counted), then BatchGetItem of the page's contacts.
+    /// - with a phone fragment, on a data source of at most `scan_most` contacts: the Query
+    ///   projected to the sort key with the filter on the number (every match is counted), then
+    ///   BatchGetItem of the page's contacts;
+    /// - on a larger one, where that would read every contact: a whole number is looked up by
+    ///   its phone guard (one GetItem), and a partial one is 400 (D5).
     #[tracing::instrument(skip_all, fields(tenant = tenant.as_str(), id = %id))]
     pub async fn contacts_page(
         &self,
         tenant: &Tenant,
         id: &Id,
         page: &PageQuery,
-        phone_fragment: Option<&str>,
+        phone_filter: Option<(&str, u64)>,
     ) -> Result<Page<Contact>, Error> {
         let shards = self.shards(tenant, id).await?;
         let range = |query: QueryBuilder| {
@@ -108,28 +111,43 @@ impl Store {
                 .and_then(|raw| raw.parse::<u64>().ok())
                 .unwrap_or(0)
         };
-        let (total, ids, more, rows) = match (phone_fragment, &page.start) {
-            (Some(fragment), _) => {
-                let items = self
-                    .merged(
-                        &shards,
-                        |query| {
-                            range(query)
-                                .filter_expression("sk = :head OR contains(#phone, :fragment)")
-                                .expression_attribute_names("#phone", "phone")
-                                .expression_attribute_values(":fragment", s(fragment))
-                                .projection_expression("sk")
-                        },
-                        NEWEST_FIRST,
-                        None,
-                        usize::MAX,
-                    )
-                    .await?;
-                let (_, matches) = split_head(items)?;
-                let ids: Vec<Id> = matches.iter().filter_map(contact_id).collect();
-                let total = ids.len() as u64;
-                let (ids, more) = page.pick(ids);
-                (total, ids, more, None)
+        let (total, ids, more, rows) = match (phone_filter, &page.start) {
+            (Some((fragment, scan_most)), _) => {
+                let head = self
+                    .get_item(shards.home().to_owned(), HEAD.to_owned())
+                    .await?
+                    .ok_or_else(|| data_source_gone(id))?;
+                if count_of(&head) > scan_most {
+                    let ids = self.contact_by_phone(&shards, fragment, scan_most).await?;
+                    let total = ids.len() as u64;
+                    let (ids, more) = page.pick(ids);
+                    (total, ids, more, None)
+                } else {
+                    let items = self
+                        .merged(
+                            &shards,
+                            |query| {
+                                query
+                                    .key_condition_expression(
+                                        "pk = :pk AND sk BETWEEN :first AND :last",
+                                    )
+                                    .expression_attribute_values(":first", s(keys::CONTACT_PREFIX))
+                                    .expression_attribute_values(":last", s(keys::CONTACTS_END))
+                                    .filter_expression("contains(#phone, :fragment)")
+                                    .expression_attribute_names("#phone", "phone")
+                                    .expression_attribute_values(":fragment", s(fragment))
+                                    .projection_expression("sk")
+                            },
+                            NEWEST_FIRST,
+                            None,
+                            usize::MAX,
+                        )
+                        .await?;
+                    let ids: Vec<Id> = items.iter().filter_map(contact_id).collect();
+                    let total = ids.len() as u64;
+                    let (ids, more) = page.pick(ids);
+                    (total, ids, more, None)
+                }
             }
             (None, Start::Offset(0)) => {
                 let items = self
@@ -186,6 +204,31 @@ impl Store {
                 .collect::<Result<_, _>>()?,
             next: more.then(|| ids.last().cloned()).flatten(),
         })
+    }
+
+    /// The contact holding the whole number `fragment`, found by its phone guard: the phone
+    /// filter of a data source of more than `scan_most` contacts, where a partial number would
+    /// read every contact and is refused (D5).
+    async fn contact_by_phone(
+        &self,
+        shards: &ContactShards,
+        fragment: &str,
+        scan_most: u64,
+    ) -> Result<Vec<Id>, Error> {
+        let phone = Phone::parse(fragment).map_err(|_| {
+            Error::invalid(format!(
+                "phoneNumber must be a whole phone number on a dataSource of more than {scan_most} contacts"
+            ))
+        })?;
+        let guard = self
+            .get_item(shards.of_phone(&phone), keys::phone(&phone))
+            .await?;
+        Ok(guard
+            .as_ref()
+            .and_then(|guard| string_attr(guard, "contact_id"))
+            .and_then(Id::parse)
+            .into_iter()
+            .collect())
     }
 
     /// Hands every contact of a data source to `each`, oldest first, one Query page at a time,

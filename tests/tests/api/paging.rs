@@ -649,8 +649,8 @@ async fn a_contacts_page_reads_its_own_rows_however_deep() {
     .await;
     assert_eq!(page["total"], 10);
     assert!(
-        read.records <= 10,
-        "{read}: the matches' keys, then their records"
+        read.records <= 11,
+        "{read}: the head, the matches' keys, then their records"
     );
     assert!(read.partial <= 11, "{read}");
     let (page, read) = measured(
@@ -662,5 +662,56 @@ async fn a_contacts_page_reads_its_own_rows_however_deep() {
     .await;
     assert_eq!(page["total"], 1_000);
     assert_eq!(page["rows"].as_array().unwrap().len(), 20);
-    assert!(read.records <= 20, "{read}");
+    assert!(read.records <= 21, "{read}: the head and the page");
+}
+
+/// D5: the `phoneNumber` filter reads every contact only on a data source of at most
+/// `PHONE_FILTER_SCAN_MOST` contacts (20 here), where it matches any part of a number, exactly
+/// as before. Above it, a whole number is looked up by its phone guard (three reads: the head,
+/// the guard, the contact) and a partial one is 400, so no request's cost grows with the data
+/// source.
+#[tokio::test]
+async fn the_phone_filter_reads_a_bounded_amount_on_a_large_data_source() {
+    let api = TestApi::start_with(|config| config.phone_filter_scan_most = 20).await;
+    let (small, _) = api.source_with_contacts("acme", 20).await;
+    let (large, ids) = api.source_with_contacts("acme", 21).await;
+    let path = |source: &str, filter: &str| {
+        format!("/api/dataSource/{source}/contacts?phoneNumber={filter}")
+    };
+
+    // At the bound: a partial number matches every contact holding it.
+    let (page, _) = measured(&api, "acme", "small, partial", &path(&small, "13800")).await;
+    assert_eq!(page["total"], 20);
+
+    // Above it: a whole number is found by its guard, reading three items.
+    let wanted = api
+        .store
+        .contact(&tenant("acme"), &id(&large), &id(&ids[7]))
+        .await
+        .unwrap();
+    let (page, read) = measured(
+        &api,
+        "acme",
+        "large, whole number",
+        &path(&large, wanted.phone.as_str()),
+    )
+    .await;
+    assert_eq!(page["total"], 1);
+    assert_eq!(page["rows"][0]["id"], ids[7].as_str());
+    assert_eq!(page["rows"][0]["phoneNumber"], wanted.phone.as_str());
+    assert!(read.returned() <= 3 && read.scanned == 0, "{read}");
+    let (page, _) = measured(&api, "acme", "large, unknown", &path(&large, "19999999999")).await;
+    assert_eq!(
+        (
+            page["total"].as_u64(),
+            page["rows"].as_array().map(Vec::len)
+        ),
+        (Some(0), Some(0))
+    );
+
+    // A partial number there would read every contact: refused, naming the bound.
+    api.get("acme", &path(&large, "1380")).await.err(
+        400,
+        "phoneNumber must be a whole phone number on a dataSource of more than 20 contacts",
+    );
 }
