@@ -51,6 +51,11 @@ pub struct Config {
     /// every contact (`PHONE_FILTER_SCAN_MOST`, default 10,000); above it only a whole number
     /// is looked up, by its phone guard (D5).
     pub phone_filter_scan_most: u64,
+    /// Most export jobs of one tenant running at once (`TENANT_RUNNING_EXPORTS`, default 4).
+    pub tenant_running_exports: u32,
+    /// Most imports of one tenant running at once, uploads waiting for their file included
+    /// (`TENANT_RUNNING_IMPORTS`, default 4).
+    pub tenant_running_imports: u32,
 }
 
 impl Config {
@@ -114,6 +119,8 @@ impl Config {
                 }
             },
             export_queue_url: lookup("EXPORT_QUEUE_URL").filter(|url| !url.trim().is_empty()),
+            tenant_running_exports: at_least_one(&lookup, "TENANT_RUNNING_EXPORTS", 4)?,
+            tenant_running_imports: at_least_one(&lookup, "TENANT_RUNNING_IMPORTS", 4)?,
             phone_filter_scan_most: number(
                 &lookup,
                 "PHONE_FILTER_SCAN_MOST",
@@ -162,6 +169,21 @@ impl Config {
         self.page_tokens
             .as_ref()
             .ok_or_else(|| Error::internal("sign list tokens", "PAGE_TOKEN_SECRET is not set"))
+    }
+}
+
+/// An optional count of running jobs `name` (1-1,000), `default` when absent.
+fn at_least_one(
+    lookup: &impl Fn(&str) -> Option<String>,
+    name: &'static str,
+    default: u32,
+) -> Result<u32, ConfigError> {
+    match number(lookup, name, default, "a number of jobs")? {
+        count @ 1..=1_000 => Ok(count),
+        _ => Err(ConfigError {
+            name,
+            problem: "must be from 1 to 1000".into(),
+        }),
     }
 }
 

@@ -88,7 +88,8 @@ pub struct NotFound(Refusal);
 #[allow(dead_code)]
 pub struct NotAllowed(Refusal);
 
-/// A name or phone number already exists, the record is in use, or a concurrent change won.
+/// A name or phone number already exists, the record is in use, a concurrent change won, or
+/// the tenant already runs as many imports or export jobs as it may.
 #[derive(IntoResponses)]
 #[response(status = 409)]
 #[allow(dead_code)]

@@ -363,7 +363,7 @@ struct PostedImport {
     summary = "Import a file of up to 4 MiB within the request (D8)",
     params(("id" = String, Path, description = "The data source's id")),
     request_body(content = ImportUpload, content_type = "multipart/form-data"),
-    responses((status = 200, description = "Done; the result is in `data`", body = Success<PostedImport>), NotFound, TooLarge, UnsupportedType, Refused))]
+    responses((status = 200, description = "Done; the result is in `data`", body = Success<PostedImport>), NotFound, Conflict, TooLarge, UnsupportedType, Refused))]
 async fn batch_import(
     State(app): State<App>,
     tenant: Tenant,
@@ -373,8 +373,11 @@ async fn batch_import(
     let source = existing_id(KIND, &id)?;
     let (name, bytes) = file_part(form, &source).await?;
     let file_name = import::file_name(&name).unwrap_or_else(|_| "upload".into());
-    let (done, report) =
-        import::import_posted(&app.store, &app.blob, &tenant, &source, file_name, bytes).await?;
+    let cap = app.config.tenant_running_imports;
+    let (done, report) = import::import_posted(
+        &app.store, &app.blob, &tenant, &source, file_name, bytes, cap,
+    )
+    .await?;
     Ok(Envelope(PostedImport {
         import_id: done.id,
         report,
@@ -418,7 +421,7 @@ struct UploadHeaders {
     summary = "A presigned upload URL for a file of up to 20 MiB (D8)",
     params(("id" = String, Path, description = "The data source's id")),
     request_body = ImportUrlRequest,
-    responses((status = 200, description = "Done; the result is in `data`", body = Success<UploadTicketView>), NotFound, TooLarge, UnsupportedType, Refused))]
+    responses((status = 200, description = "Done; the result is in `data`", body = Success<UploadTicketView>), NotFound, Conflict, TooLarge, UnsupportedType, Refused))]
 async fn import_url(
     State(app): State<App>,
     tenant: Tenant,
@@ -428,8 +431,11 @@ async fn import_url(
     let source = existing_id(KIND, &id)?;
     let file_name = import::file_name(body.file_name.as_str())?;
     let size = upload_size(body.file_size.map(|size| size.0))?;
-    let ticket =
-        import::request_upload(&app.store, &app.blob, &tenant, &source, file_name, size).await?;
+    let cap = app.config.tenant_running_imports;
+    let ticket = import::request_upload(
+        &app.store, &app.blob, &tenant, &source, file_name, size, cap,
+    )
+    .await?;
     Ok(Envelope(UploadTicketView {
         import_id: ticket.import.id,
         upload_url: ticket.url,

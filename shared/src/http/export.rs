@@ -1,7 +1,7 @@
 //! Export jobs (D8): `POST /api/dataSource/{id}/contact/exportJob`, `POST /api/task/{id}/exportJob`
 //! (routed with their groups) and `GET /api/export/{exportId}`.
 
-use super::contract::{NotFound, Refused, Success, TooLarge};
+use super::contract::{Conflict, NotFound, Refused, Success, TooLarge};
 use super::extract::{body_bytes, existing_id, Body};
 use super::{App, Envelope, Reply};
 use crate::error::Error;
@@ -97,7 +97,7 @@ fn started(job: crate::model::export::ExportJob) -> Reply<JobStarted> {
     summary = "Export a data source of any size in the background (D8)",
     params(("id" = String, Path, description = "The data source's id")),
     request_body = Option<DataSourceJob>,
-    responses((status = 200, description = "Done; the result is in `data`", body = Success<JobStarted>), NotFound, TooLarge, Refused))]
+    responses((status = 200, description = "Done; the result is in `data`", body = Success<JobStarted>), NotFound, Conflict, TooLarge, Refused))]
 pub async fn data_source_job(
     State(app): State<App>,
     tenant: Tenant,
@@ -109,7 +109,8 @@ pub async fn data_source_job(
     let subject = ExportSubject::DataSource {
         data_source_id: source,
     };
-    let job = export_job::start(&app.store, &app.exports, &tenant, subject, format).await?;
+    let cap = app.config.tenant_running_exports;
+    let job = export_job::start(&app.store, &app.exports, &tenant, subject, format, cap).await?;
     started(job)
 }
 
@@ -117,7 +118,7 @@ pub async fn data_source_job(
     summary = "Export a task of any size in the background (D8)",
     params(("id" = String, Path, description = "The task's id")),
     request_body = Option<TaskJob>,
-    responses((status = 200, description = "Done; the result is in `data`", body = Success<JobStarted>), NotFound, TooLarge, Refused))]
+    responses((status = 200, description = "Done; the result is in `data`", body = Success<JobStarted>), NotFound, Conflict, TooLarge, Refused))]
 pub async fn task_job(
     State(app): State<App>,
     tenant: Tenant,
@@ -131,7 +132,8 @@ pub async fn task_job(
         task_id: task,
         outcome_filter: filter.code(),
     };
-    let job = export_job::start(&app.store, &app.exports, &tenant, subject, format).await?;
+    let cap = app.config.tenant_running_exports;
+    let job = export_job::start(&app.store, &app.exports, &tenant, subject, format, cap).await?;
     started(job)
 }
 

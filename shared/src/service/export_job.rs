@@ -18,6 +18,8 @@ use crate::model::Tenant;
 use crate::model::{Id, Timestamp};
 use crate::queue::Queue;
 use crate::store::export::ExportSettlement;
+use crate::store::keys;
+use crate::store::slots::JobKind;
 use crate::store::Store;
 use chrono_tz::Tz;
 
@@ -25,13 +27,15 @@ use chrono_tz::Tz;
 pub const MAX_BUILD_ATTEMPTS: u32 = 3;
 
 /// Starts an export job: checks that its data source or task exists (404 as the direct
-/// exports answer), stores the record and queues the job.
+/// exports answer), stores the record and queues the job. While a job of the same subject and
+/// format runs, that job is the answer; a tenant runs at most `cap` jobs at once (409 beyond).
 pub async fn start(
     store: &Store,
     queue: &Queue<ExportMessage>,
     tenant: &Tenant,
     subject: ExportSubject,
     format: ExportFormat,
+    cap: u32,
 ) -> Result<ExportJob, Error> {
     match &subject {
         ExportSubject::DataSource { data_source_id } => {
@@ -42,7 +46,19 @@ pub async fn start(
         }
     }
     let job = ExportJob::new(subject, format, Timestamp::now());
-    store.create_export(tenant, &job).await?;
+    if let Some(running) = hold_subject(store, tenant, &job).await? {
+        return Ok(running);
+    }
+    let started = async {
+        store
+            .take_job_slot(tenant, JobKind::Export, &job.id, cap, job.created_at)
+            .await?;
+        store.create_export(tenant, &job).await
+    };
+    if let Err(error) = started.await {
+        release(store, tenant, &job).await;
+        return Err(error);
+    }
     let message = ExportMessage {
         tenant: tenant.clone(),
         id: job.id.clone(),
@@ -59,10 +75,57 @@ pub async fn start(
                 tracing::error!(export = %job.id, error = %also, "unqueued export job not marked FAILED")
             }
         }
+        release(store, tenant, &job).await;
         return Err(error);
     }
     tracing::info!(export = %job.id, "export job queued");
     Ok(job)
+}
+
+/// Takes the key of the job's subject and format (D8). Answers the job of that subject still
+/// running, if one is; a holder that has ended is replaced.
+async fn hold_subject(
+    store: &Store,
+    tenant: &Tenant,
+    job: &ExportJob,
+) -> Result<Option<ExportJob>, Error> {
+    let key = (
+        keys::tenant(tenant),
+        keys::exporting(&job.subject, &job.format),
+    );
+    let mut ended = None;
+    // Twice at most: a holder found ended is replaced once; a new one meanwhile is the answer.
+    for _ in 0..2 {
+        let Some(holder) = store
+            .hold(key.clone(), &job.id, ended.as_ref(), job.created_at)
+            .await?
+        else {
+            return Ok(None);
+        };
+        match store.export_job(tenant, &holder).await {
+            Ok(running) if running.status == ExportStatus::Processing => return Ok(Some(running)),
+            Ok(_) | Err(Error::NotFound(_)) => ended = Some(holder),
+            Err(error) => return Err(error),
+        }
+    }
+    Err(Error::Conflict(
+        "an export of this subject was just started by another request; try again".into(),
+    ))
+}
+
+/// Gives back what a job held while it ran: its tenant's slot and its subject's key. Best
+/// effort: what is not given back lapses within the hour ([`crate::store::slots::SLOT_LEASE_MILLIS`]).
+async fn release(store: &Store, tenant: &Tenant, job: &ExportJob) {
+    let subject = store.release_held(
+        keys::tenant(tenant),
+        keys::exporting(&job.subject, &job.format),
+        &job.id,
+    );
+    let slot = store.release_job_slot(tenant, JobKind::Export, &job.id);
+    let (subject, slot) = tokio::join!(subject, slot);
+    if let Err(error) = subject.and(slot) {
+        tracing::warn!(%error, export = %job.id, "export job's slot not given back; it lapses");
+    }
 }
 
 /// An export job and, once it SUCCEEDED, a presigned download of its file. Another tenant's
@@ -117,13 +180,16 @@ pub async fn run(
     };
     let claim = job.claimed_at;
     let settle = |settlement: ExportSettlement| {
-        let (tenant, id) = (tenant, &job.id);
+        let (tenant, job) = (tenant, &job);
         async move {
+            let ends = !matches!(settlement, ExportSettlement::Released);
             let settled = store
-                .settle_export(tenant, id, claim, settlement, Timestamp::now())
+                .settle_export(tenant, &job.id, claim, settlement, Timestamp::now())
                 .await?;
             if !settled {
                 tracing::warn!("export job was taken over meanwhile; its outcome is the other's");
+            } else if ends {
+                release(store, tenant, job).await;
             }
             Ok::<_, Error>(())
         }

@@ -13,6 +13,7 @@ use crate::model::import::{Import, ImportReport, ImportStatus};
 use crate::model::Tenant;
 use crate::model::{Id, Timestamp};
 use crate::store::import::RowOutcome;
+use crate::store::slots::JobKind;
 use crate::store::Store;
 use bytes::Bytes;
 use std::time::Duration;
@@ -62,11 +63,12 @@ pub async fn request_upload(
     source: &Id,
     file_name: String,
     size: u64,
+    cap: u32,
 ) -> Result<UploadTicket, Error> {
     store.data_source(tenant, source).await?;
     let now = Timestamp::now();
     let import = new_import(source, file_name, ImportStatus::WaitingUpload, now);
-    store.create_import(tenant, &import).await?;
+    create(store, tenant, &import, cap).await?;
     let url = blob
         .presign_put(
             &blob::upload_key(tenant, source, &import.id),
@@ -90,6 +92,7 @@ pub async fn import_posted(
     source: &Id,
     file_name: String,
     bytes: Bytes,
+    cap: u32,
 ) -> Result<(Import, ImportReport), Error> {
     store.data_source(tenant, source).await?;
     // A file refused as a whole is answered before anything is stored: bad input changes nothing.
@@ -100,7 +103,7 @@ pub async fn import_posted(
         ImportStatus::Processing,
         Timestamp::now(),
     );
-    store.create_import(tenant, &import).await?;
+    create(store, tenant, &import, cap).await?;
     let stored = async {
         blob.put(
             &blob::posted_key(tenant, source, &import.id),
@@ -193,6 +196,44 @@ pub async fn process_upload(store: &Store, blob: &Blob, key: &str) -> Result<(),
     }
 }
 
+/// Stores a new import, holding one of its tenant's `cap` import slots until it ends (409 when
+/// the tenant already runs that many).
+async fn create(store: &Store, tenant: &Tenant, import: &Import, cap: u32) -> Result<(), Error> {
+    store
+        .take_job_slot(tenant, JobKind::Import, &import.id, cap, import.created_at)
+        .await?;
+    if let Err(error) = store.create_import(tenant, import).await {
+        give_back_slot(store, tenant, import).await;
+        return Err(error);
+    }
+    Ok(())
+}
+
+/// Records the end of an import (SUCCEEDED, or FAILED with `error`) and gives back its slot.
+async fn end(
+    store: &Store,
+    tenant: &Tenant,
+    import: &Import,
+    status: ImportStatus,
+    error: Option<&str>,
+) -> Result<(), Error> {
+    store
+        .finish_import(tenant, import, status, error, Timestamp::now())
+        .await?;
+    give_back_slot(store, tenant, import).await;
+    Ok(())
+}
+
+/// Best effort: a slot not given back lapses within the hour.
+async fn give_back_slot(store: &Store, tenant: &Tenant, import: &Import) {
+    if let Err(error) = store
+        .release_job_slot(tenant, JobKind::Import, &import.id)
+        .await
+    {
+        tracing::warn!(%error, import = %import.id, "import's slot not given back; it lapses");
+    }
+}
+
 /// Records a refused file as a FAILED import with the refusal's message.
 async fn record_refusal(
     store: &Store,
@@ -200,15 +241,8 @@ async fn record_refusal(
     import: &Import,
     refusal: &Error,
 ) -> Result<(), Error> {
-    store
-        .finish_import(
-            tenant,
-            import,
-            ImportStatus::Failed,
-            Some(&refusal.client_message()),
-            Timestamp::now(),
-        )
-        .await
+    let message = refusal.client_message();
+    end(store, tenant, import, ImportStatus::Failed, Some(&message)).await
 }
 
 /// Stores the rows of a file read without refusal, and keeps its report. A data source deleted
@@ -238,15 +272,7 @@ async fn run(
         "application/json",
     )
     .await?;
-    store
-        .finish_import(
-            tenant,
-            import,
-            ImportStatus::Succeeded,
-            None,
-            Timestamp::now(),
-        )
-        .await?;
+    end(store, tenant, import, ImportStatus::Succeeded, None).await?;
     tracing::info!(
         import = %import.id,
         rows = report.import_count,

@@ -54,6 +54,21 @@ pub fn task(id: &Id) -> String {
 }
 pub const TASK_PREFIX: &str = "TASK#";
 
+/// Sort key (in the tenant partition) of the key held by the running export job of one subject
+/// and format (D8): a second request for it answers that job.
+pub fn exporting(subject: &crate::model::export::ExportSubject, format: &str) -> String {
+    use crate::model::export::ExportSubject;
+    match subject {
+        ExportSubject::DataSource { data_source_id } => {
+            format!("EXPORTING#DS#{data_source_id}#{format}")
+        }
+        ExportSubject::Task {
+            task_id,
+            outcome_filter,
+        } => format!("EXPORTING#TASK#{task_id}#{outcome_filter}#{format}"),
+    }
+}
+
 /// Sort key of an export job in the tenant partition (D8).
 pub fn export(id: &Id) -> String {
     format!("EXPORT#{id}")

@@ -21,6 +21,7 @@ mod paging;
 pub mod recall;
 pub mod reclaim;
 pub mod shards;
+pub mod slots;
 pub mod task;
 
 use crate::error::Error;

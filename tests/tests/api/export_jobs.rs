@@ -745,3 +745,60 @@ async fn export_job_of_100k_contacts_time_and_memory() {
         );
     }
 }
+
+/// D8: while an export job of a subject and format runs, asking again answers that job (no
+/// second job is queued); another format is another job; once it has ended, a new one starts.
+#[tokio::test]
+async fn a_second_export_of_a_running_subject_answers_the_running_job() {
+    let api = TestApi::start().await;
+    let source = tricky_source(&api).await;
+    let first = start_job(&api, "acme", &source_job(&source), json!({"format": "csv"})).await;
+    let again = start_job(&api, "acme", &source_job(&source), json!({"format": "csv"})).await;
+    assert_eq!(again, first, "the running job is the answer");
+    let excel = start_job(
+        &api,
+        "acme",
+        &source_job(&source),
+        json!({"format": "excel"}),
+    )
+    .await;
+    assert_ne!(excel, first, "another format is another job");
+    assert_eq!(drain_exports(&api).await, 2, "two jobs queued, not three");
+    assert_eq!(job_state(&api, "acme", &first).await["status"], "SUCCEEDED");
+    let after = start_job(&api, "acme", &source_job(&source), json!({"format": "csv"})).await;
+    assert_ne!(after, first, "the first has ended: a new job");
+    assert_eq!(
+        job_state(&api, "acme", &after).await["status"],
+        "PROCESSING"
+    );
+}
+
+/// A tenant runs at most `TENANT_RUNNING_EXPORTS` export jobs at once (2 here): a third is 409
+/// and starts nothing, another tenant is not held back, and a slot is free again once a job has
+/// ended.
+#[tokio::test]
+async fn a_tenant_runs_at_most_its_cap_of_export_jobs() {
+    let api = TestApi::start_with(|config| config.tenant_running_exports = 2).await;
+    let sources = [
+        tricky_source(&api).await,
+        tricky_source(&api).await,
+        tricky_source(&api).await,
+    ];
+    start_job(&api, "acme", &source_job(&sources[0]), json!({})).await;
+    start_job(&api, "acme", &source_job(&sources[1]), json!({})).await;
+    api.post("acme", &source_job(&sources[2]), json!({}))
+        .await
+        .err(
+            409,
+            "this tenant already has 2 export jobs running, the most it may; try again when one has finished",
+        );
+    let other = api.data_source("globex", "Other tenant").await;
+    api.contact("globex", &other, "13800000001").await;
+    start_job(&api, "globex", &source_job(&other), json!({})).await;
+    assert_eq!(
+        drain_exports(&api).await,
+        3,
+        "the refused one was never queued"
+    );
+    start_job(&api, "acme", &source_job(&sources[2]), json!({})).await;
+}

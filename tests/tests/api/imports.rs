@@ -678,3 +678,45 @@ async fn a_delivery_while_another_holds_a_fresh_claim_is_retried_later() {
     let status = api.import_status("acme", &source, &import).await;
     assert_eq!(status.ok()["status"], "PROCESSING");
 }
+
+/// A tenant runs at most `TENANT_RUNNING_IMPORTS` imports at once (2 here), an upload waiting
+/// for its file included: a third upload URL or posted file is 409 and stores nothing; once an
+/// import has ended its slot is free again.
+#[tokio::test]
+async fn a_tenant_runs_at_most_its_cap_of_imports() {
+    let api = TestApi::start_with(|config| config.tenant_running_imports = 2).await;
+    let source = api.data_source("acme", "Capped").await;
+    let file = b"phoneNumber\n13800000001\n".to_vec();
+    let first = api.upload("acme", &source, "one.csv", file.clone()).await;
+    api.import_url(
+        "acme",
+        &source,
+        json!({"fileName": "two.csv", "fileSize": 30}),
+    )
+    .await
+    .ok();
+    let refused = "this tenant already has 2 imports running, the most it may; try again when one has finished";
+    api.import_url(
+        "acme",
+        &source,
+        json!({"fileName": "three.csv", "fileSize": 30}),
+    )
+    .await
+    .err(409, refused);
+    api.batch_import("acme", &source, "posted.csv", file.clone())
+        .await
+        .err(409, refused);
+    assert_eq!(api.contact_count("acme", &source).await, 0);
+    api.drain_imports().await;
+    let done = api.import_status("acme", &source, &first).await;
+    assert_eq!(done.ok()["status"], "SUCCEEDED");
+    let posted = api
+        .batch_import(
+            "acme",
+            &source,
+            "posted.csv",
+            b"phoneNumber\n13800000002\n".to_vec(),
+        )
+        .await;
+    assert_eq!(posted.ok()["successCount"], 1, "a slot is free again");
+}
