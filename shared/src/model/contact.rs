@@ -156,6 +156,14 @@ impl ContactFields {
         }
     }
 
+    /// The names of the custom fields set, in name order.
+    pub fn custom_names(&self) -> impl Iterator<Item = &str> {
+        self.0
+            .iter()
+            .map(|(name, _)| name.as_str())
+            .filter(|name| !KNOWN_FIELDS.iter().any(|(known, _)| known == name))
+    }
+
     pub fn get(&self, name: &str) -> Option<&str> {
         let at = self.position(name).ok()?;
         Some(self.0[at].1.as_str())

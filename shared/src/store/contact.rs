@@ -9,6 +9,7 @@ use crate::error::Error;
 use crate::model::page::{Page, PageQuery, Start};
 use crate::model::Tenant;
 use crate::model::{Contact, DataSource, Id, Phone};
+use aws_sdk_dynamodb::types::AttributeValue;
 
 fn data_source_gone(id: &Id) -> Error {
     Error::NotFound(format!("dataSource {id} not found"))
@@ -21,6 +22,58 @@ fn contact_not_found(id: &Id) -> Error {
 fn phone_taken(phone: &Phone) -> Error {
     Error::Conflict(format!(
         "phoneNumber {phone} already exists in this dataSource"
+    ))
+}
+
+/// Most distinct custom field names one data source may hold: an export's columns (D6).
+pub const MAX_FIELD_NAMES: usize = 256;
+
+/// The head attribute (a string set) of a data source's custom field names.
+pub(crate) const FIELD_NAMES: &str = "field_names";
+
+/// What a write adds to the head for the custom field names `names` (none: nothing): the
+/// `ADD` clause, the condition that keeps the data source within [`MAX_FIELD_NAMES`] (room
+/// for all of them, or, with `or_present`, every one there already) and their values, added
+/// to `expr`. A single contact names at most 30; an import names only those new to the data
+/// source, without `or_present`, whose condition would grow with them.
+pub(crate) fn field_names_update(
+    names: &[&str],
+    mut expr: Expr,
+    or_present: bool,
+) -> (String, String, Expr) {
+    if names.is_empty() {
+        return (String::new(), String::new(), expr);
+    }
+    let mut fits =
+        "attribute_not_exists(#field_names) OR size(#field_names) <= :field_room".to_owned();
+    if or_present {
+        let mut present = Vec::with_capacity(names.len());
+        for (i, name) in names.iter().enumerate() {
+            present.push(format!("contains(#field_names, :field_name{i})"));
+            expr = expr.value(&format!(":field_name{i}"), s(*name));
+        }
+        fits.push_str(&format!(" OR ({})", present.join(" AND ")));
+    }
+    let expr = expr
+        .name("#field_names", FIELD_NAMES)
+        .value(
+            ":field_names",
+            AttributeValue::Ss(names.iter().map(|name| (*name).to_owned()).collect()),
+        )
+        .value(
+            ":field_room",
+            n(MAX_FIELD_NAMES.saturating_sub(names.len())),
+        );
+    (
+        ", #field_names :field_names".to_owned(),
+        format!(" AND ({fits})"),
+        expr,
+    )
+}
+
+pub(crate) fn too_many_field_names(source: &Id) -> Error {
+    Error::invalid(format!(
+        "dataSource {source} already has {MAX_FIELD_NAMES} custom field names, the most it may; use one of them"
     ))
 }
 
@@ -270,6 +323,32 @@ impl Store {
         }
     }
 
+    /// The custom field names data source `source` holds (D6), read consistently (404 when it
+    /// is gone).
+    pub async fn field_names(
+        &self,
+        tenant: &Tenant,
+        source: &Id,
+    ) -> Result<std::collections::HashSet<String>, Error> {
+        let output = self
+            .client
+            .get_item()
+            .table_name(&self.table)
+            .key(PK, s(keys::data_source(tenant, source)))
+            .key(SK, s(HEAD))
+            .projection_expression("pk, #names")
+            .expression_attribute_names("#names", FIELD_NAMES)
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(|e| Error::dependency("read field names", e))?;
+        let head = output.item.ok_or_else(|| data_source_gone(source))?;
+        Ok(match head.get(FIELD_NAMES) {
+            Some(AttributeValue::Ss(names)) => names.iter().cloned().collect(),
+            _ => Default::default(),
+        })
+    }
+
     /// One contact of a data source, read consistently.
     pub async fn contact(&self, tenant: &Tenant, source: &Id, id: &Id) -> Result<Contact, Error> {
         let shards = match self.shards(tenant, source).await {
@@ -296,6 +375,9 @@ impl Store {
         }
         let shards = self.shards(tenant, &contact.data_source_id).await?;
         let absent = || Some(("attribute_not_exists(pk)", Expr::default()));
+        let names: Vec<&str> = contact.fields.custom_names().collect();
+        let (add_names, names_fit, head_expr) =
+            field_names_update(&names, Expr::default().value(":one", n(1)), true);
         let actions = Actions::new(&self.table)
             .put(
                 Step::Contact,
@@ -311,15 +393,17 @@ impl Store {
                 Step::Head,
                 shards.home().to_owned(),
                 HEAD.to_owned(),
-                "ADD contact_count :one, contacts_added :one",
-                Some(HEAD_EXISTS),
-                Expr::default().value(":one", n(1)),
+                &format!("ADD contact_count :one, contacts_added :one{add_names}"),
+                Some(&format!("{HEAD_EXISTS}{names_fit}")),
+                head_expr,
             )?;
         self.transact("add contact", actions)
             .await
             .map_err(|failure| {
                 failure.or_else(|condition| {
-                    if condition.failed(Step::Head) {
+                    if condition.failed(Step::Head) && condition.stored(Step::Head).is_some() {
+                        too_many_field_names(&contact.data_source_id)
+                    } else if condition.failed(Step::Head) {
                         data_source_gone(&contact.data_source_id)
                     } else if condition.failed(Step::PhoneGuard) {
                         phone_taken(&contact.phone)
@@ -390,22 +474,40 @@ impl Store {
         if !removes.is_empty() {
             update.push_str(&format!(" REMOVE {}", removes.join(", ")));
         }
-        let mut actions = Actions::new(&self.table)
-            .check(
+        let new_names: Vec<&str> = next
+            .fields
+            .custom_names()
+            .filter(|name| current.fields.get(name).is_none())
+            .collect();
+        let actions = Actions::new(&self.table);
+        let actions = if new_names.is_empty() {
+            actions.check(
                 Step::Head,
                 shards.home().to_owned(),
                 HEAD.to_owned(),
                 HEAD_EXISTS,
                 Expr::default(),
             )?
-            .update(
-                Step::Contact,
-                shards.of_contact(&current.id),
-                keys::contact(&current.id),
-                &update,
-                Some(&conditions.join(" AND ")),
-                expr,
-            )?;
+        } else {
+            let (add_names, names_fit, head_expr) =
+                field_names_update(&new_names, Expr::default(), true);
+            actions.update(
+                Step::Head,
+                shards.home().to_owned(),
+                HEAD.to_owned(),
+                &format!("ADD{}", add_names.trim_start_matches(',')),
+                Some(&format!("{HEAD_EXISTS}{names_fit}")),
+                head_expr,
+            )?
+        };
+        let mut actions = actions.update(
+            Step::Contact,
+            shards.of_contact(&current.id),
+            keys::contact(&current.id),
+            &update,
+            Some(&conditions.join(" AND ")),
+            expr,
+        )?;
         if moved {
             actions = actions
                 .delete(
@@ -424,7 +526,9 @@ impl Store {
             .await
             .map_err(|failure| {
                 failure.or_else(|condition| {
-                    if condition.failed(Step::Head) {
+                    if condition.failed(Step::Head) && condition.stored(Step::Head).is_some() {
+                        too_many_field_names(&current.data_source_id)
+                    } else if condition.failed(Step::Head) {
                         data_source_gone(&current.data_source_id)
                     } else if condition.failed(Step::Contact)
                         && condition.stored(Step::Contact).is_none()

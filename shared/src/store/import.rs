@@ -4,6 +4,7 @@
 //! that wrote it, so a retried or re-delivered import recognises its own rows and stores none twice.
 
 use super::capacity;
+use super::contact::{field_names_update, too_many_field_names, MAX_FIELD_NAMES};
 use super::keys::{self, HEAD, PK, SK};
 use super::{from_item, n, s, string_attr, to_item, Actions, Expr, Item, Store, WriteFailure};
 use crate::error::Error;
@@ -11,6 +12,7 @@ use crate::files::ParsedRow;
 use crate::model::import::{Import, ImportStatus};
 use crate::model::Tenant;
 use crate::model::{Contact, Id, Timestamp};
+use std::collections::BTreeSet;
 
 /// Contacts per transaction: two actions each, plus the data source's counter.
 const CONTACTS_PER_TRANSACTION: usize = 49;
@@ -161,6 +163,22 @@ impl Store {
         }
         let mut outcomes = vec![RowOutcome::Stored; rows.len()];
         let shards = self.shards(tenant, source).await?;
+        // The file's custom field names must fit the data source's, refused before any row.
+        let mut known = self.field_names(tenant, source).await?;
+        let brought: BTreeSet<&str> = rows
+            .iter()
+            .flat_map(|row| row.fields.custom_names())
+            .collect();
+        let new = brought
+            .iter()
+            .filter(|name| !known.contains(**name))
+            .count();
+        if known.len() + new > MAX_FIELD_NAMES {
+            return Err(Error::invalid(format!(
+                "the file would give dataSource {source} more than {MAX_FIELD_NAMES} custom field names ({} now, {new} new)",
+                known.len()
+            )));
+        }
         let mut pace = capacity::PartitionPace::new(self.import_units_per_second);
         for (chunk_index, chunk) in rows.chunks(CONTACTS_PER_TRANSACTION).enumerate() {
             let base = chunk_index * CONTACTS_PER_TRANSACTION;
@@ -179,13 +197,25 @@ impl Store {
                         updated_at: at,
                     })
                     .collect();
+                let new_names: Vec<&str> = contacts
+                    .iter()
+                    .flat_map(|contact| contact.fields.custom_names())
+                    .filter(|name| !known.contains(*name))
+                    .collect::<BTreeSet<&str>>()
+                    .into_iter()
+                    .collect();
+                let (add_names, names_fit, head_expr) = field_names_update(
+                    &new_names,
+                    Expr::default().value(":count", n(contacts.len())),
+                    false,
+                );
                 let mut actions = Actions::new(&self.table).update(
                     Step::Head,
                     shards.home().to_owned(),
                     HEAD.to_owned(),
-                    "ADD contact_count :count, contacts_added :count",
-                    Some("attribute_exists(pk)"),
-                    Expr::default().value(":count", n(contacts.len())),
+                    &format!("ADD contact_count :count, contacts_added :count{add_names}"),
+                    Some(&format!("attribute_exists(pk){names_fit}")),
+                    head_expr,
                 )?;
                 // The head's counter update, then each contact and its guard, by partition key.
                 let mut units = vec![(
@@ -213,9 +243,16 @@ impl Store {
                 // A cancelled transaction is billed too.
                 pace.spend(&units).await;
                 let condition = match self.transact("import contacts", actions).await {
-                    Ok(()) => break,
+                    Ok(()) => {
+                        known.extend(new_names.iter().map(|name| (*name).to_owned()));
+                        break;
+                    }
                     Err(failure) => failure.condition()?,
                 };
+                if condition.failed(Step::Head) && condition.stored(Step::Head).is_some() {
+                    // Filled by other writes since the file was checked.
+                    return Err(too_many_field_names(source));
+                }
                 if condition.failed(Step::Head) {
                     return Err(Error::NotFound(format!("dataSource {source} not found")));
                 }

@@ -502,3 +502,69 @@ async fn unknown_contacts_and_missing_ids_are_refused() {
     .err(404, "dataSource bad-id not found");
     assert_eq!(api.snapshot().await, before);
 }
+
+/// D6: a data source holds at most 256 distinct custom field names (an export's columns). A
+/// file bringing 255 spread over 9 rows is stored; one more name by a single add fills it; then
+/// a new name is 400 from an add, an update or a file, and changes nothing, while the names it
+/// holds stay usable.
+#[tokio::test]
+async fn a_data_source_holds_at_most_256_custom_field_names() {
+    let (api, source) = setup().await;
+    let names: Vec<String> = (0..255).map(|i| format!("f{i:03}")).collect();
+    let mut file = format!("phoneNumber,{}\n", names.join(","));
+    for row in 0..9 {
+        let cells: Vec<&str> = (0..255)
+            .map(|column| if column / 30 == row { "x" } else { "" })
+            .collect();
+        file.push_str(&format!("1380000{row:04},{}\n", cells.join(",")));
+    }
+    let report = api
+        .batch_import("acme", &source, "wide.csv", file.into_bytes())
+        .await;
+    assert_eq!(report.ok()["successCount"], 9, "{}", report.body);
+    let add = contact_op(&source, "add");
+    api.post(
+        "acme",
+        &add,
+        json!({"phoneNumber": "13900000001", "last": "x"}),
+    )
+    .await
+    .ok();
+    let full = format!(
+        "dataSource {source} already has 256 custom field names, the most it may; use one of them"
+    );
+    api.post(
+        "acme",
+        &add,
+        json!({"phoneNumber": "13900000002", "oneMore": "x"}),
+    )
+    .await
+    .err(400, &full);
+    let kept = api
+        .post(
+            "acme",
+            &add,
+            json!({"phoneNumber": "13900000003", "f007": "y", "last": "z"}),
+        )
+        .await;
+    let contact = kept.ok()["id"].as_str().unwrap().to_owned();
+    api.post(
+        "acme",
+        &contact_op(&source, "update"),
+        json!({"contactId": contact, "oneMore": "x"}),
+    )
+    .await
+    .err(400, &full);
+    api.batch_import(
+        "acme",
+        &source,
+        "more.csv",
+        b"phoneNumber,other\n13900000004,x\n".to_vec(),
+    )
+    .await
+    .err(
+        400,
+        &format!("the file would give dataSource {source} more than 256 custom field names (256 now, 1 new)"),
+    );
+    assert_eq!(api.contact_count("acme", &source).await, 11);
+}
