@@ -89,19 +89,94 @@ impl AuthConfig {
 
     /// The tenant of a request, or 401 / 403 (D2, D3).
     pub fn tenant_of(&self, request: &http::request::Parts) -> Result<Tenant, Error> {
-        match self {
+        self.authorize(request, None)
+    }
+
+    /// The tenant of a request whose token must also grant the scope `scopes` asks of its
+    /// route, when scopes are required; 401 / 403 otherwise (D2, D3).
+    pub fn authorize(
+        &self,
+        request: &http::request::Parts,
+        scopes: Option<&RequiredScopes>,
+    ) -> Result<Tenant, Error> {
+        let (tenant_claim, claim): (&str, ClaimOf) = match self {
             AuthConfig::ApiGateway { tenant_claim } => {
                 let claims = authorizer_claims(request).ok_or_else(|| {
                     Error::Unauthenticated("missing or invalid bearer token".into())
                 })?;
-                tenant_from(claims.get(tenant_claim).map(String::as_str), tenant_claim)
+                (tenant_claim, Box::new(|name| claims.get(name).cloned()))
             }
             AuthConfig::Local(jwt) => {
-                let token = bearer_token(request)?;
-                let claims = jwt.verify(token)?;
-                let tenant = claims.get(&jwt.tenant_claim).and_then(Value::as_str);
-                tenant_from(tenant, &jwt.tenant_claim)
+                let claims = jwt.verify(bearer_token(request)?)?;
+                (
+                    &jwt.tenant_claim,
+                    Box::new(move |name| {
+                        claims.get(name).and_then(Value::as_str).map(str::to_owned)
+                    }),
+                )
             }
+        };
+        let tenant = tenant_from(claim(tenant_claim).as_deref(), tenant_claim)?;
+        if let Some(scopes) = scopes {
+            scopes.check(request, claim("scope").as_deref())?;
+        }
+        Ok(tenant)
+    }
+}
+
+/// One verified claim of a request, by name.
+type ClaimOf<'a> = Box<dyn Fn(&str) -> Option<String> + 'a>;
+
+/// Optional OAuth scopes per route group (`REQUIRE_SCOPES=true`; off by default): reads
+/// (`GET`) need `{prefix}read`, the dialing operations (publish, pause, resume, stop, recall)
+/// `{prefix}dial`, every other change `{prefix}write`, with `SCOPE_PREFIX` (default
+/// `outbound/`, a Cognito resource server's identifier and `/`). The token's `scope` claim
+/// (space separated, as in Cognito access tokens) must hold it, else 403.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RequiredScopes {
+    prefix: String,
+}
+
+/// The task operations that start, stop or steer calls.
+const DIAL_OPERATIONS: [&str; 4] = ["publish", "pause", "resume", "stop"];
+
+impl RequiredScopes {
+    /// `REQUIRE_SCOPES` (`true` or `false`, default `false`) and `SCOPE_PREFIX`.
+    pub fn from_lookup(
+        lookup: &impl Fn(&str) -> Option<String>,
+    ) -> Result<Option<Self>, ConfigError> {
+        match lookup("REQUIRE_SCOPES").as_deref().map(str::trim) {
+            None | Some("") | Some("false") => Ok(None),
+            Some("true") => Ok(Some(RequiredScopes {
+                prefix: lookup("SCOPE_PREFIX").unwrap_or_else(|| "outbound/".into()),
+            })),
+            Some(other) => Err(ConfigError {
+                name: "REQUIRE_SCOPES",
+                problem: format!("{other:?} is neither true nor false"),
+            }),
+        }
+    }
+
+    /// The scope a request's route needs.
+    pub fn needed(&self, method: &http::Method, path: &str) -> String {
+        let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
+        let group = match (method, segments.as_slice()) {
+            (&http::Method::GET | &http::Method::HEAD, _) => "read",
+            (_, ["api", "task", operation]) if DIAL_OPERATIONS.contains(operation) => "dial",
+            (_, ["api", "task", _, "recall"]) => "dial",
+            _ => "write",
+        };
+        format!("{}{group}", self.prefix)
+    }
+
+    fn check(&self, request: &http::request::Parts, granted: Option<&str>) -> Result<(), Error> {
+        let needed = self.needed(&request.method, request.uri.path());
+        if granted.is_some_and(|scopes| scopes.split_whitespace().any(|s| s == needed)) {
+            Ok(())
+        } else {
+            Err(Error::Forbidden(format!(
+                "this token lacks the scope {needed}"
+            )))
         }
     }
 }
@@ -245,6 +320,50 @@ mod tests {
             config(&[("AWS_LAMBDA_FUNCTION_NAME", "f")]).is_ok(),
             "apigateway mode"
         );
+    }
+
+    #[test]
+    fn each_route_group_needs_its_scope() {
+        let scopes = RequiredScopes::from_lookup(&|name: &str| match name {
+            "REQUIRE_SCOPES" => Some("true".into()),
+            "SCOPE_PREFIX" => Some("api.example/".into()),
+            _ => None,
+        })
+        .unwrap()
+        .unwrap();
+        for (method, path, needed) in [
+            (http::Method::GET, "/api/task/list", "api.example/read"),
+            (
+                http::Method::GET,
+                "/api/dataSource/x/contacts",
+                "api.example/read",
+            ),
+            (
+                http::Method::POST,
+                "/api/dataSource/add",
+                "api.example/write",
+            ),
+            (http::Method::POST, "/api/task/update", "api.example/write"),
+            (http::Method::POST, "/api/task/close", "api.example/write"),
+            (http::Method::POST, "/api/task/publish", "api.example/dial"),
+            (http::Method::POST, "/api/task/stop", "api.example/dial"),
+            (http::Method::POST, "/api/task/x/recall", "api.example/dial"),
+            (
+                http::Method::POST,
+                "/api/task/x/exportJob",
+                "api.example/write",
+            ),
+        ] {
+            assert_eq!(scopes.needed(&method, path), needed, "{method} {path}");
+        }
+        let off = |value: &str| {
+            RequiredScopes::from_lookup(&|name: &str| {
+                (name == "REQUIRE_SCOPES").then(|| value.to_owned())
+            })
+        };
+        assert_eq!(off("false").unwrap(), None);
+        assert_eq!(RequiredScopes::from_lookup(&|_: &str| None).unwrap(), None);
+        assert_eq!(off("yes").unwrap_err().name, "REQUIRE_SCOPES");
     }
 
     #[test]

@@ -56,6 +56,8 @@ pub struct Config {
     /// Most imports of one tenant running at once, uploads waiting for their file included
     /// (`TENANT_RUNNING_IMPORTS`, default 4).
     pub tenant_running_imports: u32,
+    /// OAuth scopes per route group, when required (`REQUIRE_SCOPES`, off by default).
+    pub scopes: Option<crate::auth::RequiredScopes>,
 }
 
 impl Config {
@@ -119,6 +121,7 @@ impl Config {
                 }
             },
             export_queue_url: lookup("EXPORT_QUEUE_URL").filter(|url| !url.trim().is_empty()),
+            scopes: crate::auth::RequiredScopes::from_lookup(&lookup)?,
             tenant_running_exports: at_least_one(&lookup, "TENANT_RUNNING_EXPORTS", 4)?,
             tenant_running_imports: at_least_one(&lookup, "TENANT_RUNNING_IMPORTS", 4)?,
             phone_filter_scan_most: number(

@@ -21,7 +21,7 @@ impl FromRequestParts<App> for Tenant {
     type Rejection = Error;
 
     async fn from_request_parts(parts: &mut Parts, app: &App) -> Result<Self, Self::Rejection> {
-        app.config.auth.tenant_of(parts)
+        app.config.auth.authorize(parts, app.config.scopes.as_ref())
     }
 }
 
