@@ -242,6 +242,8 @@ impl Store {
                 }
                 // A cancelled transaction is billed too.
                 pace.spend(&units).await;
+                let busiest = units.iter().map(|(_, units)| *units).max().unwrap_or(0);
+                self.reserve_import_units(shards.home(), busiest).await?;
                 let condition = match self.transact("import contacts", actions).await {
                     Ok(()) => {
                         known.extend(new_names.iter().map(|name| (*name).to_owned()));
@@ -279,6 +281,39 @@ impl Store {
             }
         }
         Ok(outcomes)
+    }
+}
+
+impl Store {
+    /// Takes `units` of this second's import budget of the data source whose partition is
+    /// `home`, waiting for the next second while this one is spent (D8). Every import of one
+    /// data source shares the budget, `IMPORT_WCU_PER_SECOND` on the busiest key a second: two
+    /// imports at once ask no key for more than one would, wherever they run. One UpdateItem
+    /// of a counter of the second (kept an hour) a transaction.
+    async fn reserve_import_units(&self, home: &str, units: u64) -> Result<(), Error> {
+        let pace = u64::from(self.import_units_per_second);
+        loop {
+            let now = Timestamp::now();
+            let second = now.0.div_euclid(1000);
+            let written = self
+                .update_one(
+                    "reserve import units",
+                    (home.to_owned(), keys::import_pace(second)),
+                    "ADD units :units SET expires_at = :expires",
+                    // A second not yet used takes any one transaction, however large.
+                    Some("attribute_not_exists(units) OR units <= :room"),
+                    Expr::default()
+                        .value(":units", n(units))
+                        .value(":room", n(pace.saturating_sub(units)))
+                        .value(":expires", n(second + 3_600)),
+                )
+                .await;
+            if WriteFailure::took_effect(written)? {
+                return Ok(());
+            }
+            let into_second = u64::try_from(now.0.rem_euclid(1000)).unwrap_or(0);
+            tokio::time::sleep(std::time::Duration::from_millis(1000 - into_second + 1)).await;
+        }
     }
 }
 

@@ -38,6 +38,12 @@ pub fn phone(phone: &Phone) -> String {
     format!("P#{phone}")
 }
 
+/// Sort key (in a data source's partition) of the import write units spent in one second by
+/// every import of that data source together (D8).
+pub fn import_pace(epoch_second: i64) -> String {
+    format!("IMPORTPACE#{epoch_second}")
+}
+
 /// Sort key of an import record in its data source partition.
 pub fn import(id: &Id) -> String {
     format!("I#{id}")

@@ -332,3 +332,64 @@ async fn importing_1000_rows_takes_few_dynamodb_requests() {
     assert_eq!(api.contact_count("acme", &source).await, 1_000);
     assert_eq!(api.all_contacts("acme", &source).await.len(), 1_000);
 }
+
+/// D8: two imports into one data source at once share its pace: each transaction first takes
+/// its busiest key's write units from the data source's budget of the second
+/// (`IMPORT_WCU_PER_SECOND`, 300 here), so together they never ask a key for more than one
+/// import may, where each pacing only itself would ask 200 %. Both store every row.
+#[tokio::test]
+async fn concurrent_imports_of_one_data_source_share_its_pace() {
+    const PACE: u64 = 300;
+    let api = TestApi::start().await;
+    let source = api.data_source("acme", "Shared pace").await;
+    let store = api.store.clone().with_import_pace(PACE as u32);
+    let (owner, source_id) = (crate::support::tenant("acme"), crate::support::id(&source));
+    let half = |from: usize| {
+        let mut text = String::from("phoneNumber\n");
+        for index in from..from + 300 {
+            text.push_str(&format!("{}\n", nth_phone(index)));
+        }
+        outbound::files::read_contacts(text.as_bytes(), Some("half.csv")).unwrap()
+    };
+    let (first, second) = (half(0), half(300));
+    let now = outbound::model::Timestamp::now();
+    api.calls.writes().take();
+    let (one, two) = (outbound::model::Id::new(), outbound::model::Id::new());
+    let (a, b) = tokio::join!(
+        store.import_contacts(&owner, &source_id, &one, &first.rows, now),
+        store.import_contacts(&owner, &source_id, &two, &second.rows, now),
+    );
+    assert_eq!((a.unwrap().len(), b.unwrap().len()), (300, 300));
+    // What the two wrote on each key, from the writes themselves.
+    let writes = api.calls.writes().take();
+    let client = api.dynamodb();
+    let stored = outbound_local::capacity::sizes_for(&client, &api.resources.table, &writes)
+        .await
+        .unwrap();
+    let rows_writes = writes.iter().filter(|w| !w.writes_sort_key("IMPORTPACE#"));
+    let by_key = outbound_local::capacity::wcus_by_partition(rows_writes, &stored);
+    let (_, busiest) = by_key.first().cloned().unwrap();
+    assert_eq!(api.contact_count("acme", &source).await, 600);
+    let home = outbound::store::keys::data_source(&owner, &source_id);
+    let spent: Vec<u64> = api
+        .snapshot()
+        .await
+        .into_iter()
+        .filter(|((pk, sk), _)| *pk == home && sk.starts_with("IMPORTPACE#"))
+        .map(|(_, item)| item["units"].as_n().unwrap().parse().unwrap())
+        .collect();
+    let total: u64 = spent.iter().sum();
+    assert!(
+        total >= busiest,
+        "every unit of the busiest key ({busiest}) was taken from some second: {total}"
+    );
+    assert!(
+        spent.iter().all(|units| *units <= PACE),
+        "a second's units within the pace: {spent:?}"
+    );
+    assert!(
+        spent.len() as u64 >= total.div_ceil(PACE),
+        "{total} units spread over {} seconds",
+        spent.len()
+    );
+}
