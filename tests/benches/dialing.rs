@@ -271,16 +271,7 @@ async fn seeded_task(stack: &Stack, tenant: &Tenant, contacts: usize) -> Result<
         ids.push(contact.id);
     }
     let task = task(&source, TaskStatus::Running, 0)?;
-    let mut item: outbound::store::Item = serde_dynamo::to_item(&task)?;
-    let (pk, sk) = (keys::tenant(tenant), keys::task(&task.id));
-    item.insert(
-        keys::GSI1_PK.into(),
-        s(keys::running_shard(keys::shard_of(&sk))),
-    );
-    item.insert(keys::GSI1_SK.into(), s(format!("{pk}#{sk}")));
-    item.insert(keys::PK.into(), s(pk));
-    item.insert(keys::SK.into(), s(sk));
-    items.push(item);
+    items.push(task_item(tenant, &task)?);
     outbound_local::stack::put_items(
         &aws_sdk_dynamodb::Client::new(&stack.sdk),
         &stack.resources.table,
@@ -442,20 +433,7 @@ async fn tick(running: usize) -> Result<()> {
             TaskStatus::Draft
         };
         let task = task(&source, status, n)?;
-        let mut item: outbound::store::Item = serde_dynamo::to_item(&task)?;
-        let pk = keys::tenant(&tenant);
-        let sk = keys::task(&task.id);
-        if status == TaskStatus::Running {
-            // What publish writes: the running-task index keys.
-            item.insert(
-                keys::GSI1_PK.into(),
-                s(keys::running_shard(keys::shard_of(&sk))),
-            );
-            item.insert(keys::GSI1_SK.into(), s(format!("{pk}#{sk}")));
-        }
-        item.insert(keys::PK.into(), s(pk));
-        item.insert(keys::SK.into(), s(sk));
-        items.push(item);
+        items.push(task_item(&tenant, &task)?);
     }
     outbound_local::stack::put_items(
         &aws_sdk_dynamodb::Client::new(&stack.sdk),
@@ -483,6 +461,22 @@ async fn tick(running: usize) -> Result<()> {
     );
     stack.remove_table().await?;
     Ok(())
+}
+
+/// The stored item of `task`, with the running-task index keys publish writes when it is RUNNING.
+fn task_item(tenant: &Tenant, task: &Task) -> Result<outbound::store::Item> {
+    let mut item: outbound::store::Item = serde_dynamo::to_item(task)?;
+    let (pk, sk) = (keys::tenant(tenant), keys::task(&task.id));
+    if task.status == TaskStatus::Running {
+        item.insert(
+            keys::GSI1_PK.into(),
+            s(keys::running_shard(keys::shard_of(&sk))),
+        );
+        item.insert(keys::GSI1_SK.into(), s(format!("{pk}#{sk}")));
+    }
+    item.insert(keys::PK.into(), s(pk));
+    item.insert(keys::SK.into(), s(sk));
+    Ok(item)
 }
 
 fn s(value: String) -> aws_sdk_dynamodb::types::AttributeValue {

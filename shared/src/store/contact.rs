@@ -2,7 +2,7 @@
 //! data source's `contact_count`, which changes in the same transaction as its contacts.
 
 use super::keys::{self, HEAD, PK, SK};
-use super::shards::{ContactShards, Merged};
+use super::shards::ContactShards;
 use super::QueryBuilder;
 use super::{from_item, n, s, string_attr, to_item, Actions, Expr, Item, Store};
 use crate::error::Error;
@@ -76,9 +76,6 @@ pub(crate) fn too_many_field_names(source: &Id) -> Error {
         "dataSource {source} already has {MAX_FIELD_NAMES} custom field names, the most it may; use one of them"
     ))
 }
-
-/// Items a whole-data-source read takes at a time.
-const READ_BATCH: usize = 1_000;
 
 /// The condition that a data source head still exists.
 const HEAD_EXISTS: &str = "attribute_exists(pk)";
@@ -292,35 +289,11 @@ impl Store {
         id: &Id,
         mut each: impl FnMut(Contact) -> Result<(), Error>,
     ) -> Result<DataSource, Error> {
-        let shards = self.shards(tenant, id).await?;
-        let mut head = None;
-        let mut read = Merged::new(
-            self,
-            &shards,
-            |query| {
-                query
-                    .key_condition_expression("pk = :pk AND sk BETWEEN :first AND :head")
-                    .expression_attribute_values(":first", s(keys::CONTACT_PREFIX))
-                    .expression_attribute_values(":head", s(HEAD))
-            },
-            true,
-            None,
-            None,
-        );
-        loop {
-            let items = read.next(READ_BATCH).await?;
-            let last = items.len() < READ_BATCH;
-            for item in items {
-                if string_attr(&item, SK) == Some(HEAD) {
-                    head = Some(from_item::<DataSource>(item)?);
-                } else {
-                    each(from_item(item)?)?;
-                }
-            }
-            if last {
-                return head.ok_or_else(|| data_source_gone(id));
-            }
+        let mut pages = self.contact_pages(tenant, id).await?;
+        while let Some(page) = pages.next().await? {
+            page.into_iter().try_for_each(&mut each)?;
         }
+        pages.head().cloned().ok_or_else(|| data_source_gone(id))
     }
 
     /// The custom field names data source `source` holds (D6), read consistently (404 when it

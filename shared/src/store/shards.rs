@@ -219,6 +219,42 @@ impl Store {
         Ok(ContactShards { home, count })
     }
 
+    /// [`Store::shards`], or `None` when the data source is gone.
+    pub(crate) async fn shards_if_exists(
+        &self,
+        tenant: &Tenant,
+        source: &Id,
+    ) -> Result<Option<ContactShards>, Error> {
+        match self.shards(tenant, source).await {
+            Ok(shards) => Ok(Some(shards)),
+            Err(Error::NotFound(_)) => Ok(None),
+            Err(error) => Err(error),
+        }
+    }
+
+    /// Up to `want` contacts of data source `source` after the sort key `after` (`None`: from
+    /// the first), oldest first, projected to `projection`; none when it is gone.
+    pub(crate) async fn contacts_after_key(
+        &self,
+        tenant: &Tenant,
+        source: &Id,
+        after: Option<&str>,
+        want: usize,
+        projection: &str,
+    ) -> Result<Vec<Item>, Error> {
+        let Some(shards) = self.shards_if_exists(tenant, source).await? else {
+            return Ok(Vec::new());
+        };
+        let range = |query: QueryBuilder| {
+            query
+                .key_condition_expression("pk = :pk AND sk BETWEEN :first AND :last")
+                .expression_attribute_values(":first", s(keys::CONTACT_PREFIX))
+                .expression_attribute_values(":last", s(keys::CONTACTS_END))
+                .projection_expression(projection)
+        };
+        self.merged(&shards, range, true, after, want).await
+    }
+
     fn known_shards(&self, home: &str) -> Option<u32> {
         self.shard_counts
             .lock()

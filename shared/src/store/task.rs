@@ -599,10 +599,8 @@ impl Store {
         source: &Id,
         ids: &[Id],
     ) -> Result<HashSet<Id>, Error> {
-        let shards = match self.shards(tenant, source).await {
-            Ok(shards) => shards,
-            Err(Error::NotFound(_)) => return Ok(HashSet::new()),
-            Err(error) => return Err(error),
+        let Some(shards) = self.shards_if_exists(tenant, source).await? else {
+            return Ok(HashSet::new());
         };
         let head: Item = [(PK.to_owned(), s(shards.home())), (SK.to_owned(), s(HEAD))].into();
         let wanted: Vec<Item> = std::iter::once(head)

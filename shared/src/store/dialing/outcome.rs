@@ -62,13 +62,12 @@ impl Store {
             )?
             .give_back_service_slot(Call::Service, call.shard)?;
         if with_contact {
-            let shards = self.shards(tenant, &call.data_source_id).await;
-            let shards = match shards {
-                Ok(shards) => shards,
-                // Its data source is gone: the outcome is recorded on the task alone.
-                Err(Error::NotFound(_)) => ContactShards::new(tenant, &call.data_source_id, 1),
-                Err(error) => return Err(error),
-            };
+            // Its data source gone, the contact is not found where one shard would hold it,
+            // and the outcome is recorded on the task alone.
+            let shards = self
+                .shards_if_exists(tenant, &call.data_source_id)
+                .await?
+                .unwrap_or_else(|| ContactShards::new(tenant, &call.data_source_id, 1));
             actions = actions.update(
                 Call::SourceContact,
                 shards.of_contact(&call.contact_id),

@@ -6,7 +6,7 @@ use crate::model::call::Fresh;
 use crate::model::task::TaskContact;
 use crate::model::Tenant;
 use crate::model::{Id, Phone, Timestamp};
-use crate::store::keys::{self, CONTACTS_END, PK, SK};
+use crate::store::keys::{self, PK, SK};
 use crate::store::{from_item, s, string_attr, Store};
 use std::collections::HashMap;
 
@@ -163,25 +163,8 @@ impl Store {
         after: Option<&str>,
         limit: usize,
     ) -> Result<Vec<(Fresh, Phone, String)>, Error> {
-        let shards = match self.shards(tenant, source).await {
-            Ok(shards) => shards,
-            Err(Error::NotFound(_)) => return Ok(Vec::new()),
-            Err(error) => return Err(error),
-        };
         let items = self
-            .merged(
-                &shards,
-                |query| {
-                    query
-                        .key_condition_expression("pk = :pk AND sk BETWEEN :first AND :last")
-                        .expression_attribute_values(":first", s(keys::CONTACT_PREFIX))
-                        .expression_attribute_values(":last", s(CONTACTS_END))
-                        .projection_expression("sk, phone")
-                },
-                true,
-                after,
-                limit,
-            )
+            .contacts_after_key(tenant, source, after, limit, "sk, phone")
             .await?;
         let mut contacts = Vec::new();
         for item in items {
@@ -209,10 +192,8 @@ impl Store {
         source: &Id,
         ids: &[Id],
     ) -> Result<HashMap<Id, Phone>, Error> {
-        let shards = match self.shards(tenant, source).await {
-            Ok(shards) => shards,
-            Err(Error::NotFound(_)) => return Ok(HashMap::new()),
-            Err(error) => return Err(error),
+        let Some(shards) = self.shards_if_exists(tenant, source).await? else {
+            return Ok(HashMap::new());
         };
         let wanted = ids.iter().map(|id| shards.contact_key(id));
         let items = self.batch_get(wanted.collect(), "sk, phone").await?;

@@ -5,7 +5,7 @@ use crate::error::Error;
 use crate::model::task::{SweepMark, TaskContact};
 use crate::model::Tenant;
 use crate::model::{Id, Task, TaskStatus, Timestamp};
-use crate::store::keys::{self, CONTACTS_END, PK, SK};
+use crate::store::keys::{self, PK, SK};
 use crate::store::{n, s, string_attr, to_item, Expr, Store, WriteFailure};
 use std::collections::HashSet;
 
@@ -39,26 +39,9 @@ impl Store {
         after: Option<&str>,
         page: usize,
     ) -> Result<Sweep, Error> {
-        let shards = match self.shards(tenant, &task.data_source_id).await {
-            Ok(shards) => shards,
-            // Gone: nothing of it is left to dial.
-            Err(Error::NotFound(_)) => return Ok(Sweep::default()),
-            Err(error) => return Err(error),
-        };
+        // A data source gone meanwhile has nothing left to dial: the step finds nothing.
         let items = self
-            .merged(
-                &shards,
-                |query| {
-                    query
-                        .key_condition_expression("pk = :pk AND sk BETWEEN :first AND :last")
-                        .expression_attribute_values(":first", s(keys::CONTACT_PREFIX))
-                        .expression_attribute_values(":last", s(CONTACTS_END))
-                        .projection_expression("sk")
-                },
-                true,
-                after,
-                page,
-            )
+            .contacts_after_key(tenant, &task.data_source_id, after, page, "sk")
             .await?;
         let mut sweep = Sweep::default();
         let sorts: Vec<&str> = items
