@@ -80,11 +80,13 @@ GROUPS = [
         "import handler), against moto. moto is single-threaded Python: the times are the "
         "stand-in's, not AWS's; the requests and write capacity units (WCU: 1 per KB per item "
         "written, 2 in a transaction; index writes not included) are what DynamoDB would see. "
-        "Every row of a data source is written to that data source's partition, which takes "
-        "1,000 WCU/s: `partition_wcu_per_s` is what the import demands at the rate measured "
+        "A data source's rows are spread over its contact shards (`keys` partition keys, 8 by "
+        "default), each taking 1,000 WCU/s: `busiest_key_wcu` is what the busiest key took "
+        "for the whole file, `modelled_s_at_partition_limit` that ÷ 1,000 (the least time "
+        "DynamoDB needs) and `modelled_s_at_pace` ÷ 800 (the import's pace per key); "
+        "`partition_wcu_per_s` is what the busiest key was asked for at the rate measured "
         "here, `partition_wcu_share` that ÷ 1,000 (above 1 means throttled on DynamoDB), and "
-        "`wcu_per_transaction` the largest transaction, i.e. the milliseconds each must at "
-        "least take for the import to stay within one partition.",
+        "`wcu_per_transaction` the largest transaction.",
     ),
     (
         ["dialing"],
