@@ -2,7 +2,7 @@
 //! and the name filter (D5), input rules and read-only fields (D6), unknown ids (D1) and name
 //! uniqueness (D3).
 
-use crate::support::{assert_id, assert_recent, TestApi, BAD_PAGING};
+use crate::support::{assert_id, assert_recent, row_ids, TestApi, BAD_PAGING};
 use serde_json::{json, Value};
 
 /// Adds data sources named `prefix 0`, `prefix 1`, ... in that order and answers their ids.
@@ -12,16 +12,6 @@ async fn add_numbered(api: &TestApi, prefix: &str, count: usize) -> Vec<String> 
         ids.push(api.data_source("acme", &format!("{prefix} {i}")).await);
     }
     ids
-}
-
-/// The ids of the rows of a list page.
-fn row_ids(page: &Value) -> Vec<String> {
-    page["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|row| row["id"].as_str().unwrap().to_owned())
-        .collect()
 }
 
 #[tokio::test]

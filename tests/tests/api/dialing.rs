@@ -371,6 +371,14 @@ async fn a_missing_campaign_quota_falls_back_to_general_traffic_where_allowed() 
     assert_eq!(detail["callCount"], 2);
 }
 
+/// What Amazon Connect answers a call over its rate: tried again later, not an attempt.
+fn rate_refusal() -> PlaceError {
+    PlaceError::Busy {
+        kind: Busy::Rate,
+        detail: "TooManyRequestsException".into(),
+    }
+}
+
 /// The simulated provider, refusing every call for capacity while `busy` is set.
 struct SometimesBusy {
     inner: outbound::dialing::simulated::SimulatedProvider,
@@ -380,10 +388,7 @@ struct SometimesBusy {
 impl Provider for SometimesBusy {
     async fn place(&self, call: &CallRequest) -> Result<String, PlaceError> {
         if self.busy.load(std::sync::atomic::Ordering::SeqCst) {
-            return Err(PlaceError::Busy {
-                kind: Busy::Rate,
-                detail: "TooManyRequestsException".into(),
-            });
+            return Err(rate_refusal());
         }
         self.inner.place(call).await
     }
@@ -458,10 +463,7 @@ impl Provider for RefusedThenConflicts {
         if !self.refused.swap(true, std::sync::atomic::Ordering::SeqCst) {
             self.proxy
                 .set_plan(outbound_local::faults::FaultPlan::CancelTransactions);
-            return Err(PlaceError::Busy {
-                kind: Busy::Rate,
-                detail: "TooManyRequestsException".into(),
-            });
+            return Err(rate_refusal());
         }
         self.inner.place(call).await
     }

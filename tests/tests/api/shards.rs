@@ -5,11 +5,11 @@
 //! boundaries, and exports and the dialer read every contact once.
 
 use crate::dialing_support::{fast_settings, ALL_SUCCESS};
-use crate::support::{contact_op, id, phone, tenant, TestApi};
+use crate::support::{contact_op, id, phone, row_ids, tenant, TestApi};
 use outbound::dialing::plan::ManualClock;
 use outbound::model::TaskStatus;
 use outbound::store::shards::DEFAULT_CONTACT_SHARDS;
-use serde_json::{json, Value};
+use serde_json::json;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
@@ -122,7 +122,7 @@ async fn pages_walk_every_contact_once_newest_first_across_shards() {
         let page = api.get(TENANT, &format!("{path}?{query}")).await;
         let page = page.ok();
         assert_eq!(page["total"], 45);
-        by_token.extend(rows_ids(page));
+        by_token.extend(row_ids(page));
         match page["nextToken"].as_str() {
             Some(next) => token = Some(next.to_owned()),
             None => break,
@@ -137,20 +137,11 @@ async fn pages_walk_every_contact_once_newest_first_across_shards() {
         let page = api
             .get(TENANT, &format!("{path}?pageSize=7&pageNum={page_num}"))
             .await;
-        by_offset.extend(rows_ids(page.ok()));
+        by_offset.extend(row_ids(page.ok()));
     }
     assert_eq!(by_offset, ids, "by offset: the same order");
     let shards_used = stored_layout(&api, &source).await.0.len();
     assert!((2..=DEFAULT_CONTACT_SHARDS as usize).contains(&shards_used));
-}
-
-fn rows_ids(page: &Value) -> Vec<String> {
-    page["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|row| row["id"].as_str().unwrap().to_owned())
-        .collect()
 }
 
 /// Exports and the dialer read every contact of a sharded data source once: the CSV export has

@@ -579,6 +579,16 @@ impl TestApi {
 }
 
 /// The store's view of a tenant name.
+/// The ids of the rows of a list page.
+pub fn row_ids(page: &Value) -> Vec<String> {
+    page["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| row["id"].as_str().unwrap().to_owned())
+        .collect()
+}
+
 pub fn tenant(name: &str) -> Tenant {
     Tenant::parse(name).unwrap()
 }
