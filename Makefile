@@ -105,6 +105,7 @@ bench-run:
 # The benchmarks too slow to repeat: run once per `make bench` (the report says runs: 1).
 bench-once:
 	BENCH_DIALING=expensive cargo bench --quiet -p outbound-local --bench dialing
+	BENCH_IMPORT=100k cargo bench --quiet -p outbound-local --bench import
 
 # pandas/openpyxl for the Python comparison, in .local/venv-bench (skipped when not installable)
 bench-venv:

@@ -14,6 +14,9 @@
 //! was asked for at the measured rate and `partition_wcu_share` that ÷ 1,000.
 //! `wcu_per_transaction` is the largest transaction.
 //!
+//! `BENCH_IMPORT=100k` instead imports 100,000 rows into one data source the presigned way, as
+//! ten files (`import.presigned_100k_*`).
+//!
 //! moto is not DynamoDB: the times say what the code costs against a single-threaded local
 //! stand-in, not what AWS would take. The request and unit counts are what AWS would see.
 
@@ -54,6 +57,11 @@ async fn main() -> Result<()> {
         .map(PathBuf::from)
         .unwrap_or_else(|| std::env::temp_dir().join("outbound-bench"));
     let bench = Bench::start().await?;
+    if std::env::var("BENCH_IMPORT").as_deref() == Ok("100k") {
+        bench.hundred_thousand().await?;
+        bench.stack.remove_table().await?;
+        return Ok(());
+    }
     for ext in ["csv", "xlsx"] {
         let bytes = std::fs::read(dir.join(format!("contacts.{ext}")))
             .map_err(|e| format!("{e}: run the file benchmark first (make bench)"))?;
@@ -81,6 +89,56 @@ impl Bench {
             token,
             http: reqwest::Client::new(),
         })
+    }
+
+    /// 100,000 rows into one data source the presigned way, as ten 10,000-row CSV files of 10
+    /// columns (a file holds at most 10,000), one after another: `import.presigned_100k_s` end
+    /// to end, `import.presigned_100k_rows_per_s`, and the busiest key's WCU.
+    async fn hundred_thousand(&self) -> Result<()> {
+        let source = self.data_source("bench 100k").await?;
+        self.stack.calls.writes().take();
+        let started = Instant::now();
+        for file in 0..10u64 {
+            let mut text = String::from(
+                "phoneNumber,customerName,address,orderAmount,city,plan,segment,agent,note,source\n",
+            );
+            for row in 0..ROWS {
+                let n = file * ROWS + row;
+                text.push_str(&format!(
+                    "+8613{n:09},Customer {n},Road {n},{}.50,City {},gold,s{},a{},note {n},web\n",
+                    n % 1000,
+                    n % 50,
+                    n % 7,
+                    n % 20
+                ));
+            }
+            let report = self
+                .upload(&source, &format!("part{file}.csv"), text.into_bytes())
+                .await?;
+            if report["successCount"] != ROWS {
+                return Err(format!("file {file}: {report}").into());
+            }
+        }
+        let elapsed = started.elapsed();
+        let writes = self.stack.calls.writes().take();
+        let client = aws_sdk_dynamodb::Client::new(&self.stack.sdk);
+        let stored = sizes_for(&client, &self.stack.resources.table, &writes).await?;
+        let partition = format!("#DS#{source}");
+        let busiest = wcus_by_partition(&writes, &stored)
+            .into_iter()
+            .find(|(pk, _)| pk.contains(&partition))
+            .map_or(0, |(_, wcus)| wcus);
+        record("import.presigned_100k_s", elapsed.as_secs_f64());
+        record(
+            "import.presigned_100k_rows_per_s",
+            (100_000.0 / elapsed.as_secs_f64()).round(),
+        );
+        record("import.presigned_100k_busiest_key_wcu", busiest as f64);
+        record(
+            "import.presigned_100k_modelled_s_at_pace",
+            busiest as f64 / f64::from(outbound::store::capacity::DEFAULT_IMPORT_WCU_PER_SECOND),
+        );
+        Ok(())
     }
 
     /// Imports `bytes` into a new data source the `way` given and records the figures of
