@@ -1,4 +1,4 @@
-//! Write sharding of a data source's contacts and phone guards (D5, D7; `docs/scaling.md` 5.5).
+//! Write sharding of a data source's contacts and phone guards (D5, D7; `docs/scaling.md` 5.1).
 //!
 //! A data source keeps its contacts and phone guards over S partition keys, S fixed when it is
 //! created (`CONTACT_SHARDS`) and stored on its head (`contact_shards`; a head without it has
