@@ -19,7 +19,7 @@ use crate::model::{Id, Timestamp};
 use crate::queue::Queue;
 use crate::store::export::ExportSettlement;
 use crate::store::keys;
-use crate::store::slots::JobKind;
+use crate::store::slots::{Hold, JobKind};
 use crate::store::Store;
 use chrono_tz::Tz;
 
@@ -96,11 +96,14 @@ async fn hold_subject(
     let mut ended = None;
     // Twice at most: a holder found ended is replaced once; a new one meanwhile is the answer.
     for _ in 0..2 {
-        let Some(holder) = store
+        let holder = match store
             .hold(key.clone(), &job.id, ended.as_ref(), job.created_at)
             .await?
-        else {
-            return Ok(None);
+        {
+            Hold::Taken => return Ok(None),
+            Hold::HeldBy(Some(holder)) => holder,
+            // Held, by a job the answer did not name: never taken for free.
+            Hold::HeldBy(None) => break,
         };
         match store.export_job(tenant, &holder).await {
             Ok(running) if running.status == ExportStatus::Processing => return Ok(Some(running)),

@@ -303,19 +303,14 @@ impl Store {
         tenant: &Tenant,
         source: &Id,
     ) -> Result<std::collections::HashSet<String>, Error> {
-        let output = self
-            .client
-            .get_item()
-            .table_name(&self.table)
-            .key(PK, s(keys::data_source(tenant, source)))
-            .key(SK, s(HEAD))
-            .projection_expression("pk, #names")
-            .expression_attribute_names("#names", FIELD_NAMES)
-            .consistent_read(true)
-            .send()
-            .await
-            .map_err(|e| Error::dependency("read field names", e))?;
-        let head = output.item.ok_or_else(|| data_source_gone(source))?;
+        let head = self
+            .get_attribute(
+                keys::data_source(tenant, source),
+                HEAD.to_owned(),
+                FIELD_NAMES,
+            )
+            .await?
+            .ok_or_else(|| data_source_gone(source))?;
         Ok(match head.get(FIELD_NAMES) {
             Some(AttributeValue::Ss(names)) => names.iter().cloned().collect(),
             _ => Default::default(),

@@ -404,13 +404,39 @@ impl Store {
 
     /// A strongly consistent read of one item.
     pub(crate) async fn get_item(&self, pk: String, sk: String) -> Result<Option<Item>, Error> {
-        let output = self
+        self.get_item_with(pk, sk, None).await
+    }
+
+    /// A strongly consistent read of one item's partition key and attribute `attribute` only
+    /// (absent from the answer when the item lacks it).
+    pub(crate) async fn get_attribute(
+        &self,
+        pk: String,
+        sk: String,
+        attribute: &str,
+    ) -> Result<Option<Item>, Error> {
+        self.get_item_with(pk, sk, Some(attribute)).await
+    }
+
+    async fn get_item_with(
+        &self,
+        pk: String,
+        sk: String,
+        attribute: Option<&str>,
+    ) -> Result<Option<Item>, Error> {
+        let mut read = self
             .client
             .get_item()
             .table_name(&self.table)
             .key(keys::PK, AttributeValue::S(pk))
             .key(keys::SK, AttributeValue::S(sk))
-            .consistent_read(true)
+            .consistent_read(true);
+        if let Some(attribute) = attribute {
+            read = read
+                .projection_expression("pk, #attribute")
+                .expression_attribute_names("#attribute", attribute);
+        }
+        let output = read
             .send()
             .await
             .map_err(|e| Error::dependency("get item", e))?;

@@ -199,20 +199,9 @@ impl Store {
         if let Some(count) = self.known_shards(&home) {
             return Ok(ContactShards { home, count });
         }
-        let output = self
-            .client
-            .get_item()
-            .table_name(&self.table)
-            .key(PK, s(&home))
-            .key(SK, s(keys::HEAD))
-            .projection_expression("#shards, pk")
-            .expression_attribute_names("#shards", SHARDS_ATTRIBUTE)
-            .consistent_read(true)
-            .send()
-            .await
-            .map_err(|e| Error::dependency("read data source shards", e))?;
-        let head = output
-            .item
+        let head = self
+            .get_attribute(home.clone(), keys::HEAD.to_owned(), SHARDS_ATTRIBUTE)
+            .await?
             .ok_or_else(|| Error::NotFound(format!("dataSource {source} not found")))?;
         let count = shards_of_head(&head);
         self.remember_shards(&home, count);

@@ -51,6 +51,15 @@ fn held(pk: String, sk: String, job: &Id, until: i64) -> Item {
     .into()
 }
 
+/// What [`Store::hold`] found.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Hold {
+    /// The key is now held by the job asking.
+    Taken,
+    /// Another job holds it: its id, when the stored item names one.
+    HeldBy(Option<Id>),
+}
+
 /// Free, or held past its lease.
 const FREE: &str = "attribute_not_exists(pk) OR held_until < :now";
 
@@ -66,21 +75,8 @@ impl Store {
         now: Timestamp,
     ) -> Result<(), Error> {
         for slot in 0..cap {
-            let written = self
-                .client
-                .put_item()
-                .table_name(&self.table)
-                .set_item(Some(held(
-                    keys::tenant(tenant),
-                    slot_key(kind, slot),
-                    job,
-                    now.0 + SLOT_LEASE_MILLIS,
-                )))
-                .condition_expression(FREE)
-                .expression_attribute_values(":now", n(now.0))
-                .send()
-                .await;
-            if WriteFailure::applied("take job slot", written)? {
+            let key = (keys::tenant(tenant), slot_key(kind, slot));
+            if self.hold(key, job, None, now).await? == Hold::Taken {
                 return Ok(());
             }
         }
@@ -122,16 +118,15 @@ impl Store {
         Ok(())
     }
 
-    /// Takes the key `(pk, sk)` for job `job` unless another job holds it: answers the job that
-    /// does (`Some`), or `None` when `job` now holds it. A holder named in `replace` is replaced
-    /// (the caller found that job ended).
+    /// Takes the key `(pk, sk)` for job `job` unless another job holds it, and says which
+    /// happened. A holder named in `replace` is replaced (the caller found that job ended).
     pub(crate) async fn hold(
         &self,
         (pk, sk): (String, String),
         job: &Id,
         replace: Option<&Id>,
         now: Timestamp,
-    ) -> Result<Option<Id>, Error> {
+    ) -> Result<Hold, Error> {
         let (condition, expr) = match replace {
             Some(old) => (
                 format!("{FREE} OR job_id = :old"),
@@ -153,11 +148,13 @@ impl Store {
             .send()
             .await;
         match written.map_err(|error| WriteFailure::from_sdk("hold", error)) {
-            Ok(_) => Ok(None),
-            Err(WriteFailure::Condition(failure)) => Ok(failure
-                .stored(())
-                .and_then(|item| string_attr(item, "job_id"))
-                .and_then(Id::parse)),
+            Ok(_) => Ok(Hold::Taken),
+            Err(WriteFailure::Condition(failure)) => Ok(Hold::HeldBy(
+                failure
+                    .stored(())
+                    .and_then(|item| string_attr(item, "job_id"))
+                    .and_then(Id::parse),
+            )),
             Err(WriteFailure::Other(error)) => Err(error),
         }
     }
