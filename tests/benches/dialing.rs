@@ -14,9 +14,15 @@
 //! - 16 dial runs of one task at once: claims tried and lost per placed call, and the
 //!   transactions a placed call took.
 //!
+//! - a national list (D15-D17): contacts over four US zones, half of them outside a window read
+//!   in each contact's local time, the tenant's frequency cap and do-not-call list set: items
+//!   read per placed call and per dial run until every contact of the open zones is called, and
+//!   the claim's requests, items and write units per call with those checks in it.
+//!
 //! `BENCH_DIALING=cheap` runs only the ticks with 1 and 100 tasks, `expensive` only the campaign,
-//! the recall, the concurrent runs and the 10,000-task tick (`make bench` runs those once),
-//! `scale` only the recall and the concurrent runs, anything else all of them.
+//! the recall, the concurrent runs, the national list and the 10,000-task tick (`make bench`
+//! runs those once), `scale` only the recall and the concurrent runs, `national` only the
+//! national list, anything else all of them.
 //!
 //! moto is single-threaded Python, not DynamoDB: times say what the code costs against it; the
 //! request and unit counts are what AWS would see.
@@ -55,6 +61,9 @@ async fn main() -> Result<()> {
     if scale {
         recall(3).await?;
         concurrent_runs(16).await?;
+    }
+    if expensive || only == "national" {
+        national().await?;
     }
     let sizes = [(1, cheap), (100, cheap), (10_000, expensive)];
     for (running, _) in sizes.into_iter().filter(|(_, run)| *run) {
@@ -117,6 +126,7 @@ async fn source_with_contacts(
         updated_at: now,
         active_tasks: 0,
         contacts_added: 0,
+        default_country: None,
     };
     stack.store.create_data_source(tenant, &source).await?;
     for n in 0..contacts {
@@ -248,6 +258,18 @@ async fn campaign() -> Result<()> {
 /// only: no phone guards, which neither recall nor dialing reads), the task put as publish
 /// leaves it.
 async fn seeded_task(stack: &Stack, tenant: &Tenant, contacts: usize) -> Result<(Task, Vec<Id>)> {
+    let phone = |n: usize| format!("+86139{n:08}");
+    seeded_task_with(stack, tenant, contacts, phone, DialSettings::default()).await
+}
+
+/// [`seeded_task`] with the numbers `phone` gives and the task's `settings`.
+async fn seeded_task_with(
+    stack: &Stack,
+    tenant: &Tenant,
+    contacts: usize,
+    phone: impl Fn(usize) -> String,
+    settings: DialSettings,
+) -> Result<(Task, Vec<Id>)> {
     let source = source_with_contacts(stack, tenant, 0).await?;
     let now = Timestamp::now();
     let mut ids = Vec::with_capacity(contacts);
@@ -257,7 +279,7 @@ async fn seeded_task(stack: &Stack, tenant: &Tenant, contacts: usize) -> Result<
         let contact = Contact {
             id: Id::new(),
             data_source_id: source.id.clone(),
-            phone: Phone::parse(&format!("+86139{n:08}")).map_err(|e| e.to_string())?,
+            phone: Phone::parse(&phone(n)).map_err(|e| e.to_string())?,
             fields: Default::default(),
             status: 0,
             call_count: 0,
@@ -270,7 +292,8 @@ async fn seeded_task(stack: &Stack, tenant: &Tenant, contacts: usize) -> Result<
         items.push(item);
         ids.push(contact.id);
     }
-    let task = task(&source, TaskStatus::Running, 0)?;
+    let mut task = task(&source, TaskStatus::Running, 0)?;
+    task.settings = settings;
     items.push(task_item(tenant, &task)?);
     outbound_local::stack::put_items(
         &aws_sdk_dynamodb::Client::new(&stack.sdk),
@@ -461,6 +484,140 @@ async fn tick(running: usize) -> Result<()> {
     );
     stack.remove_table().await?;
     Ok(())
+}
+
+/// Contacts of the national list, a quarter in each zone.
+const NATIONAL: usize = 2_000;
+
+async fn national() -> Result<()> {
+    use chrono::{TimeZone, Timelike};
+    use outbound::dialing::plan::Clock;
+    use outbound::model::call::Reason;
+    use outbound::model::settings::{Change, FrequencyCap, SettingsChange};
+    use outbound::model::task::{ClockTime, DailyWindow};
+    let stack = Stack::provision().await;
+    let tenant = Tenant::parse("bench")?;
+    // The engine's clock at the next 16:00 UTC: 11:00 in New York and 10:00 in Chicago in
+    // winter, an hour later in summer; Denver and Los Angeles are one and two hours behind.
+    let clock = ManualClock::starting_now();
+    let now = chrono::Utc.timestamp_millis_opt(clock.now().0).unwrap();
+    let mut at = now.date_naive().and_hms_opt(16, 0, 0).unwrap().and_utc();
+    if at <= now {
+        at += chrono::Duration::days(1);
+    }
+    clock.advance(Duration::from_millis((at - now).num_milliseconds() as u64));
+    // Opens at Chicago's hour: New York and Chicago are inside, Denver and Los Angeles not yet.
+    let chicago = chrono_tz::America::Chicago
+        .from_utc_datetime(&at.naive_utc())
+        .hour();
+    let window = DailyWindow {
+        start: ClockTime::parse("start", &format!("{chicago:02}:00"))?,
+        end: ClockTime::parse("end", "20:00")?,
+    };
+    let areas = ["212", "312", "303", "213"];
+    let phone = |n: usize| format!("+1{}{}", areas[n % 4], 2_000_000 + n);
+    for n in 0..4 {
+        let e164 = outbound::model::numbers::e164(&Phone::parse(&phone(n))?, None);
+        assert_eq!(
+            e164.as_deref(),
+            Some(phone(n).as_str()),
+            "a valid US number"
+        );
+    }
+    let settings = DialSettings {
+        window: Some(window),
+        ..DialSettings::default()
+    };
+    let (task, _) = seeded_task_with(&stack, &tenant, NATIONAL, phone, settings).await?;
+    let change = SettingsChange {
+        frequency_cap: Change::Set(FrequencyCap::new(3, 24)?),
+        ..SettingsChange::default()
+    };
+    stack
+        .store
+        .update_settings(&tenant, &change, Timestamp::now())
+        .await?;
+    for n in 0..100 {
+        let entry = outbound::model::dnc::DncEntry {
+            id: Id::new(),
+            phone: Phone::parse(&format!("+1646{}", 3_000_000 + n))?,
+            e164: None,
+            reason: Default::default(),
+            created_at: Timestamp::now(),
+        };
+        stack.store.add_dnc(&tenant, &entry).await?;
+    }
+    let mut settings = DialerConfig {
+        rate_per_second: 1000,
+        max_in_flight: 100,
+        max_in_flight_per_task: 100,
+        ..DialerConfig::default()
+    };
+    settings.simulated.delay = Duration::ZERO;
+    settings.simulated.mix.failed = 0;
+    settings.simulated.mix.no_answer = 0;
+    let engine = stack.engine(settings, clock.clone());
+    let sqs = aws_sdk_sqs::Client::new(&stack.sdk);
+    stack.calls.take();
+    stack.calls.items().take();
+    stack.calls.writes().take();
+    let (mut runs, mut read, mut claims) = (0, 0, Vec::new());
+    let open = NATIONAL / 2;
+    let started = Instant::now();
+    loop {
+        engine.tick().await?;
+        runs += poller::drain(&sqs, &stack.resources.dial_queue_url, |body| {
+            DialInbox::Jobs.handle(&engine, body)
+        })
+        .await?;
+        read += stack.calls.items().take().returned();
+        claims.extend(
+            stack
+                .calls
+                .writes()
+                .take()
+                .into_iter()
+                .filter(|w| w.transactional() && w.writes_sort_key("RATE#")),
+        );
+        poller::drain(&sqs, &stack.resources.call_events_queue_url, |body| {
+            DialInbox::CallEvents.handle(&engine, body)
+        })
+        .await?;
+        stack.calls.items().take();
+        stack.calls.writes().take();
+        let (now, counters) = stack.store.task_with_counters(&tenant, &task.id).await?;
+        stack.calls.items().take();
+        if counters.reason(Reason::Answered) as usize >= open && now.in_flight == 0 {
+            let calls = now.counters.calls as f64;
+            assert_eq!(calls as usize, open, "only the open zones are called");
+            assert_eq!(
+                counters.waiting as usize,
+                NATIONAL - open,
+                "the others wait"
+            );
+            record("dialing.national_list_s", started.elapsed().as_secs_f64());
+            record(
+                "dialing.national_list.items_read_per_call",
+                read as f64 / calls,
+            );
+            record(
+                "dialing.national_list.items_read_per_run",
+                read as f64 / runs as f64,
+            );
+            let client = aws_sdk_dynamodb::Client::new(&stack.sdk);
+            let stored = sizes_for(&client, &stack.resources.table, &claims).await?;
+            let claim = Phase {
+                requests: claims.len(),
+                writes: claims,
+            };
+            claim.record("claim_checked", calls, &stored);
+            stack.remove_table().await?;
+            return Ok(());
+        }
+        if started.elapsed() > Duration::from_secs(1800) {
+            return Err("the open zones were not called in 30 minutes".into());
+        }
+    }
 }
 
 /// The stored item of `task`, with the running-task index keys publish writes when it is RUNNING.

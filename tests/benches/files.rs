@@ -224,6 +224,8 @@ fn export_child(format: &str, path: &Path) -> Result<()> {
             call_count: (index % 3) as u32,
             create_time: "2024-05-01 09:30:00",
             update_time: "2024-05-02 18:00:00",
+            last_reason: None,
+            skip: None,
         })?;
     }
     writer.finish()?;

@@ -143,6 +143,9 @@ impl ConnectProvider {
 
 impl Provider for ConnectProvider {
     async fn place(&self, call: &CallRequest) -> Result<String, PlaceError> {
+        if call.e164.is_none() {
+            return Err(PlaceError::NumberRefused("no E.164 number".into()));
+        }
         let campaign = !self.general.load(Ordering::Relaxed);
         let output = start_request(&self.settings, call, campaign)
             .send_with(self.client.get())
@@ -170,6 +173,10 @@ impl Provider for ConnectProvider {
             Ok(output) => Ok(output.contact().map_or(CallStatus::Unknown, contact_status)),
             Err(error) => describe_error(error),
         }
+    }
+
+    fn needs_e164(&self) -> bool {
+        true
     }
 
     fn fall_back(&self) -> bool {
@@ -221,7 +228,7 @@ fn start_request(
     let request = StartOutboundVoiceContactInput::builder()
         .instance_id(&settings.instance_id)
         .contact_flow_id(&settings.contact_flow_id)
-        .destination_phone_number(e164(&call.phone))
+        .set_destination_phone_number(call.e164.clone())
         .client_token(call.token())
         .attributes("tenant", call.tenant.as_str())
         .attributes("taskId", call.task_id.as_str())
@@ -687,6 +694,8 @@ mod tests {
             contact_id: Id::parse("01HZX3K9B7C5D3E1F0G2H4J6K8").unwrap(),
             attempt: 2,
             phone: Phone::parse(phone).unwrap(),
+            e164: Some(format!("+{}", phone.trim_start_matches('+'))),
+            script: None,
         }
     }
 
@@ -1250,6 +1259,77 @@ mod tests {
                 "TELECOM_NUMBER_INVALID"
             )
         );
+    }
+
+    /// D18: the reason each recorded contact event is counted under.
+    #[test]
+    fn recorded_events_give_their_reasons() {
+        use crate::model::call::Reason;
+        let reason = |body: &str| Reason::of(&disconnect(body).report);
+        assert_eq!(
+            reason(include_str!(
+                "../../../tests/events/connect-disconnected-human.json"
+            )),
+            Reason::Answered
+        );
+        assert_eq!(
+            reason(include_str!(
+                "../../../tests/events/connect-disconnected-voicemail.json"
+            )),
+            Reason::Voicemail
+        );
+        assert_eq!(
+            reason(include_str!(
+                "../../../tests/events/connect-disconnected-unanswered.json"
+            )),
+            Reason::NoAnswer
+        );
+        assert_eq!(
+            reason(include_str!(
+                "../../../tests/events/connect-disconnected-busy.json"
+            )),
+            Reason::Busy
+        );
+        assert_eq!(
+            reason(include_str!(
+                "../../../tests/events/connect-disconnected-invalid-number.json"
+            )),
+            Reason::InvalidNumber
+        );
+    }
+
+    /// D18: every disconnect reason and detection status of the mapping, as a reason.
+    #[test]
+    fn disconnect_reasons_and_detection_statuses_map_to_reasons() {
+        use crate::model::call::Reason;
+        let connected = utc_at("2025-03-11T14:01:07.212Z");
+        #[rustfmt::skip]
+        let cases = [
+            (Some("CUSTOMER_DISCONNECT"), Some("HUMAN_ANSWERED"), true, Reason::Answered),
+            (Some("CONTACT_FLOW_DISCONNECT"), Some("VOICEMAIL_BEEP"), true, Reason::Voicemail),
+            (Some("CUSTOMER_DISCONNECT"), Some("VOICEMAIL_NO_BEEP"), true, Reason::Voicemail),
+            (Some("CUSTOMER_DISCONNECT"), Some("AMD_UNRESOLVED"), true, Reason::NoAnswer),
+            (Some("TELECOM_TIMEOUT"), Some("AMD_UNANSWERED"), false, Reason::NoAnswer),
+            (Some("TELECOM_UNANSWERED"), None, false, Reason::NoAnswer),
+            (Some("TELECOM_BUSY"), Some("AMD_NOT_APPLICABLE"), false, Reason::Busy),
+            (Some("CUSTOMER_DISCONNECT"), Some("SIT_TONE_BUSY"), true, Reason::Busy),
+            (Some("CUSTOMER_DISCONNECT"), Some("FAX_MACHINE_DETECTED"), true, Reason::Error),
+            (Some("TELECOM_PROBLEM"), None, false, Reason::Error),
+            (Some("OUTBOUND_ATTEMPT_FAILED"), None, false, Reason::Error),
+            (None, None, false, Reason::Error),
+            (Some("TELECOM_NUMBER_INVALID"), None, false, Reason::InvalidNumber),
+            (Some("CUSTOMER_DISCONNECT"), Some("SIT_TONE_INVALID_NUMBER"), true, Reason::InvalidNumber),
+        ];
+        for (disconnect, amd, was_connected, want) in cases {
+            let got = Reason::of(&report(
+                disconnect,
+                amd,
+                connected.filter(|_| was_connected),
+                None,
+            ));
+            assert_eq!(got, want, "{disconnect:?} / {amd:?}");
+        }
+        assert_eq!(Reason::of(&CallReport::no_outcome()), Reason::NoOutcome);
     }
 
     #[test]

@@ -5,17 +5,24 @@
 //! [`Engine::call_event`] (call-events: an outcome recorded exactly once).
 
 use super::job::{DialJob, RecallManifest};
+use super::local_time::{contact_zones, Windows};
 use super::plan::{due_contacts, window_open, Claimant, Clock};
 use super::provider::{Busy, CallRequest, CallStatus, PlaceError, Provider, ServiceRefusal};
 use super::simulated::SimulatedEvent;
 use crate::config::dialing::DialerConfig;
 use crate::error::Error;
-use crate::model::call::{after_outcome, CallAttempt, CallRef, CallReport, Due, Fresh, Outcome};
+use crate::model::call::{CallAttempt, CallRef, CallReport, Due, Fresh, Outcome, Skip, Target};
+use crate::model::dnc::listed_forms;
+use crate::model::numbers::{e164, Country};
+use crate::model::settings::FrequencyCap;
+use crate::model::task::WindowZone;
 use crate::model::task::{SweepMark, TaskContact};
 use crate::model::Tenant;
-use crate::model::{Id, Phone, Task, TaskStatus, Timestamp};
+use crate::model::{Id, Task, TaskStatus, Timestamp};
 use crate::queue::{self, Queue};
-use crate::store::dialing::{Caps, ClaimRefused, RecordFailure, RunningTask};
+use crate::store::dialing::{
+    Attempts, Caps, ClaimRefused, FrequencyClaim, Gate, RecordFailure, RunningTask,
+};
 use crate::store::{keys, Store};
 use crate::telemetry::Unit;
 use chrono_tz::Tz;
@@ -77,10 +84,48 @@ impl<P> Engine<P> {
 }
 
 enum Step {
-    /// The attempt is claimed by this run or another: the contact is settled for the cursor.
-    Settled,
+    /// The contact is settled for the cursor: claimed or skipped by this run or another.
+    Settled { placed: bool },
+    /// Not settled, but the run goes on with the next contact (its number's count of attempts
+    /// moved under a concurrent claim).
+    Later,
     /// Nothing more for this run.
     Stop,
+}
+
+/// What the tenant's settings and the task's data source say of its calls (D14-D17).
+struct Rules {
+    windows: Windows,
+    country: Option<Country>,
+    cap: Option<FrequencyCap>,
+}
+
+/// One due contact's number as the rules read it.
+struct Callee {
+    target: Target,
+    e164: Option<String>,
+    /// Its time zones (D15).
+    zones: Vec<Tz>,
+    /// The form its attempts are counted under for the frequency cap (D17).
+    counted: String,
+}
+
+impl Callee {
+    fn of(target: &Target, rules: &Rules) -> Self {
+        let e164 = e164(&target.phone, rules.country);
+        Callee {
+            zones: contact_zones(
+                target.time_zone.as_deref(),
+                e164.as_deref(),
+                rules.windows.task_zone,
+            ),
+            counted: e164
+                .clone()
+                .unwrap_or_else(|| target.phone.as_str().to_owned()),
+            e164,
+            target: target.clone(),
+        }
+    }
 }
 
 impl<P: Provider> Engine<P> {
@@ -110,9 +155,7 @@ impl<P: Provider> Engine<P> {
             running: running.len(),
             ..TickReport::default()
         };
-        running.retain(|r| {
-            r.task.status == TaskStatus::Running && window_open(&r.task.settings, self.zone, now)
-        });
+        running.retain(|r| r.task.status == TaskStatus::Running && self.may_dial_now(&r.task, now));
         report.in_window = running.len();
         let mut jobs = Vec::new();
         if !running.is_empty() {
@@ -216,8 +259,9 @@ impl<P: Provider> Engine<P> {
         }
     }
 
-    /// Calls up to `budget` due contacts of one task (D13), then, when nothing is left to call
-    /// or in flight, completes it.
+    /// Calls up to `budget` due contacts of one task (D13), each only when its window is open in
+    /// its local time (D15), its number is not on the do-not-call list (D16) and under the
+    /// frequency cap (D17); then, when nothing is left to call or in flight, completes it.
     #[tracing::instrument(skip(self), fields(tenant = tenant.as_str()))]
     pub async fn dial(
         &self,
@@ -232,7 +276,7 @@ impl<P: Provider> Engine<P> {
             Err(error) => return Err(error),
         };
         let now = self.clock.now();
-        if task.status != TaskStatus::Running || !window_open(&task.settings, self.zone, now) {
+        if task.status != TaskStatus::Running || !self.may_dial_now(&task, now) {
             return Ok(report);
         }
         // The budget is the task's share of calls in flight: this run tops it up to its share,
@@ -269,40 +313,53 @@ impl<P: Provider> Engine<P> {
             return Ok(report);
         }
         let retry_ids: Vec<Id> = retries.iter().map(|s| s.contact_id.clone()).collect();
-        let mut phones: HashMap<Id, Phone> = if retry_ids.is_empty() {
-            HashMap::new()
-        } else {
-            self.store
-                .contact_phones(tenant, &task.data_source_id, &retry_ids)
-                .await?
-        };
-        for state in &retries {
-            if !phones.contains_key(&state.contact_id) {
-                // Deleted from the data source: never dialled again, and no reason to wait (D13).
+        let (rules, mut targets) = futures::future::try_join(self.rules(tenant, &task), async {
+            if retry_ids.is_empty() {
+                Ok(HashMap::new())
+            } else {
                 self.store
-                    .finish_deleted(tenant, task_id, &state.contact_id)
-                    .await?;
+                    .contact_targets(tenant, &task.data_source_id, &retry_ids)
+                    .await
+            }
+        })
+        .await?;
+        for state in &retries {
+            if !targets.contains_key(&state.contact_id) {
+                // Deleted from the data source: never dialled again, and no reason to wait (D13).
+                self.store.finish_deleted(tenant, task_id, state).await?;
             }
         }
         let fresh_ids: Vec<Fresh> = fresh.iter().map(|(f, _, _)| f.clone()).collect();
-        for (f, phone, _) in &fresh {
-            phones.insert(f.contact_id.clone(), phone.clone());
+        for (f, target, _) in &fresh {
+            targets.insert(f.contact_id.clone(), target.clone());
         }
-        let existing: HashSet<Id> = phones.keys().cloned().collect();
+        let existing: HashSet<Id> = targets.keys().cloned().collect();
         let due = due_contacts(&retries, &fresh_ids, &existing, now, room);
+        let calls: Vec<(&Due, Callee)> = due
+            .iter()
+            .map(|one| (one, Callee::of(&targets[&one.contact_id], &rules)))
+            .collect();
+        let attempts = match rules.cap {
+            Some(_) => {
+                let numbers: Vec<String> = calls.iter().map(|(_, c)| c.counted.clone()).collect();
+                self.store.frequency_attempts(tenant, &numbers).await?
+            }
+            None => HashMap::new(),
+        };
         let started = Instant::now();
         let mut settled = HashSet::new();
-        for one in &due {
-            let phone = &phones[&one.contact_id];
+        for (one, callee) in &calls {
+            let seen = attempts.get(&callee.counted).cloned().unwrap_or_default();
             match self
-                .claim_and_place(tenant, &task, one, phone, started)
+                .try_call(tenant, &task, one, callee, &rules, seen, started)
                 .await?
             {
-                (Step::Settled, placed) => {
+                Step::Settled { placed } => {
                     report.placed += usize::from(placed);
                     settled.insert(one.contact_id.clone());
                 }
-                (Step::Stop, _) => break,
+                Step::Later => {}
+                Step::Stop => break,
             }
         }
         // The cursor moves past the fresh contacts settled in order, never past one left over.
@@ -319,29 +376,89 @@ impl<P: Provider> Engine<P> {
         Ok(report)
     }
 
-    /// Claims one due attempt and places its call. Answers what the run does next, and whether
-    /// a call was placed.
-    async fn claim_and_place(
+    /// Whether a run of `task` may find anything to call at `now`: a window read in the task's
+    /// zone is the task's alone (D13); one read in each contact's zone is checked per contact.
+    fn may_dial_now(&self, task: &Task, now: Timestamp) -> bool {
+        task.settings.window_zone == WindowZone::CalledParty
+            || window_open(&task.settings, self.zone, now)
+    }
+
+    /// What the tenant's settings and the task's data source say about its calls (D14-D17).
+    async fn rules(&self, tenant: &Tenant, task: &Task) -> Result<Rules, Error> {
+        let (settings, source) = futures::future::try_join(
+            self.store.settings(tenant),
+            self.store.data_source(tenant, &task.data_source_id),
+        )
+        .await?;
+        Ok(Rules {
+            windows: Windows::of(&task.settings, settings.calling_hours, self.zone),
+            country: source.default_country.or(settings.default_country),
+            cap: settings.frequency_cap,
+        })
+    }
+
+    /// Calls one due contact, or records why not (D18). Answers what the run does next.
+    #[allow(clippy::too_many_arguments)]
+    async fn try_call(
         &self,
         tenant: &Tenant,
         task: &Task,
         due: &Due,
-        phone: &Phone,
+        callee: &Callee,
+        rules: &Rules,
+        seen: Attempts,
         started: Instant,
-    ) -> Result<(Step, bool), Error> {
+    ) -> Result<Step, Error> {
+        if callee.e164.is_none() && self.provider.needs_e164() {
+            return self
+                .skip(tenant, task, due, Skip::InvalidNumber, None)
+                .await;
+        }
+        let frequency = rules.cap.map(|cap| FrequencyClaim {
+            number: callee.counted.clone(),
+            cap,
+            seen,
+        });
+        let now = self.clock.now();
+        if let Some(at) = frequency
+            .as_ref()
+            .and_then(|f| f.seen.eligible_at(f.cap))
+            .filter(|at| *at > now)
+        {
+            return self
+                .skip(tenant, task, due, Skip::FrequencyCap, Some(at))
+                .await;
+        }
+        let gate = Gate {
+            numbers: listed_forms(&callee.target.phone, callee.e164.as_deref())
+                .into_iter()
+                .map(str::to_owned)
+                .collect(),
+            frequency,
+        };
         loop {
             let now = self.clock.now();
-            // D13: the window is checked when a call is placed, not only at the tick.
-            if !window_open(&task.settings, self.zone, now) {
-                return Ok((Step::Stop, false));
+            // D15: the window is checked when a call is placed, in the contact's local time.
+            if let Err((skip, opens)) = rules.windows.check(&callee.zones, now) {
+                let at = opens.unwrap_or(Timestamp(now.0 + 3_600_000));
+                return self.skip(tenant, task, due, skip, Some(at)).await;
             }
             match self
                 .store
-                .claim_call(tenant, task, due, self.caps(), now)
+                .claim_call(tenant, task, due, &gate, self.caps(), now)
                 .await
             {
-                Ok(call) => return self.place(call, phone).await,
-                Err(ClaimRefused::Taken) => return Ok((Step::Settled, false)),
+                Ok(call) => return self.place(call, callee).await,
+                Err(ClaimRefused::Taken) => return Ok(Step::Settled { placed: false }),
+                Err(ClaimRefused::DoNotCall) => {
+                    return self.skip(tenant, task, due, Skip::Dnc, None).await
+                }
+                Err(ClaimRefused::Capped(at)) => {
+                    return self
+                        .skip(tenant, task, due, Skip::FrequencyCap, Some(at))
+                        .await
+                }
+                Err(ClaimRefused::Contended) => return Ok(Step::Later),
                 Err(ClaimRefused::RateLimited) if started.elapsed() < RUN_DEADLINE => {
                     let into_second = u64::try_from(now.0.rem_euclid(1000)).unwrap_or(0);
                     tokio::time::sleep(Duration::from_millis(1000 - into_second + 5)).await;
@@ -349,19 +466,42 @@ impl<P: Provider> Engine<P> {
                 Err(ClaimRefused::Store(error)) => return Err(error),
                 Err(refused) => {
                     tracing::debug!(?refused, "no more calls this run");
-                    return Ok((Step::Stop, false));
+                    return Ok(Step::Stop);
                 }
             }
         }
     }
 
-    async fn place(&self, call: CallRef, phone: &Phone) -> Result<(Step, bool), Error> {
+    /// Records that a due contact was skipped (D18): settled for this run either way, by this
+    /// skip or by whichever run moved the contact first.
+    async fn skip(
+        &self,
+        tenant: &Tenant,
+        task: &Task,
+        due: &Due,
+        skip: Skip,
+        until: Option<Timestamp>,
+    ) -> Result<Step, Error> {
+        let now = self.clock.now();
+        if self
+            .store
+            .skip_contact(tenant, task, due, skip, until, now)
+            .await?
+        {
+            crate::telemetry::metrics(&[("Skip", skip.name())], &[("Skips", 1.0, Unit::Count)]);
+        }
+        Ok(Step::Settled { placed: false })
+    }
+
+    async fn place(&self, call: CallRef, callee: &Callee) -> Result<Step, Error> {
         let request = CallRequest {
             tenant: call.tenant.clone(),
             task_id: call.task_id.clone(),
             contact_id: call.contact_id.clone(),
             attempt: call.attempt,
-            phone: phone.clone(),
+            phone: callee.target.phone.clone(),
+            e164: callee.e164.clone(),
+            script: callee.target.script.clone(),
         };
         match self.provider.place(&request).await {
             Ok(call_id) => {
@@ -370,7 +510,7 @@ impl<P: Provider> Engine<P> {
                 }
                 tracing::info!(%call_id, task = %call.task_id, attempt = call.attempt, "call placed");
                 crate::telemetry::metrics(&[], &[("CallsPlaced", 1.0, Unit::Count)]);
-                Ok((Step::Settled, true))
+                Ok(Step::Settled { placed: true })
             }
             Err(PlaceError::Busy { kind, detail }) => {
                 tracing::warn!(%detail, ?kind, "provider busy; the contact waits");
@@ -378,17 +518,18 @@ impl<P: Provider> Engine<P> {
                 // A quota refusal with no other call of the service in flight (the claim itself
                 // is one) says the quota may be missing rather than used up.
                 let alone = kind == Busy::Quota && self.store.calls_in_flight().await? <= 1;
-                self.give_back(&call, retry_at, alone).await?;
+                self.give_back(&call, retry_at, alone, true).await?;
                 if alone {
                     self.quota_refused(&call).await?;
                 }
-                Ok((Step::Stop, false))
+                Ok(Step::Stop)
             }
             Err(PlaceError::ServiceRefused { refusal, detail }) => {
                 tracing::error!(%detail, task = %call.task_id, "the provider refuses the service's calls");
-                self.give_back(&call, self.clock.now(), false).await?;
+                self.give_back(&call, self.clock.now(), false, false)
+                    .await?;
                 self.service_refused(&call, refusal).await?;
-                Ok((Step::Stop, false))
+                Ok(Step::Stop)
             }
             Err(PlaceError::NumberRefused(why)) => {
                 let report = CallReport {
@@ -398,12 +539,12 @@ impl<P: Provider> Engine<P> {
                     reason: why,
                 };
                 self.record(call, &report).await?;
-                Ok((Step::Settled, true))
+                Ok(Step::Settled { placed: true })
             }
             Err(PlaceError::Unknown(cause)) => {
                 // Whether a call started is unknown: it stays in flight and is reconciled.
                 tracing::error!(error = %cause, task = %call.task_id, "placing a call failed");
-                Ok((Step::Stop, false))
+                Ok(Step::Stop)
             }
         }
     }
@@ -416,8 +557,13 @@ impl<P: Provider> Engine<P> {
         call: &CallRef,
         retry_at: Timestamp,
         quota_refused: bool,
+        provider_busy: bool,
     ) -> Result<(), Error> {
-        let Err(error) = self.store.release_call(call, retry_at, quota_refused).await else {
+        let Err(error) = self
+            .store
+            .release_call(call, retry_at, quota_refused, provider_busy)
+            .await
+        else {
             return Ok(());
         };
         tracing::warn!(%error, "refused call not given back; marked for reconcile");
@@ -597,13 +743,7 @@ impl<P: Provider> Engine<P> {
         let now = self.clock.now();
         let mut with_contact = true;
         for _ in 0..4 {
-            let next = after_outcome(
-                call.attempt,
-                call.allowance,
-                report,
-                call.call_interval,
-                now,
-            );
+            let next = call.after(report, now);
             match self
                 .store
                 .record_outcome(&call, report, &next, now, with_contact)
@@ -779,7 +919,7 @@ impl<P: Provider> Engine<P> {
             None if state.refused == Some(attempt) => match &task {
                 Some(task) => {
                     let call = call_of(&call, task, &state);
-                    return self.store.release_call(&call, now, false).await;
+                    return self.store.release_call(&call, now, false, false).await;
                 }
                 None => CallReport::no_outcome(),
             },
@@ -836,6 +976,8 @@ fn call_of(attempt: &CallAttempt, task: &Task, state: &TaskContact) -> CallRef {
         priority: state.priority,
         claimed_at: state.updated_at,
         shard: state.slot_shard,
+        rules: task.settings.retry_rules.clone(),
+        max_dial_count: u32::from(task.settings.max_dial_count),
     }
 }
 

@@ -6,6 +6,7 @@
 pub mod connect;
 pub mod engine;
 pub mod job;
+pub mod local_time;
 pub mod plan;
 pub mod provider;
 pub mod simulated;

@@ -13,7 +13,12 @@ pub struct CallRequest {
     pub task_id: Id,
     pub contact_id: Id,
     pub attempt: u32,
+    /// The number as written (D7): what the simulated provider dials.
     pub phone: Phone,
+    /// The number in E.164 (D14): the only form Amazon Connect is given.
+    pub e164: Option<String>,
+    /// The contact's `simulatedOutcomes` field (D18): read by the simulated provider only.
+    pub script: Option<String>,
 }
 
 impl CallRequest {
@@ -130,6 +135,12 @@ pub trait Provider: Send + Sync {
     /// Switches to traffic that needs no separate quota (Connect: GENERAL, without
     /// answering-machine detection) when the deployment allows it: whether it did.
     fn fall_back(&self) -> bool {
+        false
+    }
+
+    /// Whether the provider dials only numbers in E.164 (D14): a contact without one is skipped
+    /// as `INVALID_NUMBER`, never sent.
+    fn needs_e164(&self) -> bool {
         false
     }
 

@@ -6,7 +6,7 @@
 use super::provider::{Busy, CallRequest, CallStatus, PlaceError, Provider};
 use crate::config::dialing::SimulatedSettings;
 use crate::error::Error;
-use crate::model::call::{CallAttempt, CallReport, Outcome};
+use crate::model::call::{CallAttempt, CallReport, Reason};
 use crate::queue::{Message, Queue};
 use serde::{Deserialize, Serialize};
 
@@ -55,30 +55,42 @@ fn fnv(text: &str) -> u64 {
     })
 }
 
-/// The outcome of attempt `attempt` to `phone`: the same every time, and over many numbers
-/// in the proportions of the mix. Answered calls last 1 to `max_talk_seconds` seconds.
-pub fn decide(settings: &SimulatedSettings, phone: &str, attempt: u32) -> CallReport {
+/// The outcome of attempt `attempt` to `phone`: the reason `script` names for that attempt
+/// (`BUSY,BUSY,ANSWERED`: one per attempt, D18), else the same every time, and over many
+/// numbers in the proportions of the mix (failures half busy, half errors; no answers half
+/// unanswered, half voicemail). Answered calls last 1 to `max_talk_seconds` seconds.
+pub fn decide(
+    settings: &SimulatedSettings,
+    phone: &str,
+    attempt: u32,
+    script: Option<&str>,
+) -> CallReport {
     let mix = settings.mix;
     let total = u64::from(mix.success + mix.failed + mix.no_answer).max(1);
     let hash = fnv(&format!("{phone}#{attempt}"));
-    let pick = hash % total;
-    let (outcome, reason) = if pick < u64::from(mix.success) {
-        (Outcome::Success, "answered")
-    } else if pick < u64::from(mix.success + mix.failed) {
-        (Outcome::Failed, "busy")
-    } else {
-        (Outcome::NoAnswer, "unanswered")
-    };
-    let duration = match outcome {
-        Outcome::Success => 1 + (hash / total) % settings.max_talk_seconds.max(1),
-        _ => 0,
-    };
-    CallReport {
-        outcome,
-        duration,
-        invalid_number: false,
-        reason: reason.into(),
+    let duration = 1 + (hash / total) % settings.max_talk_seconds.max(1);
+    let scripted = script
+        .and_then(|script| script.split(',').nth(attempt.saturating_sub(1) as usize))
+        .and_then(Reason::parse);
+    if let Some(reason) = scripted {
+        return reason.report(duration);
     }
+    let pick = hash % total;
+    let half = (hash >> 32) & 1 == 0;
+    let reason = if pick < u64::from(mix.success) {
+        Reason::Answered
+    } else if pick < u64::from(mix.success + mix.failed) {
+        if half {
+            Reason::Busy
+        } else {
+            Reason::Error
+        }
+    } else if half {
+        Reason::NoAnswer
+    } else {
+        Reason::Voicemail
+    };
+    reason.report(duration)
 }
 
 impl Provider for SimulatedProvider {
@@ -87,7 +99,12 @@ impl Provider for SimulatedProvider {
         let event = SimulatedEvent {
             simulated_call: SimulatedOutcome {
                 call_id: call_id.clone(),
-                report: decide(&self.settings, call.phone.as_str(), call.attempt),
+                report: decide(
+                    &self.settings,
+                    call.phone.as_str(),
+                    call.attempt,
+                    call.script.as_deref(),
+                ),
                 attempt: Some(CallAttempt {
                     tenant: call.tenant.clone(),
                     task_id: call.task_id.clone(),
@@ -119,6 +136,7 @@ impl Provider for SimulatedProvider {
 mod tests {
     use super::*;
     use crate::config::dialing::{DialerConfig, OutcomeMix};
+    use crate::model::call::Outcome;
 
     #[test]
     fn outcomes_repeat_and_follow_the_mix() {
@@ -126,8 +144,8 @@ mod tests {
         let mut counts = [0u32; 3];
         for n in 0..3000 {
             let phone = format!("+86138{n:08}");
-            let report = decide(&settings, &phone, 1);
-            assert_eq!(report, decide(&settings, &phone, 1), "deterministic");
+            let report = decide(&settings, &phone, 1, None);
+            assert_eq!(report, decide(&settings, &phone, 1, None), "deterministic");
             counts[usize::from(report.outcome.code() - 1)] += 1;
             match report.outcome {
                 Outcome::Success => assert!((1..=180).contains(&report.duration)),
@@ -149,8 +167,44 @@ mod tests {
             no_answer: 1,
         };
         for n in 0..50 {
-            let report = decide(&settings, &format!("555{n:04}"), n);
+            let report = decide(&settings, &format!("555{n:04}"), n, None);
             assert_eq!(report.outcome, Outcome::NoAnswer);
         }
+    }
+
+    #[test]
+    fn a_script_names_each_attempt_and_the_mix_decides_past_its_end() {
+        let settings = DialerConfig::default().simulated;
+        let script = Some("BUSY, VOICEMAIL,ANSWERED");
+        let reasons: Vec<Reason> = (1..=3)
+            .map(|attempt| Reason::of(&decide(&settings, "5550100", attempt, script)))
+            .collect();
+        assert_eq!(reasons, [Reason::Busy, Reason::Voicemail, Reason::Answered]);
+        assert_eq!(
+            decide(&settings, "5550100", 4, script),
+            decide(&settings, "5550100", 4, None)
+        );
+        // Every reason of the mix shows up over many numbers.
+        let mut seen = std::collections::HashSet::new();
+        for n in 0..400 {
+            seen.insert(Reason::of(&decide(
+                &settings,
+                &format!("555{n:04}"),
+                1,
+                None,
+            )));
+        }
+        let mut seen: Vec<Reason> = seen.into_iter().collect();
+        seen.sort();
+        assert_eq!(
+            seen,
+            [
+                Reason::Answered,
+                Reason::NoAnswer,
+                Reason::Voicemail,
+                Reason::Busy,
+                Reason::Error
+            ]
+        );
     }
 }

@@ -35,6 +35,10 @@ impl Provider for Telephony {
         }
     }
 
+    fn needs_e164(&self) -> bool {
+        matches!(self, Telephony::AmazonConnect(_))
+    }
+
     async fn attempt_of(&self, call_id: &str) -> Result<Option<CallAttempt>, Error> {
         match self {
             Telephony::Simulated(provider) => provider.attempt_of(call_id).await,

@@ -2,8 +2,8 @@
 //! contacts one at a time with memory that does not grow with the number of rows.
 //!
 //! Columns are `id`, `phoneNumber`, the known fields, the custom fields the caller lists, then
-//! `status`, `callCount`, `createTime`, `updateTime`; titles are the field names, so an export
-//! imports back unchanged. Text cells a spreadsheet could take for a formula get a leading `'`.
+//! `status`, `callCount`, `createTime`, `updateTime`, and in a task's export `lastReason` and
+//! `skipReason` (D18); titles are the field names, so an export imports back unchanged. Text cells a spreadsheet could take for a formula get a leading `'`.
 //!
 //! CSV is UTF-8 with a BOM and CRLF line ends, written through to the output as rows arrive.
 //! `.xlsx` uses rust_xlsxwriter's constant-memory mode: each row goes to a temporary file (in the
@@ -42,6 +42,8 @@ pub fn task_contacts_file_name(
 
 const LEADING: [&str; 2] = ["id", PHONE_FIELD];
 const TRAILING: [&str; 4] = ["status", "callCount", "createTime", "updateTime"];
+/// A task export's last columns (D18).
+const TASK_COLUMNS: [&str; 2] = ["lastReason", "skipReason"];
 /// The most data rows a worksheet holds (Excel's 1,048,576 rows, less the title row).
 const MAX_XLSX_ROWS: u32 = 1_048_575;
 
@@ -49,6 +51,7 @@ const MAX_XLSX_ROWS: u32 = 1_048_575;
 #[derive(Clone, Debug, Default)]
 pub struct ExportColumns {
     custom: Vec<String>,
+    task: bool,
 }
 
 impl ExportColumns {
@@ -64,13 +67,23 @@ impl ExportColumns {
             let name = name.into();
             let fixed = LEADING.contains(&name.as_str())
                 || TRAILING.contains(&name.as_str())
+                || TASK_COLUMNS.contains(&name.as_str())
                 || READ_ONLY_FIELDS.contains(&name.as_str())
                 || KNOWN_FIELDS.iter().any(|(known, _)| *known == name);
             if !fixed && !names.contains(&name) {
                 names.push(name);
             }
         }
-        ExportColumns { custom: names }
+        ExportColumns {
+            custom: names,
+            task: false,
+        }
+    }
+
+    /// The same columns with a task's `lastReason` and `skipReason` last.
+    pub fn with_task_columns(mut self) -> Self {
+        self.task = true;
+        self
     }
 
     /// The title row.
@@ -80,6 +93,7 @@ impl ExportColumns {
             .chain(KNOWN_FIELDS.iter().map(|(name, _)| *name))
             .chain(self.custom.iter().map(String::as_str))
             .chain(TRAILING)
+            .chain(TASK_COLUMNS.into_iter().filter(|_| self.task))
     }
 
     /// The cells of `row`, in title order.
@@ -95,6 +109,12 @@ impl ExportColumns {
                 Value::Text(row.create_time),
                 Value::Text(row.update_time),
             ])
+            .chain(
+                [row.last_reason, row.skip]
+                    .into_iter()
+                    .filter(|_| self.task)
+                    .map(|text| Value::Text(text.unwrap_or(""))),
+            )
     }
 }
 
@@ -109,6 +129,9 @@ pub struct ExportRow<'a> {
     pub call_count: u32,
     pub create_time: &'a str,
     pub update_time: &'a str,
+    /// A task export's `lastReason` and `skipReason` (D18).
+    pub last_reason: Option<&'a str>,
+    pub skip: Option<&'a str>,
 }
 
 impl<'a> ExportRow<'a> {
@@ -122,6 +145,8 @@ impl<'a> ExportRow<'a> {
             call_count: contact.call_count,
             create_time,
             update_time,
+            last_reason: None,
+            skip: None,
         }
     }
 }
@@ -330,6 +355,34 @@ mod tests {
     }
 
     #[test]
+    fn a_task_export_ends_with_the_reason_columns() {
+        let columns = ExportColumns::new(["lastReason", "note"]).with_task_columns();
+        let titles: Vec<_> = columns.titles().collect();
+        assert_eq!(
+            titles[titles.len() - 3..],
+            ["updateTime", "lastReason", "skipReason"]
+        );
+        assert!(titles.contains(&"note"));
+        let mut writer = ContactSheetWriter::new(ExportFormat::Csv, columns, Vec::new()).unwrap();
+        let fields = ContactFields::default();
+        writer
+            .write(&ExportRow {
+                id: "01HF0000000000000000000000",
+                phone: "2125550101",
+                fields: &fields,
+                status: 0,
+                call_count: 0,
+                create_time: "t0",
+                update_time: "t1",
+                last_reason: None,
+                skip: Some("DNC"),
+            })
+            .unwrap();
+        let text = String::from_utf8(writer.finish().unwrap()).unwrap();
+        assert!(text.ends_with(",0,0,t0,t1,,DNC\r\n"), "{text}");
+    }
+
+    #[test]
     fn columns_drop_fixed_names_and_repeats() {
         let columns = ExportColumns::new(["vip", "status", "customerName", "vip", "note"]);
         let titles: Vec<_> = columns.titles().collect();
@@ -368,6 +421,8 @@ mod tests {
                 call_count: 2,
                 create_time: "2024-01-02 03:04:05",
                 update_time: "2024-01-02 03:04:06",
+                last_reason: None,
+                skip: None,
             })
             .unwrap();
         assert_eq!(writer.rows_written(), 1);

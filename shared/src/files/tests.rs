@@ -501,6 +501,8 @@ fn task_export_rows_take_the_tasks_values() {
             call_count: 9,
             create_time: "2024-01-01 00:00:00",
             update_time: "2024-01-01 00:00:01",
+            last_reason: None,
+            skip: None,
         })
         .unwrap();
     let csv = String::from_utf8(writer.finish().unwrap()).unwrap();

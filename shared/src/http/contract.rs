@@ -149,7 +149,7 @@ impl IntoResponses for FileResponses {
         description = "Outbound calling: data sources (contact lists), bulk import and export, \
             and call tasks that dial them. Every answer is the envelope {code, message, data}; a \
             refusal carries the HTTP status in `code` and a message naming the field or id. \
-            Every response carries `x-request-id`. Decisions D1-D13 settle what the API \
+            Every response carries `x-request-id`. Decisions D1-D19 settle what the API \
             reference leaves open.",
         license(name = "UNLICENSED")
     ),
@@ -160,6 +160,8 @@ impl IntoResponses for FileResponses {
         (name = "dataSource", description = "Data sources and their contacts, import and export"),
         (name = "task", description = "Call tasks: lifecycle, recall, statistics, export"),
         (name = "export", description = "Export jobs (D8)"),
+        (name = "settings", description = "The tenant's settings (D14)"),
+        (name = "dnc", description = "The tenant's do-not-call list (D16)"),
     )
 )]
 struct Base;

@@ -2,7 +2,7 @@
 
 use super::contract::{ById, Conflict, NotFound, Refused, Success, TooLarge, UnsupportedType};
 use super::extract::{existing_id, filter, Body, Paging, Payload, Query};
-use super::fields::{Integer, Text};
+use super::fields::{Integer, Nullable, Text};
 use super::{App, Envelope, Reply};
 use crate::error::Error;
 use crate::files;
@@ -10,6 +10,7 @@ use crate::model::contact::{ContactPatch, ContactView};
 use crate::model::datasource::DataSourceView;
 use crate::model::export::ExportFormat;
 use crate::model::import::{ImportReport, ImportView};
+use crate::model::numbers::Country;
 use crate::model::page::{ListScope, PageView};
 use crate::model::Tenant;
 use crate::model::{Description, Id, Name};
@@ -98,6 +99,11 @@ struct AddDataSource {
     #[serde(default)]
     #[schema(value_type = Option<String>)]
     data_source_desc: Option<Text>,
+    /// ISO 3166-1 alpha-2: the country of its numbers written without `+`, over the tenant's
+    /// (D14).
+    #[serde(default)]
+    #[schema(value_type = Option<String>, example = "US")]
+    default_country: Option<Text>,
 }
 
 #[utoipa::path(post, operation_id = "addDataSource", path = "/api/dataSource/add", tag = "dataSource",
@@ -112,6 +118,10 @@ async fn add(
     let new = NewDataSource {
         name: Name::parse("dataSourceName", body.data_source_name.as_str())?,
         description: description(body.data_source_desc)?.unwrap_or_default(),
+        default_country: body
+            .default_country
+            .map(|raw| Country::parse("defaultCountry", raw.as_str()))
+            .transpose()?,
     };
     let source = datasource::add(&app.store, &tenant, new).await?;
     Ok(Envelope(source.view(app.zone())))
@@ -134,6 +144,10 @@ struct UpdateDataSource {
     #[serde(default)]
     #[schema(value_type = Option<String>)]
     data_source_desc: Option<Text>,
+    /// ISO 3166-1 alpha-2 (D14); `null` clears it, so the tenant's applies.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, example = "US")]
+    default_country: Nullable<Text>,
 }
 
 #[utoipa::path(post, operation_id = "updateDataSource", path = "/api/dataSource/update", tag = "dataSource",
@@ -152,6 +166,9 @@ async fn update(
             .map(|n| Name::parse("dataSourceName", n.as_str()))
             .transpose()?,
         description: description(body.data_source_desc)?,
+        default_country: body
+            .default_country
+            .change(|raw| Country::parse("defaultCountry", raw.as_str()))?,
     };
     let source = datasource::update(&app.store, &tenant, update).await?;
     Ok(Envelope(source.view(app.zone())))
@@ -196,7 +213,8 @@ async fn contacts(
     let page = paging.page_query(app.config.page_tokens()?, &scope)?;
     let filter = phone.map(|phone| (phone, app.config.phone_filter_scan_most));
     let found = contact::list(&app.store, &tenant, &source, &page, filter).await?;
-    let found = found.map(|c| c.view(app.zone()));
+    let country = contact::country(&app.store, &tenant, &source).await?;
+    let found = found.map(|c| c.view(app.zone(), country));
     Ok(Envelope(found.answer(app.config.page_tokens()?, &scope)))
 }
 
@@ -216,6 +234,8 @@ struct ContactInput {
     address: Option<String>,
     /// At most 100 characters after trimming.
     order_amount: Option<String>,
+    /// An IANA time zone name: the zone the contact is called in (D15), over its number's.
+    time_zone: Option<String>,
     /// Custom fields: names of letters, digits and `_` starting with a letter (at most 64),
     /// values of at most 1,000 characters.
     #[serde(flatten)]
@@ -245,8 +265,9 @@ async fn add_contact(
 ) -> Reply<ContactView> {
     let source = existing_id(KIND, &id)?;
     let patch = ContactPatch::from_json(&body.0)?;
+    let country = contact::country(&app.store, &tenant, &source).await?;
     let added = contact::add(&app.store, &tenant, &source, patch).await?;
-    Ok(Envelope(added.view(app.zone())))
+    Ok(Envelope(added.view(app.zone(), country)))
 }
 
 /// The contact a request names.
@@ -271,8 +292,9 @@ async fn update_contact(
     let named: ContactRef = super::fields::from_object(body.0.clone())?;
     let contact_id = existing_id("contact", named.contact_id.as_str())?;
     let patch = ContactPatch::from_json(&body.0)?;
+    let country = contact::country(&app.store, &tenant, &source).await?;
     let updated = contact::update(&app.store, &tenant, &source, &contact_id, patch).await?;
-    Ok(Envelope(updated.view(app.zone())))
+    Ok(Envelope(updated.view(app.zone(), country)))
 }
 
 /// `POST /api/dataSource/{id}/contact/delete`.
@@ -312,14 +334,15 @@ fn posted_too_large(source: &crate::model::Id) -> Error {
     ))
 }
 
-/// The `file` part of a multipart body: its name and bytes.
-async fn file_part(
+/// The `file` part of a multipart body: its name and bytes. `too_large` is the refusal of a
+/// file past [`MAX_POSTED_BYTES`].
+pub(super) async fn posted_file(
     mut form: Multipart,
-    source: &crate::model::Id,
+    too_large: impl Fn() -> Error,
 ) -> Result<(String, Bytes), Error> {
     let unreadable = |error: axum::extract::multipart::MultipartError| {
         if error.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
-            posted_too_large(source)
+            too_large()
         } else {
             Error::invalid(format!(
                 "multipart body is malformed: {}",
@@ -332,7 +355,7 @@ async fn file_part(
             let name = field.file_name().unwrap_or("upload").to_owned();
             let bytes = field.bytes().await.map_err(unreadable)?;
             if bytes.len() > MAX_POSTED_BYTES {
-                return Err(posted_too_large(source));
+                return Err(too_large());
             }
             return Ok((name, bytes));
         }
@@ -371,7 +394,7 @@ async fn batch_import(
     form: Multipart,
 ) -> Reply<PostedImport> {
     let source = existing_id(KIND, &id)?;
-    let (name, bytes) = file_part(form, &source).await?;
+    let (name, bytes) = posted_file(form, || posted_too_large(&source)).await?;
     let file_name = import::file_name(&name).unwrap_or_else(|_| "upload".into());
     let cap = app.config.tenant_running_imports;
     let (done, report) = import::import_posted(

@@ -102,6 +102,39 @@ impl<'de, const MIN: i64, const MAX: i64> Deserialize<'de> for Ranged<MIN, MAX> 
     }
 }
 
+/// An optional field that `null` clears (D14): absent keeps the stored value.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Nullable<T> {
+    #[default]
+    Absent,
+    Null,
+    Value(T),
+}
+
+impl<T> Nullable<T> {
+    /// The change it asks for, each value checked by `parse`.
+    pub fn change<U, E>(
+        self,
+        parse: impl FnOnce(T) -> Result<U, E>,
+    ) -> Result<crate::model::settings::Change<U>, E> {
+        use crate::model::settings::Change;
+        Ok(match self {
+            Nullable::Absent => Change::Keep,
+            Nullable::Null => Change::Clear,
+            Nullable::Value(value) => Change::Set(parse(value)?),
+        })
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Nullable<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Ok(match Option::<T>::deserialize(deserializer)? {
+            None => Nullable::Null,
+            Some(value) => Nullable::Value(value),
+        })
+    }
+}
+
 /// An array of strings.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Strings(pub Vec<String>);

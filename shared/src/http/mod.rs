@@ -2,6 +2,7 @@
 //! alike. Handlers extract a [`Tenant`](crate::model::Tenant) and a typed command, call one
 //! service function and wrap the result in the [`envelope`].
 
+pub mod compliance;
 pub mod contract;
 pub mod datasource;
 pub mod envelope;
@@ -41,9 +42,15 @@ pub fn finish(router: OpenApiRouter<App>, app: App) -> Router {
         .with_state(app)
 }
 
-/// The router of the data source function, which also answers the state of export jobs.
+/// The router of the data source function, which also answers the state of export jobs, the
+/// tenant's settings and its do-not-call list.
 pub fn datasource_api(app: App) -> Router {
-    finish(datasource::routes().merge(export::routes()), app)
+    finish(
+        datasource::routes()
+            .merge(export::routes())
+            .merge(compliance::routes()),
+        app,
+    )
 }
 
 /// The router of the task function.
@@ -56,6 +63,7 @@ pub fn all_routes() -> OpenApiRouter<App> {
     datasource::routes()
         .merge(task::routes())
         .merge(export::routes())
+        .merge(compliance::routes())
 }
 
 /// The local server: every route the Lambdas serve, and the OpenAPI document at

@@ -5,12 +5,16 @@ use super::contract::{
 };
 use super::datasource::FormatQuery;
 use super::extract::{existing_id, filter, Paging, Payload, Query};
-use super::fields::{Flat, Ranged, Strings, Text};
+use super::fields::{Flat, Integer, Ranged, Strings, Text};
 use super::{App, Envelope, Reply};
 use crate::error::Error;
+use crate::model::call::{Reason, RetryRule};
+use crate::model::diagnostics::DiagnosticsView;
 use crate::model::export::ExportFormat;
 use crate::model::page::{ListScope, PageView};
-use crate::model::task::{ClockTime, TaskOperation, TaskRow, TaskStat, TaskView, ZoneName};
+use crate::model::task::{
+    in_range, ClockTime, TaskOperation, TaskRow, TaskStat, TaskView, WindowZone, ZoneName,
+};
 use crate::model::Tenant;
 use crate::model::{Description, Id, Name, TaskStatus};
 use crate::service::export::{self, OutcomeFilter};
@@ -38,6 +42,7 @@ pub fn routes() -> OpenApiRouter<App> {
         .routes(routes!(delete))
         .routes(routes!(recall))
         .routes(routes!(stat))
+        .routes(routes!(diagnostics))
         .routes(routes!(export_contacts))
         .routes(routes!(super::export::task_job))
 }
@@ -70,6 +75,26 @@ struct SettingsInput {
     #[serde(default)]
     #[schema(value_type = Option<String>, example = "Asia/Shanghai")]
     time_zone: Option<Text>,
+    /// Where the daily window is read (D15): `CALLED_PARTY` (default), in each contact's local
+    /// time; `TASK`, in `timeZone`.
+    #[serde(default)]
+    #[schema(value_type = Option<WindowZone>)]
+    window_time_zone: Option<Text>,
+    /// Up to 6 rules, one per reason (D18); `[]` clears them on update.
+    #[serde(default)]
+    #[schema(value_type = Option<Vec<RetryRule>>)]
+    retry_rules: Option<Vec<RetryRuleInput>>,
+}
+
+/// A retry rule as sent (D18).
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RetryRuleInput {
+    reason: Text,
+    #[serde(default)]
+    delay_seconds: Option<Integer>,
+    #[serde(default)]
+    max_attempts: Option<Integer>,
 }
 
 impl SettingsInput {
@@ -82,7 +107,43 @@ impl SettingsInput {
             })
             .transpose()
         };
+        let retry_rules = self
+            .retry_rules
+            .map(|rules| {
+                rules
+                    .into_iter()
+                    .enumerate()
+                    .map(|(at, rule)| {
+                        let field = |name: &str| format!("retryRules[{at}].{name}");
+                        let reason = Reason::parse(rule.reason.as_str()).ok_or_else(|| {
+                            Error::invalid(format!(
+                                "{} must be one of NO_ANSWER, VOICEMAIL, BUSY, ERROR, NO_OUTCOME",
+                                field("reason")
+                            ))
+                        })?;
+                        let delay = rule
+                            .delay_seconds
+                            .map(|v| in_range(&field("delaySeconds"), v.0, 10, 604_800))
+                            .transpose()?;
+                        let most = rule
+                            .max_attempts
+                            .map(|v| in_range(&field("maxAttempts"), v.0, 1, 10))
+                            .transpose()?;
+                        Ok(RetryRule {
+                            reason,
+                            delay_seconds: delay.map(|v| v as u32),
+                            max_attempts: most.map(|v| v as u8),
+                        })
+                    })
+                    .collect::<Result<Vec<_>, Error>>()
+            })
+            .transpose()?;
         Ok(SettingsPatch {
+            window_zone: self
+                .window_time_zone
+                .map(|raw| WindowZone::parse(raw.as_str()))
+                .transpose()?,
+            retry_rules,
             priority: self.priority.map(|v| v.0 as u8),
             max_dial_count: self.max_dial_count.map(|v| v.0 as u8),
             call_interval: self.call_interval.map(|v| v.0 as u32),
@@ -153,6 +214,21 @@ async fn list(
 async fn detail(State(app): State<App>, tenant: Tenant, Path(id): Path<String>) -> Reply<TaskView> {
     let found = task::detail(&app.store, &tenant, &existing_id(KIND, &id)?).await?;
     Ok(Envelope(found.detail_view(app.zone())))
+}
+
+#[utoipa::path(get, operation_id = "getTaskDiagnostics", path = "/api/task/{id}/diagnostics", tag = "task",
+    summary = "Why the task is or is not dialling (D19)",
+    params(("id" = String, Path, description = "The task's id")),
+    responses((status = 200, description = "Done; the result is in `data`", body = Success<DiagnosticsView>), NotFound, Refused))]
+async fn diagnostics(
+    State(app): State<App>,
+    tenant: Tenant,
+    Path(id): Path<String>,
+) -> Reply<DiagnosticsView> {
+    let id = existing_id(KIND, &id)?;
+    let zone = app.zone();
+    let view = task::diagnostics(&app.store, &tenant, &id, &app.config.dialing, zone).await?;
+    Ok(Envelope(view))
 }
 
 #[utoipa::path(get, operation_id = "getTaskStat", path = "/api/task/{id}/stat", tag = "task",

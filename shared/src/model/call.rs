@@ -43,6 +43,172 @@ impl TryFrom<u8> for Outcome {
     }
 }
 
+/// Why an attempt ended as it did (D18): recorded per attempt, counted per task, matched by
+/// retry rules. The outcome class of D13 follows from it.
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    utoipa::ToSchema,
+)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Reason {
+    /// A person answered (success).
+    Answered,
+    /// Rang out, timed out or cancelled unanswered.
+    NoAnswer,
+    /// An answering machine or voicemail answered: no answer (D13).
+    Voicemail,
+    Busy,
+    /// The number can never be reached: final at once.
+    InvalidNumber,
+    /// A network, carrier or provider error.
+    Error,
+    /// The outcome never arrived (D13).
+    NoOutcome,
+}
+
+impl Reason {
+    pub const ALL: [Reason; 7] = [
+        Reason::Answered,
+        Reason::NoAnswer,
+        Reason::Voicemail,
+        Reason::Busy,
+        Reason::InvalidNumber,
+        Reason::Error,
+        Reason::NoOutcome,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Reason::Answered => "ANSWERED",
+            Reason::NoAnswer => "NO_ANSWER",
+            Reason::Voicemail => "VOICEMAIL",
+            Reason::Busy => "BUSY",
+            Reason::InvalidNumber => "INVALID_NUMBER",
+            Reason::Error => "ERROR",
+            Reason::NoOutcome => "NO_OUTCOME",
+        }
+    }
+
+    pub fn parse(raw: &str) -> Option<Reason> {
+        Reason::ALL.into_iter().find(|r| r.name() == raw.trim())
+    }
+
+    /// The reasons a retry rule may name (D18): those that leave attempts to make.
+    pub fn retryable(self) -> bool {
+        !matches!(self, Reason::Answered | Reason::InvalidNumber)
+    }
+
+    /// The one reading of a provider's report (D18). Amazon Connect's answering-machine statuses
+    /// and disconnect reasons are mapped to an outcome by [`crate::dialing::connect::report`],
+    /// which keeps the code that decided in `detail`; voicemail and busy are told apart here by
+    /// that code.
+    pub fn of(report: &CallReport) -> Reason {
+        match (
+            report.outcome,
+            report.invalid_number,
+            report.reason.as_str(),
+        ) {
+            (Outcome::Success, _, _) => Reason::Answered,
+            (_, true, _) => Reason::InvalidNumber,
+            (_, _, "VOICEMAIL_BEEP" | "VOICEMAIL_NO_BEEP") => Reason::Voicemail,
+            (_, _, "TELECOM_BUSY" | "SIT_TONE_BUSY") => Reason::Busy,
+            (_, _, NO_OUTCOME) => Reason::NoOutcome,
+            (Outcome::NoAnswer, _, _) => Reason::NoAnswer,
+            (Outcome::Failed, _, _) => Reason::Error,
+        }
+    }
+
+    /// A report that reads back as this reason, as Amazon Connect would word it: what the
+    /// simulated provider sends.
+    pub fn report(self, duration: u64) -> CallReport {
+        let (outcome, code) = match self {
+            Reason::Answered => (Outcome::Success, "HUMAN_ANSWERED"),
+            Reason::NoAnswer => (Outcome::NoAnswer, "TELECOM_UNANSWERED"),
+            Reason::Voicemail => (Outcome::NoAnswer, "VOICEMAIL_BEEP"),
+            Reason::Busy => (Outcome::Failed, "TELECOM_BUSY"),
+            Reason::InvalidNumber => (Outcome::Failed, "TELECOM_NUMBER_INVALID"),
+            Reason::Error => (Outcome::Failed, "TELECOM_PROBLEM"),
+            Reason::NoOutcome => return CallReport::no_outcome(),
+        };
+        CallReport {
+            outcome,
+            duration: if outcome == Outcome::Success {
+                duration
+            } else {
+                0
+            },
+            invalid_number: self == Reason::InvalidNumber,
+            reason: code.to_owned(),
+        }
+    }
+}
+
+/// Why a contact was not called when its turn came (D18): never an attempt.
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    utoipa::ToSchema,
+)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Skip {
+    /// Its number is on the tenant's do-not-call list (D16): final.
+    Dnc,
+    /// No E.164 form for a provider that needs one (D14): final.
+    InvalidNumber,
+    /// Its daily window is closed in its local time (D15): it waits for the opening.
+    OutsideWindow,
+    /// The tenant's calling hours are closed in its local time (D15): it waits.
+    CallingHours,
+    /// Its number reached the tenant's frequency cap (D17): it waits.
+    FrequencyCap,
+}
+
+impl Skip {
+    pub const ALL: [Skip; 5] = [
+        Skip::Dnc,
+        Skip::InvalidNumber,
+        Skip::OutsideWindow,
+        Skip::CallingHours,
+        Skip::FrequencyCap,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Skip::Dnc => "DNC",
+            Skip::InvalidNumber => "INVALID_NUMBER",
+            Skip::OutsideWindow => "OUTSIDE_WINDOW",
+            Skip::CallingHours => "CALLING_HOURS",
+            Skip::FrequencyCap => "FREQUENCY_CAP",
+        }
+    }
+
+    /// Final for the task (D18): the contact is never called by it, and counts as final for
+    /// completion (D13).
+    pub fn is_final(self) -> bool {
+        matches!(self, Skip::Dnc | Skip::InvalidNumber)
+    }
+}
+
+/// The provider detail of a call whose outcome never arrived.
+const NO_OUTCOME: &str = "no outcome";
+
 /// What became of one call.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -65,10 +231,22 @@ impl CallReport {
             outcome: Outcome::Failed,
             duration: 0,
             invalid_number: false,
-            reason: "no outcome".into(),
+            reason: NO_OUTCOME.into(),
         }
     }
 }
+
+/// What a dial run reads of a contact it may call: its number, and the fields that steer its
+/// call (D15's `timeZone`, D18's `simulatedOutcomes`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Target {
+    pub phone: super::Phone,
+    pub time_zone: Option<String>,
+    pub script: Option<String>,
+}
+
+/// The contact field that scripts the simulated provider's reasons, one per attempt (D18).
+pub const SCRIPT_FIELD: &str = "simulatedOutcomes";
 
 /// A contact of the data source that the task has never dialled, in creation order.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -132,6 +310,49 @@ pub struct CallRef {
     /// The capacity shard the claim took its place in, where the outcome gives it back.
     #[serde(default, skip_serializing_if = "super::task::is_zero")]
     pub shard: u32,
+    /// The task's retry rules and `maxDialCount` when the call was claimed (D18).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rules: Vec<RetryRule>,
+    #[serde(default)]
+    pub max_dial_count: u32,
+}
+
+impl CallRef {
+    /// What an outcome ended at `ended_at` makes of the contact's state (D13, D18).
+    pub fn after(&self, report: &CallReport, ended_at: Timestamp) -> AfterOutcome {
+        let reason = Reason::of(report);
+        let rule = self.rules.iter().find(|rule| rule.reason == reason);
+        // A rule's `maxAttempts` counts the attempts of the contact's latest grant (D12: a
+        // recall grants `maxDialCount` more from where it stood).
+        let granted_from = self.allowance.saturating_sub(self.max_dial_count);
+        let ends = rule
+            .and_then(|rule| rule.max_attempts)
+            .is_some_and(|most| self.attempt.saturating_sub(granted_from) >= u32::from(most));
+        let delay = rule
+            .and_then(|rule| rule.delay_seconds)
+            .unwrap_or(self.call_interval);
+        let mut next = after_outcome(self.attempt, self.allowance, report, delay, ended_at);
+        if ends && !next.done {
+            next.done = true;
+            next.next_attempt_at = None;
+        }
+        next
+    }
+}
+
+/// A retry rule of a task (D18): after an attempt that ended for `reason`, wait `delay_seconds`
+/// instead of the task's `callInterval`, and make no more attempts once `max_attempts` are made.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RetryRule {
+    /// NO_ANSWER, VOICEMAIL, BUSY, ERROR or NO_OUTCOME.
+    pub reason: Reason,
+    /// 10-604800.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay_seconds: Option<u32>,
+    /// 1 to the task's `maxDialCount`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_attempts: Option<u8>,
 }
 
 /// What an outcome makes of a contact's state in the task.
@@ -159,5 +380,76 @@ pub fn after_outcome(
         done,
         next_attempt_at: (!done)
             .then(|| Timestamp(ended_at.0 + i64::from(call_interval_secs) * 1000)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_reason_reads_back_from_the_report_made_for_it() {
+        for reason in Reason::ALL {
+            let report = reason.report(42);
+            assert_eq!(Reason::of(&report), reason, "{report:?}");
+            assert_eq!(
+                report.duration,
+                if reason == Reason::Answered { 42 } else { 0 }
+            );
+            assert_eq!(Reason::parse(reason.name()), Some(reason));
+        }
+        assert_eq!(Reason::parse("busy"), None);
+    }
+
+    fn call(attempt: u32, allowance: u32, rules: Vec<RetryRule>) -> CallRef {
+        CallRef {
+            tenant: Tenant::parse("acme").unwrap(),
+            task_id: Id::new(),
+            data_source_id: Id::new(),
+            contact_id: Id::new(),
+            attempt,
+            call_interval: 60,
+            allowance,
+            recalled: false,
+            priority: 3,
+            claimed_at: Timestamp(0),
+            shard: 0,
+            rules,
+            max_dial_count: 3,
+        }
+    }
+
+    #[test]
+    fn a_rule_replaces_the_interval_and_ends_attempts_for_its_reason() {
+        let rules = vec![
+            RetryRule {
+                reason: Reason::Busy,
+                delay_seconds: Some(600),
+                max_attempts: None,
+            },
+            RetryRule {
+                reason: Reason::Voicemail,
+                delay_seconds: None,
+                max_attempts: Some(1),
+            },
+        ];
+        let at = Timestamp(1_000);
+        let busy = call(1, 3, rules.clone()).after(&Reason::Busy.report(0), at);
+        assert_eq!(busy.next_attempt_at, Some(Timestamp(601_000)));
+        let no_answer = call(1, 3, rules.clone()).after(&Reason::NoAnswer.report(0), at);
+        assert_eq!(
+            no_answer.next_attempt_at,
+            Some(Timestamp(61_000)),
+            "no rule: the interval"
+        );
+        let voicemail = call(1, 3, rules.clone()).after(&Reason::Voicemail.report(0), at);
+        assert!(voicemail.done && voicemail.next_attempt_at.is_none());
+        // After a recall (allowance 3 + 3), `maxAttempts` counts from the grant.
+        let recalled = call(4, 6, rules).after(&Reason::Voicemail.report(0), at);
+        assert!(recalled.done);
+        let answered = call(1, 3, Vec::new()).after(&Reason::Answered.report(5), at);
+        assert!(answered.done);
+        let invalid = call(1, 3, Vec::new()).after(&Reason::InvalidNumber.report(0), at);
+        assert!(invalid.done, "an invalid number is not retried");
     }
 }

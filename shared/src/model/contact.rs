@@ -1,5 +1,6 @@
 //! Contacts (D7): the phone number, the known fields, custom fields, and their rules.
 
+use super::numbers::{e164, Country};
 use super::{text, Id, Phone, Timestamp};
 use crate::error::Error;
 use chrono_tz::Tz;
@@ -14,9 +15,16 @@ pub const KNOWN_FIELDS: [(&str, usize); 3] = [
     ("address", 500),
     ("orderAmount", 100),
 ];
+/// The reserved field that names the zone a contact is called in (D15): any field's rules, and
+/// its value must be an IANA zone name. Stored, shown, imported and exported like a custom
+/// field, so the export's fixed columns stay those of D8.
+pub const TIME_ZONE_FIELD: &str = "timeZone";
 /// Fields a client may send but never set (D6, D8): ignored on input, never custom fields.
-pub const READ_ONLY_FIELDS: [&str; 9] = [
+pub const READ_ONLY_FIELDS: [&str; 12] = [
     "id",
+    "e164",
+    "lastReason",
+    "skipReason",
     "contactId",
     "dataSourceId",
     "status",
@@ -41,6 +49,8 @@ pub enum FieldError {
     BadName(String),
     #[error("{0} must be a string")]
     NotString(String),
+    #[error("timeZone must be an IANA time zone name, e.g. America/New_York")]
+    BadZone,
 }
 
 impl FieldError {
@@ -51,6 +61,7 @@ impl FieldError {
             FieldError::TooMany => "too many fields",
             FieldError::BadName(_) => "invalid field name",
             FieldError::NotString(_) => "invalid field value",
+            FieldError::BadZone => "invalid timeZone",
         }
     }
 }
@@ -113,6 +124,12 @@ impl ContactFields {
     /// value removes the field.
     pub fn set_field(&mut self, name: &FieldName, value: &str) -> Result<(), FieldError> {
         let value = text::trim(value);
+        if name.as_str() == TIME_ZONE_FIELD
+            && !value.is_empty()
+            && value.parse::<chrono_tz::Tz>().is_err()
+        {
+            return Err(FieldError::BadZone);
+        }
         // A character is at least one byte: only values longer in bytes need counting.
         if value.len() > name.max_chars && value.chars().count() > name.max_chars {
             return Err(FieldError::TooLong {
@@ -273,12 +290,14 @@ pub struct Contact {
 
 impl Contact {
     /// The API shape: the fixed fields with the known and custom fields flattened beside them.
-    pub fn view(&self, zone: Tz) -> ContactView {
+    /// `country` is the data source's default country, else the tenant's (D14).
+    pub fn view(&self, zone: Tz, country: Option<Country>) -> ContactView {
         let known = |name: &str| self.fields.get(name).map(str::to_owned);
         ContactView {
             id: self.id.clone(),
             data_source_id: self.data_source_id.clone(),
             phone_number: self.phone.as_str().to_owned(),
+            e164: e164(&self.phone, country),
             customer_name: known("customerName"),
             address: known("address"),
             order_amount: known("orderAmount"),
@@ -305,6 +324,9 @@ pub struct ContactView {
     pub data_source_id: Id,
     /// Digits, as normalised on input.
     pub phone_number: String,
+    /// The number in E.164 when it is valid, read in the data source's (else the tenant's)
+    /// default country unless written with `+` (D14). Read-only.
+    pub e164: Option<String>,
     pub customer_name: Option<String>,
     pub address: Option<String>,
     pub order_amount: Option<String>,
@@ -399,6 +421,25 @@ mod tests {
             serde_json::from_str::<ContactFields>(&json).unwrap(),
             fields
         );
+    }
+
+    #[test]
+    fn the_time_zone_field_takes_only_zone_names() {
+        let fields = patch(json!({"timeZone": " America/Chicago "}))
+            .unwrap()
+            .apply_to(ContactFields::default())
+            .unwrap();
+        assert_eq!(fields.get(TIME_ZONE_FIELD), Some("America/Chicago"));
+        assert_eq!(
+            patch(json!({"timeZone": "Chicago"}))
+                .unwrap_err()
+                .to_string(),
+            "timeZone must be an IANA time zone name, e.g. America/New_York"
+        );
+        assert_eq!(FieldError::BadZone.reason(), "invalid timeZone");
+        // `e164` is worked out, never set (D14).
+        let ignored = patch(json!({"e164": "+1"})).unwrap();
+        assert!(ignored.fields.is_empty());
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! Data sources: a named contact list of one tenant.
 
+use super::numbers::Country;
 use super::{Description, Id, Name, Timestamp};
 use chrono_tz::Tz;
 use serde::{Deserialize, Serialize};
@@ -20,6 +21,9 @@ pub struct DataSource {
     /// conditioned on it, so a contact added during the completion check stops it (D13).
     #[serde(default)]
     pub contacts_added: u64,
+    /// The country of its numbers written without `+`, over the tenant's (D14).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_country: Option<Country>,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
 }
@@ -32,6 +36,7 @@ impl DataSource {
             data_source_name: self.name.clone(),
             data_source_desc: self.description.clone(),
             contact_count: self.contact_count,
+            default_country: self.default_country.map(|c| c.as_str().to_owned()),
             create_time: self.created_at.display(zone),
             update_time: self.updated_at.display(zone),
         }
@@ -46,6 +51,10 @@ pub struct DataSourceView {
     pub data_source_name: Name,
     pub data_source_desc: Description,
     pub contact_count: u64,
+    /// ISO 3166-1 alpha-2: the country of its numbers written without `+`; `null` uses the
+    /// tenant's (D14).
+    #[schema(example = "US")]
+    pub default_country: Option<String>,
     pub create_time: String,
     pub update_time: String,
 }

@@ -4,12 +4,16 @@
 pub mod call;
 pub mod contact;
 pub mod datasource;
+pub mod diagnostics;
+pub mod dnc;
 pub mod export;
 pub mod id;
 pub mod import;
+pub mod numbers;
 pub mod page;
 pub mod phone;
 pub mod reclaim;
+pub mod settings;
 pub mod task;
 pub mod tenant;
 pub mod text;

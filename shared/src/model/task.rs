@@ -1,6 +1,7 @@
 //! Tasks (D9, D10): dialing settings that cannot hold invalid values, the state machine as a
 //! pure table, and the statistics derived from the task's counters.
 
+use super::call::{Reason, RetryRule, Skip};
 use super::{Description, Id, Name, Timestamp};
 use crate::error::Error;
 use chrono_tz::Tz;
@@ -264,7 +265,73 @@ pub fn in_range(field: &str, value: i64, min: i64, max: i64) -> Result<i64, Erro
     }
 }
 
-/// How a task dials (D9).
+/// Where a task's daily window is read (D15).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum WindowZone {
+    /// In each contact's local time; a number with several zones only while it is open in all.
+    #[default]
+    CalledParty,
+    /// In the task's `timeZone` (else the service zone), as D13 reads it.
+    Task,
+}
+
+impl WindowZone {
+    pub fn parse(raw: &str) -> Result<Self, Error> {
+        match raw.trim() {
+            "CALLED_PARTY" => Ok(WindowZone::CalledParty),
+            "TASK" => Ok(WindowZone::Task),
+            _ => Err(Error::invalid(
+                "windowTimeZone must be CALLED_PARTY or TASK",
+            )),
+        }
+    }
+}
+
+/// The most retry rules a task holds (D18).
+pub const MAX_RETRY_RULES: usize = 6;
+
+/// A task's retry rules, checked against D18: at most six, one per reason, each reason one that
+/// can be retried, each delay 10-604800 s and each `maxAttempts` 1 to `maxDialCount`.
+pub fn check_retry_rules(rules: &[RetryRule], max_dial_count: u8) -> Result<(), Error> {
+    if rules.len() > MAX_RETRY_RULES {
+        return Err(Error::invalid(format!(
+            "retryRules holds at most {MAX_RETRY_RULES} rules"
+        )));
+    }
+    for (at, rule) in rules.iter().enumerate() {
+        if !rule.reason.retryable() {
+            return Err(Error::invalid(format!(
+                "retryRules[{at}].reason must be one of NO_ANSWER, VOICEMAIL, BUSY, ERROR, NO_OUTCOME"
+            )));
+        }
+        if rules[..at].iter().any(|other| other.reason == rule.reason) {
+            return Err(Error::invalid(format!(
+                "retryRules[{at}].reason {} has a rule already",
+                rule.reason.name()
+            )));
+        }
+        if let Some(delay) = rule.delay_seconds {
+            in_range(
+                &format!("retryRules[{at}].delaySeconds"),
+                i64::from(delay),
+                10,
+                604_800,
+            )?;
+        }
+        if let Some(most) = rule.max_attempts {
+            in_range(
+                &format!("retryRules[{at}].maxAttempts"),
+                i64::from(most),
+                1,
+                i64::from(max_dial_count),
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// How a task dials (D9, D15, D18).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DialSettings {
     pub priority: u8,
@@ -272,6 +339,10 @@ pub struct DialSettings {
     pub call_interval: u32,
     pub window: Option<DailyWindow>,
     pub time_zone: Option<ZoneName>,
+    #[serde(default)]
+    pub window_zone: WindowZone,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub retry_rules: Vec<RetryRule>,
 }
 
 impl Default for DialSettings {
@@ -282,6 +353,8 @@ impl Default for DialSettings {
             call_interval: 60,
             window: None,
             time_zone: None,
+            window_zone: WindowZone::CalledParty,
+            retry_rules: Vec::new(),
         }
     }
 }
@@ -436,6 +509,8 @@ impl Task {
             daily_start_time: s.window.map(|w| w.start.to_string()),
             daily_end_time: s.window.map(|w| w.end.to_string()),
             time_zone: s.time_zone.clone(),
+            window_time_zone: s.window_zone,
+            retry_rules: s.retry_rules.clone(),
             update_time: self.updated_at.display(zone),
             stop_reason: self.stop_reason.clone(),
             fail_reason: self.fail_reason.clone(),
@@ -502,6 +577,10 @@ pub struct TaskView {
     pub daily_start_time: Option<String>,
     pub daily_end_time: Option<String>,
     pub time_zone: Option<ZoneName>,
+    /// Where the daily window is read (D15).
+    pub window_time_zone: WindowZone,
+    /// Waits and attempt limits by the reason an attempt ended (D18).
+    pub retry_rules: Vec<RetryRule>,
     pub update_time: String,
     pub stop_reason: Option<String>,
     /// Why the provider refused the task (FAILED).
@@ -575,6 +654,12 @@ pub struct TaskContact {
     /// placed, so reconcile gives it back instead of spending it (D13).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refused: Option<u32>,
+    /// Why the latest attempt ended (D18).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_reason: Option<Reason>,
+    /// Why the contact was not called when its turn last came, while that holds (D18).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skip: Option<Skip>,
 }
 
 impl TaskContact {
@@ -598,6 +683,44 @@ impl TaskContact {
             claimed_at: None,
             call_id: None,
             refused: None,
+            last_reason: None,
+            skip: None,
+        }
+    }
+
+    /// Where the task's diagnostics count this state (D19).
+    pub fn class(&self) -> Standing {
+        if self.in_call.is_some() {
+            Standing::InFlight
+        } else if self.done {
+            Standing::Final
+        } else if self.attempts > 0 || self.skip.is_some() {
+            Standing::Waiting
+        } else {
+            // A claim given back, or a contact the completion check queued: never attempted.
+            Standing::NotDialled
+        }
+    }
+}
+
+/// Where a contact stands in a task (D19): each contact of the data source in exactly one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Standing {
+    NotDialled,
+    /// Attempted or skipped, not final: waiting for its interval, its window or the cap.
+    Waiting,
+    InFlight,
+    Final,
+}
+
+impl Standing {
+    /// The task counter of contacts standing here; none for those derived from the others
+    /// (not dialled) or kept by the claim and the outcome already (`in_flight`).
+    pub fn counter(self) -> Option<&'static str> {
+        match self {
+            Standing::Waiting => Some("dg_waiting"),
+            Standing::Final => Some("dg_final"),
+            Standing::NotDialled | Standing::InFlight => None,
         }
     }
 }

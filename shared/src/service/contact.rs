@@ -2,6 +2,7 @@
 
 use crate::error::Error;
 use crate::model::contact::ContactPatch;
+use crate::model::numbers::Country;
 use crate::model::page::PageQuery;
 use crate::model::Tenant;
 use crate::model::{Contact, ContactFields, Id, Page, Phone, Timestamp};
@@ -29,6 +30,17 @@ pub async fn list(
                 .map(|(fragment, most)| (fragment.as_str(), *most)),
         )
         .await
+}
+
+/// The country a data source's numbers written without `+` are read in (D14): its own, else
+/// the tenant's. Read before a write, so a busy table fails the request before it changes
+/// anything (D1).
+pub async fn country(
+    store: &Store,
+    tenant: &Tenant,
+    source: &Id,
+) -> Result<Option<Country>, Error> {
+    store.numbering_country(tenant, source).await
 }
 
 pub async fn add(

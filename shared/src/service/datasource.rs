@@ -1,8 +1,10 @@
 //! Data source operations (D3, D5, D6, D11).
 
 use crate::error::Error;
+use crate::model::numbers::Country;
 use crate::model::page::PageQuery;
 use crate::model::reclaim::ReclaimJob;
+use crate::model::settings::Change;
 use crate::model::Tenant;
 use crate::model::{DataSource, Description, Id, Name, Page, Timestamp};
 use crate::queue::Queue;
@@ -13,6 +15,7 @@ use crate::store::Store;
 pub struct NewDataSource {
     pub name: Name,
     pub description: Description,
+    pub default_country: Option<Country>,
 }
 
 /// Changes to a data source; `None` keeps the stored value.
@@ -20,6 +23,7 @@ pub struct DataSourceUpdate {
     pub id: Id,
     pub name: Option<Name>,
     pub description: Option<Description>,
+    pub default_country: Change<Country>,
 }
 
 pub async fn add(store: &Store, tenant: &Tenant, new: NewDataSource) -> Result<DataSource, Error> {
@@ -31,6 +35,7 @@ pub async fn add(store: &Store, tenant: &Tenant, new: NewDataSource) -> Result<D
         contact_count: 0,
         active_tasks: 0,
         contacts_added: 0,
+        default_country: new.default_country,
         created_at: now,
         updated_at: now,
     };
@@ -65,6 +70,7 @@ pub async fn update(
     let changes = DataSourceChanges {
         name: update.name,
         description: update.description,
+        default_country: update.default_country,
         at: Timestamp::now(),
     };
     store.update_data_source(tenant, &current, changes).await

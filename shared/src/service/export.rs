@@ -11,6 +11,7 @@ use crate::model::contact::status;
 use crate::model::export::ExportFormat;
 use crate::model::Tenant;
 use crate::model::{Id, Task, Timestamp};
+use crate::store::export::TaskCell;
 use crate::store::Store;
 use chrono_tz::Tz;
 use std::collections::BTreeSet;
@@ -226,7 +227,11 @@ pub async fn build(
         temp.reopen()
             .map_err(|e| Error::internal("open export file", e))?,
     );
-    let mut writer = ContactSheetWriter::new(format, ExportColumns::new(custom), out)?;
+    let columns = match rows {
+        Rows::Task { .. } => ExportColumns::new(custom).with_task_columns(),
+        Rows::Contacts => ExportColumns::new(custom),
+    };
+    let mut writer = ContactSheetWriter::new(format, columns, out)?;
     let mut contacts = store.contact_pages(tenant, source).await?;
     let mut states = match rows {
         Rows::Task { task, .. } => Some(store.task_states(tenant, task)),
@@ -238,22 +243,27 @@ pub async fn build(
             states.read_through(&last.id).await?;
         }
         for contact in &page {
-            let values = match (rows, states.as_mut()) {
+            let cell = match (rows, states.as_mut()) {
                 (Rows::Task { filter, .. }, Some(states)) => {
-                    let (outcome, attempts) =
-                        states.take(&contact.id).unwrap_or((status::NOT_DIALLED, 0));
-                    filter.admits(outcome).then_some((outcome, attempts))
+                    let cell = states.take(&contact.id).unwrap_or_default();
+                    if !filter.admits(cell.outcome) {
+                        continue;
+                    }
+                    cell
                 }
-                _ => Some((contact.status, contact.call_count)),
-            };
-            let Some((status, call_count)) = values else {
-                continue;
+                _ => TaskCell {
+                    outcome: contact.status,
+                    attempts: contact.call_count,
+                    ..TaskCell::default()
+                },
             };
             let create_time = contact.created_at.display(zone);
             let update_time = contact.updated_at.display(zone);
             writer.write(&ExportRow {
-                status,
-                call_count,
+                status: cell.outcome,
+                call_count: cell.attempts,
+                last_reason: cell.last_reason.as_deref(),
+                skip: cell.skip.as_deref(),
                 ..ExportRow::of_contact(contact, &create_time, &update_time)
             })?;
             written += 1;

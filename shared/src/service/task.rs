@@ -2,11 +2,19 @@
 //! dialing engine's entry points into the same state machine.
 
 use crate::blob::Blob;
+use crate::config::dialing::DialerConfig;
 use crate::dialing::job::{DialJob, RecallManifest};
+use crate::dialing::local_time::Windows;
 use crate::error::Error;
+use crate::model::call::{RetryRule, Skip};
+use crate::model::diagnostics::{
+    blocked_by, ContactCounts, DiagnosticsView, ReasonCounts, Situation, SkipCounts,
+};
 use crate::model::page::PageQuery;
 use crate::model::reclaim::ReclaimJob;
-use crate::model::task::{ClockTime, DailyWindow, DialSettings, TaskOperation, ZoneName};
+use crate::model::task::{
+    check_retry_rules, ClockTime, DailyWindow, DialSettings, TaskOperation, WindowZone, ZoneName,
+};
 use crate::model::Tenant;
 use crate::model::{Description, Id, Name, Page, Task, TaskStatus, Timestamp};
 use crate::queue::Queue;
@@ -25,6 +33,8 @@ pub struct SettingsPatch {
     pub daily_start: Option<Option<ClockTime>>,
     pub daily_end: Option<Option<ClockTime>>,
     pub time_zone: Option<Option<ZoneName>>,
+    pub window_zone: Option<WindowZone>,
+    pub retry_rules: Option<Vec<RetryRule>>,
 }
 
 impl SettingsPatch {
@@ -32,13 +42,17 @@ impl SettingsPatch {
     pub fn apply(self, base: DialSettings) -> Result<DialSettings, Error> {
         let start = self.daily_start.unwrap_or(base.window.map(|w| w.start));
         let end = self.daily_end.unwrap_or(base.window.map(|w| w.end));
-        Ok(DialSettings {
+        let settings = DialSettings {
             priority: self.priority.unwrap_or(base.priority),
             max_dial_count: self.max_dial_count.unwrap_or(base.max_dial_count),
             call_interval: self.call_interval.unwrap_or(base.call_interval),
             window: DailyWindow::from_parts(start, end)?,
             time_zone: self.time_zone.unwrap_or(base.time_zone),
-        })
+            window_zone: self.window_zone.unwrap_or(base.window_zone),
+            retry_rules: self.retry_rules.unwrap_or(base.retry_rules),
+        };
+        check_retry_rules(&settings.retry_rules, settings.max_dial_count)?;
+        Ok(settings)
     }
 }
 
@@ -359,4 +373,78 @@ async fn requeue_with_recall(
         }
         Err(error) => Err(error),
     }
+}
+
+/// Why the task is or is not dialling (D19): its counters, its data source's count, the tenant's
+/// calling hours, the earliest waiting contact and the service's calls in flight, each one read
+/// whatever the number of contacts.
+pub async fn diagnostics(
+    store: &Store,
+    tenant: &Tenant,
+    id: &Id,
+    dialer: &DialerConfig,
+    zone: chrono_tz::Tz,
+) -> Result<DiagnosticsView, Error> {
+    let (task, counters) = store.task_with_counters(tenant, id).await?;
+    let total = async {
+        match store.data_source(tenant, &task.data_source_id).await {
+            Ok(source) => Ok(source.contact_count),
+            Err(Error::NotFound(_)) => Ok(0),
+            Err(error) => Err(error),
+        }
+    };
+    let (total, settings, earliest, service_in_flight) = futures::future::try_join4(
+        total,
+        store.settings(tenant),
+        store.earliest_waiting(tenant, id),
+        store.calls_in_flight(),
+    )
+    .await?;
+    let now = Timestamp::now();
+    let in_flight = u64::from(task.in_flight);
+    let not_dialled = total.saturating_sub(counters.waiting + counters.final_ + in_flight);
+    let windows = Windows::of(&task.settings, settings.calling_hours, zone);
+    let task_window_closed = (task.settings.window_zone == WindowZone::Task)
+        .then(|| {
+            windows
+                .check(&[windows.task_zone], now)
+                .err()
+                .map(|(_, at)| at)
+        })
+        .flatten();
+    let situation = Situation {
+        status: task.status,
+        now,
+        not_dialled,
+        waiting: counters.waiting,
+        in_flight,
+        waiting_for_window: counters.skip(Skip::OutsideWindow) + counters.skip(Skip::CallingHours),
+        earliest_waiting: earliest,
+        task_window_closed,
+        at_capacity: task.in_flight >= dialer.max_in_flight_per_task
+            || service_in_flight >= dialer.max_in_flight,
+        provider_busy: counters
+            .busy_until
+            .is_some_and(|until| until.0 > now.0 - 60_000),
+    };
+    let (blocked, next) = blocked_by(&situation);
+    Ok(DiagnosticsView {
+        task_id: task.id.clone(),
+        status: task.status,
+        dialing: task.status == TaskStatus::Running && blocked.is_none(),
+        blocked_by: blocked,
+        next_dial_time: next.map(|at| at.display(zone)),
+        in_flight,
+        contacts: ContactCounts {
+            total,
+            not_dialled,
+            waiting: counters.waiting,
+            in_flight,
+            final_: counters.final_,
+        },
+        skips: SkipCounts::of(&counters),
+        reasons: ReasonCounts::of(&counters),
+        last_call_time: counters.last_call_at.map(|at| at.display(zone)),
+        last_outcome_time: counters.last_outcome_at.map(|at| at.display(zone)),
+    })
 }

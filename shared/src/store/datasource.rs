@@ -6,8 +6,10 @@ use super::names::NameGuard;
 use super::paging::{Counted, RowFilter, TenantList};
 use super::{from_item, n, s, string_attr, to_item, Actions, Expr, Item, Store};
 use crate::error::Error;
+use crate::model::numbers::Country;
 use crate::model::page::{Page, PageQuery};
 use crate::model::reclaim::ReclaimJob;
+use crate::model::settings::Change;
 use crate::model::Tenant;
 use crate::model::{DataSource, Description, Id, Name, Timestamp};
 
@@ -23,6 +25,7 @@ fn name_taken(name: &Name) -> Error {
 pub struct DataSourceChanges {
     pub name: Option<Name>,
     pub description: Option<Description>,
+    pub default_country: Change<Country>,
     pub at: Timestamp,
 }
 
@@ -186,11 +189,22 @@ impl Store {
             next.name = name.clone();
         }
         next.updated_at = changes.at;
+        let country = changes.default_country.clone();
+        next.default_country = changes.default_country.apply(current.default_country);
         // Only what was sent is written, so concurrent updates of different fields both
         // survive; a rename is conditioned on the name it frees, whose guard it moves.
         let mut sets = vec!["updated_at = :at"];
+        let mut removes = "";
         let mut condition = "attribute_exists(pk)";
         let mut expr = Expr::default().value(":at", n(next.updated_at.0));
+        match country {
+            Change::Keep => {}
+            Change::Clear => removes = " REMOVE default_country",
+            Change::Set(country) => {
+                sets.push("default_country = :country");
+                expr = expr.value(":country", s(country.as_str()));
+            }
+        }
         if described {
             sets.push("#description = :description");
             expr = expr
@@ -215,7 +229,7 @@ impl Store {
             Step::Head,
             keys::data_source(tenant, &current.id),
             HEAD.to_owned(),
-            &format!("SET {}", sets.join(", ")),
+            &format!("SET {}{removes}", sets.join(", ")),
             Some(condition),
             expr,
         )?;

@@ -190,9 +190,11 @@ impl Store {
             .key_condition_expression("pk = :pk AND begins_with(sk, :prefix)")
             .expression_attribute_values(":pk", s(keys::task_contacts(tenant, task)))
             .expression_attribute_values(":prefix", s(keys::CONTACT_PREFIX))
-            .projection_expression("sk, #outcome, #attempts")
+            .projection_expression("sk, #outcome, #attempts, #reason, #skip")
             .expression_attribute_names("#outcome", "last_outcome")
-            .expression_attribute_names("#attempts", "attempts");
+            .expression_attribute_names("#attempts", "attempts")
+            .expression_attribute_names("#reason", "last_reason")
+            .expression_attribute_names("#skip", "skip");
         TaskStates {
             pages: Pages::new(query),
             buffered: VecDeque::new(),
@@ -272,15 +274,26 @@ impl ContactPages {
 /// See [`Store::task_states`]. Contacts without a state were never dialled in the task.
 pub struct TaskStates {
     pages: Pages,
-    /// (contact sort key, outcome, attempts), ascending, not yet matched.
-    buffered: VecDeque<(String, u8, u32)>,
+    /// (contact sort key, its state), ascending, not yet matched.
+    buffered: VecDeque<(String, TaskCell)>,
+}
+
+/// What a task export shows of a contact's state in the task (D8, D18).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TaskCell {
+    pub outcome: u8,
+    pub attempts: u32,
+    /// Why its latest attempt ended.
+    pub last_reason: Option<String>,
+    /// Why it was last not called, while that holds.
+    pub skip: Option<String>,
 }
 
 impl TaskStates {
     /// Reads pages until every state up to the contact `id` is buffered.
     pub async fn read_through(&mut self, id: &Id) -> Result<(), Error> {
         let wanted = keys::contact(id);
-        while self.buffered.back().is_none_or(|(sk, _, _)| *sk < wanted) {
+        while self.buffered.back().is_none_or(|(sk, _)| *sk < wanted) {
             let Some(items) = self.pages.next().await? else {
                 return Ok(());
             };
@@ -295,8 +308,14 @@ impl TaskStates {
                     continue;
                 };
                 let outcome = u8::try_from(number("last_outcome")).unwrap_or(status::NOT_DIALLED);
-                self.buffered
-                    .push_back((sk.to_owned(), outcome, number("attempts")));
+                let text = |name: &str| string_attr(&item, name).map(str::to_owned);
+                let cell = TaskCell {
+                    outcome,
+                    attempts: number("attempts"),
+                    last_reason: text("last_reason"),
+                    skip: text("skip"),
+                };
+                self.buffered.push_back((sk.to_owned(), cell));
             }
         }
         Ok(())
@@ -305,17 +324,15 @@ impl TaskStates {
     /// The outcome and attempts of contact `id` in the task, if it has a state. Contacts must be
     /// asked for in ascending order, each after [`Self::read_through`] reached it; states of
     /// smaller ids (contacts since deleted from the data source) are passed over.
-    pub fn take(&mut self, id: &Id) -> Option<(u8, u32)> {
+    pub fn take(&mut self, id: &Id) -> Option<TaskCell> {
         let wanted = keys::contact(id);
-        while let Some((sk, outcome, attempts)) = self.buffered.front() {
+        while let Some((sk, _)) = self.buffered.front() {
             match sk.as_str().cmp(wanted.as_str()) {
                 std::cmp::Ordering::Less => {
                     self.buffered.pop_front();
                 }
                 std::cmp::Ordering::Equal => {
-                    let found = (*outcome, *attempts);
-                    self.buffered.pop_front();
-                    return Some(found);
+                    return self.buffered.pop_front().map(|(_, cell)| cell);
                 }
                 std::cmp::Ordering::Greater => return None,
             }

@@ -9,6 +9,29 @@ pub fn tenant(tenant: &Tenant) -> String {
     format!("T#{}", tenant.as_str())
 }
 
+/// Sort key of a tenant's settings (D14), in the tenant partition.
+pub const SETTINGS: &str = "SETTINGS";
+
+/// Sort key of a do-not-call entry in the tenant partition (D16), newest last.
+pub fn dnc_entry(id: &Id) -> String {
+    format!("{DNC_PREFIX}{id}")
+}
+pub const DNC_PREFIX: &str = "DNC#";
+
+/// Sort key of the guard of one listed number (its normal form or its E.164) in the tenant
+/// partition: the claim's transaction checks it is absent (D16).
+pub fn dnc_number(number: &str) -> String {
+    format!("DNCN#{number}")
+}
+
+/// Partition and sort key of one number's recent attempts across the tenant's tasks (D17).
+pub fn frequency(tenant: &Tenant, number: &str) -> (String, String) {
+    (
+        format!("T#{}#FREQ#{number}", tenant.as_str()),
+        "FREQ".to_owned(),
+    )
+}
+
 /// Partition of one data source: its head record, its imports, and shard 0 of its contacts and
 /// phone guards ([`super::shards::ContactShards`]).
 pub fn data_source(tenant: &Tenant, id: &Id) -> String {

@@ -13,6 +13,7 @@ pub mod capacity;
 pub mod contact;
 pub mod datasource;
 pub mod dialing;
+pub mod dnc;
 pub mod export;
 pub mod import;
 pub mod keys;
@@ -20,6 +21,7 @@ mod names;
 mod paging;
 pub mod recall;
 pub mod reclaim;
+pub mod settings;
 pub mod shards;
 pub mod slots;
 pub mod task;
@@ -635,7 +637,7 @@ fn built<T>(result: Result<T, aws_sdk_dynamodb::error::BuildError>) -> Result<T,
 }
 
 /// Values and names for one expression.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub(crate) struct Expr {
     pub values: HashMap<String, AttributeValue>,
     pub names: HashMap<String, String>,

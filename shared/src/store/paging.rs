@@ -23,6 +23,7 @@ use std::collections::HashMap;
 pub(crate) enum Counted {
     Tasks,
     DataSources,
+    DncEntries,
 }
 
 impl Counted {
@@ -30,6 +31,7 @@ impl Counted {
         match self {
             Counted::Tasks => "task_count",
             Counted::DataSources => "data_source_count",
+            Counted::DncEntries => "dnc_count",
         }
     }
 
@@ -39,6 +41,7 @@ impl Counted {
         match self {
             Counted::Tasks => "task_count_exact",
             Counted::DataSources => "data_source_count_exact",
+            Counted::DncEntries => "dnc_count_exact",
         }
     }
 
@@ -48,6 +51,7 @@ impl Counted {
         match self {
             Counted::Tasks => keys::TASK_PREFIX,
             Counted::DataSources => keys::DATA_SOURCE_NAME_PREFIX,
+            Counted::DncEntries => keys::DNC_PREFIX,
         }
     }
 }

@@ -4,17 +4,69 @@
 //! and the dialer's recall job then applies it contact by contact, idempotently: a recall the
 //! client was told succeeded is applied in full, one it was told failed changes nothing.
 
+use super::dialing::Deltas;
 use super::keys::{self};
 use super::task::{refused, status_in};
-use super::{n, s, Actions, Expr, Store, WriteFailure};
+use super::{from_item, n, s, string_attr, Actions, Expr, Store, WriteFailure};
 use crate::error::Error;
+use crate::model::task::TaskContact;
 use crate::model::task::TaskOperation;
 use crate::model::Tenant;
 use crate::model::{Id, Task, TaskStatus, Timestamp};
 use aws_sdk_dynamodb::types::AttributeValue;
+use std::collections::HashMap;
 
 /// Contacts one recall transaction holds beside its task (DynamoDB takes 100 actions).
 pub const RECALL_IN_ONE: usize = 99;
+
+/// Reads and tries of one group of a recall whose contacts keep moving under it.
+const RECALL_TRIES: u32 = 8;
+
+/// The task's action in a recall's transaction, which the counters are added to; without an
+/// update of its own, it is there only when a counter moves.
+struct TaskStep<'a> {
+    update: Option<&'a str>,
+    condition: &'a str,
+    expr: Expr,
+}
+
+/// The condition that a contact's state still stands where the recall read it (absent, or with
+/// the attributes its place in the counters follows from), so concurrent recalls, which change
+/// none of them but `done`, meet at most once.
+fn standing_as_read(before: Option<&TaskContact>, expr: Expr) -> (String, Expr) {
+    let Some(state) = before else {
+        return ("attribute_not_exists(pk)".to_owned(), expr);
+    };
+    let mut parts = vec![
+        "attempts = :seen_attempts".to_owned(),
+        if state.done {
+            "done = :true".to_owned()
+        } else {
+            "(attribute_not_exists(done) OR done = :false)".to_owned()
+        },
+        if state.in_call.is_some() {
+            "attribute_exists(in_call)".to_owned()
+        } else {
+            "attribute_not_exists(in_call)".to_owned()
+        },
+    ];
+    let mut expr = expr.value(":seen_attempts", n(state.attempts));
+    match state.skip {
+        Some(skip) => {
+            parts.push("skip = :seen_skip".to_owned());
+            expr = expr.value(":seen_skip", s(skip.name()));
+        }
+        None => parts.push("attribute_not_exists(skip)".to_owned()),
+    }
+    (parts.join(" AND "), expr)
+}
+
+/// Why a group of a recall was not written.
+enum GroupFailure {
+    /// The task's condition failed: what was stored, if anything.
+    Task(Option<crate::store::Item>),
+    Other(Error),
+}
 
 /// The update that gives a contact a fresh allowance of `maxDialCount` attempts at `priority`,
 /// due at `at`, in the waiting index (D12, D13); `applied` marks it as done by that recall.
@@ -75,42 +127,145 @@ impl Store {
             &[TaskStatus::Running, TaskStatus::Paused],
             Expr::default().value(":one", n(1)),
         );
-        #[derive(PartialEq)]
+        let task_step = TaskStep {
+            update: Some("ADD revision :one"),
+            condition: &condition,
+            expr,
+        };
+        match self
+            .recall_group(tenant, task, ids, priority, at, None, task_step)
+            .await
+        {
+            Ok(_) => Ok(()),
+            Err(GroupFailure::Task(stored)) => {
+                Err(refused(TaskOperation::Recall, &task.id, stored.as_ref()))
+            }
+            Err(GroupFailure::Other(error)) => Err(error),
+        }
+    }
+
+    /// Recalls `ids` (at most [`RECALL_IN_ONE`]) in one transaction with the task: each contact
+    /// as read just before (its state unchanged since, or still absent), and the task's counters
+    /// (D19) moved by what the recall makes of each. A contact another writer moved meanwhile
+    /// makes the group read again and try once more; one already given this recall (`applied`)
+    /// is left alone. Answers the number recalled.
+    #[allow(clippy::too_many_arguments)]
+    async fn recall_group(
+        &self,
+        tenant: &Tenant,
+        task: &Task,
+        ids: &[Id],
+        priority: u8,
+        at: Timestamp,
+        applied: Option<&Id>,
+        task_step: TaskStep<'_>,
+    ) -> Result<usize, GroupFailure> {
+        #[derive(Clone, Copy, PartialEq)]
         enum Step {
             Task,
             Contact,
         }
-        let mut actions = Actions::new(&self.table).update(
-            Step::Task,
-            keys::tenant(tenant),
-            keys::task(&task.id),
-            "ADD revision :one",
-            Some(&condition),
-            expr,
-        )?;
         let pk = keys::task_contacts(tenant, &task.id);
-        for id in ids {
-            let (update, expr) = recalled_contact(tenant, task, id, priority, at, None);
-            actions = actions.update(
-                Step::Contact,
-                pk.clone(),
-                keys::contact(id),
-                &update,
-                None,
-                expr,
-            )?;
-        }
-        self.transact("queue recall", actions)
-            .await
-            .map_err(|failure| {
-                failure.or_else(|condition| {
-                    refused(
-                        TaskOperation::Recall,
-                        &task.id,
-                        condition.stored(Step::Task),
-                    )
+        for attempt in 0..RECALL_TRIES {
+            let wanted = ids
+                .iter()
+                .map(|id| {
+                    [
+                        (keys::PK.to_owned(), s(&pk)),
+                        (keys::SK.to_owned(), s(keys::contact(id))),
+                    ]
+                    .into()
                 })
-            })
+                .collect();
+            let states: HashMap<Id, (TaskContact, bool)> = self
+                .batch_get_with(wanted, None)
+                .await
+                .map_err(GroupFailure::Other)?
+                .into_iter()
+                .map(|item| {
+                    let done_here = applied.is_some_and(|recall| {
+                        string_attr(&item, "applied_recall") == Some(recall.as_str())
+                    });
+                    from_item::<TaskContact>(item)
+                        .map(|state| (state.contact_id.clone(), (state, done_here)))
+                })
+                .collect::<Result<_, Error>>()
+                .map_err(GroupFailure::Other)?;
+            let mut moved = Deltas::default();
+            let mut contacts = Vec::new();
+            for id in ids {
+                let before = states.get(id);
+                if before.is_some_and(|(_, done_here)| *done_here) {
+                    continue;
+                }
+                let before = before.map(|(state, _)| state);
+                let base = before
+                    .cloned()
+                    .unwrap_or_else(|| TaskContact::undialled(id.clone(), 0, priority, at));
+                let after = TaskContact {
+                    done: false,
+                    recalled: true,
+                    ..base
+                };
+                moved.moved(before, Some(&after));
+                let (update, expr) = recalled_contact(tenant, task, id, priority, at, applied);
+                let (condition, expr) = standing_as_read(before, expr);
+                contacts.push((id, update, condition, expr));
+            }
+            if contacts.is_empty() {
+                return Ok(0);
+            }
+            let (counters, expr) = moved.clause(task_step.expr.clone());
+            // Both of the task's own updates are ADDs, which the counters' join.
+            let update = match (task_step.update, counters) {
+                (Some(own), Some(counters)) => Some(format!("{own}, {counters}")),
+                (Some(own), None) => Some(own.to_owned()),
+                (None, Some(counters)) => Some(format!("ADD {counters}")),
+                (None, None) => None,
+            };
+            let mut actions = Actions::new(&self.table);
+            if let Some(update) = update {
+                actions = actions
+                    .update(
+                        Step::Task,
+                        keys::tenant(tenant),
+                        keys::task(&task.id),
+                        &update,
+                        Some(task_step.condition),
+                        expr,
+                    )
+                    .map_err(GroupFailure::Other)?;
+            }
+            let count = contacts.len();
+            for (id, update, condition, expr) in contacts {
+                actions = actions
+                    .update(
+                        Step::Contact,
+                        pk.clone(),
+                        keys::contact(id),
+                        &update,
+                        Some(&condition),
+                        expr,
+                    )
+                    .map_err(GroupFailure::Other)?;
+            }
+            match self.transact("recall contacts", actions).await {
+                Ok(()) => return Ok(count),
+                Err(failure) => {
+                    let condition = failure.condition().map_err(GroupFailure::Other)?;
+                    if condition.failed(Step::Task) {
+                        return Err(GroupFailure::Task(condition.stored(Step::Task).cloned()));
+                    }
+                    // A contact moved since it was read (an outcome, a claim, another recall):
+                    // read again.
+                    tokio::time::sleep(crate::store::backoff(attempt)).await;
+                }
+            }
+        }
+        Err(GroupFailure::Other(Error::unavailable(
+            "recall contacts",
+            "the contacts kept changing while they were recalled",
+        )))
     }
 
     /// Commits a large recall on a RUNNING or PAUSED task: one conditional write records it as
@@ -148,7 +303,8 @@ impl Store {
         }
     }
 
-    /// Applies a committed recall to `ids`, each at most once whatever the number of runs.
+    /// Applies a committed recall to `ids`, each at most once whatever the number of runs, in
+    /// groups of [`RECALL_IN_ONE`] contacts, each one transaction with the task's counters.
     pub async fn apply_recall(
         &self,
         tenant: &Tenant,
@@ -158,32 +314,24 @@ impl Store {
         priority: u8,
         at: Timestamp,
     ) -> Result<usize, Error> {
-        use futures::stream::{self, StreamExt, TryStreamExt};
-        let pk = keys::task_contacts(tenant, &task.id);
-        // Each contact is its own item: 16 writes at once keep a chunk well inside a run.
-        let writes: Vec<_> = ids
-            .iter()
-            .map(|id| {
-                let (update, expr) = recalled_contact(tenant, task, id, priority, at, Some(recall));
-                ((pk.clone(), keys::contact(id)), update, expr)
-            })
-            .collect();
-        stream::iter(writes)
-            .map(|(key, update, expr)| async move {
-                let written = self
-                    .update_one(
-                        "apply recall",
-                        key,
-                        &update,
-                        Some("attribute_not_exists(applied_recall) OR applied_recall <> :recall"),
-                        expr,
-                    )
-                    .await;
-                WriteFailure::took_effect(written).map(usize::from)
-            })
-            .buffer_unordered(16)
-            .try_fold(0, |sum, one| async move { Ok(sum + one) })
-            .await
+        let mut applied = 0;
+        for group in ids.chunks(RECALL_IN_ONE) {
+            let task_step = TaskStep {
+                update: None,
+                condition: "attribute_exists(pk)",
+                expr: Expr::default(),
+            };
+            match self
+                .recall_group(tenant, task, group, priority, at, Some(recall), task_step)
+                .await
+            {
+                Ok(count) => applied += count,
+                // The task is gone: nothing is left to recall.
+                Err(GroupFailure::Task(_)) => return Ok(applied),
+                Err(GroupFailure::Other(error)) => return Err(error),
+            }
+        }
+        Ok(applied)
     }
 
     /// Records that the first `applied` contacts of a pending recall's list are applied, and when,

@@ -235,11 +235,17 @@ impl Store {
             return Ok(Vec::new());
         };
         let range = |query: QueryBuilder| {
-            query
+            let query = query
                 .key_condition_expression("pk = :pk AND sk BETWEEN :first AND :last")
                 .expression_attribute_values(":first", s(keys::CONTACT_PREFIX))
                 .expression_attribute_values(":last", s(keys::CONTACTS_END))
-                .projection_expression(projection)
+                .projection_expression(projection);
+            // `fields` is a reserved word of DynamoDB's expressions.
+            if projection.contains("#fields") {
+                query.expression_attribute_names("#fields", "fields")
+            } else {
+                query
+            }
         };
         self.merged(&shards, range, true, after, want).await
     }

@@ -6,10 +6,13 @@ use super::names::NameGuard;
 use super::paging::{Counted, RowFilter, TenantList};
 use super::{from_item, n, s, string_attr, to_item, Actions, Expr, Item, Store};
 use crate::error::Error;
+use crate::model::call::{Reason, Skip};
+use crate::model::diagnostics::TaskCounters;
 use crate::model::page::{Page, PageQuery};
 use crate::model::task::{not_allowed, TaskContact, TaskOperation};
 use crate::model::Tenant;
 use crate::model::{Id, Name, Task, TaskStatus, Timestamp};
+use crate::store::dialing::{reason_counter, skip_counter};
 use std::collections::HashSet;
 
 fn task_not_found(id: &Id) -> Error {
@@ -245,6 +248,40 @@ impl Store {
             .await?
             .ok_or_else(|| task_not_found(id))?;
         from_item(item)
+    }
+
+    /// A task and its diagnostic counters (D19), in one consistent read of its item.
+    pub async fn task_with_counters(
+        &self,
+        tenant: &Tenant,
+        id: &Id,
+    ) -> Result<(Task, TaskCounters), Error> {
+        let item = self
+            .get_item(keys::tenant(tenant), keys::task(id))
+            .await?
+            .ok_or_else(|| task_not_found(id))?;
+        let number = |name: &str| {
+            item.get(name)
+                .and_then(|value| value.as_n().ok())
+                .and_then(|raw| raw.parse::<i64>().ok())
+        };
+        let count = |name: &str| number(name).unwrap_or(0).max(0) as u64;
+        let counters = TaskCounters {
+            waiting: count("dg_waiting"),
+            final_: count("dg_final"),
+            skips: Skip::ALL
+                .iter()
+                .map(|skip| (*skip, count(&skip_counter(*skip))))
+                .collect(),
+            reasons: Reason::ALL
+                .iter()
+                .map(|reason| (*reason, count(&reason_counter(*reason))))
+                .collect(),
+            last_call_at: number("last_call_at").map(Timestamp),
+            last_outcome_at: number("last_outcome_at").map(Timestamp),
+            busy_until: number("busy_until").map(Timestamp),
+        };
+        Ok((from_item(item)?, counters))
     }
 
     /// Every task of the tenant, newest first: one Query for up to ~1 MB of them.

@@ -55,6 +55,7 @@ async fn add_answers_the_full_record_and_counts_it() {
         "id": id,
         "dataSourceId": source,
         "phoneNumber": "+8613800138000",
+        "e164": "+8613800138000",
         "customerName": "Li Lei",
         "address": "1 Main St",
         "orderAmount": "99.50",
@@ -88,7 +89,8 @@ async fn known_fields_that_are_not_set_are_null() {
     for field in ["customerName", "address", "orderAmount"] {
         assert_eq!(data[field], Value::Null, "{field}");
     }
-    assert_eq!(data.as_object().unwrap().len(), 10, "{data}");
+    assert_eq!(data["e164"], Value::Null, "no country to read 12345 in");
+    assert_eq!(data.as_object().unwrap().len(), 11, "{data}");
 }
 
 #[tokio::test]
@@ -116,6 +118,7 @@ async fn update_changes_only_the_given_fields() {
         "id": id,
         "dataSourceId": source,
         "phoneNumber": "13800138000",
+        "e164": null,
         "customerName": null,
         "address": "New St",
         "orderAmount": null,

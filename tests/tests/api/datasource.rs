@@ -33,6 +33,7 @@ async fn add_then_detail_and_list() {
             "id": id,
             "dataSourceName": "Spring leads",
             "dataSourceDesc": "from the fair",
+            "defaultCountry": null,
             "contactCount": 0,
             "createTime": data["createTime"],
             "updateTime": data["createTime"],
@@ -83,6 +84,7 @@ async fn update_changes_only_the_given_fields() {
         &json!({
             "id": id,
             "dataSourceName": "Hot leads",
+            "defaultCountry": null,
             "dataSourceDesc": "first",
             "contactCount": 1,
             "createTime": created["createTime"],

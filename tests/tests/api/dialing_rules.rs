@@ -376,8 +376,9 @@ async fn recall_redials_exactly_the_failed_contacts() {
 
     // The simulated outcome depends only on the number and the attempt.
     let first = rig.contacts(&task.source).await;
-    let fails =
-        |n: &usize| decide(&rig.engine.config.simulated, &phone(*n), 1).outcome == Outcome::Failed;
+    let fails = |n: &usize| {
+        decide(&rig.engine.config.simulated, &phone(*n), 1, None).outcome == Outcome::Failed
+    };
     let expected: BTreeSet<&String> = (0..6).filter(fails).map(|n| &task.contacts[n]).collect();
     let failed: BTreeSet<&String> = first
         .iter()
@@ -457,7 +458,7 @@ async fn an_outcome_of_a_call_that_is_not_ours_changes_nothing() {
     let unattributed = SimulatedEvent {
         simulated_call: SimulatedOutcome {
             call_id: format!("sim-{}", token(&task.id, contact, 1)),
-            report: decide(&rig.engine.config.simulated, &phone(0), 1),
+            report: decide(&rig.engine.config.simulated, &phone(0), 1, None),
             attempt: None,
         },
     };
@@ -496,10 +497,15 @@ async fn an_outcome_whose_call_id_was_never_saved_is_recorded_from_the_call() {
         attempt: 1,
         state: None,
     };
-    let claim =
-        rig.engine
-            .store
-            .claim_call(&owner, &stored, &due, caps_of(&rig.engine), rig.clock.now());
+    let gate = outbound::store::dialing::Gate::default();
+    let claim = rig.engine.store.claim_call(
+        &owner,
+        &stored,
+        &due,
+        &gate,
+        caps_of(&rig.engine),
+        rig.clock.now(),
+    );
     let call = claim.await.unwrap();
     let request = CallRequest {
         tenant: owner.clone(),
@@ -507,6 +513,8 @@ async fn an_outcome_whose_call_id_was_never_saved_is_recorded_from_the_call() {
         contact_id: id(contact),
         attempt: 1,
         phone: outbound::model::Phone::parse(&phone(0)).unwrap(),
+        e164: None,
+        script: None,
     };
     // Placed; the run dies before it saves the call's id.
     let call_id = rig.engine.provider.place(&request).await.unwrap();
@@ -526,7 +534,7 @@ async fn an_outcome_whose_call_id_was_never_saved_is_recorded_from_the_call() {
     let again = SimulatedEvent {
         simulated_call: SimulatedOutcome {
             call_id,
-            report: decide(&rig.engine.config.simulated, &phone(0), 1),
+            report: decide(&rig.engine.config.simulated, &phone(0), 1, None),
             attempt: Some(outbound::model::call::CallAttempt {
                 tenant: owner,
                 task_id: id(&task.id),
@@ -1161,7 +1169,9 @@ async fn a_run_takes_the_calls_freed_since_the_tick() {
 #[tokio::test]
 async fn the_window_is_checked_at_the_tick_and_when_placing() {
     let rig = rig(ALL_SUCCESS, |_| {}).await;
-    let window = json!({"dailyStartTime": "10:00", "dailyEndTime": "10:30", "timeZone": "UTC"});
+    // Read in the task's zone (D15's TASK), the window is the task's alone and the tick checks it.
+    let window = json!({"dailyStartTime": "10:00", "dailyEndTime": "10:30", "timeZone": "UTC",
+        "windowTimeZone": "TASK"});
     let task = rig.running(2, window).await;
     let tick = || async {
         let report = rig.engine.tick().await.unwrap();

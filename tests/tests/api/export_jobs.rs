@@ -606,7 +606,10 @@ fn expected_task_rows(
     states: &HashMap<String, (u8, u32)>,
     filter: u8,
 ) -> Vec<Vec<String>> {
-    let titles = &source_rows[0];
+    // A task's export is the data source's with its outcome, attempts, and the reason and
+    // skip columns (D18, empty here: the seeded states have neither).
+    let mut titles = source_rows[0].clone();
+    titles.extend(["lastReason".to_owned(), "skipReason".to_owned()]);
     let column = |name: &str| titles.iter().position(|t| t == name).unwrap();
     let (status, calls) = (column("status"), column("callCount"));
     let mut rows = vec![titles.clone()];
@@ -622,6 +625,7 @@ fn expected_task_rows(
             let mut row = row.clone();
             row[status] = outcome.to_string();
             row[calls] = attempts.to_string();
+            row.extend([String::new(), String::new()]);
             rows.push(row);
         }
     }

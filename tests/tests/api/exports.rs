@@ -83,17 +83,22 @@ fn guarded(text: &str) -> String {
 }
 
 /// The rows an export of `contacts` holds (title row first, then by id), each contact's own
-/// status and call count unless `outcomes` gives the task's (by contact id).
+/// status and call count unless `outcomes` gives the task's (by contact id); a task's export
+/// (`task`) ends with its reason and skip columns (D18), empty for the states seeded here.
 fn expected_rows(
     contacts: &[Value],
     custom: &[&str],
     outcomes: &BTreeMap<String, (u8, u32)>,
+    task: bool,
 ) -> Vec<Vec<String>> {
     let fixed = ["customerName", "address", "orderAmount"];
     let mut titles = vec!["id", "phoneNumber"];
     titles.extend(fixed);
     titles.extend(custom);
     titles.extend(["status", "callCount", "createTime", "updateTime"]);
+    if task {
+        titles.extend(["lastReason", "skipReason"]);
+    }
     let mut rows: Vec<Vec<String>> = contacts
         .iter()
         .map(|contact| {
@@ -107,6 +112,9 @@ fn expected_rows(
             row.extend(fixed.iter().chain(custom).map(|name| text(name)));
             row.extend([status.to_string(), calls.to_string()]);
             row.extend([text("createTime"), text("updateTime")]);
+            if task {
+                row.extend([String::new(), String::new()]);
+            }
             row
         })
         .collect();
@@ -129,7 +137,7 @@ async fn contacts_export_as_csv_and_excel_with_formula_safe_cells() {
     let api = TestApi::start().await;
     let source = tricky_source(&api, "Export").await;
     let contacts = api.all_contacts("acme", &source).await;
-    let expected = expected_rows(&contacts, &["note", "vip"], &BTreeMap::new());
+    let expected = expected_rows(&contacts, &["note", "vip"], &BTreeMap::new(), false);
     assert_eq!(expected[1..].len(), 3);
     let base = format!("/api/dataSource/{source}/contact/batchExport");
     for (query, content_type, extension) in [
@@ -268,7 +276,7 @@ async fn a_large_export_redirects_to_a_presigned_download() {
     assert_eq!(download.status(), StatusCode::OK);
     let file = download.bytes().await.unwrap();
     let contacts = api.all_contacts("acme", &source).await;
-    let expected = expected_rows(&contacts, &["note", "vip"], &BTreeMap::new());
+    let expected = expected_rows(&contacts, &["note", "vip"], &BTreeMap::new(), false);
     assert_eq!(sorted_rows(&file), expected);
 
     // A client that follows redirects, as most do, just gets the file.
@@ -315,7 +323,7 @@ async fn task_export_filters_contacts_by_their_outcome_in_the_task() {
         api.seed_outcome("acme", &task, id, *outcome, *attempts)
             .await;
     }
-    let all = expected_rows(&contacts, &["note", "vip"], &outcomes);
+    let all = expected_rows(&contacts, &["note", "vip"], &outcomes, true);
     let with_status = |codes: &[&str]| -> Vec<Vec<String>> {
         let mut rows = vec![all[0].clone()];
         rows.extend(

@@ -39,10 +39,11 @@ async fn another_tenants_records_are_404_everywhere_and_unchanged() {
             json!({"phoneNumber": "13900139000"}),
             &source_missing,
         ),
+        // The data source is read first, for the country of the answer's `e164` (D14).
         (
             contact_op(&source, "update"),
             json!({"contactId": contact, "phoneNumber": "13700137000"}),
-            &contact_missing,
+            &source_missing,
         ),
         (
             contact_op(&source, "delete"),

@@ -2,6 +2,7 @@
 
 mod auth;
 mod calls;
+mod compliance;
 mod contacts;
 mod contract;
 mod datasource;

@@ -238,8 +238,9 @@ impl TestApi {
     /// times or call state; absent fields left out), sorted by phone number, to compare the
     /// contents of two data sources.
     pub async fn contact_fields(&self, tenant: &str, source: &str) -> Vec<Value> {
-        const NOT_IMPORTED: [&str; 6] = [
+        const NOT_IMPORTED: [&str; 7] = [
             "id",
+            "e164",
             "dataSourceId",
             "status",
             "callCount",

@@ -54,10 +54,11 @@ async fn dynamodb_calls_per_task_request() {
         calls_of(&api, "POST", "/api/task/resume", body(id)).await,
         1
     );
-    // Recall of named ids: read the task, check the ids, write the per-contact state.
+    // Recall of named ids: read the task, check the ids, read their states in the task (the
+    // counters of D19 move by what the recall makes of each), write them with the task.
     let recall = format!("/api/task/{id}/recall");
     let named = json!({"contactIds": contacts});
-    assert_eq!(calls_of(&api, "POST", &recall, named).await, 3);
+    assert_eq!(calls_of(&api, "POST", &recall, named).await, 4);
     assert_eq!(calls_of(&api, "POST", "/api/task/stop", body(id)).await, 2);
     assert_eq!(calls_of(&api, "POST", "/api/task/close", body(id)).await, 1);
     assert_eq!(
@@ -74,11 +75,11 @@ async fn dynamodb_calls_per_task_request() {
     assert_eq!(api.calls.take(), 1);
 
     // Recall of failed contacts on a COMPLETED task: read, query, check, the requeue that
-    // commits the recall (D12: its list is in S3 first), the contact's write, the pending
-    // recall cleared.
+    // commits the recall (D12: its list is in S3 first), the contact's state read and written
+    // with the task's counters (D19), the pending recall cleared.
     let done = api.task_in("acme", TaskStatus::Completed, 1).await;
     api.seed_task_contact("acme", &done.id, &done.contacts[0], 2, 1)
         .await;
     let recall = format!("/api/task/{}/recall", done.id);
-    assert_eq!(calls_of(&api, "POST", &recall, json!({})).await, 6);
+    assert_eq!(calls_of(&api, "POST", &recall, json!({})).await, 7);
 }

@@ -188,6 +188,8 @@ async fn detail_and_stat_fields() {
         "dailyStartTime",
         "dailyEndTime",
         "timeZone",
+        "windowTimeZone",
+        "retryRules",
         "createTime",
         "startTime",
         "endTime",

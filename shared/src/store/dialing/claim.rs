@@ -13,7 +13,134 @@ use crate::store::{
 };
 use aws_sdk_dynamodb::types::AttributeValue;
 
-use super::{not_claimed, Call, Caps, Claim, ClaimRefused};
+use super::{not_claimed, Call, Caps, Claim, ClaimRefused, Deltas};
+use crate::model::settings::FrequencyCap;
+use crate::store::Item;
+use std::collections::HashMap;
+
+/// Slots of a number's ring of attempt times: as many as the largest `maxCalls` (D17).
+const RING: u64 = 100;
+
+/// What a claim checks of the number it calls, beside the contact (D16, D17).
+#[derive(Clone, Debug, Default)]
+pub struct Gate {
+    /// The forms of the number its do-not-call guards are kept under (D16).
+    pub numbers: Vec<String>,
+    /// The tenant's frequency cap, and the number's attempts as read before the claim (D17).
+    pub frequency: Option<FrequencyClaim>,
+}
+
+#[derive(Clone, Debug)]
+pub struct FrequencyClaim {
+    /// The number counted: its E.164 form, else its normal form.
+    pub number: String,
+    pub cap: FrequencyCap,
+    pub seen: Attempts,
+}
+
+/// One number's attempts across the tenant's tasks (D17): how many ever (while any is within a
+/// period), and the times of the latest [`RING`] of them, by `count % RING`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Attempts {
+    pub count: u64,
+    pub times: HashMap<u64, i64>,
+}
+
+impl Attempts {
+    fn of(item: &Item) -> Attempts {
+        let number =
+            |value: &AttributeValue| value.as_n().ok().and_then(|raw| raw.parse::<i64>().ok());
+        let count = item.get("n").and_then(number).unwrap_or(0).max(0) as u64;
+        let times = item
+            .iter()
+            .filter_map(|(name, value)| {
+                let slot = name.strip_prefix('t')?.parse::<u64>().ok()?;
+                Some((slot, number(value)?))
+            })
+            .collect();
+        Attempts { count, times }
+    }
+
+    /// From when the number may be called again under `cap`: the oldest of its latest
+    /// `maxCalls` attempts plus the period (in the past when it may be called now); `None` while
+    /// it has fewer attempts than that.
+    pub fn eligible_at(&self, cap: FrequencyCap) -> Option<Timestamp> {
+        let most = u64::from(cap.max_calls);
+        if self.count < most {
+            return None;
+        }
+        let oldest = self.times.get(&((self.count - most) % RING))?;
+        Some(Timestamp(oldest + cap.period_millis()))
+    }
+}
+
+impl Store {
+    /// The attempts of each of `numbers` across the tenant's tasks (D17), read consistently.
+    pub async fn frequency_attempts(
+        &self,
+        tenant: &Tenant,
+        numbers: &[String],
+    ) -> Result<HashMap<String, Attempts>, Error> {
+        let wanted = numbers
+            .iter()
+            .map(|number| {
+                let (pk, sk) = keys::frequency(tenant, number);
+                [(PK.to_owned(), s(pk)), (SK.to_owned(), s(sk))].into()
+            })
+            .collect();
+        let items = self.batch_get_with(wanted, None).await?;
+        let prefix = keys::frequency(tenant, "").0;
+        Ok(items
+            .iter()
+            .filter_map(|item| {
+                let number = crate::store::string_attr(item, PK)?.strip_prefix(&prefix)?;
+                Some((number.to_owned(), Attempts::of(item)))
+            })
+            .collect())
+    }
+
+    /// The claim's checks of the number: its do-not-call guards are absent, and its count of
+    /// attempts is still the one read (one more attempt, its time in the ring).
+    fn check_gate<'a>(
+        &self,
+        mut actions: Actions<'a, Claim>,
+        tenant: &Tenant,
+        gate: &Gate,
+        now: Timestamp,
+    ) -> Result<Actions<'a, Claim>, Error> {
+        for number in &gate.numbers {
+            actions = actions.check(
+                Claim::DoNotCall,
+                keys::tenant(tenant),
+                keys::dnc_number(number),
+                "attribute_not_exists(pk)",
+                Expr::default(),
+            )?;
+        }
+        let Some(frequency) = &gate.frequency else {
+            return Ok(actions);
+        };
+        let (pk, sk) = keys::frequency(tenant, &frequency.number);
+        let seen = frequency.seen.count;
+        let (condition, expr) = if seen == 0 {
+            ("attribute_not_exists(n)", Expr::default())
+        } else {
+            ("n = :seen", Expr::default().value(":seen", n(seen)))
+        };
+        let expires = (now.0 + frequency.cap.period_millis()) / 1000 + 86_400;
+        actions.update(
+            Claim::Frequency,
+            pk,
+            sk,
+            "SET n = :count, #slot = :now, expires_at = :expires",
+            Some(condition),
+            expr.name("#slot", &format!("t{}", seen % RING))
+                .value(":count", n(seen + 1))
+                .value(":now", n(now.0))
+                .value(":expires", n(expires)),
+        )
+    }
+}
 
 impl Store {
     /// Claims attempt `due.attempt` of a contact for a call now (D13): one transaction that
@@ -25,6 +152,7 @@ impl Store {
         tenant: &Tenant,
         task: &Task,
         due: &Due,
+        gate: &Gate,
         caps: Caps,
         now: Timestamp,
     ) -> Result<CallRef, ClaimRefused> {
@@ -44,11 +172,16 @@ impl Store {
                 shard,
                 shards,
             };
-            let actions = not_claimed(take_capacity(actions, tenant, &task.id, place, now))?;
+            // In flight, the contact is counted by `in_flight` alone: it leaves its counters.
+            let mut moved = Deltas::default();
+            moved.moved(due.state.as_ref(), None);
+            let actions =
+                not_claimed(take_capacity(actions, tenant, &task.id, place, &moved, now))?;
+            let actions = not_claimed(self.check_gate(actions, tenant, gate, now))?;
             match self.transact("claim call", actions).await {
                 Ok(()) => return Ok(call),
                 Err(failure) => {
-                    refused = refusal(failure.condition().map_err(ClaimRefused::Store)?);
+                    refused = refusal(failure.condition().map_err(ClaimRefused::Store)?, gate);
                     if !matches!(
                         refused,
                         ClaimRefused::ServiceFull | ClaimRefused::RateLimited
@@ -113,12 +246,12 @@ impl Store {
                 // Shard 0 is written as no shard, as a one-shard deployment has always done.
                 let update = if shard == 0 {
                     "SET in_call = :attempt, claimed_at = :now, updated_at = :now, \
-                     gsi2pk = :fly_pk, gsi2sk = :fly_sk REMOVE gsi1pk, gsi1sk, slot_shard"
+                     gsi2pk = :fly_pk, gsi2sk = :fly_sk REMOVE gsi1pk, gsi1sk, slot_shard, skip"
                 } else {
                     expr = expr.value(":shard", n(shard));
                     "SET in_call = :attempt, claimed_at = :now, updated_at = :now, \
                      gsi2pk = :fly_pk, gsi2sk = :fly_sk, slot_shard = :shard \
-                     REMOVE gsi1pk, gsi1sk"
+                     REMOVE gsi1pk, gsi1sk, skip"
                 };
                 let actions = not_claimed(Actions::new(&self.table).update(
                     Claim::Contact,
@@ -160,6 +293,8 @@ impl Store {
             priority: state.priority,
             claimed_at: now,
             shard,
+            rules: task.settings.retry_rules.clone(),
+            max_dial_count: u32::from(task.settings.max_dial_count),
         }
     }
 
@@ -231,6 +366,7 @@ impl Store {
         call: &CallRef,
         retry_at: Timestamp,
         quota_refused: bool,
+        provider_busy: bool,
     ) -> Result<(), Error> {
         let tenant = &call.tenant;
         let rank = call.recalled.then_some(call.priority);
@@ -263,9 +399,29 @@ impl Store {
                 Call::Task,
                 keys::tenant(tenant),
                 keys::task(&call.task_id),
-                "ADD in_flight :minus_one",
+                // A contact attempted before waits again; one never attempted is not dialled.
+                match (call.attempt > 1, provider_busy) {
+                    (true, true) => {
+                        "SET busy_until = :now ADD in_flight :minus_one, dg_waiting :one"
+                    }
+                    (true, false) => "ADD in_flight :minus_one, dg_waiting :one",
+                    (false, true) => "SET busy_until = :now ADD in_flight :minus_one",
+                    (false, false) => "ADD in_flight :minus_one",
+                },
                 Some("attribute_exists(pk)"),
-                Expr::default().value(":minus_one", n(-1)),
+                {
+                    let expr = Expr::default().value(":minus_one", n(-1));
+                    let expr = if call.attempt > 1 {
+                        expr.value(":one", n(1))
+                    } else {
+                        expr
+                    };
+                    if provider_busy {
+                        expr.value(":now", n(retry_at.0))
+                    } else {
+                        expr
+                    }
+                },
             )?
             .give_back_service_slot(Call::Service, call.shard)?;
         match self.transact("release call", actions).await {
@@ -293,6 +449,7 @@ fn take_capacity<'a>(
     tenant: &Tenant,
     task: &Id,
     place: Place,
+    moved: &Deltas,
     now: Timestamp,
 ) -> Result<Actions<'a, Claim>, Error> {
     let Place {
@@ -301,18 +458,26 @@ fn take_capacity<'a>(
         shards,
     } = place;
     let second = now.0.div_euclid(1000);
+    let (counters, expr) = moved.clause(
+        Expr::default()
+            .name("#status", "status")
+            .value(":running", n(TaskStatus::Running.code()))
+            .value(":one", n(1))
+            .value(":now", n(now.0))
+            .value(":cap", n(caps.per_task)),
+    );
+    let update = match counters {
+        Some(counters) => format!("SET last_call_at = :now ADD in_flight :one, {counters}"),
+        None => "SET last_call_at = :now ADD in_flight :one".to_owned(),
+    };
     actions
         .update(
             Claim::Task,
             keys::tenant(tenant),
             keys::task(task),
-            "ADD in_flight :one",
+            &update,
             Some("#status = :running AND (attribute_not_exists(in_flight) OR in_flight < :cap)"),
-            Expr::default()
-                .name("#status", "status")
-                .value(":running", n(TaskStatus::Running.code()))
-                .value(":one", n(1))
-                .value(":cap", n(caps.per_task)),
+            expr,
         )?
         .update(
             Claim::Service,
@@ -342,9 +507,20 @@ fn take_capacity<'a>(
 }
 
 /// Why a claim's transaction was refused, from the first action whose condition failed.
-fn refusal(failed: ConditionFailure<Claim>) -> ClaimRefused {
+fn refusal(failed: ConditionFailure<Claim>, gate: &Gate) -> ClaimRefused {
     if failed.failed(Claim::Contact) {
         ClaimRefused::Taken
+    } else if failed.failed(Claim::DoNotCall) {
+        ClaimRefused::DoNotCall
+    } else if failed.failed(Claim::Frequency) {
+        let stored = failed.stored(Claim::Frequency).map(Attempts::of);
+        match (&gate.frequency, stored) {
+            (Some(frequency), Some(now_stored)) => match now_stored.eligible_at(frequency.cap) {
+                Some(at) if now_stored.count == frequency.seen.count => ClaimRefused::Capped(at),
+                _ => ClaimRefused::Contended,
+            },
+            _ => ClaimRefused::Contended,
+        }
     } else if failed.failed(Claim::Task) {
         let stored = failed.stored(Claim::Task).cloned();
         match stored.map(from_item::<Task>) {

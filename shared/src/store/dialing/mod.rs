@@ -9,12 +9,16 @@
 mod claim;
 mod outcome;
 mod scan;
+mod skip;
 mod sweep;
 
+pub use claim::{Attempts, FrequencyClaim, Gate};
+
 use crate::error::Error;
-use crate::model::task::TaskContact;
+use crate::model::call::{Reason, Skip};
+use crate::model::task::{Standing, TaskContact};
 use crate::model::Tenant;
-use crate::model::{Id, Task};
+use crate::model::{Id, Task, Timestamp};
 use crate::store::keys;
 use crate::store::{n, Actions, Expr};
 
@@ -46,6 +50,12 @@ pub enum ClaimRefused {
     ServiceFull,
     /// This second's provider rate is used up.
     RateLimited,
+    /// The number is on the tenant's do-not-call list (D16).
+    DoNotCall,
+    /// The number reached the tenant's frequency cap (D17); it may be called from then.
+    Capped(Timestamp),
+    /// Another run's claim of the same number moved its count of attempts first: try later.
+    Contended,
     /// DynamoDB did not answer: nothing was claimed.
     Store(Error),
 }
@@ -72,6 +82,10 @@ enum Claim {
     Service,
     /// This second's slot of the provider rate.
     Rate,
+    /// The absence of the number's do-not-call guards (D16).
+    DoNotCall,
+    /// The number's attempts across the tenant's tasks (D17).
+    Frequency,
 }
 
 /// The actions of the writes that follow a claim: placing the call, its outcome, giving the
@@ -88,6 +102,63 @@ enum Call {
     SourceContact,
     /// The call record, found by the provider's call id.
     Record,
+}
+
+/// Moves of a task's diagnostic counters (D19), written by the same transaction that moves the
+/// contacts they count: `ADD name :delta` for each counter that changes.
+#[derive(Debug, Default)]
+pub(crate) struct Deltas(std::collections::BTreeMap<String, i64>);
+
+impl Deltas {
+    pub(crate) fn add(&mut self, counter: impl Into<String>, delta: i64) -> &mut Self {
+        *self.0.entry(counter.into()).or_default() += delta;
+        self
+    }
+
+    /// One contact moving from `before` to `after` (`None`: no state, not dialled).
+    pub(crate) fn moved(
+        &mut self,
+        before: Option<&TaskContact>,
+        after: Option<&TaskContact>,
+    ) -> &mut Self {
+        let standing =
+            |state: Option<&TaskContact>| state.map_or(Standing::NotDialled, TaskContact::class);
+        if let Some(counter) = standing(before).counter() {
+            self.add(counter, -1);
+        }
+        if let Some(counter) = standing(after).counter() {
+            self.add(counter, 1);
+        }
+        if let Some(skip) = before.and_then(|state| state.skip) {
+            self.add(skip_counter(skip), -1);
+        }
+        if let Some(skip) = after.and_then(|state| state.skip) {
+            self.add(skip_counter(skip), 1);
+        }
+        self
+    }
+
+    /// `ADD` clauses (without the keyword) and their values, named `:d0`, `:d1`, ...; `None`
+    /// when nothing moves.
+    pub(crate) fn clause(&self, expr: Expr) -> (Option<String>, Expr) {
+        let mut parts = Vec::new();
+        let mut expr = expr;
+        for (at, (counter, delta)) in self.0.iter().filter(|(_, d)| **d != 0).enumerate() {
+            parts.push(format!("{counter} :d{at}"));
+            expr = expr.value(&format!(":d{at}"), n(*delta));
+        }
+        ((!parts.is_empty()).then(|| parts.join(", ")), expr)
+    }
+}
+
+/// The task counter of contacts whose current state is `skip` (D19).
+pub fn skip_counter(skip: Skip) -> String {
+    format!("dg_skip_{}", skip.name())
+}
+
+/// The task counter of attempts that ended for `reason` (D19).
+pub fn reason_counter(reason: Reason) -> String {
+    format!("dg_reason_{}", reason.name())
 }
 
 /// A claim that could not be built or sent: nothing was claimed.

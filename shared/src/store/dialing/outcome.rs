@@ -11,7 +11,8 @@ use crate::store::shards::ContactShards;
 use crate::store::{from_item, n, s, Actions, ConditionFailure, Expr, Store, WriteFailure};
 use aws_sdk_dynamodb::types::AttributeValue;
 
-use super::{Call, RecordFailure};
+use super::{reason_counter, Call, Deltas, RecordFailure};
+use crate::model::call::Reason;
 
 impl Store {
     /// Records the outcome of a call exactly once (D7, D13): the contact's state in the task,
@@ -33,6 +34,28 @@ impl Store {
             crate::model::call::Outcome::NoAnswer => "no_answer",
         };
         let (state_update, state_expr) = state_after(call, report, next, now);
+        let reason = Reason::of(report);
+        let mut moved = Deltas::default();
+        moved
+            .add(if next.done { "dg_final" } else { "dg_waiting" }, 1)
+            .add(reason_counter(reason), 1);
+        let (counters, task_expr) = moved.clause(
+            Expr::default()
+                .name("#c", "counters")
+                .name("#calls", "calls")
+                .name("#outcome", counter)
+                .name("#duration", "duration")
+                .value(":one", n(1))
+                .value(":minus_one", n(-1))
+                .value(":duration", n(report.duration))
+                .value(":now", n(now.0)),
+        );
+        let task_update = format!(
+            "SET #c.#calls = #c.#calls + :one, #c.#outcome = #c.#outcome + :one, \
+             #c.#duration = #c.#duration + :duration, updated_at = :now, last_outcome_at = :now \
+             ADD in_flight :minus_one, {}",
+            counters.unwrap_or_default()
+        );
         let mut actions = Actions::new(&self.table)
             .update(
                 Call::Contact,
@@ -46,19 +69,9 @@ impl Store {
                 Call::Task,
                 keys::tenant(tenant),
                 keys::task(&call.task_id),
-                "SET #c.#calls = #c.#calls + :one, #c.#outcome = #c.#outcome + :one, \
-                 #c.#duration = #c.#duration + :duration, updated_at = :now \
-                 ADD in_flight :minus_one",
+                &task_update,
                 Some("attribute_exists(pk)"),
-                Expr::default()
-                    .name("#c", "counters")
-                    .name("#calls", "calls")
-                    .name("#outcome", counter)
-                    .name("#duration", "duration")
-                    .value(":one", n(1))
-                    .value(":minus_one", n(-1))
-                    .value(":duration", n(report.duration))
-                    .value(":now", n(now.0)),
+                task_expr,
             )?
             .give_back_service_slot(Call::Service, call.shard)?;
         if with_contact {
@@ -139,22 +152,40 @@ impl Store {
 
     /// Makes final the state of a contact deleted from the data source, so it neither waits nor
     /// keeps the task from completing (D13).
+    /// The contact is no longer in the data source, so it leaves the task's counters (D19).
     pub async fn finish_deleted(
         &self,
         tenant: &Tenant,
         task: &Id,
-        contact: &Id,
+        state: &TaskContact,
     ) -> Result<(), Error> {
-        let written = self
-            .update_one(
-                "finish deleted contact",
-                (keys::task_contacts(tenant, task), keys::contact(contact)),
-                "SET done = :true REMOVE gsi1pk, gsi1sk",
-                Some("attribute_exists(pk) AND attribute_not_exists(in_call)"),
-                Expr::default().value(":true", AttributeValue::Bool(true)),
-            )
-            .await;
-        WriteFailure::took_effect(written).map(drop)
+        let mut moved = Deltas::default();
+        moved.moved(Some(state), None);
+        let mut actions = Actions::new(&self.table).update(
+            Call::Contact,
+            keys::task_contacts(tenant, task),
+            keys::contact(&state.contact_id),
+            "SET done = :true REMOVE gsi1pk, gsi1sk, skip",
+            Some("attribute_not_exists(in_call) AND updated_at = :seen"),
+            Expr::default()
+                .value(":true", AttributeValue::Bool(true))
+                .value(":seen", n(state.updated_at.0)),
+        )?;
+        let (counters, expr) = moved.clause(Expr::default());
+        if let Some(counters) = counters {
+            actions = actions.update(
+                Call::Task,
+                keys::tenant(tenant),
+                keys::task(task),
+                &format!("ADD {counters}"),
+                Some("attribute_exists(pk)"),
+                expr,
+            )?;
+        }
+        match self.transact("finish deleted contact", actions).await {
+            Ok(()) => Ok(()),
+            Err(failure) => failure.condition().map(drop),
+        }
     }
 }
 
@@ -173,6 +204,7 @@ fn state_after(
         .value(":duration", n(report.duration))
         .value(":now", n(now.0))
         .value(":done", AttributeValue::Bool(next.done))
+        .value(":reason", s(Reason::of(report).name()))
         .value(":allowance", n(call.allowance));
     let update = match next.next_attempt_at {
         Some(at) => {
@@ -183,12 +215,12 @@ fn state_after(
                 .value(":wait_sk", s(keys::waiting_order(rank, at.0)));
             "SET attempts = :attempt, last_outcome = :outcome, last_duration = :duration, \
              allowance = :allowance, updated_at = :now, done = :done, next_attempt_at = :next, \
-             gsi1pk = :wait_pk, gsi1sk = :wait_sk \
+             gsi1pk = :wait_pk, gsi1sk = :wait_sk, last_reason = :reason \
              REMOVE in_call, claimed_at, call_id, gsi2pk, gsi2sk"
         }
         None => {
             "SET attempts = :attempt, last_outcome = :outcome, last_duration = :duration, \
-             allowance = :allowance, updated_at = :now, done = :done \
+             allowance = :allowance, updated_at = :now, done = :done, last_reason = :reason \
              REMOVE in_call, claimed_at, call_id, next_attempt_at, gsi1pk, gsi1sk, gsi2pk, gsi2sk"
         }
     };

@@ -2,11 +2,12 @@
 //! overdue, a task's due retries and its never-dialled contacts, and their phone numbers.
 
 use crate::error::Error;
-use crate::model::call::Fresh;
+use crate::model::call::{Fresh, Target, SCRIPT_FIELD};
 use crate::model::task::TaskContact;
 use crate::model::Tenant;
 use crate::model::{Id, Phone, Timestamp};
 use crate::store::keys::{self, PK, SK};
+use crate::store::Item;
 use crate::store::{from_item, s, string_attr, Store};
 use std::collections::HashMap;
 
@@ -135,6 +136,45 @@ impl Store {
         Ok(states)
     }
 
+    /// When the earliest of the task's waiting contacts is due: one Query of one item per rank
+    /// (D19), whatever the number waiting.
+    pub async fn earliest_waiting(
+        &self,
+        tenant: &Tenant,
+        task: &Id,
+    ) -> Result<Option<Timestamp>, Error> {
+        let pk = keys::waiting(tenant, task);
+        let ranks = [Some(1), Some(2), Some(3), Some(4), Some(5), None].map(|rank| {
+            let pk = pk.clone();
+            async move {
+                let prefix = keys::waiting_order(rank, 0);
+                let prefix = prefix.split('#').next().unwrap_or_default().to_owned() + "#";
+                let items = self
+                    .query_all(
+                        |query| {
+                            query
+                                .index_name(keys::GSI1)
+                                .key_condition_expression(
+                                    "gsi1pk = :pk AND begins_with(gsi1sk, :rank)",
+                                )
+                                .expression_attribute_values(":pk", s(&pk))
+                                .expression_attribute_values(":rank", s(&prefix))
+                        },
+                        Some(1),
+                    )
+                    .await?;
+                items
+                    .into_iter()
+                    .next()
+                    .map(from_item::<TaskContact>)
+                    .transpose()
+                    .map(|state| state.and_then(|state| state.next_attempt_at))
+            }
+        });
+        let firsts = futures::future::try_join_all(ranks).await?;
+        Ok(firsts.into_iter().flatten().min())
+    }
+
     /// Whether any contact of the task waits for a retry or a recall call, due or not.
     pub async fn any_waiting(&self, tenant: &Tenant, task: &Id) -> Result<bool, Error> {
         let pk = keys::waiting(tenant, task);
@@ -162,22 +202,22 @@ impl Store {
         source: &Id,
         after: Option<&str>,
         limit: usize,
-    ) -> Result<Vec<(Fresh, Phone, String)>, Error> {
+    ) -> Result<Vec<(Fresh, Target, String)>, Error> {
         let items = self
-            .contacts_after_key(tenant, source, after, limit, "sk, phone")
+            .contacts_after_key(tenant, source, after, limit, "sk, phone, #fields")
             .await?;
         let mut contacts = Vec::new();
         for item in items {
             let Some(sk) = string_attr(&item, SK) else {
                 continue;
             };
-            let (Some(id), Some(phone)) = (
+            let (Some(id), Some(target)) = (
                 sk.strip_prefix(keys::CONTACT_PREFIX).and_then(Id::parse),
-                string_attr(&item, "phone").and_then(|p| Phone::parse(p).ok()),
+                target_of(&item),
             ) else {
                 continue;
             };
-            contacts.push((Fresh { contact_id: id }, phone, sk.to_owned()));
+            contacts.push((Fresh { contact_id: id }, target, sk.to_owned()));
             if contacts.len() == limit {
                 break;
             }
@@ -185,26 +225,26 @@ impl Store {
         Ok(contacts)
     }
 
-    /// The phone numbers of those of `ids` that are still contacts of data source `source`.
-    pub async fn contact_phones(
+    /// What a call needs of those of `ids` that are still contacts of data source `source`.
+    pub async fn contact_targets(
         &self,
         tenant: &Tenant,
         source: &Id,
         ids: &[Id],
-    ) -> Result<HashMap<Id, Phone>, Error> {
+    ) -> Result<HashMap<Id, Target>, Error> {
         let Some(shards) = self.shards_if_exists(tenant, source).await? else {
             return Ok(HashMap::new());
         };
         let wanted = ids.iter().map(|id| shards.contact_key(id));
-        let items = self.batch_get(wanted.collect(), "sk, phone").await?;
+        // Whole items: a read costs the item's size whatever is projected.
+        let items = self.batch_get_with(wanted.collect(), None).await?;
         Ok(items
             .iter()
             .filter_map(|item| {
                 let id = string_attr(item, SK)?
                     .strip_prefix(keys::CONTACT_PREFIX)
                     .and_then(Id::parse)?;
-                let phone = Phone::parse(string_attr(item, "phone")?).ok()?;
-                Some((id, phone))
+                Some((id, target_of(item)?))
             })
             .collect())
     }
@@ -221,4 +261,21 @@ impl Store {
             .map(from_item)
             .transpose()
     }
+}
+
+/// A contact item's number and the fields that steer its call.
+fn target_of(item: &Item) -> Option<Target> {
+    let phone = Phone::parse(string_attr(item, "phone")?).ok()?;
+    let fields = item.get("fields").and_then(|fields| fields.as_m().ok());
+    let field = |name: &str| {
+        fields
+            .and_then(|fields| fields.get(name))
+            .and_then(|value| value.as_s().ok())
+            .cloned()
+    };
+    Some(Target {
+        phone,
+        time_zone: field("timeZone"),
+        script: field(SCRIPT_FIELD),
+    })
 }

@@ -1,0 +1,267 @@
+//! Why a task is or is not dialling (D19): counters kept exact by the transactions that move
+//! its contacts, read in a bounded number of reads, and the one rule that names what blocks it.
+
+use super::call::{Reason, Skip};
+use super::{Id, TaskStatus, Timestamp};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+/// A task's counters as stored on its item (D19).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TaskCounters {
+    pub waiting: u64,
+    pub final_: u64,
+    pub skips: Vec<(Skip, u64)>,
+    pub reasons: Vec<(Reason, u64)>,
+    pub last_call_at: Option<Timestamp>,
+    pub last_outcome_at: Option<Timestamp>,
+    /// Until when the provider last refused a call for rate or capacity.
+    pub busy_until: Option<Timestamp>,
+}
+
+impl TaskCounters {
+    pub fn skip(&self, skip: Skip) -> u64 {
+        self.skips
+            .iter()
+            .find(|(s, _)| *s == skip)
+            .map_or(0, |(_, n)| *n)
+    }
+
+    pub fn reason(&self, reason: Reason) -> u64 {
+        self.reasons
+            .iter()
+            .find(|(r, _)| *r == reason)
+            .map_or(0, |(_, n)| *n)
+    }
+}
+
+/// What blocks a task from dialling (D19), the first that holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Blocked {
+    NotRunning,
+    OutsideWindow,
+    AllWaiting,
+    Capacity,
+    ProviderBusy,
+    NothingLeft,
+}
+
+/// Everything [`blocked_by`] weighs.
+#[derive(Clone, Debug)]
+pub struct Situation {
+    pub status: TaskStatus,
+    pub now: Timestamp,
+    pub not_dialled: u64,
+    pub waiting: u64,
+    pub in_flight: u64,
+    /// Waiting contacts whose skip is a closed window (OUTSIDE_WINDOW or CALLING_HOURS).
+    pub waiting_for_window: u64,
+    /// When the earliest waiting contact is due.
+    pub earliest_waiting: Option<Timestamp>,
+    /// A window read in the task's zone that is closed now, and when it opens.
+    pub task_window_closed: Option<Option<Timestamp>>,
+    pub at_capacity: bool,
+    pub provider_busy: bool,
+}
+
+/// `blockedBy` and `nextDialTime` (D19). Something is due now when a contact was never dialled
+/// or a waiting one's time has come; then only the caps or the provider can block. Nothing due
+/// and calls in flight: calls are being made (not blocked). Otherwise the remaining contacts
+/// wait: for a window (every waiting one for its window), for their interval or cap, or none
+/// is left.
+pub fn blocked_by(s: &Situation) -> (Option<Blocked>, Option<Timestamp>) {
+    if s.status != TaskStatus::Running {
+        return (Some(Blocked::NotRunning), None);
+    }
+    if let Some(opens) = s.task_window_closed {
+        return (Some(Blocked::OutsideWindow), opens);
+    }
+    let due_now = s.not_dialled > 0 || s.earliest_waiting.is_some_and(|at| at <= s.now);
+    if due_now {
+        return match (s.at_capacity, s.provider_busy) {
+            (true, _) => (Some(Blocked::Capacity), None),
+            (false, true) => (Some(Blocked::ProviderBusy), None),
+            (false, false) => (None, None),
+        };
+    }
+    if s.in_flight > 0 {
+        return (None, None);
+    }
+    match s.earliest_waiting {
+        Some(at) if s.waiting > 0 && s.waiting_for_window == s.waiting => {
+            (Some(Blocked::OutsideWindow), Some(at))
+        }
+        Some(at) if s.waiting > 0 => (Some(Blocked::AllWaiting), Some(at)),
+        _ => (Some(Blocked::NothingLeft), None),
+    }
+}
+
+/// `contacts` of the diagnostics: each contact of the data source in exactly one (D19).
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ContactCounts {
+    pub total: u64,
+    pub not_dialled: u64,
+    pub waiting: u64,
+    pub in_flight: u64,
+    #[serde(rename = "final")]
+    pub final_: u64,
+}
+
+/// Contacts whose current state is each skip (D18).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SkipCounts {
+    #[serde(rename = "DNC")]
+    pub dnc: u64,
+    #[serde(rename = "INVALID_NUMBER")]
+    pub invalid_number: u64,
+    #[serde(rename = "OUTSIDE_WINDOW")]
+    pub outside_window: u64,
+    #[serde(rename = "CALLING_HOURS")]
+    pub calling_hours: u64,
+    #[serde(rename = "FREQUENCY_CAP")]
+    pub frequency_cap: u64,
+}
+
+/// Attempts by the reason they ended (D18).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ReasonCounts {
+    #[serde(rename = "ANSWERED")]
+    pub answered: u64,
+    #[serde(rename = "NO_ANSWER")]
+    pub no_answer: u64,
+    #[serde(rename = "VOICEMAIL")]
+    pub voicemail: u64,
+    #[serde(rename = "BUSY")]
+    pub busy: u64,
+    #[serde(rename = "INVALID_NUMBER")]
+    pub invalid_number: u64,
+    #[serde(rename = "ERROR")]
+    pub error: u64,
+    #[serde(rename = "NO_OUTCOME")]
+    pub no_outcome: u64,
+}
+
+impl SkipCounts {
+    pub fn of(counters: &TaskCounters) -> Self {
+        SkipCounts {
+            dnc: counters.skip(Skip::Dnc),
+            invalid_number: counters.skip(Skip::InvalidNumber),
+            outside_window: counters.skip(Skip::OutsideWindow),
+            calling_hours: counters.skip(Skip::CallingHours),
+            frequency_cap: counters.skip(Skip::FrequencyCap),
+        }
+    }
+}
+
+impl ReasonCounts {
+    pub fn of(counters: &TaskCounters) -> Self {
+        ReasonCounts {
+            answered: counters.reason(Reason::Answered),
+            no_answer: counters.reason(Reason::NoAnswer),
+            voicemail: counters.reason(Reason::Voicemail),
+            busy: counters.reason(Reason::Busy),
+            invalid_number: counters.reason(Reason::InvalidNumber),
+            error: counters.reason(Reason::Error),
+            no_outcome: counters.reason(Reason::NoOutcome),
+        }
+    }
+}
+
+/// `GET /api/task/{id}/diagnostics` (D19).
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DiagnosticsView {
+    pub task_id: Id,
+    pub status: TaskStatus,
+    /// Whether it is placing calls now or will at its next run: RUNNING and not blocked.
+    pub dialing: bool,
+    /// What keeps it from dialling, the first that holds; `null` while calls are being placed.
+    pub blocked_by: Option<Blocked>,
+    /// When the next contact becomes due, when it is waiting for one.
+    pub next_dial_time: Option<String>,
+    pub in_flight: u64,
+    pub contacts: ContactCounts,
+    pub skips: SkipCounts,
+    pub reasons: ReasonCounts,
+    pub last_call_time: Option<String>,
+    pub last_outcome_time: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn running() -> Situation {
+        Situation {
+            status: TaskStatus::Running,
+            now: Timestamp(1_000_000),
+            not_dialled: 0,
+            waiting: 0,
+            in_flight: 0,
+            waiting_for_window: 0,
+            earliest_waiting: None,
+            task_window_closed: None,
+            at_capacity: false,
+            provider_busy: false,
+        }
+    }
+
+    #[test]
+    fn each_block_in_its_order() {
+        let later = Timestamp(2_000_000);
+        let paused = Situation {
+            status: TaskStatus::Paused,
+            not_dialled: 5,
+            ..running()
+        };
+        assert_eq!(blocked_by(&paused), (Some(Blocked::NotRunning), None));
+        let closed = Situation {
+            task_window_closed: Some(Some(later)),
+            not_dialled: 5,
+            ..running()
+        };
+        assert_eq!(
+            blocked_by(&closed),
+            (Some(Blocked::OutsideWindow), Some(later))
+        );
+        let dialling = Situation {
+            not_dialled: 5,
+            ..running()
+        };
+        assert_eq!(blocked_by(&dialling), (None, None));
+        let full = Situation {
+            at_capacity: true,
+            provider_busy: true,
+            ..dialling.clone()
+        };
+        assert_eq!(blocked_by(&full), (Some(Blocked::Capacity), None));
+        let busy = Situation {
+            provider_busy: true,
+            ..dialling
+        };
+        assert_eq!(blocked_by(&busy), (Some(Blocked::ProviderBusy), None));
+        let windows = Situation {
+            waiting: 3,
+            waiting_for_window: 3,
+            earliest_waiting: Some(later),
+            ..running()
+        };
+        assert_eq!(
+            blocked_by(&windows),
+            (Some(Blocked::OutsideWindow), Some(later))
+        );
+        let mixed = Situation {
+            waiting_for_window: 2,
+            ..windows.clone()
+        };
+        assert_eq!(blocked_by(&mixed), (Some(Blocked::AllWaiting), Some(later)));
+        let calls_on = Situation {
+            in_flight: 2,
+            ..windows
+        };
+        assert_eq!(blocked_by(&calls_on), (None, None));
+        assert_eq!(blocked_by(&running()), (Some(Blocked::NothingLeft), None));
+    }
+}

@@ -1,0 +1,133 @@
+//! A tenant's settings (D14): the country of numbers written without `+`, the calling hours
+//! every task obeys in the called party's local time (D15), and the frequency cap across tasks
+//! (D17). Each is unset until set; `null` clears one.
+
+use super::numbers::Country;
+use super::task::{ClockTime, DailyWindow};
+use super::Timestamp;
+use crate::error::Error;
+use chrono_tz::Tz;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+/// At most `max_calls` call attempts to one number within any `period_hours` (D17).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FrequencyCap {
+    /// 1-100.
+    #[schema(minimum = 1, maximum = 100)]
+    pub max_calls: u32,
+    /// 1-720.
+    #[schema(minimum = 1, maximum = 720)]
+    pub period_hours: u32,
+}
+
+impl FrequencyCap {
+    pub fn new(max_calls: i64, period_hours: i64) -> Result<Self, Error> {
+        let max_calls = super::task::in_range("frequencyCap.maxCalls", max_calls, 1, 100)?;
+        let period_hours = super::task::in_range("frequencyCap.periodHours", period_hours, 1, 720)?;
+        Ok(FrequencyCap {
+            max_calls: max_calls as u32,
+            period_hours: period_hours as u32,
+        })
+    }
+
+    pub fn period_millis(&self) -> i64 {
+        i64::from(self.period_hours) * 3_600_000
+    }
+}
+
+/// A tenant's stored settings.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TenantSettings {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_country: Option<Country>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calling_hours: Option<DailyWindow>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frequency_cap: Option<FrequencyCap>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub updated_at: Option<Timestamp>,
+}
+
+/// A change to one setting: absent keeps it, `null` clears it, a value sets it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Change<T> {
+    #[default]
+    Keep,
+    Clear,
+    Set(T),
+}
+
+impl<T> Change<T> {
+    pub fn apply(self, current: Option<T>) -> Option<T> {
+        match self {
+            Change::Keep => current,
+            Change::Clear => None,
+            Change::Set(value) => Some(value),
+        }
+    }
+}
+
+/// A settings update, every field checked.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SettingsChange {
+    pub default_country: Change<Country>,
+    pub calling_hours: Change<DailyWindow>,
+    pub frequency_cap: Change<FrequencyCap>,
+}
+
+impl SettingsChange {
+    pub fn is_empty(&self) -> bool {
+        self == &SettingsChange::default()
+    }
+}
+
+/// Calling hours from `{"start":"HH:MM","end":"HH:MM"}`, start before end.
+pub fn calling_hours(start: &str, end: &str) -> Result<DailyWindow, Error> {
+    let start = ClockTime::parse("callingHours.start", start)?;
+    let end = ClockTime::parse("callingHours.end", end)?;
+    if start >= end {
+        return Err(Error::invalid(
+            "callingHours.start must be before callingHours.end",
+        ));
+    }
+    Ok(DailyWindow { start, end })
+}
+
+impl TenantSettings {
+    pub fn view(&self, zone: Tz) -> SettingsView {
+        SettingsView {
+            default_country: self.default_country.map(|c| c.as_str().to_owned()),
+            calling_hours: self.calling_hours.map(|hours| HoursView {
+                start: hours.start.to_string(),
+                end: hours.end.to_string(),
+            }),
+            frequency_cap: self.frequency_cap,
+            update_time: self.updated_at.map(|at| at.display(zone)),
+        }
+    }
+}
+
+/// `{"start":"HH:MM","end":"HH:MM"}`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct HoursView {
+    #[schema(example = "08:00")]
+    pub start: String,
+    #[schema(example = "21:00")]
+    pub end: String,
+}
+
+/// The settings as the API shows them: unset fields are `null` (D14).
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SettingsView {
+    /// ISO 3166-1 alpha-2: the country of numbers written without `+`.
+    #[schema(example = "US")]
+    pub default_country: Option<String>,
+    /// A legal floor in the called party's local time that every task obeys (D15).
+    pub calling_hours: Option<HoursView>,
+    /// At most `maxCalls` attempts to one number within `periodHours`, across tasks (D17).
+    pub frequency_cap: Option<FrequencyCap>,
+    pub update_time: Option<String>,
+}

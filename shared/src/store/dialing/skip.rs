@@ -1,0 +1,134 @@
+//! A contact not called when its turn came (D18): its skip recorded on its state in the task,
+//! final or waiting in the waiting index until `until`, and the task's counters moved in the same
+//! transaction (D19). Never an attempt.
+
+use crate::error::Error;
+use crate::model::call::{Due, Skip};
+use crate::model::task::TaskContact;
+use crate::model::{Task, Tenant, Timestamp};
+use crate::store::keys::{self, PK, SK};
+use crate::store::{n, s, to_item, Actions, Expr, Store};
+use aws_sdk_dynamodb::types::AttributeValue;
+
+use super::Deltas;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Step {
+    Contact,
+    Task,
+}
+
+impl Store {
+    /// Records `skip` for the contact `due` names, as the run read it. Answers false when its
+    /// state moved on meanwhile (another run claimed or skipped it): nothing is written.
+    #[tracing::instrument(skip_all, fields(task = %task.id, contact = %due.contact_id, skip = skip.name()))]
+    pub async fn skip_contact(
+        &self,
+        tenant: &Tenant,
+        task: &Task,
+        due: &Due,
+        skip: Skip,
+        until: Option<Timestamp>,
+        now: Timestamp,
+    ) -> Result<bool, Error> {
+        let before = due.state.clone();
+        let base = before.clone().unwrap_or_else(|| {
+            TaskContact::undialled(
+                due.contact_id.clone(),
+                u32::from(task.settings.max_dial_count),
+                task.settings.priority,
+                now,
+            )
+        });
+        let final_skip = skip.is_final();
+        let after = TaskContact {
+            skip: Some(skip),
+            done: final_skip,
+            next_attempt_at: if final_skip {
+                None
+            } else {
+                until.or(Some(now))
+            },
+            updated_at: now,
+            ..base
+        };
+        let pk = keys::task_contacts(tenant, &task.id);
+        let sk = keys::contact(&due.contact_id);
+        let waiting = after.next_attempt_at.map(|at| {
+            let rank = after.recalled.then_some(after.priority);
+            (
+                keys::waiting(tenant, &task.id),
+                keys::waiting_order(rank, at.0),
+            )
+        });
+        let actions = Actions::new(&self.table);
+        let actions = match &before {
+            // A new state: the whole item, if no run wrote one meanwhile.
+            None => {
+                let mut item = to_item(&after, [(PK, pk), (SK, sk)])?;
+                if let Some((wait_pk, wait_sk)) = waiting {
+                    item.insert(keys::GSI1_PK.to_owned(), s(wait_pk));
+                    item.insert(keys::GSI1_SK.to_owned(), s(wait_sk));
+                }
+                actions.put(
+                    Step::Contact,
+                    item,
+                    Some(("attribute_not_exists(pk)", Expr::default())),
+                )?
+            }
+            // The state as the run read it: only the skip and where it waits change.
+            Some(state) => {
+                let mut expr = Expr::default()
+                    .value(":skip", s(skip.name()))
+                    .value(":done", AttributeValue::Bool(final_skip))
+                    .value(":now", n(now.0))
+                    .value(":attempts", n(state.attempts))
+                    .value(":seen", n(state.updated_at.0))
+                    .value(":false", AttributeValue::Bool(false));
+                let update = match (waiting, after.next_attempt_at) {
+                    (Some((wait_pk, wait_sk)), Some(at)) => {
+                        expr = expr
+                            .value(":next", n(at.0))
+                            .value(":wait_pk", s(wait_pk))
+                            .value(":wait_sk", s(wait_sk));
+                        "SET skip = :skip, done = :done, updated_at = :now, \
+                         next_attempt_at = :next, gsi1pk = :wait_pk, gsi1sk = :wait_sk"
+                    }
+                    _ => {
+                        "SET skip = :skip, done = :done, updated_at = :now \
+                         REMOVE next_attempt_at, gsi1pk, gsi1sk"
+                    }
+                };
+                actions.update(
+                    Step::Contact,
+                    pk,
+                    sk,
+                    update,
+                    Some(
+                        "attribute_not_exists(in_call) AND attempts = :attempts \
+                         AND updated_at = :seen AND done = :false",
+                    ),
+                    expr,
+                )?
+            }
+        };
+        let mut moved = Deltas::default();
+        moved.moved(before.as_ref(), Some(&after));
+        let (counters, expr) = moved.clause(Expr::default());
+        let mut actions = actions;
+        if let Some(counters) = counters {
+            actions = actions.update(
+                Step::Task,
+                keys::tenant(tenant),
+                keys::task(&task.id),
+                &format!("ADD {counters}"),
+                Some("attribute_exists(pk)"),
+                expr,
+            )?;
+        }
+        match self.transact("skip contact", actions).await {
+            Ok(()) => Ok(true),
+            Err(failure) => failure.condition().map(|_| false),
+        }
+    }
+}

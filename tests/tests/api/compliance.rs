@@ -1,0 +1,1021 @@
+//! Calls people may legally receive (D14-D19) over HTTP with the simulated provider: tenant
+//! settings and E.164, the called party's local time, the do-not-call list, the frequency cap,
+//! retry rules by reason, and the diagnostics that say why a task is or is not dialling. Windows
+//! are set against the engine's clock, moved to a fixed time of day, so they hold at any hour.
+
+use crate::dialing_support::*;
+use crate::support::{id, tenant, unique, TestApi};
+use chrono::{TimeZone, Timelike};
+use chrono_tz::America::{Los_Angeles, New_York};
+use chrono_tz::Tz;
+use outbound::config::dialing::DialerConfig;
+use outbound::dialing::plan::Clock;
+use outbound::dialing::{Busy, CallRequest, CallStatus, PlaceError, Provider};
+use outbound::error::Error;
+use outbound::model::call::{Due, Reason, Skip};
+use outbound::model::{TaskStatus, Timestamp};
+use outbound::store::dialing::{ClaimRefused, Gate};
+use serde_json::{json, Value};
+use std::sync::Arc;
+use std::time::Duration;
+
+const OWNER: &str = "acme";
+
+/// A test's API, its engine and the engine's clock, moved to the next 16:00 UTC: 11:00 in New
+/// York and 08:00 in Los Angeles in winter (12:00 and 09:00 in summer).
+struct Rig {
+    api: TestApi,
+    clock: Arc<ManualClock>,
+    engine: TestEngine,
+}
+
+async fn rig() -> Rig {
+    rig_with(|_| {}).await
+}
+
+/// [`rig`] with the API's and the engine's dialing settings changed by `tweak`.
+async fn rig_with(tweak: impl Fn(&mut DialerConfig)) -> Rig {
+    let api = TestApi::start_with(|config| tweak(&mut config.dialing)).await;
+    let clock = ManualClock::starting_now();
+    let now = chrono::Utc.timestamp_millis_opt(clock.now().0).unwrap();
+    let mut at = now.date_naive().and_hms_opt(16, 0, 0).unwrap().and_utc();
+    if at <= now {
+        at += chrono::Duration::days(1);
+    }
+    clock.advance(Duration::from_millis((at - now).num_milliseconds() as u64));
+    let mut settings = fast_settings(&api, ALL_SUCCESS);
+    tweak(&mut settings);
+    let engine = api.engine(settings, clock.clone());
+    Rig { api, clock, engine }
+}
+
+impl Rig {
+    async fn settings(&self, body: Value) -> Value {
+        self.api
+            .post(OWNER, "/api/settings/update", body)
+            .await
+            .ok()
+            .clone()
+    }
+
+    /// A data source with contacts of these numbers and extra fields: its id and contact ids.
+    async fn source(&self, contacts: &[(&str, Value)]) -> (String, Vec<String>) {
+        let source = self.api.data_source(OWNER, &unique("Source")).await;
+        let mut ids = Vec::new();
+        for (phone, extra) in contacts {
+            let mut body = json!({"phoneNumber": phone});
+            for (field, value) in extra.as_object().cloned().unwrap_or_default() {
+                body[field] = value;
+            }
+            let answer = self
+                .api
+                .post(
+                    OWNER,
+                    &format!("/api/dataSource/{source}/contact/add"),
+                    body,
+                )
+                .await;
+            ids.push(answer.ok()["id"].as_str().unwrap().to_owned());
+        }
+        (source, ids)
+    }
+
+    async fn published(&self, source: &str, extra: Value) -> String {
+        let task = self.api.task(OWNER, &unique("Task"), source, extra).await;
+        let answer = self
+            .api
+            .post(OWNER, "/api/task/publish", json!({"id": task}))
+            .await;
+        assert_eq!(answer.ok()["status"], 1);
+        task
+    }
+
+    async fn diagnostics(&self, task: &str) -> Value {
+        self.api
+            .get(OWNER, &format!("/api/task/{task}/diagnostics"))
+            .await
+            .ok()
+            .clone()
+    }
+
+    /// The tokens (`task-contact-attempt`) of the calls placed so far.
+    fn placed(&self) -> Vec<String> {
+        self.engine.provider.placed.lock().unwrap().clone()
+    }
+
+    /// One contact's state in a task: its attempts, latest reason and skip.
+    async fn state(&self, task: &str, contact: &str) -> (u32, Option<Reason>, Option<Skip>, bool) {
+        let states = self.api.stored_task_contacts(OWNER, task).await;
+        let state = &states[contact];
+        (state.attempts, state.last_reason, state.skip, state.done)
+    }
+}
+
+/// The rows of a task's CSV export with `query`, each as (column, value) pairs by column name.
+async fn export_rows(
+    api: &TestApi,
+    task: &str,
+    query: &str,
+) -> Vec<std::collections::BTreeMap<String, String>> {
+    let (status, _, body) = api
+        .download(OWNER, &format!("/api/task/{task}/export?format=csv{query}"))
+        .await;
+    assert_eq!(status, 200);
+    let text = String::from_utf8(body).unwrap();
+    let mut reader = csv::Reader::from_reader(text.trim_start_matches('\u{feff}').as_bytes());
+    let titles = reader.headers().unwrap().clone();
+    reader
+        .records()
+        .map(|record| {
+            titles
+                .iter()
+                .zip(record.unwrap().iter())
+                .map(|(title, value)| (title.to_owned(), value.to_owned()))
+                .collect()
+        })
+        .collect()
+}
+
+/// Milliseconds of `hour:00` local time in `zone` on the clock's local date there.
+fn local_hour(clock: &ManualClock, zone: Tz, hour: u32) -> i64 {
+    let now = zone.timestamp_millis_opt(clock.now().0).unwrap();
+    let at = now.date_naive().and_hms_opt(hour, 0, 0).unwrap();
+    zone.from_local_datetime(&at).unwrap().timestamp_millis()
+}
+
+#[tokio::test]
+async fn settings_are_null_until_set_and_null_clears_one() {
+    let rig = rig().await;
+    let empty = json!({"defaultCountry": null, "callingHours": null, "frequencyCap": null,
+        "updateTime": null});
+    assert_eq!(rig.api.get(OWNER, "/api/settings").await.ok(), &empty);
+    let set = rig
+        .settings(
+            json!({"defaultCountry": "US", "callingHours": {"start": "08:00", "end": "21:00"},
+            "frequencyCap": {"maxCalls": 3, "periodHours": 24}}),
+        )
+        .await;
+    assert_eq!(set["defaultCountry"], "US");
+    assert_eq!(
+        set["callingHours"],
+        json!({"start": "08:00", "end": "21:00"})
+    );
+    assert_eq!(
+        set["frequencyCap"],
+        json!({"maxCalls": 3, "periodHours": 24})
+    );
+    assert!(set["updateTime"].is_string());
+    assert_eq!(rig.api.get(OWNER, "/api/settings").await.ok(), &set);
+
+    let cleared = rig.settings(json!({"callingHours": null})).await;
+    assert_eq!(cleared["callingHours"], Value::Null);
+    assert_eq!(
+        cleared["defaultCountry"], "US",
+        "fields not sent keep their value"
+    );
+    assert_eq!(cleared["frequencyCap"], set["frequencyCap"]);
+
+    let refusals = [
+        (
+            json!({"defaultCountry": "usa"}),
+            "defaultCountry must be an ISO 3166-1 alpha-2 country code in capitals, e.g. US",
+        ),
+        (
+            json!({"defaultCountry": 1}),
+            "defaultCountry must be a string",
+        ),
+        (
+            json!({"callingHours": {"start": "21:00", "end": "08:00"}}),
+            "callingHours.start must be before callingHours.end",
+        ),
+        (
+            json!({"callingHours": {"start": "8am", "end": "21:00"}}),
+            "callingHours.start must be HH:MM from 00:00 to 23:59",
+        ),
+        (
+            json!({"frequencyCap": {"maxCalls": 0, "periodHours": 24}}),
+            "frequencyCap.maxCalls must be an integer from 1 to 100",
+        ),
+        (
+            json!({"frequencyCap": {"maxCalls": 1, "periodHours": 721}}),
+            "frequencyCap.periodHours must be an integer from 1 to 720",
+        ),
+    ];
+    for (body, message) in refusals {
+        rig.api
+            .post(OWNER, "/api/settings/update", body)
+            .await
+            .err(400, message);
+    }
+    assert_eq!(
+        rig.api.get(OWNER, "/api/settings").await.ok(),
+        &cleared,
+        "a refused update changes nothing"
+    );
+    // Another tenant's settings are its own.
+    assert_eq!(rig.api.get("other", "/api/settings").await.ok(), &empty);
+}
+
+#[tokio::test]
+async fn contacts_show_e164_in_the_data_sources_else_the_tenants_country() {
+    let rig = rig().await;
+    let (source, _) = rig
+        .source(&[
+            ("(212) 555-0101", json!({})),
+            ("+44 20 7946 0000", json!({"timeZone": "Europe/London"})),
+        ])
+        .await;
+    let e164s = |page: &Value| -> Vec<Value> {
+        let mut rows: Vec<Value> = page["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|row| json!([row["phoneNumber"], row["e164"], row["timeZone"]]))
+            .collect();
+        rows.sort_by_key(|row| row.to_string());
+        rows
+    };
+    let page = rig.api.contacts(OWNER, &source, "").await;
+    assert_eq!(
+        e164s(page.ok()),
+        [
+            json!(["+442079460000", "+442079460000", "Europe/London"]),
+            json!(["2125550101", null, null])
+        ],
+        "without a country only numbers written with + have one"
+    );
+    rig.settings(json!({"defaultCountry": "US"})).await;
+    let page = rig.api.contacts(OWNER, &source, "").await;
+    assert_eq!(
+        e164s(page.ok())[1],
+        json!(["2125550101", "+12125550101", null])
+    );
+    // The data source's own country wins over the tenant's.
+    let updated = rig
+        .api
+        .post(
+            OWNER,
+            "/api/dataSource/update",
+            json!({"id": source, "defaultCountry": "GB"}),
+        )
+        .await;
+    assert_eq!(updated.ok()["defaultCountry"], "GB");
+    let page = rig.api.contacts(OWNER, &source, "").await;
+    assert_eq!(
+        e164s(page.ok())[1],
+        json!(["2125550101", null, null]),
+        "not a valid GB number"
+    );
+    let cleared = rig
+        .api
+        .post(
+            OWNER,
+            "/api/dataSource/update",
+            json!({"id": source, "defaultCountry": null}),
+        )
+        .await;
+    assert_eq!(cleared.ok()["defaultCountry"], Value::Null);
+
+    let cn = rig
+        .api
+        .post(
+            OWNER,
+            "/api/dataSource/add",
+            json!({"dataSourceName": unique("CN"), "defaultCountry": "CN"}),
+        )
+        .await;
+    let cn = cn.ok()["id"].as_str().unwrap().to_owned();
+    let added = rig
+        .api
+        .post(
+            OWNER,
+            &format!("/api/dataSource/{cn}/contact/add"),
+            json!({"phoneNumber": "138 0013 8000"}),
+        )
+        .await;
+    assert_eq!(added.ok()["e164"], "+8613800138000");
+    rig.api
+        .post(
+            OWNER,
+            &format!("/api/dataSource/{cn}/contact/add"),
+            json!({"phoneNumber": "13800138001", "timeZone": "Mars/Olympus"}),
+        )
+        .await
+        .err(
+            400,
+            "timeZone must be an IANA time zone name, e.g. America/New_York",
+        );
+    rig.api
+        .post(
+            OWNER,
+            "/api/dataSource/add",
+            json!({"dataSourceName": unique("X"), "defaultCountry": "XX"}),
+        )
+        .await
+        .err(
+            400,
+            "defaultCountry must be an ISO 3166-1 alpha-2 country code in capitals, e.g. US",
+        );
+    assert_eq!(rig.api.contact_count(OWNER, &cn).await, 1);
+}
+
+#[tokio::test]
+async fn the_do_not_call_list_matches_either_form_and_reports_bad_rows() {
+    let rig = rig().await;
+    rig.settings(json!({"defaultCountry": "US"})).await;
+    let added = rig
+        .api
+        .post(
+            OWNER,
+            "/api/dnc/add",
+            json!({"phoneNumber": "(212) 555-0100", "reason": "asked"}),
+        )
+        .await;
+    let entry = added.ok();
+    assert_eq!(
+        (&entry["phoneNumber"], &entry["e164"], &entry["reason"]),
+        (
+            &json!("2125550100"),
+            &json!("+12125550100"),
+            &json!("asked")
+        )
+    );
+    assert!(entry["createTime"].is_string());
+    rig.api
+        .post(
+            OWNER,
+            "/api/dnc/add",
+            json!({"phoneNumber": "+1 212 555 0100"}),
+        )
+        .await
+        .err(
+            409,
+            "phoneNumber +12125550100 is already on the do-not-call list",
+        );
+    rig.api
+        .post(OWNER, "/api/dnc/add", json!({"phoneNumber": "12"}))
+        .await
+        .err(400, "invalid phoneNumber");
+    rig.api
+        .post(OWNER, "/api/dnc/add", json!({}))
+        .await
+        .err(400, "phoneNumber is required");
+
+    let csv = "phoneNumber,reason\n2125550111,moved\nnot a number,x\n2125550111,again\n+12125550100,dup\n2125550112,\n";
+    let part = reqwest::multipart::Part::bytes(csv.as_bytes().to_vec()).file_name("dnc.csv");
+    let form = reqwest::multipart::Form::new().part("file", part);
+    let answer = rig
+        .api
+        .send(
+            rig.api
+                .request(OWNER, reqwest::Method::POST, "/api/dnc/batchImport")
+                .multipart(form),
+        )
+        .await;
+    assert_eq!(
+        answer.ok(),
+        &json!({"importCount": 5, "successCount": 2, "failCount": 3, "details": [
+            {"row": 3, "phoneNumber": "not a number", "reason": "invalid phoneNumber"},
+            {"row": 4, "phoneNumber": "2125550111", "reason": "duplicate in file"},
+            {"row": 5, "phoneNumber": "+12125550100", "reason": "already exists"},
+        ]})
+    );
+    let list = rig.api.get(OWNER, "/api/dnc/list?pageSize=10").await;
+    assert_eq!(list.ok()["total"], 3);
+    let found = rig
+        .api
+        .get(OWNER, "/api/dnc/list?phoneNumber=555-0111")
+        .await;
+    let rows = found.ok()["rows"].as_array().unwrap().clone();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(
+        (&rows[0]["phoneNumber"], &rows[0]["reason"]),
+        (&json!("2125550111"), &json!("moved"))
+    );
+
+    // Deleted by its E.164 form, once.
+    rig.api
+        .post(
+            OWNER,
+            "/api/dnc/delete",
+            json!({"phoneNumber": "+12125550100"}),
+        )
+        .await
+        .ok();
+    rig.api
+        .post(
+            OWNER,
+            "/api/dnc/delete",
+            json!({"phoneNumber": "2125550100"}),
+        )
+        .await
+        .err(404, "phoneNumber 2125550100 is not on the do-not-call list");
+    assert_eq!(rig.api.get(OWNER, "/api/dnc/list").await.ok()["total"], 2);
+    assert_eq!(rig.api.get("other", "/api/dnc/list").await.ok()["total"], 0);
+}
+
+/// Five contacts: three in New York, two in Los Angeles.
+fn national() -> Vec<(&'static str, Value)> {
+    [
+        "+12125550101",
+        "+12125550102",
+        "+12125550103",
+        "+12135550101",
+        "+12135550102",
+    ]
+    .into_iter()
+    .map(|phone| (phone, json!({})))
+    .collect()
+}
+
+#[tokio::test]
+async fn a_national_list_is_dialled_in_each_called_partys_local_time() {
+    let rig = rig().await;
+    let (source, contacts) = rig.source(&national()).await;
+    // 10:00-20:00: open now in New York (11:00 or 12:00), not yet in Los Angeles (08:00/09:00).
+    let task = rig
+        .published(
+            &source,
+            json!({"dailyStartTime": "10:00", "dailyEndTime": "20:00"}),
+        )
+        .await;
+    rig.api.dial_round(&rig.engine).await;
+    let mut placed = rig.placed();
+    placed.sort();
+    let mut new_york: Vec<String> = contacts[..3]
+        .iter()
+        .map(|c| format!("{task}-{c}-1"))
+        .collect();
+    new_york.sort();
+    assert_eq!(placed, new_york, "only the New York contacts are called");
+    for contact in &contacts[3..] {
+        assert_eq!(
+            rig.state(&task, contact).await,
+            (0, None, Some(Skip::OutsideWindow), false)
+        );
+    }
+    let opens = local_hour(&rig.clock, Los_Angeles, 10);
+    let diagnostics = rig.diagnostics(&task).await;
+    assert_eq!(diagnostics["blockedBy"], "OUTSIDE_WINDOW");
+    assert_eq!(
+        diagnostics["nextDialTime"],
+        json!(Timestamp(opens).display(rig.api.app.zone()))
+    );
+    assert_eq!(
+        diagnostics["contacts"],
+        json!({"total": 5, "notDialled": 0, "waiting": 2, "inFlight": 0, "final": 3})
+    );
+    assert_eq!(diagnostics["skips"]["OUTSIDE_WINDOW"], 2);
+    assert_eq!(diagnostics["reasons"]["ANSWERED"], 3);
+    assert_eq!(diagnostics["dialing"], false);
+
+    // Nothing more before the opening; the Los Angeles contacts once it comes.
+    rig.api.dial_round(&rig.engine).await;
+    assert_eq!(rig.placed().len(), 3);
+    rig.clock
+        .advance(Duration::from_millis((opens - rig.clock.now().0) as u64));
+    rig.api
+        .dial_until(
+            &rig.engine,
+            &rig.clock,
+            Duration::from_secs(1),
+            (OWNER, &task),
+            TaskStatus::Completed,
+            3,
+        )
+        .await;
+    assert_eq!(rig.placed().len(), 5);
+    let diagnostics = rig.diagnostics(&task).await;
+    assert_eq!(diagnostics["blockedBy"], "NOT_RUNNING");
+    assert_eq!(
+        diagnostics["contacts"],
+        json!({"total": 5, "notDialled": 0, "waiting": 0, "inFlight": 0, "final": 5})
+    );
+    assert_eq!(
+        diagnostics["skips"]["OUTSIDE_WINDOW"], 0,
+        "the skip left with the call"
+    );
+}
+
+#[tokio::test]
+async fn a_window_read_in_the_task_zone_dials_every_zone() {
+    let rig = rig().await;
+    let (source, _) = rig.source(&national()).await;
+    let task = rig
+        .published(
+            &source,
+            json!({"dailyStartTime": "10:00", "dailyEndTime": "20:00",
+                "timeZone": "America/New_York", "windowTimeZone": "TASK"}),
+        )
+        .await;
+    let detail = rig
+        .api
+        .get(OWNER, &format!("/api/task/detail/{task}"))
+        .await;
+    assert_eq!(detail.ok()["windowTimeZone"], "TASK");
+    rig.api
+        .dial_until(
+            &rig.engine,
+            &rig.clock,
+            Duration::from_secs(1),
+            (OWNER, &task),
+            TaskStatus::Completed,
+            3,
+        )
+        .await;
+    assert_eq!(rig.placed().len(), 5);
+}
+
+#[tokio::test]
+async fn calling_hours_narrower_than_the_window_win() {
+    let rig = rig().await;
+    // New York is at 11:00 (12:00 in summer): calling hours from an hour later.
+    let hour = New_York
+        .timestamp_millis_opt(rig.clock.now().0)
+        .unwrap()
+        .hour();
+    let start = format!("{:02}:00", hour + 1);
+    rig.settings(json!({"callingHours": {"start": start, "end": "21:00"}}))
+        .await;
+    let (source, contacts) = rig.source(&national()[..3]).await;
+    let task = rig
+        .published(
+            &source,
+            json!({"dailyStartTime": "08:00", "dailyEndTime": "20:00"}),
+        )
+        .await;
+    rig.api.dial_round(&rig.engine).await;
+    assert!(rig.placed().is_empty());
+    for contact in &contacts {
+        assert_eq!(rig.state(&task, contact).await.2, Some(Skip::CallingHours));
+    }
+    let diagnostics = rig.diagnostics(&task).await;
+    assert_eq!(diagnostics["blockedBy"], "OUTSIDE_WINDOW");
+    assert_eq!(
+        diagnostics["nextDialTime"],
+        json!(Timestamp(local_hour(&rig.clock, New_York, hour + 1)).display(rig.api.app.zone()))
+    );
+    assert_eq!(diagnostics["skips"]["CALLING_HOURS"], 3);
+}
+
+#[tokio::test]
+async fn numbers_on_the_do_not_call_list_are_never_called() {
+    let rig = rig().await;
+    rig.settings(json!({"defaultCountry": "US"})).await;
+    let (source, contacts) = rig
+        .source(&[
+            ("2125550101", json!({})),
+            ("2125550102", json!({})),
+            ("2125550103", json!({})),
+        ])
+        .await;
+    // One listed by its normal form, one by its E.164 form.
+    rig.api
+        .post(OWNER, "/api/dnc/add", json!({"phoneNumber": "2125550101"}))
+        .await
+        .ok();
+    rig.api
+        .post(
+            OWNER,
+            "/api/dnc/add",
+            json!({"phoneNumber": "+12125550102"}),
+        )
+        .await
+        .ok();
+    let task = rig.published(&source, json!({})).await;
+    rig.api
+        .dial_until(
+            &rig.engine,
+            &rig.clock,
+            Duration::from_secs(1),
+            (OWNER, &task),
+            TaskStatus::Completed,
+            3,
+        )
+        .await;
+    assert_eq!(rig.placed(), [format!("{task}-{}-1", contacts[2])]);
+    for contact in &contacts[..2] {
+        assert_eq!(
+            rig.state(&task, contact).await,
+            (0, None, Some(Skip::Dnc), true)
+        );
+    }
+    let diagnostics = rig.diagnostics(&task).await;
+    assert_eq!(diagnostics["skips"]["DNC"], 2);
+    assert_eq!(diagnostics["contacts"]["final"], 3);
+    // The export shows the skips, and "not dialled" (status 3) holds the skipped contacts.
+    let rows = export_rows(&rig.api, &task, "").await;
+    let shown: Vec<(&str, &str, &str)> = rows
+        .iter()
+        .map(|row| {
+            (
+                row["phoneNumber"].as_str(),
+                row["lastReason"].as_str(),
+                row["skipReason"].as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            ("2125550101", "", "DNC"),
+            ("2125550102", "", "DNC"),
+            ("2125550103", "ANSWERED", "")
+        ]
+    );
+    let not_dialled = export_rows(&rig.api, &task, "&status=3").await;
+    assert_eq!(not_dialled.len(), 2);
+    assert_eq!(
+        diagnostics["contacts"]["final"].as_u64().unwrap(),
+        rows.len() as u64,
+        "the counts are the export's"
+    );
+    let detail = rig
+        .api
+        .get(OWNER, &format!("/api/task/detail/{task}"))
+        .await;
+    assert_eq!(detail.ok()["callCount"], 1, "a skip is not an attempt");
+}
+
+#[tokio::test]
+async fn a_number_listed_after_a_run_read_it_is_not_called() {
+    let rig = rig().await;
+    let (source, contacts) = rig.source(&[("+12125550101", json!({}))]).await;
+    let task = rig.published(&source, json!({})).await;
+    let stored = rig.api.stored_task(OWNER, &task).await;
+    // The run has read the contact; the number is listed before its claim.
+    let due = Due {
+        contact_id: id(&contacts[0]),
+        attempt: 1,
+        state: None,
+    };
+    rig.api
+        .post(
+            OWNER,
+            "/api/dnc/add",
+            json!({"phoneNumber": "+12125550101"}),
+        )
+        .await
+        .ok();
+    let gate = Gate {
+        numbers: vec!["+12125550101".into()],
+        frequency: None,
+    };
+    let caps = outbound::store::dialing::Caps {
+        per_task: 10,
+        total: 10,
+        rate_per_second: 10,
+    };
+    let claimed = rig
+        .engine
+        .store
+        .claim_call(&tenant(OWNER), &stored, &due, &gate, caps, rig.clock.now())
+        .await;
+    assert!(
+        matches!(claimed, Err(ClaimRefused::DoNotCall)),
+        "{claimed:?}"
+    );
+    assert_eq!(
+        rig.api.stored_task(OWNER, &task).await.in_flight,
+        0,
+        "nothing was taken"
+    );
+    assert!(rig.api.stored_task_contacts(OWNER, &task).await.is_empty());
+}
+
+#[tokio::test]
+async fn the_frequency_cap_holds_across_tasks_under_concurrent_runs() {
+    // Room for both tasks' calls at once, so the tick gives each its share.
+    let rig = rig_with(|dialing| dialing.max_in_flight = 100).await;
+    rig.settings(json!({"frequencyCap": {"maxCalls": 1, "periodHours": 24}}))
+        .await;
+    let (first, _) = rig.source(&[("+12125550199", json!({}))]).await;
+    let (second, _) = rig.source(&[("+12125550199", json!({}))]).await;
+    let tasks = [
+        rig.published(&first, json!({})).await,
+        rig.published(&second, json!({})).await,
+    ];
+    let owner = tenant(OWNER);
+    let ids = [id(&tasks[0]), id(&tasks[1])];
+    let (a, b) = tokio::join!(
+        rig.engine.dial(&owner, &ids[0], 5),
+        rig.engine.dial(&owner, &ids[1], 5)
+    );
+    let placed = a.unwrap().placed + b.unwrap().placed;
+    rig.api.dial_round(&rig.engine).await;
+    rig.api.dial_round(&rig.engine).await;
+
+    assert_eq!(placed, 1, "one call in all");
+    assert_eq!(rig.placed().len(), 1);
+    let mut skipped = 0;
+    for task in &tasks {
+        let diagnostics = rig.diagnostics(task).await;
+        if diagnostics["skips"]["FREQUENCY_CAP"] == 1 {
+            skipped += 1;
+            assert_eq!(diagnostics["blockedBy"], "ALL_WAITING");
+            assert!(diagnostics["nextDialTime"].is_string());
+            assert_eq!(
+                rig.api.stored_task(OWNER, task).await.status,
+                TaskStatus::Running
+            );
+        }
+    }
+    assert_eq!(skipped, 1, "the other contact waits for the cap");
+}
+
+#[tokio::test]
+async fn retry_rules_wait_and_end_by_reason() {
+    let rig = rig().await;
+    let (source, contacts) = rig
+        .source(&[
+            (
+                "+12125550101",
+                json!({"simulatedOutcomes": "BUSY,BUSY,ANSWERED"}),
+            ),
+            (
+                "+12125550102",
+                json!({"simulatedOutcomes": "VOICEMAIL,ANSWERED"}),
+            ),
+        ])
+        .await;
+    let rules =
+        json!([{"reason": "BUSY", "delaySeconds": 600}, {"reason": "VOICEMAIL", "maxAttempts": 1}]);
+    let task = rig
+        .published(
+            &source,
+            json!({"callInterval": 60, "maxDialCount": 3, "retryRules": rules}),
+        )
+        .await;
+    let detail = rig
+        .api
+        .get(OWNER, &format!("/api/task/detail/{task}"))
+        .await;
+    assert_eq!(detail.ok()["retryRules"], rules);
+    rig.api.dial_round(&rig.engine).await;
+    assert_eq!(
+        rig.state(&task, &contacts[1]).await,
+        (1, Some(Reason::Voicemail), None, true)
+    );
+    assert_eq!(
+        rig.state(&task, &contacts[0]).await,
+        (1, Some(Reason::Busy), None, false)
+    );
+    // The call interval is not the BUSY delay.
+    rig.clock.advance(Duration::from_secs(120));
+    rig.api.dial_round(&rig.engine).await;
+    assert_eq!(rig.placed().len(), 2);
+    rig.clock.advance(Duration::from_secs(481));
+    rig.api.dial_round(&rig.engine).await;
+    assert_eq!(rig.state(&task, &contacts[0]).await.0, 2);
+    rig.api
+        .dial_until(
+            &rig.engine,
+            &rig.clock,
+            Duration::from_secs(601),
+            (OWNER, &task),
+            TaskStatus::Completed,
+            3,
+        )
+        .await;
+    assert_eq!(
+        rig.state(&task, &contacts[0]).await,
+        (3, Some(Reason::Answered), None, true)
+    );
+    let diagnostics = rig.diagnostics(&task).await;
+    assert_eq!(
+        diagnostics["reasons"],
+        json!({"ANSWERED": 1, "NO_ANSWER": 0, "VOICEMAIL": 1, "BUSY": 2, "INVALID_NUMBER": 0,
+            "ERROR": 0, "NO_OUTCOME": 0})
+    );
+    assert_eq!(diagnostics["contacts"]["final"], 2);
+    let rows = export_rows(&rig.api, &task, "").await;
+    let shown: Vec<(&str, &str, &str)> = rows
+        .iter()
+        .map(|row| {
+            (
+                row["phoneNumber"].as_str(),
+                row["callCount"].as_str(),
+                row["lastReason"].as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        shown,
+        // A cell a spreadsheet could read as a formula is written with a leading ' (D8).
+        [
+            ("'+12125550101", "3", "ANSWERED"),
+            ("'+12125550102", "1", "VOICEMAIL")
+        ]
+    );
+}
+
+#[tokio::test]
+async fn retry_rules_are_checked_and_change_only_in_draft() {
+    let rig = rig().await;
+    let (source, _) = rig.source(&[("+12125550101", json!({}))]).await;
+    let add = |extra: Value| {
+        let mut body = json!({"taskName": unique("T"), "dataSourceId": source});
+        for (field, value) in extra.as_object().cloned().unwrap() {
+            body[field] = value;
+        }
+        body
+    };
+    let seven: Vec<Value> = (0..7).map(|_| json!({"reason": "BUSY"})).collect();
+    let refusals = [
+        (
+            json!({"retryRules": seven}),
+            "retryRules holds at most 6 rules",
+        ),
+        (
+            json!({"retryRules": [{"reason": "ANSWERED"}]}),
+            "retryRules[0].reason must be one of NO_ANSWER, VOICEMAIL, BUSY, ERROR, NO_OUTCOME",
+        ),
+        (
+            json!({"retryRules": [{"reason": "BUSY"}, {"reason": "BUSY"}]}),
+            "retryRules[1].reason BUSY has a rule already",
+        ),
+        (
+            json!({"retryRules": [{"reason": "BUSY", "delaySeconds": 5}]}),
+            "retryRules[0].delaySeconds must be an integer from 10 to 604800",
+        ),
+        (
+            json!({"maxDialCount": 2, "retryRules": [{"reason": "BUSY", "maxAttempts": 3}]}),
+            "retryRules[0].maxAttempts must be an integer from 1 to 2",
+        ),
+        (
+            json!({"windowTimeZone": "LOCAL"}),
+            "windowTimeZone must be CALLED_PARTY or TASK",
+        ),
+    ];
+    for (extra, message) in refusals {
+        rig.api
+            .post(OWNER, "/api/task/add", add(extra))
+            .await
+            .err(400, message);
+    }
+    let task = rig.api.task(OWNER, &unique("T"), &source, json!({})).await;
+    let detail = rig
+        .api
+        .get(OWNER, &format!("/api/task/detail/{task}"))
+        .await;
+    assert_eq!(
+        (&detail.ok()["retryRules"], &detail.ok()["windowTimeZone"]),
+        (&json!([]), &json!("CALLED_PARTY"))
+    );
+    let updated = rig
+        .api
+        .post(
+            OWNER,
+            "/api/task/update",
+            json!({"id": task, "retryRules": [{"reason": "NO_ANSWER", "delaySeconds": 3600}]}),
+        )
+        .await;
+    assert_eq!(
+        updated.ok()["retryRules"],
+        json!([{"reason": "NO_ANSWER", "delaySeconds": 3600}])
+    );
+    rig.api
+        .post(OWNER, "/api/task/publish", json!({"id": task}))
+        .await
+        .ok();
+    rig.api
+        .post(
+            OWNER,
+            "/api/task/update",
+            json!({"id": task, "retryRules": []}),
+        )
+        .await
+        .err(405, "cannot update a task in state RUNNING");
+}
+
+/// A provider that refuses every call for rate.
+struct AlwaysBusy;
+
+impl Provider for AlwaysBusy {
+    async fn place(&self, _call: &CallRequest) -> Result<String, PlaceError> {
+        Err(PlaceError::Busy {
+            kind: Busy::Rate,
+            detail: "TooManyRequests".into(),
+        })
+    }
+
+    async fn describe(&self, _call_id: &str) -> Result<CallStatus, Error> {
+        Ok(CallStatus::Unknown)
+    }
+}
+
+#[tokio::test]
+async fn diagnostics_name_each_block() {
+    let rig = rig_with(|dialing| dialing.max_in_flight_per_task = 1).await;
+    let (source, _) = rig
+        .source(&[("+12125550101", json!({})), ("+12125550102", json!({}))])
+        .await;
+    let draft = rig.api.task(OWNER, &unique("T"), &source, json!({})).await;
+    assert_eq!(rig.diagnostics(&draft).await["blockedBy"], "NOT_RUNNING");
+
+    // A window read in the task's zone (UTC) that opens an hour or more from now.
+    let hour = chrono::Utc::now().hour();
+    let start = if hour <= 20 { hour + 2 } else { hour - 3 };
+    let closed = rig
+        .published(
+            &source,
+            json!({"dailyStartTime": format!("{start:02}:00"), "dailyEndTime": format!("{:02}:00", start + 1),
+                "windowTimeZone": "TASK", "timeZone": "UTC"}),
+        )
+        .await;
+    let diagnostics = rig.diagnostics(&closed).await;
+    assert_eq!(diagnostics["blockedBy"], "OUTSIDE_WINDOW");
+    let today = chrono::Utc::now()
+        .date_naive()
+        .and_hms_opt(start, 0, 0)
+        .unwrap()
+        .and_utc();
+    let opens = if start > hour {
+        today
+    } else {
+        today + chrono::Duration::days(1)
+    };
+    assert_eq!(
+        diagnostics["nextDialTime"],
+        json!(Timestamp(opens.timestamp_millis()).display(rig.api.app.zone()))
+    );
+    assert_eq!(diagnostics["dialing"], false);
+
+    let open = rig.published(&source, json!({})).await;
+    let before = rig.diagnostics(&open).await;
+    assert_eq!(before["blockedBy"], Value::Null, "a contact is due");
+    assert_eq!(before["dialing"], true);
+    assert_eq!(before["contacts"]["notDialled"], 2);
+    // One call in flight, the most a task may have: the other contact waits for capacity.
+    let placed = rig
+        .engine
+        .dial(&tenant(OWNER), &id(&open), 5)
+        .await
+        .unwrap();
+    assert_eq!(placed.placed, 1);
+    let full = rig.diagnostics(&open).await;
+    assert_eq!(full["blockedBy"], "CAPACITY");
+    assert_eq!(
+        full["contacts"],
+        json!({"total": 2, "notDialled": 1, "waiting": 0, "inFlight": 1, "final": 0})
+    );
+    rig.api
+        .dial_until(
+            &rig.engine,
+            &rig.clock,
+            Duration::from_secs(1),
+            (OWNER, &open),
+            TaskStatus::Completed,
+            4,
+        )
+        .await;
+    let after = rig.diagnostics(&open).await;
+    assert_eq!(after["blockedBy"], "NOT_RUNNING");
+    assert!(after["lastCallTime"].is_string() && after["lastOutcomeTime"].is_string());
+
+    // The provider refuses for rate: not an attempt, and said.
+    let busy_engine = rig
+        .api
+        .engine(fast_settings(&rig.api, ALL_SUCCESS), rig.clock.clone())
+        .with_provider(|_| AlwaysBusy);
+    let refused = rig.published(&source, json!({})).await;
+    busy_engine
+        .dial(&tenant(OWNER), &id(&refused), 5)
+        .await
+        .unwrap();
+    let busy = rig.diagnostics(&refused).await;
+    assert_eq!(busy["blockedBy"], "PROVIDER_BUSY");
+    assert_eq!(
+        busy["contacts"]["notDialled"], 2,
+        "a refused call is no attempt"
+    );
+
+    rig.api
+        .get(OWNER, "/api/task/01J0000000000000000000000Z/diagnostics")
+        .await
+        .err(404, "task 01J0000000000000000000000Z not found");
+}
+
+#[tokio::test]
+async fn a_task_waiting_only_for_its_interval_is_all_waiting_and_then_nothing_left() {
+    let rig = rig_with(|dialing| dialing.simulated.mix = ALL_NO_ANSWER).await;
+    let (source, _) = rig.source(&[("+12125550101", json!({}))]).await;
+    let task = rig
+        .published(&source, json!({"callInterval": 3600, "maxDialCount": 2}))
+        .await;
+    rig.api.dial_round(&rig.engine).await;
+    let waiting = rig.diagnostics(&task).await;
+    assert_eq!(waiting["blockedBy"], "ALL_WAITING");
+    assert!(waiting["nextDialTime"].is_string());
+    assert_eq!(
+        waiting["reasons"]["NO_ANSWER"].as_u64().unwrap()
+            + waiting["reasons"]["VOICEMAIL"].as_u64().unwrap(),
+        1
+    );
+    // The second attempt is the last: final, and nothing is left until the run completes it.
+    rig.clock.advance(Duration::from_secs(3601));
+    rig.api.dial_round(&rig.engine).await;
+    let left = rig.diagnostics(&task).await;
+    assert_eq!(left["contacts"]["final"], 1);
+    assert_eq!(left["blockedBy"], "NOTHING_LEFT");
+}
