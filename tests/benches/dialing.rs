@@ -53,6 +53,7 @@ async fn main() -> Result<()> {
         "cheap" => (true, false, false),
         "expensive" => (false, true, true),
         "scale" => (false, false, true),
+        "national" => (false, false, false),
         _ => (true, true, true),
     };
     if expensive {
@@ -146,6 +147,19 @@ async fn source_with_contacts(
 }
 
 /// A task of `CONTACTS` contacts from publish to COMPLETED.
+/// The engine's settings of the campaigns: 100 calls in flight, no rate limit worth the name,
+/// outcomes at once.
+fn fast_settings() -> DialerConfig {
+    let mut settings = DialerConfig {
+        rate_per_second: 1000,
+        max_in_flight: 100,
+        max_in_flight_per_task: 100,
+        ..DialerConfig::default()
+    };
+    settings.simulated.delay = Duration::ZERO;
+    settings
+}
+
 async fn campaign() -> Result<()> {
     let stack = Stack::provision().await;
     let tenant = Tenant::parse("bench")?;
@@ -154,14 +168,7 @@ async fn campaign() -> Result<()> {
     stack.store.create_task(&tenant, &draft).await?;
     outbound::service::task::publish(&stack.store, &tenant, &draft.id).await?;
     let clock = ManualClock::starting_now();
-    let mut settings = DialerConfig {
-        rate_per_second: 1000,
-        max_in_flight: 100,
-        max_in_flight_per_task: 100,
-        ..DialerConfig::default()
-    };
-    settings.simulated.delay = Duration::ZERO;
-    let engine = stack.engine(settings, clock.clone());
+    let engine = stack.engine(fast_settings(), clock.clone());
     let sqs = aws_sdk_sqs::Client::new(&stack.sdk);
     let (mut dialing, mut outcome) = (Phase::default(), Phase::default());
     let (mut outcomes, mut outcome_time) = (0, Duration::ZERO);
@@ -500,12 +507,8 @@ async fn national() -> Result<()> {
     // The engine's clock at the next 16:00 UTC: 11:00 in New York and 10:00 in Chicago in
     // winter, an hour later in summer; Denver and Los Angeles are one and two hours behind.
     let clock = ManualClock::starting_now();
-    let now = chrono::Utc.timestamp_millis_opt(clock.now().0).unwrap();
-    let mut at = now.date_naive().and_hms_opt(16, 0, 0).unwrap().and_utc();
-    if at <= now {
-        at += chrono::Duration::days(1);
-    }
-    clock.advance(Duration::from_millis((at - now).num_milliseconds() as u64));
+    clock.advance_to_utc(16, 0, 0);
+    let at = chrono::Utc.timestamp_millis_opt(clock.now().0).unwrap();
     // Opens at Chicago's hour: New York and Chicago are inside, Denver and Los Angeles not yet.
     let chicago = chrono_tz::America::Chicago
         .from_utc_datetime(&at.naive_utc())
@@ -547,13 +550,7 @@ async fn national() -> Result<()> {
         };
         stack.store.add_dnc(&tenant, &entry).await?;
     }
-    let mut settings = DialerConfig {
-        rate_per_second: 1000,
-        max_in_flight: 100,
-        max_in_flight_per_task: 100,
-        ..DialerConfig::default()
-    };
-    settings.simulated.delay = Duration::ZERO;
+    let mut settings = fast_settings();
     settings.simulated.mix.failed = 0;
     settings.simulated.mix.no_answer = 0;
     let engine = stack.engine(settings, clock.clone());

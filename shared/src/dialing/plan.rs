@@ -44,6 +44,18 @@ impl ManualClock {
         self.0
             .fetch_add(millis, std::sync::atomic::Ordering::SeqCst);
     }
+
+    /// Moves the clock forward to the next `hour:minute:second` UTC (a day ahead when that is
+    /// now): windows are set against a known time of day, so a run holds at any hour.
+    pub fn advance_to_utc(&self, hour: i64, minute: i64, second: i64) {
+        const DAY: i64 = 86_400_000;
+        let now = self.now().0;
+        let mut at = now.div_euclid(DAY) * DAY + ((hour * 60 + minute) * 60 + second) * 1000;
+        if at <= now {
+            at += DAY;
+        }
+        self.advance(std::time::Duration::from_millis((at - now).unsigned_abs()));
+    }
 }
 
 impl Clock for ManualClock {

@@ -37,12 +37,7 @@ async fn rig() -> Rig {
 async fn rig_with(tweak: impl Fn(&mut DialerConfig)) -> Rig {
     let api = TestApi::start_with(|config| tweak(&mut config.dialing)).await;
     let clock = ManualClock::starting_now();
-    let now = chrono::Utc.timestamp_millis_opt(clock.now().0).unwrap();
-    let mut at = now.date_naive().and_hms_opt(16, 0, 0).unwrap().and_utc();
-    if at <= now {
-        at += chrono::Duration::days(1);
-    }
-    clock.advance(Duration::from_millis((at - now).num_milliseconds() as u64));
+    clock.advance_to_utc(16, 0, 0);
     let mut settings = fast_settings(&api, ALL_SUCCESS);
     tweak(&mut settings);
     let engine = api.engine(settings, clock.clone());
@@ -90,6 +85,21 @@ impl Rig {
         task
     }
 
+    /// Rounds of the dialing functions, a second apart, until `task` is COMPLETED.
+    async fn complete(&self, task: &str) {
+        let second = Duration::from_secs(1);
+        self.api
+            .dial_until(
+                &self.engine,
+                &self.clock,
+                second,
+                (OWNER, task),
+                TaskStatus::Completed,
+                4,
+            )
+            .await;
+    }
+
     async fn diagnostics(&self, task: &str) -> Value {
         self.api
             .get(OWNER, &format!("/api/task/{task}/diagnostics"))
@@ -132,6 +142,19 @@ async fn export_rows(
                 .zip(record.unwrap().iter())
                 .map(|(title, value)| (title.to_owned(), value.to_owned()))
                 .collect()
+        })
+        .collect()
+}
+
+/// The values of three columns of each row.
+fn columns<'r>(
+    rows: &'r [std::collections::BTreeMap<String, String>],
+    names: [&str; 3],
+) -> Vec<(&'r str, &'r str, &'r str)> {
+    rows.iter()
+        .map(|row| {
+            let cell = |name: &str| row[name].as_str();
+            (cell(names[0]), cell(names[1]), cell(names[2]))
         })
         .collect()
 }
@@ -474,16 +497,7 @@ async fn a_national_list_is_dialled_in_each_called_partys_local_time() {
     assert_eq!(rig.placed().len(), 3);
     rig.clock
         .advance(Duration::from_millis((opens - rig.clock.now().0) as u64));
-    rig.api
-        .dial_until(
-            &rig.engine,
-            &rig.clock,
-            Duration::from_secs(1),
-            (OWNER, &task),
-            TaskStatus::Completed,
-            3,
-        )
-        .await;
+    rig.complete(&task).await;
     assert_eq!(rig.placed().len(), 5);
     let diagnostics = rig.diagnostics(&task).await;
     assert_eq!(diagnostics["blockedBy"], "NOT_RUNNING");
@@ -513,16 +527,7 @@ async fn a_window_read_in_the_task_zone_dials_every_zone() {
         .get(OWNER, &format!("/api/task/detail/{task}"))
         .await;
     assert_eq!(detail.ok()["windowTimeZone"], "TASK");
-    rig.api
-        .dial_until(
-            &rig.engine,
-            &rig.clock,
-            Duration::from_secs(1),
-            (OWNER, &task),
-            TaskStatus::Completed,
-            3,
-        )
-        .await;
+    rig.complete(&task).await;
     assert_eq!(rig.placed().len(), 5);
 }
 
@@ -583,16 +588,7 @@ async fn numbers_on_the_do_not_call_list_are_never_called() {
         .await
         .ok();
     let task = rig.published(&source, json!({})).await;
-    rig.api
-        .dial_until(
-            &rig.engine,
-            &rig.clock,
-            Duration::from_secs(1),
-            (OWNER, &task),
-            TaskStatus::Completed,
-            3,
-        )
-        .await;
+    rig.complete(&task).await;
     assert_eq!(rig.placed(), [format!("{task}-{}-1", contacts[2])]);
     for contact in &contacts[..2] {
         assert_eq!(
@@ -605,16 +601,7 @@ async fn numbers_on_the_do_not_call_list_are_never_called() {
     assert_eq!(diagnostics["contacts"]["final"], 3);
     // The export shows the skips, and "not dialled" (status 3) holds the skipped contacts.
     let rows = export_rows(&rig.api, &task, "").await;
-    let shown: Vec<(&str, &str, &str)> = rows
-        .iter()
-        .map(|row| {
-            (
-                row["phoneNumber"].as_str(),
-                row["lastReason"].as_str(),
-                row["skipReason"].as_str(),
-            )
-        })
-        .collect();
+    let shown = columns(&rows, ["phoneNumber", "lastReason", "skipReason"]);
     assert_eq!(
         shown,
         [
@@ -774,7 +761,7 @@ async fn retry_rules_wait_and_end_by_reason() {
             Duration::from_secs(601),
             (OWNER, &task),
             TaskStatus::Completed,
-            3,
+            4,
         )
         .await;
     assert_eq!(
@@ -789,16 +776,7 @@ async fn retry_rules_wait_and_end_by_reason() {
     );
     assert_eq!(diagnostics["contacts"]["final"], 2);
     let rows = export_rows(&rig.api, &task, "").await;
-    let shown: Vec<(&str, &str, &str)> = rows
-        .iter()
-        .map(|row| {
-            (
-                row["phoneNumber"].as_str(),
-                row["callCount"].as_str(),
-                row["lastReason"].as_str(),
-            )
-        })
-        .collect();
+    let shown = columns(&rows, ["phoneNumber", "callCount", "lastReason"]);
     assert_eq!(
         shown,
         // A cell a spreadsheet could read as a formula is written with a leading ' (D8).
@@ -959,16 +937,7 @@ async fn diagnostics_name_each_block() {
         full["contacts"],
         json!({"total": 2, "notDialled": 1, "waiting": 0, "inFlight": 1, "final": 0})
     );
-    rig.api
-        .dial_until(
-            &rig.engine,
-            &rig.clock,
-            Duration::from_secs(1),
-            (OWNER, &open),
-            TaskStatus::Completed,
-            4,
-        )
-        .await;
+    rig.complete(&open).await;
     let after = rig.diagnostics(&open).await;
     assert_eq!(after["blockedBy"], "NOT_RUNNING");
     assert!(after["lastCallTime"].is_string() && after["lastOutcomeTime"].is_string());

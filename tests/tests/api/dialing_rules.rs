@@ -191,14 +191,7 @@ impl Rig {
 
     /// Moves the clock forward to the next `hour:minute:second` UTC.
     fn advance_to_utc(&self, hour: i64, minute: i64, second: i64) {
-        const DAY: i64 = 86_400_000;
-        let now = self.clock.now().0;
-        let mut at = now.div_euclid(DAY) * DAY + ((hour * 60 + minute) * 60 + second) * 1000;
-        if at <= now {
-            at += DAY;
-        }
-        self.clock
-            .advance(Duration::from_millis((at - now).unsigned_abs()));
+        self.clock.advance_to_utc(hour, minute, second);
     }
 
     /// A tick, then its dial jobs (the outcomes left waiting on the call-events queue).

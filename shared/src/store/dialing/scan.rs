@@ -13,6 +13,10 @@ use std::collections::HashMap;
 
 use super::{parse_task_contacts_key, RunningTask};
 
+/// The ranks of a task's waiting index, in the order they are called (D13): recalled contacts
+/// by recall priority, then plain retries.
+const WAITING_RANKS: [Option<u8>; 6] = [Some(1), Some(2), Some(3), Some(4), Some(5), None];
+
 impl Store {
     /// The running tasks of one shard of the running-task index (eventually consistent; the
     /// dialer reads each task again before it calls).
@@ -108,71 +112,62 @@ impl Store {
     ) -> Result<Vec<TaskContact>, Error> {
         let pk = keys::waiting(tenant, task);
         let mut states = Vec::new();
-        for rank in [Some(1), Some(2), Some(3), Some(4), Some(5), None] {
+        for rank in WAITING_RANKS {
             if states.len() >= limit {
                 break;
             }
-            let first = keys::waiting_order(rank, 0);
-            let last = keys::waiting_order(rank, now.0);
-            let items = self
-                .query_all(
-                    |query| {
-                        query
-                            .index_name(keys::GSI1)
-                            .key_condition_expression(
-                                "gsi1pk = :pk AND gsi1sk BETWEEN :first AND :last",
-                            )
-                            .expression_attribute_values(":pk", s(&pk))
-                            .expression_attribute_values(":first", s(&first))
-                            .expression_attribute_values(":last", s(&last))
-                    },
-                    Some(limit - states.len()),
-                )
+            let found = self
+                .waiting_of_rank(&pk, rank, now.0, limit - states.len())
                 .await?;
-            for item in items {
-                states.push(from_item(item)?);
-            }
+            states.extend(found);
         }
         Ok(states)
     }
 
-    /// When the earliest of the task's waiting contacts is due: one Query of one item per rank
-    /// (D19), whatever the number waiting.
+    /// When the earliest of the task's waiting contacts is due: one Query of one item per rank,
+    /// at once (D19), whatever the number waiting.
     pub async fn earliest_waiting(
         &self,
         tenant: &Tenant,
         task: &Id,
     ) -> Result<Option<Timestamp>, Error> {
         let pk = keys::waiting(tenant, task);
-        let ranks = [Some(1), Some(2), Some(3), Some(4), Some(5), None].map(|rank| {
-            let pk = pk.clone();
-            async move {
-                let prefix = keys::waiting_order(rank, 0);
-                let prefix = prefix.split('#').next().unwrap_or_default().to_owned() + "#";
-                let items = self
-                    .query_all(
-                        |query| {
-                            query
-                                .index_name(keys::GSI1)
-                                .key_condition_expression(
-                                    "gsi1pk = :pk AND begins_with(gsi1sk, :rank)",
-                                )
-                                .expression_attribute_values(":pk", s(&pk))
-                                .expression_attribute_values(":rank", s(&prefix))
-                        },
-                        Some(1),
-                    )
-                    .await?;
-                items
-                    .into_iter()
-                    .next()
-                    .map(from_item::<TaskContact>)
-                    .transpose()
-                    .map(|state| state.and_then(|state| state.next_attempt_at))
-            }
-        });
-        let firsts = futures::future::try_join_all(ranks).await?;
-        Ok(firsts.into_iter().flatten().min())
+        let firsts = WAITING_RANKS.map(|rank| self.waiting_of_rank(&pk, rank, i64::MAX, 1));
+        let firsts = futures::future::try_join_all(firsts).await?;
+        Ok(firsts
+            .into_iter()
+            .flatten()
+            .filter_map(|state| state.next_attempt_at)
+            .min())
+    }
+
+    /// Up to `limit` contacts of one rank of a task's waiting index (partition `pk`), longest
+    /// waiting first, due at `until` at the latest.
+    async fn waiting_of_rank(
+        &self,
+        pk: &str,
+        rank: Option<u8>,
+        until: i64,
+        limit: usize,
+    ) -> Result<Vec<TaskContact>, Error> {
+        let first = keys::waiting_order(rank, 0);
+        let last = keys::waiting_order(rank, until);
+        let items = self
+            .query_all(
+                |query| {
+                    query
+                        .index_name(keys::GSI1)
+                        .key_condition_expression(
+                            "gsi1pk = :pk AND gsi1sk BETWEEN :first AND :last",
+                        )
+                        .expression_attribute_values(":pk", s(pk))
+                        .expression_attribute_values(":first", s(&first))
+                        .expression_attribute_values(":last", s(&last))
+                },
+                Some(limit),
+            )
+            .await?;
+        items.into_iter().map(from_item).collect()
     }
 
     /// Whether any contact of the task waits for a retry or a recall call, due or not.
