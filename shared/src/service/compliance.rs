@@ -3,6 +3,7 @@
 
 use crate::error::Error;
 use crate::files;
+use crate::model::contact::FieldError;
 use crate::model::dnc::{listed_forms, DncEntry};
 use crate::model::import::{ImportReport, RowFailure};
 use crate::model::numbers::e164;
@@ -89,24 +90,36 @@ pub async fn import_dnc(
     let parsed = files::read_contacts(bytes, file_name)?;
     let country = store.settings(tenant).await?.default_country;
     let mut details = parsed.failures;
-    let results: Vec<(u64, String, Result<(), Error>)> = stream::iter(parsed.rows)
-        .map(|row| async move {
-            let reason = row
-                .fields
-                .get("reason")
-                .map(|r| Description::parse("reason", r))
-                .transpose()
-                .unwrap_or_default()
-                .unwrap_or_default();
-            let entry = DncEntry {
-                id: Id::new(),
-                e164: e164(&row.phone, country),
-                phone: row.phone,
-                reason,
-                created_at: Timestamp::now(),
-            };
+    let mut entries = Vec::with_capacity(parsed.rows.len());
+    for row in parsed.rows {
+        // A reason longer than an entry holds refuses the row, as a long field refuses a contact.
+        let Ok(reason) = Description::parse("reason", row.fields.get("reason").unwrap_or(""))
+        else {
+            details.push(RowFailure {
+                row: row.row,
+                phone_number: row.phone_as_given.to_string(),
+                reason: FieldError::TooLong {
+                    field: "reason".into(),
+                    max: Description::MAX_CHARS,
+                }
+                .reason()
+                .into(),
+            });
+            continue;
+        };
+        let entry = DncEntry {
+            id: Id::new(),
+            e164: e164(&row.phone, country),
+            phone: row.phone,
+            reason,
+            created_at: Timestamp::now(),
+        };
+        entries.push((row.row, row.phone_as_given.to_string(), entry));
+    }
+    let results: Vec<(u64, String, Result<(), Error>)> = stream::iter(entries)
+        .map(|(row, phone, entry)| async move {
             let added = store.add_dnc(tenant, &entry).await;
-            (row.row, row.phone_as_given.to_string(), added)
+            (row, phone, added)
         })
         .buffer_unordered(8)
         .collect()

@@ -384,7 +384,11 @@ async fn the_do_not_call_list_matches_either_form_and_reports_bad_rows() {
         .await
         .err(400, "phoneNumber is required");
 
-    let csv = "phoneNumber,reason\n2125550111,moved\nnot a number,x\n2125550111,again\n+12125550100,dup\n2125550112,\n";
+    let csv = format!(
+        "phoneNumber,reason\n2125550111,moved\nnot a number,x\n2125550111,again\n+12125550100,dup\n\
+         2125550112,\n2125550113,{}\n",
+        "x".repeat(501)
+    );
     let part = reqwest::multipart::Part::bytes(csv.as_bytes().to_vec()).file_name("dnc.csv");
     let form = reqwest::multipart::Form::new().part("file", part);
     let answer = rig
@@ -397,10 +401,11 @@ async fn the_do_not_call_list_matches_either_form_and_reports_bad_rows() {
         .await;
     assert_eq!(
         answer.ok(),
-        &json!({"importCount": 5, "successCount": 2, "failCount": 3, "details": [
+        &json!({"importCount": 6, "successCount": 2, "failCount": 4, "details": [
             {"row": 3, "phoneNumber": "not a number", "reason": "invalid phoneNumber"},
             {"row": 4, "phoneNumber": "2125550111", "reason": "duplicate in file"},
             {"row": 5, "phoneNumber": "+12125550100", "reason": "already exists"},
+            {"row": 7, "phoneNumber": "2125550113", "reason": "field too long"},
         ]})
     );
     let list = rig.api.get(OWNER, "/api/dnc/list?pageSize=10").await;
