@@ -100,10 +100,6 @@ async fn update_settings(
     Ok(Envelope(settings.view(app.zone())))
 }
 
-fn phone(raw: &Text) -> Result<Phone, Error> {
-    Phone::parse(raw.as_str()).map_err(|e| Error::invalid(e.to_string()))
-}
-
 /// `POST /api/dnc/add`.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -126,7 +122,7 @@ async fn dnc_add(
     tenant: Tenant,
     Payload(body): Payload<AddDnc>,
 ) -> Reply<DncView> {
-    let number = phone(&body.phone_number)?;
+    let number = Phone::parse(body.phone_number.as_str())?;
     let reason = body
         .reason
         .map(|r| Description::parse("reason", r.as_str()))
@@ -153,7 +149,8 @@ async fn dnc_delete(
     tenant: Tenant,
     Payload(body): Payload<DeleteDnc>,
 ) -> Reply {
-    compliance::delete_dnc(&app.store, &tenant, phone(&body.phone_number)?).await?;
+    let number = Phone::parse(body.phone_number.as_str())?;
+    compliance::delete_dnc(&app.store, &tenant, number).await?;
     Ok(Envelope::empty())
 }
 

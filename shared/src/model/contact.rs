@@ -245,7 +245,7 @@ impl ContactPatch {
                 return Err(FieldError::NotString(name.clone()).into());
             };
             if name == PHONE_FIELD {
-                patch.phone = Some(Phone::parse(text).map_err(|e| Error::invalid(e.to_string()))?);
+                patch.phone = Some(Phone::parse(text)?);
             } else {
                 probe.set(name, text)?;
                 patch.fields.push((name.clone(), text.clone()));

@@ -18,6 +18,13 @@ const MAX_DIGITS: usize = 20;
 #[error("invalid phoneNumber")]
 pub struct InvalidPhone;
 
+/// A refused number in a request: 400 with the one message of D7.
+impl From<InvalidPhone> for crate::error::Error {
+    fn from(error: InvalidPhone) -> Self {
+        crate::error::Error::invalid(error.to_string())
+    }
+}
+
 impl Phone {
     /// Drops surrounding space and the separators space, `-`, `.`, `(`, `)`; keeps one leading `+`.
     pub fn parse(raw: &str) -> Result<Self, InvalidPhone> {
