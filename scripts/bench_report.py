@@ -97,8 +97,12 @@ GROUPS = [
         "the claim transaction, the placing transaction (provider call id and call record), "
         "the outcome (call record read and outcome transaction) and the run (the tick and each "
         "dial run's reads and cursor); `total` is their sum. One tick with 1, 100 and 10,000 "
-        "RUNNING tasks (and as many DRAFT ones): its requests, dial jobs and time. Times are "
-        "the single-threaded stand-in's; counts are what AWS would see.",
+        "RUNNING tasks (and as many DRAFT ones): its requests, dial jobs and time. "
+        "`national_list*`: 2,000 contacts over four US zones, two of them outside a window read "
+        "in each contact's local time, with a frequency cap and a do-not-call list set (D15-D17): "
+        "items read per placed call and per dial run until the open zones are called; "
+        "`*.claim_checked`: the claim's cost with the do-not-call check and the cap in it. "
+        "Times are the single-threaded stand-in's; counts are what AWS would see.",
     ),
 ]
 
