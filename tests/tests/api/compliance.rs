@@ -993,3 +993,100 @@ async fn a_task_waiting_only_for_its_interval_is_all_waiting_and_then_nothing_le
     assert_eq!(left["contacts"]["final"], 1);
     assert_eq!(left["blockedBy"], "NOTHING_LEFT");
 }
+
+/// A provider that, as Amazon Connect, dials only numbers in E.164, and keeps what it was asked.
+struct E164Only {
+    asked: std::sync::Mutex<Vec<CallRequest>>,
+}
+
+impl Provider for E164Only {
+    async fn place(&self, call: &CallRequest) -> Result<String, PlaceError> {
+        self.asked.lock().unwrap().push(call.clone());
+        Ok(format!("e164-{}", call.token()))
+    }
+
+    async fn describe(&self, _call_id: &str) -> Result<CallStatus, Error> {
+        Ok(CallStatus::InProgress)
+    }
+
+    fn needs_e164(&self) -> bool {
+        true
+    }
+}
+
+#[tokio::test]
+async fn a_provider_that_needs_e164_is_given_it_and_never_a_number_without_one() {
+    let rig = rig().await;
+    let (source, contacts) = rig
+        .source(&[
+            ("(212) 555-0101", json!({})),
+            ("+1 212 555 0102", json!({})),
+        ])
+        .await;
+    let task = rig.published(&source, json!({})).await;
+    let connect = rig
+        .api
+        .engine(fast_settings(&rig.api, ALL_SUCCESS), rig.clock.clone())
+        .with_provider(|_| E164Only {
+            asked: std::sync::Mutex::new(Vec::new()),
+        });
+    // No country yet: the first number has no E.164 form and is never sent.
+    connect.dial(&tenant(OWNER), &id(&task), 10).await.unwrap();
+    let asked: Vec<(String, Option<String>)> = connect
+        .provider
+        .asked
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|call| (call.contact_id.to_string(), call.e164.clone()))
+        .collect();
+    assert_eq!(asked, [(contacts[1].clone(), Some("+12125550102".into()))]);
+    assert_eq!(
+        rig.state(&task, &contacts[0]).await,
+        (0, None, Some(Skip::InvalidNumber), true)
+    );
+    let diagnostics = rig.diagnostics(&task).await;
+    assert_eq!(diagnostics["skips"]["INVALID_NUMBER"], 1);
+    assert_eq!(
+        diagnostics["contacts"],
+        json!({"total": 2, "notDialled": 0, "waiting": 0, "inFlight": 1, "final": 1})
+    );
+}
+
+#[tokio::test]
+async fn the_time_zone_column_of_an_import_is_checked_and_wins_over_the_number() {
+    let rig = rig().await;
+    let source = rig.api.data_source(OWNER, &unique("Zones")).await;
+    let csv = "phoneNumber,customerName,timeZone\n\
+               +12125550101,Travelling,Pacific/Honolulu\n\
+               +12125550102,Wrong zone,Mars/Olympus\n\
+               +12125550103,At home,\n";
+    let answer = rig
+        .api
+        .batch_import(OWNER, &source, "zones.csv", csv.as_bytes().to_vec())
+        .await;
+    let report = answer.ok();
+    assert_eq!(report["successCount"], 2);
+    assert_eq!(
+        report["details"],
+        json!([{"row": 3, "phoneNumber": "+12125550102", "reason": "invalid timeZone"}])
+    );
+    // 16:00 UTC is 06:00 in Honolulu: a 09:00-17:00 window there is closed, New York's is open.
+    let task = rig
+        .published(
+            &source,
+            json!({"dailyStartTime": "09:00", "dailyEndTime": "17:00"}),
+        )
+        .await;
+    rig.api.dial_round(&rig.engine).await;
+    let diagnostics = rig.diagnostics(&task).await;
+    assert_eq!(diagnostics["skips"]["OUTSIDE_WINDOW"], 1);
+    assert_eq!(diagnostics["reasons"]["ANSWERED"], 1);
+    assert_eq!(
+        diagnostics["nextDialTime"],
+        json!(
+            Timestamp(local_hour(&rig.clock, chrono_tz::Pacific::Honolulu, 9))
+                .display(rig.api.app.zone())
+        )
+    );
+}
