@@ -34,6 +34,8 @@ use std::time::{Duration, Instant};
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct TickReport {
     pub running: usize,
+    /// Running tasks that may dial now: inside their window when it is read in the task's zone,
+    /// every one whose window is read in each called party's (D15).
     pub in_window: usize,
     pub dial_jobs: usize,
     pub reconcile_jobs: usize,
@@ -137,7 +139,7 @@ impl<P: Provider> Engine<P> {
         }
     }
 
-    /// The tick (D13): one dial job for every running task inside its window, carrying its
+    /// The tick (D13): one dial job for every running task that may dial now, carrying its
     /// share of the calls in flight (between tenants by weight, then by priority), spread over
     /// the minute; one reconcile job for every call claimed longer ago than the reconcile time.
     /// Reads only the running-task and the calls-in-flight indexes, never every task.
