@@ -21,7 +21,8 @@ use crate::model::Tenant;
 use crate::model::{Id, Task, TaskStatus, Timestamp};
 use crate::queue::{self, Queue};
 use crate::store::dialing::{
-    Attempts, Caps, ClaimRefused, FrequencyClaim, Gate, RecordFailure, RunningTask,
+    Attempts, Caps, ClaimRefused, FrequencyClaim, Gate, RecordFailure, RunningTask, Skipped,
+    SKIPS_IN_ONE,
 };
 use crate::store::{keys, Store};
 use crate::telemetry::Unit;
@@ -86,8 +87,10 @@ impl<P> Engine<P> {
 }
 
 enum Step {
-    /// The contact is settled for the cursor: claimed or skipped by this run or another.
+    /// The contact is settled for the cursor: claimed by this run or another.
     Settled { placed: bool },
+    /// Not called (D18): written with the run's other skips, settled for the cursor.
+    Skipped(Skip, Option<Timestamp>),
     /// Not settled, but the run goes on with the next contact (its number's count of attempts
     /// moved under a concurrent claim).
     Later,
@@ -350,6 +353,7 @@ impl<P: Provider> Engine<P> {
         };
         let started = Instant::now();
         let mut settled = HashSet::new();
+        let mut skipped = Vec::new();
         for (one, callee) in &calls {
             let seen = attempts.get(&callee.counted).cloned().unwrap_or_default();
             match self
@@ -360,10 +364,24 @@ impl<P: Provider> Engine<P> {
                     report.placed += usize::from(placed);
                     settled.insert(one.contact_id.clone());
                 }
+                Step::Skipped(skip, until) => {
+                    settled.insert(one.contact_id.clone());
+                    skipped.push(Skipped {
+                        due: (*one).clone(),
+                        skip,
+                        until,
+                    });
+                    if skipped.len() == SKIPS_IN_ONE {
+                        self.skip(tenant, &task, std::mem::take(&mut skipped))
+                            .await?;
+                    }
+                }
                 Step::Later => {}
                 Step::Stop => break,
             }
         }
+        // Before the cursor moves past them.
+        self.skip(tenant, &task, skipped).await?;
         // The cursor moves past the fresh contacts settled in order, never past one left over.
         let mut cursor = None;
         for (f, _, sk) in &fresh {
@@ -412,9 +430,7 @@ impl<P: Provider> Engine<P> {
         started: Instant,
     ) -> Result<Step, Error> {
         if callee.e164.is_none() && self.provider.needs_e164() {
-            return self
-                .skip(tenant, task, due, Skip::InvalidNumber, None)
-                .await;
+            return Ok(Step::Skipped(Skip::InvalidNumber, None));
         }
         let frequency = rules.cap.map(|cap| FrequencyClaim {
             number: callee.counted.clone(),
@@ -427,9 +443,7 @@ impl<P: Provider> Engine<P> {
             .and_then(|f| f.seen.eligible_at(f.cap))
             .filter(|at| *at > now)
         {
-            return self
-                .skip(tenant, task, due, Skip::FrequencyCap, Some(at))
-                .await;
+            return Ok(Step::Skipped(Skip::FrequencyCap, Some(at)));
         }
         let gate = Gate {
             numbers: listed_forms(&callee.target.phone, callee.e164.as_deref())
@@ -443,7 +457,7 @@ impl<P: Provider> Engine<P> {
             // D15: the window is checked when a call is placed, in the contact's local time.
             if let Err((skip, opens)) = rules.windows.check(&callee.zones, now) {
                 let at = opens.unwrap_or(Timestamp(now.0 + 3_600_000));
-                return self.skip(tenant, task, due, skip, Some(at)).await;
+                return Ok(Step::Skipped(skip, Some(at)));
             }
             match self
                 .store
@@ -452,13 +466,9 @@ impl<P: Provider> Engine<P> {
             {
                 Ok(call) => return self.place(call, callee).await,
                 Err(ClaimRefused::Taken) => return Ok(Step::Settled { placed: false }),
-                Err(ClaimRefused::DoNotCall) => {
-                    return self.skip(tenant, task, due, Skip::Dnc, None).await
-                }
+                Err(ClaimRefused::DoNotCall) => return Ok(Step::Skipped(Skip::Dnc, None)),
                 Err(ClaimRefused::Capped(at)) => {
-                    return self
-                        .skip(tenant, task, due, Skip::FrequencyCap, Some(at))
-                        .await
+                    return Ok(Step::Skipped(Skip::FrequencyCap, Some(at)))
                 }
                 Err(ClaimRefused::Contended) => return Ok(Step::Later),
                 Err(ClaimRefused::RateLimited) if started.elapsed() < RUN_DEADLINE => {
@@ -474,25 +484,18 @@ impl<P: Provider> Engine<P> {
         }
     }
 
-    /// Records that a due contact was skipped (D18): settled for this run either way, by this
-    /// skip or by whichever run moved the contact first.
-    async fn skip(
-        &self,
-        tenant: &Tenant,
-        task: &Task,
-        due: &Due,
-        skip: Skip,
-        until: Option<Timestamp>,
-    ) -> Result<Step, Error> {
-        let now = self.clock.now();
-        if self
-            .store
-            .skip_contact(tenant, task, due, skip, until, now)
-            .await?
-        {
-            crate::telemetry::metrics(&[("Skip", skip.name())], &[("Skips", 1.0, Unit::Count)]);
+    /// Records a run's skips (D18), together: settled for this run either way, by these skips
+    /// or by whichever run moved a contact first.
+    async fn skip(&self, tenant: &Tenant, task: &Task, skipped: Vec<Skipped>) -> Result<(), Error> {
+        if skipped.is_empty() {
+            return Ok(());
         }
-        Ok(Step::Settled { placed: false })
+        let written = self
+            .store
+            .skip_contacts(tenant, task, &skipped, self.clock.now())
+            .await?;
+        crate::telemetry::metrics(&[], &[("Skips", written as f64, Unit::Count)]);
+        Ok(())
     }
 
     async fn place(&self, call: CallRef, callee: &Callee) -> Result<Step, Error> {

@@ -14,7 +14,7 @@ use outbound::dialing::{Busy, CallRequest, CallStatus, PlaceError, Provider};
 use outbound::error::Error;
 use outbound::model::call::{Due, Reason, Skip};
 use outbound::model::{TaskStatus, Timestamp};
-use outbound::store::dialing::{ClaimRefused, Gate};
+use outbound::store::dialing::{ClaimRefused, Gate, Skipped};
 use serde_json::{json, Value};
 use std::sync::Arc;
 use std::time::Duration;
@@ -1088,5 +1088,38 @@ async fn the_time_zone_column_of_an_import_is_checked_and_wins_over_the_number()
             Timestamp(local_hour(&rig.clock, chrono_tz::Pacific::Honolulu, 9))
                 .display(rig.api.app.zone())
         )
+    );
+}
+
+#[tokio::test]
+async fn a_runs_skips_are_written_together_or_each_alone_when_one_moved() {
+    let rig = rig().await;
+    let (source, contacts) = rig
+        .source(&[("+12125550101", json!({})), ("+12125550102", json!({}))])
+        .await;
+    let task = rig.published(&source, json!({})).await;
+    let stored = rig.api.stored_task(OWNER, &task).await;
+    let skipped = |n: usize| Skipped {
+        due: Due {
+            contact_id: id(&contacts[n]),
+            attempt: 1,
+            state: None,
+        },
+        skip: Skip::Dnc,
+        until: None,
+    };
+    let (store, owner, now) = (&rig.engine.store, tenant(OWNER), rig.clock.now());
+    // Another run skipped the second contact first: the two together fail on it, and the first
+    // is still written alone; the counters move once for each.
+    let (second, both) = ([skipped(1)], [skipped(0), skipped(1)]);
+    let first = store.skip_contacts(&owner, &stored, &second, now);
+    assert_eq!(first.await.unwrap(), 1);
+    let together = store.skip_contacts(&owner, &stored, &both, now);
+    assert_eq!(together.await.unwrap(), 1);
+    let diagnostics = rig.diagnostics(&task).await;
+    assert_eq!(diagnostics["skips"]["DNC"], 2);
+    assert_eq!(
+        diagnostics["contacts"],
+        json!({"total": 2, "notDialled": 0, "waiting": 0, "inFlight": 0, "final": 2})
     );
 }

@@ -13,6 +13,7 @@ mod skip;
 mod sweep;
 
 pub use claim::{Attempts, FrequencyClaim, Gate};
+pub use skip::{Skipped, SKIPS_IN_ONE};
 
 use crate::error::Error;
 use crate::model::call::{Reason, Skip};
