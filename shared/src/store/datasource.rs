@@ -13,7 +13,7 @@ use crate::model::settings::Change;
 use crate::model::Tenant;
 use crate::model::{DataSource, Description, Id, Name, Timestamp};
 
-fn not_found(id: &Id) -> Error {
+pub(crate) fn not_found(id: &Id) -> Error {
     Error::NotFound(format!("dataSource {id} not found"))
 }
 

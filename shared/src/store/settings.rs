@@ -48,7 +48,7 @@ impl Store {
             .iter()
             .any(|item| string_attr(item, keys::PK) == Some(head.as_str()))
         {
-            return Err(Error::NotFound(format!("dataSource {source} not found")));
+            return Err(super::datasource::not_found(source));
         }
         let country = |own: bool| {
             items
