@@ -8,7 +8,8 @@ moto's TransactWriteItems keeps a deep copy of the whole table for each of its a
 back a cancelled transaction; a bulk import (99 actions a transaction) then costs time and memory
 in proportion to actions x table size, hours and many GiB for 10,000 contacts. `_undo_by_item`
 remembers the items the actions touch instead and puts them back on cancellation: the same
-outcome, at a cost in proportion to the actions.
+outcome, at a cost in proportion to the actions. It also cuts the stream records the cancelled
+actions wrote, so a table's stream holds committed changes only, as DynamoDB's does.
 
 moto's SendMessage reads the queue's attributes for one FIFO setting, and computing them counts
 the queue's visible and delayed messages, one clock read per message: sending 10,000 dial jobs
@@ -67,12 +68,23 @@ def _undo_by_item(transact_write_items):
             # is a no-op and `_put_back` does it.
             return value if isinstance(value, Table) else copy.deepcopy(value, memo)
 
+        # A table's stream as it was: moto applies a cancelled transaction's other actions
+        # before it rolls them back, and their records must not stay in the stream (DynamoDB's
+        # stream holds committed changes only; the event outbox relies on it).
+        streams = {
+            id(table): (table, len(table.stream_shard.items))
+            for table, _, _, _ in touched
+            if table.stream_shard is not None
+        }
+
         # The method reads the module's `copy`; one request at a time, so swapping it is safe.
         dynamodb_models.copy = types.SimpleNamespace(deepcopy=deepcopy)
         try:
             return transact_write_items(self, transact_items)
         except Exception:
             _put_back(touched)
+            for table, length in streams.values():
+                del table.stream_shard.items[length:]
             raise
         finally:
             dynamodb_models.copy = copy
@@ -113,7 +125,7 @@ moto_app = DomainDispatcherApplication(create_backend_app)
 
 # What this server adds to moto, so that tests needing it can tell a stale server from this one.
 FEATURES_PATH = "/_outbound/features"
-FEATURES = b'{"transactWriteUndoByItem": true, "sqsSendWithoutCountingMessages": true}'
+FEATURES = b'{"transactWriteUndoByItem": true, "sqsSendWithoutCountingMessages": true, "streamsWithoutCancelledWrites": true}'
 
 
 def app(environ, start_response):

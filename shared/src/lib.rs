@@ -7,19 +7,21 @@
 //!    tasks, calls, imports, exports, reclaim jobs).
 //! 2. [`files`] (CSV and `.xlsx`), [`telemetry`] (logs, metrics), [`aws`] (the SDK's set-up,
 //!    lazy clients, request timing), [`auth`] (tokens and the tenant they name).
-//! 3. The adapters: [`store`] (all DynamoDB code), [`blob`] (S3), [`queue`] (SQS, typed
-//!    messages).
+//! 3. The adapters: [`store`] (all DynamoDB code, the events' outbox), [`blob`] (S3), [`queue`]
+//!    (SQS, typed messages), [`bus`] (EventBridge, the domain events of D20).
 //! 4. [`config`]: what a function reads from its environment, read once.
 //! 5. [`dialing`]: the dialing engine, its providers and its plan (D13).
 //! 6. [`service`]: one function per operation.
 //! 7. [`app`]: the composition root, which builds configuration, clients, queues and the engine
 //!    once per cold start.
-//! 8. The entry points: [`http`] (the routers) and [`worker`] (queue and schedule handlers).
+//! 8. The entry points: [`http`] (the routers) and [`worker`] (queue, schedule and stream
+//!    handlers).
 
 pub mod app;
 pub mod auth;
 pub mod aws;
 pub mod blob;
+pub mod bus;
 pub mod config;
 pub mod dialing;
 pub mod error;

@@ -7,7 +7,7 @@
 //! 1. `model`: the domain types, which hold only valid values;
 //! 2. `files`, `telemetry`, `aws`, `auth`: file formats, logs and metrics, the SDK's set-up,
 //!    token verification — each on the model alone;
-//! 3. `store` (DynamoDB), `blob` (S3), `queue` (SQS): the adapters;
+//! 3. `store` (DynamoDB), `blob` (S3), `queue` (SQS), `bus` (EventBridge): the adapters;
 //! 4. `config`: what a function reads from its environment;
 //! 5. `dialing`: the engine, on the adapters;
 //! 6. `service`: one function per operation;
@@ -27,6 +27,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("store", 3),
     ("blob", 3),
     ("queue", 3),
+    ("bus", 3),
     ("config", 4),
     ("dialing", 5),
     ("service", 6),

@@ -1,4 +1,4 @@
-//! A fault-injecting HTTP proxy in front of moto, for DynamoDB only.
+//! A fault-injecting HTTP proxy in front of moto, for DynamoDB and EventBridge's PutEvents.
 //!
 //! D1 says a throttled, over-capacity or unreachable dependency answers 503 with `Retry-After`,
 //! and that nothing was changed. Moto never throttles, so the tests put this proxy between the
@@ -52,7 +52,16 @@ pub enum FaultPlan {
     /// Cancel every `TransactWriteItems` with reasons `[None, ThrottlingError, None, ...]`;
     /// everything else passes.
     CancelTransactions,
+    /// EventBridge is down: every `PutEvents` is answered HTTP 500 `InternalException` (the
+    /// SDK retries it, then gives up); DynamoDB passes.
+    EventsDown,
+    /// EventBridge refuses part of each `PutEvents` (HTTP 200, `FailedEntryCount`): the entries
+    /// at odd places are answered `ThrottlingException`, the others are put on the bus.
+    RefuseOddEvents,
 }
+
+/// The `X-Amz-Target` of EventBridge's PutEvents.
+const PUT_EVENTS: &str = "AWSEvents.PutEvents";
 
 /// What the proxy answers in place of moto.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -158,7 +167,7 @@ impl Shared {
         let mut guard = self.plan.lock().unwrap();
         let (plan, random) = &mut *guard;
         match *plan {
-            FaultPlan::None => None,
+            FaultPlan::None | FaultPlan::EventsDown | FaultPlan::RefuseOddEvents => None,
             FaultPlan::All => Some(Fault::Throttle),
             FaultPlan::CancelTransactions => transaction.then_some(Fault::CancelTransaction),
             FaultPlan::Rate { percent, .. } => {
@@ -184,6 +193,61 @@ impl Shared {
     }
 
     /// Sends the request on to the upstream as it came, and its answer back as it came.
+    /// A PutEvents under [`FaultPlan::EventsDown`] or [`FaultPlan::RefuseOddEvents`]; `None`
+    /// to forward it as it is.
+    async fn put_events(
+        &self,
+        parts: &axum::http::request::Parts,
+        body: &Bytes,
+    ) -> Option<Response> {
+        let plan = self.plan.lock().unwrap().0;
+        if !matches!(plan, FaultPlan::EventsDown | FaultPlan::RefuseOddEvents) {
+            return None;
+        }
+        self.count("PutEvents");
+        let json_response = |status: StatusCode, body: Value| {
+            let mut response = Response::new(Body::from(body.to_string()));
+            *response.status_mut() = status;
+            response.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/x-amz-json-1.1"),
+            );
+            response
+        };
+        if plan == FaultPlan::EventsDown {
+            return Some(json_response(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                json!({"__type": "InternalException", "message": "injected outage"}),
+            ));
+        }
+        let mut request: Value = serde_json::from_slice(body).ok()?;
+        let entries = request["Entries"].as_array()?.clone();
+        let kept: Vec<Value> = entries.iter().step_by(2).cloned().collect();
+        request["Entries"] = Value::Array(kept);
+        let forwarded = self
+            .forward(parts.clone(), Bytes::from(request.to_string()))
+            .await
+            .ok()?;
+        let forwarded = axum::body::to_bytes(forwarded.into_body(), MAX_BODY)
+            .await
+            .ok()?;
+        let forwarded: Value = serde_json::from_slice(&forwarded).ok()?;
+        let mut accepted = forwarded["Entries"].as_array()?.iter();
+        let refused = entries.len() / 2;
+        let results: Vec<Value> = (0..entries.len())
+            .map(|index| match index % 2 {
+                0 => accepted.next().cloned().unwrap_or(Value::Null),
+                _ => {
+                    json!({"ErrorCode": "ThrottlingException", "ErrorMessage": "injected refusal"})
+                }
+            })
+            .collect();
+        Some(json_response(
+            StatusCode::OK,
+            json!({"FailedEntryCount": refused, "Entries": results}),
+        ))
+    }
+
     async fn forward(
         &self,
         parts: axum::http::request::Parts,
@@ -240,6 +304,15 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
             return (StatusCode::BAD_REQUEST, format!("unreadable body: {error}")).into_response()
         }
     };
+    let target = parts
+        .headers
+        .get("x-amz-target")
+        .and_then(|value| value.to_str().ok());
+    if target == Some(PUT_EVENTS) {
+        if let Some(response) = shared.put_events(&parts, &body).await {
+            return response;
+        }
+    }
     let operation = parts
         .headers
         .get("x-amz-target")

@@ -3,10 +3,12 @@
 
 pub mod bench;
 pub mod capacity;
+pub mod events;
 pub mod faults;
 pub mod poller;
 pub mod provision;
 pub mod stack;
+pub mod stream;
 
 use outbound::app::App;
 use outbound::auth::{AuthConfig, LocalJwt};
@@ -61,6 +63,31 @@ pub fn local_jwt(config: &Config) -> LocalJwt {
 /// Serves every route on `listener` until the process ends.
 pub async fn serve(listener: TcpListener, app: App) -> std::io::Result<()> {
     axum::serve(listener, http::local_api(app)).await
+}
+
+/// Where the console's built files are (`console/dist`, `make console` builds them).
+pub const CONSOLE_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../console/dist");
+
+/// Serves what `make run` serves until the process ends: every route, the events the bus
+/// delivered at `GET /local/events` (D20), and the console's files at `/`.
+pub async fn serve_local(
+    listener: TcpListener,
+    app: App,
+    events: events::EventLog,
+) -> std::io::Result<()> {
+    use axum::routing::get;
+    let local = axum::Router::new()
+        .route(
+            "/local/events",
+            get(move || {
+                let events = events.clone();
+                async move { axum::Json(events.recent()) }
+            }),
+        )
+        // The API keeps its own answer (the envelope's 404) for paths it does not know.
+        .route_service("/api/{*path}", http::local_api(app))
+        .fallback_service(tower_http::services::ServeDir::new(CONSOLE_DIR));
+    axum::serve(listener, local).await
 }
 
 /// Serves `app` in the background on a free loopback port and answers its base URL

@@ -171,7 +171,7 @@ async fn ensure_bucket(
 
 /// A queue whose failed messages come back after two seconds (SQS's default is 30), so a call
 /// outcome that arrives before its call is marked placed is recorded moments later.
-async fn ensure_queue(sqs: &aws_sdk_sqs::Client, name: &str) -> Result<String, BoxError> {
+pub async fn ensure_queue(sqs: &aws_sdk_sqs::Client, name: &str) -> Result<String, BoxError> {
     let output = sqs
         .create_queue()
         .queue_name(name)
@@ -183,4 +183,118 @@ async fn ensure_queue(sqs: &aws_sdk_sqs::Client, name: &str) -> Result<String, B
         .await
         .map_err(aws_sdk_sqs::Error::from)?;
     output.queue_url.ok_or_else(|| "queue has no url".into())
+}
+
+/// What the domain events (D20) need locally: the table's stream, the bus, and a queue every
+/// event on the bus is copied to by a rule, as a subscriber would read them.
+#[derive(Clone, Debug)]
+pub struct EventResources {
+    pub stream_arn: String,
+    pub bus: String,
+    pub log_queue_url: String,
+}
+
+/// Turns on `table`'s stream (new images, as in `template.yaml`) and creates the bus `{name}`
+/// with a rule that copies every event of the service to the queue `{name}-log`.
+pub async fn ensure_events(
+    sdk: &aws_config::SdkConfig,
+    table: &str,
+    name: &str,
+) -> Result<EventResources, BoxError> {
+    use aws_sdk_dynamodb::types::{StreamSpecification, StreamViewType};
+    let dynamodb = aws_sdk_dynamodb::Client::new(sdk);
+    let described = dynamodb
+        .describe_table()
+        .table_name(table)
+        .send()
+        .await
+        .map_err(aws_sdk_dynamodb::Error::from)?;
+    let stream_arn = match described.table().and_then(|t| t.latest_stream_arn()) {
+        Some(arn) => arn.to_owned(),
+        None => dynamodb
+            .update_table()
+            .table_name(table)
+            .stream_specification(
+                StreamSpecification::builder()
+                    .stream_enabled(true)
+                    .stream_view_type(StreamViewType::NewImage)
+                    .build()?,
+            )
+            .send()
+            .await
+            .map_err(aws_sdk_dynamodb::Error::from)?
+            .table_description()
+            .and_then(|t| t.latest_stream_arn())
+            .ok_or("the table's stream has no ARN")?
+            .to_owned(),
+    };
+    let events = aws_sdk_eventbridge::Client::new(sdk);
+    match events.create_event_bus().name(name).send().await {
+        Ok(_) => {}
+        Err(error)
+            if error
+                .as_service_error()
+                .is_some_and(|e| e.is_resource_already_exists_exception()) => {}
+        Err(error) => return Err(aws_sdk_eventbridge::Error::from(error).into()),
+    }
+    let sqs = aws_sdk_sqs::Client::new(sdk);
+    let log_queue_url = ensure_queue(&sqs, &format!("{name}-log")).await?;
+    subscribe(sdk, name, &format!("{name}-log"), &log_queue_url, None).await?;
+    Ok(EventResources {
+        stream_arn,
+        bus: name.to_owned(),
+        log_queue_url,
+    })
+}
+
+/// A rule `rule` on `bus` sending the service's events to the queue at `queue_url`: all of
+/// them, or one tenant's (the routing D20 promises).
+pub async fn subscribe(
+    sdk: &aws_config::SdkConfig,
+    bus: &str,
+    rule: &str,
+    queue_url: &str,
+    tenant: Option<&str>,
+) -> Result<(), BoxError> {
+    let sqs = aws_sdk_sqs::Client::new(sdk);
+    let queue_arn = sqs
+        .get_queue_attributes()
+        .queue_url(queue_url)
+        .attribute_names(aws_sdk_sqs::types::QueueAttributeName::QueueArn)
+        .send()
+        .await
+        .map_err(aws_sdk_sqs::Error::from)?
+        .attributes
+        .and_then(|mut a| a.remove(&aws_sdk_sqs::types::QueueAttributeName::QueueArn))
+        .ok_or("queue has no ARN")?;
+    let pattern = match tenant {
+        None => serde_json::json!({ "source": [outbound::model::event::SOURCE] }),
+        Some(tenant) => serde_json::json!({
+            "source": [outbound::model::event::SOURCE],
+            "detail": { "tenant": [tenant] },
+        }),
+    };
+    let events = aws_sdk_eventbridge::Client::new(sdk);
+    events
+        .put_rule()
+        .name(rule)
+        .event_bus_name(bus)
+        .event_pattern(pattern.to_string())
+        .send()
+        .await
+        .map_err(aws_sdk_eventbridge::Error::from)?;
+    events
+        .put_targets()
+        .rule(rule)
+        .event_bus_name(bus)
+        .targets(
+            aws_sdk_eventbridge::types::Target::builder()
+                .id("queue")
+                .arn(queue_arn)
+                .build()?,
+        )
+        .send()
+        .await
+        .map_err(aws_sdk_eventbridge::Error::from)?;
+    Ok(())
 }

@@ -360,11 +360,8 @@ async fn set_state(
     operation: TaskOperation,
 ) -> Reply<StateChange> {
     let id = existing_id(KIND, body.id.as_str())?;
-    let changed = task::set_state(&app.store, &tenant, &id, operation).await?;
-    Ok(Envelope(StateChange {
-        id: changed.id,
-        status: changed.status,
-    }))
+    let status = task::set_state(&app.store, &tenant, &id, operation).await?;
+    Ok(Envelope(StateChange { id, status }))
 }
 
 #[utoipa::path(post, operation_id = "pauseTask", path = "/api/task/pause", tag = "task",

@@ -6,6 +6,7 @@ pub mod contact;
 pub mod datasource;
 pub mod diagnostics;
 pub mod dnc;
+pub mod event;
 pub mod export;
 pub mod id;
 pub mod import;

@@ -24,6 +24,12 @@ impl Timestamp {
         self.in_zone(zone).format("%Y%m%d%H%M%S").to_string()
     }
 
+    /// RFC 3339 in UTC with milliseconds (`2025-11-24T16:00:00.123Z`), for other systems (D20).
+    pub fn rfc3339(self) -> String {
+        self.in_zone(Tz::UTC)
+            .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+    }
+
     fn in_zone(self, zone: Tz) -> chrono::DateTime<Tz> {
         zone.timestamp_millis_opt(self.0)
             .single()

@@ -67,7 +67,7 @@ pub async fn start(
         let failed =
             ExportSettlement::Failed("the export could not be queued; request it again".into());
         match store
-            .settle_export(tenant, &job.id, None, failed, Timestamp::now())
+            .settle_export(tenant, &job, None, failed, Timestamp::now())
             .await
         {
             Ok(_) => {}
@@ -187,7 +187,7 @@ pub async fn run(
         async move {
             let ends = !matches!(settlement, ExportSettlement::Released);
             let settled = store
-                .settle_export(tenant, &job.id, claim, settlement, Timestamp::now())
+                .settle_export(tenant, job, claim, settlement, Timestamp::now())
                 .await?;
             if !settled {
                 tracing::warn!("export job was taken over meanwhile; its outcome is the other's");

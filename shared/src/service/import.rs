@@ -12,7 +12,7 @@ use crate::model::import::RowFailure;
 use crate::model::import::{Import, ImportReport, ImportStatus};
 use crate::model::Tenant;
 use crate::model::{Id, Timestamp};
-use crate::store::import::RowOutcome;
+use crate::store::import::{ImportEnd, RowOutcome};
 use crate::store::slots::JobKind;
 use crate::store::Store;
 use bytes::Bytes;
@@ -175,13 +175,7 @@ pub async fn process_upload(store: &Store, blob: &Blob, key: &str) -> Result<(),
             tracing::warn!(%error, "import interrupted");
             // Leave it claimable again at once for the redelivery.
             let waiting = store
-                .finish_import(
-                    &tenant,
-                    &import,
-                    ImportStatus::WaitingUpload,
-                    None,
-                    Timestamp::now(),
-                )
+                .finish_import(&tenant, &import, ImportEnd::Retry, Timestamp::now())
                 .await;
             if let Err(error) = waiting {
                 tracing::error!(%error, "import could not be released for a retry");
@@ -209,16 +203,15 @@ async fn create(store: &Store, tenant: &Tenant, import: &Import, cap: u32) -> Re
     Ok(())
 }
 
-/// Records the end of an import (SUCCEEDED, or FAILED with `error`) and gives back its slot.
+/// Records the end of an import (SUCCEEDED with its report, or FAILED) and gives back its slot.
 async fn end(
     store: &Store,
     tenant: &Tenant,
     import: &Import,
-    status: ImportStatus,
-    error: Option<&str>,
+    end: ImportEnd<'_>,
 ) -> Result<(), Error> {
     store
-        .finish_import(tenant, import, status, error, Timestamp::now())
+        .finish_import(tenant, import, end, Timestamp::now())
         .await?;
     give_back_slot(store, tenant, import).await;
     Ok(())
@@ -242,7 +235,7 @@ async fn record_refusal(
     refusal: &Error,
 ) -> Result<(), Error> {
     let message = refusal.client_message();
-    end(store, tenant, import, ImportStatus::Failed, Some(&message)).await
+    end(store, tenant, import, ImportEnd::Failed(&message)).await
 }
 
 /// Stores the rows of a file read without refusal, and keeps its report. A data source deleted
@@ -272,7 +265,7 @@ async fn run(
         "application/json",
     )
     .await?;
-    end(store, tenant, import, ImportStatus::Succeeded, None).await?;
+    end(store, tenant, import, ImportEnd::Succeeded(&report)).await?;
     tracing::info!(
         import = %import.id,
         rows = report.import_count,

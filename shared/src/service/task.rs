@@ -154,25 +154,19 @@ pub async fn publish(store: &Store, tenant: &Tenant, id: &Id) -> Result<Task, Er
     }
     let mut publish = Transition::of(TaskOperation::Publish, Timestamp::now());
     publish.contact_count = Some(source.contact_count);
-    store.transition_holding(tenant, &current, &publish).await
+    store.transition(tenant, &current, &publish).await
 }
 
-/// Pause, resume and close: one conditional update, no read.
+/// Pause, resume and close: one transaction of the conditional update and its event (D20), no
+/// read. Answers the task's state now.
 pub async fn set_state(
     store: &Store,
     tenant: &Tenant,
     id: &Id,
     operation: TaskOperation,
-) -> Result<Task, Error> {
+) -> Result<TaskStatus, Error> {
     let transition = Transition::of(operation, Timestamp::now());
-    if transition.hold == Hold::Keep {
-        return store.transition_in_place(tenant, id, &transition).await;
-    }
-    let current = store.task(tenant, id).await?;
-    operation.apply(current.status)?;
-    store
-        .transition_holding(tenant, &current, &transition)
-        .await
+    store.transition_in_place(tenant, id, &transition).await
 }
 
 /// Stop (D10): RUNNING or PAUSED -> STOPPED, keeping the reason.
@@ -186,7 +180,7 @@ pub async fn stop(
     TaskOperation::Stop.apply(current.status)?;
     let mut stop = Transition::of(TaskOperation::Stop, Timestamp::now());
     stop.stop_reason = reason;
-    store.transition_holding(tenant, &current, &stop).await
+    store.transition(tenant, &current, &stop).await
 }
 
 /// The dialing engine's end of a task (D10, D13): every contact has a final outcome.
@@ -361,7 +355,7 @@ async fn requeue_with_recall(
         pending_recall: Some((recall.clone(), at)),
         ..Transition::of(TaskOperation::Recall, at)
     };
-    match store.transition_holding(tenant, task, &requeue).await {
+    match store.transition(tenant, task, &requeue).await {
         Ok(_) => Ok(None),
         Err(Error::NotAllowed(refusal)) => {
             let now = store.task(tenant, &task.id).await?;

@@ -5,9 +5,12 @@
 
 use super::keys::{self, HEAD, PK, SK};
 use super::shards::Merged;
-use super::{from_item, n, s, string_attr, to_item, Expr, Item, QueryBuilder, Store, WriteFailure};
+use super::{
+    from_item, n, s, string_attr, to_item, Actions, Expr, Item, QueryBuilder, Store, WriteFailure,
+};
 use crate::error::Error;
 use crate::model::contact::status;
+use crate::model::event::Event;
 use crate::model::export::ExportJob;
 use crate::model::Tenant;
 use crate::model::{Contact, DataSource, Id, Timestamp};
@@ -104,7 +107,7 @@ impl Store {
     pub async fn settle_export(
         &self,
         tenant: &Tenant,
-        id: &Id,
+        job: &ExportJob,
         claim: Option<Timestamp>,
         settlement: ExportSettlement,
         at: Timestamp,
@@ -120,6 +123,23 @@ impl Store {
         let expr = match claim {
             Some(claim) => expr.value(":claim", n(claim.0)),
             None => expr.value(":null", s("NULL")),
+        };
+        let event = match &settlement {
+            ExportSettlement::Succeeded {
+                file_name,
+                row_count,
+                ..
+            } => Some(Event::export_finished(
+                tenant,
+                at,
+                job,
+                Some((file_name, *row_count)),
+                None,
+            )),
+            ExportSettlement::Failed(message) => {
+                Some(Event::export_finished(tenant, at, job, None, Some(message)))
+            }
+            ExportSettlement::Released => None,
         };
         let (update, expr) = match settlement {
             ExportSettlement::Succeeded {
@@ -144,16 +164,26 @@ impl Store {
             ExportSettlement::Released => ("SET updated_at = :at REMOVE claimed_at", expr),
         };
         let condition = format!("attribute_exists(pk) AND #status = :processing AND {held}");
-        let written = self
-            .update_one(
-                "settle export",
-                (keys::tenant(tenant), keys::export(id)),
-                update,
-                Some(&condition),
-                expr,
-            )
-            .await;
-        WriteFailure::took_effect(written)
+        let key = (keys::tenant(tenant), keys::export(&job.id));
+        let Some(event) = event else {
+            let written = self
+                .update_one("settle export", key, update, Some(&condition), expr)
+                .await;
+            return WriteFailure::took_effect(written);
+        };
+        // An end is written with its event (D20), in one transaction.
+        #[derive(PartialEq)]
+        enum Step {
+            Job,
+            Event,
+        }
+        let actions = Actions::new(&self.table)
+            .update(Step::Job, key.0, key.1, update, Some(&condition), expr)?
+            .event(Step::Event, &event)?;
+        match self.transact("settle export", actions).await {
+            Ok(()) => Ok(true),
+            Err(failure) => failure.condition().map(|_| false),
+        }
     }
 
     /// A data source's contacts, oldest first, a page at a time, its shards merged (404 when

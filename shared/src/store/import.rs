@@ -9,7 +9,8 @@ use super::keys::{self, HEAD, PK, SK};
 use super::{from_item, n, s, string_attr, to_item, Actions, Expr, Item, Store, WriteFailure};
 use crate::error::Error;
 use crate::files::ParsedRow;
-use crate::model::import::{Import, ImportStatus};
+use crate::model::event::Event;
+use crate::model::import::{Import, ImportReport, ImportStatus};
 use crate::model::Tenant;
 use crate::model::{Contact, Id, Timestamp};
 use std::collections::BTreeSet;
@@ -25,6 +26,17 @@ pub const STALE_CLAIM_MILLIS: i64 = 15 * 60 * 1000;
 
 fn import_not_found(id: &Id) -> Error {
     Error::NotFound(format!("import {id} not found"))
+}
+
+/// How an import ends ([`Store::finish_import`]).
+#[derive(Clone, Copy, Debug)]
+pub enum ImportEnd<'a> {
+    /// Stored its rows; the report's counts go into its event.
+    Succeeded(&'a ImportReport),
+    /// Refused as a whole, with the message shown as its `error`.
+    Failed(&'a str),
+    /// Interrupted: WAITING_UPLOAD again, to be claimed by the redelivery.
+    Retry,
 }
 
 /// What happened to one valid row of a file.
@@ -95,15 +107,20 @@ impl Store {
         WriteFailure::updated(written)
     }
 
-    /// Records how an import ended.
+    /// Records how an import ended: SUCCEEDED or FAILED once, with its event (D20), whatever
+    /// the number of workers that finish it; or WAITING_UPLOAD again, for a retry.
     pub async fn finish_import(
         &self,
         tenant: &Tenant,
         import: &Import,
-        status: ImportStatus,
-        error: Option<&str>,
+        end: ImportEnd<'_>,
         at: Timestamp,
     ) -> Result<(), Error> {
+        let (status, error) = match end {
+            ImportEnd::Retry => (ImportStatus::WaitingUpload, None),
+            ImportEnd::Succeeded(_) => (ImportStatus::Succeeded, None),
+            ImportEnd::Failed(message) => (ImportStatus::Failed, Some(message)),
+        };
         let expr = Expr::default()
             .name("#status", "status")
             .name("#error", "error")
@@ -123,24 +140,58 @@ impl Store {
                 expr,
             ),
         };
-        let key = (
+        let (pk, sk) = (
             keys::data_source(tenant, &import.data_source_id),
             keys::import(&import.id),
         );
-        self.update_one(
-            "finish import",
-            key,
-            update,
-            Some("attribute_exists(pk)"),
-            expr,
-        )
-        .await
-        .map_err(|failure| match failure {
-            WriteFailure::Other(error) => error,
-            // Its data source was deleted meanwhile: the report stays, the record is gone.
-            WriteFailure::Condition(_) => Error::internal("finish import", "import is gone"),
-        })?;
-        Ok(())
+        // Its data source was deleted meanwhile: the report stays, the record is gone.
+        let gone = || Error::internal("finish import", "import is gone");
+        if let ImportEnd::Retry = end {
+            return self
+                .update_one(
+                    "finish import",
+                    (pk, sk),
+                    update,
+                    Some("attribute_exists(pk)"),
+                    expr,
+                )
+                .await
+                .map(|_| ())
+                .map_err(|failure| failure.or_else(|_| gone()));
+        }
+        let report = match end {
+            ImportEnd::Succeeded(report) => Some(report),
+            _ => None,
+        };
+        let event = Event::import_finished(tenant, at, import, status, report, error);
+        #[derive(PartialEq)]
+        enum Step {
+            Import,
+            Event,
+        }
+        let actions = Actions::new(&self.table)
+            .update(
+                Step::Import,
+                pk,
+                sk,
+                update,
+                Some("attribute_exists(pk) AND #status IN (:processing, :waiting)"),
+                expr.value(":processing", s("PROCESSING"))
+                    .value(":waiting", s("WAITING_UPLOAD")),
+            )?
+            .event(Step::Event, &event)?;
+        match self.transact("finish import", actions).await {
+            Ok(()) => Ok(()),
+            Err(failure) => {
+                let condition = failure.condition()?;
+                match condition.stored(Step::Import) {
+                    // Ended already, by this worker's earlier try or another's: its event is
+                    // written, and not twice.
+                    Some(_) => Ok(()),
+                    None => Err(gone()),
+                }
+            }
+        }
     }
 
     /// Stores the valid rows of an import as contacts of `source`, in file order, and answers

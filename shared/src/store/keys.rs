@@ -98,6 +98,13 @@ pub fn exporting(subject: &crate::model::export::ExportSubject, format: &str) ->
     }
 }
 
+/// Partition and sort key of an outbox item (D20): the event's own partition, so outbox writes
+/// spread over the table; the sort key alone tells the publisher's stream filter it is one.
+pub fn event(tenant: &Tenant, id: &Id) -> (String, String) {
+    (format!("T#{}#EVT#{id}", tenant.as_str()), EVENT.to_owned())
+}
+pub const EVENT: &str = "EVENT";
+
 /// Sort key of an export job in the tenant partition (D8).
 pub fn export(id: &Id) -> String {
     format!("EXPORT#{id}")

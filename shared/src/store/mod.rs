@@ -18,6 +18,7 @@ pub mod export;
 pub mod import;
 pub mod keys;
 mod names;
+pub mod outbox;
 mod paging;
 pub mod recall;
 pub mod reclaim;

@@ -4,10 +4,11 @@
 use super::keys::{self, HEAD, PK, SK};
 use super::names::NameGuard;
 use super::paging::{Counted, RowFilter, TenantList};
-use super::{from_item, n, s, string_attr, to_item, Actions, Expr, Item, Store};
+use super::{from_item, n, s, string_attr, to_item, Actions, Expr, Item, Store, WriteFailure};
 use crate::error::Error;
 use crate::model::call::{Reason, Skip};
 use crate::model::diagnostics::TaskCounters;
+use crate::model::event::Event;
 use crate::model::page::{Page, PageQuery};
 use crate::model::task::{not_allowed, TaskContact, TaskOperation};
 use crate::model::Tenant;
@@ -95,6 +96,72 @@ impl Transition {
     }
 }
 
+impl Transition {
+    /// `task` as this change leaves it.
+    fn applied_to(&self, mut task: Task) -> Task {
+        task.status = self.to;
+        task.updated_at = self.at;
+        if self.set_started {
+            task.started_at = Some(self.at);
+        }
+        if self.set_ended {
+            task.ended_at = Some(self.at);
+        }
+        if self.to == TaskStatus::Running {
+            task.ended_at = None;
+        }
+        if self.stop_reason.is_some() {
+            task.stop_reason.clone_from(&self.stop_reason);
+        }
+        if self.fail_reason.is_some() {
+            task.fail_reason.clone_from(&self.fail_reason);
+        }
+        if let Some(count) = self.contact_count {
+            task.contact_count = count;
+        }
+        task
+    }
+}
+
+/// Why one try of a transition did not commit.
+enum Moved {
+    /// The task is in `status` now, which the change may also leave: try again from there.
+    To(TaskStatus),
+    Refused(Error),
+}
+
+/// The data source's side of a change that takes or gives back its hold (D11).
+fn hold_expression(change: &Transition) -> (&'static str, String, Expr) {
+    let (hold_update, hold_condition, hold_values) = match change.hold {
+        Hold::Acquire => (
+            "ADD active_tasks :one",
+            "attribute_exists(pk) AND contact_count > :zero",
+            Expr::default().value(":one", n(1)).value(":zero", n(0)),
+        ),
+        // Never below zero: a negative count would make every read of the data source fail.
+        _ => (
+            "ADD active_tasks :minus_one",
+            "attribute_exists(pk) AND active_tasks > :zero",
+            Expr::default()
+                .value(":minus_one", n(-1))
+                .value(":zero", n(0)),
+        ),
+    };
+    match change.contacts_added {
+        None => (hold_update, hold_condition.to_owned(), hold_values),
+        Some(0) => (
+            hold_update,
+            format!("{hold_condition} AND (attribute_not_exists(contacts_added) OR contacts_added = :added)"),
+            hold_values.value(":added", n(0)),
+        ),
+        Some(added) => (
+            hold_update,
+            format!("{hold_condition} AND contacts_added = :added"),
+            hold_values.value(":added", n(added)),
+        ),
+    }
+}
+
 /// The condition "the stored status is one of `from`", with its values.
 pub(crate) fn status_in(from: &[TaskStatus], expr: Expr) -> (String, Expr) {
     let mut expr = expr.name("#status", "status");
@@ -122,8 +189,14 @@ pub(crate) fn refused(operation: TaskOperation, id: &Id, stored: Option<&Item>) 
     }
 }
 
-/// The update, condition and values of a state change of task `id`.
-fn transition_expression(tenant: &Tenant, id: &Id, change: &Transition) -> (String, String, Expr) {
+/// The update, condition and values of a state change of task `id` from `from` exactly: the
+/// event that tells of it names the state it left (D20).
+fn transition_expression(
+    tenant: &Tenant,
+    id: &Id,
+    from: TaskStatus,
+    change: &Transition,
+) -> (String, String, Expr) {
     let mut sets = vec!["#status = :to", "updated_at = :at"];
     let mut expr = Expr::default()
         .value(":to", n(change.to.code()))
@@ -161,7 +234,7 @@ fn transition_expression(tenant: &Tenant, id: &Id, change: &Transition) -> (Stri
     } else {
         update.push_str(" REMOVE gsi1pk, gsi1sk");
     }
-    let (mut condition, mut expr) = status_in(change.from, expr);
+    let (mut condition, mut expr) = status_in(&[from], expr);
     if let Some(revision) = change.idle_at_revision {
         condition.push_str(
             " AND (attribute_not_exists(in_flight) OR in_flight = :no_calls) \
@@ -416,33 +489,6 @@ impl Store {
             })
     }
 
-    /// Applies a state change that keeps the data source as it is ([`Hold::Keep`]) in one
-    /// conditional update on the stored status, without reading the task first; of concurrent
-    /// conflicting changes exactly one succeeds, the others get 405.
-    #[tracing::instrument(skip_all, fields(tenant = tenant.as_str(), id = %id, op = %change.operation))]
-    pub async fn transition_in_place(
-        &self,
-        tenant: &Tenant,
-        id: &Id,
-        change: &Transition,
-    ) -> Result<Task, Error> {
-        debug_assert_eq!(change.hold, Hold::Keep);
-        let (update, condition, expr) = transition_expression(tenant, id, change);
-        let item = self
-            .update_one(
-                "task transition",
-                (keys::tenant(tenant), keys::task(id)),
-                &update,
-                Some(&condition),
-                expr,
-            )
-            .await
-            .map_err(|failure| {
-                failure.or_else(|condition| refused(change.operation, id, condition.stored(())))
-            })?;
-        from_item(item)
-    }
-
     /// The dialing engine's end of a task (D10, D13): completes `current` unless a call is in
     /// flight or a recall came after it was read at its revision (405).
     pub async fn complete_idle(
@@ -454,7 +500,7 @@ impl Store {
         let mut complete = Transition::of(TaskOperation::Complete, Timestamp::now());
         complete.idle_at_revision = Some(current.revision);
         complete.contacts_added = Some(contacts_added);
-        self.transition_holding(tenant, current, &complete).await
+        self.transition(tenant, current, &complete).await
     }
 
     /// The dialing engine's verdict that a task cannot go on: FAILED with `reason`.
@@ -463,104 +509,154 @@ impl Store {
         TaskOperation::Fail.apply(current.status)?;
         let mut fail = Transition::of(TaskOperation::Fail, Timestamp::now());
         fail.fail_reason = Some(reason);
-        self.transition_holding(tenant, &current, &fail).await
+        self.transition(tenant, &current, &fail).await
     }
 
-    /// Applies a state change that takes or gives back the data source: the task's conditional
-    /// update and the data source's `active_tasks` counter move in one transaction, so a data
-    /// source delete and a publish can never both succeed (D11).
+    /// Applies a state change to `current` as read: the task's update conditioned on the state
+    /// it was read in, its event (D20), and when the change takes or gives back the data source,
+    /// its `active_tasks` counter, in one transaction, so a data source delete and a publish can
+    /// never both succeed (D11). Of concurrent conflicting changes exactly one succeeds, the
+    /// others get 405.
     #[tracing::instrument(skip_all, fields(tenant = tenant.as_str(), id = %current.id, op = %change.operation))]
-    pub async fn transition_holding(
+    pub async fn transition(
         &self,
         tenant: &Tenant,
         current: &Task,
         change: &Transition,
     ) -> Result<Task, Error> {
-        let (update, condition, expr) = transition_expression(tenant, &current.id, change);
-        let (pk, sk) = (keys::tenant(tenant), keys::task(&current.id));
-        let (hold_update, hold_condition, hold_values) = match change.hold {
-            Hold::Acquire => (
-                "ADD active_tasks :one",
-                "attribute_exists(pk) AND contact_count > :zero",
-                Expr::default().value(":one", n(1)).value(":zero", n(0)),
-            ),
-            // Never below zero: a negative count would make every read of the data source fail.
-            _ => (
-                "ADD active_tasks :minus_one",
-                "attribute_exists(pk) AND active_tasks > :zero",
-                Expr::default()
-                    .value(":minus_one", n(-1))
-                    .value(":zero", n(0)),
-            ),
-        };
-        let (hold_condition, hold_values) = match change.contacts_added {
-            None => (hold_condition.to_owned(), hold_values),
-            Some(0) => (
-                format!("{hold_condition} AND (attribute_not_exists(contacts_added) OR contacts_added = :added)"),
-                hold_values.value(":added", n(0)),
-            ),
-            Some(added) => (
-                format!("{hold_condition} AND contacts_added = :added"),
-                hold_values.value(":added", n(added)),
-            ),
-        };
-        let source = &current.data_source_id;
+        let source = Some(&current.data_source_id);
+        let from = self
+            .transition_from_any(tenant, &current.id, source, current.status, change)
+            .await?;
+        let mut next = current.clone();
+        next.status = from;
+        Ok(change.applied_to(next))
+    }
+
+    /// Applies a state change that keeps the data source as it is ([`Hold::Keep`]) without
+    /// reading the task first: one transaction of the update and its event (D20), tried from the
+    /// change's first source state; answers the state it is in now.
+    #[tracing::instrument(skip_all, fields(tenant = tenant.as_str(), id = %id, op = %change.operation))]
+    pub async fn transition_in_place(
+        &self,
+        tenant: &Tenant,
+        id: &Id,
+        change: &Transition,
+    ) -> Result<TaskStatus, Error> {
+        debug_assert_eq!(change.hold, Hold::Keep);
+        self.transition_from_any(tenant, id, None, change.from[0], change)
+            .await
+            .map(|_| change.to)
+    }
+
+    /// Tries the change from `first`, then, when the task is found in another state the change
+    /// may also leave, from that one: the event names the state it left. Answers that state.
+    async fn transition_from_any(
+        &self,
+        tenant: &Tenant,
+        id: &Id,
+        source: Option<&Id>,
+        first: TaskStatus,
+        change: &Transition,
+    ) -> Result<TaskStatus, Error> {
+        let mut from = first;
+        for _ in 0..change.from.len() {
+            match self.transition_from(tenant, id, source, from, change).await {
+                Ok(()) => return Ok(from),
+                Err(Moved::To(status)) => from = status,
+                Err(Moved::Refused(error)) => return Err(error),
+            }
+        }
+        Err(Error::Conflict(format!(
+            "task {id} was changed by another request; read it again"
+        )))
+    }
+
+    /// One try of a transition of task `id`, from `from` exactly; `source` is its data source,
+    /// needed when the change takes or gives back its hold.
+    async fn transition_from(
+        &self,
+        tenant: &Tenant,
+        id: &Id,
+        source: Option<&Id>,
+        from: TaskStatus,
+        change: &Transition,
+    ) -> Result<(), Moved> {
+        if !change.from.contains(&from) {
+            return Err(Moved::Refused(not_allowed(change.operation, from)));
+        }
+        let (update, condition, expr) = transition_expression(tenant, id, from, change);
+        let (pk, sk) = (keys::tenant(tenant), keys::task(id));
         #[derive(PartialEq)]
         enum Step {
             Task,
+            Event,
             DataSource,
         }
-        let actions = Actions::new(&self.table)
-            .update(Step::Task, pk, sk, &update, Some(&condition), expr)?
-            .update(
-                Step::DataSource,
-                keys::data_source(tenant, source),
-                HEAD.to_owned(),
-                hold_update,
-                Some(&hold_condition),
-                hold_values,
-            )?;
-        self.transact("task transition", actions)
-            .await
-            .map_err(|failure| {
-                failure.or_else(|condition| {
-                    if condition.failed(Step::Task) {
-                        refused(change.operation, &current.id, condition.stored(Step::Task))
-                    } else if change.hold == Hold::Release && change.contacts_added.is_some() {
-                        Error::Conflict(format!(
-                            "dataSource {source} gained contacts during the completion check"
-                        ))
-                    } else if change.hold == Hold::Release {
-                        Error::internal("task transition", "data source hold already released")
-                    } else if condition.stored(Step::DataSource).is_none() {
-                        Error::invalid(format!("dataSource {source} does not exist"))
-                    } else {
-                        Error::invalid(format!("dataSource {source} has no contacts"))
-                    }
-                })
-            })?;
-        let mut next = current.clone();
-        next.status = change.to;
-        next.updated_at = change.at;
-        if change.set_started {
-            next.started_at = Some(change.at);
+        let event = Event::task_state_changed(
+            tenant,
+            change.at,
+            id,
+            from,
+            change.to,
+            change.operation,
+            change
+                .stop_reason
+                .clone()
+                .or_else(|| change.fail_reason.clone()),
+        );
+        let mut actions = Actions::new(&self.table)
+            .update(Step::Task, pk, sk, &update, Some(&condition), expr)
+            .and_then(|actions| actions.event(Step::Event, &event))
+            .map_err(Moved::Refused)?;
+        let source = match (change.hold, source) {
+            (Hold::Keep, _) => None,
+            (_, Some(source)) => Some(source),
+            (_, None) => {
+                return Err(Moved::Refused(Error::internal(
+                    "task transition",
+                    "a change of the data source's hold without the data source",
+                )))
+            }
+        };
+        if let Some(source) = source {
+            let (hold_update, hold_condition, hold_values) = hold_expression(change);
+            actions = actions
+                .update(
+                    Step::DataSource,
+                    keys::data_source(tenant, source),
+                    HEAD.to_owned(),
+                    hold_update,
+                    Some(&hold_condition),
+                    hold_values,
+                )
+                .map_err(Moved::Refused)?;
         }
-        if change.set_ended {
-            next.ended_at = Some(change.at);
-        }
-        if change.to == TaskStatus::Running {
-            next.ended_at = None;
-        }
-        if change.stop_reason.is_some() {
-            next.stop_reason.clone_from(&change.stop_reason);
-        }
-        if change.fail_reason.is_some() {
-            next.fail_reason.clone_from(&change.fail_reason);
-        }
-        if let Some(count) = change.contact_count {
-            next.contact_count = count;
-        }
-        Ok(next)
+        let condition = match self.transact("task transition", actions).await {
+            Ok(()) => return Ok(()),
+            Err(WriteFailure::Other(error)) => return Err(Moved::Refused(error)),
+            Err(WriteFailure::Condition(condition)) => condition,
+        };
+        let source = source.map_or("", Id::as_str);
+        Err(Moved::Refused(if condition.failed(Step::Task) {
+            let stored = condition.stored(Step::Task);
+            match stored.map(|item| from_item::<Task>(item.clone())) {
+                Some(Ok(task)) if task.status != from && change.from.contains(&task.status) => {
+                    return Err(Moved::To(task.status));
+                }
+                _ => refused(change.operation, id, stored),
+            }
+        } else if change.hold == Hold::Release && change.contacts_added.is_some() {
+            Error::Conflict(format!(
+                "dataSource {source} gained contacts during the completion check"
+            ))
+        } else if change.hold == Hold::Release {
+            Error::internal("task transition", "data source hold already released")
+        } else if condition.stored(Step::DataSource).is_none() {
+            Error::invalid(format!("dataSource {source} does not exist"))
+        } else {
+            Error::invalid(format!("dataSource {source} has no contacts"))
+        }))
     }
 
     /// Deletes a task in a state that allows it and frees its name (D10).

@@ -1,9 +1,11 @@
-//! `make run`: provisions the stand-ins, serves the API on 127.0.0.1:$PORT (default 3000) and
-//! prints a development token. `LOCAL_STACK` (default `outbound`) names the table, and the
-//! bucket and queues after it, so a second server (the contract check) keeps its own data.
+//! `make run`: provisions the stand-ins, serves the API on 127.0.0.1:$PORT (default 3000) and the
+//! console at `/`, publishes the domain events and logs what the bus delivers, and prints a
+//! development token and the console's sign-in address. `LOCAL_STACK` (default `outbound`)
+//! names the table, and the bucket, queues and bus after it, so a second server (the contract
+//! check, the browser test) keeps its own data.
 
 use outbound::app::App;
-use outbound_local::{local_config, local_jwt, provision, sdk_config, serve};
+use outbound_local::{events, local_config, local_jwt, provision, sdk_config, serve_local};
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
@@ -11,6 +13,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let sdk = sdk_config().await;
     let stack = std::env::var("LOCAL_STACK").unwrap_or_else(|_| "outbound".into());
     let resources = provision::ensure(&sdk, &stack, &format!("{stack}-files")).await?;
+    let event_resources =
+        provision::ensure_events(&sdk, &resources.table, &format!("{stack}-events")).await?;
     let config = local_config(&resources);
     let token = local_jwt(&config).issue("acme", 24 * 3600);
     let app = App::with_sdk(config, &sdk);
@@ -22,13 +26,23 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
             .unwrap_or(2000),
     );
     outbound_local::spawn_workers(&app, std::sync::Arc::new(engine), &resources, &sdk, tick);
+    let log = events::EventLog::default();
+    events::spawn(&sdk, &event_resources, log.clone());
     let port = std::env::var("PORT").unwrap_or_else(|_| "3000".into());
     let listener = tokio::net::TcpListener::bind(format!("127.0.0.1:{port}")).await?;
     println!("outbound API on http://127.0.0.1:{port}/api/...");
+    if !std::path::Path::new(outbound_local::CONSOLE_DIR)
+        .join("index.html")
+        .exists()
+    {
+        println!("(the console is not built: `make console` builds it)");
+    }
+    println!("console, signed in as tenant acme (24 h):\n  http://127.0.0.1:{port}/#/signin?token={token}\n");
     println!("development token for tenant acme (24 h):\n{token}\n");
+    println!("events the bus delivered: http://127.0.0.1:{port}/local/events\n");
     println!(
         "try: curl -s -H \"Authorization: Bearer {token}\" -H 'Content-Type: application/json' \\\n  -d '{{\"dataSourceName\":\"First list\"}}' http://127.0.0.1:{port}/api/dataSource/add"
     );
-    serve(listener, app).await?;
+    serve_local(listener, app, log).await?;
     Ok(())
 }

@@ -299,12 +299,12 @@ async fn a_redelivered_or_concurrent_job_message_builds_nothing_twice() {
         .expect("a stale claim is taken over");
     assert_eq!(taken.attempts, 2);
     let settle = |claim: Option<Timestamp>| {
-        let (store, owner, job_id) = (&api.store, &owner, &job_id);
+        let (store, owner, job) = (&api.store, &owner, &taken);
         async move {
             store
                 .settle_export(
                     owner,
-                    job_id,
+                    job,
                     claim,
                     ExportSettlement::Released,
                     Timestamp::now(),

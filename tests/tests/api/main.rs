@@ -11,6 +11,7 @@ mod dialing;
 mod dialing_rules;
 mod dialing_support;
 mod envelope;
+mod events;
 mod export_jobs;
 mod exports;
 mod faults;

@@ -103,6 +103,8 @@ enum Call {
     SourceContact,
     /// The call record, found by the provider's call id.
     Record,
+    /// The outcome's event in the outbox (D20).
+    Event,
 }
 
 /// Moves of a task's diagnostic counters (D19), written by the same transaction that moves the

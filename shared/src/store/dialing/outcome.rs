@@ -3,6 +3,7 @@
 
 use crate::error::Error;
 use crate::model::call::{AfterOutcome, CallRef, CallReport};
+use crate::model::event::Event;
 use crate::model::task::TaskContact;
 use crate::model::Tenant;
 use crate::model::{Id, Timestamp};
@@ -17,7 +18,8 @@ use crate::model::call::Reason;
 impl Store {
     /// Records the outcome of a call exactly once (D7, D13): the contact's state in the task,
     /// the task's counters and calls in flight, the contact's status and call count, and the
-    /// service's calls in flight, in one transaction conditioned on that attempt being in flight.
+    /// service's calls in flight, and the outcome's event (D20), in one transaction conditioned on
+    /// that attempt being in flight.
     #[tracing::instrument(skip_all, fields(tenant = %call.tenant, task = %call.task_id, contact = %call.contact_id, attempt = call.attempt))]
     pub async fn record_outcome(
         &self,
@@ -73,7 +75,11 @@ impl Store {
                 Some("attribute_exists(pk)"),
                 task_expr,
             )?
-            .give_back_service_slot(Call::Service, call.shard)?;
+            .give_back_service_slot(Call::Service, call.shard)?
+            .event(
+                Call::Event,
+                &Event::call_completed(tenant, now, call, report, reason, next.done),
+            )?;
         if with_contact {
             // Its data source gone, the contact is not found where one shard would hold it,
             // and the outcome is recorded on the task alone.

@@ -1,0 +1,71 @@
+//! The local stack's domain events (D20): the publisher's stream mapping on moto, and a
+//! subscriber that logs every event the bus delivers and keeps the latest for tests and the
+//! console's developers (`GET /local/events`).
+
+use crate::provision::EventResources;
+use crate::stream::StreamMapping;
+use outbound::aws::Lazy;
+use outbound::bus::Bus;
+use serde_json::Value;
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Events kept by an [`EventLog`].
+const KEPT: usize = 500;
+
+/// The latest events the bus delivered, oldest first; cheap to clone.
+#[derive(Clone, Debug, Default)]
+pub struct EventLog(Arc<Mutex<VecDeque<Value>>>);
+
+impl EventLog {
+    /// Keeps `event` (an EventBridge event: `detail-type`, `source`, `detail`, ...).
+    pub fn record(&self, event: Value) {
+        let mut events = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if events.len() == KEPT {
+            events.pop_front();
+        }
+        events.push_back(event);
+    }
+
+    /// The events kept, oldest first.
+    pub fn recent(&self) -> Vec<Value> {
+        let events = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        events.iter().cloned().collect()
+    }
+}
+
+/// The bus `name` on the stand-ins.
+pub fn bus(sdk: &aws_config::SdkConfig, name: &str) -> Bus {
+    let sdk = sdk.clone();
+    Bus::new(
+        Lazy::new(move || aws_sdk_eventbridge::Client::new(&sdk)),
+        name,
+    )
+}
+
+/// Starts the publisher (the stream mapping, every 200 ms) and the subscriber that logs what
+/// the bus delivers into `log`.
+pub fn spawn(sdk: &aws_config::SdkConfig, resources: &EventResources, log: EventLog) {
+    let mapping = StreamMapping::new(sdk, &resources.stream_arn, bus(sdk, &resources.bus));
+    tokio::spawn(mapping.follow(Duration::from_millis(200)));
+    let sqs = aws_sdk_sqs::Client::new(sdk);
+    tokio::spawn(crate::poller::poll(
+        sqs,
+        resources.log_queue_url.clone(),
+        move |body| {
+            let log = log.clone();
+            async move {
+                let event: Value = serde_json::from_str(&body)
+                    .map_err(|e| outbound::Error::internal("decode event", e))?;
+                tracing::info!(
+                    detail_type = %event["detail-type"],
+                    detail = %event["detail"],
+                    "event delivered"
+                );
+                log.record(event);
+                Ok(())
+            }
+        },
+    ));
+}

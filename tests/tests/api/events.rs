@@ -1,0 +1,542 @@
+//! Domain events (D20): each committed change is on the bus once, a refused request puts none
+//! there, and an event the publisher could not put (the bus down, or refusing part of a batch)
+//! is put later, not lost. The events are read as a subscriber reads them: a rule on the bus
+//! sends them to a queue.
+
+use crate::dialing_support::{fast_settings, ManualClock, ALL_SUCCESS};
+use crate::support::{unique, TestApi};
+use outbound::model::TaskStatus;
+use outbound_local::faults::{FaultPlan, FaultProxy};
+use outbound_local::provision::{self, EventResources};
+use outbound_local::stream::{Pumped, StreamMapping};
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+/// A test's events: its table's stream and bus, the mapping that publishes, and the queue
+/// every event of the bus reaches.
+struct Events {
+    resources: EventResources,
+    mapping: StreamMapping,
+    sqs: aws_sdk_sqs::Client,
+}
+
+impl Events {
+    /// Events on `api`'s table, published through `proxy` when one is given.
+    async fn on(api: &TestApi, proxy: Option<&FaultProxy>) -> Events {
+        require_committed_streams().await;
+        let resources = provision::ensure_events(&api.sdk, &api.resources.table, &unique("bus"))
+            .await
+            .unwrap();
+        let sdk = match proxy {
+            Some(proxy) => api.sdk.to_builder().endpoint_url(proxy.url()).build(),
+            None => api.sdk.clone(),
+        };
+        let bus = outbound_local::events::bus(&sdk, &resources.bus);
+        Events {
+            mapping: StreamMapping::new(&api.sdk, &resources.stream_arn, bus),
+            resources,
+            sqs: aws_sdk_sqs::Client::new(&api.sdk),
+        }
+    }
+
+    /// A queue the bus sends one tenant's events to.
+    async fn tenant_queue(&self, api: &TestApi, tenant: &str) -> String {
+        let url = provision::ensure_queue(&self.sqs, &unique("tenant-events"))
+            .await
+            .unwrap();
+        provision::subscribe(
+            &api.sdk,
+            &self.resources.bus,
+            &unique("tenant-rule"),
+            &url,
+            Some(tenant),
+        )
+        .await
+        .unwrap();
+        url
+    }
+
+    async fn pump(&mut self) -> Pumped {
+        self.mapping.pump().await.unwrap()
+    }
+
+    /// Every event waiting on `queue` (the bus's log queue when `None`), in arrival order.
+    async fn received(&self, queue: Option<&str>) -> Vec<Value> {
+        let url = queue.unwrap_or(&self.resources.log_queue_url);
+        let mut events = Vec::new();
+        loop {
+            let answer = self
+                .sqs
+                .receive_message()
+                .queue_url(url)
+                .max_number_of_messages(10)
+                .send()
+                .await
+                .unwrap();
+            let messages = answer.messages.unwrap_or_default();
+            if messages.is_empty() {
+                return events;
+            }
+            for message in messages {
+                events.push(serde_json::from_str(message.body().unwrap()).unwrap());
+                self.sqs
+                    .delete_message()
+                    .queue_url(url)
+                    .receipt_handle(message.receipt_handle().unwrap())
+                    .send()
+                    .await
+                    .unwrap();
+            }
+        }
+    }
+}
+
+/// Panics unless the stand-in's streams hold committed writes only (`scripts/moto_server.py`):
+/// stock moto leaves the records of a cancelled transaction's actions in the stream.
+async fn require_committed_streams() {
+    let url = format!("{}/_outbound/features", outbound_local::moto_endpoint());
+    let features: Option<Value> = match reqwest::get(&url).await {
+        Ok(response) if response.status().is_success() => response.json().await.ok(),
+        _ => None,
+    };
+    assert!(
+        features.is_some_and(|f| f["streamsWithoutCancelledWrites"] == true),
+        "the moto at {} leaves cancelled writes in table streams; restart it \
+         (scripts/stack.sh stop; scripts/stack.sh start)",
+        outbound_local::moto_endpoint()
+    );
+}
+
+/// The outbox items in the table: the events committed, by id.
+async fn committed(api: &TestApi) -> BTreeMap<String, Value> {
+    api.snapshot()
+        .await
+        .into_values()
+        .filter(|item| item["sk"].as_s().is_ok_and(|sk| sk == "EVENT"))
+        .map(|item| {
+            let detail: Value = serde_json::from_str(item["detail"].as_s().unwrap()).unwrap();
+            (detail["eventId"].as_str().unwrap().to_owned(), detail)
+        })
+        .collect()
+}
+
+/// `(detail-type, detail)` of each event, with the envelope's `source` checked.
+fn details(events: &[Value]) -> Vec<(String, Value)> {
+    events
+        .iter()
+        .map(|event| {
+            assert_eq!(event["source"], "outbound", "{event}");
+            (
+                event["detail-type"].as_str().unwrap().to_owned(),
+                event["detail"].clone(),
+            )
+        })
+        .collect()
+}
+
+fn of_kind<'a>(events: &'a [(String, Value)], kind: &str) -> Vec<&'a Value> {
+    events
+        .iter()
+        .filter(|(k, _)| k == kind)
+        .map(|(_, detail)| detail)
+        .collect()
+}
+
+/// The `(from, to, cause)` of the TaskStateChanged events of `task`, in order.
+fn moves(events: &[(String, Value)], task: &str) -> Vec<(String, String, String)> {
+    of_kind(events, "TaskStateChanged")
+        .into_iter()
+        .filter(|detail| detail["taskId"] == task)
+        .map(|detail| {
+            (
+                detail["from"].as_str().unwrap().to_owned(),
+                detail["to"].as_str().unwrap().to_owned(),
+                detail["cause"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+fn step(from: &str, to: &str, cause: &str) -> (String, String, String) {
+    (from.to_owned(), to.to_owned(), cause.to_owned())
+}
+
+const CSV: &[u8] = b"phoneNumber,name\n+14155550101,Ada\n+14155550102,Grace\n+14155550103,Alan\n";
+
+/// D20: a whole campaign (an import, a refused file, a task published, paused, resumed, dialled
+/// to COMPLETED, an export job) and another tenant's publish. Every change is on the bus once
+/// with what it changed; the requests the state machine refused put nothing there; a rule on the
+/// tenant sees that tenant's events only; a second pump publishes nothing again.
+#[tokio::test]
+async fn each_committed_change_is_on_the_bus_once_and_a_refused_request_puts_nothing() {
+    let api = TestApi::start().await;
+    let mut events = Events::on(&api, None).await;
+    let acme_queue = events.tenant_queue(&api, "acme").await;
+
+    let source = api.data_source("acme", &unique("Source")).await;
+    let import = api
+        .upload_and_import("acme", &source, "list.csv", CSV.to_vec())
+        .await;
+    let refused_file = api
+        .upload_and_import("acme", &source, "list.csv", b"\x00\x01not a file".to_vec())
+        .await;
+    let task = api
+        .task("acme", &unique("Task"), &source, json!({"maxDialCount": 1}))
+        .await;
+    let by_id = json!({"id": task});
+    api.post("acme", "/api/task/publish", by_id.clone())
+        .await
+        .ok();
+    // Refused by the state machine: nothing committed, nothing published.
+    api.post("acme", "/api/task/publish", by_id.clone())
+        .await
+        .code(405);
+    api.post("acme", "/api/task/resume", by_id.clone())
+        .await
+        .code(405);
+    api.post("acme", "/api/task/close", by_id.clone())
+        .await
+        .code(405);
+    api.post("acme", "/api/task/pause", by_id.clone())
+        .await
+        .ok();
+    api.post("acme", "/api/task/pause", by_id.clone())
+        .await
+        .code(405);
+    api.post("acme", "/api/task/resume", by_id.clone())
+        .await
+        .ok();
+    let clock = ManualClock::starting_now();
+    let engine = api.engine(fast_settings(&api, ALL_SUCCESS), clock.clone());
+    api.dial_until(
+        &engine,
+        &clock,
+        Duration::from_secs(60),
+        ("acme", &task),
+        TaskStatus::Completed,
+        10,
+    )
+    .await;
+    let job = api
+        .post(
+            "acme",
+            &format!("/api/task/{task}/exportJob"),
+            json!({"format": "csv"}),
+        )
+        .await;
+    let export = job.ok()["exportId"].as_str().unwrap().to_owned();
+    let app = api.app.clone();
+    outbound_local::poller::drain(
+        &aws_sdk_sqs::Client::new(&api.sdk),
+        &api.resources.export_queue_url,
+        move |body| {
+            let app = app.clone();
+            async move { outbound::worker::export_message(&app, body).await }
+        },
+    )
+    .await
+    .unwrap();
+    let other_source = api.source_with_contacts("globex", 1).await.0;
+    let other_task = api
+        .task("globex", &unique("Task"), &other_source, json!({}))
+        .await;
+    api.post("globex", "/api/task/publish", json!({"id": other_task}))
+        .await
+        .ok();
+
+    // 2 imports, 4 moves of the task, 3 calls, 1 export, 1 move of the other tenant's task.
+    let committed = committed(&api).await;
+    assert_eq!(committed.len(), 11, "{committed:#?}");
+    assert_eq!(
+        events.pump().await,
+        Pumped {
+            published: 11,
+            failed: 0
+        }
+    );
+    let received = events.received(None).await;
+    let all = details(&received);
+    let ids: Vec<&str> = all
+        .iter()
+        .map(|(_, detail)| detail["eventId"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        ids.iter().copied().collect::<BTreeSet<_>>(),
+        committed.keys().map(String::as_str).collect(),
+        "the bus carries exactly the committed events"
+    );
+    assert_eq!(ids.len(), 11, "each once");
+    for (_, detail) in &all {
+        assert_eq!(
+            Some(detail),
+            committed.get(detail["eventId"].as_str().unwrap())
+        );
+    }
+
+    assert_eq!(
+        moves(&all, &task),
+        [
+            step("DRAFT", "RUNNING", "publish"),
+            step("RUNNING", "PAUSED", "pause"),
+            step("PAUSED", "RUNNING", "resume"),
+            step("RUNNING", "COMPLETED", "complete"),
+        ]
+    );
+    let publish = of_kind(&all, "TaskStateChanged")[0];
+    assert_eq!(publish["tenant"], "acme");
+    assert_eq!(
+        (publish["fromCode"].clone(), publish["toCode"].clone()),
+        (json!(0), json!(1))
+    );
+    assert_eq!(publish["reason"], Value::Null);
+    assert_eq!(
+        moves(&all, &other_task),
+        [step("DRAFT", "RUNNING", "publish")]
+    );
+
+    let calls = of_kind(&all, "CallCompleted");
+    assert_eq!(calls.len(), 3);
+    let contacts: BTreeSet<&str> = calls
+        .iter()
+        .map(|call| call["contactId"].as_str().unwrap())
+        .collect();
+    let stored: BTreeSet<String> = api
+        .all_contacts("acme", &source)
+        .await
+        .iter()
+        .map(|contact| contact["id"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        contacts,
+        stored.iter().map(String::as_str).collect(),
+        "one call a contact"
+    );
+    for call in &calls {
+        assert_eq!(call["taskId"], task.as_str());
+        assert_eq!(call["attempt"], 1);
+        assert_eq!(call["outcome"], "SUCCESS");
+        assert_eq!(call["outcomeCode"], 1);
+        assert_eq!(call["reason"], "ANSWERED");
+        assert_eq!(call["final"], true);
+        assert!(call["durationSeconds"].as_u64().is_some(), "{call}");
+    }
+
+    let imports = of_kind(&all, "ImportFinished");
+    assert_eq!(imports.len(), 2);
+    let done = imports
+        .iter()
+        .find(|i| i["importId"] == import.as_str())
+        .unwrap();
+    assert_eq!(
+        (
+            done["status"].clone(),
+            done["importCount"].clone(),
+            done["successCount"].clone(),
+            done["failCount"].clone(),
+            done["dataSourceId"].clone(),
+            done["fileName"].clone(),
+        ),
+        (
+            json!("SUCCEEDED"),
+            json!(3),
+            json!(3),
+            json!(0),
+            json!(source),
+            json!("list.csv")
+        )
+    );
+    let failed = imports
+        .iter()
+        .find(|i| i["importId"] == refused_file.as_str())
+        .unwrap();
+    assert_eq!(failed["status"], "FAILED");
+    assert!(
+        failed["error"].as_str().is_some_and(|e| !e.is_empty()),
+        "{failed}"
+    );
+
+    let exports = of_kind(&all, "ExportFinished");
+    assert_eq!(exports.len(), 1);
+    assert_eq!(
+        (
+            exports[0]["exportId"].clone(),
+            exports[0]["subject"].clone(),
+            exports[0]["subjectId"].clone(),
+            exports[0]["status"].clone(),
+            exports[0]["rowCount"].clone(),
+            exports[0]["format"].clone(),
+        ),
+        (
+            json!(export),
+            json!("task"),
+            json!(task),
+            json!("SUCCEEDED"),
+            json!(3),
+            json!("csv")
+        )
+    );
+
+    // A rule on the tenant: its own 10 events, none of the other tenant's.
+    let acme = details(&events.received(Some(&acme_queue)).await);
+    assert_eq!(acme.len(), 10);
+    assert!(acme.iter().all(|(_, detail)| detail["tenant"] == "acme"));
+
+    // Read to its end: nothing is published twice.
+    assert_eq!(events.pump().await, Pumped::default());
+    assert!(events.received(None).await.is_empty());
+}
+
+/// D20: the publisher dies with the bus down (every PutEvents fails) after changes were
+/// committed. The changes stand, their events wait in the outbox and the stream, and once the
+/// bus answers again each is published, once, in order.
+#[tokio::test]
+async fn events_committed_while_the_bus_is_down_are_published_once_it_is_back() {
+    let api = TestApi::start().await;
+    let proxy = FaultProxy::start().await;
+    let mut events = Events::on(&api, Some(&proxy)).await;
+    proxy.set_plan(FaultPlan::EventsDown);
+
+    let (source, _) = api.source_with_contacts("acme", 1).await;
+    let task = api.task("acme", &unique("Task"), &source, json!({})).await;
+    api.post("acme", "/api/task/publish", json!({"id": task}))
+        .await
+        .ok();
+    api.post("acme", "/api/task/pause", json!({"id": task}))
+        .await
+        .ok();
+    for _ in 0..2 {
+        assert_eq!(
+            events.pump().await,
+            Pumped {
+                published: 0,
+                failed: 1
+            }
+        );
+    }
+    assert!(proxy.injected() >= 2, "{proxy:?}");
+    assert!(
+        events.received(None).await.is_empty(),
+        "nothing reached the bus"
+    );
+    assert_eq!(
+        committed(&api).await.len(),
+        2,
+        "the events wait in the outbox"
+    );
+
+    proxy.set_plan(FaultPlan::None);
+    assert_eq!(
+        events.pump().await,
+        Pumped {
+            published: 2,
+            failed: 0
+        }
+    );
+    let all = details(&events.received(None).await);
+    assert_eq!(
+        moves(&all, &task),
+        [
+            step("DRAFT", "RUNNING", "publish"),
+            step("RUNNING", "PAUSED", "pause"),
+        ]
+    );
+    assert_eq!(events.pump().await, Pumped::default());
+}
+
+/// D20: the bus refuses part of each PutEvents (EventBridge answers per entry). The publisher
+/// sends the refused entries again until each is on the bus: every committed event arrives once.
+#[tokio::test]
+async fn events_the_bus_refuses_in_part_are_sent_again_until_each_is_on_it() {
+    let api = TestApi::start().await;
+    let proxy = FaultProxy::start().await;
+    let mut events = Events::on(&api, Some(&proxy)).await;
+    proxy.set_plan(FaultPlan::RefuseOddEvents);
+
+    let (source, _) = api.source_with_contacts("acme", 1).await;
+    let mut tasks = Vec::new();
+    for _ in 0..3 {
+        let task = api.task("acme", &unique("Task"), &source, json!({})).await;
+        for action in ["publish", "pause"] {
+            api.post("acme", &format!("/api/task/{action}"), json!({"id": task}))
+                .await
+                .ok();
+        }
+        tasks.push(task);
+    }
+    let committed = committed(&api).await;
+    assert_eq!(committed.len(), 6);
+    let mut pumped = Pumped::default();
+    for _ in 0..10 {
+        let round = events.pump().await;
+        pumped.published += round.published;
+        pumped.failed += round.failed;
+        if round.failed == 0 {
+            break;
+        }
+    }
+    assert_eq!(pumped.published, 6, "{pumped:?}");
+    assert!(proxy.injected() >= 1, "{proxy:?}");
+    let all = details(&events.received(None).await);
+    let mut ids: Vec<&str> = all
+        .iter()
+        .map(|(_, detail)| detail["eventId"].as_str().unwrap())
+        .collect();
+    ids.sort_unstable();
+    assert_eq!(
+        ids,
+        committed.keys().map(String::as_str).collect::<Vec<_>>(),
+        "each committed event once"
+    );
+    // Refused entries go again after the accepted ones: arrival order is not commit order, and
+    // consumers order a task's moves by `time` (or by the states themselves).
+    for task in &tasks {
+        let arrived: BTreeSet<_> = moves(&all, task).into_iter().collect();
+        assert_eq!(
+            arrived,
+            BTreeSet::from([
+                step("DRAFT", "RUNNING", "publish"),
+                step("RUNNING", "PAUSED", "pause"),
+            ])
+        );
+    }
+}
+
+/// D20 with D10's conditional transitions: eight pauses of one RUNNING task at once all read it
+/// RUNNING; one transaction commits, seven are cancelled by their condition, and the bus gets
+/// one event, from the one that committed.
+#[tokio::test]
+async fn of_concurrent_pauses_the_one_that_commits_is_the_one_event() {
+    let api = TestApi::start().await;
+    let mut events = Events::on(&api, None).await;
+    let (source, _) = api.source_with_contacts("acme", 1).await;
+    let task = api.task("acme", &unique("Task"), &source, json!({})).await;
+    api.post("acme", "/api/task/publish", json!({"id": task}))
+        .await
+        .ok();
+    let answers = futures::future::join_all(
+        (0..8).map(|_| api.post("acme", "/api/task/pause", json!({"id": task}))),
+    )
+    .await;
+    let statuses: Vec<u16> = answers.iter().map(|a| a.status.as_u16()).collect();
+    assert_eq!(
+        statuses.iter().filter(|s| **s == 200).count(),
+        1,
+        "{statuses:?}"
+    );
+    assert_eq!(
+        statuses.iter().filter(|s| **s == 405).count(),
+        7,
+        "{statuses:?}"
+    );
+    assert_eq!(committed(&api).await.len(), 2);
+    events.pump().await;
+    let all = details(&events.received(None).await);
+    assert_eq!(
+        moves(&all, &task),
+        [
+            step("DRAFT", "RUNNING", "publish"),
+            step("RUNNING", "PAUSED", "pause"),
+        ]
+    );
+}
