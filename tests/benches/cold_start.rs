@@ -1,5 +1,5 @@
 //! Cold-start benchmark (`make bench`, binaries built beforehand with the bench profile): how long each of the
-//! eight function binaries takes from `exec` to its first request for an event
+//! nine function binaries takes from `exec` to its first request for an event
 //! (`GET /2018-06-01/runtime/invocation/next`), the span Lambda reports as Init Duration:
 //! configuration read, SDK clients built, runtime started.
 //!
@@ -32,7 +32,7 @@ use std::time::{Duration, Instant};
 
 type Result<T> = std::result::Result<T, Box<dyn Error>>;
 
-const FUNCTIONS: [&str; 8] = [
+const FUNCTIONS: [&str; 9] = [
     "datasource-api",
     "task-api",
     "contact-import",
@@ -41,6 +41,7 @@ const FUNCTIONS: [&str; 8] = [
     "dialer",
     "call-events",
     "exporter",
+    "event-publisher",
 ];
 
 const HELLO: &str = "hello-lambda";
@@ -181,6 +182,7 @@ fn lambda_environment(binary: &str, port: u16) -> Vec<(&'static str, String)> {
         ("DIAL_QUEUE_URL", queue("dial")),
         ("CALL_EVENTS_QUEUE_URL", queue("call-events")),
         ("EXPORT_JOB_THRESHOLD", "50000".into()),
+        ("EVENT_BUS_NAME", "outbound-events".into()),
         ("SERVICE_TIME_ZONE", "UTC".into()),
         ("AUTH_MODE", "apigateway".into()),
         ("TENANT_CLAIM", "tenant_id".into()),

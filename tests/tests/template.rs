@@ -5,8 +5,17 @@
 //! calls (inbound, agent-dialled outbound) do not. The page-token secret reaches only the
 //! functions that sign list tokens, and every queue-fed background function has a concurrency
 //! limit, so it can never take the account's Lambda concurrency from the API and the dialer.
+//!
+//! The console (D21): its bucket is private and read only by its distribution; the API's CORS
+//! allows its origin (and the origins a parameter names), never "*", and no route takes the
+//! browsers' preflights behind the authorizer. The domain events (D20): the publisher's stream
+//! filter, matched against stream records keyed as the store keys them, lets through only new
+//! outbox items; a record is retried until published; only the publisher may put events, and
+//! only on the stack's bus.
 
-use serde_json::Value as Json;
+use outbound::model::{Id, Tenant};
+use outbound::store::keys;
+use serde_json::{json, Value as Json};
 use yaml_serde::Value as Yaml;
 
 fn template() -> Yaml {
@@ -178,6 +187,508 @@ fn background_queue_functions_have_a_concurrency_limit() {
                 !limit.is_null(),
                 "{id}: its queue's MaximumConcurrency is set"
             );
+        }
+    }
+}
+
+/// What a CloudFormation short form (`!Ref`, `!Sub`, `!GetAtt`, `!If`, ...) holds, if `value` is
+/// that one.
+fn intrinsic<'a>(value: &'a Yaml, name: &str) -> Option<&'a Yaml> {
+    match value {
+        Yaml::Tagged(tagged) if tagged.tag == name => Some(&tagged.value),
+        _ => None,
+    }
+}
+
+/// The text a short form holds, e.g. `ConsoleBucket` of `!Ref ConsoleBucket`.
+fn intrinsic_text<'a>(value: &'a Yaml, name: &str) -> Option<&'a str> {
+    intrinsic(value, name).and_then(|held| match held {
+        Yaml::String(text) => Some(text.as_str()),
+        _ => None,
+    })
+}
+
+/// Every string anywhere in `value`, tags looked through.
+fn strings(value: &Yaml) -> Vec<&str> {
+    match value {
+        Yaml::String(text) => vec![text.as_str()],
+        Yaml::Sequence(items) => items.iter().flat_map(strings).collect(),
+        Yaml::Mapping(fields) => fields
+            .iter()
+            .flat_map(|(name, value)| strings(name).into_iter().chain(strings(value)))
+            .collect(),
+        Yaml::Tagged(tagged) => strings(&tagged.value),
+        _ => Vec::new(),
+    }
+}
+
+/// The strings of a list.
+fn texts(list: &Yaml) -> Vec<&str> {
+    list.as_sequence()
+        .unwrap_or_else(|| panic!("a list: {list:?}"))
+        .iter()
+        .filter_map(Yaml::as_str)
+        .collect()
+}
+
+/// A statement's actions, whether one or a list.
+fn actions(statement: &Yaml) -> Vec<&str> {
+    match &statement["Action"] {
+        Yaml::String(action) => vec![action.as_str()],
+        Yaml::Sequence(list) => list.iter().filter_map(Yaml::as_str).collect(),
+        other => panic!("an action or a list of them: {other:?}"),
+    }
+}
+
+fn statements<'a>(policy: &'a Yaml) -> &'a [Yaml] {
+    policy["PolicyDocument"]["Statement"]
+        .as_sequence()
+        .expect("a policy's statements are a list")
+}
+
+const CONSOLE_ORIGIN: &str = "https://${ConsoleDistribution.DomainName}";
+
+#[test]
+fn the_console_bucket_is_private_and_only_its_distribution_reads_it() {
+    let template = template();
+    let bucket = resource(&template, "ConsoleBucket");
+    assert_eq!(bucket["Type"].as_str(), Some("AWS::S3::Bucket"));
+    let properties = &bucket["Properties"];
+    for setting in [
+        "BlockPublicAcls",
+        "BlockPublicPolicy",
+        "IgnorePublicAcls",
+        "RestrictPublicBuckets",
+    ] {
+        assert_eq!(
+            properties["PublicAccessBlockConfiguration"][setting].as_bool(),
+            Some(true),
+            "{setting}"
+        );
+    }
+    assert_eq!(
+        properties["OwnershipControls"]["Rules"][0]["ObjectOwnership"].as_str(),
+        Some("BucketOwnerEnforced"),
+        "no ACLs"
+    );
+    assert!(
+        !properties["BucketEncryption"].is_null(),
+        "encrypted at rest"
+    );
+    assert!(
+        properties.get("WebsiteConfiguration").is_none(),
+        "no public website endpoint: CloudFront reads the bucket through S3's API"
+    );
+
+    let policy = resource(&template, "ConsoleBucketPolicy");
+    assert_eq!(
+        intrinsic_text(&policy["Properties"]["Bucket"], "Ref"),
+        Some("ConsoleBucket")
+    );
+    let allows: Vec<&Yaml> = statements(&policy["Properties"])
+        .iter()
+        .filter(|statement| statement["Effect"].as_str() != Some("Deny"))
+        .collect();
+    assert_eq!(allows.len(), 1, "one statement allows anything: {allows:?}");
+    let allow = allows[0];
+    assert_eq!(
+        allow["Principal"]
+            .as_mapping()
+            .map(|principal| principal.len()),
+        Some(1),
+        "one kind of principal: {:?}",
+        allow["Principal"]
+    );
+    assert_eq!(
+        allow["Principal"]["Service"].as_str(),
+        Some("cloudfront.amazonaws.com")
+    );
+    assert_eq!(actions(allow), ["s3:GetObject"], "reads only");
+    assert_eq!(
+        intrinsic_text(&allow["Resource"], "Sub"),
+        Some("${ConsoleBucket.Arn}/*")
+    );
+    let conditions = allow["Condition"]
+        .as_mapping()
+        .expect("CloudFront's reads are conditioned");
+    assert_eq!(conditions.len(), 1, "{conditions:?}");
+    assert_eq!(
+        intrinsic_text(&allow["Condition"]["StringEquals"]["AWS:SourceArn"], "Sub"),
+        Some("arn:${AWS::Partition}:cloudfront::${AWS::AccountId}:distribution/${ConsoleDistribution}"),
+        "this distribution only, not any distribution of any account"
+    );
+
+    let config = &resource(&template, "ConsoleDistribution")["Properties"]["DistributionConfig"];
+    let origins = config["Origins"].as_sequence().expect("origins");
+    assert_eq!(origins.len(), 1);
+    assert_eq!(
+        intrinsic_text(&origins[0]["DomainName"], "GetAtt"),
+        Some("ConsoleBucket.RegionalDomainName"),
+        "the bucket's REST endpoint (a website endpoint cannot be signed for)"
+    );
+    assert_eq!(
+        intrinsic_text(&origins[0]["OriginAccessControlId"], "GetAtt"),
+        Some("ConsoleOriginAccessControl.Id")
+    );
+    let access = &resource(&template, "ConsoleOriginAccessControl")["Properties"]
+        ["OriginAccessControlConfig"];
+    assert_eq!(access["OriginAccessControlOriginType"].as_str(), Some("s3"));
+    assert_eq!(access["SigningBehavior"].as_str(), Some("always"));
+    assert_eq!(access["SigningProtocol"].as_str(), Some("sigv4"));
+    let mut behaviours = vec![&config["DefaultCacheBehavior"]];
+    behaviours.extend(config["CacheBehaviors"].as_sequence().expect("behaviours"));
+    for behaviour in behaviours {
+        assert_eq!(
+            behaviour["ViewerProtocolPolicy"].as_str(),
+            Some("redirect-to-https"),
+            "{behaviour:?}"
+        );
+    }
+}
+
+#[test]
+fn the_api_answers_cors_for_the_console_origin_only() {
+    let template = template();
+    let api = resource(&template, "HttpApi");
+    let cors = &api["Properties"]["CorsConfiguration"];
+    assert!(
+        !strings(cors).contains(&"*"),
+        "no wildcard anywhere in the API's CORS: {cors:?}"
+    );
+    let choice = intrinsic(cors, "If").expect("chosen on whether ApiAllowedOrigins is set");
+    assert_eq!(choice[0].as_str(), Some("HasApiOrigins"));
+    let (with_others, console_only) = (&choice[1], &choice[2]);
+
+    // Without ApiAllowedOrigins: exactly the console's origin.
+    let origins = console_only["AllowOrigins"]
+        .as_sequence()
+        .expect("a list of origins");
+    assert_eq!(origins.len(), 1, "{origins:?}");
+    assert_eq!(intrinsic_text(&origins[0], "Sub"), Some(CONSOLE_ORIGIN));
+
+    // With it: the console's origin, then the parameter's.
+    let split = intrinsic(&with_others["AllowOrigins"], "Split").expect("!Split of a list");
+    assert_eq!(split[0].as_str(), Some(","));
+    let joined = intrinsic(&split[1], "Join").expect("!Join of the two");
+    assert_eq!(joined[0].as_str(), Some(","));
+    let parts = joined[1]
+        .as_sequence()
+        .expect("the console's origin and the parameter's");
+    assert_eq!(parts.len(), 2, "{parts:?}");
+    assert_eq!(intrinsic_text(&parts[0], "Sub"), Some(CONSOLE_ORIGIN));
+    let others = intrinsic(&parts[1], "Join").expect("the parameter's list, joined");
+    assert_eq!(intrinsic_text(&others[1], "Ref"), Some("ApiAllowedOrigins"));
+    let rule = &template["Rules"]["ApiOriginsAreNamed"]["Assertions"][0]["Assert"];
+    let contains = intrinsic(&intrinsic(rule, "Not").expect("!Not")[0], "Contains")
+        .expect("!Not [!Contains [...]]");
+    assert_eq!(
+        intrinsic_text(&contains[0], "Ref"),
+        Some("ApiAllowedOrigins")
+    );
+    assert_eq!(
+        contains[1].as_str(),
+        Some("*"),
+        "the parameter refuses \"*\""
+    );
+
+    // Both alike but for the origins.
+    for branch in [with_others, console_only] {
+        assert_eq!(texts(&branch["AllowMethods"]), ["GET", "POST", "OPTIONS"]);
+        assert_eq!(
+            texts(&branch["AllowHeaders"]),
+            ["Authorization", "Content-Type"]
+        );
+        let exposed = texts(&branch["ExposeHeaders"]);
+        for header in ["Retry-After", "Content-Disposition"] {
+            assert!(
+                exposed.contains(&header),
+                "{header} is exposed: {exposed:?}"
+            );
+        }
+        assert!(
+            branch.get("AllowCredentials").is_none(),
+            "the token is a header, never a cookie"
+        );
+    }
+
+    // The uploads bucket takes PUTs from the console too, and never from "*".
+    let uploads = &resource(&template, "Bucket")["Properties"]["CorsConfiguration"];
+    let origins = intrinsic(&uploads["CorsRules"][0]["AllowedOrigins"], "If")
+        .expect("chosen on whether UploadAllowedOrigins is set");
+    assert_eq!(origins[0].as_str(), Some("HasUploadOrigins"));
+    for branch in [&origins[1], &origins[2]] {
+        assert!(
+            strings(branch).contains(&CONSOLE_ORIGIN),
+            "the console's origin: {branch:?}"
+        );
+        assert!(!strings(branch).contains(&"*"), "{branch:?}");
+    }
+}
+
+#[test]
+fn no_route_takes_the_browsers_preflights() {
+    // API Gateway answers a CORS preflight (OPTIONS, no token) itself only when no route takes
+    // it; an ANY or OPTIONS route would put it behind the JWT authorizer, which refuses it.
+    let template = template();
+    let mut routes = 0;
+    for (id, function) in functions(&template) {
+        let Yaml::Mapping(events) = &function["Properties"]["Events"] else {
+            continue;
+        };
+        for (name, event) in events {
+            if event["Type"].as_str() != Some("HttpApi") {
+                continue;
+            }
+            routes += 1;
+            let method = event["Properties"]["Method"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{id} {name:?}: a method named"))
+                .to_ascii_uppercase();
+            assert!(
+                method != "ANY" && method != "OPTIONS",
+                "{id} {name:?}: {method} would send preflights to the authorizer"
+            );
+            let auth = &event["Properties"]["Auth"];
+            assert!(
+                auth.is_null(),
+                "{id} {name:?}: every route keeps the default JWT authorizer: {auth:?}"
+            );
+        }
+    }
+    assert!(routes > 0, "the API has routes");
+}
+
+/// Lambda's event filtering, for the parts of a pattern the publisher's filter may use: arrays of
+/// exact values or `{"prefix": ...}` rules, and nested objects.
+fn filter_matches(pattern: &Json, record: &Json) -> bool {
+    let Json::Object(fields) = pattern else {
+        panic!("a pattern is an object of fields: {pattern}");
+    };
+    fields.iter().all(|(name, wanted)| {
+        let Some(value) = record.get(name) else {
+            return false;
+        };
+        match wanted {
+            Json::Array(options) => options.iter().any(|option| match option {
+                Json::String(_) => option == value,
+                Json::Object(rule) => match (rule.get("prefix"), value.as_str()) {
+                    (Some(Json::String(prefix)), Some(text)) => text.starts_with(prefix.as_str()),
+                    (Some(_), None) => false,
+                    _ => panic!("{name}: only prefix rules are expected: {option}"),
+                },
+                other => panic!("{name}: only strings and prefix rules are expected: {other}"),
+            }),
+            Json::Object(_) => filter_matches(wanted, value),
+            other => panic!("{name}: only arrays and objects are used in patterns: {other}"),
+        }
+    })
+}
+
+/// A DynamoDB stream record as the event source mapping filters it.
+fn stream_record(event_name: &str, (pk, sk): (String, String)) -> Json {
+    json!({
+        "eventID": "1",
+        "eventName": event_name,
+        "eventSource": "aws:dynamodb",
+        "awsRegion": "eu-west-1",
+        "dynamodb": {
+            "Keys": { (keys::PK): { "S": pk }, (keys::SK): { "S": sk } },
+            "SequenceNumber": "100000000000000000001",
+            "StreamViewType": "NEW_IMAGE",
+        },
+    })
+}
+
+/// The publisher's one DynamoDB stream event.
+fn publisher_stream(template: &Yaml) -> &Yaml {
+    let function = resource(template, "EventPublisherFunction");
+    let Yaml::Mapping(events) = &function["Properties"]["Events"] else {
+        panic!("the publisher has events");
+    };
+    let streams: Vec<&Yaml> = events
+        .values()
+        .filter(|event| event["Type"].as_str() == Some("DynamoDB"))
+        .collect();
+    assert_eq!(streams.len(), 1, "one stream feeds the publisher");
+    assert_eq!(events.len(), 1, "and nothing else does");
+    let stream: &Yaml = streams[0];
+    &stream["Properties"]
+}
+
+#[test]
+fn the_table_streams_its_new_images() {
+    let template = template();
+    let table = resource(&template, "Table");
+    assert_eq!(
+        table["Properties"]["StreamSpecification"]["StreamViewType"].as_str(),
+        Some("NEW_IMAGE"),
+        "an outbox item's event is all in the item written"
+    );
+    assert_eq!(
+        intrinsic_text(&publisher_stream(&template)["Stream"], "GetAtt"),
+        Some("Table.StreamArn")
+    );
+}
+
+#[test]
+fn the_event_publisher_reads_only_new_outbox_items_and_never_drops_one() {
+    let template = template();
+    let stream = publisher_stream(&template);
+    assert_eq!(
+        texts(&stream["FunctionResponseTypes"]),
+        ["ReportBatchItemFailures"],
+        "the function names the first record it could not publish"
+    );
+    assert_eq!(
+        stream["MaximumRetryAttempts"].as_i64(),
+        Some(-1),
+        "retried until published"
+    );
+    assert_eq!(
+        stream["MaximumRecordAgeInSeconds"].as_i64(),
+        Some(-1),
+        "never dropped for its age"
+    );
+    assert_eq!(
+        stream["ParallelizationFactor"].as_i64(),
+        Some(1),
+        "a shard's events in order"
+    );
+    let batch = stream["BatchSize"].as_i64().expect("a batch size");
+    assert!(
+        (1..=10).contains(&batch),
+        "PutEvents takes 10 entries at most: {batch}"
+    );
+    assert_eq!(stream["StartingPosition"].as_str(), Some("TRIM_HORIZON"));
+
+    let filters = stream["FilterCriteria"]["Filters"]
+        .as_sequence()
+        .expect("filtered");
+    assert_eq!(filters.len(), 1, "one filter (filters are OR-ed)");
+    let pattern: Json = serde_json::from_str(
+        filters[0]["Pattern"]
+            .as_str()
+            .expect("a pattern is a JSON string"),
+    )
+    .expect("the pattern is JSON");
+
+    let tenant = Tenant::parse("acme").unwrap();
+    let outbox = || keys::event(&tenant, &Id::new());
+    assert!(
+        filter_matches(&pattern, &stream_record("INSERT", outbox())),
+        "a new outbox item is published: {pattern}"
+    );
+    for (what, record) in [
+        ("an outbox item's expiry", stream_record("REMOVE", outbox())),
+        ("an outbox item changed", stream_record("MODIFY", outbox())),
+        (
+            "a new contact",
+            stream_record(
+                "INSERT",
+                (
+                    keys::data_source(&tenant, &Id::new()),
+                    keys::contact(&Id::new()),
+                ),
+            ),
+        ),
+        (
+            "the tenant's settings",
+            stream_record("INSERT", (keys::tenant(&tenant), keys::SETTINGS.to_owned())),
+        ),
+        (
+            "a do-not-call entry",
+            stream_record(
+                "INSERT",
+                (keys::tenant(&tenant), keys::dnc_entry(&Id::new())),
+            ),
+        ),
+    ] {
+        assert!(
+            !filter_matches(&pattern, &record),
+            "{what} must not invoke the publisher: {record}"
+        );
+    }
+}
+
+#[test]
+fn only_the_event_publisher_puts_events_and_only_on_the_bus() {
+    let template = template();
+    let function = &resource(&template, "EventPublisherFunction")["Properties"];
+    assert_eq!(
+        intrinsic_text(
+            &function["Environment"]["Variables"]["EVENT_BUS_NAME"],
+            "Ref"
+        ),
+        Some("EventBus")
+    );
+    let policies = function["Policies"].as_sequence().expect("policies");
+    assert_eq!(
+        policies.len(),
+        1,
+        "its own managed policy only: {policies:?}"
+    );
+    assert_eq!(
+        intrinsic_text(&policies[0], "Ref"),
+        Some("EventPublisherPolicy")
+    );
+
+    let policy = &resource(&template, "EventPublisherPolicy")["Properties"];
+    let mut puts = 0;
+    for statement in statements(policy) {
+        assert_eq!(statement["Effect"].as_str(), Some("Allow"));
+        let actions = actions(statement);
+        assert!(
+            !strings(&statement["Resource"]).contains(&"*"),
+            "no statement on every resource: {statement:?}"
+        );
+        if actions.iter().any(|action| action.starts_with("events:")) {
+            puts += 1;
+            assert_eq!(actions, ["events:PutEvents"], "{statement:?}");
+            assert_eq!(
+                intrinsic_text(&statement["Resource"], "GetAtt"),
+                Some("EventBus.Arn"),
+                "the stack's bus only"
+            );
+        } else {
+            assert!(
+                actions.iter().all(|action| action.starts_with("dynamodb:")),
+                "{statement:?}"
+            );
+            assert_eq!(
+                intrinsic_text(&statement["Resource"], "Sub"),
+                Some("${Table.Arn}/stream/*"),
+                "the table's stream, not its items"
+            );
+        }
+    }
+    assert_eq!(puts, 1, "one statement puts events");
+
+    // No other policy of the template puts events anywhere.
+    let Yaml::Mapping(resources) = &template["Resources"] else {
+        panic!("Resources is a mapping");
+    };
+    for (id, resource) in resources {
+        let id = id.as_str().unwrap_or_default();
+        if id == "EventPublisherPolicy" {
+            continue;
+        }
+        let granted: Vec<&Yaml> = match resource["Type"].as_str() {
+            Some("AWS::IAM::ManagedPolicy") => statements(&resource["Properties"]).iter().collect(),
+            Some("AWS::Serverless::Function") => resource["Properties"]["Policies"]
+                .as_sequence()
+                .into_iter()
+                .flatten()
+                .flat_map(|policy| policy["Statement"].as_sequence().into_iter().flatten())
+                .collect(),
+            _ => continue,
+        };
+        for statement in granted {
+            for value in strings(statement) {
+                assert!(
+                    !value.starts_with("events:"),
+                    "{id} may not put events: {statement:?}"
+                );
+            }
         }
     }
 }
