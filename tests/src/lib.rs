@@ -76,6 +76,8 @@ pub async fn serve_local(
     events: events::EventLog,
 ) -> std::io::Result<()> {
     use axum::routing::get;
+    use tower::ServiceExt;
+    let api = http::local_api(app);
     let local = axum::Router::new()
         .route(
             "/local/events",
@@ -84,10 +86,18 @@ pub async fn serve_local(
                 async move { axum::Json(events.recent()) }
             }),
         )
-        // The API keeps its own answer (the envelope's 404) for paths it does not know.
-        .route_service("/api/{*path}", http::local_api(app))
         .fallback_service(tower_http::services::ServeDir::new(CONSOLE_DIR));
-    axum::serve(listener, local).await
+    // By prefix, not by a route: the API keeps its own routing (its path parameters, its
+    // envelope 404 for paths it does not know).
+    let by_prefix = tower::service_fn(move |request: axum::extract::Request| {
+        let router = if request.uri().path().starts_with("/api/") {
+            api.clone()
+        } else {
+            local.clone()
+        };
+        router.oneshot(request)
+    });
+    axum::serve(listener, axum::Router::new().fallback_service(by_prefix)).await
 }
 
 /// Serves `app` in the background on a free loopback port and answers its base URL
