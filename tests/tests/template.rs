@@ -240,7 +240,7 @@ fn actions(statement: &Yaml) -> Vec<&str> {
     }
 }
 
-fn statements<'a>(policy: &'a Yaml) -> &'a [Yaml] {
+fn statements(policy: &Yaml) -> &[Yaml] {
     policy["PolicyDocument"]["Statement"]
         .as_sequence()
         .expect("a policy's statements are a list")
