@@ -1,0 +1,100 @@
+import type { ComponentChildren } from 'preact';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import type { Query } from '../api/client';
+import * as API from '../api/endpoints';
+import type { ExportView, JobStarted } from '../api/types';
+import { downloadFile } from '../lib/download';
+import { ErrorAlert } from './Alert';
+
+/** "Export CSV", "Export Excel" (direct) and "Start export job" (polled until done). */
+export function ExportButtons(props: {
+  path: string;
+  query?: Query;
+  baseName: string;
+  startJob: (format: 'csv' | 'excel') => Promise<JobStarted>;
+  children?: ComponentChildren;
+}) {
+  const [error, setError] = useState<unknown>(null);
+  const [message, setMessage] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [format, setFormat] = useState<'csv' | 'excel'>('csv');
+  const [job, setJob] = useState<ExportView | null>(null);
+  const alive = useRef(true);
+  useEffect(() => () => void (alive.current = false), []);
+
+  async function direct(fmt: 'csv' | 'excel') {
+    setBusy(true);
+    setError(null);
+    setMessage(`Preparing the ${fmt === 'csv' ? 'CSV' : 'Excel'} file…`);
+    try {
+      const name = await downloadFile(props.path, { ...props.query, format: fmt }, `${props.baseName}.${fmt === 'csv' ? 'csv' : 'xlsx'}`);
+      setMessage(`Downloaded ${name}.`);
+    } catch (e) {
+      setMessage(null);
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  async function startJob() {
+    setError(null);
+    setMessage(null);
+    setJob(null);
+    try {
+      const { exportId } = await props.startJob(format);
+      for (let i = 0; alive.current && i < 600; i++) {
+        const view = await API.getExport(exportId);
+        if (!alive.current) return;
+        setJob(view);
+        if (view.status !== 'PROCESSING') return;
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+    } catch (e) {
+      if (alive.current) setError(e);
+    }
+  }
+
+  return (
+    <div class="stack export">
+      {props.children}
+      <div class="buttons">
+        <button type="button" class="secondary" disabled={busy} onClick={() => void direct('csv')}>
+          Export CSV
+        </button>
+        <button type="button" class="secondary" disabled={busy} onClick={() => void direct('excel')}>
+          Export Excel
+        </button>
+      </div>
+      <div class="buttons">
+        <label>
+          Job format{' '}
+          <select value={format} onChange={(e) => setFormat(e.currentTarget.value as 'csv' | 'excel')}>
+            <option value="csv">CSV</option>
+            <option value="excel">Excel</option>
+          </select>
+        </label>
+        <button type="button" class="secondary" disabled={job?.status === 'PROCESSING'} onClick={() => void startJob()}>
+          Start export job
+        </button>
+      </div>
+      <div role="status" aria-live="polite">
+        {message && <p class="muted">{message}</p>}
+        {job && job.status === 'PROCESSING' && <p class="muted">Export job: processing… (started {job.createTime})</p>}
+        {job && job.status === 'SUCCEEDED' && (
+          <p>
+            Export job: done, {job.rowCount ?? 0} rows.{' '}
+            {job.downloadUrl && (
+              <a href={job.downloadUrl} download={job.fileName ?? undefined}>
+                Download {job.fileName ?? 'the file'}
+              </a>
+            )}
+          </p>
+        )}
+      </div>
+      {job && job.status === 'FAILED' && <ErrorAlert error={new Error(`Export job failed: ${job.error ?? 'no reason given'}`)} />}
+      <ErrorAlert error={error} />
+    </div>
+  );
+}
+

@@ -1,0 +1,125 @@
+import { useState } from 'preact/hooks';
+import * as API from '../api/endpoints';
+import type { AddTask, TaskView, WindowZone } from '../api/types';
+import { useLoader } from './hooks';
+import { RetryRulesEditor, rowsFromRules, rulesFromRows, type RuleRow } from './RetryRules';
+
+/** The task form: "New task" (create) and a DRAFT task's "Edit" (update). */
+export function TaskForm(props: {
+  label: string;
+  initial?: TaskView;
+  submitLabel: string;
+  busy: boolean;
+  onSubmit: (body: AddTask) => void;
+  onCancel: () => void;
+}) {
+  const t = props.initial;
+  const sources = useLoader(() => API.listDataSources({ pageNum: 1, pageSize: 100 }), []);
+  const [name, setName] = useState(t?.taskName ?? '');
+  const [desc, setDesc] = useState(t?.taskDesc ?? '');
+  const [dataSourceId, setDataSourceId] = useState(t?.dataSourceId ?? '');
+  const [priority, setPriority] = useState(String(t?.priority ?? 3));
+  const [maxDial, setMaxDial] = useState(String(t?.maxDialCount ?? 3));
+  const [interval, setCallInterval] = useState(String(t?.callInterval ?? 60));
+  const [start, setStart] = useState(t?.dailyStartTime ?? '');
+  const [end, setEnd] = useState(t?.dailyEndTime ?? '');
+  const [zone, setZone] = useState<WindowZone | ''>(t ? t.windowTimeZone : '');
+  const [timeZone, setTimeZone] = useState(t?.timeZone ?? '');
+  const [rules, setRules] = useState<RuleRow[]>(rowsFromRules(t?.retryRules));
+  const [problem, setProblem] = useState<string | null>(null);
+  const p = t ? `task-edit` : 'task-new';
+  const options = sources.data?.rows ?? [];
+  const selected = dataSourceId || (t ? '' : options[0]?.id ?? '');
+
+  function submit(e: Event) {
+    e.preventDefault();
+    if (!name.trim()) return setProblem('Name is required.');
+    if (!t && !selected) return setProblem('Choose a data source (create one first).');
+    if ((start && !end) || (!start && end)) return setProblem('Give both a daily start time and a daily end time, or neither.');
+    setProblem(null);
+    const body: AddTask = {
+      taskName: name.trim(),
+      taskDesc: desc.trim(),
+      dataSourceId: selected,
+      priority: Number(priority),
+      maxDialCount: Number(maxDial),
+      callInterval: Number(interval),
+      retryRules: rulesFromRows(rules),
+    };
+    if (start || t) body.dailyStartTime = start.slice(0, 5);
+    if (end || t) body.dailyEndTime = end.slice(0, 5);
+    if (zone) body.windowTimeZone = zone;
+    if (timeZone.trim() || t) body.timeZone = timeZone.trim();
+    props.onSubmit(body);
+  }
+
+  const num = (id: string, label: string, value: string, set: (v: string) => void, min: number, max: number) => (
+    <div class="field">
+      <label for={`${p}-${id}`}>{label}</label>
+      <input id={`${p}-${id}`} type="number" min={min} max={max} step={1} required value={value} onInput={(e) => set(e.currentTarget.value)} />
+    </div>
+  );
+
+  return (
+    <form class="card form-grid" aria-label={props.label} onSubmit={submit}>
+      <div class="field">
+        <label for={`${p}-name`}>Name</label>
+        <input id={`${p}-name`} required maxLength={100} value={name} onInput={(e) => setName(e.currentTarget.value)} />
+      </div>
+      <div class="field">
+        <label for={`${p}-desc`}>Description</label>
+        <input id={`${p}-desc`} maxLength={500} value={desc} onInput={(e) => setDesc(e.currentTarget.value)} />
+      </div>
+      <div class="field">
+        <label for={`${p}-ds`}>Data source</label>
+        <select id={`${p}-ds`} value={selected} disabled={!!t} onChange={(e) => setDataSourceId(e.currentTarget.value)}>
+          {t && !options.some((o) => o.id === t.dataSourceId) && <option value={t.dataSourceId}>{t.dataSourceId}</option>}
+          {options.map((ds) => (
+            <option key={ds.id} value={ds.id}>
+              {ds.dataSourceName} ({ds.contactCount} contacts)
+            </option>
+          ))}
+        </select>
+        {t && <small>The data source of a task cannot change.</small>}
+      </div>
+      {num('priority', 'Priority', priority, setPriority, 1, 5)}
+      {num('maxdial', 'Max dial count', maxDial, setMaxDial, 1, 10)}
+      {num('interval', 'Call interval (seconds)', interval, setCallInterval, 10, 86400)}
+      <div class="field">
+        <label for={`${p}-start`}>Daily start time</label>
+        <input id={`${p}-start`} type="time" value={start} onInput={(e) => setStart(e.currentTarget.value)} />
+      </div>
+      <div class="field">
+        <label for={`${p}-end`}>Daily end time</label>
+        <input id={`${p}-end`} type="time" value={end} onInput={(e) => setEnd(e.currentTarget.value)} />
+      </div>
+      <div class="field">
+        <label for={`${p}-wzone`}>Window time zone</label>
+        <select id={`${p}-wzone`} value={zone} onChange={(e) => setZone(e.currentTarget.value as WindowZone | '')}>
+          {!t && <option value="">Default (called party)</option>}
+          <option value="CALLED_PARTY">Called party’s local time</option>
+          <option value="TASK">The task’s time zone</option>
+        </select>
+      </div>
+      <div class="field">
+        <label for={`${p}-tz`}>Task time zone</label>
+        <input id={`${p}-tz`} placeholder="e.g. Asia/Shanghai" value={timeZone} onInput={(e) => setTimeZone(e.currentTarget.value)} />
+        <small>Optional IANA name; default the service’s zone.</small>
+      </div>
+      <RetryRulesEditor rows={rules} onChange={setRules} />
+      {problem && (
+        <p role="alert" class="alert">
+          {problem}
+        </p>
+      )}
+      <div class="buttons">
+        <button type="submit" disabled={props.busy}>
+          {props.submitLabel}
+        </button>
+        <button type="button" class="secondary" onClick={props.onCancel}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}

@@ -1,0 +1,64 @@
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+
+export interface Loaded<T> {
+  data: T | null;
+  error: unknown;
+  loading: boolean;
+  reload: () => Promise<void>;
+}
+
+/** Loads `fn` whenever `deps` change; a stale answer never overwrites a newer one. */
+export function useLoader<T>(fn: () => Promise<T>, deps: unknown[]): Loaded<T> {
+  const [data, setData] = useState<T | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [loading, setLoading] = useState(true);
+  const seq = useRef(0);
+  const fnRef = useRef(fn);
+  fnRef.current = fn;
+  const reload = useCallback(async () => {
+    const mine = ++seq.current;
+    setLoading(true);
+    try {
+      const value = await fnRef.current();
+      if (mine === seq.current) {
+        setData(value);
+        setError(null);
+      }
+    } catch (e) {
+      if (mine === seq.current) setError(e);
+    } finally {
+      if (mine === seq.current) setLoading(false);
+    }
+  }, []);
+  useEffect(() => {
+    void reload();
+  }, deps);
+  return { data, error, loading, reload };
+}
+
+/** `value` after it has stopped changing for `ms`. */
+export function useDebounced<T>(value: T, ms = 300): T {
+  const [settled, setSettled] = useState(value);
+  useEffect(() => {
+    const t = setTimeout(() => setSettled(value), ms);
+    return () => clearTimeout(t);
+  }, [value, ms]);
+  return settled;
+}
+
+/** Whether the tab is visible. */
+export function useVisible(): boolean {
+  const [visible, setVisible] = useState(document.visibilityState !== 'hidden');
+  useEffect(() => {
+    const on = () => setVisible(document.visibilityState !== 'hidden');
+    document.addEventListener('visibilitychange', on);
+    return () => document.removeEventListener('visibilitychange', on);
+  }, []);
+  return visible;
+}
+
+export function usePageTitle(title: string): void {
+  useEffect(() => {
+    document.title = `${title} · outbound`;
+  }, [title]);
+}

@@ -1,0 +1,166 @@
+import { useState } from 'preact/hooks';
+import * as API from '../api/endpoints';
+import type { DataSource } from '../api/types';
+import { ErrorAlert, Status, type ErrorContext } from '../components/Alert';
+import { DataSourceForm, type DataSourceFields } from '../components/DataSourceForm';
+import { useDebounced, useLoader, usePageTitle } from '../components/hooks';
+import { PAGE_SIZE, Pager } from '../components/Pager';
+import { count, time } from '../format';
+
+export function DataSourcesPage() {
+  usePageTitle('Data sources');
+  const [search, setSearch] = useState('');
+  const [pageNum, setPageNum] = useState(1);
+  const [creating, setCreating] = useState(false);
+  const [editing, setEditing] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [actionError, setActionError] = useState<{ error: unknown; context?: ErrorContext } | null>(null);
+  const [message, setMessage] = useState<string | null>(null);
+  const name = useDebounced(search.trim());
+  const list = useLoader(() => API.listDataSources({ pageNum, pageSize: PAGE_SIZE, dataSourceName: name }), [pageNum, name]);
+
+  async function run(work: () => Promise<unknown>, done: string, context?: ErrorContext) {
+    setBusy(true);
+    setActionError(null);
+    setMessage(null);
+    try {
+      await work();
+      setMessage(done);
+      await list.reload();
+      return true;
+    } catch (error) {
+      setActionError({ error, context });
+      return false;
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  async function create(f: DataSourceFields) {
+    const ok = await run(
+      () =>
+        API.addDataSource({
+          dataSourceName: f.dataSourceName,
+          dataSourceDesc: f.dataSourceDesc || undefined,
+          defaultCountry: f.defaultCountry ?? undefined,
+        }),
+      `Data source “${f.dataSourceName}” created.`,
+    );
+    if (ok) setCreating(false);
+  }
+
+  async function save(ds: DataSource, f: DataSourceFields) {
+    const ok = await run(
+      () => API.updateDataSource({ id: ds.id, ...f }),
+      `Data source “${f.dataSourceName}” saved.`,
+    );
+    if (ok) setEditing(null);
+  }
+
+  async function remove(ds: DataSource) {
+    if (!window.confirm(`Delete the data source “${ds.dataSourceName}” and all its contacts?`)) return;
+    await run(() => API.deleteDataSource(ds.id), `Data source “${ds.dataSourceName}” deleted.`, { dataSourceDelete: true });
+  }
+
+  const rows = list.data?.rows ?? [];
+  return (
+    <section>
+      <div class="page-head">
+        <h1>Data sources</h1>
+        <button
+          type="button"
+          aria-expanded={creating}
+          onClick={() => {
+            setCreating(!creating);
+            setEditing(null);
+          }}
+        >
+          New data source
+        </button>
+      </div>
+      {creating && (
+        <DataSourceForm label="New data source" submitLabel="Create" busy={busy} onSubmit={create} onCancel={() => setCreating(false)} />
+      )}
+      <ErrorAlert error={actionError?.error} context={actionError?.context} />
+      {message && <Status>{message}</Status>}
+      <div class="toolbar">
+        <label for="ds-search">Search by name</label>
+        <input
+          id="ds-search"
+          type="search"
+          value={search}
+          onInput={(e) => {
+            setSearch(e.currentTarget.value);
+            setPageNum(1);
+          }}
+        />
+      </div>
+      <ErrorAlert error={list.error} />
+      <div class="table-wrap">
+        <table>
+          <caption class="visually-hidden">Data sources</caption>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Description</th>
+              <th scope="col" class="num">Contacts</th>
+              <th scope="col">Default country</th>
+              <th scope="col">Created</th>
+              <th scope="col">Actions</th>
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((ds) =>
+              editing === ds.id ? (
+                <tr key={ds.id}>
+                  <td colSpan={6}>
+                    <DataSourceForm
+                      label={`Edit ${ds.dataSourceName}`}
+                      initial={ds}
+                      submitLabel="Save"
+                      busy={busy}
+                      onSubmit={(f) => void save(ds, f)}
+                      onCancel={() => setEditing(null)}
+                    />
+                  </td>
+                </tr>
+              ) : (
+                <tr key={ds.id}>
+                  <th scope="row">
+                    <a href={`#/datasource/${encodeURIComponent(ds.id)}`}>{ds.dataSourceName}</a>
+                  </th>
+                  <td>{ds.dataSourceDesc || '—'}</td>
+                  <td class="num">{count(ds.contactCount)}</td>
+                  <td>{ds.defaultCountry ?? '—'}</td>
+                  <td>{time(ds.createTime)}</td>
+                  <td class="actions">
+                    <button
+                      type="button"
+                      class="secondary small"
+                      aria-label={`Edit ${ds.dataSourceName}`}
+                      onClick={() => {
+                        setEditing(ds.id);
+                        setCreating(false);
+                      }}
+                    >
+                      Edit
+                    </button>
+                    <button type="button" class="danger small" aria-label={`Delete ${ds.dataSourceName}`} disabled={busy} onClick={() => void remove(ds)}>
+                      Delete
+                    </button>
+                  </td>
+                </tr>
+              ),
+            )}
+            {!list.loading && rows.length === 0 && (
+              <tr>
+                <td colSpan={6}>{name ? 'No data source matches this search.' : 'No data sources yet: create one.'}</td>
+              </tr>
+            )}
+          </tbody>
+        </table>
+      </div>
+      {list.data && <Pager label="Data sources" pageNum={pageNum} pageSize={PAGE_SIZE} total={list.data.total} onPage={setPageNum} />}
+    </section>
+  );
+}

@@ -1,0 +1,152 @@
+import { useState } from 'preact/hooks';
+import * as API from '../api/endpoints';
+import type { Dnc, ImportReport } from '../api/types';
+import { ErrorAlert, Status } from '../components/Alert';
+import { useDebounced, useLoader, usePageTitle } from '../components/hooks';
+import { ImportReportView } from '../components/ImportReport';
+import { PAGE_SIZE, Pager } from '../components/Pager';
+import { time } from '../format';
+
+export function DncPage() {
+  usePageTitle('Do-not-call list');
+  const [search, setSearch] = useState('');
+  const [pageNum, setPageNum] = useState(1);
+  const [phone, setPhone] = useState('');
+  const [reason, setReason] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const [message, setMessage] = useState<string | null>(null);
+  const [report, setReport] = useState<ImportReport | null>(null);
+  const filter = useDebounced(search.trim());
+  const list = useLoader(() => API.listDnc({ pageNum, pageSize: PAGE_SIZE, phoneNumber: filter }), [pageNum, filter]);
+
+  async function run(work: () => Promise<string>) {
+    setBusy(true);
+    setError(null);
+    setMessage(null);
+    try {
+      setMessage(await work());
+      await list.reload();
+      return true;
+    } catch (e) {
+      setError(e);
+      return false;
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  async function add(e: Event) {
+    e.preventDefault();
+    if (!phone.trim()) {
+      setMessage(null);
+      return setError(new Error('Give the phone number to list.'));
+    }
+    const ok = await run(async () => {
+      const entry = await API.addDnc({ phoneNumber: phone.trim(), reason: reason.trim() || undefined });
+      return `${entry.phoneNumber} will never be called.`;
+    });
+    if (ok) {
+      setPhone('');
+      setReason('');
+    }
+  }
+
+  async function remove(entry: Dnc) {
+    if (!window.confirm(`Remove ${entry.phoneNumber} from the do-not-call list?`)) return;
+    await run(async () => {
+      await API.deleteDnc(entry.phoneNumber);
+      return `${entry.phoneNumber} removed from the list.`;
+    });
+  }
+
+  async function upload(file: File | undefined) {
+    if (!file) return;
+    setReport(null);
+    await run(async () => {
+      const r = await API.importDnc(file);
+      setReport(r);
+      return `${file.name}: ${r.successCount} of ${r.importCount} numbers listed.`;
+    });
+  }
+
+  const rows = list.data?.rows ?? [];
+  return (
+    <section>
+      <h1>Do-not-call list</h1>
+      <p class="muted">Numbers on this list are never called by any task (matched on the number and its E.164 form).</p>
+      <form class="card form-grid" aria-label="Add a number" onSubmit={add}>
+        <div class="field">
+          <label for="dnc-phone">Phone number</label>
+          <input id="dnc-phone" type="tel" value={phone} onInput={(e) => setPhone(e.currentTarget.value)} />
+        </div>
+        <div class="field">
+          <label for="dnc-reason">Reason</label>
+          <input id="dnc-reason" maxLength={500} value={reason} onInput={(e) => setReason(e.currentTarget.value)} />
+        </div>
+        <div class="buttons">
+          <button type="submit" disabled={busy}>
+            Add to list
+          </button>
+        </div>
+      </form>
+      <div class="card stack">
+        <label for="dnc-file">Import numbers from a file</label>
+        <input
+          id="dnc-file"
+          type="file"
+          accept=".csv,.xlsx,text/csv,application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+          disabled={busy}
+          onChange={(e) => {
+            void upload(e.currentTarget.files?.[0]);
+            e.currentTarget.value = '';
+          }}
+        />
+        <small>A CSV or Excel file with a phone column (phoneNumber, phone, mobile) and an optional reason column.</small>
+      </div>
+      <ErrorAlert error={error} />
+      {message && <Status>{message}</Status>}
+      {report && <ImportReportView report={report} />}
+      <div class="toolbar">
+        <label for="dnc-search">Search by phone</label>
+        <input id="dnc-search" type="search" value={search} onInput={(e) => { setSearch(e.currentTarget.value); setPageNum(1); }} />
+      </div>
+      <ErrorAlert error={list.error} />
+      <div class="table-wrap">
+        <table>
+          <caption class="visually-hidden">Listed numbers</caption>
+          <thead>
+            <tr>
+              <th scope="col">Phone number</th>
+              <th scope="col">E.164</th>
+              <th scope="col">Reason</th>
+              <th scope="col">Listed</th>
+              <th scope="col">Actions</th>
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((d) => (
+              <tr key={d.phoneNumber}>
+                <th scope="row">{d.phoneNumber}</th>
+                <td>{d.e164 ?? '—'}</td>
+                <td>{d.reason || '—'}</td>
+                <td>{time(d.createTime)}</td>
+                <td class="actions">
+                  <button type="button" class="danger small" aria-label={`Delete ${d.phoneNumber}`} disabled={busy} onClick={() => void remove(d)}>
+                    Delete
+                  </button>
+                </td>
+              </tr>
+            ))}
+            {!list.loading && rows.length === 0 && (
+              <tr>
+                <td colSpan={5}>{filter ? 'No listed number matches.' : 'The list is empty.'}</td>
+              </tr>
+            )}
+          </tbody>
+        </table>
+      </div>
+      {list.data && <Pager label="Do-not-call list" pageNum={pageNum} pageSize={PAGE_SIZE} total={list.data.total} onPage={setPageNum} />}
+    </section>
+  );
+}

@@ -1,0 +1,88 @@
+import { useEffect, useState } from 'preact/hooks';
+import * as API from '../api/endpoints';
+import { ErrorAlert, Status } from '../components/Alert';
+import { useLoader, usePageTitle } from '../components/hooks';
+import { formFromSettings, settingsUpdate, type SettingsForm } from '../state/settingsDiff';
+
+export function SettingsPage() {
+  usePageTitle('Settings');
+  const settings = useLoader(() => API.getSettings(), []);
+  const [form, setForm] = useState<SettingsForm | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const [message, setMessage] = useState<string | null>(null);
+  useEffect(() => {
+    if (settings.data) setForm(formFromSettings(settings.data));
+  }, [settings.data]);
+
+  async function submit(e: Event) {
+    e.preventDefault();
+    if (!form || !settings.data) return;
+    setError(null);
+    setMessage(null);
+    const result = settingsUpdate(settings.data, form);
+    if ('error' in result) return setError(new Error(result.error));
+    if (Object.keys(result.body).length === 0) return setMessage('Nothing changed.');
+    setBusy(true);
+    try {
+      await API.updateSettings(result.body);
+      await settings.reload();
+      setMessage('Settings saved.');
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  const field = (key: keyof SettingsForm, label: string, type: string, extra: Record<string, unknown> = {}) =>
+    form && (
+      <div class="field">
+        <label for={`settings-${key}`}>{label}</label>
+        <input
+          id={`settings-${key}`}
+          type={type as 'text'}
+          value={form[key]}
+          onInput={(e) => setForm({ ...form, [key]: e.currentTarget.value })}
+          {...extra}
+        />
+      </div>
+    );
+
+  return (
+    <section>
+      <h1>Settings</h1>
+      <p class="muted">Rules every task of your organisation obeys. Leave a field empty to clear it.</p>
+      <ErrorAlert error={settings.error} />
+      {form && (
+        <form class="stack" onSubmit={submit} aria-label="Settings">
+          <fieldset class="form-grid">
+            <legend>Numbers</legend>
+            {field('defaultCountry', 'Default country', 'text', { maxLength: 2, size: 4, 'aria-describedby': 'country-hint' })}
+            <small id="country-hint" class="wide">
+              Two letters (ISO 3166), e.g. US: the country of numbers written without +.
+            </small>
+          </fieldset>
+          <fieldset class="form-grid">
+            <legend>Calling hours (the called party’s local time)</legend>
+            {field('hoursStart', 'Calling hours start', 'time')}
+            {field('hoursEnd', 'Calling hours end', 'time')}
+          </fieldset>
+          <fieldset class="form-grid">
+            <legend>Frequency cap (per number, across all tasks)</legend>
+            {field('maxCalls', 'Max calls', 'number', { min: 1, max: 100 })}
+            {field('periodHours', 'Period (hours)', 'number', { min: 1, max: 720 })}
+          </fieldset>
+          <ErrorAlert error={error} />
+          {message && <Status>{message}</Status>}
+          <div class="buttons">
+            <button type="submit" disabled={busy}>
+              Save settings
+            </button>
+          </div>
+          {settings.data?.updateTime && <p class="muted">Last changed {settings.data.updateTime}.</p>}
+        </form>
+      )}
+    </section>
+  );
+}

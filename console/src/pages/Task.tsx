@@ -1,0 +1,169 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import * as API from '../api/endpoints';
+import type { Diagnostics, TaskStat } from '../api/types';
+import { ErrorAlert } from '../components/Alert';
+import { DiagnosticsView, ReasonBars } from '../components/Diagnostics';
+import { ExportButtons } from '../components/ExportButtons';
+import { useLoader, usePageTitle, useVisible } from '../components/hooks';
+import { StatusBadge } from '../components/StatusBadge';
+import { TaskActions } from '../components/TaskActions';
+import { TaskStats } from '../components/TaskStats';
+import { duration, humanize, isFinalStatus, time } from '../format';
+import { addSample, sampleFrom, type Sample } from '../state/series';
+
+export const FAST_POLL_MS = 3000;
+export const SLOW_POLL_MS = 10000;
+
+const OUTCOME_FILTERS = [
+  ['0', 'All'],
+  ['1', 'Successful'],
+  ['2', 'Failed or no answer'],
+  ['3', 'Not dialled'],
+] as const;
+
+export function TaskPage({ id }: { id: string }) {
+  const detail = useLoader(() => API.getTask(id), [id]);
+  const task = detail.data;
+  usePageTitle(task ? task.taskName : 'Task');
+  const [stat, setStat] = useState<TaskStat | null>(null);
+  const [diag, setDiag] = useState<Diagnostics | null>(null);
+  const [samples, setSamples] = useState<Sample[]>([]);
+  const [pollError, setPollError] = useState<unknown>(null);
+  const [filter, setFilter] = useState('0');
+  const visible = useVisible();
+  const status = stat?.status ?? task?.status;
+  const final = status !== undefined && isFinalStatus(status);
+  const knownStatus = useRef<number | undefined>(undefined);
+  knownStatus.current = task?.status;
+
+  async function tick() {
+    const [s, d] = await Promise.allSettled([API.getTaskStat(id), API.getDiagnostics(id)]);
+    if (s.status === 'fulfilled') {
+      setStat(s.value);
+      setSamples((prev) => addSample(prev, sampleFrom(s.value, Date.now())));
+      if (knownStatus.current !== undefined && s.value.status !== knownStatus.current) void detail.reload();
+    }
+    if (d.status === 'fulfilled') setDiag(d.value);
+    setPollError(s.status === 'rejected' ? s.reason : d.status === 'rejected' ? d.reason : null);
+  }
+
+  useEffect(() => {
+    setSamples([]);
+    setStat(null);
+    setDiag(null);
+  }, [id]);
+
+  useEffect(() => {
+    if (!visible) return;
+    let stopped = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const loop = async () => {
+      await tick();
+      if (!stopped) timer = setTimeout(loop, final ? SLOW_POLL_MS : FAST_POLL_MS);
+    };
+    void loop();
+    return () => {
+      stopped = true;
+      clearTimeout(timer);
+    };
+  }, [id, visible, final]);
+
+  const refresh = () => {
+    void detail.reload();
+    void tick();
+  };
+
+  return (
+    <>
+      <section>
+        <p>
+          <a href="#/tasks">← Tasks</a>
+        </p>
+        <h1>{task ? task.taskName : 'Task'}</h1>
+        <ErrorAlert error={detail.error} />
+        {task && (
+          <>
+            <dl class="details">
+              <dt>Status</dt>
+              <dd>
+                <StatusBadge status={task.status} />
+              </dd>
+              <dt>Description</dt>
+              <dd>{task.taskDesc || '—'}</dd>
+              <dt>Data source</dt>
+              <dd>
+                <a href={`#/datasource/${encodeURIComponent(task.dataSourceId)}`}>Open the data source</a> ({task.contactCount} contacts)
+              </dd>
+              <dt>Priority</dt>
+              <dd>{task.priority}</dd>
+              <dt>Max dial count</dt>
+              <dd>{task.maxDialCount}</dd>
+              <dt>Call interval</dt>
+              <dd>{duration(task.callInterval)}</dd>
+              <dt>Daily window</dt>
+              <dd>
+                {task.dailyStartTime && task.dailyEndTime ? `${task.dailyStartTime}–${task.dailyEndTime}` : 'All day'} (
+                {task.windowTimeZone === 'TASK' ? `task time zone${task.timeZone ? ` ${task.timeZone}` : ''}` : 'called party’s local time'})
+              </dd>
+              <dt>Retry rules</dt>
+              <dd>
+                {task.retryRules.length === 0
+                  ? 'None'
+                  : task.retryRules
+                      .map((r) => `${humanize(r.reason)}: ${r.delaySeconds != null ? `wait ${duration(r.delaySeconds)}` : 'usual wait'}${r.maxAttempts != null ? `, at most ${r.maxAttempts} attempts` : ''}`)
+                      .join('; ')}
+              </dd>
+              <dt>Created</dt>
+              <dd>{time(task.createTime)}</dd>
+              <dt>Started</dt>
+              <dd>{time(task.startTime)}</dd>
+              <dt>Ended</dt>
+              <dd>{time(task.endTime)}</dd>
+              {task.stopReason && (
+                <>
+                  <dt>Stop reason</dt>
+                  <dd>{task.stopReason}</dd>
+                </>
+              )}
+              {task.failReason && (
+                <>
+                  <dt>Failure reason</dt>
+                  <dd>{task.failReason}</dd>
+                </>
+              )}
+            </dl>
+          </>
+        )}
+      </section>
+      {task && (
+        <>
+          <TaskActions task={task} onChanged={refresh} />
+          <ErrorAlert error={pollError} />
+          <TaskStats stat={stat} samples={samples} />
+          <ReasonBars reasons={diag?.reasons ?? null} />
+          <DiagnosticsView diag={diag} />
+          <section aria-labelledby="task-export-heading">
+            <h2 id="task-export-heading">Export outcomes</h2>
+            <ExportButtons
+              path={API.taskExportPath(id)}
+              query={{ status: filter === '0' ? undefined : filter }}
+              baseName={`task_contacts_${id}`}
+              startJob={(format) => API.startTaskExportJob(id, format, Number(filter))}
+            >
+              <div class="field narrow">
+                <label for="outcome-filter">Outcome filter</label>
+                <select id="outcome-filter" value={filter} onChange={(e) => setFilter(e.currentTarget.value)}>
+                  {OUTCOME_FILTERS.map(([v, label]) => (
+                    <option key={v} value={v}>
+                      {label}
+                    </option>
+                  ))}
+                </select>
+              </div>
+            </ExportButtons>
+          </section>
+        </>
+      )}
+    </>
+  );
+}

@@ -1,0 +1,121 @@
+import { useMemo, useState } from 'preact/hooks';
+import * as API from '../api/endpoints';
+import type { AddTask } from '../api/types';
+import { ErrorAlert, Status } from '../components/Alert';
+import { useDebounced, useLoader, usePageTitle } from '../components/hooks';
+import { PAGE_SIZE, Pager } from '../components/Pager';
+import { StatusBadge } from '../components/StatusBadge';
+import { TaskForm } from '../components/TaskForm';
+import { count, STATUS_NAMES, time } from '../format';
+
+export function TasksPage() {
+  usePageTitle('Tasks');
+  const [search, setSearch] = useState('');
+  const [status, setStatus] = useState('');
+  const [pageNum, setPageNum] = useState(1);
+  const [creating, setCreating] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const [created, setCreated] = useState<{ id: string; name: string } | null>(null);
+  const taskName = useDebounced(search.trim());
+  const list = useLoader(
+    () => API.listTasks({ pageNum, pageSize: PAGE_SIZE, taskName, status: status === '' ? null : Number(status) }),
+    [pageNum, taskName, status],
+  );
+  const sources = useLoader(() => API.listDataSources({ pageNum: 1, pageSize: 100 }), []);
+  const sourceNames = useMemo(() => new Map((sources.data?.rows ?? []).map((d) => [d.id, d.dataSourceName])), [sources.data]);
+
+  async function create(body: AddTask) {
+    setBusy(true);
+    setError(null);
+    setCreated(null);
+    try {
+      const task = await API.addTask(body);
+      setCreated({ id: task.id, name: task.taskName });
+      setCreating(false);
+      await list.reload();
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  const rows = list.data?.rows ?? [];
+  return (
+    <section>
+      <div class="page-head">
+        <h1>Tasks</h1>
+        <button type="button" aria-expanded={creating} onClick={() => setCreating(!creating)}>
+          New task
+        </button>
+      </div>
+      {creating && <TaskForm label="New task" submitLabel="Create" busy={busy} onSubmit={(b) => void create(b)} onCancel={() => setCreating(false)} />}
+      <ErrorAlert error={error} />
+      {created && (
+        <Status>
+          Task “{created.name}” created as a draft. <a href={`#/task/${encodeURIComponent(created.id)}`}>Open it</a> to publish it.
+        </Status>
+      )}
+      <div class="toolbar">
+        <label for="task-status">Status</label>
+        <select id="task-status" value={status} onChange={(e) => { setStatus(e.currentTarget.value); setPageNum(1); }}>
+          <option value="">All</option>
+          {STATUS_NAMES.map((n, i) => (
+            <option key={n} value={String(i)}>
+              {n}
+            </option>
+          ))}
+        </select>
+        <label for="task-search">Search by name</label>
+        <input id="task-search" type="search" value={search} onInput={(e) => { setSearch(e.currentTarget.value); setPageNum(1); }} />
+      </div>
+      <ErrorAlert error={list.error} />
+      <div class="table-wrap">
+        <table>
+          <caption class="visually-hidden">Tasks</caption>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Status</th>
+              <th scope="col">Data source</th>
+              <th scope="col" class="num">Contacts</th>
+              <th scope="col" class="num">Calls</th>
+              <th scope="col" class="num">Successes</th>
+              <th scope="col">Created</th>
+              <th scope="col">Started</th>
+              <th scope="col">Ended</th>
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((t) => (
+              <tr key={t.id}>
+                <th scope="row">
+                  <a href={`#/task/${encodeURIComponent(t.id)}`}>{t.taskName}</a>
+                </th>
+                <td>
+                  <StatusBadge status={t.status} />
+                </td>
+                <td>
+                  <a href={`#/datasource/${encodeURIComponent(t.dataSourceId)}`}>{sourceNames.get(t.dataSourceId) ?? 'Data source'}</a>
+                </td>
+                <td class="num">{count(t.contactCount)}</td>
+                <td class="num">{count(t.callCount)}</td>
+                <td class="num">{count(t.successCount)}</td>
+                <td>{time(t.createTime)}</td>
+                <td>{time(t.startTime)}</td>
+                <td>{time(t.endTime)}</td>
+              </tr>
+            ))}
+            {!list.loading && rows.length === 0 && (
+              <tr>
+                <td colSpan={9}>{taskName || status ? 'No task matches these filters.' : 'No tasks yet: create one.'}</td>
+              </tr>
+            )}
+          </tbody>
+        </table>
+      </div>
+      {list.data && <Pager label="Tasks" pageNum={pageNum} pageSize={PAGE_SIZE} total={list.data.total} onPage={setPageNum} />}
+    </section>
+  );
+}

@@ -1,0 +1,23 @@
+import { describe, expect, it } from 'vitest';
+import { formFromSettings, settingsUpdate } from '../src/state/settingsDiff';
+
+const empty = { defaultCountry: null, callingHours: null, frequencyCap: null, updateTime: null };
+const full = { defaultCountry: 'US', callingHours: { start: '08:00', end: '21:00' }, frequencyCap: { maxCalls: 3, periodHours: 24 }, updateTime: 'x' };
+
+describe('settings update body', () => {
+  it('sends only changed fields', () => {
+    const form = { ...formFromSettings(empty), defaultCountry: 'us' };
+    expect(settingsUpdate(empty, form)).toEqual({ body: { defaultCountry: 'US' } });
+    expect(settingsUpdate(full, formFromSettings(full))).toEqual({ body: {} });
+  });
+
+  it('sends null to clear', () => {
+    const form = { ...formFromSettings(full), hoursStart: '', hoursEnd: '', maxCalls: '', periodHours: '' };
+    expect(settingsUpdate(full, form)).toEqual({ body: { callingHours: null, frequencyCap: null } });
+  });
+
+  it('refuses half-filled groups', () => {
+    expect(settingsUpdate(empty, { ...formFromSettings(empty), hoursStart: '08:00' })).toHaveProperty('error');
+    expect(settingsUpdate(empty, { ...formFromSettings(empty), defaultCountry: 'USA' })).toHaveProperty('error');
+  });
+});
