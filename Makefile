@@ -5,15 +5,17 @@ TENANT ?= acme
 export MOTO_PORT ?= 5000
 export MOTO_ENDPOINT ?= http://127.0.0.1:$(MOTO_PORT)
 
-.PHONY: run test openapi token lint-template validate-template bench bench-run bench-once bench-venv bench-cold-start package
+.PHONY: run test console openapi token lint-template validate-template bench bench-run bench-once bench-venv bench-cold-start package
 
 # The local server is built as `make test` builds it: `cargo test --workspace` unifies the
 # features of every member and its dev-dependencies, and a plain `cargo build -p outbound-local`
 # would unify them differently and rebuild the AWS SDK. One build serves both.
 BUILD_LOCAL = cargo test --quiet --workspace --no-run
 
-## run: the whole service locally on http://127.0.0.1:$(PORT)/api/... (Ctrl-C stops what it started)
+## run: the whole service locally on http://127.0.0.1:$(PORT)/api/... and the console at
+## http://127.0.0.1:$(PORT)/ (Ctrl-C stops what it started)
 run:
+	scripts/console.sh build
 	@started=$$(test -f .local/moto.pid || { curl -fs -o /dev/null $(MOTO_ENDPOINT)/moto-api/ || echo yes; }); \
 	scripts/stack.sh start; \
 	trap '[ -n "$$started" ] && scripts/stack.sh stop' EXIT; \
@@ -28,7 +30,11 @@ test:
 	@started=$$(curl -fs -o /dev/null $(MOTO_ENDPOINT)/moto-api/ || echo yes); \
 	scripts/stack.sh start; \
 	trap '[ -n "$$started" ] && scripts/stack.sh stop' EXIT; \
-	cargo test --workspace && scripts/contract_test.sh
+	cargo test --workspace && scripts/contract_test.sh && scripts/console.sh test
+
+## console: the console's static files into console/dist (npm ci and vite build, when changed)
+console:
+	scripts/console.sh build
 
 ## openapi: rewrite openapi.yaml from the code (a unit test fails while they differ)
 openapi:
@@ -64,12 +70,12 @@ package:
 ## figure is a sample in .local/bench/samples.jsonl (fresh each time), summarised at the end into
 ## bench/results.json and BENCHMARKS.md (median, min, max) by scripts/bench_report.py
 BENCH_RUNS ?= 3
-FUNCTIONS := datasource-api task-api contact-import reclaim dialer-tick dialer call-events exporter
+FUNCTIONS := datasource-api task-api contact-import reclaim dialer-tick dialer call-events exporter event-publisher
 bench bench-run bench-once: export BENCH_DIR ?= $(CURDIR)/.local/bench
 bench:
 	@mkdir -p $(BENCH_DIR) && rm -f $(BENCH_DIR)/samples.jsonl
 	@$(MAKE) --no-print-directory bench-venv
-	@# The cold-start bench spawns the eight functions and the hello baseline, release builds.
+	@# The cold-start bench spawns the nine functions and the hello baseline, release builds.
 	cargo build --quiet --profile bench $(addprefix -p ,$(FUNCTIONS))
 	cargo build --quiet --profile bench -p outbound-local --bin hello-lambda
 	@started=$$(curl -fs -o /dev/null $(MOTO_ENDPOINT)/moto-api/ || echo yes); \
@@ -101,6 +107,7 @@ bench-run:
 	cargo bench --quiet -p outbound-local --bench api_latency
 	cargo bench --quiet -p outbound-local --bench cold_start
 	BENCH_DIALING=cheap cargo bench --quiet -p outbound-local --bench dialing
+	scripts/console.sh bench
 
 # The benchmarks too slow to repeat: run once per `make bench` (the report says runs: 1).
 bench-once:

@@ -104,6 +104,15 @@ GROUPS = [
         "`*.claim_checked`: the claim's cost with the do-not-call check and the cap in it. "
         "Times are the single-threaded stand-in's; counts are what AWS would see.",
     ),
+    (
+        ["console"],
+        "Console",
+        "The built console (`console/dist/assets`): its JavaScript and CSS, raw and gzipped at "
+        "level 9 (`*_bytes`); and its first load against the local API (`first_load_ms.*`): five "
+        "cold loads of the sign-in address per run, each in a fresh headless Chromium profile, "
+        "until DOMContentLoaded, load, and the data sources page's heading shown "
+        "(`scripts/console.sh bench`, `console/e2e/bench.mjs`).",
+    ),
 ]
 
 

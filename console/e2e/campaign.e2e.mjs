@@ -1,0 +1,347 @@
+// The console's end-to-end test: a whole campaign through the UI against the real local API
+// (target/debug/local-api on its own stack and port, against moto on MOTO_ENDPOINT), in
+// Debian's headless chromium. Sign in with the development token, create a data source, import
+// a CSV of five contacts and one bad row, create a task over it, publish it and watch it
+// complete, read its diagnostics, recall its failed contacts and watch it complete again,
+// export its outcomes as CSV, then check the domain events the bus delivered. Each main page is
+// screenshot (docs/console/*.png: written when missing or with UPDATE_SCREENSHOTS=1) and checked
+// with axe-core (serious or critical violations fail).
+//   node --test console/e2e/campaign.e2e.mjs     (scripts/console.sh test runs it)
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freshContext, startLocalApi, until } from './lib.mjs';
+import { accessibilityViolations, screenshot } from './page.mjs';
+
+const WAIT = 60_000; // the longest wait: for the dialling (a few seconds when all is well)
+const UI_WAIT = 15_000; // for an element of the page to show
+const run = Date.now().toString(36);
+const DATA_SOURCE = `E2E list ${run}`;
+const TASK = `E2E campaign ${run}`;
+
+// Five good contacts and one bad row (row 6: not a phone number). The simulated provider
+// answers the scripted reason of each attempt (`simulatedOutcomes`, D18): the first attempt
+// at Bob fails (busy) and Cy's goes unanswered; their recalled second attempts are answered.
+const CSV = [
+  'phoneNumber,customerName,simulatedOutcomes',
+  '+1 202 555 0101,Ada Lovelace,ANSWERED',
+  '+1 202 555 0102,Bob Busy,"BUSY,ANSWERED"',
+  '+1 202 555 0103,Cy Silent,"NO_ANSWER,ANSWERED"',
+  '+1 202 555 0104,Di Prompt,ANSWERED',
+  'not-a-number,Eve Invalid,ANSWERED',
+  '+1 202 555 0105,Ed Quick,ANSWERED',
+  '',
+].join('\n');
+
+let api;
+let profile;
+let page;
+let work;
+const violations = [];
+const ids = {}; // dataSource, task: taken from the console's URLs
+
+before(async () => {
+  work = await mkdtemp(join(tmpdir(), 'outbound-e2e-'));
+  api = await startLocalApi({ prefix: 'e2e', dialTickMs: 500 });
+  profile = await freshContext({ viewport: { width: 1280, height: 800 }, acceptDownloads: true });
+  page = profile.context.pages()[0] ?? (await profile.context.newPage());
+  page.setDefaultTimeout(UI_WAIT);
+});
+
+after(async () => {
+  await profile?.close();
+  await api?.stop();
+  if (work) await rm(work, { recursive: true, force: true });
+});
+
+/** Runs `body` as a subtest; once one fails, the later ones are skipped (they would too). */
+function stepper(t) {
+  let broken = false;
+  return async (name, body) => {
+    await t.test(name, { skip: broken && 'an earlier step failed' }, async () => {
+      try {
+        await body();
+      } catch (error) {
+        broken = true;
+        const file = join(tmpdir(), `outbound-e2e-failed-${name.replace(/\W+/g, '-')}.png`);
+        await page?.screenshot({ path: file, fullPage: true }).catch(() => {});
+        console.error(`step "${name}" failed at ${page?.url()}; screenshot: ${file}`);
+        console.error(
+          `local-api ${api?.exited() ? 'exited' : 'is running'}; the end of its output:\n` +
+            (api?.output().slice(-3000) ?? ''),
+        );
+        throw error;
+      }
+    });
+  };
+}
+
+const nav = (name) => page.getByRole('link', { name, exact: true });
+const button = (name) => page.getByRole('button', { name, exact: true });
+const heading = (name) => page.getByRole('heading', { name, exact: true });
+const taskStatus = () => page.getByTestId('task-status');
+
+/** Checks the page with axe-core and keeps its serious and critical violations. */
+async function audit(where) {
+  violations.push(...(await accessibilityViolations(page, where)));
+}
+
+/** The number a labelled statistics figure shows ("Calls" -> 5, "Success rate" -> 60). */
+async function figure(label) {
+  // Each figure is a <dd> labelled by its <dt> (aria-labelledby).
+  const text = await page
+    .getByRole('region', { name: 'Statistics' })
+    .getByLabel(label, { exact: true })
+    .textContent({ timeout: 2_000 });
+  return Number(text.replace(/[^\d.]/g, ''));
+}
+
+async function waitForStatus(status) {
+  await until(`the task is ${status}`, async () => {
+    const shown = (await taskStatus().textContent({ timeout: 2_000 })).trim();
+    assert.equal(shown, status);
+  }, { timeout: WAIT, interval: 250 });
+}
+
+test('a whole campaign through the console', { timeout: 170_000 }, async (t) => {
+  const step = stepper(t);
+
+  await step('sign in with the development token', async () => {
+    await page.goto(`${api.base}/#/signin`);
+    await page.getByRole('textbox', { name: 'Development token' }).fill(api.token);
+    await audit('sign in');
+    await button('Sign in').click();
+    await nav('Data sources').waitFor();
+    await heading('Data sources').waitFor();
+    assert.doesNotMatch(page.url(), /signin/);
+  });
+
+  await step('create a data source and find it', async () => {
+    await button('New data source').click();
+    const form = page.getByRole('form', { name: 'New data source' });
+    await form.getByRole('textbox', { name: 'Name', exact: true }).fill(DATA_SOURCE);
+    await form.getByRole('textbox', { name: 'Description' }).fill('Made by the browser test');
+    await form.getByRole('textbox', { name: 'Default country' }).fill('US');
+    await form.getByRole('button', { name: 'Create', exact: true }).click();
+    await page.getByRole('status').filter({ hasText: `“${DATA_SOURCE}” created` }).waitFor();
+    await page.getByLabel('Search by name').fill(run);
+    const link = page.getByRole('link', { name: DATA_SOURCE, exact: true });
+    await link.waitFor();
+    await until('the search leaves only it', async () => {
+      assert.equal(await page.locator('tbody tr').count(), 1);
+    });
+    await audit('data sources');
+    await screenshot(page, 'data-sources');
+    await link.click();
+    await heading(DATA_SOURCE).waitFor();
+    ids.dataSource = page.url().match(/#\/datasource\/([^/?]+)/)?.[1];
+    assert.ok(ids.dataSource, `no data source id in ${page.url()}`);
+  });
+
+  await step('import a CSV and read the report', async () => {
+    const file = join(work, 'contacts.csv');
+    await writeFile(file, CSV);
+    await page.getByText('Drop a CSV or Excel file here').waitFor();
+    await page.getByLabel('Choose a file to import').setInputFiles(file);
+    const progress = page.getByRole('progressbar', { name: 'Import progress' });
+    await progress.waitFor();
+    await until('the import progress is done', async () => {
+      const done = await progress.evaluate((bar) => bar.value / bar.max);
+      assert.equal(done, 1);
+    });
+    await page.getByText('contacts.csv: SUCCEEDED').waitFor();
+    const report = page.getByRole('region', { name: 'Import report' });
+    await report.getByRole('heading', { name: 'Import report' }).waitFor();
+    const counts = async (name) =>
+      (await report.getByRole('row', { name }).getByRole('cell').textContent()).trim();
+    assert.equal(await counts('Rows read'), '6');
+    assert.equal(await counts('Imported'), '5');
+    assert.equal(await counts('Failed'), '1');
+    const refused = report.getByRole('table', { name: 'Refused rows' });
+    const rows = await refused.locator('tbody tr').evaluateAll((trs) =>
+      trs.map((tr) => [...tr.cells].map((td) => td.textContent.trim())),
+    );
+    assert.deepEqual(rows, [['6', 'not-a-number', 'invalid phoneNumber']]);
+  });
+
+  await step('the data source lists its contacts', async () => {
+    const contacts = page.getByRole('table', { name: 'Contacts', exact: true });
+    await until('the five contacts are listed', async () => {
+      assert.equal(await contacts.locator('tbody tr').filter({ hasText: '+1202555010' }).count(), 5);
+    });
+    await audit('data source');
+    await screenshot(page, 'data-source');
+  });
+
+  await step('create a task over it', async () => {
+    await nav('Tasks').click();
+    await heading('Tasks').waitFor();
+    await button('New task').click();
+    const form = page.getByRole('form', { name: 'New task' });
+    await form.getByRole('textbox', { name: 'Name', exact: true }).fill(TASK);
+    await form.getByRole('textbox', { name: 'Description' }).fill('Five contacts, one attempt each');
+    await form
+      .getByRole('combobox', { name: 'Data source' })
+      .selectOption({ label: `${DATA_SOURCE} (5 contacts)` });
+    await form.getByRole('spinbutton', { name: 'Priority' }).fill('1');
+    await form.getByRole('spinbutton', { name: 'Max dial count' }).fill('1');
+    await form.getByRole('spinbutton', { name: 'Call interval (seconds)' }).fill('10');
+    await form.getByRole('button', { name: 'Create', exact: true }).click();
+    await page.getByRole('status').filter({ hasText: `Task “${TASK}” created as a draft` }).waitFor();
+  });
+
+  await step('the tasks page lists it', async () => {
+    await page.getByRole('combobox', { name: 'Status' }).selectOption({ label: 'DRAFT' });
+    const row = page.getByRole('row').filter({ has: page.getByRole('link', { name: TASK, exact: true }) });
+    await row.waitFor();
+    assert.match(await row.textContent(), /DRAFT/);
+    await audit('tasks');
+    await screenshot(page, 'tasks');
+    await row.getByRole('link', { name: TASK, exact: true }).click();
+    await heading(TASK).waitFor();
+    ids.task = page.url().match(/#\/task\/([^/?]+)/)?.[1];
+    assert.ok(ids.task, `no task id in ${page.url()}`);
+    await waitForStatus('DRAFT');
+  });
+
+  await step('publish it and watch the statistics rise until it completes', async () => {
+    await button('Publish').click();
+    // What the page shows while it runs, sampled until it completes.
+    const seen = [];
+    await until('the task is COMPLETED', async () => {
+      const status = (await taskStatus().textContent({ timeout: 2_000 })).trim();
+      seen.push({ status, calls: await figure('Calls') });
+      assert.equal(status, 'COMPLETED');
+    }, { timeout: WAIT, interval: 200 });
+    const trace = JSON.stringify(seen);
+    assert.ok(seen.some((s) => s.status === 'RUNNING'), `RUNNING was shown: ${trace}`);
+    const calls = seen.map((s) => s.calls);
+    assert.ok(calls.every((n, i) => i === 0 || n >= calls[i - 1]), `the calls only rise: ${trace}`);
+    assert.ok(calls[0] < 5, `the calls rose while it ran: ${trace}`);
+    await until('every call is counted', async () => {
+      assert.equal(await figure('Contacts'), 5);
+      assert.equal(await figure('Calls'), 5);
+      assert.equal(await figure('Successes'), 3);
+      assert.equal(await figure('Failures'), 1);
+      assert.equal(await figure('No answer'), 1);
+      assert.equal(await figure('Dial rate'), 100);
+      assert.equal(await figure('Success rate'), 60);
+    });
+    const chart = page.getByTestId('stats-chart');
+    await chart.waitFor();
+    assert.ok((await chart.locator('path, polyline').count()) > 0, 'the chart draws lines');
+  });
+
+  await step('the diagnostics say why it is not dialling', async () => {
+    const panel = page.getByRole('region', { name: "Why isn't it dialling?" });
+    await until('the diagnostics show the completed task', async () => {
+      assert.equal(
+        (await panel.getByTestId('diagnosis').textContent({ timeout: 2_000 })).trim(),
+        'It is not running (it is COMPLETED): only a RUNNING task dials.',
+      );
+      const text = await panel.textContent({ timeout: 2_000 });
+      assert.match(text, /Of 5 contacts: 0 not dialled yet, 0 waiting, 0 in flight, 5 final\./);
+      assert.match(text, /No contact is skipped\./);
+    });
+    await audit('task');
+    await screenshot(page, 'task');
+  });
+
+  await step('recall the failed contacts and watch it complete again', async () => {
+    await button('Recall failed').click();
+    await page.getByRole('status').filter({ hasText: 'Recalled 2 contacts' }).waitFor();
+    await until('the recalled calls are counted', async () => {
+      assert.equal(await figure('Calls'), 7);
+    });
+    await waitForStatus('COMPLETED');
+    // The figures count calls: the two recalled calls were answered.
+    await until('every recalled call succeeded', async () => {
+      assert.equal(await figure('Successes'), 5);
+      assert.equal(await figure('Failures'), 1);
+      assert.equal(await figure('No answer'), 1);
+    });
+  });
+
+  await step('export the outcomes as CSV', async () => {
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      button('Export CSV').click(),
+    ]);
+    assert.match(download.suggestedFilename(), new RegExp(`^task_contacts_${ids.task}.*\\.csv$`));
+    const file = join(work, download.suggestedFilename());
+    await download.saveAs(file);
+    const lines = (await readFile(file, 'utf8')).replace(/^\uFEFF/, '').trimEnd().split(/\r?\n/);
+    assert.equal(
+      lines[0],
+      'id,phoneNumber,customerName,address,orderAmount,simulatedOutcomes,status,callCount,createTime,updateTime,lastReason,skipReason',
+    );
+    assert.equal(lines.length - 1, 5, `five contacts in\n${lines.join('\n')}`);
+    assert.ok(lines.slice(1).every((line) => line.endsWith(',ANSWERED,')), lines.join('\n'));
+  });
+
+  await step('the settings and do-not-call pages', async () => {
+    await nav('Settings').click();
+    await heading('Settings').waitFor();
+    await audit('settings');
+    await screenshot(page, 'settings');
+    await nav('Do-not-call list').click();
+    await heading('Do-not-call list').waitFor();
+    await audit('do-not-call list');
+    await screenshot(page, 'dnc');
+  });
+
+  await step('the task page at phone width', async () => {
+    await page.setViewportSize({ width: 375, height: 812 });
+    await page.goto(`${api.base}/#/task/${ids.task}`);
+    await waitForStatus('COMPLETED');
+    await page.getByTestId('stats-chart').waitFor();
+    await audit('task (phone)');
+    await screenshot(page, 'task-phone');
+    await page.setViewportSize({ width: 1280, height: 800 });
+  });
+
+  await step('the bus delivered the domain events', async () => {
+    const ofTask = (events) => events.filter((e) => e.detail?.taskId === ids.task);
+    const events = await until('the events arrived', async () => {
+      const all = await (await fetch(`${api.base}/local/events`)).json();
+      const changes = ofTask(all).filter((e) => e['detail-type'] === 'TaskStateChanged');
+      assert.equal(changes.filter((e) => e.detail.to === 'COMPLETED').length, 2);
+      assert.equal(ofTask(all).filter((e) => e['detail-type'] === 'CallCompleted').length, 7);
+      return all;
+    }, { timeout: 30_000, interval: 500 });
+    for (const event of events) assert.equal(event.detail.tenant, 'acme');
+    const changes = ofTask(events)
+      .filter((e) => e['detail-type'] === 'TaskStateChanged')
+      .map((e) => `${e.detail.from}->${e.detail.to}:${e.detail.cause}`);
+    assert.deepEqual(changes, [
+      'DRAFT->RUNNING:publish',
+      'RUNNING->COMPLETED:complete',
+      'COMPLETED->RUNNING:recall',
+      'RUNNING->COMPLETED:complete',
+    ]);
+    const calls = ofTask(events).filter((e) => e['detail-type'] === 'CallCompleted');
+    const reasons = calls.map((e) => `${e.detail.attempt}:${e.detail.reason}`).sort();
+    assert.deepEqual(reasons, [
+      '1:ANSWERED',
+      '1:ANSWERED',
+      '1:ANSWERED',
+      '1:BUSY',
+      '1:NO_ANSWER',
+      '2:ANSWERED',
+      '2:ANSWERED',
+    ]);
+    const imports = events.filter(
+      (e) => e['detail-type'] === 'ImportFinished' && e.detail.dataSourceId === ids.dataSource,
+    );
+    assert.equal(imports.length, 1);
+    assert.equal(imports[0].detail.status, 'SUCCEEDED');
+    assert.equal(imports[0].detail.successCount, 5);
+    assert.equal(imports[0].detail.failCount, 1);
+  });
+
+  await step('no serious or critical accessibility violations', async () => {
+    assert.deepEqual(violations, [], `axe-core found:\n${violations.join('\n')}`);
+  });
+});

@@ -1,0 +1,189 @@
+// Shared by the console's browser test and its bench: the local API (target/debug/local-api,
+// on its own stack and port, against moto on MOTO_ENDPOINT), Debian's headless chromium
+// (playwright-core, never a downloaded browser), and a poll-until helper.
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:net';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+/** The repository (console/e2e/../..); OUTBOUND_ROOT overrides it. */
+export const ROOT = process.env.OUTBOUND_ROOT
+  ? resolve(process.env.OUTBOUND_ROOT)
+  : resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+export const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
+
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+/** A free loopback port. */
+export function freePort() {
+  return new Promise((ok, fail) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', fail);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => ok(port));
+    });
+  });
+}
+
+/**
+ * Starts target/debug/local-api on a fresh stack (LOCAL_STACK=<prefix>-<random>) and a free
+ * port, waits for its sign-in URL and its first answer, and answers { base, signInUrl, token,
+ * stop, exited, output }. `stop()` ends it (safe to call twice); it is killed too when this
+ * process exits or is interrupted. `output()` is the tail of what it printed.
+ */
+export async function startLocalApi({ prefix = 'e2e', dialTickMs = 500 } = {}) {
+  const port = await freePort();
+  const stack = `${prefix}-${randomBytes(4).toString('hex')}`;
+  const binary = process.env.LOCAL_API ?? join(ROOT, 'target', 'debug', 'local-api');
+  const child = spawn(binary, [], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      LOCAL_STACK: stack,
+      PORT: String(port),
+      DIAL_TICK_MS: String(dialTickMs),
+      MOTO_ENDPOINT: process.env.MOTO_ENDPOINT ?? 'http://127.0.0.1:5000',
+      RUST_LOG: process.env.RUST_LOG ?? 'warn',
+      RUST_BACKTRACE: process.env.RUST_BACKTRACE ?? '0',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const keep = (chunk) => {
+    output += chunk;
+    if (output.length > 200_000) output = output.slice(-100_000);
+  };
+  child.stderr.setEncoding('utf8').on('data', keep);
+  child.stdout.setEncoding('utf8');
+  // Never leave it behind: killed when this process exits, or is interrupted or terminated.
+  const killOnExit = () => child.kill('SIGKILL');
+  const killOnSignal = (signal) => {
+    child.kill('SIGKILL');
+    process.exit(signal === 'SIGINT' ? 130 : 143);
+  };
+  process.on('exit', killOnExit);
+  process.once('SIGINT', killOnSignal);
+  process.once('SIGTERM', killOnSignal);
+  let stopped = false;
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    process.off('exit', killOnExit);
+    process.off('SIGINT', killOnSignal);
+    process.off('SIGTERM', killOnSignal);
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((ok) => child.once('exit', ok));
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
+      await exited;
+      clearTimeout(timer);
+    }
+  };
+  const started = await new Promise((ok, fail) => {
+    let stdout = '';
+    const timer = setTimeout(
+      () => fail(new Error(`local-api printed no sign-in URL within 60 s:\n${stdout}\n${output.slice(-4000)}`)),
+      60_000,
+    );
+    child.stdout.on('data', (chunk) => {
+      keep(chunk);
+      stdout += chunk;
+      const url = stdout.match(/^\s*(http:\/\/127\.0\.0\.1:\d+\/#\/signin\?token=(\S+))\s*$/m);
+      if (url) {
+        clearTimeout(timer);
+        ok({ signInUrl: url[1], token: url[2] });
+      }
+    });
+    child.once('error', (error) => {
+      clearTimeout(timer);
+      fail(new Error(`cannot start ${binary}: ${error.message}`));
+    });
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      fail(new Error(`local-api exited (${code ?? signal}) before it printed its sign-in URL:\n${output.slice(-4000)}`));
+    });
+  }).catch(async (error) => {
+    await stop();
+    throw error;
+  });
+  const base = `http://127.0.0.1:${port}`;
+  // Wait until it serves (a server that fails as it starts to serve fails here, with its output).
+  try {
+    await until(
+      'local-api answers',
+      async () => {
+        if (child.exitCode !== null || child.signalCode !== null) {
+          throw Object.assign(new Error(`local-api exited (${child.exitCode ?? child.signalCode}):\n${output.slice(-4000)}`), { fatal: true });
+        }
+        const response = await fetch(`${base}/local/events`);
+        return response.ok;
+      },
+      { timeout: 20_000, interval: 100 },
+    );
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { ...started, base, port, stack, stop, exited: () => child.exitCode !== null || child.signalCode !== null, output: () => output };
+}
+
+/**
+ * A persistent context on a fresh --user-data-dir (a cold profile: no cache, no storage);
+ * answers { context, close } and removes the profile on close.
+ */
+export async function freshContext(options = {}) {
+  const userDataDir = await mkdtemp(join(tmpdir(), 'outbound-chromium-'));
+  const context = await chromium.launchPersistentContext(userDataDir, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: CHROMIUM_ARGS,
+    viewport: { width: 1280, height: 800 },
+    timeout: 60_000,
+    ...options,
+  });
+  const close = async () => {
+    await context.close().catch(() => {});
+    await rm(userDataDir, { recursive: true, force: true });
+  };
+  return { context, close };
+}
+
+/**
+ * Calls `check` until it neither throws nor answers false, every `interval` ms, for at most
+ * `timeout` ms; then throws the last error (with `what`). Answers check's last value.
+ */
+export async function until(what, check, { timeout = 60_000, interval = 250 } = {}) {
+  const deadline = Date.now() + timeout;
+  let last;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value !== false) return value;
+      last = new Error(`${what}: not yet`);
+    } catch (error) {
+      if (error?.fatal) throw error;
+      last = error;
+    }
+    if (Date.now() > deadline) {
+      last.message = `timed out after ${timeout} ms waiting until ${what}: ${last.message}`;
+      throw last;
+    }
+    await new Promise((ok) => setTimeout(ok, interval));
+  }
+}

@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# The web console (console/, Vite + Preact):
+#   setup  Debian's chromium (for the browser test) when /usr/bin/chromium is missing, and
+#          `npm ci` in console/ when node_modules is missing or older than package-lock.json
+#   build  setup's npm part, then `npm run build` unless console/dist is newer than its sources
+#   test   build, the unit tests (`npm test`, vitest), then the end-to-end browser test
+#          (console/e2e/campaign.e2e.mjs: target/debug/local-api + headless chromium)
+#   bench  build, then the console's sizes and first-load times (console/e2e/bench.mjs), each
+#          figure appended to $BENCH_DIR/samples.jsonl (default .local/bench)
+# `test` and `bench` need target/debug/local-api built (`make test` or `make run` builds it) and
+# moto on MOTO_ENDPOINT (default http://127.0.0.1:$MOTO_PORT, port 5000): started with
+# scripts/stack.sh (and stopped again) when none answers there.
+# Nothing is repeated when nothing changed; UPDATE_SCREENSHOTS=1 rewrites docs/console/*.png.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+CONSOLE=console
+MOTO_PORT="${MOTO_PORT:-5000}"
+export MOTO_ENDPOINT="${MOTO_ENDPOINT:-http://127.0.0.1:$MOTO_PORT}"
+
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+setup_chromium() {
+  if [ ! -x /usr/bin/chromium ]; then
+    echo "installing Debian's chromium (for the console's browser test)"
+    as_root apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null
+  fi
+}
+
+setup_npm() {
+  # npm ci writes node_modules/.package-lock.json: older than package-lock.json means stale.
+  if [ ! -f "$CONSOLE/node_modules/.package-lock.json" ] \
+    || [ "$CONSOLE/package-lock.json" -nt "$CONSOLE/node_modules/.package-lock.json" ] \
+    || [ "$CONSOLE/package.json" -nt "$CONSOLE/node_modules/.package-lock.json" ]; then
+    (cd "$CONSOLE" && npm ci --no-audit --no-fund --loglevel=error)
+    touch "$CONSOLE/node_modules/.package-lock.json"
+  fi
+}
+
+setup() {
+  setup_chromium
+  setup_npm
+}
+
+# True when console/dist/index.html is missing or older than any of the build's inputs.
+dist_stale() {
+  local stamp="$CONSOLE/dist/index.html"
+  [ -f "$stamp" ] || return 0
+  local inputs=()
+  local path
+  for path in src public index.html package.json package-lock.json tsconfig.json \
+    vite.config.ts vite.config.js vite.config.mjs vite.config.mts; do
+    [ -e "$CONSOLE/$path" ] && inputs+=("$CONSOLE/$path")
+  done
+  [ -n "$(find "${inputs[@]}" -newer "$stamp" -print -quit 2>/dev/null)" ]
+}
+
+build() {
+  setup_npm
+  if dist_stale; then
+    (cd "$CONSOLE" && npm run build --silent)
+  else
+    echo "console/dist is up to date"
+  fi
+}
+
+moto_up() { curl -fs -o /dev/null "$MOTO_ENDPOINT/moto-api/" 2>/dev/null; }
+
+# Starts moto (scripts/stack.sh) when none answers on MOTO_ENDPOINT; stops it on exit.
+with_moto() {
+  if ! moto_up; then
+    if [ "$MOTO_ENDPOINT" != "http://127.0.0.1:$MOTO_PORT" ]; then
+      echo "nothing answers on MOTO_ENDPOINT=$MOTO_ENDPOINT" >&2
+      exit 1
+    fi
+    MOTO_PORT=$MOTO_PORT scripts/stack.sh start >/dev/null
+    trap 'MOTO_PORT=$MOTO_PORT scripts/stack.sh stop >/dev/null' EXIT
+  fi
+}
+
+need_local_api() {
+  if [ ! -x "${LOCAL_API:-target/debug/local-api}" ]; then
+    echo "target/debug/local-api is missing: \`make test\` or \`make run\` builds it" >&2
+    exit 1
+  fi
+}
+
+test_console() {
+  setup_chromium
+  build
+  (cd "$CONSOLE" && npm test --silent)
+  need_local_api
+  with_moto
+  node --test --test-reporter=spec "$CONSOLE/e2e/campaign.e2e.mjs"
+}
+
+bench() {
+  setup_chromium
+  build
+  need_local_api
+  with_moto
+  export BENCH_DIR="${BENCH_DIR:-$ROOT/.local/bench}"
+  mkdir -p "$BENCH_DIR"
+  node "$CONSOLE/e2e/bench.mjs"
+}
+
+case "${1:-}" in
+  setup) setup ;;
+  build) build ;;
+  test) test_console ;;
+  bench) bench ;;
+  *)
+    echo "usage: scripts/console.sh setup|build|test|bench" >&2
+    exit 2
+    ;;
+esac
