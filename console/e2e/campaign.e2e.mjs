@@ -2,7 +2,8 @@
 // (target/debug/local-api on its own stack and port, against moto on MOTO_ENDPOINT), in
 // Debian's headless chromium. Sign in with the development token, create a data source, import
 // a CSV of five contacts and one bad row, create a task over it, publish it and watch it
-// complete, read its diagnostics, recall its failed contacts and watch it complete again,
+// complete, read its diagnostics, recall a chosen failed contact and then the other failed one
+// and watch it complete each time,
 // export its outcomes as CSV, then check the domain events the bus delivered. Each main page is
 // screenshot (docs/console/*.png: written when missing or with UPDATE_SCREENSHOTS=1) and checked
 // with axe-core (serious or critical violations fail).
@@ -249,9 +250,23 @@ test('a whole campaign through the console', { timeout: 170_000 }, async (t) => 
     await screenshot(page, 'task');
   });
 
-  await step('recall the failed contacts and watch it complete again', async () => {
+  await step('recall a chosen failed contact, then the other, and watch it complete each time', async () => {
+    // The busy contact alone, picked from the failed ones (its row says BUSY).
+    await button('Choose contacts to recall').click();
+    const picker = page.getByRole('group', { name: /Failed or unanswered contacts \(2\)/ });
+    await picker.waitFor();
+    const busy = picker.getByRole('row').filter({ hasText: 'BUSY' });
+    await busy.getByRole('checkbox').check();
+    await button('Recall selected (1)').click();
+    await page.getByRole('status').filter({ hasText: 'Recalled 1 contact:' }).waitFor();
+    await until('the chosen contact was called again', async () => {
+      assert.equal(await figure('Calls'), 6);
+      assert.equal(await figure('Successes'), 4);
+    });
+    await waitForStatus('COMPLETED');
+    // Then every contact still failed: the unanswered one.
     await button('Recall failed').click();
-    await page.getByRole('status').filter({ hasText: 'Recalled 2 contacts' }).waitFor();
+    await page.getByRole('status').filter({ hasText: 'Recalled 1 contact:' }).waitFor();
     await until('the recalled calls are counted', async () => {
       assert.equal(await figure('Calls'), 7);
     });
@@ -307,7 +322,7 @@ test('a whole campaign through the console', { timeout: 170_000 }, async (t) => 
     const events = await until('the events arrived', async () => {
       const all = await (await fetch(`${api.base}/local/events`)).json();
       const changes = ofTask(all).filter((e) => e['detail-type'] === 'TaskStateChanged');
-      assert.equal(changes.filter((e) => e.detail.to === 'COMPLETED').length, 2);
+      assert.equal(changes.filter((e) => e.detail.to === 'COMPLETED').length, 3);
       assert.equal(ofTask(all).filter((e) => e['detail-type'] === 'CallCompleted').length, 7);
       return all;
     }, { timeout: 30_000, interval: 500 });
@@ -317,6 +332,8 @@ test('a whole campaign through the console', { timeout: 170_000 }, async (t) => 
       .map((e) => `${e.detail.from}->${e.detail.to}:${e.detail.cause}`);
     assert.deepEqual(changes, [
       'DRAFT->RUNNING:publish',
+      'RUNNING->COMPLETED:complete',
+      'COMPLETED->RUNNING:recall',
       'RUNNING->COMPLETED:complete',
       'COMPLETED->RUNNING:recall',
       'RUNNING->COMPLETED:complete',

@@ -57,7 +57,8 @@ export const taskAction = (action: 'publish' | 'pause' | 'resume' | 'close' | 'd
   post<T.StateChange | null>(`/api/task/${action}`, { id });
 export const stopTask = (id: string, reason?: string) =>
   post<T.StateChange>('/api/task/stop', reason ? { id, reason } : { id });
-export const recallTask = (id: string) => post<T.Recalled>(`/api/task/${enc(id)}/recall`, {});
+export const recallTask = (id: string, contactIds?: string[]) =>
+  post<T.Recalled>(`/api/task/${enc(id)}/recall`, contactIds ? { contactIds } : {});
 export const getTaskStat = (id: string) => get<T.TaskStat>(`/api/task/${enc(id)}/stat`);
 export const getDiagnostics = (id: string) => get<T.Diagnostics>(`/api/task/${enc(id)}/diagnostics`);
 export const taskExportPath = (id: string) => `/api/task/${enc(id)}/export`;

@@ -4,6 +4,7 @@ import type { AddTask, TaskView } from '../api/types';
 import { navigate } from '../router';
 import { ACTION_LABELS, actionsFor, type TaskAction } from '../state/taskActions';
 import { ErrorAlert, Status } from './Alert';
+import { RecallPicker } from './RecallPicker';
 import { TaskForm } from './TaskForm';
 
 /** The buttons the task's state allows (D10); a refusal (405) is explained. */
@@ -98,6 +99,7 @@ export function TaskActions(props: { task: TaskView; onChanged: () => void }) {
           </label>
         )}
       </div>
+      {actions.includes('recall') && <RecallPicker taskId={task.id} onRecalled={props.onChanged} />}
       {actions.length === 0 && <p class="muted">A CLOSED task cannot change any more.</p>}
       <ErrorAlert error={error?.error} context={{ taskAction: error?.action }} />
       {message && <Status>{message}</Status>}
