@@ -39,16 +39,7 @@ pub async fn ensure(
     let dial_queue_url = ensure_queue(&sqs, &format!("{bucket}-dial")).await?;
     let call_events_queue_url = ensure_queue(&sqs, &format!("{bucket}-call-events")).await?;
     let export_queue_url = ensure_queue(&sqs, &format!("{bucket}-exports")).await?;
-    let import_queue_arn = sqs
-        .get_queue_attributes()
-        .queue_url(&import_queue_url)
-        .attribute_names(aws_sdk_sqs::types::QueueAttributeName::QueueArn)
-        .send()
-        .await
-        .map_err(aws_sdk_sqs::Error::from)?
-        .attributes
-        .and_then(|mut a| a.remove(&aws_sdk_sqs::types::QueueAttributeName::QueueArn))
-        .ok_or("import queue has no ARN")?;
+    let import_queue_arn = queue_arn(&sqs, &import_queue_url).await?;
     ensure_bucket(sdk, bucket, &import_queue_arn).await?;
     Ok(Resources {
         table: table.to_owned(),
@@ -59,6 +50,20 @@ pub async fn ensure(
         call_events_queue_url,
         export_queue_url,
     })
+}
+
+/// The ARN of the queue at `url` (what a notification or a rule targets).
+async fn queue_arn(sqs: &aws_sdk_sqs::Client, url: &str) -> Result<String, BoxError> {
+    use aws_sdk_sqs::types::QueueAttributeName;
+    sqs.get_queue_attributes()
+        .queue_url(url)
+        .attribute_names(QueueAttributeName::QueueArn)
+        .send()
+        .await
+        .map_err(aws_sdk_sqs::Error::from)?
+        .attributes
+        .and_then(|mut a| a.remove(&QueueAttributeName::QueueArn))
+        .ok_or_else(|| format!("queue {url} has no ARN").into())
 }
 
 /// The single table with its two GSIs, as in `template.yaml`.
@@ -256,17 +261,7 @@ pub async fn subscribe(
     queue_url: &str,
     tenant: Option<&str>,
 ) -> Result<(), BoxError> {
-    let sqs = aws_sdk_sqs::Client::new(sdk);
-    let queue_arn = sqs
-        .get_queue_attributes()
-        .queue_url(queue_url)
-        .attribute_names(aws_sdk_sqs::types::QueueAttributeName::QueueArn)
-        .send()
-        .await
-        .map_err(aws_sdk_sqs::Error::from)?
-        .attributes
-        .and_then(|mut a| a.remove(&aws_sdk_sqs::types::QueueAttributeName::QueueArn))
-        .ok_or("queue has no ARN")?;
+    let queue_arn = queue_arn(&aws_sdk_sqs::Client::new(sdk), queue_url).await?;
     let pattern = match tenant {
         None => serde_json::json!({ "source": [outbound::model::event::SOURCE] }),
         Some(tenant) => serde_json::json!({

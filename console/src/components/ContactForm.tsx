@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import type { Contact } from '../api/types';
+import { FormFooter } from './FormFooter';
 
 export interface ContactFields {
   phoneNumber: string;
@@ -54,14 +55,7 @@ export function ContactForm(props: {
           />
         </div>
       ))}
-      <div class="buttons">
-        <button type="submit" disabled={props.busy}>
-          {props.submitLabel}
-        </button>
-        <button type="button" class="secondary" onClick={props.onCancel}>
-          Cancel
-        </button>
-      </div>
+      <FormFooter busy={props.busy} submitLabel={props.submitLabel} onCancel={props.onCancel} />
     </form>
   );
 }

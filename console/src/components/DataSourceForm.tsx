@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import type { DataSource } from '../api/types';
+import { FormFooter } from './FormFooter';
 
 export interface DataSourceFields {
   dataSourceName: string;
@@ -55,19 +56,7 @@ export function DataSourceForm(props: {
         />
         <small id={`${prefix}-country-hint`}>Optional, two letters (ISO 3166), e.g. US.</small>
       </div>
-      {problem && (
-        <p role="alert" class="alert">
-          {problem}
-        </p>
-      )}
-      <div class="buttons">
-        <button type="submit" disabled={props.busy}>
-          {props.submitLabel}
-        </button>
-        <button type="button" class="secondary" onClick={props.onCancel}>
-          Cancel
-        </button>
-      </div>
+      <FormFooter problem={problem} busy={props.busy} submitLabel={props.submitLabel} onCancel={props.onCancel} />
     </form>
   );
 }

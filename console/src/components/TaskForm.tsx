@@ -3,6 +3,7 @@ import * as API from '../api/endpoints';
 import type { AddTask, TaskView, WindowZone } from '../api/types';
 import { useLoader } from './hooks';
 import { RetryRulesEditor, rowsFromRules, rulesFromRows, type RuleRow } from './RetryRules';
+import { FormFooter } from './FormFooter';
 
 /** The task form: "New task" (create) and a DRAFT task's "Edit" (update). */
 export function TaskForm(props: {
@@ -107,19 +108,7 @@ export function TaskForm(props: {
         <small>Optional IANA name; default the service’s zone.</small>
       </div>
       <RetryRulesEditor rows={rules} onChange={setRules} />
-      {problem && (
-        <p role="alert" class="alert">
-          {problem}
-        </p>
-      )}
-      <div class="buttons">
-        <button type="submit" disabled={props.busy}>
-          {props.submitLabel}
-        </button>
-        <button type="button" class="secondary" onClick={props.onCancel}>
-          Cancel
-        </button>
-      </div>
+      <FormFooter problem={problem} busy={props.busy} submitLabel={props.submitLabel} onCancel={props.onCancel} />
     </form>
   );
 }

@@ -144,39 +144,16 @@ impl Rig {
 
     /// Receives and deletes every message waiting on the call-events queue: their bodies.
     async fn take_events(&self) -> Vec<String> {
-        self.take(&self.api.resources.call_events_queue_url).await
+        self.api
+            .take_messages(&self.api.resources.call_events_queue_url)
+            .await
     }
 
     /// Receives and deletes every message waiting on the dial queue: their bodies.
     async fn take_dial_jobs(&self) -> Vec<String> {
-        self.take(&self.api.resources.dial_queue_url).await
-    }
-
-    /// Receives and deletes every message waiting on the queue at `url`: their bodies.
-    async fn take(&self, url: &str) -> Vec<String> {
-        let sqs = aws_sdk_sqs::Client::new(&self.api.sdk);
-        let mut bodies = Vec::new();
-        loop {
-            let received = sqs
-                .receive_message()
-                .queue_url(url)
-                .max_number_of_messages(10)
-                .send()
-                .await
-                .unwrap();
-            if received.messages().is_empty() {
-                return bodies;
-            }
-            for message in received.messages() {
-                bodies.push(message.body().unwrap().to_owned());
-                sqs.delete_message()
-                    .queue_url(url)
-                    .receipt_handle(message.receipt_handle().unwrap())
-                    .send()
-                    .await
-                    .unwrap();
-            }
-        }
+        self.api
+            .take_messages(&self.api.resources.dial_queue_url)
+            .await
     }
 
     /// Moves the clock to at least the wall clock: the HTTP recall stamps the recalled contacts

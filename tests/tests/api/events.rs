@@ -62,33 +62,13 @@ impl Events {
     }
 
     /// Every event waiting on `queue` (the bus's log queue when `None`), in arrival order.
-    async fn received(&self, queue: Option<&str>) -> Vec<Value> {
+    async fn received(&self, api: &TestApi, queue: Option<&str>) -> Vec<Value> {
         let url = queue.unwrap_or(&self.resources.log_queue_url);
-        let mut events = Vec::new();
-        loop {
-            let answer = self
-                .sqs
-                .receive_message()
-                .queue_url(url)
-                .max_number_of_messages(10)
-                .send()
-                .await
-                .unwrap();
-            let messages = answer.messages.unwrap_or_default();
-            if messages.is_empty() {
-                return events;
-            }
-            for message in messages {
-                events.push(serde_json::from_str(message.body().unwrap()).unwrap());
-                self.sqs
-                    .delete_message()
-                    .queue_url(url)
-                    .receipt_handle(message.receipt_handle().unwrap())
-                    .send()
-                    .await
-                    .unwrap();
-            }
-        }
+        let bodies = api.take_messages(url).await;
+        bodies
+            .iter()
+            .map(|body| serde_json::from_str(body).unwrap())
+            .collect()
     }
 }
 
@@ -226,17 +206,7 @@ async fn each_committed_change_is_on_the_bus_once_and_a_refused_request_puts_not
         )
         .await;
     let export = job.ok()["exportId"].as_str().unwrap().to_owned();
-    let app = api.app.clone();
-    outbound_local::poller::drain(
-        &aws_sdk_sqs::Client::new(&api.sdk),
-        &api.resources.export_queue_url,
-        move |body| {
-            let app = app.clone();
-            async move { outbound::worker::export_message(&app, body).await }
-        },
-    )
-    .await
-    .unwrap();
+    assert_eq!(api.drain_exports().await, 1);
     let other_source = api.source_with_contacts("globex", 1).await.0;
     let other_task = api
         .task("globex", &unique("Task"), &other_source, json!({}))
@@ -255,7 +225,7 @@ async fn each_committed_change_is_on_the_bus_once_and_a_refused_request_puts_not
             failed: 0
         }
     );
-    let received = events.received(None).await;
+    let received = events.received(&api, None).await;
     let all = details(&received);
     let ids: Vec<&str> = all
         .iter()
@@ -378,13 +348,13 @@ async fn each_committed_change_is_on_the_bus_once_and_a_refused_request_puts_not
     );
 
     // A rule on the tenant: its own 10 events, none of the other tenant's.
-    let acme = details(&events.received(Some(&acme_queue)).await);
+    let acme = details(&events.received(&api, Some(&acme_queue)).await);
     assert_eq!(acme.len(), 10);
     assert!(acme.iter().all(|(_, detail)| detail["tenant"] == "acme"));
 
     // Read to its end: nothing is published twice.
     assert_eq!(events.pump().await, Pumped::default());
-    assert!(events.received(None).await.is_empty());
+    assert!(events.received(&api, None).await.is_empty());
 }
 
 /// D20: the publisher dies with the bus down (every PutEvents fails) after changes were
@@ -416,7 +386,7 @@ async fn events_committed_while_the_bus_is_down_are_published_once_it_is_back() 
     }
     assert!(proxy.injected() >= 2, "{proxy:?}");
     assert!(
-        events.received(None).await.is_empty(),
+        events.received(&api, None).await.is_empty(),
         "nothing reached the bus"
     );
     assert_eq!(
@@ -433,7 +403,7 @@ async fn events_committed_while_the_bus_is_down_are_published_once_it_is_back() 
             failed: 0
         }
     );
-    let all = details(&events.received(None).await);
+    let all = details(&events.received(&api, None).await);
     assert_eq!(
         moves(&all, &task),
         [
@@ -477,7 +447,7 @@ async fn events_the_bus_refuses_in_part_are_sent_again_until_each_is_on_it() {
     }
     assert_eq!(pumped.published, 6, "{pumped:?}");
     assert!(proxy.injected() >= 1, "{proxy:?}");
-    let all = details(&events.received(None).await);
+    let all = details(&events.received(&api, None).await);
     let mut ids: Vec<&str> = all
         .iter()
         .map(|(_, detail)| detail["eventId"].as_str().unwrap())
@@ -531,7 +501,7 @@ async fn of_concurrent_pauses_the_one_that_commits_is_the_one_event() {
     );
     assert_eq!(committed(&api).await.len(), 2);
     events.pump().await;
-    let all = details(&events.received(None).await);
+    let all = details(&events.received(&api, None).await);
     assert_eq!(
         moves(&all, &task),
         [

@@ -13,22 +13,6 @@ use reqwest::StatusCode;
 use serde_json::{json, Value};
 use std::collections::HashMap;
 
-/// Runs every export job waiting on the queue through the exporter's handler; answers how many
-/// were handled successfully.
-async fn drain_exports(api: &TestApi) -> usize {
-    let app = api.app.clone();
-    outbound_local::poller::drain(
-        &aws_sdk_sqs::Client::new(&api.sdk),
-        &api.resources.export_queue_url,
-        move |body| {
-            let app = app.clone();
-            async move { outbound::worker::export_message(&app, body).await }
-        },
-    )
-    .await
-    .unwrap()
-}
-
 /// Starts an export job at `path` with `body` and answers its id.
 async fn start_job(api: &TestApi, tenant: &str, path: &str, body: Value) -> String {
     let answer = api.post(tenant, path, body).await;
@@ -124,7 +108,7 @@ async fn a_data_source_export_job_builds_the_file_the_direct_export_gives() {
         for field in ["fileName", "rowCount", "downloadUrl", "error"] {
             assert_eq!(queued[field], Value::Null, "{field}: {queued}");
         }
-        assert_eq!(drain_exports(&api).await, 1);
+        assert_eq!(api.drain_exports().await, 1);
         let done = job_state(&api, "acme", &id).await;
         assert_eq!(done["status"], "SUCCEEDED", "{done}");
         assert_eq!(done["rowCount"], 3);
@@ -147,7 +131,7 @@ async fn a_data_source_export_job_builds_the_file_the_direct_export_gives() {
         .send(api.request("acme", reqwest::Method::POST, &source_job(&source)))
         .await;
     let id = answer.ok()["exportId"].as_str().unwrap().to_owned();
-    drain_exports(&api).await;
+    api.drain_exports().await;
     let done = job_state(&api, "acme", &id).await;
     assert_file_name(&done["fileName"], "contacts_", "xlsx");
 }
@@ -187,7 +171,7 @@ async fn a_task_export_job_builds_the_file_the_direct_export_gives_for_each_filt
             query.push_str(&format!("&status={status}"));
         }
         let id = start_job(&api, "acme", &task_job(&task), body).await;
-        assert_eq!(drain_exports(&api).await, 1);
+        assert_eq!(api.drain_exports().await, 1);
         let done = job_state(&api, "acme", &id).await;
         assert_eq!(done["status"], "SUCCEEDED", "{done}");
         assert_file_name(&done["fileName"], &format!("task_contacts_{task}_"), "csv");
@@ -199,7 +183,7 @@ async fn a_task_export_job_builds_the_file_the_direct_export_gives_for_each_filt
         assert_eq!(done["rowCount"], file.len() as u64 - 1, "{status:?}");
     }
     let id = start_job(&api, "acme", &task_job(&task), json!({"status": 2})).await;
-    drain_exports(&api).await;
+    api.drain_exports().await;
     let done = job_state(&api, "acme", &id).await;
     assert_file_name(&done["fileName"], &format!("task_contacts_{task}_"), "xlsx");
     // 12 contacts: n % 5 = 1 or 2 -> failed or no answer: 1, 2, 6, 7, 11.
@@ -220,7 +204,7 @@ async fn a_job_whose_data_source_or_task_is_gone_when_it_runs_fails_with_the_rea
     api.post("acme", "/api/dataSource/delete", json!({"id": source}))
         .await
         .ok();
-    assert_eq!(drain_exports(&api).await, 2, "refusals are not retried");
+    assert_eq!(api.drain_exports().await, 2, "refusals are not retried");
     for (id, message) in [
         (&for_source, format!("dataSource {source} not found")),
         (&for_task, format!("task {task} not found")),
@@ -247,7 +231,7 @@ async fn a_job_whose_data_source_or_task_is_gone_when_it_runs_fails_with_the_rea
     api.post("acme", "/api/dataSource/delete", json!({"id": source}))
         .await
         .ok();
-    drain_exports(&api).await;
+    api.drain_exports().await;
     let failed = job_state(&api, "acme", &id).await;
     assert_eq!(failed["status"], "FAILED", "{failed}");
     assert_eq!(
@@ -317,7 +301,7 @@ async fn a_redelivered_or_concurrent_job_message_builds_nothing_twice() {
     assert!(!settle(None).await, "a claimed job is not unclaimed");
     // The holder gives up its claim (a retryable failure); the queued message then builds it.
     assert!(settle(taken.claimed_at).await);
-    assert_eq!(drain_exports(&api).await, 1);
+    assert_eq!(api.drain_exports().await, 1);
     let done = job_state(&api, "acme", &id).await;
     assert_eq!(done["status"], "SUCCEEDED", "{done}");
 
@@ -347,7 +331,7 @@ async fn a_redelivered_or_concurrent_job_message_builds_nothing_twice() {
     api.post("acme", "/api/dataSource/delete", json!({"id": gone}))
         .await
         .ok();
-    drain_exports(&api).await;
+    api.drain_exports().await;
     let before = api.snapshot().await;
     let again = json!({"tenant": "acme", "id": failed}).to_string();
     outbound::worker::export_message(&api.app, again)
@@ -400,7 +384,7 @@ async fn export_jobs_are_the_tenants_own() {
     let source = tricky_source(&api).await;
     let task = api.task("acme", &unique("Task"), &source, json!({})).await;
     let id = start_job(&api, "acme", &source_job(&source), json!({})).await;
-    drain_exports(&api).await;
+    api.drain_exports().await;
     let missing = ulid::Ulid::new().to_string();
     for probe in [&id, &missing] {
         api.get("globex", &format!("/api/export/{probe}"))
@@ -430,7 +414,7 @@ async fn export_jobs_are_the_tenants_own() {
     }
     // Refused requests queue nothing and store nothing.
     let before = api.snapshot().await;
-    assert_eq!(drain_exports(&api).await, 0);
+    assert_eq!(api.drain_exports().await, 0);
     assert_eq!(api.snapshot().await, before);
     assert_eq!(job_state(&api, "acme", &id).await["status"], "SUCCEEDED");
 }
@@ -468,7 +452,7 @@ async fn export_job_format_and_status_are_checked_as_the_direct_exports_check_th
         .await
         .err(400, "request body must be a JSON object");
     assert_eq!(api.snapshot().await, before, "nothing stored");
-    assert_eq!(drain_exports(&api).await, 0, "nothing queued");
+    assert_eq!(api.drain_exports().await, 0, "nothing queued");
 }
 
 #[tokio::test]
@@ -506,7 +490,7 @@ async fn direct_exports_answer_413_above_the_threshold_and_name_the_job_endpoint
         .code(413);
     for path in [source_job(&source), task_job(&task)] {
         let id = start_job(&api, "acme", &path, json!({"format": "csv"})).await;
-        drain_exports(&api).await;
+        api.drain_exports().await;
         let done = job_state(&api, "acme", &id).await;
         assert_eq!(done["status"], "SUCCEEDED", "{done}");
         assert_eq!(done["rowCount"], 6);
@@ -737,7 +721,7 @@ async fn export_job_of_100k_contacts_time_and_memory() {
         let before = peak_rss_kib();
         let started = std::time::Instant::now();
         let id = start_job(&api, "acme", &path, json!({"format": "csv"})).await;
-        assert_eq!(drain_exports(&api).await, 1);
+        assert_eq!(api.drain_exports().await, 1);
         let took = started.elapsed();
         let done = job_state(&api, "acme", &id).await;
         assert_eq!(done["status"], "SUCCEEDED", "{done}");
@@ -767,7 +751,7 @@ async fn a_second_export_of_a_running_subject_answers_the_running_job() {
     )
     .await;
     assert_ne!(excel, first, "another format is another job");
-    assert_eq!(drain_exports(&api).await, 2, "two jobs queued, not three");
+    assert_eq!(api.drain_exports().await, 2, "two jobs queued, not three");
     assert_eq!(job_state(&api, "acme", &first).await["status"], "SUCCEEDED");
     let after = start_job(&api, "acme", &source_job(&source), json!({"format": "csv"})).await;
     assert_ne!(after, first, "the first has ended: a new job");
@@ -800,7 +784,7 @@ async fn a_tenant_runs_at_most_its_cap_of_export_jobs() {
     api.contact("globex", &other, "13800000001").await;
     start_job(&api, "globex", &source_job(&other), json!({})).await;
     assert_eq!(
-        drain_exports(&api).await,
+        api.drain_exports().await,
         3,
         "the refused one was never queued"
     );

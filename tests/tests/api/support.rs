@@ -562,6 +562,49 @@ impl TestApi {
         ticket["importId"].as_str().unwrap().to_owned()
     }
 
+    /// Receives and deletes every message waiting on the queue at `url`: their bodies.
+    pub async fn take_messages(&self, url: &str) -> Vec<String> {
+        let sqs = aws_sdk_sqs::Client::new(&self.sdk);
+        let mut bodies = Vec::new();
+        loop {
+            let received = sqs
+                .receive_message()
+                .queue_url(url)
+                .max_number_of_messages(10)
+                .send()
+                .await
+                .unwrap();
+            if received.messages().is_empty() {
+                return bodies;
+            }
+            for message in received.messages() {
+                bodies.push(message.body().unwrap().to_owned());
+                sqs.delete_message()
+                    .queue_url(url)
+                    .receipt_handle(message.receipt_handle().unwrap())
+                    .send()
+                    .await
+                    .unwrap();
+            }
+        }
+    }
+
+    /// Hands every waiting export job to the exporter's handler, as its Lambda would: the
+    /// number handled.
+    pub async fn drain_exports(&self) -> usize {
+        let app = self.app.clone();
+        outbound_local::poller::drain(
+            &aws_sdk_sqs::Client::new(&self.sdk),
+            &self.resources.export_queue_url,
+            move |body| {
+                let app = app.clone();
+                async move { outbound::worker::export_message(&app, body).await }
+            },
+        )
+        .await
+        .unwrap()
+    }
+
     /// A raw download: status, headers and bytes.
     pub async fn download(
         &self,
