@@ -4,8 +4,9 @@ import type { Contact } from '../api/types';
 import { contactStatusName, count, time } from '../format';
 import { ErrorAlert, Status } from './Alert';
 import { ContactForm, type ContactFields } from './ContactForm';
-import { useDebounced, useLoader } from './hooks';
+import { useAction, useDebounced, useLoader } from './hooks';
 import { PAGE_SIZE, Pager } from './Pager';
+import { EmptyRow } from './EmptyRow';
 
 const FIXED = new Set(['id', 'dataSourceId', 'phoneNumber', 'e164', 'customerName', 'address', 'orderAmount', 'status', 'callCount', 'createTime', 'updateTime']);
 
@@ -23,29 +24,12 @@ export function Contacts(props: { dataSourceId: string; version: number; onChang
   const [pageNum, setPageNum] = useState(1);
   const [adding, setAdding] = useState(false);
   const [editing, setEditing] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
-  const [message, setMessage] = useState<string | null>(null);
   const phone = useDebounced(search.trim());
   const list = useLoader(() => API.listContacts(id, { pageNum, pageSize: PAGE_SIZE, phoneNumber: phone }), [id, pageNum, phone, props.version]);
-
-  async function run(work: () => Promise<unknown>, done: string) {
-    setBusy(true);
-    setError(null);
-    setMessage(null);
-    try {
-      await work();
-      setMessage(done);
-      await list.reload();
-      props.onChanged();
-      return true;
-    } catch (e) {
-      setError(e);
-      return false;
-    } finally {
-      setBusy(false);
-    }
-  }
+  const { busy, message, failure, run } = useAction(async () => {
+    await list.reload();
+    props.onChanged();
+  });
 
   async function add(f: ContactFields) {
     const body = Object.fromEntries(Object.entries(f).filter(([, v]) => v.trim() !== ''));
@@ -75,7 +59,7 @@ export function Contacts(props: { dataSourceId: string; version: number; onChang
         </button>
       </div>
       {adding && <ContactForm label="Add contact" submitLabel="Add" busy={busy} onSubmit={(f) => void add(f)} onCancel={() => setAdding(false)} />}
-      <ErrorAlert error={error} />
+      <ErrorAlert error={failure?.error} />
       {message && <Status>{message}</Status>}
       <div class="toolbar">
         <label for="contact-search">Search by phone</label>
@@ -129,11 +113,9 @@ export function Contacts(props: { dataSourceId: string; version: number; onChang
                 </tr>
               ),
             )}
-            {!list.loading && rows.length === 0 && (
-              <tr>
-                <td colSpan={10}>{phone ? 'No contact matches this number.' : 'No contacts yet: add one or import a file.'}</td>
-              </tr>
-            )}
+            <EmptyRow show={!list.loading && rows.length === 0} columns={10}>
+              {phone ? 'No contact matches this number.' : 'No contacts yet: add one or import a file.'}
+            </EmptyRow>
           </tbody>
         </table>
       </div>

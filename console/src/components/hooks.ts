@@ -36,6 +36,37 @@ export function useLoader<T>(fn: () => Promise<T>, deps: unknown[]): Loaded<T> {
   return { data, error, loading, reload };
 }
 
+/** What a change made from a page came to: its message, or its error with what explains it. */
+export interface Outcome<C> {
+  message: string | null;
+  failure: { error: unknown; context?: C } | null;
+}
+
+/**
+ * One change at a time from a page: busy while `work` runs; then `done` (or what `work`
+ * answered) as its message and `after` (a reload), or its error with `context`.
+ */
+export function useAction<C = undefined>(after: () => Promise<void> | void) {
+  const [busy, setBusy] = useState(false);
+  const [outcome, setOutcome] = useState<Outcome<C>>({ message: null, failure: null });
+  async function run(work: () => Promise<unknown>, done?: string, context?: C): Promise<boolean> {
+    setBusy(true);
+    setOutcome({ message: null, failure: null });
+    try {
+      const answer = await work();
+      setOutcome({ message: done ?? (typeof answer === 'string' ? answer : null), failure: null });
+      await after();
+      return true;
+    } catch (error) {
+      setOutcome({ message: null, failure: { error, context } });
+      return false;
+    } finally {
+      setBusy(false);
+    }
+  }
+  return { busy, ...outcome, run, fail: (error: unknown) => setOutcome({ message: null, failure: { error } }) };
+}
+
 /** `value` after it has stopped changing for `ms`. */
 export function useDebounced<T>(value: T, ms = 300): T {
   const [settled, setSettled] = useState(value);

@@ -3,9 +3,10 @@ import * as API from '../api/endpoints';
 import type { DataSource } from '../api/types';
 import { ErrorAlert, Status, type ErrorContext } from '../components/Alert';
 import { DataSourceForm, type DataSourceFields } from '../components/DataSourceForm';
-import { useDebounced, useLoader, usePageTitle } from '../components/hooks';
+import { useAction, useDebounced, useLoader, usePageTitle } from '../components/hooks';
 import { PAGE_SIZE, Pager } from '../components/Pager';
 import { count, time } from '../format';
+import { EmptyRow } from '../components/EmptyRow';
 
 export function DataSourcesPage() {
   usePageTitle('Data sources');
@@ -13,28 +14,9 @@ export function DataSourcesPage() {
   const [pageNum, setPageNum] = useState(1);
   const [creating, setCreating] = useState(false);
   const [editing, setEditing] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-  const [actionError, setActionError] = useState<{ error: unknown; context?: ErrorContext } | null>(null);
-  const [message, setMessage] = useState<string | null>(null);
   const name = useDebounced(search.trim());
   const list = useLoader(() => API.listDataSources({ pageNum, pageSize: PAGE_SIZE, dataSourceName: name }), [pageNum, name]);
-
-  async function run(work: () => Promise<unknown>, done: string, context?: ErrorContext) {
-    setBusy(true);
-    setActionError(null);
-    setMessage(null);
-    try {
-      await work();
-      setMessage(done);
-      await list.reload();
-      return true;
-    } catch (error) {
-      setActionError({ error, context });
-      return false;
-    } finally {
-      setBusy(false);
-    }
-  }
+  const { busy, message, failure, run } = useAction<ErrorContext>(list.reload);
 
   async function create(f: DataSourceFields) {
     const ok = await run(
@@ -81,7 +63,7 @@ export function DataSourcesPage() {
       {creating && (
         <DataSourceForm label="New data source" submitLabel="Create" busy={busy} onSubmit={create} onCancel={() => setCreating(false)} />
       )}
-      <ErrorAlert error={actionError?.error} context={actionError?.context} />
+      <ErrorAlert error={failure?.error} context={failure?.context} />
       {message && <Status>{message}</Status>}
       <div class="toolbar">
         <label for="ds-search">Search by name</label>
@@ -152,11 +134,9 @@ export function DataSourcesPage() {
                 </tr>
               ),
             )}
-            {!list.loading && rows.length === 0 && (
-              <tr>
-                <td colSpan={6}>{name ? 'No data source matches this search.' : 'No data sources yet: create one.'}</td>
-              </tr>
-            )}
+            <EmptyRow show={!list.loading && rows.length === 0} columns={6}>
+              {name ? 'No data source matches this search.' : 'No data sources yet: create one.'}
+            </EmptyRow>
           </tbody>
         </table>
       </div>

@@ -2,10 +2,11 @@ import { useState } from 'preact/hooks';
 import * as API from '../api/endpoints';
 import type { Dnc, ImportReport } from '../api/types';
 import { ErrorAlert, Status } from '../components/Alert';
-import { useDebounced, useLoader, usePageTitle } from '../components/hooks';
+import { useAction, useDebounced, useLoader, usePageTitle } from '../components/hooks';
 import { ImportReportView } from '../components/ImportReport';
 import { PAGE_SIZE, Pager } from '../components/Pager';
 import { time } from '../format';
+import { EmptyRow } from '../components/EmptyRow';
 
 export function DncPage() {
   usePageTitle('Do-not-call list');
@@ -13,34 +14,15 @@ export function DncPage() {
   const [pageNum, setPageNum] = useState(1);
   const [phone, setPhone] = useState('');
   const [reason, setReason] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
-  const [message, setMessage] = useState<string | null>(null);
   const [report, setReport] = useState<ImportReport | null>(null);
   const filter = useDebounced(search.trim());
   const list = useLoader(() => API.listDnc({ pageNum, pageSize: PAGE_SIZE, phoneNumber: filter }), [pageNum, filter]);
-
-  async function run(work: () => Promise<string>) {
-    setBusy(true);
-    setError(null);
-    setMessage(null);
-    try {
-      setMessage(await work());
-      await list.reload();
-      return true;
-    } catch (e) {
-      setError(e);
-      return false;
-    } finally {
-      setBusy(false);
-    }
-  }
+  const { busy, message, failure, run, fail } = useAction(list.reload);
 
   async function add(e: Event) {
     e.preventDefault();
     if (!phone.trim()) {
-      setMessage(null);
-      return setError(new Error('Give the phone number to list.'));
+      return fail(new Error('Give the phone number to list.'));
     }
     const ok = await run(async () => {
       const entry = await API.addDnc({ phoneNumber: phone.trim(), reason: reason.trim() || undefined });
@@ -104,7 +86,7 @@ export function DncPage() {
         />
         <small>A CSV or Excel file with a phone column (phoneNumber, phone, mobile) and an optional reason column.</small>
       </div>
-      <ErrorAlert error={error} />
+      <ErrorAlert error={failure?.error} />
       {message && <Status>{message}</Status>}
       {report && <ImportReportView report={report} />}
       <div class="toolbar">
@@ -138,11 +120,9 @@ export function DncPage() {
                 </td>
               </tr>
             ))}
-            {!list.loading && rows.length === 0 && (
-              <tr>
-                <td colSpan={5}>{filter ? 'No listed number matches.' : 'The list is empty.'}</td>
-              </tr>
-            )}
+            <EmptyRow show={!list.loading && rows.length === 0} columns={5}>
+              {filter ? 'No listed number matches.' : 'The list is empty.'}
+            </EmptyRow>
           </tbody>
         </table>
       </div>

@@ -7,6 +7,7 @@ import { PAGE_SIZE, Pager } from '../components/Pager';
 import { StatusBadge } from '../components/StatusBadge';
 import { TaskForm } from '../components/TaskForm';
 import { count, STATUS_NAMES, time } from '../format';
+import { EmptyRow } from '../components/EmptyRow';
 
 export function TasksPage() {
   usePageTitle('Tasks');
@@ -107,11 +108,9 @@ export function TasksPage() {
                 <td>{time(t.endTime)}</td>
               </tr>
             ))}
-            {!list.loading && rows.length === 0 && (
-              <tr>
-                <td colSpan={9}>{taskName || status ? 'No task matches these filters.' : 'No tasks yet: create one.'}</td>
-              </tr>
-            )}
+            <EmptyRow show={!list.loading && rows.length === 0} columns={9}>
+              {taskName || status ? 'No task matches these filters.' : 'No tasks yet: create one.'}
+            </EmptyRow>
           </tbody>
         </table>
       </div>
