@@ -20,6 +20,8 @@ const enc = encodeURIComponent;
 export interface PageQuery {
   pageNum: number;
   pageSize: number;
+  /** The previous page's `nextToken` (D5): the page after it; `pageNum` is then ignored. */
+  nextToken?: string;
 }
 
 // Data sources

@@ -4,7 +4,7 @@ import type { Contact } from '../api/types';
 import { contactStatusName, count, time } from '../format';
 import { ErrorAlert, Status } from './Alert';
 import { ContactForm, type ContactFields } from './ContactForm';
-import { useAction, useDebounced, useLoader } from './hooks';
+import { useAction, useCursor, useDebounced, useLoader } from './hooks';
 import { PAGE_SIZE, Pager } from './Pager';
 import { EmptyRow } from './EmptyRow';
 
@@ -21,11 +21,11 @@ function customFields(c: Contact): string {
 export function Contacts(props: { dataSourceId: string; version: number; onChanged: () => void }) {
   const id = props.dataSourceId;
   const [search, setSearch] = useState('');
-  const [pageNum, setPageNum] = useState(1);
+  const pages = useCursor();
   const [adding, setAdding] = useState(false);
   const [editing, setEditing] = useState<string | null>(null);
   const phone = useDebounced(search.trim());
-  const list = useLoader(() => API.listContacts(id, { pageNum, pageSize: PAGE_SIZE, phoneNumber: phone }), [id, pageNum, phone, props.version]);
+  const list = useLoader(() => API.listContacts(id, { pageNum: 1, nextToken: pages.token, pageSize: PAGE_SIZE, phoneNumber: phone }), [id, pages.token, phone, props.version]);
   const { busy, message, failure, run } = useAction(async () => {
     await list.reload();
     props.onChanged();
@@ -63,7 +63,7 @@ export function Contacts(props: { dataSourceId: string; version: number; onChang
       {message && <Status>{message}</Status>}
       <div class="toolbar">
         <label for="contact-search">Search by phone</label>
-        <input id="contact-search" type="search" inputMode="tel" value={search} onInput={(e) => { setSearch(e.currentTarget.value); setPageNum(1); }} />
+        <input id="contact-search" type="search" inputMode="tel" value={search} onInput={(e) => { setSearch(e.currentTarget.value); pages.reset(); }} />
       </div>
       <ErrorAlert error={list.error} />
       <div class="table-wrap">
@@ -119,7 +119,9 @@ export function Contacts(props: { dataSourceId: string; version: number; onChang
           </tbody>
         </table>
       </div>
-      {list.data && <Pager label="Contacts" pageNum={pageNum} pageSize={PAGE_SIZE} total={list.data.total} onPage={setPageNum} />}
+      {list.data && (
+        <Pager label="Contacts" pageNum={pages.pageNum} pageSize={PAGE_SIZE} total={list.data.total} nextToken={list.data.nextToken} onNext={pages.next} onPrevious={pages.previous} />
+      )}
     </section>
   );
 }

@@ -1,17 +1,26 @@
 export const PAGE_SIZE = 20;
 
-export function Pager(props: { pageNum: number; pageSize: number; total: number; onPage: (n: number) => void; label: string }) {
-  const { pageNum, pageSize, total, onPage, label } = props;
+/** Previous and Next of a cursor-paged list: Next follows the page's `nextToken` (D5). */
+export function Pager(props: {
+  pageNum: number;
+  pageSize: number;
+  total: number;
+  nextToken?: string | null;
+  onNext: (nextToken: string) => void;
+  onPrevious: () => void;
+  label: string;
+}) {
+  const { pageNum, pageSize, total, nextToken, label } = props;
   const pages = Math.max(1, Math.ceil(total / pageSize));
   return (
     <nav class="pager" aria-label={`${label} pages`}>
-      <button type="button" onClick={() => onPage(pageNum - 1)} disabled={pageNum <= 1}>
+      <button type="button" onClick={props.onPrevious} disabled={pageNum <= 1}>
         Previous
       </button>
       <span>
         Page {pageNum} of {pages} ({total.toLocaleString('en-US')} in all)
       </span>
-      <button type="button" onClick={() => onPage(pageNum + 1)} disabled={pageNum >= pages}>
+      <button type="button" onClick={() => nextToken && props.onNext(nextToken)} disabled={!nextToken}>
         Next
       </button>
     </nav>

@@ -1,4 +1,5 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { back, forward, pageOf, START, tokenOf, type Trail } from '../state/cursor';
 
 export interface Loaded<T> {
   data: T | null;
@@ -65,6 +66,19 @@ export function useAction<C = undefined>(after: () => Promise<void> | void) {
     }
   }
   return { busy, ...outcome, run, fail: (error: unknown) => setOutcome({ message: null, failure: { error } }) };
+}
+
+/** Cursor paging of a list (D5): the current page's token and number, Next, Previous, and back to
+ * the first page (when a filter changes). */
+export function useCursor() {
+  const [trail, setTrail] = useState<Trail>(START);
+  return {
+    token: tokenOf(trail),
+    pageNum: pageOf(trail),
+    next: (nextToken: string) => setTrail(forward(trail, nextToken)),
+    previous: () => setTrail(back(trail)),
+    reset: () => setTrail(START),
+  };
 }
 
 /** `value` after it has stopped changing for `ms`. */

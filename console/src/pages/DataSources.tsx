@@ -3,7 +3,7 @@ import * as API from '../api/endpoints';
 import type { DataSource } from '../api/types';
 import { ErrorAlert, Status, type ErrorContext } from '../components/Alert';
 import { DataSourceForm, type DataSourceFields } from '../components/DataSourceForm';
-import { useAction, useDebounced, useLoader, usePageTitle } from '../components/hooks';
+import { useAction, useCursor, useDebounced, useLoader, usePageTitle } from '../components/hooks';
 import { PAGE_SIZE, Pager } from '../components/Pager';
 import { count, time } from '../format';
 import { EmptyRow } from '../components/EmptyRow';
@@ -11,11 +11,11 @@ import { EmptyRow } from '../components/EmptyRow';
 export function DataSourcesPage() {
   usePageTitle('Data sources');
   const [search, setSearch] = useState('');
-  const [pageNum, setPageNum] = useState(1);
+  const pages = useCursor();
   const [creating, setCreating] = useState(false);
   const [editing, setEditing] = useState<string | null>(null);
   const name = useDebounced(search.trim());
-  const list = useLoader(() => API.listDataSources({ pageNum, pageSize: PAGE_SIZE, dataSourceName: name }), [pageNum, name]);
+  const list = useLoader(() => API.listDataSources({ pageNum: 1, nextToken: pages.token, pageSize: PAGE_SIZE, dataSourceName: name }), [pages.token, name]);
   const { busy, message, failure, run } = useAction<ErrorContext>(list.reload);
 
   async function create(f: DataSourceFields) {
@@ -73,7 +73,7 @@ export function DataSourcesPage() {
           value={search}
           onInput={(e) => {
             setSearch(e.currentTarget.value);
-            setPageNum(1);
+            pages.reset();
           }}
         />
       </div>
@@ -140,7 +140,9 @@ export function DataSourcesPage() {
           </tbody>
         </table>
       </div>
-      {list.data && <Pager label="Data sources" pageNum={pageNum} pageSize={PAGE_SIZE} total={list.data.total} onPage={setPageNum} />}
+      {list.data && (
+        <Pager label="Data sources" pageNum={pages.pageNum} pageSize={PAGE_SIZE} total={list.data.total} nextToken={list.data.nextToken} onNext={pages.next} onPrevious={pages.previous} />
+      )}
     </section>
   );
 }

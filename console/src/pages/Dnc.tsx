@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import * as API from '../api/endpoints';
 import type { Dnc, ImportReport } from '../api/types';
 import { ErrorAlert, Status } from '../components/Alert';
-import { useAction, useDebounced, useLoader, usePageTitle } from '../components/hooks';
+import { useAction, useCursor, useDebounced, useLoader, usePageTitle } from '../components/hooks';
 import { ImportReportView } from '../components/ImportReport';
 import { PAGE_SIZE, Pager } from '../components/Pager';
 import { time } from '../format';
@@ -11,12 +11,12 @@ import { EmptyRow } from '../components/EmptyRow';
 export function DncPage() {
   usePageTitle('Do-not-call list');
   const [search, setSearch] = useState('');
-  const [pageNum, setPageNum] = useState(1);
+  const pages = useCursor();
   const [phone, setPhone] = useState('');
   const [reason, setReason] = useState('');
   const [report, setReport] = useState<ImportReport | null>(null);
   const filter = useDebounced(search.trim());
-  const list = useLoader(() => API.listDnc({ pageNum, pageSize: PAGE_SIZE, phoneNumber: filter }), [pageNum, filter]);
+  const list = useLoader(() => API.listDnc({ pageNum: 1, nextToken: pages.token, pageSize: PAGE_SIZE, phoneNumber: filter }), [pages.token, filter]);
   const { busy, message, failure, run, fail } = useAction(list.reload);
 
   async function add(e: Event) {
@@ -91,7 +91,7 @@ export function DncPage() {
       {report && <ImportReportView report={report} />}
       <div class="toolbar">
         <label for="dnc-search">Search by phone</label>
-        <input id="dnc-search" type="search" value={search} onInput={(e) => { setSearch(e.currentTarget.value); setPageNum(1); }} />
+        <input id="dnc-search" type="search" value={search} onInput={(e) => { setSearch(e.currentTarget.value); pages.reset(); }} />
       </div>
       <ErrorAlert error={list.error} />
       <div class="table-wrap">
@@ -126,7 +126,9 @@ export function DncPage() {
           </tbody>
         </table>
       </div>
-      {list.data && <Pager label="Do-not-call list" pageNum={pageNum} pageSize={PAGE_SIZE} total={list.data.total} onPage={setPageNum} />}
+      {list.data && (
+        <Pager label="Do-not-call list" pageNum={pages.pageNum} pageSize={PAGE_SIZE} total={list.data.total} nextToken={list.data.nextToken} onNext={pages.next} onPrevious={pages.previous} />
+      )}
     </section>
   );
 }

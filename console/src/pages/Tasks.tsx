@@ -2,7 +2,7 @@ import { useMemo, useState } from 'preact/hooks';
 import * as API from '../api/endpoints';
 import type { AddTask } from '../api/types';
 import { ErrorAlert, Status } from '../components/Alert';
-import { useDebounced, useLoader, usePageTitle } from '../components/hooks';
+import { useCursor, useDebounced, useLoader, usePageTitle } from '../components/hooks';
 import { PAGE_SIZE, Pager } from '../components/Pager';
 import { StatusBadge } from '../components/StatusBadge';
 import { TaskForm } from '../components/TaskForm';
@@ -13,15 +13,15 @@ export function TasksPage() {
   usePageTitle('Tasks');
   const [search, setSearch] = useState('');
   const [status, setStatus] = useState('');
-  const [pageNum, setPageNum] = useState(1);
+  const pages = useCursor();
   const [creating, setCreating] = useState(false);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const [created, setCreated] = useState<{ id: string; name: string } | null>(null);
   const taskName = useDebounced(search.trim());
   const list = useLoader(
-    () => API.listTasks({ pageNum, pageSize: PAGE_SIZE, taskName, status: status === '' ? null : Number(status) }),
-    [pageNum, taskName, status],
+    () => API.listTasks({ pageNum: 1, nextToken: pages.token, pageSize: PAGE_SIZE, taskName, status: status === '' ? null : Number(status) }),
+    [pages.token, taskName, status],
   );
   const sources = useLoader(() => API.listDataSources({ pageNum: 1, pageSize: 100 }), []);
   const sourceNames = useMemo(() => new Map((sources.data?.rows ?? []).map((d) => [d.id, d.dataSourceName])), [sources.data]);
@@ -60,7 +60,7 @@ export function TasksPage() {
       )}
       <div class="toolbar">
         <label for="task-status">Status</label>
-        <select id="task-status" value={status} onChange={(e) => { setStatus(e.currentTarget.value); setPageNum(1); }}>
+        <select id="task-status" value={status} onChange={(e) => { setStatus(e.currentTarget.value); pages.reset(); }}>
           <option value="">All</option>
           {STATUS_NAMES.map((n, i) => (
             <option key={n} value={String(i)}>
@@ -69,7 +69,7 @@ export function TasksPage() {
           ))}
         </select>
         <label for="task-search">Search by name</label>
-        <input id="task-search" type="search" value={search} onInput={(e) => { setSearch(e.currentTarget.value); setPageNum(1); }} />
+        <input id="task-search" type="search" value={search} onInput={(e) => { setSearch(e.currentTarget.value); pages.reset(); }} />
       </div>
       <ErrorAlert error={list.error} />
       <div class="table-wrap">
@@ -114,7 +114,9 @@ export function TasksPage() {
           </tbody>
         </table>
       </div>
-      {list.data && <Pager label="Tasks" pageNum={pageNum} pageSize={PAGE_SIZE} total={list.data.total} onPage={setPageNum} />}
+      {list.data && (
+        <Pager label="Tasks" pageNum={pages.pageNum} pageSize={PAGE_SIZE} total={list.data.total} nextToken={list.data.nextToken} onNext={pages.next} onPrevious={pages.previous} />
+      )}
     </section>
   );
 }
