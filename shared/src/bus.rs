@@ -18,7 +18,7 @@ pub struct Bus {
 /// What the bus did with one entry of a PutEvents.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Put {
-    /// Accepted, with EventBridge's id for it.
+    /// On the bus.
     Accepted,
     /// Refused with EventBridge's error code (`ThrottlingException`, `InternalFailure`, ...):
     /// to be sent again.
