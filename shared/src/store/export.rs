@@ -124,24 +124,8 @@ impl Store {
             Some(claim) => expr.value(":claim", n(claim.0)),
             None => expr.value(":null", s("NULL")),
         };
-        let event = match &settlement {
-            ExportSettlement::Succeeded {
-                file_name,
-                row_count,
-                ..
-            } => Some(Event::export_finished(
-                tenant,
-                at,
-                job,
-                Some((file_name, *row_count)),
-                None,
-            )),
-            ExportSettlement::Failed(message) => {
-                Some(Event::export_finished(tenant, at, job, None, Some(message)))
-            }
-            ExportSettlement::Released => None,
-        };
-        let (update, expr) = match settlement {
+        // An end carries its event (D20); a release, none.
+        let (update, expr, event) = match settlement {
             ExportSettlement::Succeeded {
                 file_name,
                 row_count,
@@ -151,17 +135,31 @@ impl Store {
                  object_key = :key, updated_at = :at REMOVE claimed_at, #error",
                 expr.name("#error", "error")
                     .value(":succeeded", s("SUCCEEDED"))
-                    .value(":file", s(file_name))
+                    .value(":file", s(&file_name))
                     .value(":rows", n(row_count))
                     .value(":key", s(object_key)),
+                Some(Event::export_finished(
+                    tenant,
+                    at,
+                    job,
+                    Some((&file_name, row_count)),
+                    None,
+                )),
             ),
             ExportSettlement::Failed(message) => (
                 "SET #status = :failed, #error = :error, updated_at = :at REMOVE claimed_at",
                 expr.name("#error", "error")
                     .value(":failed", s("FAILED"))
-                    .value(":error", s(message)),
+                    .value(":error", s(&message)),
+                Some(Event::export_finished(
+                    tenant,
+                    at,
+                    job,
+                    None,
+                    Some(&message),
+                )),
             ),
-            ExportSettlement::Released => ("SET updated_at = :at REMOVE claimed_at", expr),
+            ExportSettlement::Released => ("SET updated_at = :at REMOVE claimed_at", expr, None),
         };
         let condition = format!("attribute_exists(pk) AND #status = :processing AND {held}");
         let key = (keys::tenant(tenant), keys::export(&job.id));
@@ -171,7 +169,6 @@ impl Store {
                 .await;
             return WriteFailure::took_effect(written);
         };
-        // An end is written with its event (D20), in one transaction.
         #[derive(PartialEq)]
         enum Step {
             Job,

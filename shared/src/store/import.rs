@@ -116,10 +116,10 @@ impl Store {
         end: ImportEnd<'_>,
         at: Timestamp,
     ) -> Result<(), Error> {
-        let (status, error) = match end {
-            ImportEnd::Retry => (ImportStatus::WaitingUpload, None),
-            ImportEnd::Succeeded(_) => (ImportStatus::Succeeded, None),
-            ImportEnd::Failed(message) => (ImportStatus::Failed, Some(message)),
+        let (status, report, error) = match end {
+            ImportEnd::Retry => (ImportStatus::WaitingUpload, None, None),
+            ImportEnd::Succeeded(report) => (ImportStatus::Succeeded, Some(report), None),
+            ImportEnd::Failed(message) => (ImportStatus::Failed, None, Some(message)),
         };
         let expr = Expr::default()
             .name("#status", "status")
@@ -159,10 +159,6 @@ impl Store {
                 .map(|_| ())
                 .map_err(|failure| failure.or_else(|_| gone()));
         }
-        let report = match end {
-            ImportEnd::Succeeded(report) => Some(report),
-            _ => None,
-        };
         let event = Event::import_finished(tenant, at, import, status, report, error);
         #[derive(PartialEq)]
         enum Step {

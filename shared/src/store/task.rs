@@ -94,9 +94,7 @@ impl Transition {
             pending_recall: None,
         }
     }
-}
 
-impl Transition {
     /// `task` as this change leaves it.
     fn applied_to(&self, mut task: Task) -> Task {
         task.status = self.to;
@@ -525,12 +523,9 @@ impl Store {
         change: &Transition,
     ) -> Result<Task, Error> {
         let source = Some(&current.data_source_id);
-        let from = self
-            .transition_from_any(tenant, &current.id, source, current.status, change)
+        self.transition_from_any(tenant, &current.id, source, current.status, change)
             .await?;
-        let mut next = current.clone();
-        next.status = from;
-        Ok(change.applied_to(next))
+        Ok(change.applied_to(current.clone()))
     }
 
     /// Applies a state change that keeps the data source as it is ([`Hold::Keep`]) without
@@ -545,12 +540,12 @@ impl Store {
     ) -> Result<TaskStatus, Error> {
         debug_assert_eq!(change.hold, Hold::Keep);
         self.transition_from_any(tenant, id, None, change.from[0], change)
-            .await
-            .map(|_| change.to)
+            .await?;
+        Ok(change.to)
     }
 
     /// Tries the change from `first`, then, when the task is found in another state the change
-    /// may also leave, from that one: the event names the state it left. Answers that state.
+    /// may also leave, from that one: the event names the state it left.
     async fn transition_from_any(
         &self,
         tenant: &Tenant,
@@ -558,11 +553,11 @@ impl Store {
         source: Option<&Id>,
         first: TaskStatus,
         change: &Transition,
-    ) -> Result<TaskStatus, Error> {
+    ) -> Result<(), Error> {
         let mut from = first;
         for _ in 0..change.from.len() {
             match self.transition_from(tenant, id, source, from, change).await {
-                Ok(()) => return Ok(from),
+                Ok(()) => return Ok(()),
                 Err(Moved::To(status)) => from = status,
                 Err(Moved::Refused(error)) => return Err(error),
             }
