@@ -38,7 +38,7 @@ console:
 
 ## openapi: rewrite openapi.yaml from the code (a unit test fails while they differ)
 openapi:
-	OPENAPI_UPDATE=1 cargo test --quiet -p outbound --lib contract::tests
+	OPENAPI_UPDATE=1 cargo test --quiet -p outbound-api --lib contract::tests
 
 ## token: a development token for TENANT, valid 24 hours
 token:

@@ -5,7 +5,7 @@
 //! - `api_latency_ms.<e>.<c>.p50` and `.p99`: the wall time the client saw;
 //! - `api_own_ms.<e>.<c>.p50` and `.p99`: the service's own time, the `app` of the answer's
 //!   `Server-Timing` (the handler's time minus the time waiting on AWS, see
-//!   `outbound::aws::timing`);
+//!   `outbound_adapters::aws::timing`);
 //! - `api_store_calls.<e>`: the AWS calls each request made (all DynamoDB on these endpoints),
 //!   retries not counted (they are printed when there are any).
 //!
@@ -14,7 +14,7 @@
 //! are what AWS would see.
 
 use futures::stream::{self, StreamExt};
-use outbound::aws::timing::{millis, ServerTiming};
+use outbound_adapters::aws::timing::{millis, ServerTiming};
 use outbound_local::bench::record;
 use outbound_local::stack::Stack;
 use outbound_local::{local_config, local_jwt};

@@ -27,17 +27,17 @@
 //! moto is single-threaded Python, not DynamoDB: times say what the code costs against it; the
 //! request and unit counts are what AWS would see.
 
-use outbound::config::dialing::DialerConfig;
-use outbound::dialing::plan::ManualClock;
-use outbound::model::task::DialSettings;
-use outbound::model::Tenant;
-use outbound::model::{Contact, DataSource, Id, Name, Phone, Task, TaskStatus, Timestamp};
-use outbound::store::keys;
-use outbound::worker::dialing::DialInbox;
+use outbound_adapters::store::keys;
+use outbound_app::config::dialing::DialerConfig;
+use outbound_dialing::lambda::DialInbox;
+use outbound_dialing::plan::ManualClock;
 use outbound_local::bench::record;
 use outbound_local::capacity::{sizes_for, ItemKey, WriteRequest, WriteTotals};
 use outbound_local::poller;
 use outbound_local::stack::Stack;
+use outbound_model::task::DialSettings;
+use outbound_model::Tenant;
+use outbound_model::{Contact, DataSource, Id, Name, Phone, Task, TaskStatus, Timestamp};
 use std::collections::HashMap;
 use std::error::Error;
 use std::time::{Duration, Instant};
@@ -166,7 +166,7 @@ async fn campaign() -> Result<()> {
     let source = source_with_contacts(&stack, &tenant, CONTACTS).await?;
     let draft = task(&source, TaskStatus::Draft, 0)?;
     stack.store.create_task(&tenant, &draft).await?;
-    outbound::service::task::publish(&stack.store, &tenant, &draft.id).await?;
+    outbound_service::task::publish(&stack.store, &tenant, &draft.id).await?;
     let clock = ManualClock::starting_now();
     let engine = stack.engine(fast_settings(), clock.clone());
     let sqs = aws_sdk_sqs::Client::new(&stack.sdk);
@@ -293,7 +293,7 @@ async fn seeded_task_with(
             created_at: now,
             updated_at: now,
         };
-        let mut item: outbound::store::Item = serde_dynamo::to_item(&contact)?;
+        let mut item: outbound_adapters::store::Item = serde_dynamo::to_item(&contact)?;
         item.insert(keys::PK.into(), s(shards.of_contact(&contact.id)));
         item.insert(keys::SK.into(), s(keys::contact(&contact.id)));
         items.push(item);
@@ -315,7 +315,7 @@ async fn seeded_task_with(
 /// one after the other, each applied by its recall jobs through the dial queue in chunks of
 /// `DIAL_RECALL_CHUNK` (1,000).
 async fn recall(parts: usize) -> Result<()> {
-    use outbound::service::task::MAX_RECALL_IDS;
+    use outbound_service::task::MAX_RECALL_IDS;
     let stack = Stack::provision().await;
     let tenant = Tenant::parse("bench")?;
     let (task, ids) = seeded_task(&stack, &tenant, parts * MAX_RECALL_IDS).await?;
@@ -332,7 +332,7 @@ async fn recall(parts: usize) -> Result<()> {
     for part in ids.chunks(MAX_RECALL_IDS) {
         let named: Vec<&str> = part.iter().map(Id::as_str).collect();
         let asked = Instant::now();
-        let recalled = outbound::service::task::recall(
+        let recalled = outbound_service::task::recall(
             &engine.store,
             &engine.blob,
             &engine.dial_jobs,
@@ -498,10 +498,10 @@ const NATIONAL: usize = 2_000;
 
 async fn national() -> Result<()> {
     use chrono::{TimeZone, Timelike};
-    use outbound::dialing::plan::Clock;
-    use outbound::model::call::Reason;
-    use outbound::model::settings::{Change, FrequencyCap, SettingsChange};
-    use outbound::model::task::{ClockTime, DailyWindow};
+    use outbound_dialing::plan::Clock;
+    use outbound_model::call::Reason;
+    use outbound_model::settings::{Change, FrequencyCap, SettingsChange};
+    use outbound_model::task::{ClockTime, DailyWindow};
     let stack = Stack::provision().await;
     let tenant = Tenant::parse("bench")?;
     // The engine's clock at the next 16:00 UTC: 11:00 in New York and 10:00 in Chicago in
@@ -520,7 +520,7 @@ async fn national() -> Result<()> {
     let areas = ["212", "312", "303", "213"];
     let phone = |n: usize| format!("+1{}{}", areas[n % 4], 2_000_000 + n);
     for n in 0..4 {
-        let e164 = outbound::model::numbers::e164(&Phone::parse(&phone(n))?, None);
+        let e164 = outbound_model::numbers::e164(&Phone::parse(&phone(n))?, None);
         assert_eq!(
             e164.as_deref(),
             Some(phone(n).as_str()),
@@ -541,7 +541,7 @@ async fn national() -> Result<()> {
         .update_settings(&tenant, &change, Timestamp::now())
         .await?;
     for n in 0..100 {
-        let entry = outbound::model::dnc::DncEntry {
+        let entry = outbound_model::dnc::DncEntry {
             id: Id::new(),
             phone: Phone::parse(&format!("+1646{}", 3_000_000 + n))?,
             e164: None,
@@ -618,8 +618,8 @@ async fn national() -> Result<()> {
 }
 
 /// The stored item of `task`, with the running-task index keys publish writes when it is RUNNING.
-fn task_item(tenant: &Tenant, task: &Task) -> Result<outbound::store::Item> {
-    let mut item: outbound::store::Item = serde_dynamo::to_item(task)?;
+fn task_item(tenant: &Tenant, task: &Task) -> Result<outbound_adapters::store::Item> {
+    let mut item: outbound_adapters::store::Item = serde_dynamo::to_item(task)?;
     let (pk, sk) = (keys::tenant(tenant), keys::task(&task.id));
     if task.status == TaskStatus::Running {
         item.insert(

@@ -7,10 +7,10 @@
 //! The export is measured in a child process (this binary run again with `--export-child`), so
 //! its VmHWM holds nothing but the export.
 
-use outbound::files::{read_contacts, ContactSheetWriter, ExportColumns, ExportRow, ParsedFile};
-use outbound::model::export::ExportFormat;
-use outbound::model::ContactFields;
+use outbound_files::{read_contacts, ContactSheetWriter, ExportColumns, ExportRow, ParsedFile};
 use outbound_local::bench::record;
+use outbound_model::export::ExportFormat;
+use outbound_model::ContactFields;
 use rust_xlsxwriter::Workbook;
 use std::error::Error;
 use std::fmt::Write as _;

@@ -12,7 +12,7 @@
 use aws_sdk_dynamodb::config::{ConfigBag, Intercept};
 use aws_sdk_dynamodb::error::BoxError;
 use aws_sdk_dynamodb::types::AttributeValue;
-use outbound::store::Item;
+use outbound_adapters::store::Item;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -63,7 +63,7 @@ impl WriteRequest {
             .bytes
             .or_else(|| stored.get(&item.key).copied())
             .unwrap_or(1024);
-        outbound::store::capacity::write_units(bytes, self.transactional())
+        outbound_adapters::store::capacity::write_units(bytes, self.transactional())
     }
 }
 
@@ -202,8 +202,8 @@ fn key_of(item: &HashMap<String, AttributeValue>) -> ItemKey {
         _ => String::new(),
     };
     (
-        text(outbound::store::keys::PK),
-        text(outbound::store::keys::SK),
+        text(outbound_adapters::store::keys::PK),
+        text(outbound_adapters::store::keys::SK),
     )
 }
 
@@ -221,7 +221,7 @@ fn key_written(key: &HashMap<String, AttributeValue>) -> Written {
     }
 }
 
-pub use outbound::store::capacity::item_bytes;
+pub use outbound_adapters::store::capacity::item_bytes;
 
 /// The sizes of the items at `keys` as stored now, read past any counter (BatchGetItem, 100
 /// keys a request). Keys of items that are gone are left out.
@@ -231,7 +231,7 @@ pub async fn stored_sizes(
     keys: impl IntoIterator<Item = ItemKey>,
 ) -> Result<HashMap<ItemKey, usize>, aws_sdk_dynamodb::Error> {
     use aws_sdk_dynamodb::types::KeysAndAttributes;
-    use outbound::store::keys::{PK, SK};
+    use outbound_adapters::store::keys::{PK, SK};
     let mut keys: Vec<ItemKey> = keys.into_iter().collect();
     keys.sort();
     keys.dedup();

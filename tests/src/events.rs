@@ -4,8 +4,8 @@
 
 use crate::provision::EventResources;
 use crate::stream::StreamMapping;
-use outbound::aws::Lazy;
-use outbound::bus::Bus;
+use outbound_adapters::aws::Lazy;
+use outbound_adapters::bus::Bus;
 use serde_json::Value;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -57,7 +57,7 @@ pub fn spawn(sdk: &aws_config::SdkConfig, resources: &EventResources, log: Event
             let log = log.clone();
             async move {
                 let event: Value = serde_json::from_str(&body)
-                    .map_err(|e| outbound::Error::internal("decode event", e))?;
+                    .map_err(|e| outbound_model::Error::internal("decode event", e))?;
                 tracing::info!(
                     detail_type = %event["detail-type"],
                     detail = %event["detail"],

@@ -10,12 +10,11 @@ pub mod provision;
 pub mod stack;
 pub mod stream;
 
-use outbound::app::App;
-use outbound::auth::{AuthConfig, LocalJwt};
-use outbound::config::Config;
-use outbound::dialing::engine::Engine;
-use outbound::dialing::telephony::Telephony;
-use outbound::http;
+use outbound_app::config::Config;
+use outbound_app::App;
+use outbound_auth::{AuthConfig, LocalJwt};
+use outbound_dialing::engine::Engine;
+use outbound_dialing::telephony::Telephony;
 use tokio::net::TcpListener;
 
 /// Where the stand-ins listen (`MOTO_ENDPOINT`, default `http://127.0.0.1:5000`).
@@ -62,7 +61,7 @@ pub fn local_jwt(config: &Config) -> LocalJwt {
 
 /// Serves every route on `listener` until the process ends.
 pub async fn serve(listener: TcpListener, app: App) -> std::io::Result<()> {
-    axum::serve(listener, http::local_api(app)).await
+    axum::serve(listener, outbound_api::local_api(app)).await
 }
 
 /// Where the console's built files are (`console/dist`, `make console` builds them).
@@ -77,7 +76,7 @@ pub async fn serve_local(
 ) -> std::io::Result<()> {
     use axum::routing::get;
     use tower::ServiceExt;
-    let api = http::local_api(app);
+    let api = outbound_api::local_api(app);
     let local = axum::Router::new()
         .route(
             "/local/events",
@@ -118,8 +117,8 @@ pub fn spawn_workers(
     sdk: &aws_config::SdkConfig,
     tick: std::time::Duration,
 ) {
-    use outbound::worker::dialing::DialInbox;
-    use outbound::worker::Inbox;
+    use outbound_dialing::lambda::DialInbox;
+    use outbound_workers::Inbox;
     let sqs = aws_sdk_sqs::Client::new(sdk);
     for (queue, url) in [
         (Inbox::Uploads, &resources.import_queue_url),
@@ -152,12 +151,12 @@ pub fn spawn_workers(
             // The reclaim function's schedule (every 15 minutes in AWS): once a minute here.
             if last_sweep.elapsed() >= std::time::Duration::from_secs(60) {
                 last_sweep = std::time::Instant::now();
-                let before = outbound::model::Timestamp(
-                    outbound::model::Timestamp::now().0
-                        - outbound::service::reclaim::RECLAIM_GRACE.as_millis() as i64,
+                let before = outbound_model::Timestamp(
+                    outbound_model::Timestamp::now().0
+                        - outbound_service::reclaim::RECLAIM_GRACE.as_millis() as i64,
                 );
                 if let Err(error) =
-                    outbound::service::reclaim::sweep(&app.store, &app.reclaim, before).await
+                    outbound_service::reclaim::sweep(&app.store, &app.reclaim, before).await
                 {
                     tracing::warn!(%error, "reclaim sweep failed");
                 }

@@ -3,7 +3,7 @@
 //! redelivery.
 
 use aws_lambda_events::event::sqs::{SqsEvent, SqsMessage};
-use outbound::error::Error;
+use outbound_model::error::Error;
 use std::future::Future;
 use std::time::Duration;
 
@@ -43,7 +43,7 @@ where
             ));
             event.records.push(record);
         }
-        let response = outbound::worker::each_message(event, &handle).await;
+        let response = outbound_app::lambda::each_message(event, &handle).await;
         let failed: Vec<&str> = response
             .batch_item_failures
             .iter()

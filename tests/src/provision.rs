@@ -5,7 +5,7 @@ use aws_sdk_dynamodb::types::{
     AttributeDefinition, BillingMode, GlobalSecondaryIndex, KeySchemaElement, KeyType, Projection,
     ProjectionType, ScalarAttributeType,
 };
-use outbound::store::keys;
+use outbound_adapters::store::keys;
 
 /// Names of the provisioned resources.
 #[derive(Clone, Debug)]
@@ -150,7 +150,7 @@ async fn ensure_bucket(
                 .filter_rules(
                     FilterRule::builder()
                         .name(FilterRuleName::Prefix)
-                        .value(outbound::blob::UPLOADS)
+                        .value(outbound_adapters::blob::UPLOADS)
                         .build(),
                 )
                 .build(),
@@ -263,9 +263,9 @@ pub async fn subscribe(
 ) -> Result<(), BoxError> {
     let queue_arn = queue_arn(&aws_sdk_sqs::Client::new(sdk), queue_url).await?;
     let pattern = match tenant {
-        None => serde_json::json!({ "source": [outbound::model::event::SOURCE] }),
+        None => serde_json::json!({ "source": [outbound_model::event::SOURCE] }),
         Some(tenant) => serde_json::json!({
-            "source": [outbound::model::event::SOURCE],
+            "source": [outbound_model::event::SOURCE],
             "detail": { "tenant": [tenant] },
         }),
     };

@@ -5,17 +5,17 @@ use crate::capacity::WriteLog;
 use crate::{provision, sdk_config};
 use aws_sdk_dynamodb::config::{ConfigBag, Intercept, RuntimeComponents};
 use aws_sdk_dynamodb::error::BoxError;
-use outbound::app::App;
-use outbound::aws::Lazy;
-use outbound::blob::Blob;
-use outbound::config::dialing::DialerConfig;
-use outbound::config::Config;
-use outbound::dialing::engine::Engine;
-use outbound::dialing::plan::Clock;
-use outbound::dialing::simulated::SimulatedProvider;
-use outbound::dialing::telephony::Telephony;
-use outbound::queue::Queue;
-use outbound::store::Store;
+use outbound_adapters::aws::Lazy;
+use outbound_adapters::blob::Blob;
+use outbound_adapters::queue::Queue;
+use outbound_adapters::store::Store;
+use outbound_app::config::dialing::DialerConfig;
+use outbound_app::config::Config;
+use outbound_app::App;
+use outbound_dialing::engine::Engine;
+use outbound_dialing::plan::Clock;
+use outbound_dialing::simulated::SimulatedProvider;
+use outbound_dialing::telephony::Telephony;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -24,7 +24,7 @@ use std::sync::Arc;
 pub async fn put_items(
     client: &aws_sdk_dynamodb::Client,
     table: &str,
-    items: Vec<outbound::store::Item>,
+    items: Vec<outbound_adapters::store::Item>,
 ) -> Result<(), aws_sdk_dynamodb::Error> {
     use aws_sdk_dynamodb::types::{PutRequest, WriteRequest};
     for chunk in items.chunks(25) {
@@ -159,7 +159,7 @@ impl ItemCounter {
         std::mem::take(&mut *self.0.lock().unwrap())
     }
 
-    fn add(&self, items: &[outbound::store::Item], scanned: usize) {
+    fn add(&self, items: &[outbound_adapters::store::Item], scanned: usize) {
         let mut read = self.0.lock().unwrap();
         read.reads += 1;
         read.scanned += scanned;
@@ -226,7 +226,7 @@ impl Stack {
             .expect("moto is running (make test starts it)");
         let calls = CallCounter::default();
         let dynamodb = aws_sdk_dynamodb::Client::from_conf(
-            outbound::aws::timing::dynamodb(&sdk)
+            outbound_adapters::aws::timing::dynamodb(&sdk)
                 .interceptor(calls.clone())
                 .build(),
         );

@@ -10,8 +10,8 @@
 
 use aws_lambda_events::event::dynamodb::{Event as StreamEvent, EventRecord};
 use aws_sdk_dynamodbstreams::types::{OperationType, Record, ShardIteratorType};
-use outbound::bus::{Bus, PUT_EVENTS_MAX};
-use outbound::store::keys;
+use outbound_adapters::bus::{Bus, PUT_EVENTS_MAX};
+use outbound_adapters::store::keys;
 use std::time::Duration;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -65,7 +65,7 @@ impl StreamMapping {
             for batch in outbox.chunks(PUT_EVENTS_MAX) {
                 let mut event = StreamEvent::default();
                 event.records = batch.to_vec();
-                let response = outbound::worker::events::publish(&self.bus, event).await;
+                let response = outbound_workers::events::publish(&self.bus, event).await;
                 match response.batch_item_failures.first() {
                     None => {
                         pumped.published += batch.len();

@@ -7,11 +7,11 @@
 use axum::extract::State;
 use axum::http::Uri;
 use axum::Router;
-use outbound::aws::Lazy;
-use outbound::dialing::connect::{ConnectProvider, ConnectSettings};
-use outbound::dialing::{CallStatus, Provider};
-use outbound::model::call::{CallAttempt, CallReport, Outcome};
-use outbound::model::{Id, Tenant};
+use outbound_adapters::aws::Lazy;
+use outbound_dialing::connect::{ConnectProvider, ConnectSettings};
+use outbound_dialing::{CallStatus, Provider};
+use outbound_model::call::{CallAttempt, CallReport, Outcome};
+use outbound_model::{Id, Tenant};
 use serde_json::Value;
 use std::sync::Arc;
 

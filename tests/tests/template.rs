@@ -13,8 +13,8 @@
 //! outbox items; a record is retried until published; only the publisher may put events, and
 //! only on the stack's bus.
 
-use outbound::model::{Id, Tenant};
-use outbound::store::keys;
+use outbound_adapters::store::keys;
+use outbound_model::{Id, Tenant};
 use serde_json::{json, Value as Json};
 use yaml_serde::Value as Yaml;
 

@@ -1,7 +1,7 @@
 //! The call-events Lambda (call-events queue: Amazon Connect contact events through
 //! EventBridge, and the simulated provider's outcomes): records each outcome exactly once (D13).
 
-use outbound::worker::dialing::{serve_queue, DialInbox};
+use outbound_dialing::lambda::{serve_queue, DialInbox};
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {

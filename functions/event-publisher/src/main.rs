@@ -3,5 +3,5 @@
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
-    outbound::worker::events::serve().await
+    outbound_workers::events::serve().await
 }

@@ -7,8 +7,8 @@ fn main() {
         "OUTBOUND_DEV_STACK" => Some("true".to_owned()),
         other => std::env::var(other).ok(),
     };
-    let auth = outbound::auth::AuthConfig::from_lookup(&lookup).expect("valid token settings");
-    let outbound::auth::AuthConfig::Local(jwt) = auth else {
+    let auth = outbound_auth::AuthConfig::from_lookup(&lookup).expect("valid token settings");
+    let outbound_auth::AuthConfig::Local(jwt) = auth else {
         unreachable!("AUTH_MODE is local")
     };
     println!("{}", jwt.issue(&tenant, 24 * 3600));

@@ -4,12 +4,12 @@
 //! names the table, and the bucket, queues and bus after it, so a second server (the contract
 //! check, the browser test) keeps its own data.
 
-use outbound::app::App;
+use outbound_app::App;
 use outbound_local::{events, local_config, local_jwt, provision, sdk_config, serve_local};
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    outbound::telemetry::init();
+    outbound_telemetry::init();
     let sdk = sdk_config().await;
     let stack = std::env::var("LOCAL_STACK").unwrap_or_else(|_| "outbound".into());
     let resources = provision::ensure(&sdk, &stack, &format!("{stack}-files")).await?;
@@ -18,7 +18,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let config = local_config(&resources);
     let token = local_jwt(&config).issue("acme", 24 * 3600);
     let app = App::with_sdk(config, &sdk);
-    let engine = app.engine()?;
+    let engine = outbound_dialing::engine::Engine::from_app(&app)?;
     let tick = std::time::Duration::from_millis(
         std::env::var("DIAL_TICK_MS")
             .ok()

@@ -5,7 +5,7 @@
 use crate::support::{contact_op, TestApi};
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
-use outbound::auth::LocalJwt;
+use outbound_auth::LocalJwt;
 use reqwest::Method;
 use serde_json::{json, Value};
 
@@ -318,7 +318,7 @@ fn scoped_token(api: &TestApi, scope: &str) -> String {
 #[tokio::test]
 async fn scopes_per_route_group_are_enforced_when_required() {
     let api = TestApi::start_with(|config| {
-        config.scopes = outbound::auth::RequiredScopes::from_lookup(&|name: &str| {
+        config.scopes = outbound_auth::RequiredScopes::from_lookup(&|name: &str| {
             (name == "REQUIRE_SCOPES").then(|| "true".to_owned())
         })
         .unwrap();

@@ -68,7 +68,7 @@ async fn each_endpoint_makes_a_fixed_number_of_calls() {
 
     // D5: a first page is one Query a contact shard (seldom two); a page at an offset skips
     // keys, then reads its records.
-    let shards = outbound::store::shards::DEFAULT_CONTACT_SHARDS as usize;
+    let shards = outbound_adapters::store::shards::DEFAULT_CONTACT_SHARDS as usize;
     for (query, rows, expected) in [
         ("", 20, 2 * shards + 1),
         ("pageNum=2&pageSize=15", 15, 2 * shards + 2),

@@ -8,13 +8,13 @@ use crate::support::{id, tenant, unique, TestApi};
 use chrono::{TimeZone, Timelike};
 use chrono_tz::America::{Los_Angeles, New_York};
 use chrono_tz::Tz;
-use outbound::config::dialing::DialerConfig;
-use outbound::dialing::plan::Clock;
-use outbound::dialing::{Busy, CallRequest, CallStatus, PlaceError, Provider};
-use outbound::error::Error;
-use outbound::model::call::{Due, Reason, Skip};
-use outbound::model::{TaskStatus, Timestamp};
-use outbound::store::dialing::{ClaimRefused, Gate, Skipped};
+use outbound_adapters::store::dialing::{ClaimRefused, Gate, Skipped};
+use outbound_app::config::dialing::DialerConfig;
+use outbound_dialing::plan::Clock;
+use outbound_dialing::{Busy, CallRequest, CallStatus, PlaceError, Provider};
+use outbound_model::call::{Due, Reason, Skip};
+use outbound_model::error::Error;
+use outbound_model::{TaskStatus, Timestamp};
 use serde_json::{json, Value};
 use std::sync::Arc;
 use std::time::Duration;
@@ -653,7 +653,7 @@ async fn a_number_listed_after_a_run_read_it_is_not_called() {
         numbers: vec!["+12125550101".into()],
         frequency: None,
     };
-    let caps = outbound::store::dialing::Caps {
+    let caps = outbound_adapters::store::dialing::Caps {
         per_task: 10,
         total: 10,
         rate_per_second: 10,

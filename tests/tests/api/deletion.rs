@@ -3,8 +3,8 @@
 //! item of the partition, but never one whose data source still exists.
 
 use crate::support::{contact_op, TestApi};
-use outbound::model::reclaim::ReclaimJob;
-use outbound::service::reclaim;
+use outbound_model::reclaim::ReclaimJob;
+use outbound_service::reclaim;
 use serde_json::json;
 
 /// More contacts than one batch write (25) holds.
@@ -86,8 +86,8 @@ async fn the_reclaim_job_deletes_every_item_of_the_partition() {
     let jobs = api.reclaim_jobs().await;
     let expected = ReclaimJob::DataSource {
         tenant: crate::support::tenant("acme"),
-        id: outbound::model::Id::parse(&source).unwrap(),
-        contact_shards: outbound::store::shards::DEFAULT_CONTACT_SHARDS,
+        id: outbound_model::Id::parse(&source).unwrap(),
+        contact_shards: outbound_adapters::store::shards::DEFAULT_CONTACT_SHARDS,
     };
     assert_eq!(jobs, vec![expected.clone()]);
 
@@ -111,8 +111,8 @@ async fn reclaim_refuses_a_partition_whose_data_source_exists() {
     let before = api.snapshot().await;
     let job = ReclaimJob::DataSource {
         tenant: crate::support::tenant("acme"),
-        id: outbound::model::Id::parse(&source).unwrap(),
-        contact_shards: outbound::store::shards::DEFAULT_CONTACT_SHARDS,
+        id: outbound_model::Id::parse(&source).unwrap(),
+        contact_shards: outbound_adapters::store::shards::DEFAULT_CONTACT_SHARDS,
     };
     assert_eq!(reclaim::run(&api.store, &job).await.unwrap(), 0);
     assert_eq!(api.snapshot().await, before);
@@ -131,19 +131,19 @@ async fn reclaim_refuses_a_partition_whose_data_source_exists() {
 /// the partition is empty.
 #[tokio::test]
 async fn a_reclaim_whose_job_was_lost_is_queued_again_by_the_sweep() {
-    use outbound::model::Timestamp;
+    use outbound_model::Timestamp;
     let api = TestApi::start().await;
     let (source, _) = filled(&api, "Lost job").await;
     let sdk = api.sdk.clone();
-    let unreachable = outbound::queue::Queue::new(
-        outbound::aws::Lazy::new(move || aws_sdk_sqs::Client::new(&sdk)),
+    let unreachable = outbound_adapters::queue::Queue::new(
+        outbound_adapters::aws::Lazy::new(move || aws_sdk_sqs::Client::new(&sdk)),
         Some(format!(
             "{}/000000000000/no-such-queue",
             outbound_local::moto_endpoint()
         )),
     );
     let (tenant, id) = (crate::support::tenant("acme"), crate::support::id(&source));
-    outbound::service::datasource::delete(&api.store, &unreachable, &tenant, &id)
+    outbound_service::datasource::delete(&api.store, &unreachable, &tenant, &id)
         .await
         .unwrap();
     assert!(api.reclaim_jobs().await.is_empty(), "the job was lost");
@@ -170,7 +170,7 @@ async fn a_reclaim_whose_job_was_lost_is_queued_again_by_the_sweep() {
         vec![ReclaimJob::DataSource {
             tenant: crate::support::tenant("acme"),
             id: id.clone(),
-            contact_shards: outbound::store::shards::DEFAULT_CONTACT_SHARDS,
+            contact_shards: outbound_adapters::store::shards::DEFAULT_CONTACT_SHARDS,
         }]
     );
     reclaim::run(&api.store, &jobs[0]).await.unwrap();

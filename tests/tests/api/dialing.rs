@@ -3,9 +3,9 @@
 
 use crate::dialing_support::*;
 use crate::support::{id, tenant, unique, TestApi};
-use outbound::dialing::{Busy, CallRequest, CallStatus, PlaceError, Provider, ServiceRefusal};
-use outbound::model::TaskStatus;
-use outbound::worker::dialing::DialInbox;
+use outbound_dialing::lambda::DialInbox;
+use outbound_dialing::{Busy, CallRequest, CallStatus, PlaceError, Provider, ServiceRefusal};
+use outbound_model::TaskStatus;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashSet};
 use std::time::Duration;
@@ -188,7 +188,7 @@ impl Provider for RefusesTheTask {
         })
     }
 
-    async fn describe(&self, _call_id: &str) -> Result<CallStatus, outbound::error::Error> {
+    async fn describe(&self, _call_id: &str) -> Result<CallStatus, outbound_model::error::Error> {
         Ok(CallStatus::Unknown)
     }
 }
@@ -243,12 +243,12 @@ async fn a_task_the_provider_refuses_fails_with_its_reason() {
 /// The simulated provider of `settings`, reporting to this test's call-events queue.
 fn simulated(
     api: &TestApi,
-    settings: &outbound::config::dialing::DialerConfig,
-) -> outbound::dialing::simulated::SimulatedProvider {
+    settings: &outbound_app::config::dialing::DialerConfig,
+) -> outbound_dialing::simulated::SimulatedProvider {
     let sdk = api.sdk.clone();
-    outbound::dialing::simulated::SimulatedProvider::new(
-        outbound::queue::Queue::new(
-            outbound::aws::Lazy::new(move || aws_sdk_sqs::Client::new(&sdk)),
+    outbound_dialing::simulated::SimulatedProvider::new(
+        outbound_adapters::queue::Queue::new(
+            outbound_adapters::aws::Lazy::new(move || aws_sdk_sqs::Client::new(&sdk)),
             Some(api.resources.call_events_queue_url.clone()),
         ),
         settings.simulated.clone(),
@@ -259,7 +259,7 @@ fn simulated(
 /// instance whose campaign quota was never raised; once it may fall back (`fallback`), it
 /// places calls as the simulated provider does.
 struct NoCampaignQuota {
-    inner: outbound::dialing::simulated::SimulatedProvider,
+    inner: outbound_dialing::simulated::SimulatedProvider,
     fallback: bool,
     general: std::sync::atomic::AtomicBool,
 }
@@ -276,7 +276,7 @@ impl Provider for NoCampaignQuota {
         })
     }
 
-    async fn describe(&self, call_id: &str) -> Result<CallStatus, outbound::error::Error> {
+    async fn describe(&self, call_id: &str) -> Result<CallStatus, outbound_model::error::Error> {
         self.inner.describe(call_id).await
     }
 
@@ -294,7 +294,7 @@ fn no_campaign_quota(
     api: &TestApi,
     clock: &std::sync::Arc<ManualClock>,
     fallback: bool,
-) -> outbound::dialing::engine::Engine<NoCampaignQuota> {
+) -> outbound_dialing::engine::Engine<NoCampaignQuota> {
     let settings = fast_settings(api, ALL_NO_ANSWER);
     let inner = simulated(api, &settings);
     api.engine(settings, clock.clone())
@@ -309,7 +309,7 @@ fn no_campaign_quota(
 /// wait (5 s) after each.
 async fn busy_rounds<P: Provider>(
     api: &TestApi,
-    engine: &outbound::dialing::engine::Engine<P>,
+    engine: &outbound_dialing::engine::Engine<P>,
     clock: &ManualClock,
     rounds: usize,
 ) {
@@ -381,7 +381,7 @@ fn rate_refusal() -> PlaceError {
 
 /// The simulated provider, refusing every call for capacity while `busy` is set.
 struct SometimesBusy {
-    inner: outbound::dialing::simulated::SimulatedProvider,
+    inner: outbound_dialing::simulated::SimulatedProvider,
     busy: std::sync::atomic::AtomicBool,
 }
 
@@ -393,7 +393,7 @@ impl Provider for SometimesBusy {
         self.inner.place(call).await
     }
 
-    async fn describe(&self, call_id: &str) -> Result<CallStatus, outbound::error::Error> {
+    async fn describe(&self, call_id: &str) -> Result<CallStatus, outbound_model::error::Error> {
         self.inner.describe(call_id).await
     }
 }
@@ -453,7 +453,7 @@ async fn a_busy_provider_costs_no_attempt() {
 /// The simulated provider refusing its first call for rate, after which every DynamoDB
 /// transaction is cancelled (a storm of conflicts on the shared capacity), until the test lifts it.
 struct RefusedThenConflicts {
-    inner: outbound::dialing::simulated::SimulatedProvider,
+    inner: outbound_dialing::simulated::SimulatedProvider,
     proxy: outbound_local::faults::FaultProxy,
     refused: std::sync::atomic::AtomicBool,
 }
@@ -468,7 +468,7 @@ impl Provider for RefusedThenConflicts {
         self.inner.place(call).await
     }
 
-    async fn describe(&self, call_id: &str) -> Result<CallStatus, outbound::error::Error> {
+    async fn describe(&self, call_id: &str) -> Result<CallStatus, outbound_model::error::Error> {
         self.inner.describe(call_id).await
     }
 }

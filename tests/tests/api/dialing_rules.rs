@@ -7,18 +7,18 @@
 use crate::dialing_support::*;
 use crate::support::{id, phone, tenant, unique, TaskFixture, TestApi};
 use aws_sdk_dynamodb::types::AttributeValue;
-use outbound::config::dialing::{DialerConfig, OutcomeMix};
-use outbound::dialing::engine::TickReport;
-use outbound::dialing::plan::Clock;
-use outbound::dialing::simulated::{decide, SimulatedEvent, SimulatedOutcome};
-use outbound::dialing::{CallRequest, Provider};
-use outbound::error::Error;
-use outbound::model::call::Due;
-use outbound::model::call::Outcome;
-use outbound::model::{Task, TaskStatus, Timestamp};
-use outbound::store::dialing::Caps;
-use outbound::store::keys::SHARDS;
-use outbound::worker::dialing::DialInbox;
+use outbound_adapters::store::dialing::Caps;
+use outbound_adapters::store::keys::SHARDS;
+use outbound_app::config::dialing::{DialerConfig, OutcomeMix};
+use outbound_dialing::engine::TickReport;
+use outbound_dialing::lambda::DialInbox;
+use outbound_dialing::plan::Clock;
+use outbound_dialing::simulated::{decide, SimulatedEvent, SimulatedOutcome};
+use outbound_dialing::{CallRequest, Provider};
+use outbound_model::call::Due;
+use outbound_model::call::Outcome;
+use outbound_model::error::Error;
+use outbound_model::{Task, TaskStatus, Timestamp};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -467,7 +467,7 @@ async fn an_outcome_whose_call_id_was_never_saved_is_recorded_from_the_call() {
         attempt: 1,
         state: None,
     };
-    let gate = outbound::store::dialing::Gate::default();
+    let gate = outbound_adapters::store::dialing::Gate::default();
     let claim = rig.engine.store.claim_call(
         &owner,
         &stored,
@@ -482,7 +482,7 @@ async fn an_outcome_whose_call_id_was_never_saved_is_recorded_from_the_call() {
         task_id: id(&task.id),
         contact_id: id(contact),
         attempt: 1,
-        phone: outbound::model::Phone::parse(&phone(0)).unwrap(),
+        phone: outbound_model::Phone::parse(&phone(0)).unwrap(),
         e164: None,
         script: None,
     };
@@ -505,7 +505,7 @@ async fn an_outcome_whose_call_id_was_never_saved_is_recorded_from_the_call() {
         simulated_call: SimulatedOutcome {
             call_id,
             report: decide(&rig.engine.config.simulated, &phone(0), 1, None),
-            attempt: Some(outbound::model::call::CallAttempt {
+            attempt: Some(outbound_model::call::CallAttempt {
                 tenant: owner,
                 task_id: id(&task.id),
                 contact_id: id(contact),
@@ -625,7 +625,7 @@ async fn a_deleted_tasks_connected_calls_keep_their_places_until_they_end() {
     assert_eq!(deleted.status, 200, "{:?}", deleted.body);
     let jobs = rig.api.reclaim_jobs().await;
     assert_eq!(jobs.len(), 1);
-    let reclaim = || outbound::service::reclaim::run(&rig.api.store, &jobs[0]);
+    let reclaim = || outbound_service::reclaim::run(&rig.api.store, &jobs[0]);
 
     reclaim().await.unwrap();
     assert_eq!(rig.service_in_flight().await, 2);
@@ -640,7 +640,7 @@ async fn a_deleted_tasks_connected_calls_keep_their_places_until_they_end() {
         .await
         .is_empty());
     assert_eq!(reclaim().await.unwrap(), 0, "nothing more to delete");
-    let swept = outbound::service::reclaim::sweep(
+    let swept = outbound_service::reclaim::sweep(
         &rig.api.store,
         &rig.api.app.reclaim,
         Timestamp(Timestamp::now().0 + 60_000),
@@ -676,24 +676,24 @@ async fn dialled_out(rig: &Rig, count: usize) -> (TaskFixture, Vec<String>) {
         .collect();
     contacts.sort();
     let (owner, task) = (tenant(OWNER), id(&task_id));
-    let states_pk = outbound::store::keys::task_contacts(&owner, &task);
+    let states_pk = outbound_adapters::store::keys::task_contacts(&owner, &task);
     let now = rig.clock.now();
     let items = contacts
         .iter()
         .map(|contact| {
-            let state = outbound::model::task::TaskContact {
+            let state = outbound_model::task::TaskContact {
                 attempts: 1,
                 allowance: 1,
                 last_outcome: 1,
                 last_duration: 30,
                 done: true,
-                ..outbound::model::task::TaskContact::undialled(id(contact), 1, 5, now)
+                ..outbound_model::task::TaskContact::undialled(id(contact), 1, 5, now)
             };
-            let mut item: outbound::store::Item = serde_dynamo::to_item(&state).unwrap();
+            let mut item: outbound_adapters::store::Item = serde_dynamo::to_item(&state).unwrap();
             item.insert("pk".into(), AttributeValue::S(states_pk.clone()));
             item.insert(
                 "sk".into(),
-                AttributeValue::S(outbound::store::keys::contact(&id(contact))),
+                AttributeValue::S(outbound_adapters::store::keys::contact(&id(contact))),
             );
             item
         })
@@ -701,7 +701,7 @@ async fn dialled_out(rig: &Rig, count: usize) -> (TaskFixture, Vec<String>) {
     outbound_local::stack::put_items(&rig.api.dynamodb(), rig.api.store.table(), items)
         .await
         .unwrap();
-    let last = outbound::store::keys::contact(&id(contacts.last().unwrap()));
+    let last = outbound_adapters::store::keys::contact(&id(contacts.last().unwrap()));
     rig.engine
         .store
         .advance_cursor(&owner, &task, &last)
@@ -748,7 +748,7 @@ async fn completion_reads_a_bounded_page_a_run_and_resumes() {
     let (completed, calls) = check_run(&rig, &task).await;
     assert!(completed, "the 25th run finds the end of the data source");
     requests.push(calls);
-    let shards = outbound::store::shards::DEFAULT_CONTACT_SHARDS as usize;
+    let shards = outbound_adapters::store::shards::DEFAULT_CONTACT_SHARDS as usize;
     assert!(
         requests.iter().all(|n| *n <= 11 + 2 * 2 * shards),
         "requests per run: {requests:?}"
@@ -792,11 +792,13 @@ async fn contacts_added_during_the_completion_check_are_dialled_first() {
         .table_name(rig.api.store.table())
         .key(
             "pk",
-            AttributeValue::S(outbound::store::keys::task_contacts(&owner, &task_id)),
+            AttributeValue::S(outbound_adapters::store::keys::task_contacts(
+                &owner, &task_id,
+            )),
         )
         .key(
             "sk",
-            AttributeValue::S(outbound::store::keys::contact(&id(behind))),
+            AttributeValue::S(outbound_adapters::store::keys::contact(&id(behind))),
         )
         .send()
         .await
@@ -818,7 +820,7 @@ async fn the_failed_contacts_a_recall_takes_are_bounded() {
     for contact in &failed {
         rig.api.seed_outcome(OWNER, &task.id, contact, 2, 1).await;
     }
-    let failed: Vec<outbound::model::Id> = failed.iter().map(|c| id(c)).collect();
+    let failed: Vec<outbound_model::Id> = failed.iter().map(|c| id(c)).collect();
     let (owner, task_id) = (tenant(OWNER), id(&task.id));
     let store = &rig.engine.store;
     let first = store
@@ -908,11 +910,11 @@ async fn shard_counts(rig: &Rig, shards: u32) -> Vec<i64> {
             .table_name(rig.api.store.table())
             .key(
                 "pk",
-                AttributeValue::S(outbound::store::keys::dialer(shard)),
+                AttributeValue::S(outbound_adapters::store::keys::dialer(shard)),
             )
             .key(
                 "sk",
-                AttributeValue::S(outbound::store::keys::CAPACITY.into()),
+                AttributeValue::S(outbound_adapters::store::keys::CAPACITY.into()),
             )
             .consistent_read(true)
             .send()

@@ -3,15 +3,15 @@
 //! and the loop that stands in for the Lambda service (tick, dial queue, call-events queue).
 
 use crate::support::TestApi;
-use outbound::config::dialing::{DialerConfig, OutcomeMix};
-use outbound::dialing::engine::Engine;
-pub use outbound::dialing::plan::ManualClock;
-use outbound::dialing::telephony::Telephony;
-use outbound::dialing::{CallRequest, CallStatus, PlaceError, Provider};
-use outbound::error::Error;
-use outbound::model::call::CallAttempt;
-use outbound::model::TaskStatus;
-use outbound::worker::dialing::DialInbox;
+use outbound_app::config::dialing::{DialerConfig, OutcomeMix};
+use outbound_dialing::engine::Engine;
+use outbound_dialing::lambda::DialInbox;
+pub use outbound_dialing::plan::ManualClock;
+use outbound_dialing::telephony::Telephony;
+use outbound_dialing::{CallRequest, CallStatus, PlaceError, Provider};
+use outbound_model::call::CallAttempt;
+use outbound_model::error::Error;
+use outbound_model::TaskStatus;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

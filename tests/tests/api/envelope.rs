@@ -3,8 +3,8 @@
 //! request id.
 
 use crate::support::{contact_op, unique, Answer, Stack, TestApi};
-use outbound::app::App;
-use outbound::store::Store;
+use outbound_adapters::store::Store;
+use outbound_app::App;
 use outbound_local::{local_config, local_jwt};
 use reqwest::Method;
 use serde_json::json;
@@ -161,7 +161,7 @@ async fn internal_errors_answer_500_without_internals() {
     let missing_table = unique("missing-table");
     let config = local_config(&stack.resources);
     let token = local_jwt(&config).issue("acme", 60);
-    let config = outbound::config::Config {
+    let config = outbound_app::config::Config {
         bucket: "no-bucket".into(),
         reclaim_queue_url: "no-queue".into(),
         export_queue_url: None,
@@ -169,7 +169,7 @@ async fn internal_errors_answer_500_without_internals() {
     };
     let store = Store::new(aws_sdk_dynamodb::Client::new(&stack.sdk), &missing_table);
     let app = App::with_store(config, &stack.sdk, store);
-    let router = outbound::http::datasource_api(app);
+    let router = outbound_api::datasource_api(app);
     let requests = [
         ("GET", "/api/dataSource/list", ""),
         ("POST", "/api/dataSource/add", r#"{"dataSourceName":"x"}"#),

@@ -7,8 +7,8 @@
 use crate::files::{csv, read_export};
 use crate::support::{phone, unique, TestApi};
 use aws_sdk_dynamodb::types::AttributeValue;
-use outbound::model::{Contact, ContactFields, Id, Phone, Timestamp};
-use outbound::store::{keys, Item};
+use outbound_adapters::store::{keys, Item};
+use outbound_model::{Contact, ContactFields, Id, Phone, Timestamp};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -250,7 +250,7 @@ async fn a_redelivered_or_concurrent_job_message_builds_nothing_twice() {
     let message = json!({"tenant": "acme", "id": id}).to_string();
 
     // Another worker holds a fresh claim: this delivery fails (to be redelivered), builds nothing.
-    let owner = outbound::model::Tenant::parse("acme").unwrap();
+    let owner = outbound_model::Tenant::parse("acme").unwrap();
     let job_id = Id::parse(&id).unwrap();
     let claimed = api
         .store
@@ -264,7 +264,7 @@ async fn a_redelivered_or_concurrent_job_message_builds_nothing_twice() {
         .await
         .unwrap()
         .is_none());
-    let busy = outbound::worker::export_message(&api.app, message.clone()).await;
+    let busy = outbound_workers::export_message(&api.app, message.clone()).await;
     assert!(busy.is_err(), "retried while another delivery builds it");
     assert!(api
         .object_keys()
@@ -273,7 +273,7 @@ async fn a_redelivered_or_concurrent_job_message_builds_nothing_twice() {
         .all(|k| !k.starts_with("exports/")));
     assert_eq!(job_state(&api, "acme", &id).await["status"], "PROCESSING");
     // A claim gone stale (its worker died) is taken over; the old holder can then settle nothing.
-    use outbound::store::export::{ExportSettlement, STALE_EXPORT_CLAIM_MILLIS};
+    use outbound_adapters::store::export::{ExportSettlement, STALE_EXPORT_CLAIM_MILLIS};
     let later = Timestamp(claimed.claimed_at.unwrap().0 + STALE_EXPORT_CLAIM_MILLIS + 1_000);
     let taken = api
         .store
@@ -308,7 +308,7 @@ async fn a_redelivered_or_concurrent_job_message_builds_nothing_twice() {
     // Delivered again, twice: nothing changes, in the table or in the bucket.
     let before = (api.snapshot().await, api.object_keys().await);
     for _ in 0..2 {
-        outbound::worker::export_message(&api.app, message.clone())
+        outbound_workers::export_message(&api.app, message.clone())
             .await
             .unwrap();
     }
@@ -334,7 +334,7 @@ async fn a_redelivered_or_concurrent_job_message_builds_nothing_twice() {
     api.drain_exports().await;
     let before = api.snapshot().await;
     let again = json!({"tenant": "acme", "id": failed}).to_string();
-    outbound::worker::export_message(&api.app, again)
+    outbound_workers::export_message(&api.app, again)
         .await
         .unwrap();
     assert_eq!(api.snapshot().await, before);
@@ -501,7 +501,7 @@ async fn direct_exports_answer_413_above_the_threshold_and_name_the_job_endpoint
 /// Writes `contacts` straight to the data source partition with BatchWriteItem (25 a request)
 /// and counts them on its head, much faster than adding them one by one through the API.
 async fn write_contacts(api: &TestApi, tenant: &str, source: &str, contacts: &[Contact]) {
-    let owner = outbound::model::Tenant::parse(tenant).unwrap();
+    let owner = outbound_model::Tenant::parse(tenant).unwrap();
     let shards = api
         .store
         .shards(&owner, &Id::parse(source).unwrap())
@@ -564,7 +564,7 @@ fn contacts_of(source: &str, count: usize, custom_chars: usize) -> Vec<Contact> 
 
 /// The item of a contact's state in a task, as the dialing engine stores it.
 fn state_item(tenant: &str, task: &str, contact: &Id, outcome: u8, attempts: u32) -> Item {
-    let owner = outbound::model::Tenant::parse(tenant).unwrap();
+    let owner = outbound_model::Tenant::parse(tenant).unwrap();
     let task = Id::parse(task).unwrap();
     let mut item: Item = HashMap::new();
     let mut put = |name: &str, value: AttributeValue| item.insert(name.to_owned(), value);

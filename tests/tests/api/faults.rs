@@ -6,9 +6,9 @@
 //! DynamoDB error answers, so they pass through the SDK's own parsing and retries.
 
 use crate::support::{assert_id, contact_op, phone, Answer, TestApi};
-use outbound::model::TaskStatus;
-use outbound::store::{keys, Item};
+use outbound_adapters::store::{keys, Item};
 use outbound_local::faults::FaultPlan;
+use outbound_model::TaskStatus;
 use reqwest::header::RETRY_AFTER;
 use reqwest::Method;
 use serde_json::{json, Value};

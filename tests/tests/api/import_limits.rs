@@ -349,12 +349,12 @@ async fn concurrent_imports_of_one_data_source_share_its_pace() {
         for index in from..from + 300 {
             text.push_str(&format!("{}\n", nth_phone(index)));
         }
-        outbound::files::read_contacts(text.as_bytes(), Some("half.csv")).unwrap()
+        outbound_files::read_contacts(text.as_bytes(), Some("half.csv")).unwrap()
     };
     let (first, second) = (half(0), half(300));
-    let now = outbound::model::Timestamp::now();
+    let now = outbound_model::Timestamp::now();
     api.calls.writes().take();
-    let (one, two) = (outbound::model::Id::new(), outbound::model::Id::new());
+    let (one, two) = (outbound_model::Id::new(), outbound_model::Id::new());
     let (a, b) = tokio::join!(
         store.import_contacts(&owner, &source_id, &one, &first.rows, now),
         store.import_contacts(&owner, &source_id, &two, &second.rows, now),
@@ -370,7 +370,7 @@ async fn concurrent_imports_of_one_data_source_share_its_pace() {
     let by_key = outbound_local::capacity::wcus_by_partition(rows_writes, &stored);
     let (_, busiest) = by_key.first().cloned().unwrap();
     assert_eq!(api.contact_count("acme", &source).await, 600);
-    let home = outbound::store::keys::data_source(&owner, &source_id);
+    let home = outbound_adapters::store::keys::data_source(&owner, &source_id);
     let spent: Vec<u64> = api
         .snapshot()
         .await

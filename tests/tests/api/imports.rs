@@ -6,8 +6,8 @@
 
 use crate::files::{csv, nth_phone, numbered_csv, with_bom, xlsx, Cell};
 use crate::support::{assert_id, assert_recent, id, tenant, TestApi};
-use outbound::model::Timestamp;
-use outbound::store::import::{RowOutcome, STALE_CLAIM_MILLIS};
+use outbound_adapters::store::import::{RowOutcome, STALE_CLAIM_MILLIS};
+use outbound_model::Timestamp;
 use serde_json::{json, Value};
 
 const CSV: &str = "\u{feff}手机号,姓名,address,vip\n13800138000,Li Lei,\"Beijing, Haidian\",gold\n+86 139-0013-9000,Han Meimei,,\n,,,\nbad-phone,X,,\n13800138000,dup,,\n";
@@ -89,7 +89,7 @@ async fn presigned_upload_is_imported_once_however_often_delivered() {
     let body = received.messages.unwrap()[0].body.clone().unwrap();
     assert!(body.contains("ObjectCreated"), "{body}");
     for _ in 0..2 {
-        outbound::worker::upload_message(&api.app, body.clone())
+        outbound_workers::upload_message(&api.app, body.clone())
             .await
             .unwrap();
     }
@@ -612,7 +612,7 @@ async fn an_interrupted_import_resumes_without_storing_a_row_twice() {
         .await
         .unwrap();
     assert!(claimed.is_some());
-    let rows = outbound::files::read_contacts(&file, None).unwrap().rows;
+    let rows = outbound_files::read_contacts(&file, None).unwrap().rows;
     let first = api
         .store
         .import_contacts(&tenant, &source_id, &import_id, &rows[..49], long_ago)
@@ -668,11 +668,11 @@ async fn a_delivery_while_another_holds_a_fresh_claim_is_retried_later() {
         .await
         .unwrap();
     assert!(claimed.is_some());
-    let key = outbound::blob::upload_key(&tenant("acme"), &id(&source), &id(&import));
+    let key = outbound_adapters::blob::upload_key(&tenant("acme"), &id(&source), &id(&import));
     let event = json!({"Records": [{"eventName": "ObjectCreated:Put",
         "s3": {"bucket": {"name": api.resources.bucket}, "object": {"key": key, "size": 10}}}]});
     let before = api.snapshot().await;
-    let outcome = outbound::worker::upload_message(&api.app, event.to_string()).await;
+    let outcome = outbound_workers::upload_message(&api.app, event.to_string()).await;
     assert!(outcome.is_err(), "a busy import must be retried later");
     assert_eq!(api.snapshot().await, before);
     let status = api.import_status("acme", &source, &import).await;

@@ -5,13 +5,13 @@
 //! header is not verified again.
 
 use crate::support::{Answer, Stack};
-use outbound::model::Tenant;
+use outbound_model::Tenant;
 use serde_json::json;
 use tower::ServiceExt;
 
 /// The function's router over a fresh stack, configured as in AWS.
 fn function(stack: &Stack) -> axum::Router {
-    outbound::http::datasource_api(stack.app(stack.config("apigateway")))
+    outbound_api::datasource_api(stack.app(stack.config("apigateway")))
 }
 
 /// Sends the event in `tests/events/{name}` through `router`.
@@ -101,10 +101,10 @@ async fn a_configured_tenant_claim_name_is_used() {
     // D3: the claim name is configurable (TENANT_CLAIM); `sub` then names the tenant.
     let stack = Stack::provision().await;
     let mut config = stack.config("apigateway");
-    config.auth = outbound::auth::AuthConfig::ApiGateway {
+    config.auth = outbound_auth::AuthConfig::ApiGateway {
         tenant_claim: "sub".into(),
     };
-    let router = outbound::http::datasource_api(stack.app(config));
+    let router = outbound_api::datasource_api(stack.app(config));
     let added = invoke(&router, "datasource-add-no-tenant.json").await;
     let id = added.ok()["id"].clone();
     let tenant = Tenant::parse("7f6b5c4d-1111-2222-3333-444455556666").unwrap();

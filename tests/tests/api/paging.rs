@@ -5,9 +5,9 @@
 
 use crate::support::{contact_op, id, phone, tenant, TestApi};
 use aws_sdk_dynamodb::types::AttributeValue;
-use outbound::model::{Id, Name, Phone, TaskStatus};
-use outbound::store::{keys, Item};
+use outbound_adapters::store::{keys, Item};
 use outbound_local::stack::ItemsRead;
+use outbound_model::{Id, Name, Phone, TaskStatus};
 use serde_json::{json, Value};
 use std::collections::HashSet;
 
@@ -596,8 +596,8 @@ async fn a_contacts_page_reads_its_own_rows_however_deep() {
 
     // Merged from the contact shards: each is read a page of about twice its share, so a page
     // reads a bounded number of records whatever the data source's size.
-    let shards = outbound::store::shards::DEFAULT_CONTACT_SHARDS;
-    let bound = 2 * shards as usize * outbound::store::shards::shard_page(22, shards);
+    let shards = outbound_adapters::store::shards::DEFAULT_CONTACT_SHARDS;
+    let bound = 2 * shards as usize * outbound_adapters::store::shards::shard_page(22, shards);
     let (page, read) = measured(&api, "acme", "contacts page 1", &path).await;
     assert_eq!(page["total"], CONTACTS);
     assert_eq!(page["rows"].as_array().unwrap().len(), 20);

@@ -4,8 +4,8 @@
 
 use crate::support::{contact_op, count_status, Answer, TestApi};
 use futures::future::join_all;
-use outbound::model::Id;
-use outbound::model::Tenant;
+use outbound_model::Id;
+use outbound_model::Tenant;
 use serde_json::json;
 
 #[tokio::test]
@@ -259,7 +259,7 @@ async fn concurrent_rename_and_description_change_both_survive() {
 async fn concurrent_task_updates_lose_nothing() {
     let api = TestApi::start().await;
     let task = api
-        .task_in("acme", outbound::model::TaskStatus::Draft, 1)
+        .task_in("acme", outbound_model::TaskStatus::Draft, 1)
         .await;
     let bodies = [
         json!({"id": task.id, "priority": 1}),

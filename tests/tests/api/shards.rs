@@ -6,9 +6,9 @@
 
 use crate::dialing_support::{fast_settings, ALL_SUCCESS};
 use crate::support::{contact_op, id, phone, row_ids, tenant, TestApi};
-use outbound::dialing::plan::ManualClock;
-use outbound::model::TaskStatus;
-use outbound::store::shards::DEFAULT_CONTACT_SHARDS;
+use outbound_adapters::store::shards::DEFAULT_CONTACT_SHARDS;
+use outbound_dialing::plan::ManualClock;
+use outbound_model::TaskStatus;
 use serde_json::json;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
@@ -45,7 +45,7 @@ async fn stored_layout(api: &TestApi, source: &str) -> (BTreeMap<String, usize>,
             // The guard is on its number's shard, and names a stored contact.
             assert_eq!(
                 pk,
-                shards.of_phone(&outbound::model::Phone::parse(number).unwrap())
+                shards.of_phone(&outbound_model::Phone::parse(number).unwrap())
             );
             assert!(item.contains_key("contact_id"));
             guards.push(number.to_owned());

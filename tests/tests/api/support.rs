@@ -2,16 +2,16 @@
 //! on a random port with the same routers the Lambdas use.
 
 use aws_sdk_dynamodb::types::AttributeValue;
-use outbound::app::App;
-use outbound::auth::LocalJwt;
-use outbound::config::Config;
-use outbound::model::reclaim::ReclaimJob;
-use outbound::model::task::{CallCounters, TaskContact};
-use outbound::model::Tenant;
-use outbound::model::{DataSource, Id, Task, TaskStatus, Timestamp};
-use outbound::store::{keys, Item, Store};
+use outbound_adapters::store::{keys, Item, Store};
+use outbound_app::config::Config;
+use outbound_app::App;
+use outbound_auth::LocalJwt;
 pub use outbound_local::stack::{unique, CallCounter, Stack};
 use outbound_local::{local_config, local_jwt, provision};
+use outbound_model::reclaim::ReclaimJob;
+use outbound_model::task::{CallCounters, TaskContact};
+use outbound_model::Tenant;
+use outbound_model::{DataSource, Id, Task, TaskStatus, Timestamp};
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap};
@@ -373,10 +373,10 @@ impl TestApi {
     /// The number of items stored in the partitions of data source `id` of `tenant` (its
     /// contact shards): its head, imports, contacts and phone guards.
     pub async fn partition_len(&self, tenant: &str, id: &str) -> usize {
-        let shards = outbound::store::shards::ContactShards::new(
+        let shards = outbound_adapters::store::shards::ContactShards::new(
             &Tenant::parse(tenant).unwrap(),
             &Id::parse(id).unwrap(),
-            outbound::store::shards::DEFAULT_CONTACT_SHARDS,
+            outbound_adapters::store::shards::DEFAULT_CONTACT_SHARDS,
         );
         let mut len = 0;
         for pk in shards.partitions() {
@@ -477,7 +477,7 @@ impl TestApi {
             &self.resources.import_queue_url,
             move |body| {
                 let app = app.clone();
-                async move { outbound::worker::upload_message(&app, body).await }
+                async move { outbound_workers::upload_message(&app, body).await }
             },
         )
         .await
@@ -598,7 +598,7 @@ impl TestApi {
             &self.resources.export_queue_url,
             move |body| {
                 let app = app.clone();
-                async move { outbound::worker::export_message(&app, body).await }
+                async move { outbound_workers::export_message(&app, body).await }
             },
         )
         .await
@@ -692,7 +692,7 @@ impl TestApi {
     /// Takes a DRAFT task into `state` the way tasks get there: publish, pause, stop and close
     /// over HTTP; COMPLETED and FAILED through the dialing engine's entry points.
     pub async fn drive(&self, tenant_name: &str, id_raw: &str, state: TaskStatus) {
-        use outbound::service::task as engine;
+        use outbound_service::task as engine;
         let body = serde_json::json!({"id": id_raw});
         let (owner, task) = (tenant(tenant_name), id(id_raw));
         if state == TaskStatus::Draft {

@@ -3,7 +3,7 @@
 //! to any of them shows up here.
 
 use crate::support::TestApi;
-use outbound::model::TaskStatus;
+use outbound_model::TaskStatus;
 use serde_json::json;
 
 /// Sends one request and answers the DynamoDB calls it made; it must succeed.

@@ -3,7 +3,7 @@
 
 use crate::support::{Answer, TestApi};
 use futures::future::join_all;
-use outbound::model::TaskStatus::{self, *};
+use outbound_model::TaskStatus::{self, *};
 use serde_json::json;
 
 const N: usize = 16;

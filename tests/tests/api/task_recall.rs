@@ -2,8 +2,8 @@
 //! failed / no-answer default, and COMPLETED -> RUNNING (D10).
 
 use crate::support::{id, TaskFixture, TestApi};
-use outbound::model::task::TaskContact;
-use outbound::model::{Id, TaskStatus};
+use outbound_model::task::TaskContact;
+use outbound_model::{Id, TaskStatus};
 use serde_json::{json, Value};
 
 async fn recall(api: &TestApi, task: &str, body: Value) -> crate::support::Answer {
@@ -202,7 +202,7 @@ async fn completed_task_runs_again_only_when_something_is_recalled() {
     api.post("acme", "/api/dataSource/delete", json!({"id": task.source}))
         .await
         .code(409);
-    outbound::service::task::complete(&api.store, &crate::support::tenant("acme"), &id(&task.id))
+    outbound_service::task::complete(&api.store, &crate::support::tenant("acme"), &id(&task.id))
         .await
         .unwrap();
     assert_eq!(
@@ -288,7 +288,7 @@ async fn all_failed(api: &TestApi) -> TaskFixture {
 #[tokio::test]
 async fn a_large_recall_is_committed_at_once_and_applied_by_its_job() {
     use crate::dialing_support::{fast_settings, ManualClock, DEFAULT_MIX};
-    use outbound::worker::dialing::DialInbox;
+    use outbound_dialing::lambda::DialInbox;
     let api = TestApi::start().await;
     let task = all_failed(&api).await;
     let answer = recall(&api, &task.id, json!({"priority": 2})).await;
@@ -301,7 +301,7 @@ async fn a_large_recall_is_committed_at_once_and_applied_by_its_job() {
     assert_eq!(stored.revision, 1);
     let waiting = api.stored_task_contacts("acme", &task.id).await;
     assert!(waiting.values().all(|state| state.done && !state.recalled));
-    let refused = outbound::service::task::complete(
+    let refused = outbound_service::task::complete(
         &api.store,
         &crate::support::tenant("acme"),
         &id(&task.id),
@@ -340,8 +340,8 @@ async fn a_large_recall_that_cannot_be_committed_changes_nothing() {
     let api = TestApi::start().await;
     let task = all_failed(&api).await;
     let before = api.snapshot().await;
-    let broken = outbound::blob::Blob::from_config(&api.sdk, "no-such-bucket", true);
-    let error = outbound::service::task::recall(
+    let broken = outbound_adapters::blob::Blob::from_config(&api.sdk, "no-such-bucket", true);
+    let error = outbound_service::task::recall(
         &api.app.store,
         &broken,
         &api.app.dial_jobs,
@@ -360,7 +360,7 @@ async fn a_large_recall_that_cannot_be_committed_changes_nothing() {
 #[tokio::test]
 async fn the_tick_queues_a_lost_recall_job_again() {
     use crate::dialing_support::{fast_settings, ManualClock, DEFAULT_MIX};
-    use outbound::worker::dialing::DialInbox;
+    use outbound_dialing::lambda::DialInbox;
     let api = TestApi::start().await;
     let task = all_failed(&api).await;
     recall(&api, &task.id, json!({})).await.ok();

@@ -3,7 +3,7 @@
 //! and left through the dialing engine's entry points, which are part of the same table.
 
 use crate::support::{state_name, TaskFixture, TestApi};
-use outbound::model::{Task, TaskStatus};
+use outbound_model::{Task, TaskStatus};
 use serde_json::{json, Value};
 use TaskStatus::*;
 
@@ -93,7 +93,7 @@ async fn run(api: &TestApi, fixture: &TaskFixture, op: Op) -> Result<Value, (u16
             json!({"contactIds": [fixture.contacts[0]]}),
         ),
         Op::Complete | Op::Fail => {
-            use outbound::service::task as engine;
+            use outbound_service::task as engine;
             let (tenant, task) = (crate::support::tenant("acme"), crate::support::id(id));
             let result = if op == Op::Complete {
                 engine::complete(&api.store, &tenant, &task).await
@@ -128,7 +128,7 @@ fn expected_task(op: Op, before: &Task, after: &Task, to: TaskStatus) -> Task {
         expected.updated_at = after.updated_at;
     }
     match op {
-        Op::Update => expected.name = outbound::model::Name::parse("taskName", "Renamed").unwrap(),
+        Op::Update => expected.name = outbound_model::Name::parse("taskName", "Renamed").unwrap(),
         Op::Publish => expected.started_at = Some(after.updated_at),
         Op::Stop => {
             expected.ended_at = Some(after.updated_at);
@@ -306,7 +306,7 @@ async fn stop_reason_and_end_time_over_http() {
 #[tokio::test]
 async fn state_changes_of_missing_tasks_are_404() {
     let api = TestApi::start().await;
-    let missing = outbound::model::Id::new().to_string();
+    let missing = outbound_model::Id::new().to_string();
     for op in [
         "update", "publish", "pause", "resume", "stop", "close", "delete",
     ] {

@@ -2,8 +2,8 @@
 //! them, filters, paging and order (D5), and the rates (D9).
 
 use crate::support::TestApi;
-use outbound::model::task::CallCounters;
-use outbound::model::TaskStatus;
+use outbound_model::task::CallCounters;
+use outbound_model::TaskStatus;
 use serde_json::{json, Value};
 
 /// The fields of a list row, as the reference lists them.

@@ -2,7 +2,7 @@
 //! names, contactCount, and tenant isolation (D3).
 
 use crate::support::{phone, TaskFixture, TestApi};
-use outbound::model::{Id, TaskStatus};
+use outbound_model::{Id, TaskStatus};
 use serde_json::{json, Value};
 
 #[tokio::test]

@@ -2,7 +2,7 @@
 //! and the service's own time apart from it. Counts are exact; times only plausible.
 
 use crate::support::{contact_op, Answer, TestApi};
-use outbound::aws::timing::ServerTiming;
+use outbound_adapters::aws::timing::ServerTiming;
 use serde_json::json;
 use std::time::{Duration, Instant};
 
@@ -61,7 +61,7 @@ async fn server_timing_gives_each_requests_calls_and_own_time() {
     assert_eq!(timing.store_calls, 2);
 
     // A contacts page is one Query a contact shard, sent together.
-    let shards = outbound::store::shards::DEFAULT_CONTACT_SHARDS;
+    let shards = outbound_adapters::store::shards::DEFAULT_CONTACT_SHARDS;
     for (endpoint, path, calls) in [
         (
             "dataSource detail",

@@ -1,0 +1,10 @@
+//! The adapters: the only code that speaks to AWS. [`store`] holds every DynamoDB request (and
+//! the events' outbox), [`blob`] S3, [`queue`] SQS with typed messages, [`bus`] EventBridge, and
+//! [`aws`] the SDK's shared set-up: one HTTP client, lazy clients, request timing, and the one
+//! place that tells a busy dependency from a wrong request (D1).
+
+pub mod aws;
+pub mod blob;
+pub mod bus;
+pub mod queue;
+pub mod store;

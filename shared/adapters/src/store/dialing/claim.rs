@@ -1,0 +1,535 @@
+//! A call's claim and placing (D13): one transaction takes the contact's attempt, a place among
+//! the task's and the service's calls in flight and a slot of this second's provider rate, or
+//! nothing; then the provider's call id is recorded, or the claim given back.
+
+use crate::store::keys::{self, PK, SK};
+use crate::store::{
+    from_item, n, s, to_item, Actions, ConditionFailure, Expr, Store, WriteFailure,
+};
+use aws_sdk_dynamodb::types::AttributeValue;
+use outbound_model::call::{CallRef, Due};
+use outbound_model::error::Error;
+use outbound_model::task::TaskContact;
+use outbound_model::Tenant;
+use outbound_model::{Id, Task, TaskStatus, Timestamp};
+
+use super::{not_claimed, Call, Caps, Claim, ClaimRefused, Deltas};
+use crate::store::Item;
+use outbound_model::settings::FrequencyCap;
+use std::collections::HashMap;
+
+/// Slots of a number's ring of attempt times: as many as the largest `maxCalls` (D17).
+const RING: u64 = 100;
+
+/// What a claim checks of the number it calls, beside the contact (D16, D17).
+#[derive(Clone, Debug, Default)]
+pub struct Gate {
+    /// The forms of the number its do-not-call guards are kept under (D16).
+    pub numbers: Vec<String>,
+    /// The tenant's frequency cap, and the number's attempts as read before the claim (D17).
+    pub frequency: Option<FrequencyClaim>,
+}
+
+#[derive(Clone, Debug)]
+pub struct FrequencyClaim {
+    /// The number counted: its E.164 form, else its normal form.
+    pub number: String,
+    pub cap: FrequencyCap,
+    pub seen: Attempts,
+}
+
+/// One number's attempts across the tenant's tasks (D17): how many ever (while any is within a
+/// period), and the times of the latest [`RING`] of them, by `count % RING`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Attempts {
+    pub count: u64,
+    pub times: HashMap<u64, i64>,
+}
+
+impl Attempts {
+    fn of(item: &Item) -> Attempts {
+        let number =
+            |value: &AttributeValue| value.as_n().ok().and_then(|raw| raw.parse::<i64>().ok());
+        let count = item.get("n").and_then(number).unwrap_or(0).max(0) as u64;
+        let times = item
+            .iter()
+            .filter_map(|(name, value)| {
+                let slot = name.strip_prefix('t')?.parse::<u64>().ok()?;
+                Some((slot, number(value)?))
+            })
+            .collect();
+        Attempts { count, times }
+    }
+
+    /// From when the number may be called again under `cap`: the oldest of its latest
+    /// `maxCalls` attempts plus the period (in the past when it may be called now); `None` while
+    /// it has fewer attempts than that.
+    pub fn eligible_at(&self, cap: FrequencyCap) -> Option<Timestamp> {
+        let most = u64::from(cap.max_calls);
+        if self.count < most {
+            return None;
+        }
+        let oldest = self.times.get(&((self.count - most) % RING))?;
+        Some(Timestamp(oldest + cap.period_millis()))
+    }
+}
+
+impl Store {
+    /// The attempts of each of `numbers` across the tenant's tasks (D17), read consistently.
+    pub async fn frequency_attempts(
+        &self,
+        tenant: &Tenant,
+        numbers: &[String],
+    ) -> Result<HashMap<String, Attempts>, Error> {
+        let wanted = numbers
+            .iter()
+            .map(|number| {
+                let (pk, sk) = keys::frequency(tenant, number);
+                [(PK.to_owned(), s(pk)), (SK.to_owned(), s(sk))].into()
+            })
+            .collect();
+        let items = self.batch_get_with(wanted, None).await?;
+        let prefix = keys::frequency(tenant, "").0;
+        Ok(items
+            .iter()
+            .filter_map(|item| {
+                let number = crate::store::string_attr(item, PK)?.strip_prefix(&prefix)?;
+                Some((number.to_owned(), Attempts::of(item)))
+            })
+            .collect())
+    }
+
+    /// The claim's checks of the number: its do-not-call guards are absent, and its count of
+    /// attempts is still the one read (one more attempt, its time in the ring).
+    fn check_gate<'a>(
+        &self,
+        mut actions: Actions<'a, Claim>,
+        tenant: &Tenant,
+        gate: &Gate,
+        now: Timestamp,
+    ) -> Result<Actions<'a, Claim>, Error> {
+        for number in &gate.numbers {
+            actions = actions.check(
+                Claim::DoNotCall,
+                keys::tenant(tenant),
+                keys::dnc_number(number),
+                "attribute_not_exists(pk)",
+                Expr::default(),
+            )?;
+        }
+        let Some(frequency) = &gate.frequency else {
+            return Ok(actions);
+        };
+        let (pk, sk) = keys::frequency(tenant, &frequency.number);
+        let seen = frequency.seen.count;
+        let (condition, expr) = if seen == 0 {
+            ("attribute_not_exists(n)", Expr::default())
+        } else {
+            ("n = :seen", Expr::default().value(":seen", n(seen)))
+        };
+        let expires = (now.0 + frequency.cap.period_millis()) / 1000 + 86_400;
+        actions.update(
+            Claim::Frequency,
+            pk,
+            sk,
+            "SET n = :count, #slot = :now, expires_at = :expires",
+            Some(condition),
+            expr.name("#slot", &format!("t{}", seen % RING))
+                .value(":count", n(seen + 1))
+                .value(":now", n(now.0))
+                .value(":expires", n(expires)),
+        )
+    }
+}
+
+impl Store {
+    /// Claims attempt `due.attempt` of a contact for a call now (D13): one transaction that
+    /// takes the contact's attempt, a place among the task's and the service's calls in flight,
+    /// and a slot of this second's provider rate, or nothing at all.
+    #[tracing::instrument(skip_all, fields(tenant = tenant.as_str(), task = %task.id, contact = %due.contact_id, attempt = due.attempt))]
+    pub async fn claim_call(
+        &self,
+        tenant: &Tenant,
+        task: &Task,
+        due: &Due,
+        gate: &Gate,
+        caps: Caps,
+        now: Timestamp,
+    ) -> Result<CallRef, ClaimRefused> {
+        // The contact's own capacity shard, and the next one should that shard be full.
+        let shards = self.capacity_shards.max(1);
+        let first = due.contact_id.as_str().bytes().fold(0u32, |hash, byte| {
+            hash.wrapping_mul(31).wrapping_add(u32::from(byte))
+        }) % shards;
+        let mut refused = ClaimRefused::ServiceFull;
+        for shard in [first, (first + 1) % shards]
+            .into_iter()
+            .take(shards.min(2) as usize)
+        {
+            let (actions, call) = self.take_attempt(tenant, task, due, shard, now)?;
+            let place = Place {
+                caps,
+                shard,
+                shards,
+            };
+            // In flight, the contact is counted by `in_flight` alone: it leaves its counters.
+            let mut moved = Deltas::default();
+            moved.moved(due.state.as_ref(), None);
+            let actions =
+                not_claimed(take_capacity(actions, tenant, &task.id, place, &moved, now))?;
+            let actions = not_claimed(self.check_gate(actions, tenant, gate, now))?;
+            match self.transact("claim call", actions).await {
+                Ok(()) => return Ok(call),
+                Err(failure) => {
+                    refused = refusal(failure.condition().map_err(ClaimRefused::Store)?, gate);
+                    if !matches!(
+                        refused,
+                        ClaimRefused::ServiceFull | ClaimRefused::RateLimited
+                    ) {
+                        return Err(refused);
+                    }
+                }
+            }
+        }
+        Err(refused)
+    }
+
+    /// The claim's first action: the contact's state in the task, created for its first
+    /// attempt or moved to attempt `due.attempt` if nobody moved it since it was read; and the
+    /// call reference the outcome will need.
+    fn take_attempt(
+        &self,
+        tenant: &Tenant,
+        task: &Task,
+        due: &Due,
+        shard: u32,
+        now: Timestamp,
+    ) -> Result<(Actions<'_, Claim>, CallRef), ClaimRefused> {
+        let pk = keys::task_contacts(tenant, &task.id);
+        let sk = keys::contact(&due.contact_id);
+        let in_flight = [
+            (keys::GSI2_PK, keys::in_flight_shard(keys::shard_of(&pk))),
+            (keys::GSI2_SK, keys::in_flight_order(now.0, &due.contact_id)),
+        ];
+        Ok(match &due.state {
+            None => {
+                let state = TaskContact {
+                    in_call: Some(1),
+                    claimed_at: Some(now),
+                    slot_shard: shard,
+                    ..TaskContact::undialled(
+                        due.contact_id.clone(),
+                        u32::from(task.settings.max_dial_count),
+                        task.settings.priority,
+                        now,
+                    )
+                };
+                let keys = [(PK, pk.clone()), (SK, sk.clone())].into_iter();
+                let item =
+                    to_item(&state, keys.chain(in_flight.clone())).map_err(ClaimRefused::Store)?;
+                let actions = not_claimed(Actions::new(&self.table).put(
+                    Claim::Contact,
+                    item,
+                    Some(("attribute_not_exists(pk)", Expr::default())),
+                ))?;
+                (actions, self.call_ref(tenant, task, &state, 1, shard, now))
+            }
+            Some(state) => {
+                let mut expr = Expr::default()
+                    .value(":attempt", n(due.attempt))
+                    .value(":now", n(now.0))
+                    .value(":fly_pk", s(&in_flight[0].1))
+                    .value(":fly_sk", s(&in_flight[1].1))
+                    .value(":attempts", n(state.attempts))
+                    .value(":seen", n(state.updated_at.0))
+                    .value(":false", AttributeValue::Bool(false));
+                // Shard 0 is written as no shard, as a one-shard deployment has always done.
+                let update = if shard == 0 {
+                    "SET in_call = :attempt, claimed_at = :now, updated_at = :now, \
+                     gsi2pk = :fly_pk, gsi2sk = :fly_sk REMOVE gsi1pk, gsi1sk, slot_shard, skip"
+                } else {
+                    expr = expr.value(":shard", n(shard));
+                    "SET in_call = :attempt, claimed_at = :now, updated_at = :now, \
+                     gsi2pk = :fly_pk, gsi2sk = :fly_sk, slot_shard = :shard \
+                     REMOVE gsi1pk, gsi1sk, skip"
+                };
+                let actions = not_claimed(Actions::new(&self.table).update(
+                    Claim::Contact,
+                    pk.clone(),
+                    sk.clone(),
+                    update,
+                    Some(
+                        "attribute_exists(pk) AND attribute_not_exists(in_call) \
+                         AND attempts = :attempts AND updated_at = :seen AND done = :false",
+                    ),
+                    expr,
+                ))?;
+                (
+                    actions,
+                    self.call_ref(tenant, task, state, due.attempt, shard, now),
+                )
+            }
+        })
+    }
+
+    fn call_ref(
+        &self,
+        tenant: &Tenant,
+        task: &Task,
+        state: &TaskContact,
+        attempt: u32,
+        shard: u32,
+        now: Timestamp,
+    ) -> CallRef {
+        CallRef {
+            tenant: tenant.clone(),
+            task_id: task.id.clone(),
+            data_source_id: task.data_source_id.clone(),
+            contact_id: state.contact_id.clone(),
+            attempt,
+            call_interval: task.settings.call_interval,
+            allowance: state.allowance,
+            recalled: state.recalled,
+            priority: state.priority,
+            claimed_at: now,
+            shard,
+            rules: task.settings.retry_rules.clone(),
+            max_dial_count: u32::from(task.settings.max_dial_count),
+        }
+    }
+
+    /// Records the provider's id of a claimed call, and the call record its outcome event is
+    /// found by. Answers false when the attempt is no longer in flight.
+    pub async fn mark_placed(&self, call: &CallRef, call_id: &str) -> Result<bool, Error> {
+        let tenant = &call.tenant;
+        let record = to_item(
+            call,
+            [(PK, keys::call(call_id)), (SK, keys::CALL.to_owned())],
+        )?;
+        let mut record = record;
+        // Kept two days after placing (the table's TTL attribute): far past any outcome event.
+        record.insert(
+            "expires_at".to_owned(),
+            n(call.claimed_at.0 / 1000 + 2 * 86_400),
+        );
+        let actions = Actions::new(&self.table)
+            .update(
+                Call::Contact,
+                keys::task_contacts(tenant, &call.task_id),
+                keys::contact(&call.contact_id),
+                "SET call_id = :id REMOVE quota_refusals",
+                Some("in_call = :attempt"),
+                Expr::default()
+                    .value(":id", s(call_id))
+                    .value(":attempt", n(call.attempt)),
+            )?
+            .put(Call::Record, record, None)?;
+        match self.transact("mark call placed", actions).await {
+            Ok(()) => Ok(true),
+            Err(failure) => failure.condition().map(|_| false),
+        }
+    }
+
+    /// The call placed under the provider's id `call_id`, if its record exists.
+    pub async fn call_by_provider_id(&self, call_id: &str) -> Result<Option<CallRef>, Error> {
+        self.get_item(keys::call(call_id), keys::CALL.to_owned())
+            .await?
+            .map(from_item)
+            .transpose()
+    }
+
+    /// Marks attempt `call` refused by the provider when [`Store::release_call`] could not be
+    /// written (a conflict on the shared capacity it gives back): one write to the contact's own
+    /// state, which reconcile reads to give the claim back later instead of spending it (D13).
+    pub async fn mark_refused(&self, call: &CallRef) -> Result<(), Error> {
+        let written = self
+            .update_one(
+                "mark call refused",
+                (
+                    keys::task_contacts(&call.tenant, &call.task_id),
+                    keys::contact(&call.contact_id),
+                ),
+                "SET refused = :attempt",
+                Some("in_call = :attempt AND attribute_not_exists(call_id)"),
+                Expr::default().value(":attempt", n(call.attempt)),
+            )
+            .await;
+        WriteFailure::took_effect(written).map(drop)
+    }
+
+    /// Gives back a claim the provider refused for rate or capacity: not an attempt (D13). The
+    /// contact waits until `retry_at`, ahead of the plain retries as before.
+    /// With `quota_refused`, the contact's count of quota refusals with nothing else in flight
+    /// goes up by one.
+    pub async fn release_call(
+        &self,
+        call: &CallRef,
+        retry_at: Timestamp,
+        quota_refused: bool,
+        provider_busy: bool,
+    ) -> Result<(), Error> {
+        let tenant = &call.tenant;
+        let rank = call.recalled.then_some(call.priority);
+        let update = if quota_refused {
+            "SET next_attempt_at = :at, gsi1pk = :wait_pk, gsi1sk = :wait_sk, \
+             quota_refusals = if_not_exists(quota_refusals, :zero) + :one \
+             REMOVE in_call, claimed_at, call_id, refused, gsi2pk, gsi2sk"
+        } else {
+            "SET next_attempt_at = :at, gsi1pk = :wait_pk, gsi1sk = :wait_sk \
+             REMOVE in_call, claimed_at, call_id, refused, gsi2pk, gsi2sk"
+        };
+        let mut expr = Expr::default()
+            .value(":at", n(retry_at.0))
+            .value(":wait_pk", s(keys::waiting(tenant, &call.task_id)))
+            .value(":wait_sk", s(keys::waiting_order(rank, retry_at.0)))
+            .value(":attempt", n(call.attempt));
+        if quota_refused {
+            expr = expr.value(":zero", n(0)).value(":one", n(1));
+        }
+        let actions = Actions::new(&self.table)
+            .update(
+                Call::Contact,
+                keys::task_contacts(tenant, &call.task_id),
+                keys::contact(&call.contact_id),
+                update,
+                Some("in_call = :attempt"),
+                expr,
+            )?
+            .update(
+                Call::Task,
+                keys::tenant(tenant),
+                keys::task(&call.task_id),
+                // A contact attempted before waits again; one never attempted is not dialled.
+                match (call.attempt > 1, provider_busy) {
+                    (true, true) => {
+                        "SET busy_until = :now ADD in_flight :minus_one, dg_waiting :one"
+                    }
+                    (true, false) => "ADD in_flight :minus_one, dg_waiting :one",
+                    (false, true) => "SET busy_until = :now ADD in_flight :minus_one",
+                    (false, false) => "ADD in_flight :minus_one",
+                },
+                Some("attribute_exists(pk)"),
+                {
+                    let expr = Expr::default().value(":minus_one", n(-1));
+                    let expr = if call.attempt > 1 {
+                        expr.value(":one", n(1))
+                    } else {
+                        expr
+                    };
+                    if provider_busy {
+                        expr.value(":now", n(retry_at.0))
+                    } else {
+                        expr
+                    }
+                },
+            )?
+            .give_back_service_slot(Call::Service, call.shard)?;
+        match self.transact("release call", actions).await {
+            Ok(()) => Ok(()),
+            // Already released or recorded, or the task is gone: nothing is held.
+            Err(failure) => failure.condition().map(drop),
+        }
+    }
+}
+
+/// Where a claim takes its places: the caps, and the capacity shard of `shards` whose part of
+/// the service's calls in flight and provider rate it takes.
+#[derive(Clone, Copy)]
+struct Place {
+    caps: Caps,
+    shard: u32,
+    shards: u32,
+}
+
+/// The claim's places: one among the task's calls in flight (while it is RUNNING), one among
+/// the service's (its shard's part of them), and a slot of this second's provider rate (its
+/// shard's part of it).
+fn take_capacity<'a>(
+    actions: Actions<'a, Claim>,
+    tenant: &Tenant,
+    task: &Id,
+    place: Place,
+    moved: &Deltas,
+    now: Timestamp,
+) -> Result<Actions<'a, Claim>, Error> {
+    let Place {
+        caps,
+        shard,
+        shards,
+    } = place;
+    let second = now.0.div_euclid(1000);
+    let (counters, expr) = moved.clause(
+        Expr::default()
+            .name("#status", "status")
+            .value(":running", n(TaskStatus::Running.code()))
+            .value(":one", n(1))
+            .value(":now", n(now.0))
+            .value(":cap", n(caps.per_task)),
+    );
+    let update = match counters {
+        Some(counters) => format!("SET last_call_at = :now ADD in_flight :one, {counters}"),
+        None => "SET last_call_at = :now ADD in_flight :one".to_owned(),
+    };
+    actions
+        .update(
+            Claim::Task,
+            keys::tenant(tenant),
+            keys::task(task),
+            &update,
+            Some("#status = :running AND (attribute_not_exists(in_flight) OR in_flight < :cap)"),
+            expr,
+        )?
+        .update(
+            Claim::Service,
+            keys::dialer(shard),
+            keys::CAPACITY.to_owned(),
+            "ADD in_flight :one",
+            Some("attribute_not_exists(in_flight) OR in_flight < :cap"),
+            Expr::default()
+                .value(":one", n(1))
+                .value(":cap", n(keys::shard_part(caps.total, shards, shard))),
+        )?
+        .update(
+            Claim::Rate,
+            keys::dialer(shard),
+            keys::rate_slot(second),
+            "ADD placed :one SET expires_at = :expires",
+            Some("attribute_not_exists(placed) OR placed < :rate"),
+            Expr::default()
+                .value(":one", n(1))
+                .value(
+                    ":rate",
+                    n(keys::shard_part(caps.rate_per_second, shards, shard)),
+                )
+                // Kept a day (the table's TTL attribute), so a clock skew cannot reuse it.
+                .value(":expires", n(second + 86_400)),
+        )
+}
+
+/// Why a claim's transaction was refused, from the first action whose condition failed.
+fn refusal(failed: ConditionFailure<Claim>, gate: &Gate) -> ClaimRefused {
+    if failed.failed(Claim::Contact) {
+        ClaimRefused::Taken
+    } else if failed.failed(Claim::DoNotCall) {
+        ClaimRefused::DoNotCall
+    } else if failed.failed(Claim::Frequency) {
+        let stored = failed.stored(Claim::Frequency).map(Attempts::of);
+        match (&gate.frequency, stored) {
+            (Some(frequency), Some(now_stored)) => match now_stored.eligible_at(frequency.cap) {
+                Some(at) if now_stored.count == frequency.seen.count => ClaimRefused::Capped(at),
+                _ => ClaimRefused::Contended,
+            },
+            _ => ClaimRefused::Contended,
+        }
+    } else if failed.failed(Claim::Task) {
+        let stored = failed.stored(Claim::Task).cloned();
+        match stored.map(from_item::<Task>) {
+            Some(Ok(task)) if task.status == TaskStatus::Running => ClaimRefused::TaskFull,
+            _ => ClaimRefused::TaskNotRunning,
+        }
+    } else if failed.failed(Claim::Service) {
+        ClaimRefused::ServiceFull
+    } else {
+        ClaimRefused::RateLimited
+    }
+}

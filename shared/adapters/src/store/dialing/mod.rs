@@ -1,0 +1,221 @@
+//! The dialing engine's reads and writes (D13). A call moves through three transactions, each
+//! conditioned on what the one before left: the claim (the contact's attempt, a place in the
+//! task's and the service's calls in flight, and a slot of this second's provider rate), the
+//! placing (the provider's call id), and the outcome (the contact's state in the task, the task's
+//! counters, the contact's status and call count, and the calls in flight given back). A claim
+//! taken twice, an outcome recorded twice or a release after an outcome fails its condition and
+//! changes nothing, so duplicated messages and overlapping runs place and count each call once.
+
+mod claim;
+mod outcome;
+mod scan;
+mod skip;
+mod sweep;
+
+pub use claim::{Attempts, FrequencyClaim, Gate};
+pub use skip::{Skipped, SKIPS_IN_ONE};
+
+use crate::store::keys;
+use crate::store::{n, Actions, Expr};
+use outbound_model::call::{Reason, Skip};
+use outbound_model::error::Error;
+use outbound_model::task::{Standing, TaskContact};
+use outbound_model::Tenant;
+use outbound_model::{Id, Task, Timestamp};
+
+/// A task found through the running-task index.
+#[derive(Clone, Debug)]
+pub struct RunningTask {
+    pub tenant: Tenant,
+    pub task: Task,
+}
+
+/// The caps a claim must stay under (D13).
+#[derive(Clone, Copy, Debug)]
+pub struct Caps {
+    pub per_task: u32,
+    pub total: u32,
+    pub rate_per_second: u32,
+}
+
+/// Why a claim was not taken.
+#[derive(Debug)]
+pub enum ClaimRefused {
+    /// Another run claimed this attempt first, or the contact's state moved on.
+    Taken,
+    /// The task is no longer RUNNING: no new calls (D10, D13).
+    TaskNotRunning,
+    /// The task has its most calls in flight.
+    TaskFull,
+    /// The service has its most calls in flight.
+    ServiceFull,
+    /// This second's provider rate is used up.
+    RateLimited,
+    /// The number is on the tenant's do-not-call list (D16).
+    DoNotCall,
+    /// The number reached the tenant's frequency cap (D17); it may be called from then.
+    Capped(Timestamp),
+    /// Another run's claim of the same number moved its count of attempts first: try later.
+    Contended,
+    /// DynamoDB did not answer: nothing was claimed.
+    Store(Error),
+}
+
+/// What one step of the completion check found among the contacts it read.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Sweep {
+    /// Contacts of the data source the task has no state for: never dialled.
+    pub never_dialled: Vec<Id>,
+    /// Contacts still in the data source whose outcome in the task is not final.
+    pub unfinished: usize,
+    /// The sort key of the last contact read, when there may be more after it.
+    pub next: Option<String>,
+}
+
+/// The actions of a claim.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Claim {
+    /// The contact's state in the task: a fresh one, or the attempt taken.
+    Contact,
+    /// The task's calls in flight, while it is RUNNING.
+    Task,
+    /// The service's calls in flight.
+    Service,
+    /// This second's slot of the provider rate.
+    Rate,
+    /// The absence of the number's do-not-call guards (D16).
+    DoNotCall,
+    /// The number's attempts across the tenant's tasks (D17).
+    Frequency,
+}
+
+/// The actions of the writes that follow a claim: placing the call, its outcome, giving the
+/// claim back, dropping an orphan.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Call {
+    /// The contact's state in the task, conditioned on the attempt being in flight.
+    Contact,
+    /// The task: its counters and calls in flight.
+    Task,
+    /// The service's calls in flight.
+    Service,
+    /// The contact in the data source: its status and call count.
+    SourceContact,
+    /// The call record, found by the provider's call id.
+    Record,
+    /// The outcome's event in the outbox (D20).
+    Event,
+}
+
+/// Moves of a task's diagnostic counters (D19), written by the same transaction that moves the
+/// contacts they count: `ADD name :delta` for each counter that changes.
+#[derive(Debug, Default)]
+pub(crate) struct Deltas(std::collections::BTreeMap<String, i64>);
+
+impl Deltas {
+    pub(crate) fn add(&mut self, counter: impl Into<String>, delta: i64) -> &mut Self {
+        *self.0.entry(counter.into()).or_default() += delta;
+        self
+    }
+
+    /// One contact moving from `before` to `after` (`None`: no state, not dialled).
+    pub(crate) fn moved(
+        &mut self,
+        before: Option<&TaskContact>,
+        after: Option<&TaskContact>,
+    ) -> &mut Self {
+        let standing =
+            |state: Option<&TaskContact>| state.map_or(Standing::NotDialled, TaskContact::class);
+        if let Some(counter) = standing(before).counter() {
+            self.add(counter, -1);
+        }
+        if let Some(counter) = standing(after).counter() {
+            self.add(counter, 1);
+        }
+        if let Some(skip) = before.and_then(|state| state.skip) {
+            self.add(skip_counter(skip), -1);
+        }
+        if let Some(skip) = after.and_then(|state| state.skip) {
+            self.add(skip_counter(skip), 1);
+        }
+        self
+    }
+
+    /// `ADD` clauses (without the keyword) and their values, named `:d0`, `:d1`, ...; `None`
+    /// when nothing moves.
+    pub(crate) fn clause(&self, expr: Expr) -> (Option<String>, Expr) {
+        let mut parts = Vec::new();
+        let mut expr = expr;
+        for (at, (counter, delta)) in self.0.iter().filter(|(_, d)| **d != 0).enumerate() {
+            parts.push(format!("{counter} :d{at}"));
+            expr = expr.value(&format!(":d{at}"), n(*delta));
+        }
+        ((!parts.is_empty()).then(|| parts.join(", ")), expr)
+    }
+}
+
+/// The task counter of contacts whose current state is `skip` (D19).
+pub fn skip_counter(skip: Skip) -> String {
+    format!("dg_skip_{}", skip.name())
+}
+
+/// The task counter of attempts that ended for `reason` (D19).
+pub fn reason_counter(reason: Reason) -> String {
+    format!("dg_reason_{}", reason.name())
+}
+
+/// A claim that could not be built or sent: nothing was claimed.
+fn not_claimed<T>(result: Result<T, Error>) -> Result<T, ClaimRefused> {
+    result.map_err(ClaimRefused::Store)
+}
+
+impl<L> Actions<'_, L> {
+    /// Gives back one of the service's calls in flight (D13): with an outcome, a release, or
+    /// the end of a deleted task's call.
+    fn give_back_service_slot(self, label: L, shard: u32) -> Result<Self, Error> {
+        self.update(
+            label,
+            keys::dialer(shard),
+            keys::CAPACITY.to_owned(),
+            "ADD in_flight :minus_one",
+            None,
+            Expr::default().value(":minus_one", n(-1)),
+        )
+    }
+}
+
+/// Why an outcome was not recorded as it was sent.
+#[derive(Debug)]
+pub enum RecordFailure {
+    /// It was recorded.
+    None,
+    /// That attempt is not in flight: recorded before, or never claimed.
+    NotInFlight,
+    /// A recall changed the contact's state during the call: record again from this state.
+    StateChanged(TaskContact),
+    /// The task was deleted during the call.
+    TaskGone,
+    /// The contact was deleted from the data source during the call.
+    ContactGone,
+}
+
+/// `T#{tenant}#TASK#{id}` -> (tenant, task id).
+fn parse_task_contacts_key(pk: &str) -> Option<(Tenant, Id)> {
+    let rest = pk.strip_prefix("T#")?;
+    let (tenant, id) = rest.rsplit_once("#TASK#")?;
+    Some((Tenant::parse(tenant).ok()?, Id::parse(id)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn task_contact_partitions_name_their_tenant_and_task() {
+        let tenant = Tenant::parse("acme:eu").unwrap();
+        let id = Id::new();
+        let (t, i) = parse_task_contacts_key(&keys::task_contacts(&tenant, &id)).unwrap();
+        assert_eq!((t.as_str(), i), ("acme:eu", id));
+        assert!(parse_task_contacts_key("T#acme#DS#x").is_none());
+    }
+}

@@ -1,0 +1,251 @@
+//! A call's outcome, recorded exactly once (D7, D13), and the end of a call whose task or
+//! contact is gone.
+
+use crate::store::keys;
+use crate::store::shards::ContactShards;
+use crate::store::{from_item, n, s, Actions, ConditionFailure, Expr, Store, WriteFailure};
+use aws_sdk_dynamodb::types::AttributeValue;
+use outbound_model::call::{AfterOutcome, CallRef, CallReport};
+use outbound_model::error::Error;
+use outbound_model::event::Event;
+use outbound_model::task::TaskContact;
+use outbound_model::Tenant;
+use outbound_model::{Id, Timestamp};
+
+use super::{reason_counter, Call, Deltas, RecordFailure};
+use outbound_model::call::Reason;
+
+impl Store {
+    /// Records the outcome of a call exactly once (D7, D13): the contact's state in the task,
+    /// the task's counters and calls in flight, the contact's status and call count, and the
+    /// service's calls in flight, and the outcome's event (D20), in one transaction conditioned on
+    /// that attempt being in flight.
+    #[tracing::instrument(skip_all, fields(tenant = %call.tenant, task = %call.task_id, contact = %call.contact_id, attempt = call.attempt))]
+    pub async fn record_outcome(
+        &self,
+        call: &CallRef,
+        report: &CallReport,
+        next: &AfterOutcome,
+        now: Timestamp,
+        with_contact: bool,
+    ) -> Result<RecordFailure, Error> {
+        let tenant = &call.tenant;
+        let counter = match report.outcome {
+            outbound_model::call::Outcome::Success => "success",
+            outbound_model::call::Outcome::Failed => "failed",
+            outbound_model::call::Outcome::NoAnswer => "no_answer",
+        };
+        let (state_update, state_expr) = state_after(call, report, next, now);
+        let reason = Reason::of(report);
+        let mut moved = Deltas::default();
+        moved
+            .add(if next.done { "dg_final" } else { "dg_waiting" }, 1)
+            .add(reason_counter(reason), 1);
+        let (counters, task_expr) = moved.clause(
+            Expr::default()
+                .name("#c", "counters")
+                .name("#calls", "calls")
+                .name("#outcome", counter)
+                .name("#duration", "duration")
+                .value(":one", n(1))
+                .value(":minus_one", n(-1))
+                .value(":duration", n(report.duration))
+                .value(":now", n(now.0)),
+        );
+        let task_update = format!(
+            "SET #c.#calls = #c.#calls + :one, #c.#outcome = #c.#outcome + :one, \
+             #c.#duration = #c.#duration + :duration, updated_at = :now, last_outcome_at = :now \
+             ADD in_flight :minus_one, {}",
+            counters.unwrap_or_default()
+        );
+        let mut actions = Actions::new(&self.table)
+            .update(
+                Call::Contact,
+                keys::task_contacts(tenant, &call.task_id),
+                keys::contact(&call.contact_id),
+                state_update,
+                Some("in_call = :attempt AND updated_at = :claimed"),
+                state_expr,
+            )?
+            .update(
+                Call::Task,
+                keys::tenant(tenant),
+                keys::task(&call.task_id),
+                &task_update,
+                Some("attribute_exists(pk)"),
+                task_expr,
+            )?
+            .give_back_service_slot(Call::Service, call.shard)?
+            .event(
+                Call::Event,
+                &Event::call_completed(tenant, now, call, report, reason, next.done),
+            )?;
+        if with_contact {
+            // Its data source gone, the contact is not found where one shard would hold it,
+            // and the outcome is recorded on the task alone.
+            let shards = self
+                .shards_if_exists(tenant, &call.data_source_id)
+                .await?
+                .unwrap_or_else(|| ContactShards::new(tenant, &call.data_source_id, 1));
+            actions = actions.update(
+                Call::SourceContact,
+                shards.of_contact(&call.contact_id),
+                keys::contact(&call.contact_id),
+                "SET #status = :outcome ADD call_count :one",
+                Some("attribute_exists(pk)"),
+                Expr::default()
+                    .name("#status", "status")
+                    .value(":outcome", n(report.outcome.code()))
+                    .value(":one", n(1)),
+            )?;
+        }
+        match self.transact("record call outcome", actions).await {
+            Ok(()) => Ok(RecordFailure::None),
+            Err(failure) => refused(failure.condition()?, call),
+        }
+    }
+
+    /// Keeps attempt `attempt` in flight and moves it in the in-flight index to `now`, so the
+    /// tick reconciles it again only a reconcile time from now: the provider says it is live.
+    pub async fn check_call_later(
+        &self,
+        tenant: &Tenant,
+        task: &Id,
+        contact: &Id,
+        attempt: u32,
+        now: Timestamp,
+    ) -> Result<(), Error> {
+        let written = self
+            .update_one(
+                "check call later",
+                (keys::task_contacts(tenant, task), keys::contact(contact)),
+                "SET gsi2sk = :checked",
+                Some("in_call = :attempt"),
+                Expr::default()
+                    .value(":attempt", n(attempt))
+                    .value(":checked", s(keys::in_flight_order(now.0, contact))),
+            )
+            .await;
+        WriteFailure::took_effect(written).map(drop)
+    }
+
+    /// Ends a call whose task was deleted while it was in flight: gives back the service's
+    /// place, once, whichever of this and the task's reclaim comes first.
+    pub async fn drop_orphan_call(
+        &self,
+        tenant: &Tenant,
+        task: &Id,
+        contact: &Id,
+        attempt: u32,
+        shard: u32,
+    ) -> Result<(), Error> {
+        let actions = Actions::new(&self.table)
+            .delete(
+                Call::Contact,
+                keys::task_contacts(tenant, task),
+                keys::contact(contact),
+                Some((
+                    "in_call = :attempt",
+                    Expr::default().value(":attempt", n(attempt)),
+                )),
+            )?
+            .give_back_service_slot(Call::Service, shard)?;
+        match self.transact("drop orphan call", actions).await {
+            Ok(()) => Ok(()),
+            Err(failure) => failure.condition().map(drop),
+        }
+    }
+
+    /// Makes final the state of a contact deleted from the data source, so it neither waits nor
+    /// keeps the task from completing (D13).
+    /// The contact is no longer in the data source, so it leaves the task's counters (D19).
+    pub async fn finish_deleted(
+        &self,
+        tenant: &Tenant,
+        task: &Id,
+        state: &TaskContact,
+    ) -> Result<(), Error> {
+        let mut moved = Deltas::default();
+        moved.moved(Some(state), None);
+        let mut actions = Actions::new(&self.table).update(
+            Call::Contact,
+            keys::task_contacts(tenant, task),
+            keys::contact(&state.contact_id),
+            "SET done = :true REMOVE gsi1pk, gsi1sk, skip",
+            Some("attribute_not_exists(in_call) AND updated_at = :seen"),
+            Expr::default()
+                .value(":true", AttributeValue::Bool(true))
+                .value(":seen", n(state.updated_at.0)),
+        )?;
+        let (counters, expr) = moved.clause(Expr::default());
+        if let Some(counters) = counters {
+            actions = actions.update(
+                Call::Task,
+                keys::tenant(tenant),
+                keys::task(task),
+                &format!("ADD {counters}"),
+                Some("attribute_exists(pk)"),
+                expr,
+            )?;
+        }
+        match self.transact("finish deleted contact", actions).await {
+            Ok(()) => Ok(()),
+            Err(failure) => failure.condition().map(drop),
+        }
+    }
+}
+
+/// The contact's state after the outcome: the update and its values. With another attempt to
+/// come, the contact goes to the task's waiting index at its next attempt time.
+fn state_after(
+    call: &CallRef,
+    report: &CallReport,
+    next: &AfterOutcome,
+    now: Timestamp,
+) -> (&'static str, Expr) {
+    let mut state_expr = Expr::default()
+        .value(":attempt", n(call.attempt))
+        .value(":claimed", n(call.claimed_at.0))
+        .value(":outcome", n(report.outcome.code()))
+        .value(":duration", n(report.duration))
+        .value(":now", n(now.0))
+        .value(":done", AttributeValue::Bool(next.done))
+        .value(":reason", s(Reason::of(report).name()))
+        .value(":allowance", n(call.allowance));
+    let update = match next.next_attempt_at {
+        Some(at) => {
+            let rank = call.recalled.then_some(call.priority);
+            state_expr = state_expr
+                .value(":next", n(at.0))
+                .value(":wait_pk", s(keys::waiting(&call.tenant, &call.task_id)))
+                .value(":wait_sk", s(keys::waiting_order(rank, at.0)));
+            "SET attempts = :attempt, last_outcome = :outcome, last_duration = :duration, \
+             allowance = :allowance, updated_at = :now, done = :done, next_attempt_at = :next, \
+             gsi1pk = :wait_pk, gsi1sk = :wait_sk, last_reason = :reason \
+             REMOVE in_call, claimed_at, call_id, gsi2pk, gsi2sk"
+        }
+        None => {
+            "SET attempts = :attempt, last_outcome = :outcome, last_duration = :duration, \
+             allowance = :allowance, updated_at = :now, done = :done, last_reason = :reason \
+             REMOVE in_call, claimed_at, call_id, next_attempt_at, gsi1pk, gsi1sk, gsi2pk, gsi2sk"
+        }
+    };
+    (update, state_expr)
+}
+
+/// What a refused outcome means, from the first action whose condition failed.
+fn refused(failed: ConditionFailure<Call>, call: &CallRef) -> Result<RecordFailure, Error> {
+    Ok(if failed.failed(Call::Contact) {
+        let stored = failed.stored(Call::Contact).cloned();
+        match stored.map(from_item::<TaskContact>).transpose()? {
+            Some(state) if state.in_call == Some(call.attempt) => {
+                RecordFailure::StateChanged(state)
+            }
+            _ => RecordFailure::NotInFlight,
+        }
+    } else if failed.failed(Call::Task) {
+        RecordFailure::TaskGone
+    } else {
+        RecordFailure::ContactGone
+    })
+}

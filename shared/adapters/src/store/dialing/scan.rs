@@ -1,0 +1,276 @@
+//! What the tick and a dial run read (D13): the running tasks, the calls in flight and those
+//! overdue, a task's due retries and its never-dialled contacts, and their phone numbers.
+
+use crate::store::keys::{self, PK, SK};
+use crate::store::Item;
+use crate::store::{from_item, s, string_attr, Store};
+use outbound_model::call::{Fresh, Target, SCRIPT_FIELD};
+use outbound_model::error::Error;
+use outbound_model::task::TaskContact;
+use outbound_model::Tenant;
+use outbound_model::{Id, Phone, Timestamp};
+use std::collections::HashMap;
+
+use super::{parse_task_contacts_key, RunningTask};
+
+/// The ranks of a task's waiting index, in the order they are called (D13): recalled contacts
+/// by recall priority, then plain retries.
+const WAITING_RANKS: [Option<u8>; 6] = [Some(1), Some(2), Some(3), Some(4), Some(5), None];
+
+impl Store {
+    /// The running tasks of one shard of the running-task index (eventually consistent; the
+    /// dialer reads each task again before it calls).
+    pub async fn running_tasks(&self, shard: u32) -> Result<Vec<RunningTask>, Error> {
+        let pk = keys::running_shard(shard);
+        let mut tasks = Vec::new();
+        self.query_pages(
+            |query| {
+                query
+                    .index_name(keys::GSI1)
+                    .key_condition_expression("gsi1pk = :pk")
+                    .expression_attribute_values(":pk", s(&pk))
+            },
+            |page| {
+                for item in page {
+                    let tenant = string_attr(&item, PK)
+                        .and_then(|pk| pk.strip_prefix("T#"))
+                        .ok_or_else(|| Error::internal("running task", "no tenant in its key"))
+                        .and_then(|raw| {
+                            Tenant::parse(raw).map_err(|e| Error::internal("running task", e))
+                        })?;
+                    tasks.push(RunningTask {
+                        tenant,
+                        task: from_item(item)?,
+                    });
+                }
+                Ok(true)
+            },
+        )
+        .await?;
+        Ok(tasks)
+    }
+
+    /// Calls in flight in the whole service: the sum over its capacity shards.
+    pub async fn calls_in_flight(&self) -> Result<u32, Error> {
+        let reads = (0..self.capacity_shards)
+            .map(|shard| self.get_item(keys::dialer(shard), keys::CAPACITY.to_owned()));
+        let items = futures::future::try_join_all(reads).await?;
+        Ok(items
+            .iter()
+            .filter_map(|item| {
+                item.as_ref()?
+                    .get("in_flight")?
+                    .as_n()
+                    .ok()?
+                    .parse::<i64>()
+                    .ok()
+            })
+            .map(|value| value.max(0) as u32)
+            .sum())
+    }
+
+    /// Calls of one shard claimed before `before` and still without an outcome.
+    pub async fn stale_calls(
+        &self,
+        shard: u32,
+        before: Timestamp,
+    ) -> Result<Vec<(Tenant, Id, TaskContact)>, Error> {
+        let pk = keys::in_flight_shard(shard);
+        let items = self
+            .query_all(
+                |query| {
+                    query
+                        .index_name(keys::GSI2)
+                        .key_condition_expression("gsi2pk = :pk AND gsi2sk < :before")
+                        .expression_attribute_values(":pk", s(&pk))
+                        .expression_attribute_values(":before", s(format!("{:013}", before.0)))
+                },
+                Some(1000),
+            )
+            .await?;
+        items
+            .into_iter()
+            .map(|item| {
+                let (tenant, task) = string_attr(&item, PK)
+                    .and_then(parse_task_contacts_key)
+                    .ok_or_else(|| Error::internal("stale call", "unexpected key"))?;
+                Ok((tenant, task, from_item(item)?))
+            })
+            .collect()
+    }
+
+    /// Up to `limit` of a task's contacts whose retry or recall call is due at `now`: recalled
+    /// ones by recall priority, then plain retries, each longest waiting first. One Query per
+    /// rank, bounded by `{rank}#{now}` so a contact not yet due is never read, stopping once
+    /// `limit` are found (D13).
+    pub async fn due_retries(
+        &self,
+        tenant: &Tenant,
+        task: &Id,
+        now: Timestamp,
+        limit: usize,
+    ) -> Result<Vec<TaskContact>, Error> {
+        let pk = keys::waiting(tenant, task);
+        let mut states = Vec::new();
+        for rank in WAITING_RANKS {
+            if states.len() >= limit {
+                break;
+            }
+            let found = self
+                .waiting_of_rank(&pk, rank, now.0, limit - states.len())
+                .await?;
+            states.extend(found);
+        }
+        Ok(states)
+    }
+
+    /// When the earliest of the task's waiting contacts is due: one Query of one item per rank,
+    /// at once (D19), whatever the number waiting.
+    pub async fn earliest_waiting(
+        &self,
+        tenant: &Tenant,
+        task: &Id,
+    ) -> Result<Option<Timestamp>, Error> {
+        let pk = keys::waiting(tenant, task);
+        let firsts = WAITING_RANKS.map(|rank| self.waiting_of_rank(&pk, rank, i64::MAX, 1));
+        let firsts = futures::future::try_join_all(firsts).await?;
+        Ok(firsts
+            .into_iter()
+            .flatten()
+            .filter_map(|state| state.next_attempt_at)
+            .min())
+    }
+
+    /// Up to `limit` contacts of one rank of a task's waiting index (partition `pk`), longest
+    /// waiting first, due at `until` at the latest.
+    async fn waiting_of_rank(
+        &self,
+        pk: &str,
+        rank: Option<u8>,
+        until: i64,
+        limit: usize,
+    ) -> Result<Vec<TaskContact>, Error> {
+        let first = keys::waiting_order(rank, 0);
+        let last = keys::waiting_order(rank, until);
+        let items = self
+            .query_all(
+                |query| {
+                    query
+                        .index_name(keys::GSI1)
+                        .key_condition_expression(
+                            "gsi1pk = :pk AND gsi1sk BETWEEN :first AND :last",
+                        )
+                        .expression_attribute_values(":pk", s(pk))
+                        .expression_attribute_values(":first", s(&first))
+                        .expression_attribute_values(":last", s(&last))
+                },
+                Some(limit),
+            )
+            .await?;
+        items.into_iter().map(from_item).collect()
+    }
+
+    /// Whether any contact of the task waits for a retry or a recall call, due or not.
+    pub async fn any_waiting(&self, tenant: &Tenant, task: &Id) -> Result<bool, Error> {
+        let pk = keys::waiting(tenant, task);
+        let items = self
+            .query_all(
+                |query| {
+                    query
+                        .index_name(keys::GSI1)
+                        .key_condition_expression("gsi1pk = :pk")
+                        .expression_attribute_values(":pk", s(&pk))
+                        .projection_expression("pk, sk")
+                },
+                Some(1),
+            )
+            .await?;
+        Ok(!items.is_empty())
+    }
+
+    /// Up to `limit` contacts of a data source created after the one with sort key `after`,
+    /// oldest first, with their phone numbers: the never-dialled ones a task's cursor has not
+    /// reached.
+    pub async fn contacts_after(
+        &self,
+        tenant: &Tenant,
+        source: &Id,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<(Fresh, Target, String)>, Error> {
+        let items = self
+            .contacts_after_key(tenant, source, after, limit, "sk, phone, #fields")
+            .await?;
+        let mut contacts = Vec::new();
+        for item in items {
+            let Some(sk) = string_attr(&item, SK) else {
+                continue;
+            };
+            let (Some(id), Some(target)) = (
+                sk.strip_prefix(keys::CONTACT_PREFIX).and_then(Id::parse),
+                target_of(&item),
+            ) else {
+                continue;
+            };
+            contacts.push((Fresh { contact_id: id }, target, sk.to_owned()));
+            if contacts.len() == limit {
+                break;
+            }
+        }
+        Ok(contacts)
+    }
+
+    /// What a call needs of those of `ids` that are still contacts of data source `source`.
+    pub async fn contact_targets(
+        &self,
+        tenant: &Tenant,
+        source: &Id,
+        ids: &[Id],
+    ) -> Result<HashMap<Id, Target>, Error> {
+        let Some(shards) = self.shards_if_exists(tenant, source).await? else {
+            return Ok(HashMap::new());
+        };
+        let wanted = ids.iter().map(|id| shards.contact_key(id));
+        // Whole items: a read costs the item's size whatever is projected.
+        let items = self.batch_get_with(wanted.collect(), None).await?;
+        Ok(items
+            .iter()
+            .filter_map(|item| {
+                let id = string_attr(item, SK)?
+                    .strip_prefix(keys::CONTACT_PREFIX)
+                    .and_then(Id::parse)?;
+                Some((id, target_of(item)?))
+            })
+            .collect())
+    }
+
+    /// One contact's state in a task, read consistently.
+    pub async fn task_contact(
+        &self,
+        tenant: &Tenant,
+        task: &Id,
+        contact: &Id,
+    ) -> Result<Option<TaskContact>, Error> {
+        self.get_item(keys::task_contacts(tenant, task), keys::contact(contact))
+            .await?
+            .map(from_item)
+            .transpose()
+    }
+}
+
+/// A contact item's number and the fields that steer its call.
+fn target_of(item: &Item) -> Option<Target> {
+    let phone = Phone::parse(string_attr(item, "phone")?).ok()?;
+    let fields = item.get("fields").and_then(|fields| fields.as_m().ok());
+    let field = |name: &str| {
+        fields
+            .and_then(|fields| fields.get(name))
+            .and_then(|value| value.as_s().ok())
+            .cloned()
+    };
+    Some(Target {
+        phone,
+        time_zone: field("timeZone"),
+        script: field(SCRIPT_FIELD),
+    })
+}

@@ -1,0 +1,173 @@
+//! Contacts not called when their turn came (D18): each skip recorded on the contact's state in
+//! the task, final or waiting in the waiting index until its `until`, a run's skips together with
+//! the task's counters in one transaction (D19). Never an attempt.
+
+use crate::store::keys::{self, PK, SK};
+use crate::store::{n, s, to_item, Actions, Expr, Store};
+use aws_sdk_dynamodb::types::AttributeValue;
+use outbound_model::call::{Due, Skip};
+use outbound_model::error::Error;
+use outbound_model::task::TaskContact;
+use outbound_model::{Task, Tenant, Timestamp};
+
+use super::Deltas;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Step {
+    Contact,
+    Task,
+}
+
+/// One contact a run skipped: the state it read, why, and until when it waits (D18).
+#[derive(Clone, Debug)]
+pub struct Skipped {
+    pub due: Due,
+    pub skip: Skip,
+    pub until: Option<Timestamp>,
+}
+
+/// The most skips one transaction writes beside the task (DynamoDB takes 100 actions).
+pub const SKIPS_IN_ONE: usize = 99;
+
+impl Store {
+    /// Records a run's skips (at most [`SKIPS_IN_ONE`]) in one transaction with the task's
+    /// counters (D19), each contact as the run read it. When one contact moved on meanwhile
+    /// (another run claimed or skipped it), each is written alone, so the others are still
+    /// recorded. Answers how many were written.
+    #[tracing::instrument(skip_all, fields(task = %task.id, count = skipped.len()))]
+    pub async fn skip_contacts(
+        &self,
+        tenant: &Tenant,
+        task: &Task,
+        skipped: &[Skipped],
+        now: Timestamp,
+    ) -> Result<usize, Error> {
+        debug_assert!(skipped.len() <= SKIPS_IN_ONE);
+        if self.skip_together(tenant, task, skipped, now).await? {
+            return Ok(skipped.len());
+        }
+        if skipped.len() == 1 {
+            return Ok(0);
+        }
+        let mut written = 0;
+        for one in skipped {
+            written += usize::from(
+                self.skip_together(tenant, task, std::slice::from_ref(one), now)
+                    .await?,
+            );
+        }
+        Ok(written)
+    }
+
+    /// One transaction of `skipped` and the task's counters; false when a contact's condition
+    /// failed and nothing was written.
+    async fn skip_together(
+        &self,
+        tenant: &Tenant,
+        task: &Task,
+        skipped: &[Skipped],
+        now: Timestamp,
+    ) -> Result<bool, Error> {
+        let mut actions = Actions::new(&self.table);
+        let mut moved = Deltas::default();
+        for Skipped { due, skip, until } in skipped {
+            let (skip, until) = (*skip, *until);
+            let before = due.state.clone();
+            let base = before.clone().unwrap_or_else(|| {
+                TaskContact::undialled(
+                    due.contact_id.clone(),
+                    u32::from(task.settings.max_dial_count),
+                    task.settings.priority,
+                    now,
+                )
+            });
+            let final_skip = skip.is_final();
+            let after = TaskContact {
+                skip: Some(skip),
+                done: final_skip,
+                next_attempt_at: if final_skip {
+                    None
+                } else {
+                    until.or(Some(now))
+                },
+                updated_at: now,
+                ..base
+            };
+            let pk = keys::task_contacts(tenant, &task.id);
+            let sk = keys::contact(&due.contact_id);
+            let waiting = after.next_attempt_at.map(|at| {
+                let rank = after.recalled.then_some(after.priority);
+                (
+                    keys::waiting(tenant, &task.id),
+                    keys::waiting_order(rank, at.0),
+                )
+            });
+            actions = match &before {
+                // A new state: the whole item, if no run wrote one meanwhile.
+                None => {
+                    let mut item = to_item(&after, [(PK, pk), (SK, sk)])?;
+                    if let Some((wait_pk, wait_sk)) = waiting {
+                        item.insert(keys::GSI1_PK.to_owned(), s(wait_pk));
+                        item.insert(keys::GSI1_SK.to_owned(), s(wait_sk));
+                    }
+                    actions.put(
+                        Step::Contact,
+                        item,
+                        Some(("attribute_not_exists(pk)", Expr::default())),
+                    )?
+                }
+                // The state as the run read it: only the skip and where it waits change.
+                Some(state) => {
+                    let mut expr = Expr::default()
+                        .value(":skip", s(skip.name()))
+                        .value(":done", AttributeValue::Bool(final_skip))
+                        .value(":now", n(now.0))
+                        .value(":attempts", n(state.attempts))
+                        .value(":seen", n(state.updated_at.0))
+                        .value(":false", AttributeValue::Bool(false));
+                    let update = match (waiting, after.next_attempt_at) {
+                        (Some((wait_pk, wait_sk)), Some(at)) => {
+                            expr = expr
+                                .value(":next", n(at.0))
+                                .value(":wait_pk", s(wait_pk))
+                                .value(":wait_sk", s(wait_sk));
+                            "SET skip = :skip, done = :done, updated_at = :now, \
+                             next_attempt_at = :next, gsi1pk = :wait_pk, gsi1sk = :wait_sk"
+                        }
+                        _ => {
+                            "SET skip = :skip, done = :done, updated_at = :now \
+                             REMOVE next_attempt_at, gsi1pk, gsi1sk"
+                        }
+                    };
+                    actions.update(
+                        Step::Contact,
+                        pk,
+                        sk,
+                        update,
+                        Some(
+                            "attribute_not_exists(in_call) AND attempts = :attempts \
+                             AND updated_at = :seen AND done = :false",
+                        ),
+                        expr,
+                    )?
+                }
+            };
+            moved.moved(before.as_ref(), Some(&after));
+        }
+        let (counters, expr) = moved.clause(Expr::default());
+        if let Some(counters) = counters {
+            actions = actions.update(
+                Step::Task,
+                keys::tenant(tenant),
+                keys::task(&task.id),
+                &format!("ADD {counters}"),
+                Some("attribute_exists(pk)"),
+                expr,
+            )?;
+        }
+        match self.transact("skip contacts", actions).await {
+            Ok(()) => Ok(true),
+            Err(failure) => failure.condition().map(|_| false),
+        }
+    }
+}

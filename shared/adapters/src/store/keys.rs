@@ -1,0 +1,221 @@
+//! The key layout of the single table (see `docs/data-model.md`). Every key starts with the
+//! tenant, so no read can reach another tenant's records.
+
+use outbound_model::Tenant;
+use outbound_model::{Id, Phone};
+
+/// Partition of a tenant's own records: data source and task names, tasks.
+pub fn tenant(tenant: &Tenant) -> String {
+    format!("T#{}", tenant.as_str())
+}
+
+/// Sort key of a tenant's settings (D14), in the tenant partition.
+pub const SETTINGS: &str = "SETTINGS";
+
+/// Sort key of a do-not-call entry in the tenant partition (D16), newest last.
+pub fn dnc_entry(id: &Id) -> String {
+    format!("{DNC_PREFIX}{id}")
+}
+pub const DNC_PREFIX: &str = "DNC#";
+
+/// Sort key of the guard of one listed number (its normal form or its E.164) in the tenant
+/// partition: the claim's transaction checks it is absent (D16).
+pub fn dnc_number(number: &str) -> String {
+    format!("DNCN#{number}")
+}
+
+/// Partition and sort key of one number's recent attempts across the tenant's tasks (D17).
+pub fn frequency(tenant: &Tenant, number: &str) -> (String, String) {
+    (
+        format!("T#{}#FREQ#{number}", tenant.as_str()),
+        "FREQ".to_owned(),
+    )
+}
+
+/// Partition of one data source: its head record, its imports, and shard 0 of its contacts and
+/// phone guards ([`super::shards::ContactShards`]).
+pub fn data_source(tenant: &Tenant, id: &Id) -> String {
+    format!("T#{}#DS#{}", tenant.as_str(), id)
+}
+
+/// Partition of one task's per-contact dialing state.
+pub fn task_contacts(tenant: &Tenant, id: &Id) -> String {
+    format!("T#{}#TASK#{}", tenant.as_str(), id)
+}
+
+/// Sort key of a contact in its data source partition.
+pub fn contact(id: &Id) -> String {
+    format!("{CONTACT_PREFIX}{id}")
+}
+
+/// Contacts sort as `C#<ulid>`; the head sorts as `C~`, after every contact (`~` is above every
+/// ULID character), so one descending Query over `C#`..`C~` meets the head first and then the
+/// newest contacts: existence, `contactCount` and a page in a single call.
+pub const CONTACT_PREFIX: &str = "C#";
+pub const HEAD: &str = "C~";
+/// A sort key after every contact's and before the head's: the end of a range of contacts only.
+pub const CONTACTS_END: &str = "C#~";
+
+/// Sort key of the item that makes a phone number unique within a data source.
+pub fn phone(phone: &Phone) -> String {
+    format!("P#{phone}")
+}
+
+/// Sort key (in a data source's partition) of the import write units spent in one second by
+/// every import of that data source together (D8).
+pub fn import_pace(epoch_second: i64) -> String {
+    format!("IMPORTPACE#{epoch_second}")
+}
+
+/// Sort key of an import record in its data source partition.
+pub fn import(id: &Id) -> String {
+    format!("I#{id}")
+}
+
+/// Sort key (GSI1) of a data source within its tenant, and of a task in the tenant partition.
+pub fn data_source_in_tenant(id: &Id) -> String {
+    format!("{DATA_SOURCE_PREFIX}{id}")
+}
+pub const DATA_SOURCE_PREFIX: &str = "DS#";
+
+pub fn task(id: &Id) -> String {
+    format!("{TASK_PREFIX}{id}")
+}
+pub const TASK_PREFIX: &str = "TASK#";
+
+/// Sort key (in the tenant partition) of the key held by the running export job of one subject
+/// and format (D8): a second request for it answers that job.
+pub fn exporting(subject: &outbound_model::export::ExportSubject, format: &str) -> String {
+    use outbound_model::export::ExportSubject;
+    match subject {
+        ExportSubject::DataSource { data_source_id } => {
+            format!("EXPORTING#DS#{data_source_id}#{format}")
+        }
+        ExportSubject::Task {
+            task_id,
+            outcome_filter,
+        } => format!("EXPORTING#TASK#{task_id}#{outcome_filter}#{format}"),
+    }
+}
+
+/// Partition and sort key of an outbox item (D20): the event's own partition, so outbox writes
+/// spread over the table; the sort key alone tells the publisher's stream filter it is one.
+pub fn event(tenant: &Tenant, id: &Id) -> (String, String) {
+    (format!("T#{}#EVT#{id}", tenant.as_str()), EVENT.to_owned())
+}
+pub const EVENT: &str = "EVENT";
+
+/// Sort key of an export job in the tenant partition (D8).
+pub fn export(id: &Id) -> String {
+    format!("EXPORT#{id}")
+}
+
+/// Sort keys of the items that make names unique within a tenant.
+pub fn data_source_name(name: &str) -> String {
+    format!("{DATA_SOURCE_NAME_PREFIX}{name}")
+}
+pub const DATA_SOURCE_NAME_PREFIX: &str = "DSNAME#";
+
+/// Sort key (in the tenant partition) of the tenant's counts of tasks and data sources (D5).
+pub const COUNTS: &str = "COUNTS";
+pub fn task_name(name: &str) -> String {
+    format!("TASKNAME#{name}")
+}
+
+/// Attribute names of the keys.
+pub const PK: &str = "pk";
+pub const SK: &str = "sk";
+pub const GSI1: &str = "gsi1";
+pub const GSI1_PK: &str = "gsi1pk";
+pub const GSI1_SK: &str = "gsi1sk";
+
+/// Partition of the service-wide dialing items: calls in flight, and the per-second rate slots.
+pub const DIALER: &str = "DIALER";
+/// Partition of shard `shard` of the service's dialing counters (calls in flight, the provider
+/// rate): `DIALER` for shard 0, so a one-shard deployment keeps its keys; `DIALER#{n}` after.
+pub fn dialer(shard: u32) -> String {
+    match shard {
+        0 => DIALER.to_owned(),
+        n => format!("{DIALER}#{n}"),
+    }
+}
+
+/// The part of `total` that shard `shard` of `shards` holds: `total / shards`, the remainder
+/// one each to the first shards, so the parts add up to `total`.
+pub fn shard_part(total: u32, shards: u32, shard: u32) -> u32 {
+    let shards = shards.max(1);
+    total / shards + u32::from(shard < total % shards)
+}
+
+/// Sort key of the count of calls in flight in the whole service (D13).
+pub const CAPACITY: &str = "CAPACITY";
+
+/// Sort key of the count of calls placed in one second (D13's provider rate).
+pub fn rate_slot(epoch_second: i64) -> String {
+    format!("RATE#{epoch_second}")
+}
+
+/// How many partitions the running-task and calls-in-flight indexes are spread over, so one
+/// tenant with thousands of running tasks is not one hot key.
+pub const SHARDS: u32 = 16;
+
+/// The shard of a record, from its key.
+pub fn shard_of(key: &str) -> u32 {
+    fnv1a(key) % SHARDS
+}
+
+/// FNV-1a of `key`: stable across processes and releases, so a shard chosen by it today is
+/// found by it tomorrow.
+pub fn fnv1a(key: &str) -> u32 {
+    key.bytes().fold(0x811c_9dc5_u32, |hash, byte| {
+        (hash ^ u32::from(byte)).wrapping_mul(0x0100_0193)
+    })
+}
+
+/// GSI1 partition of the running tasks of one shard: a task holds these keys only while RUNNING.
+pub fn running_shard(shard: u32) -> String {
+    format!("RUN#{shard:02}")
+}
+
+/// GSI1 partition of a task's contacts waiting for a retry or a recall call.
+pub fn waiting(tenant: &Tenant, task: &Id) -> String {
+    format!("T#{}#TASK#{}#WAIT", tenant.as_str(), task)
+}
+
+/// GSI1 sort key of a waiting contact: recalled ones by their recall priority (1-5), then the
+/// plain retries (6), each by the time their next attempt is due.
+pub fn waiting_order(recall_priority: Option<u8>, due_at_millis: i64) -> String {
+    format!(
+        "{}#{:013}",
+        recall_priority.unwrap_or(6),
+        due_at_millis.max(0)
+    )
+}
+
+/// GSI2 partition of the calls in flight of one shard, sorted by the time they were claimed,
+/// so the tick finds the calls whose outcome never came without reading the others.
+pub fn in_flight_shard(shard: u32) -> String {
+    format!("FLY#{shard:02}")
+}
+
+/// GSI2 sort key of a call in flight: when it is next due a look (its claim, then each time the
+/// provider said it was still live), then the contact.
+pub fn in_flight_order(at: i64, contact: &Id) -> String {
+    format!("{at:013}#{contact}")
+}
+
+/// Partition (and only key) of the record that maps a provider's call id to its attempt.
+pub fn call(provider_call_id: &str) -> String {
+    format!("CALL#{provider_call_id}")
+}
+pub const CALL: &str = "CALL";
+
+pub const GSI2: &str = "gsi2";
+pub const GSI2_PK: &str = "gsi2pk";
+pub const GSI2_SK: &str = "gsi2sk";
+
+/// Partition of the reclaim intents of one shard: written in the same transaction as the delete
+/// of a data source or task, removed once its partition is empty, so no reclaim is ever lost.
+pub fn reclaim_shard(shard: u32) -> String {
+    format!("RECLAIM#{shard:02}")
+}

@@ -1,0 +1,48 @@
+//! The transactional outbox of domain events (D20). A transaction that commits a change worth an
+//! event puts the event's item in the same transaction ([`Actions::event`]): a refused or failed
+//! write leaves none, a committed one leaves exactly one, whatever happens to the function after
+//! the commit. The table's stream carries each new outbox item to the publisher, which puts it on
+//! the bus; the item itself lapses a day later (TTL).
+
+use super::keys::{self, PK, SK};
+use super::{n, s, Actions, Item};
+use outbound_model::error::Error;
+use outbound_model::event::{Event, EventEntry};
+use serde::Deserialize;
+
+/// How long an outbox item is kept after its event: the stream keeps its record 24 hours too.
+const KEEP_SECONDS: i64 = 24 * 3600;
+
+/// The outbox item of `event`.
+fn event_item(event: &Event) -> Item {
+    let (pk, sk) = keys::event(&event.tenant, &event.id);
+    Item::from([
+        (PK.to_owned(), s(pk)),
+        (SK.to_owned(), s(sk)),
+        ("event_type".to_owned(), s(event.detail_type())),
+        ("tenant".to_owned(), s(event.tenant.as_str())),
+        ("detail".to_owned(), s(event.detail())),
+        ("occurred_at".to_owned(), n(event.at.0)),
+        ("expires_at".to_owned(), n(event.at.0 / 1000 + KEEP_SECONDS)),
+    ])
+}
+
+impl<L> Actions<'_, L> {
+    /// Puts `event` in the outbox as part of this transaction.
+    pub(crate) fn event(self, label: L, event: &Event) -> Result<Self, Error> {
+        self.put(label, event_item(event), None)
+    }
+}
+
+/// Reads an item's image (from the Lambda event or the streams API, both through serde_dynamo);
+/// `None` for an item that is not an outbox item.
+pub fn outbox_entry(image: impl Into<serde_dynamo::Item>) -> Option<EventEntry> {
+    #[derive(Deserialize)]
+    struct Outbox {
+        sk: String,
+        #[serde(flatten)]
+        entry: EventEntry,
+    }
+    let outbox: Outbox = serde_dynamo::from_item(image).ok()?;
+    (outbox.sk == keys::EVENT).then_some(outbox.entry)
+}

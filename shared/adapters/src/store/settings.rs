@@ -1,0 +1,115 @@
+//! A tenant's settings record (D14), in the tenant partition.
+
+use super::keys;
+use super::{from_item, s, string_attr, Expr, Store, WriteFailure};
+use aws_sdk_dynamodb::types::AttributeValue;
+use outbound_model::error::Error;
+use outbound_model::numbers::Country;
+use outbound_model::settings::{Change, SettingsChange, TenantSettings};
+use outbound_model::{Tenant, Timestamp};
+use serde::Serialize;
+
+fn value<T: Serialize>(value: &T) -> Result<AttributeValue, Error> {
+    serde_dynamo::to_attribute_value(value).map_err(|e| Error::internal("encode settings", e))
+}
+
+impl Store {
+    /// The tenant's settings; every field unset when it never set any.
+    pub async fn settings(&self, tenant: &Tenant) -> Result<TenantSettings, Error> {
+        self.get_item(keys::tenant(tenant), keys::SETTINGS.to_owned())
+            .await?
+            .map(from_item)
+            .transpose()
+            .map(Option::unwrap_or_default)
+    }
+
+    /// The country a data source's numbers written without `+` are read in (D14): its own, else
+    /// the tenant's. One BatchGetItem of the data source's head and the tenant's settings; 404
+    /// when the data source does not exist.
+    pub async fn numbering_country(
+        &self,
+        tenant: &Tenant,
+        source: &outbound_model::Id,
+    ) -> Result<Option<Country>, Error> {
+        let head = keys::data_source(tenant, source);
+        let key = |pk: String, sk: &str| -> crate::store::Item {
+            [(keys::PK.to_owned(), s(pk)), (keys::SK.to_owned(), s(sk))].into()
+        };
+        let items = self
+            .batch_get(
+                vec![
+                    key(head.clone(), keys::HEAD),
+                    key(keys::tenant(tenant), keys::SETTINGS),
+                ],
+                "pk, default_country",
+            )
+            .await?;
+        if !items
+            .iter()
+            .any(|item| string_attr(item, keys::PK) == Some(head.as_str()))
+        {
+            return Err(super::datasource::not_found(source));
+        }
+        let country = |own: bool| {
+            items
+                .iter()
+                .find(|item| (string_attr(item, keys::PK) == Some(head.as_str())) == own)
+                .and_then(|item| string_attr(item, "default_country"))
+                .and_then(|code| Country::parse("defaultCountry", code).ok())
+        };
+        Ok(country(true).or_else(|| country(false)))
+    }
+
+    /// Applies a change in one write (fields not named keep their value) and answers the result.
+    pub async fn update_settings(
+        &self,
+        tenant: &Tenant,
+        change: &SettingsChange,
+        now: Timestamp,
+    ) -> Result<TenantSettings, Error> {
+        let mut set = vec!["updated_at = :now".to_owned()];
+        let mut remove = Vec::new();
+        let mut expr = Expr::default().value(":now", value(&now)?);
+        let mut field = |name: &str, change: Result<Option<Option<AttributeValue>>, Error>| {
+            match change? {
+                None => {}
+                Some(None) => remove.push(name.to_owned()),
+                Some(Some(stored)) => {
+                    set.push(format!("{name} = :{name}"));
+                    expr = std::mem::take(&mut expr).value(&format!(":{name}"), stored);
+                }
+            }
+            Ok::<(), Error>(())
+        };
+        fn encoded<T: Serialize>(
+            change: &Change<T>,
+        ) -> Result<Option<Option<AttributeValue>>, Error> {
+            Ok(match change {
+                Change::Keep => None,
+                Change::Clear => Some(None),
+                Change::Set(v) => Some(Some(value(v)?)),
+            })
+        }
+        field("default_country", encoded(&change.default_country))?;
+        field("calling_hours", encoded(&change.calling_hours))?;
+        field("frequency_cap", encoded(&change.frequency_cap))?;
+        let mut update = format!("SET {}", set.join(", "));
+        if !remove.is_empty() {
+            update.push_str(&format!(" REMOVE {}", remove.join(", ")));
+        }
+        let item = self
+            .update_one(
+                "update settings",
+                (keys::tenant(tenant), keys::SETTINGS.to_owned()),
+                &update,
+                None,
+                expr,
+            )
+            .await
+            .map_err(|failure| match failure {
+                WriteFailure::Other(error) => error,
+                WriteFailure::Condition(_) => Error::internal("update settings", "no condition"),
+            })?;
+        from_item(item)
+    }
+}

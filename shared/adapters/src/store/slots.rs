@@ -1,0 +1,176 @@
+//! A tenant's share of the service's background work: at most N imports and N export jobs of a
+//! tenant run at once (`TENANT_RUNNING_IMPORTS`, `TENANT_RUNNING_EXPORTS`), and one export job a
+//! subject (D8). Each running job holds a slot item in the tenant's partition
+//! (`JOBSLOT#{kind}#{n}`, `n` below the cap), taken by a conditional put and given back when the
+//! job ends. A slot also lapses an hour after it was taken (`held_until`), so a job whose end was
+//! never recorded (a worker that died, an upload URL never used) cannot hold it for ever.
+
+use super::keys::{self, PK, SK};
+use super::{n, s, string_attr, Expr, Item, Store, WriteFailure};
+use outbound_model::error::Error;
+use outbound_model::{Id, Tenant, Timestamp};
+
+/// How long a slot is held at most: past any import's or export's run (15 minutes, retried).
+pub const SLOT_LEASE_MILLIS: i64 = 60 * 60 * 1000;
+
+/// The kinds of background work a tenant's slots are counted for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JobKind {
+    Import,
+    Export,
+}
+
+impl JobKind {
+    fn name(self) -> &'static str {
+        match self {
+            JobKind::Import => "IMPORT",
+            JobKind::Export => "EXPORT",
+        }
+    }
+
+    fn plural(self) -> &'static str {
+        match self {
+            JobKind::Import => "imports",
+            JobKind::Export => "export jobs",
+        }
+    }
+}
+
+fn slot_key(kind: JobKind, slot: u32) -> String {
+    format!("JOBSLOT#{}#{slot:03}", kind.name())
+}
+
+/// The item that holds a key for job `job` until `until`.
+fn held(pk: String, sk: String, job: &Id, until: i64) -> Item {
+    [
+        (PK.to_owned(), s(pk)),
+        (SK.to_owned(), s(sk)),
+        ("job_id".to_owned(), s(job.as_str())),
+        ("held_until".to_owned(), n(until)),
+    ]
+    .into()
+}
+
+/// What [`Store::hold`] found.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Hold {
+    /// The key is now held by the job asking.
+    Taken,
+    /// Another job holds it: its id, when the stored item names one.
+    HeldBy(Option<Id>),
+}
+
+/// Free, or held past its lease.
+const FREE: &str = "attribute_not_exists(pk) OR held_until < :now";
+
+impl Store {
+    /// Takes one of the tenant's `cap` slots of `kind` for job `job`; 409 naming the cap when
+    /// every one is held (the job is not started).
+    pub async fn take_job_slot(
+        &self,
+        tenant: &Tenant,
+        kind: JobKind,
+        job: &Id,
+        cap: u32,
+        now: Timestamp,
+    ) -> Result<(), Error> {
+        for slot in 0..cap {
+            let key = (keys::tenant(tenant), slot_key(kind, slot));
+            if self.hold(key, job, None, now).await? == Hold::Taken {
+                return Ok(());
+            }
+        }
+        Err(Error::Conflict(format!(
+            "this tenant already has {cap} {} running, the most it may; try again when one has finished",
+            kind.plural()
+        )))
+    }
+
+    /// Gives back the slot job `job` holds, if it still holds one.
+    pub async fn release_job_slot(
+        &self,
+        tenant: &Tenant,
+        kind: JobKind,
+        job: &Id,
+    ) -> Result<(), Error> {
+        let prefix = format!("JOBSLOT#{}#", kind.name());
+        let slots = self
+            .query_all(
+                |query| {
+                    query
+                        .key_condition_expression("pk = :pk AND begins_with(sk, :prefix)")
+                        .filter_expression("job_id = :job")
+                        .expression_attribute_values(":pk", s(keys::tenant(tenant)))
+                        .expression_attribute_values(":prefix", s(&prefix))
+                        .expression_attribute_values(":job", s(job.as_str()))
+                        .projection_expression("sk")
+                        .consistent_read(true)
+                },
+                None,
+            )
+            .await?;
+        for slot in slots {
+            if let Some(sk) = string_attr(&slot, SK) {
+                self.release_held(keys::tenant(tenant), sk.to_owned(), job)
+                    .await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Takes the key `(pk, sk)` for job `job` unless another job holds it, and says which
+    /// happened. A holder named in `replace` is replaced (the caller found that job ended).
+    pub async fn hold(
+        &self,
+        (pk, sk): (String, String),
+        job: &Id,
+        replace: Option<&Id>,
+        now: Timestamp,
+    ) -> Result<Hold, Error> {
+        let (condition, expr) = match replace {
+            Some(old) => (
+                format!("{FREE} OR job_id = :old"),
+                Expr::default().value(":old", s(old.as_str())),
+            ),
+            None => (FREE.to_owned(), Expr::default()),
+        };
+        let expr = expr.value(":now", n(now.0));
+        let written = self
+            .client
+            .put_item()
+            .table_name(&self.table)
+            .set_item(Some(held(pk, sk, job, now.0 + SLOT_LEASE_MILLIS)))
+            .condition_expression(condition)
+            .set_expression_attribute_values(expr.values())
+            .return_values_on_condition_check_failure(
+                aws_sdk_dynamodb::types::ReturnValuesOnConditionCheckFailure::AllOld,
+            )
+            .send()
+            .await;
+        match written.map_err(|error| WriteFailure::from_sdk("hold", error)) {
+            Ok(_) => Ok(Hold::Taken),
+            Err(WriteFailure::Condition(failure)) => Ok(Hold::HeldBy(
+                failure
+                    .stored(())
+                    .and_then(|item| string_attr(item, "job_id"))
+                    .and_then(Id::parse),
+            )),
+            Err(WriteFailure::Other(error)) => Err(error),
+        }
+    }
+
+    /// Gives back the key `(pk, sk)` if job `job` still holds it.
+    pub async fn release_held(&self, pk: String, sk: String, job: &Id) -> Result<(), Error> {
+        let deleted = self
+            .client
+            .delete_item()
+            .table_name(&self.table)
+            .key(PK, s(pk))
+            .key(SK, s(sk))
+            .condition_expression("job_id = :job")
+            .expression_attribute_values(":job", s(job.as_str()))
+            .send()
+            .await;
+        WriteFailure::applied("release held key", deleted).map(drop)
+    }
+}

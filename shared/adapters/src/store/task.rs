@@ -1,0 +1,814 @@
+//! Task records in the tenant partition, their name guards, state transitions as conditional
+//! writes on the stored status, and the per-task contact state that recall writes (D10, D12).
+
+use super::keys::{self, HEAD, PK, SK};
+use super::names::NameGuard;
+use super::paging::{Counted, RowFilter, TenantList};
+use super::{from_item, n, s, string_attr, to_item, Actions, Expr, Item, Store, WriteFailure};
+use crate::store::dialing::{reason_counter, skip_counter};
+use outbound_model::call::{Reason, Skip};
+use outbound_model::diagnostics::TaskCounters;
+use outbound_model::error::Error;
+use outbound_model::event::Event;
+use outbound_model::page::{Page, PageQuery};
+use outbound_model::task::{not_allowed, TaskContact, TaskOperation};
+use outbound_model::Tenant;
+use outbound_model::{Id, Name, Task, TaskStatus, Timestamp};
+use std::collections::HashSet;
+
+fn task_not_found(id: &Id) -> Error {
+    Error::NotFound(format!("task {id} not found"))
+}
+
+fn name_taken(name: &Name) -> Error {
+    Error::Conflict(format!("taskName {:?} already exists", name.as_str()))
+}
+
+/// What a state change does to the task's data source (D11: RUNNING and PAUSED tasks hold it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Hold {
+    /// Nothing: the task held it before and after, or neither.
+    Keep,
+    /// Start holding it; it must still exist and have contacts.
+    Acquire,
+    /// Stop holding it.
+    Release,
+}
+
+impl Hold {
+    pub fn between(from: TaskStatus, to: TaskStatus) -> Hold {
+        match (from.holds_data_source(), to.holds_data_source()) {
+            (false, true) => Hold::Acquire,
+            (true, false) => Hold::Release,
+            _ => Hold::Keep,
+        }
+    }
+}
+
+/// A state change: from any of `from` to `to`, with what it records.
+#[derive(Clone, Debug)]
+pub struct Transition {
+    pub operation: TaskOperation,
+    pub from: &'static [TaskStatus],
+    pub to: TaskStatus,
+    pub hold: Hold,
+    pub at: Timestamp,
+    pub set_started: bool,
+    pub set_ended: bool,
+    pub stop_reason: Option<String>,
+    pub fail_reason: Option<String>,
+    /// Refreshes the task's `contact_count` (publish).
+    pub contact_count: Option<u64>,
+    /// Only with no call in flight and no recall since the task was read at this revision (the
+    /// dialing engine's completion, D13).
+    pub idle_at_revision: Option<u64>,
+    /// Only while the data source's `contacts_added` is this (the completion, D13): a contact
+    /// added during the completion check stops it.
+    pub contacts_added: Option<u64>,
+    /// Commits a large recall (D12): the task records it as pending, once at a time.
+    pub pending_recall: Option<(Id, Timestamp)>,
+}
+
+impl Transition {
+    /// A state change without side data.
+    pub fn of(operation: TaskOperation, at: Timestamp) -> Transition {
+        let from = operation.allowed_from();
+        let to = operation.target().unwrap_or(from[0]);
+        Transition {
+            operation,
+            from,
+            to,
+            // Every operation's source states agree on holding the data source, so the first decides.
+            hold: Hold::between(from[0], to),
+            at,
+            set_started: operation == TaskOperation::Publish,
+            set_ended: matches!(
+                operation,
+                TaskOperation::Stop | TaskOperation::Complete | TaskOperation::Fail
+            ),
+            stop_reason: None,
+            fail_reason: None,
+            contact_count: None,
+            idle_at_revision: None,
+            contacts_added: None,
+            pending_recall: None,
+        }
+    }
+
+    /// `task` as this change leaves it.
+    fn applied_to(&self, mut task: Task) -> Task {
+        task.status = self.to;
+        task.updated_at = self.at;
+        if self.set_started {
+            task.started_at = Some(self.at);
+        }
+        if self.set_ended {
+            task.ended_at = Some(self.at);
+        }
+        if self.to == TaskStatus::Running {
+            task.ended_at = None;
+        }
+        if self.stop_reason.is_some() {
+            task.stop_reason.clone_from(&self.stop_reason);
+        }
+        if self.fail_reason.is_some() {
+            task.fail_reason.clone_from(&self.fail_reason);
+        }
+        if let Some(count) = self.contact_count {
+            task.contact_count = count;
+        }
+        task
+    }
+}
+
+/// Why one try of a transition did not commit.
+enum Moved {
+    /// The task is in `status` now, which the change may also leave: try again from there.
+    To(TaskStatus),
+    Refused(Error),
+}
+
+/// The data source's side of a change that takes or gives back its hold (D11).
+fn hold_expression(change: &Transition) -> (&'static str, String, Expr) {
+    let (hold_update, hold_condition, hold_values) = match change.hold {
+        Hold::Acquire => (
+            "ADD active_tasks :one",
+            "attribute_exists(pk) AND contact_count > :zero",
+            Expr::default().value(":one", n(1)).value(":zero", n(0)),
+        ),
+        // Never below zero: a negative count would make every read of the data source fail.
+        _ => (
+            "ADD active_tasks :minus_one",
+            "attribute_exists(pk) AND active_tasks > :zero",
+            Expr::default()
+                .value(":minus_one", n(-1))
+                .value(":zero", n(0)),
+        ),
+    };
+    match change.contacts_added {
+        None => (hold_update, hold_condition.to_owned(), hold_values),
+        Some(0) => (
+            hold_update,
+            format!("{hold_condition} AND (attribute_not_exists(contacts_added) OR contacts_added = :added)"),
+            hold_values.value(":added", n(0)),
+        ),
+        Some(added) => (
+            hold_update,
+            format!("{hold_condition} AND contacts_added = :added"),
+            hold_values.value(":added", n(added)),
+        ),
+    }
+}
+
+/// The condition "the stored status is one of `from`", with its values.
+pub(crate) fn status_in(from: &[TaskStatus], expr: Expr) -> (String, Expr) {
+    let mut expr = expr.name("#status", "status");
+    let mut placeholders = Vec::new();
+    for (i, status) in from.iter().enumerate() {
+        let placeholder = format!(":from{i}");
+        expr = expr.value(&placeholder, n(status.code()));
+        placeholders.push(placeholder);
+    }
+    (
+        format!(
+            "attribute_exists(pk) AND #status IN ({})",
+            placeholders.join(", ")
+        ),
+        expr,
+    )
+}
+
+/// 404 when the task is gone, else 405 naming the state it is in now.
+pub(crate) fn refused(operation: TaskOperation, id: &Id, stored: Option<&Item>) -> Error {
+    match stored.map(|item| from_item::<Task>(item.clone())) {
+        None => task_not_found(id),
+        Some(Ok(task)) => not_allowed(operation, task.status),
+        Some(Err(error)) => error,
+    }
+}
+
+/// The update, condition and values of a state change of task `id` from `from` exactly: the
+/// event that tells of it names the state it left (D20).
+fn transition_expression(
+    tenant: &Tenant,
+    id: &Id,
+    from: TaskStatus,
+    change: &Transition,
+) -> (String, String, Expr) {
+    let mut sets = vec!["#status = :to", "updated_at = :at"];
+    let mut expr = Expr::default()
+        .value(":to", n(change.to.code()))
+        .value(":at", n(change.at.0));
+    if change.set_started {
+        sets.push("started_at = :at");
+    }
+    if change.set_ended {
+        sets.push("ended_at = :at");
+    }
+    if let Some(reason) = &change.stop_reason {
+        sets.push("stop_reason = :stop_reason");
+        expr = expr.value(":stop_reason", s(reason));
+    }
+    if let Some(reason) = &change.fail_reason {
+        sets.push("fail_reason = :fail_reason");
+        expr = expr.value(":fail_reason", s(reason));
+    }
+    if let Some(count) = change.contact_count {
+        sets.push("contact_count = :contact_count");
+        expr = expr.value(":contact_count", n(count));
+    }
+    if change.to == TaskStatus::Running {
+        // Only running tasks are in the running-task index the dialer's tick reads (D13).
+        sets.push("gsi1pk = :run_pk, gsi1sk = :run_sk");
+        let entry = keys::task(id);
+        expr = expr
+            .value(":run_pk", s(keys::running_shard(keys::shard_of(&entry))))
+            .value(":run_sk", s(format!("{}#{entry}", keys::tenant(tenant))));
+    }
+    let mut update = format!("SET {}", sets.join(", "));
+    if change.to == TaskStatus::Running {
+        // A running task has not ended: a recall that requeues a COMPLETED task clears endTime.
+        update.push_str(" REMOVE ended_at");
+    } else {
+        update.push_str(" REMOVE gsi1pk, gsi1sk");
+    }
+    let (mut condition, mut expr) = status_in(&[from], expr);
+    if let Some(revision) = change.idle_at_revision {
+        condition.push_str(
+            " AND (attribute_not_exists(in_flight) OR in_flight = :no_calls) \
+             AND (attribute_not_exists(revision) OR revision = :revision) \
+             AND attribute_not_exists(pending_recall)",
+        );
+        expr = expr
+            .value(":no_calls", n(0))
+            .value(":revision", n(revision));
+    }
+    if let Some((recall, at)) = &change.pending_recall {
+        update = update.replacen(
+            "SET ",
+            "SET pending_recall = :recall, pending_recall_at = :recall_at, ",
+            1,
+        );
+        update.push_str(" ADD revision :one");
+        condition.push_str(" AND attribute_not_exists(pending_recall)");
+        expr = expr
+            .value(":recall", s(recall.as_str()))
+            .value(":recall_at", n(at.0))
+            .value(":one", n(1));
+    }
+    (update, condition, expr)
+}
+
+impl Store {
+    fn task_item(&self, tenant: &Tenant, task: &Task) -> Result<Item, Error> {
+        to_item(
+            task,
+            [(PK, keys::tenant(tenant)), (SK, keys::task(&task.id))],
+        )
+    }
+
+    fn task_name_guard<'a>(&self, tenant: &'a Tenant, task: &'a Task) -> NameGuard<'a> {
+        NameGuard {
+            tenant,
+            name_key: keys::task_name(task.name.as_str()),
+            holder: ("task_id", &task.id),
+        }
+    }
+
+    /// Stores a new task and claims its name, while its data source still exists (else 400).
+    #[tracing::instrument(skip_all, fields(tenant = tenant.as_str(), id = %task.id))]
+    pub async fn create_task(&self, tenant: &Tenant, task: &Task) -> Result<(), Error> {
+        #[derive(PartialEq)]
+        enum Step {
+            Task,
+            NameGuard,
+            DataSource,
+            Count,
+        }
+        let absent = || Some(("attribute_not_exists(pk)", Expr::default()));
+        let actions = Actions::new(&self.table)
+            .put(Step::Task, self.task_item(tenant, task)?, absent())?
+            .take_name(Step::NameGuard, &self.task_name_guard(tenant, task))?
+            .check(
+                Step::DataSource,
+                keys::data_source(tenant, &task.data_source_id),
+                HEAD.to_owned(),
+                "attribute_exists(pk)",
+                Expr::default(),
+            )?
+            .count_change(Step::Count, tenant, Counted::Tasks, 1)?;
+        self.transact("create task", actions)
+            .await
+            .map_err(|failure| {
+                failure.or_else(|condition| {
+                    if condition.failed(Step::DataSource) {
+                        Error::invalid(format!("dataSource {} does not exist", task.data_source_id))
+                    } else if condition.failed(Step::NameGuard) {
+                        name_taken(&task.name)
+                    } else {
+                        Error::internal("create task", "fresh id already stored")
+                    }
+                })
+            })
+    }
+
+    /// One task, read consistently.
+    pub async fn task(&self, tenant: &Tenant, id: &Id) -> Result<Task, Error> {
+        let item = self
+            .get_item(keys::tenant(tenant), keys::task(id))
+            .await?
+            .ok_or_else(|| task_not_found(id))?;
+        from_item(item)
+    }
+
+    /// A task and its diagnostic counters (D19), in one consistent read of its item.
+    pub async fn task_with_counters(
+        &self,
+        tenant: &Tenant,
+        id: &Id,
+    ) -> Result<(Task, TaskCounters), Error> {
+        let item = self
+            .get_item(keys::tenant(tenant), keys::task(id))
+            .await?
+            .ok_or_else(|| task_not_found(id))?;
+        let number = |name: &str| {
+            item.get(name)
+                .and_then(|value| value.as_n().ok())
+                .and_then(|raw| raw.parse::<i64>().ok())
+        };
+        let count = |name: &str| number(name).unwrap_or(0).max(0) as u64;
+        let counters = TaskCounters {
+            waiting: count("dg_waiting"),
+            final_: count("dg_final"),
+            skips: Skip::ALL
+                .iter()
+                .map(|skip| (*skip, count(&skip_counter(*skip))))
+                .collect(),
+            reasons: Reason::ALL
+                .iter()
+                .map(|reason| (*reason, count(&reason_counter(*reason))))
+                .collect(),
+            last_call_at: number("last_call_at").map(Timestamp),
+            last_outcome_at: number("last_outcome_at").map(Timestamp),
+            busy_until: number("busy_until").map(Timestamp),
+        };
+        Ok((from_item(item)?, counters))
+    }
+
+    /// Every task of the tenant, newest first: one Query for up to ~1 MB of them.
+    pub async fn tasks(&self, tenant: &Tenant) -> Result<Vec<Task>, Error> {
+        self.tenant_records(tenant, None, keys::TASK_PREFIX).await
+    }
+
+    /// A page of the tenant's tasks, newest first, optionally those whose name contains
+    /// `name_lowercase` (compared lowercased) and those in `status` (D5). Its cost is bounded
+    /// by the page (see `store::paging`); filters read the tasks projected to key, name and
+    /// status, then the page's records.
+    #[tracing::instrument(skip_all, fields(tenant = tenant.as_str()))]
+    pub async fn tasks_page(
+        &self,
+        tenant: &Tenant,
+        page: &PageQuery,
+        name_lowercase: Option<&str>,
+        status: Option<TaskStatus>,
+    ) -> Result<Page<Task>, Error> {
+        let pk = keys::tenant(tenant);
+        let list = TenantList {
+            index: None,
+            pk_attr: PK,
+            sk_attr: SK,
+            pk: pk.clone(),
+            prefix: keys::TASK_PREFIX,
+            consistent: true,
+            record_key: Box::new({
+                let pk = pk.clone();
+                move |id| [(PK.to_owned(), s(&pk)), (SK.to_owned(), s(keys::task(id)))].into()
+            }),
+            start_key: Box::new({
+                let pk = pk.clone();
+                move |id| [(PK.to_owned(), s(&pk)), (SK.to_owned(), s(keys::task(id)))].into()
+            }),
+            counted: Counted::Tasks,
+        };
+        let filter = (name_lowercase.is_some() || status.is_some()).then(|| {
+            let name = name_lowercase.map(str::to_owned);
+            let mut filter = RowFilter {
+                projection: "#name",
+                names: vec![("#name", "name")],
+                expression: None,
+                values: Vec::new(),
+                keep: Box::new(move |item: &Item| {
+                    name.as_deref().is_none_or(|fragment| {
+                        string_attr(item, "name")
+                            .is_some_and(|stored| stored.to_lowercase().contains(fragment))
+                    })
+                }),
+            };
+            if let Some(status) = status {
+                filter.expression = Some("#status = :status");
+                filter.names.push(("#status", "status"));
+                filter.values.push((":status", n(status.code())));
+            }
+            filter
+        });
+        self.list_page(tenant, &list, page, filter)
+            .await?
+            .try_map(from_item)
+    }
+
+    /// Replaces a DRAFT task's name, description and settings, moving the name guard on rename.
+    #[tracing::instrument(skip_all, fields(tenant = tenant.as_str(), id = %current.id))]
+    pub async fn update_task(
+        &self,
+        tenant: &Tenant,
+        current: &Task,
+        next: &Task,
+    ) -> Result<(), Error> {
+        let settings = serde_dynamo::to_attribute_value(&next.settings)
+            .map_err(|e| Error::internal("encode task settings", e))?;
+        let expr = Expr::default()
+            .name("#name", "name")
+            .name("#description", "description")
+            .value(":name", s(next.name.as_str()))
+            .value(":old", s(current.name.as_str()))
+            .value(":description", s(next.description.as_str()))
+            .value(":settings", settings)
+            .value(":at", n(next.updated_at.0))
+            .value(":seen", n(current.updated_at.0));
+        let (condition, expr) = status_in(TaskOperation::Update.allowed_from(), expr);
+        let renamed = next.name != current.name;
+        #[derive(PartialEq)]
+        enum Step {
+            Task,
+            OldNameGuard,
+            NewNameGuard,
+        }
+        let mut actions = Actions::new(&self.table).update(
+            Step::Task,
+            keys::tenant(tenant),
+            keys::task(&current.id),
+            "SET #name = :name, #description = :description, settings = :settings, updated_at = :at",
+            // Versioned by updated_at: of two concurrent updates the second answers 409 and
+            // is sent again on the record it reads then, so neither's fields are lost.
+            Some(&format!("{condition} AND #name = :old AND updated_at = :seen")),
+            expr,
+        )?;
+        if renamed {
+            actions = actions.move_name(
+                (Step::OldNameGuard, Step::NewNameGuard),
+                keys::task_name(current.name.as_str()),
+                &self.task_name_guard(tenant, next),
+            )?;
+        }
+        self.transact("update task", actions)
+            .await
+            .map_err(|failure| {
+                failure.or_else(|condition| {
+                    if !condition.failed(Step::Task) {
+                        return name_taken(&next.name);
+                    }
+                    match condition
+                        .stored(Step::Task)
+                        .map(|item| from_item::<Task>(item.clone()))
+                    {
+                        Some(Ok(stored)) if stored.status == TaskStatus::Draft => {
+                            Error::Conflict(format!(
+                                "task {} was changed by another request; read it again",
+                                current.id
+                            ))
+                        }
+                        _ => refused(
+                            TaskOperation::Update,
+                            &current.id,
+                            condition.stored(Step::Task),
+                        ),
+                    }
+                })
+            })
+    }
+
+    /// The dialing engine's end of a task (D10, D13): completes `current` unless a call is in
+    /// flight or a recall came after it was read at its revision (405).
+    pub async fn complete_idle(
+        &self,
+        tenant: &Tenant,
+        current: &Task,
+        contacts_added: u64,
+    ) -> Result<Task, Error> {
+        let mut complete = Transition::of(TaskOperation::Complete, Timestamp::now());
+        complete.idle_at_revision = Some(current.revision);
+        complete.contacts_added = Some(contacts_added);
+        self.transition(tenant, current, &complete).await
+    }
+
+    /// The dialing engine's verdict that a task cannot go on: FAILED with `reason`.
+    pub async fn fail_task(&self, tenant: &Tenant, id: &Id, reason: String) -> Result<Task, Error> {
+        let current = self.task(tenant, id).await?;
+        TaskOperation::Fail.apply(current.status)?;
+        let mut fail = Transition::of(TaskOperation::Fail, Timestamp::now());
+        fail.fail_reason = Some(reason);
+        self.transition(tenant, &current, &fail).await
+    }
+
+    /// Applies a state change to `current` as read: the task's update conditioned on the state
+    /// it was read in, its event (D20), and when the change takes or gives back the data source,
+    /// its `active_tasks` counter, in one transaction, so a data source delete and a publish can
+    /// never both succeed (D11). Of concurrent conflicting changes exactly one succeeds, the
+    /// others get 405.
+    #[tracing::instrument(skip_all, fields(tenant = tenant.as_str(), id = %current.id, op = %change.operation))]
+    pub async fn transition(
+        &self,
+        tenant: &Tenant,
+        current: &Task,
+        change: &Transition,
+    ) -> Result<Task, Error> {
+        let source = Some(&current.data_source_id);
+        self.transition_from_any(tenant, &current.id, source, current.status, change)
+            .await?;
+        Ok(change.applied_to(current.clone()))
+    }
+
+    /// Applies a state change that keeps the data source as it is ([`Hold::Keep`]) without
+    /// reading the task first: one transaction of the update and its event (D20), tried from the
+    /// change's first source state; answers the state it is in now.
+    #[tracing::instrument(skip_all, fields(tenant = tenant.as_str(), id = %id, op = %change.operation))]
+    pub async fn transition_in_place(
+        &self,
+        tenant: &Tenant,
+        id: &Id,
+        change: &Transition,
+    ) -> Result<TaskStatus, Error> {
+        debug_assert_eq!(change.hold, Hold::Keep);
+        self.transition_from_any(tenant, id, None, change.from[0], change)
+            .await?;
+        Ok(change.to)
+    }
+
+    /// Tries the change from `first`, then, when the task is found in another state the change
+    /// may also leave, from that one: the event names the state it left.
+    async fn transition_from_any(
+        &self,
+        tenant: &Tenant,
+        id: &Id,
+        source: Option<&Id>,
+        first: TaskStatus,
+        change: &Transition,
+    ) -> Result<(), Error> {
+        let mut from = first;
+        for _ in 0..change.from.len() {
+            match self.transition_from(tenant, id, source, from, change).await {
+                Ok(()) => return Ok(()),
+                Err(Moved::To(status)) => from = status,
+                Err(Moved::Refused(error)) => return Err(error),
+            }
+        }
+        Err(Error::Conflict(format!(
+            "task {id} was changed by another request; read it again"
+        )))
+    }
+
+    /// One try of a transition of task `id`, from `from` exactly; `source` is its data source,
+    /// needed when the change takes or gives back its hold.
+    async fn transition_from(
+        &self,
+        tenant: &Tenant,
+        id: &Id,
+        source: Option<&Id>,
+        from: TaskStatus,
+        change: &Transition,
+    ) -> Result<(), Moved> {
+        if !change.from.contains(&from) {
+            return Err(Moved::Refused(not_allowed(change.operation, from)));
+        }
+        let (update, condition, expr) = transition_expression(tenant, id, from, change);
+        let (pk, sk) = (keys::tenant(tenant), keys::task(id));
+        #[derive(PartialEq)]
+        enum Step {
+            Task,
+            Event,
+            DataSource,
+        }
+        let event = Event::task_state_changed(
+            tenant,
+            change.at,
+            id,
+            from,
+            change.to,
+            change.operation,
+            change
+                .stop_reason
+                .clone()
+                .or_else(|| change.fail_reason.clone()),
+        );
+        let mut actions = Actions::new(&self.table)
+            .update(Step::Task, pk, sk, &update, Some(&condition), expr)
+            .and_then(|actions| actions.event(Step::Event, &event))
+            .map_err(Moved::Refused)?;
+        let source = match (change.hold, source) {
+            (Hold::Keep, _) => None,
+            (_, Some(source)) => Some(source),
+            (_, None) => {
+                return Err(Moved::Refused(Error::internal(
+                    "task transition",
+                    "a change of the data source's hold without the data source",
+                )))
+            }
+        };
+        if let Some(source) = source {
+            let (hold_update, hold_condition, hold_values) = hold_expression(change);
+            actions = actions
+                .update(
+                    Step::DataSource,
+                    keys::data_source(tenant, source),
+                    HEAD.to_owned(),
+                    hold_update,
+                    Some(&hold_condition),
+                    hold_values,
+                )
+                .map_err(Moved::Refused)?;
+        }
+        let condition = match self.transact("task transition", actions).await {
+            Ok(()) => return Ok(()),
+            Err(WriteFailure::Other(error)) => return Err(Moved::Refused(error)),
+            Err(WriteFailure::Condition(condition)) => condition,
+        };
+        let source = source.map_or("", Id::as_str);
+        Err(Moved::Refused(if condition.failed(Step::Task) {
+            let stored = condition.stored(Step::Task);
+            match stored.map(|item| from_item::<Task>(item.clone())) {
+                Some(Ok(task)) if task.status != from && change.from.contains(&task.status) => {
+                    return Err(Moved::To(task.status));
+                }
+                _ => refused(change.operation, id, stored),
+            }
+        } else if change.hold == Hold::Release && change.contacts_added.is_some() {
+            Error::Conflict(format!(
+                "dataSource {source} gained contacts during the completion check"
+            ))
+        } else if change.hold == Hold::Release {
+            Error::internal("task transition", "data source hold already released")
+        } else if condition.stored(Step::DataSource).is_none() {
+            Error::invalid(format!("dataSource {source} does not exist"))
+        } else {
+            Error::invalid(format!("dataSource {source} has no contacts"))
+        }))
+    }
+
+    /// Deletes a task in a state that allows it and frees its name (D10).
+    #[tracing::instrument(skip_all, fields(tenant = tenant.as_str(), id = %current.id))]
+    pub async fn delete_task(
+        &self,
+        tenant: &Tenant,
+        current: &Task,
+        reclaim: &outbound_model::reclaim::ReclaimJob,
+    ) -> Result<(), Error> {
+        // The name read is the name whose guard goes: a rename in between fails the delete
+        // instead of stranding the new name's guard.
+        let (condition, expr) = status_in(
+            TaskOperation::Delete.allowed_from(),
+            Expr::default()
+                .name("#name", "name")
+                .value(":name", s(current.name.as_str())),
+        );
+        let condition = format!("{condition} AND #name = :name");
+        #[derive(PartialEq)]
+        enum Step {
+            Task,
+            NameGuard,
+            ReclaimIntent,
+            Count,
+        }
+        let actions = Actions::new(&self.table)
+            .delete(
+                Step::Task,
+                keys::tenant(tenant),
+                keys::task(&current.id),
+                Some((&condition, expr)),
+            )?
+            .retire(
+                (Step::NameGuard, Step::ReclaimIntent, Step::Count),
+                tenant,
+                keys::task_name(current.name.as_str()),
+                reclaim,
+                Counted::Tasks,
+            )?;
+        self.transact("delete task", actions)
+            .await
+            .map_err(|failure| {
+                failure.or_else(|condition| {
+                    match condition
+                        .stored(Step::Task)
+                        .map(|item| from_item::<Task>(item.clone()))
+                    {
+                        Some(Ok(stored))
+                            if TaskOperation::Delete
+                                .allowed_from()
+                                .contains(&stored.status) =>
+                        {
+                            Error::Conflict(format!(
+                                "task {} was changed by another request; read it again",
+                                current.id
+                            ))
+                        }
+                        _ => refused(
+                            TaskOperation::Delete,
+                            &current.id,
+                            condition.stored(Step::Task),
+                        ),
+                    }
+                })
+            })
+    }
+
+    /// Which of `ids` are contacts of data source `source` (all of them gone when it is).
+    pub async fn existing_contacts(
+        &self,
+        tenant: &Tenant,
+        source: &Id,
+        ids: &[Id],
+    ) -> Result<HashSet<Id>, Error> {
+        let Some(shards) = self.shards_if_exists(tenant, source).await? else {
+            return Ok(HashSet::new());
+        };
+        let head: Item = [(PK.to_owned(), s(shards.home())), (SK.to_owned(), s(HEAD))].into();
+        let wanted: Vec<Item> = std::iter::once(head)
+            .chain(ids.iter().map(|id| shards.contact_key(id)))
+            .collect();
+        let mut found = HashSet::new();
+        let mut head_seen = false;
+        for item in self.batch_get(wanted, "sk").await? {
+            match string_attr(&item, SK) {
+                Some(HEAD) => head_seen = true,
+                Some(sk) => {
+                    if let Some(id) = sk.strip_prefix(keys::CONTACT_PREFIX).and_then(Id::parse) {
+                        found.insert(id);
+                    }
+                }
+                None => {}
+            }
+        }
+        if !head_seen {
+            found.clear();
+        }
+        Ok(found)
+    }
+
+    /// Contacts whose latest outcome in the task is failed or no answer (D12), the first `most`
+    /// of them in contact order: the read stops there, whatever the task's size.
+    pub async fn failed_task_contacts(
+        &self,
+        tenant: &Tenant,
+        task: &Id,
+        most: usize,
+    ) -> Result<Vec<Id>, Error> {
+        let pk = keys::task_contacts(tenant, task);
+        let items = self
+            .query_all(
+                |query| {
+                    query
+                        .key_condition_expression("pk = :pk AND begins_with(sk, :prefix)")
+                        .filter_expression("last_outcome IN (:failed, :no_answer)")
+                        .expression_attribute_values(":pk", s(&pk))
+                        .expression_attribute_values(":prefix", s(keys::CONTACT_PREFIX))
+                        .expression_attribute_values(
+                            ":failed",
+                            n(outbound_model::contact::status::FAILED),
+                        )
+                        .expression_attribute_values(
+                            ":no_answer",
+                            n(outbound_model::contact::status::NO_ANSWER),
+                        )
+                        .projection_expression("contact_id")
+                        .consistent_read(true)
+                },
+                Some(most),
+            )
+            .await?;
+        Ok(items
+            .iter()
+            .filter_map(|item| string_attr(item, "contact_id").and_then(Id::parse))
+            .take(most)
+            .collect())
+    }
+
+    /// Every per-contact state of a task (for export and statistics).
+    pub async fn task_contacts(
+        &self,
+        tenant: &Tenant,
+        task: &Id,
+    ) -> Result<Vec<TaskContact>, Error> {
+        let pk = keys::task_contacts(tenant, task);
+        let items = self
+            .query_all(
+                |query| {
+                    query
+                        .key_condition_expression("pk = :pk AND begins_with(sk, :prefix)")
+                        .expression_attribute_values(":pk", s(&pk))
+                        .expression_attribute_values(":prefix", s(keys::CONTACT_PREFIX))
+                },
+                None,
+            )
+            .await?;
+        items.into_iter().map(from_item).collect()
+    }
+}

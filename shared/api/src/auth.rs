@@ -1,0 +1,125 @@
+//! The tenant of a request (D2, D3), and the scope its route needs when scopes are required:
+//! the claims come from the HTTP API's JWT authorizer (the request context) in AWS, or from the
+//! bearer token verified in process locally ([`AuthConfig`]).
+
+use http::request::Parts;
+use outbound_auth::{tenant_from, AuthConfig, RequiredScopes};
+use outbound_model::error::Error;
+use outbound_model::Tenant;
+use serde_json::Value;
+
+/// The tenant of a request, or 401 / 403 (D2, D3).
+pub fn tenant_of(auth: &AuthConfig, request: &Parts) -> Result<Tenant, Error> {
+    authorize(auth, request, None)
+}
+
+/// The tenant of a request whose token must also grant the scope `scopes` asks of its
+/// route, when scopes are required; 401 / 403 otherwise (D2, D3).
+pub fn authorize(
+    auth: &AuthConfig,
+    request: &Parts,
+    scopes: Option<&RequiredScopes>,
+) -> Result<Tenant, Error> {
+    let (tenant_claim, claim): (&str, ClaimOf) = match auth {
+        AuthConfig::ApiGateway { tenant_claim } => {
+            let claims = authorizer_claims(request)
+                .ok_or_else(|| Error::Unauthenticated("missing or invalid bearer token".into()))?;
+            (tenant_claim, Box::new(|name| claims.get(name).cloned()))
+        }
+        AuthConfig::Local(jwt) => {
+            let claims = jwt.verify(bearer_token(request)?)?;
+            (
+                &jwt.tenant_claim,
+                Box::new(move |name| claims.get(name).and_then(Value::as_str).map(str::to_owned)),
+            )
+        }
+    };
+    let tenant = tenant_from(claim(tenant_claim).as_deref(), tenant_claim)?;
+    if let Some(scopes) = scopes {
+        scopes.check(
+            &request.method,
+            request.uri.path(),
+            claim("scope").as_deref(),
+        )?;
+    }
+    Ok(tenant)
+}
+
+/// One verified claim of a request, by name.
+type ClaimOf<'a> = Box<dyn Fn(&str) -> Option<String> + 'a>;
+
+fn authorizer_claims(request: &Parts) -> Option<&std::collections::HashMap<String, String>> {
+    use lambda_http::request::RequestContext;
+    match request.extensions.get::<RequestContext>()? {
+        RequestContext::ApiGatewayV2(context) => {
+            Some(&context.authorizer.as_ref()?.jwt.as_ref()?.claims)
+        }
+        _ => None,
+    }
+}
+
+fn bearer_token(request: &Parts) -> Result<&str, Error> {
+    let header = request
+        .headers
+        .get(http::header::AUTHORIZATION)
+        .ok_or_else(|| Error::Unauthenticated("missing Authorization header".into()))?;
+    let value = header
+        .to_str()
+        .map_err(|_| Error::Unauthenticated("Authorization header is not text".into()))?;
+    match value.split_once(' ') {
+        Some((scheme, token))
+            if scheme.eq_ignore_ascii_case("bearer") && !token.trim().is_empty() =>
+        {
+            Ok(token.trim())
+        }
+        _ => Err(Error::Unauthenticated(
+            "Authorization header must be \"Bearer <token>\"".into(),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use outbound_auth::LocalJwt;
+
+    fn jwt() -> LocalJwt {
+        LocalJwt {
+            secret: "s".into(),
+            issuer: "i".into(),
+            audience: "a".into(),
+            tenant_claim: "tenant_id".into(),
+        }
+    }
+
+    fn parts(auth: Option<&str>) -> http::request::Parts {
+        let mut builder = http::Request::builder();
+        if let Some(value) = auth {
+            builder = builder.header("authorization", value);
+        }
+        builder.body(()).unwrap().into_parts().0
+    }
+
+    #[test]
+    fn issued_token_yields_its_tenant() {
+        let config = AuthConfig::Local(jwt());
+        let token = jwt().issue("acme", 60);
+        let tenant = tenant_of(&config, &parts(Some(&format!("Bearer {token}")))).unwrap();
+        assert_eq!(tenant.as_str(), "acme");
+    }
+
+    #[test]
+    fn alg_none_is_refused() {
+        use base64::Engine;
+        let encode = |json: &str| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(json);
+        let header = encode(r#"{"alg":"none","typ":"JWT"}"#);
+        let body = encode(r#"{"tenant_id":"acme","iss":"i","aud":"a","exp":9999999999}"#);
+        let token = format!("{header}.{body}.");
+        let error = tenant_of(
+            &AuthConfig::Local(jwt()),
+            &parts(Some(&format!("Bearer {token}"))),
+        )
+        .unwrap_err();
+        assert_eq!(error.status_code(), 401);
+    }
+}

@@ -1,0 +1,209 @@
+//! `/api/settings` (D14) and `/api/dnc/...` (D16): what every task of a tenant obeys.
+
+use super::contract::{Conflict, NotFound, Nothing, Refused, Success, TooLarge, UnsupportedType};
+use super::extract::{filter, Paging, Payload, Query};
+use super::fields::{Nullable, Ranged, Text};
+use super::{ApiState, App, Envelope, Reply};
+use axum::extract::{DefaultBodyLimit, Multipart, State};
+use outbound_model::dnc::DncView;
+use outbound_model::error::Error;
+use outbound_model::import::ImportReport;
+use outbound_model::numbers::Country;
+use outbound_model::page::{ListScope, PageView};
+use outbound_model::settings::{calling_hours, FrequencyCap, SettingsChange, SettingsView};
+use outbound_model::{Description, Phone, Tenant};
+use outbound_service::compliance;
+use serde::Deserialize;
+use utoipa::{IntoParams, ToSchema};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+pub fn routes() -> OpenApiRouter<ApiState> {
+    let (schemas, paths, import_route) = routes!(dnc_import);
+    let import_route = import_route.layer(DefaultBodyLimit::max(
+        super::datasource::MAX_POSTED_BYTES + 64 * 1024,
+    ));
+    OpenApiRouter::new()
+        .routes(routes!(settings))
+        .routes(routes!(update_settings))
+        .routes(routes!(dnc_add))
+        .routes(routes!(dnc_delete))
+        .routes(routes!(dnc_list))
+        .routes((schemas, paths, import_route))
+}
+
+#[utoipa::path(get, operation_id = "getSettings", path = "/api/settings", tag = "settings",
+    summary = "The tenant's settings (D14); unset fields are null",
+    responses((status = 200, description = "Done; the result is in `data`", body = Success<SettingsView>), Refused))]
+async fn settings(State(app): State<App>, tenant: Tenant) -> Reply<SettingsView> {
+    let settings = compliance::settings(&app.store, &tenant).await?;
+    Ok(Envelope(settings.view(app.zone())))
+}
+
+/// `{"start":"HH:MM","end":"HH:MM"}`.
+#[derive(Debug, Deserialize, ToSchema)]
+struct HoursInput {
+    #[schema(value_type = String, example = "08:00")]
+    start: Text,
+    #[schema(value_type = String, example = "21:00")]
+    end: Text,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct CapInput {
+    #[schema(value_type = u32, minimum = 1, maximum = 100)]
+    max_calls: Ranged<1, 100>,
+    #[schema(value_type = u32, minimum = 1, maximum = 720)]
+    period_hours: Ranged<1, 720>,
+}
+
+/// `POST /api/settings/update`: any subset of the fields; `null` clears one (D14).
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct UpdateSettings {
+    /// ISO 3166-1 alpha-2, e.g. `US`.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, example = "US")]
+    default_country: Nullable<Text>,
+    /// In the called party's local time, on every task (D15).
+    #[serde(default)]
+    #[schema(value_type = Option<HoursInput>)]
+    calling_hours: Nullable<HoursInput>,
+    /// Across every task of the tenant (D17).
+    #[serde(default)]
+    #[schema(value_type = Option<CapInput>)]
+    frequency_cap: Nullable<CapInput>,
+}
+
+#[utoipa::path(post, operation_id = "updateSettings", path = "/api/settings/update", tag = "settings",
+    summary = "Change the tenant's settings (D14): the fields sent change, null clears one",
+    request_body = UpdateSettings,
+    responses((status = 200, description = "Done; the result is in `data`", body = Success<SettingsView>), TooLarge, Refused))]
+async fn update_settings(
+    State(app): State<App>,
+    tenant: Tenant,
+    Payload(body): Payload<UpdateSettings>,
+) -> Reply<SettingsView> {
+    let change = SettingsChange {
+        default_country: body
+            .default_country
+            .change(|raw| Country::parse("defaultCountry", raw.as_str()))?,
+        calling_hours: body
+            .calling_hours
+            .change(|hours| calling_hours(hours.start.as_str(), hours.end.as_str()))?,
+        frequency_cap: body
+            .frequency_cap
+            .change(|cap| FrequencyCap::new(cap.max_calls.0, cap.period_hours.0))?,
+    };
+    let settings = compliance::update_settings(&app.store, &tenant, &change).await?;
+    Ok(Envelope(settings.view(app.zone())))
+}
+
+/// `POST /api/dnc/add`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct AddDnc {
+    /// The number to never call, as written (D7).
+    #[schema(value_type = String)]
+    phone_number: Text,
+    /// At most 500 characters.
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    reason: Option<Text>,
+}
+
+#[utoipa::path(post, operation_id = "addDnc", path = "/api/dnc/add", tag = "dnc",
+    summary = "Put a number on the tenant's do-not-call list (D16)",
+    request_body = AddDnc,
+    responses((status = 200, description = "Done; the result is in `data`", body = Success<DncView>), Conflict, TooLarge, Refused))]
+async fn dnc_add(
+    State(app): State<App>,
+    tenant: Tenant,
+    Payload(body): Payload<AddDnc>,
+) -> Reply<DncView> {
+    let number = Phone::parse(body.phone_number.as_str())?;
+    let reason = body
+        .reason
+        .map(|r| Description::parse("reason", r.as_str()))
+        .transpose()?
+        .unwrap_or_default();
+    let entry = compliance::add_dnc(&app.store, &tenant, number, reason).await?;
+    Ok(Envelope(entry.view(app.zone())))
+}
+
+/// `POST /api/dnc/delete`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct DeleteDnc {
+    #[schema(value_type = String)]
+    phone_number: Text,
+}
+
+#[utoipa::path(post, operation_id = "deleteDnc", path = "/api/dnc/delete", tag = "dnc",
+    summary = "Take a number off the do-not-call list (D16), by its normal or its E.164 form",
+    request_body = DeleteDnc,
+    responses((status = 200, description = "Done; the result is in `data`", body = Success<Nothing>), NotFound, TooLarge, Refused))]
+async fn dnc_delete(
+    State(app): State<App>,
+    tenant: Tenant,
+    Payload(body): Payload<DeleteDnc>,
+) -> Reply {
+    let number = Phone::parse(body.phone_number.as_str())?;
+    compliance::delete_dnc(&app.store, &tenant, number).await?;
+    Ok(Envelope::empty())
+}
+
+/// The filter of the do-not-call list.
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+struct DncFilter {
+    /// Entries whose number (normal or E.164 form) contains this, separators ignored.
+    phone_number: Option<String>,
+}
+
+#[utoipa::path(get, operation_id = "listDnc", path = "/api/dnc/list", tag = "dnc",
+    summary = "List the do-not-call list, newest first (D5, D16)",
+    params(Paging, DncFilter),
+    responses((status = 200, description = "Done; the result is in `data`", body = Success<PageView<DncView>>), Refused))]
+async fn dnc_list(
+    State(app): State<App>,
+    tenant: Tenant,
+    Query(paging): Query<Paging>,
+    Query(wanted): Query<DncFilter>,
+) -> Reply<PageView<DncView>> {
+    let number = filter(&wanted.phone_number);
+    let scope = ListScope::new(&tenant, "dnc/list").filter("phoneNumber", number);
+    let page = paging.page_query(app.config.page_tokens()?, &scope)?;
+    let found = compliance::list_dnc(&app.store, &tenant, &page, number).await?;
+    let found = found.map(|entry| entry.view(app.zone()));
+    Ok(Envelope(found.answer(app.config.page_tokens()?, &scope)))
+}
+
+/// A posted do-not-call file: the multipart field `file`.
+#[derive(Debug, ToSchema)]
+#[allow(dead_code)]
+struct DncUpload {
+    /// A `.csv` (UTF-8) or `.xlsx` file of at most 4 MiB and 10,000 rows whose title row names
+    /// a phone column (the D8 titles); an optional `reason` column.
+    #[schema(value_type = String, format = Binary)]
+    file: Vec<u8>,
+}
+
+#[utoipa::path(post, operation_id = "importDnc", path = "/api/dnc/batchImport", tag = "dnc",
+    summary = "List every number of a file (D16): the D8 readers and limits, rows refused reported",
+    request_body(content = DncUpload, content_type = "multipart/form-data"),
+    responses((status = 200, description = "Done; the result is in `data`", body = Success<ImportReport>), TooLarge, UnsupportedType, Refused))]
+async fn dnc_import(
+    State(app): State<App>,
+    tenant: Tenant,
+    form: Multipart,
+) -> Reply<ImportReport> {
+    let too_large = || {
+        Error::TooLarge("file is larger than 4 MiB, the most a request to the API can carry".into())
+    };
+    let (name, bytes) = super::datasource::posted_file(form, too_large).await?;
+    let report = compliance::import_dnc(&app.store, &tenant, &bytes, Some(&name)).await?;
+    Ok(Envelope(report))
+}

@@ -1,0 +1,162 @@
+//! HTTP: one router per endpoint group, served by `lambda_http` in AWS and by the local server
+//! alike. Handlers extract a [`Tenant`](outbound_model::Tenant) and a typed command, call one
+//! service function and wrap the result in the [`envelope`].
+
+pub mod auth;
+pub mod compliance;
+pub mod contract;
+pub mod datasource;
+pub mod envelope;
+pub mod export;
+pub mod extract;
+pub mod fields;
+pub mod task;
+
+use axum::extract::{DefaultBodyLimit, FromRef, Request, State};
+use axum::http::HeaderValue;
+use axum::middleware::Next;
+use axum::response::Response;
+use axum::Router;
+use outbound_adapters::aws::timing;
+use outbound_app::App;
+use outbound_model::error::Error;
+use outbound_service::export::{ExportBody, ExportFile};
+use std::sync::Arc;
+use std::time::Instant;
+use tracing::Instrument;
+use utoipa_axum::router::OpenApiRouter;
+
+pub use envelope::{Envelope, Refusal, Reply};
+
+/// The routers' state: the composition root, in a type of this crate so that a domain type
+/// (the [`Tenant`](outbound_model::Tenant) of a request) can be extracted from a request here.
+/// Handlers take the [`App`] itself (`State<App>`).
+#[derive(Clone, Debug)]
+pub struct ApiState(pub App);
+
+impl FromRef<ApiState> for App {
+    fn from_ref(state: &ApiState) -> App {
+        state.0.clone()
+    }
+}
+
+/// Adds what every router shares: the 404 and 405 envelopes, the body limit, and the request id
+/// and log line of every request.
+pub fn finish(router: OpenApiRouter<ApiState>, app: App) -> Router {
+    let (router, _) = router.split_for_parts();
+    router
+        .fallback(|| async { Refusal(Error::NotFound("no such path".into())) })
+        .method_not_allowed_fallback(|| async {
+            Refusal(Error::NotAllowed("method not allowed on this path".into()))
+        })
+        .layer(DefaultBodyLimit::max(extract::MAX_JSON_BODY))
+        .layer(axum::middleware::map_response(envelope::envelope_refusals))
+        .layer(axum::middleware::from_fn_with_state(app.clone(), observe))
+        .with_state(ApiState(app))
+}
+
+/// The router of the data source function, which also answers the state of export jobs, the
+/// tenant's settings and its do-not-call list.
+pub fn datasource_api(app: App) -> Router {
+    finish(
+        datasource::routes()
+            .merge(export::routes())
+            .merge(compliance::routes()),
+        app,
+    )
+}
+
+/// The router of the task function.
+pub fn task_api(app: App) -> Router {
+    finish(task::routes(), app)
+}
+
+/// Every route of every group, as documented in [`contract::document`].
+pub fn all_routes() -> OpenApiRouter<ApiState> {
+    datasource::routes()
+        .merge(task::routes())
+        .merge(export::routes())
+        .merge(compliance::routes())
+}
+
+/// The local server: every route the Lambdas serve, and the OpenAPI document at
+/// `GET /api/openapi.yaml`.
+pub fn local_api(app: App) -> Router {
+    let document = contract::yaml();
+    let serve_document = axum::routing::get(|| async move {
+        (
+            [(axum::http::header::CONTENT_TYPE, "application/yaml")],
+            document,
+        )
+    });
+    finish(all_routes().route("/api/openapi.yaml", serve_document), app)
+}
+
+/// A file download (D8): the file itself with its name, or a 303 to a presigned download.
+pub fn file_response(file: ExportFile) -> Response {
+    use axum::http::{header, StatusCode};
+    use axum::response::IntoResponse;
+    match file.body {
+        ExportBody::Inline(bytes) => (
+            [
+                (header::CONTENT_TYPE, file.content_type.to_owned()),
+                (
+                    header::CONTENT_DISPOSITION,
+                    format!("attachment; filename=\"{}\"", file.file_name),
+                ),
+            ],
+            bytes,
+        )
+            .into_response(),
+        ExportBody::Download(url) => {
+            (StatusCode::SEE_OTHER, [(header::LOCATION, url)]).into_response()
+        }
+    }
+}
+
+/// Gives each request an id (API Gateway's own in AWS, so it matches the access log), answers it
+/// in `x-request-id`, logs one line with it, the tenant, the route template, the status and the
+/// latency (D1), and records the latency by route as a metric. The time waited on AWS and its
+/// calls go to the log line and, with the service's own time, to `Server-Timing`
+/// ([`timing`]). Nothing a client sent beyond the route is logged: no phone number or name ever is.
+async fn observe(State(app): State<App>, request: Request, next: Next) -> Response {
+    use lambda_http::RequestExt;
+    let gateway_id = match request.request_context_ref() {
+        Some(lambda_http::request::RequestContext::ApiGatewayV2(context)) => {
+            context.request_id.clone()
+        }
+        _ => None,
+    };
+    let request_id = gateway_id.unwrap_or_else(|| ulid::Ulid::new().to_string());
+    let method = request.method().clone();
+    let route = request
+        .extensions()
+        .get::<axum::extract::MatchedPath>()
+        .map_or("unmatched", |path| path.as_str())
+        .to_owned();
+    let (parts, body) = request.into_parts();
+    let tenant = auth::tenant_of(&app.config.auth, &parts)
+        .map_or_else(|_| "-".to_owned(), |tenant| tenant.as_str().to_owned());
+    let request = Request::from_parts(parts, body);
+    let span = tracing::info_span!("request", %request_id, %method, %route, %tenant);
+    let wait = Arc::new(timing::StoreWait::default());
+    let started = Instant::now();
+    let mut response = wait.scope(next.run(request)).instrument(span.clone()).await;
+    let elapsed = started.elapsed();
+    let waited = wait.total();
+    let status = response.status().as_u16();
+    let millis = timing::millis(elapsed);
+    let (store_ms, store_calls) = (timing::millis(waited.time), waited.calls);
+    span.in_scope(|| tracing::info!(status, millis, store_ms, store_calls, "request done"));
+    outbound_telemetry::metrics(
+        &[("Route", &route)],
+        &[("Latency", millis, outbound_telemetry::Unit::Milliseconds)],
+    );
+    if let Ok(value) = HeaderValue::from_str(&request_id) {
+        response.headers_mut().insert("x-request-id", value);
+    }
+    if let Ok(value) = HeaderValue::from_str(&waited.server_timing(elapsed)) {
+        response.headers_mut().insert("server-timing", value);
+    }
+    response
+}

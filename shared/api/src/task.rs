@@ -1,0 +1,546 @@
+//! `/api/task/...`: tasks, their state changes, recall and statistics.
+
+use super::contract::{
+    ById, Conflict, FileResponses, NotAllowed, NotFound, Nothing, Refused, Success, TooLarge,
+};
+use super::datasource::FormatQuery;
+use super::extract::{existing_id, filter, Paging, Payload, Query};
+use super::fields::{Flat, Integer, Ranged, Strings, Text};
+use super::{ApiState, App, Envelope, Refusal, Reply};
+use axum::extract::{Path, State};
+use axum::response::Response;
+use outbound_model::call::{Reason, RetryRule};
+use outbound_model::diagnostics::DiagnosticsView;
+use outbound_model::error::Error;
+use outbound_model::export::ExportFormat;
+use outbound_model::page::{ListScope, PageView};
+use outbound_model::task::{
+    in_range, ClockTime, TaskOperation, TaskRow, TaskStat, TaskView, WindowZone, ZoneName,
+};
+use outbound_model::Tenant;
+use outbound_model::{Description, Id, Name, TaskStatus};
+use outbound_service::export::{self, OutcomeFilter};
+use outbound_service::task::{self, NewTask, SettingsPatch, TaskUpdate};
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+const KIND: &str = "task";
+
+pub fn routes() -> OpenApiRouter<ApiState> {
+    OpenApiRouter::new()
+        .routes(routes!(list))
+        .routes(routes!(detail))
+        .routes(routes!(add))
+        .routes(routes!(update))
+        .routes(routes!(publish))
+        .routes(routes!(pause))
+        .routes(routes!(resume))
+        .routes(routes!(stop))
+        .routes(routes!(close))
+        .routes(routes!(delete))
+        .routes(routes!(recall))
+        .routes(routes!(stat))
+        .routes(routes!(diagnostics))
+        .routes(routes!(export_contacts))
+        .routes(routes!(super::export::task_job))
+}
+
+/// How a task dials (D9); on update, absent fields stay as they are.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct SettingsInput {
+    /// 1 (first) to 5 (default 3): tasks share the dialing budget by priority.
+    #[serde(default)]
+    #[schema(value_type = Option<u8>, minimum = 1, maximum = 5)]
+    priority: Option<Ranged<1, 5>>,
+    /// Attempts per contact, 1-10 (default 3).
+    #[serde(default)]
+    #[schema(value_type = Option<u8>, minimum = 1, maximum = 10)]
+    max_dial_count: Option<Ranged<1, 10>>,
+    /// Seconds between attempts at one contact, 10-86400 (default 60).
+    #[serde(default)]
+    #[schema(value_type = Option<u32>, minimum = 10, maximum = 86400)]
+    call_interval: Option<Ranged<10, 86_400>>,
+    /// `HH:MM`: no call before it each day; `""` clears it on update.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, example = "09:00")]
+    daily_start_time: Option<Text>,
+    /// `HH:MM`: no call after it each day; `""` clears it on update.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, example = "18:00")]
+    daily_end_time: Option<Text>,
+    /// IANA zone of the window (default the service's zone); `""` clears it on update.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, example = "Asia/Shanghai")]
+    time_zone: Option<Text>,
+    /// Where the daily window is read (D15): `CALLED_PARTY` (default), in each contact's local
+    /// time; `TASK`, in `timeZone`.
+    #[serde(default)]
+    #[schema(value_type = Option<WindowZone>)]
+    window_time_zone: Option<Text>,
+    /// Up to 6 rules, one per reason (D18); `[]` clears them on update.
+    #[serde(default)]
+    #[schema(value_type = Option<Vec<RetryRule>>)]
+    retry_rules: Option<Vec<RetryRuleInput>>,
+}
+
+/// A retry rule as sent (D18).
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RetryRuleInput {
+    reason: Text,
+    #[serde(default)]
+    delay_seconds: Option<Integer>,
+    #[serde(default)]
+    max_attempts: Option<Integer>,
+}
+
+impl SettingsInput {
+    fn patch(self) -> Result<SettingsPatch, Error> {
+        // "" clears a window bound or the zone on update.
+        let clock = |field: &str, raw: Option<Text>| -> Result<Option<Option<ClockTime>>, Error> {
+            raw.map(|raw| match raw.as_str().trim() {
+                "" => Ok(None),
+                value => ClockTime::parse(field, value).map(Some),
+            })
+            .transpose()
+        };
+        let retry_rules = self
+            .retry_rules
+            .map(|rules| {
+                rules
+                    .into_iter()
+                    .enumerate()
+                    .map(|(at, rule)| {
+                        let field = |name: &str| format!("retryRules[{at}].{name}");
+                        let reason = Reason::parse(rule.reason.as_str()).ok_or_else(|| {
+                            Error::invalid(format!(
+                                "{} must be one of NO_ANSWER, VOICEMAIL, BUSY, ERROR, NO_OUTCOME",
+                                field("reason")
+                            ))
+                        })?;
+                        let delay = rule
+                            .delay_seconds
+                            .map(|v| in_range(&field("delaySeconds"), v.0, 10, 604_800))
+                            .transpose()?;
+                        let most = rule
+                            .max_attempts
+                            .map(|v| in_range(&field("maxAttempts"), v.0, 1, 10))
+                            .transpose()?;
+                        Ok(RetryRule {
+                            reason,
+                            delay_seconds: delay.map(|v| v as u32),
+                            max_attempts: most.map(|v| v as u8),
+                        })
+                    })
+                    .collect::<Result<Vec<_>, Error>>()
+            })
+            .transpose()?;
+        Ok(SettingsPatch {
+            window_zone: self
+                .window_time_zone
+                .map(|raw| WindowZone::parse(raw.as_str()))
+                .transpose()?,
+            retry_rules,
+            priority: self.priority.map(|v| v.0 as u8),
+            max_dial_count: self.max_dial_count.map(|v| v.0 as u8),
+            call_interval: self.call_interval.map(|v| v.0 as u32),
+            daily_start: clock("dailyStartTime", self.daily_start_time)?,
+            daily_end: clock("dailyEndTime", self.daily_end_time)?,
+            time_zone: self
+                .time_zone
+                .map(|raw| match raw.as_str().trim() {
+                    "" => Ok(None),
+                    value => ZoneName::parse(value).map(Some),
+                })
+                .transpose()?,
+        })
+    }
+}
+
+fn description(raw: Option<Text>) -> Result<Option<Description>, Error> {
+    raw.map(|raw| Description::parse("taskDesc", raw.as_str()))
+        .transpose()
+}
+
+/// The task filters of the list.
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+struct ListFilter {
+    /// Tasks whose name contains this (case-insensitive); blank means all.
+    task_name: Option<String>,
+    /// Only tasks in this state (0-6, D10).
+    #[param(value_type = Option<u8>, minimum = 0, maximum = 6)]
+    status: Option<String>,
+}
+
+#[utoipa::path(get, operation_id = "listTasks", path = "/api/task/list", tag = "task",
+    summary = "List tasks, newest first (D5)",
+    params(Paging, ListFilter),
+    responses((status = 200, description = "Done; the result is in `data`", body = Success<PageView<TaskRow>>), Refused))]
+async fn list(
+    State(app): State<App>,
+    tenant: Tenant,
+    Query(paging): Query<Paging>,
+    Query(wanted): Query<ListFilter>,
+) -> Reply<PageView<TaskRow>> {
+    let status = wanted
+        .status
+        .as_deref()
+        .map(|raw| {
+            raw.parse::<u8>()
+                .ok()
+                .and_then(|code| TaskStatus::try_from(code).ok())
+                .ok_or_else(|| Error::invalid("status must be an integer from 0 to 6"))
+        })
+        .transpose()?;
+    let name = filter(&wanted.task_name);
+    let scope = ListScope::new(&tenant, "task/list")
+        .filter("taskName", name)
+        .filter("status", wanted.status.as_deref());
+    let page = paging.page_query(app.config.page_tokens()?, &scope)?;
+    let found = task::list(&app.store, &tenant, &page, name, status).await?;
+    let found = found.map(|t| t.list_view(app.zone()));
+    Ok(Envelope(found.answer(app.config.page_tokens()?, &scope)))
+}
+
+#[utoipa::path(get, operation_id = "getTask", path = "/api/task/detail/{id}", tag = "task",
+    summary = "One task, its settings and counters",
+    params(("id" = String, Path, description = "The task's id")),
+    responses((status = 200, description = "Done; the result is in `data`", body = Success<TaskView>), NotFound, Refused))]
+async fn detail(State(app): State<App>, tenant: Tenant, Path(id): Path<String>) -> Reply<TaskView> {
+    let found = task::detail(&app.store, &tenant, &existing_id(KIND, &id)?).await?;
+    Ok(Envelope(found.detail_view(app.zone())))
+}
+
+#[utoipa::path(get, operation_id = "getTaskDiagnostics", path = "/api/task/{id}/diagnostics", tag = "task",
+    summary = "Why the task is or is not dialling (D19)",
+    params(("id" = String, Path, description = "The task's id")),
+    responses((status = 200, description = "Done; the result is in `data`", body = Success<DiagnosticsView>), NotFound, Refused))]
+async fn diagnostics(
+    State(app): State<App>,
+    tenant: Tenant,
+    Path(id): Path<String>,
+) -> Reply<DiagnosticsView> {
+    let id = existing_id(KIND, &id)?;
+    let zone = app.zone();
+    let view = task::diagnostics(&app.store, &tenant, &id, &app.config.dialing, zone).await?;
+    Ok(Envelope(view))
+}
+
+#[utoipa::path(get, operation_id = "getTaskStat", path = "/api/task/{id}/stat", tag = "task",
+    summary = "A task's statistics (D7)",
+    params(("id" = String, Path, description = "The task's id")),
+    responses((status = 200, description = "Done; the result is in `data`", body = Success<TaskStat>), NotFound, Refused))]
+async fn stat(State(app): State<App>, tenant: Tenant, Path(id): Path<String>) -> Reply<TaskStat> {
+    let found = task::detail(&app.store, &tenant, &existing_id(KIND, &id)?).await?;
+    Ok(Envelope(found.stat_view(app.zone())))
+}
+
+/// `POST /api/task/add`: a DRAFT task over a data source.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct AddTask {
+    /// 1-100 characters after trimming, unique in the tenant.
+    #[schema(value_type = String)]
+    task_name: Text,
+    /// At most 500 characters after trimming.
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    task_desc: Option<Text>,
+    #[schema(value_type = String)]
+    data_source_id: Text,
+    #[serde(flatten)]
+    #[schema(value_type = SettingsInput)]
+    settings: Flat<SettingsInput>,
+}
+
+#[utoipa::path(post, operation_id = "addTask", path = "/api/task/add", tag = "task",
+    summary = "Create a DRAFT task",
+    request_body = AddTask,
+    responses((status = 200, description = "Done; the result is in `data`", body = Success<TaskView>), NotFound, Conflict, TooLarge, Refused))]
+async fn add(
+    State(app): State<App>,
+    tenant: Tenant,
+    Payload(body): Payload<AddTask>,
+) -> Reply<TaskView> {
+    let new = NewTask {
+        name: Name::parse("taskName", body.task_name.as_str())?,
+        description: description(body.task_desc)?.unwrap_or_default(),
+        data_source_id: body.data_source_id.0,
+        settings: body.settings.0.patch()?,
+    };
+    let added = task::add(&app.store, &tenant, new).await?;
+    Ok(Envelope(added.detail_view(app.zone())))
+}
+
+/// `POST /api/task/update`: a DRAFT task's fields that change.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct UpdateTask {
+    #[schema(value_type = String)]
+    id: Text,
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    task_name: Option<Text>,
+    /// At most 500 characters after trimming.
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    task_desc: Option<Text>,
+    #[serde(flatten)]
+    #[schema(value_type = SettingsInput)]
+    settings: Flat<SettingsInput>,
+}
+
+#[utoipa::path(post, operation_id = "updateTask", path = "/api/task/update", tag = "task",
+    summary = "Change a DRAFT task",
+    request_body = UpdateTask,
+    responses((status = 200, description = "Done; the result is in `data`", body = Success<TaskView>), NotFound, NotAllowed, Conflict, TooLarge, Refused))]
+async fn update(
+    State(app): State<App>,
+    tenant: Tenant,
+    Payload(body): Payload<UpdateTask>,
+) -> Reply<TaskView> {
+    let update = TaskUpdate {
+        id: existing_id(KIND, body.id.as_str())?,
+        name: body
+            .task_name
+            .map(|n| Name::parse("taskName", n.as_str()))
+            .transpose()?,
+        description: description(body.task_desc)?,
+        settings: body.settings.0.patch()?,
+    };
+    let updated = task::update(&app.store, &tenant, update).await?;
+    Ok(Envelope(updated.detail_view(app.zone())))
+}
+
+/// A task's new state.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct StateChange {
+    id: Id,
+    status: TaskStatus,
+}
+
+/// A published task: RUNNING since `startTime`.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct Published {
+    id: Id,
+    status: TaskStatus,
+    start_time: Option<String>,
+}
+
+#[utoipa::path(post, operation_id = "publishTask", path = "/api/task/publish", tag = "task",
+    summary = "Start dialing a DRAFT task (D10)",
+    request_body = ById,
+    responses((status = 200, description = "Done; the result is in `data`", body = Success<Published>), NotFound, NotAllowed, Conflict, TooLarge, Refused))]
+async fn publish(
+    State(app): State<App>,
+    tenant: Tenant,
+    Payload(body): Payload<ById>,
+) -> Reply<Published> {
+    let id = existing_id(KIND, body.id.as_str())?;
+    let published = task::publish(&app.store, &tenant, &id).await?;
+    Ok(Envelope(Published {
+        id: published.id,
+        status: published.status,
+        start_time: published.started_at.map(|t| t.display(app.zone())),
+    }))
+}
+
+/// Pause, resume and close answer `{id, status}`.
+async fn set_state(
+    app: App,
+    tenant: Tenant,
+    body: ById,
+    operation: TaskOperation,
+) -> Reply<StateChange> {
+    let id = existing_id(KIND, body.id.as_str())?;
+    let status = task::set_state(&app.store, &tenant, &id, operation).await?;
+    Ok(Envelope(StateChange { id, status }))
+}
+
+#[utoipa::path(post, operation_id = "pauseTask", path = "/api/task/pause", tag = "task",
+    summary = "Pause a RUNNING task (D10)",
+    request_body = ById,
+    responses((status = 200, description = "Done; the result is in `data`", body = Success<StateChange>), NotFound, NotAllowed, TooLarge, Refused))]
+async fn pause(
+    State(app): State<App>,
+    tenant: Tenant,
+    Payload(body): Payload<ById>,
+) -> Reply<StateChange> {
+    set_state(app, tenant, body, TaskOperation::Pause).await
+}
+
+#[utoipa::path(post, operation_id = "resumeTask", path = "/api/task/resume", tag = "task",
+    summary = "Resume a PAUSED task (D10)",
+    request_body = ById,
+    responses((status = 200, description = "Done; the result is in `data`", body = Success<StateChange>), NotFound, NotAllowed, TooLarge, Refused))]
+async fn resume(
+    State(app): State<App>,
+    tenant: Tenant,
+    Payload(body): Payload<ById>,
+) -> Reply<StateChange> {
+    set_state(app, tenant, body, TaskOperation::Resume).await
+}
+
+#[utoipa::path(post, operation_id = "closeTask", path = "/api/task/close", tag = "task",
+    summary = "Close a finished task (D10)",
+    request_body = ById,
+    responses((status = 200, description = "Done; the result is in `data`", body = Success<StateChange>), NotFound, NotAllowed, TooLarge, Refused))]
+async fn close(
+    State(app): State<App>,
+    tenant: Tenant,
+    Payload(body): Payload<ById>,
+) -> Reply<StateChange> {
+    set_state(app, tenant, body, TaskOperation::Close).await
+}
+
+/// Longest stop reason kept.
+const MAX_REASON_CHARS: usize = 500;
+
+/// `POST /api/task/stop`.
+#[derive(Debug, Deserialize, ToSchema)]
+struct StopTask {
+    #[schema(value_type = String)]
+    id: Text,
+    /// Why, at most 500 characters after trimming; shown as `stopReason`.
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    reason: Option<Text>,
+}
+
+#[utoipa::path(post, operation_id = "stopTask", path = "/api/task/stop", tag = "task",
+    summary = "Stop a RUNNING or PAUSED task for good (D10)",
+    request_body = StopTask,
+    responses((status = 200, description = "Done; the result is in `data`", body = Success<StateChange>), NotFound, NotAllowed, TooLarge, Refused))]
+async fn stop(
+    State(app): State<App>,
+    tenant: Tenant,
+    Payload(body): Payload<StopTask>,
+) -> Reply<StateChange> {
+    let id = existing_id(KIND, body.id.as_str())?;
+    let reason = body
+        .reason
+        .as_ref()
+        .map(|reason| reason.as_str().trim())
+        .filter(|reason| !reason.is_empty())
+        .map(|reason| {
+            if reason.chars().count() > MAX_REASON_CHARS {
+                Err(Error::invalid(format!(
+                    "reason must be at most {MAX_REASON_CHARS} characters"
+                )))
+            } else {
+                Ok(reason.to_owned())
+            }
+        })
+        .transpose()?;
+    let stopped = task::stop(&app.store, &tenant, &id, reason).await?;
+    Ok(Envelope(StateChange {
+        id: stopped.id,
+        status: stopped.status,
+    }))
+}
+
+#[utoipa::path(post, operation_id = "deleteTask", path = "/api/task/delete", tag = "task",
+    summary = "Delete a task that is not RUNNING or PAUSED",
+    request_body = ById,
+    responses((status = 200, description = "Done; the result is in `data`", body = Success<Nothing>), NotFound, NotAllowed, Conflict, TooLarge, Refused))]
+async fn delete(State(app): State<App>, tenant: Tenant, Payload(body): Payload<ById>) -> Reply {
+    let id = existing_id(KIND, body.id.as_str())?;
+    task::delete(&app.store, &app.reclaim, &tenant, &id).await?;
+    Ok(Envelope::empty())
+}
+
+/// `POST /api/task/{id}/recall` (D12).
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct RecallRequest {
+    /// The contacts to dial again; empty or absent means every contact whose latest outcome
+    /// failed or went unanswered.
+    #[serde(default)]
+    #[schema(value_type = Option<Vec<String>>)]
+    contact_ids: Option<Strings>,
+    /// 1 (first) to 5 (default): recalled contacts are dialled before the others, by priority.
+    #[serde(default)]
+    #[schema(value_type = Option<u8>, minimum = 1, maximum = 5)]
+    priority: Option<Ranged<1, 5>>,
+}
+
+/// The contacts recalled, all or none (D12).
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct Recalled {
+    recall_count: usize,
+    recall_ids: Vec<Id>,
+}
+
+#[utoipa::path(post, operation_id = "recallTask", path = "/api/task/{id}/recall", tag = "task",
+    summary = "Dial contacts of a task again (D12)",
+    params(("id" = String, Path, description = "The task's id")),
+    request_body = RecallRequest,
+    responses((status = 200, description = "Done; the result is in `data`", body = Success<Recalled>), NotFound, NotAllowed, Conflict, TooLarge, Refused))]
+async fn recall(
+    State(app): State<App>,
+    tenant: Tenant,
+    Path(id): Path<String>,
+    Payload(body): Payload<RecallRequest>,
+) -> Reply<Recalled> {
+    let id = existing_id(KIND, &id)?;
+    let contact_ids = body.contact_ids.unwrap_or_default().0;
+    let contact_ids: Vec<&str> = contact_ids.iter().map(String::as_str).collect();
+    let priority = body.priority.map_or(5, |p| p.0);
+    let recalled = task::recall(
+        &app.store,
+        &app.blob,
+        &app.dial_jobs,
+        &tenant,
+        &id,
+        &contact_ids,
+        priority as u8,
+    )
+    .await?;
+    Ok(Envelope(Recalled {
+        recall_count: recalled.len(),
+        recall_ids: recalled,
+    }))
+}
+
+/// What a task export contains.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+struct OutcomeQuery {
+    /// 0 all (default), 1 success, 2 failed or no answer, 3 not dialled.
+    #[param(value_type = Option<u8>, minimum = 0, maximum = 3)]
+    status: Option<String>,
+}
+
+#[utoipa::path(get, operation_id = "exportTask", path = "/api/task/{id}/export", tag = "task",
+    summary = "Export a task's contacts with their outcomes (D8)",
+    params(("id" = String, Path, description = "The task's id"), FormatQuery, OutcomeQuery),
+    responses(FileResponses, NotFound, TooLarge, Refused))]
+async fn export_contacts(
+    State(app): State<App>,
+    tenant: Tenant,
+    Path(id): Path<String>,
+    Query(format): Query<FormatQuery>,
+    Query(outcome): Query<OutcomeQuery>,
+) -> Result<Response, Refusal> {
+    let id = existing_id(KIND, &id)?;
+    let format = ExportFormat::parse(format.format.as_deref())?;
+    let filter = OutcomeFilter::parse(outcome.status.as_deref())?;
+    let found = task::detail(&app.store, &tenant, &id).await?;
+    let file = export::task_contacts(
+        &app.store,
+        &export::ExportTarget::of(&app, format),
+        &tenant,
+        &found,
+        filter,
+    )
+    .await?;
+    Ok(super::file_response(file))
+}

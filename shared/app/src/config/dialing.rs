@@ -1,0 +1,334 @@
+//! The dialing engine's configuration (D13), read once at cold start with D13's defaults.
+
+use outbound_model::error::ConfigError;
+use outbound_model::Tenant;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// Which telephony provider places the calls (`DIAL_PROVIDER`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProviderKind {
+    /// Outcomes decided from the number and the attempt, reported after a delay (the default).
+    Simulated,
+    /// Amazon Connect `StartOutboundVoiceContact`, outcomes from its contact events.
+    AmazonConnect,
+}
+
+/// The mix of simulated outcomes, in parts: success, failed, no answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OutcomeMix {
+    pub success: u32,
+    pub failed: u32,
+    pub no_answer: u32,
+}
+
+/// How the simulated provider behaves.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SimulatedSettings {
+    /// `SIMULATED_OUTCOME_MIX`, e.g. `60,20,20` (success, failed, no answer).
+    pub mix: OutcomeMix,
+    /// `SIMULATED_OUTCOME_DELAY_SECONDS` (default 1): how long after placing the outcome arrives.
+    pub delay: Duration,
+    /// `SIMULATED_MAX_TALK_SECONDS` (default 180): answered calls last 1 to this many seconds.
+    pub max_talk_seconds: u64,
+}
+
+/// Everything the tick, the dialer and the outcome recorder need to know.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DialerConfig {
+    pub provider: ProviderKind,
+    /// Calls placed per second for the whole service (`DIAL_RATE_PER_SECOND`, default 2:
+    /// Connect's default for StartOutboundVoiceContact).
+    pub rate_per_second: u32,
+    /// Calls in flight per task (`DIAL_MAX_IN_FLIGHT_PER_TASK`, default 10).
+    pub max_in_flight_per_task: u32,
+    /// Calls in flight for the whole service (`DIAL_MAX_IN_FLIGHT`, default 10: Connect's
+    /// default concurrent calls per instance).
+    pub max_in_flight: u32,
+    /// A call without an outcome this long after it was claimed is reconciled with the provider,
+    /// then recorded as failed "no outcome" (`DIAL_RECONCILE_AFTER_SECONDS`, default 600).
+    pub reconcile_after: Duration,
+    /// The longest a call the provider still reports live keeps its places in flight
+    /// (`DIAL_MAX_CALL_SECONDS`, default 43,200: 12 hours). Past it the call is recorded as
+    /// failed "no outcome" and its places given back; before it, a live call stays in flight
+    /// and is looked at again `reconcile_after` later.
+    pub max_call: Duration,
+    /// Contacts one dial run's completion check reads (`DIAL_SWEEP_PAGE`, default 2,000,
+    /// 10-10,000): the check of a large data source resumes across runs.
+    pub sweep_page: usize,
+    /// Partitions the service's calls in flight and provider rate are spread over
+    /// (`DIAL_CAPACITY_SHARDS`, default 1, 1-64), each holding its part of both caps: above a
+    /// hundred or so calls a second one partition's write limit is the ceiling.
+    pub capacity_shards: u32,
+    /// Contacts one recall job applies before it hands the rest to the next job through the
+    /// dial queue (`DIAL_RECALL_CHUNK`, default 1,000, 10-10,000).
+    pub recall_chunk: usize,
+    /// Dial runs the tick queues per running task, spread evenly over a minute
+    /// (`DIAL_RUNS_PER_TICK`, default 1, at most 15: SQS delays a message 900 s at most).
+    pub runs_per_tick: u32,
+    /// Each tenant's weight in sharing the service's calls in flight (`DIAL_TENANT_WEIGHTS`,
+    /// `tenant=weight` pairs, comma separated, weights 1-1,000; a tenant not named weighs 1).
+    pub tenant_weights: BTreeMap<Tenant, u32>,
+    /// One tenant's calls in flight at most (`DIAL_TENANT_MAX_IN_FLIGHT`; unset: its fair
+    /// share of `max_in_flight` is its only bound).
+    pub tenant_max_in_flight: Option<u32>,
+    /// The queue of dial jobs (`DIAL_QUEUE_URL`): the tick sends, the dialer consumes.
+    pub dial_queue_url: Option<String>,
+    /// The queue of call outcomes (`CALL_EVENTS_QUEUE_URL`): the simulated provider sends.
+    pub call_events_queue_url: Option<String>,
+    pub simulated: SimulatedSettings,
+}
+
+impl Default for DialerConfig {
+    fn default() -> Self {
+        DialerConfig {
+            provider: ProviderKind::Simulated,
+            rate_per_second: 2,
+            max_in_flight_per_task: 10,
+            max_in_flight: 10,
+            reconcile_after: Duration::from_secs(600),
+            max_call: Duration::from_secs(43_200),
+            sweep_page: 2_000,
+            capacity_shards: 1,
+            recall_chunk: 1_000,
+            runs_per_tick: 1,
+            tenant_weights: BTreeMap::new(),
+            tenant_max_in_flight: None,
+            dial_queue_url: None,
+            call_events_queue_url: None,
+            simulated: SimulatedSettings {
+                mix: OutcomeMix {
+                    success: 60,
+                    failed: 20,
+                    no_answer: 20,
+                },
+                delay: Duration::from_secs(1),
+                max_talk_seconds: 180,
+            },
+        }
+    }
+}
+
+impl DialerConfig {
+    /// Reads the `DIAL_*` and `SIMULATED_*` variables; every one has a default.
+    pub fn from_lookup(lookup: &impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        let defaults = DialerConfig::default();
+        let number =
+            |name: &'static str, default: u64, min: u64, max: u64| -> Result<u64, ConfigError> {
+                match lookup(name) {
+                    None => Ok(default),
+                    Some(raw) => raw
+                        .trim()
+                        .parse::<u64>()
+                        .ok()
+                        .filter(|value| (min..=max).contains(value))
+                        .ok_or(ConfigError {
+                            name,
+                            problem: format!("{raw:?} is not a whole number from {min} to {max}"),
+                        }),
+                }
+            };
+        let small = |name, default: u32, min, max| {
+            number(name, u64::from(default), min, max).map(|v| v as u32)
+        };
+        let provider = match lookup("DIAL_PROVIDER").as_deref().map(str::trim) {
+            None | Some("simulated") => ProviderKind::Simulated,
+            Some("amazon-connect") => ProviderKind::AmazonConnect,
+            Some(other) => {
+                return Err(ConfigError {
+                    name: "DIAL_PROVIDER",
+                    problem: format!("{other:?} is neither simulated nor amazon-connect"),
+                })
+            }
+        };
+        let mix = match lookup("SIMULATED_OUTCOME_MIX") {
+            None => defaults.simulated.mix,
+            Some(raw) => parse_mix(&raw).ok_or(ConfigError {
+                name: "SIMULATED_OUTCOME_MIX",
+                problem: format!(
+                    "{raw:?} is not three whole numbers with a positive sum, e.g. 60,20,20"
+                ),
+            })?,
+        };
+        let url = |name| lookup(name).filter(|value| !value.trim().is_empty());
+        Ok(DialerConfig {
+            provider,
+            rate_per_second: small("DIAL_RATE_PER_SECOND", defaults.rate_per_second, 1, 1000)?,
+            max_in_flight_per_task: small(
+                "DIAL_MAX_IN_FLIGHT_PER_TASK",
+                defaults.max_in_flight_per_task,
+                1,
+                10_000,
+            )?,
+            max_in_flight: small("DIAL_MAX_IN_FLIGHT", defaults.max_in_flight, 1, 100_000)?,
+            reconcile_after: Duration::from_secs(number(
+                "DIAL_RECONCILE_AFTER_SECONDS",
+                defaults.reconcile_after.as_secs(),
+                1,
+                86_400,
+            )?),
+            max_call: Duration::from_secs(number(
+                "DIAL_MAX_CALL_SECONDS",
+                defaults.max_call.as_secs(),
+                60,
+                7 * 86_400,
+            )?),
+            sweep_page: number("DIAL_SWEEP_PAGE", defaults.sweep_page as u64, 10, 10_000)? as usize,
+            capacity_shards: small("DIAL_CAPACITY_SHARDS", defaults.capacity_shards, 1, 64)?,
+            recall_chunk: number(
+                "DIAL_RECALL_CHUNK",
+                defaults.recall_chunk as u64,
+                10,
+                10_000,
+            )? as usize,
+            runs_per_tick: small("DIAL_RUNS_PER_TICK", defaults.runs_per_tick, 1, 15)?,
+            tenant_weights: match lookup("DIAL_TENANT_WEIGHTS") {
+                None => BTreeMap::new(),
+                Some(raw) => parse_weights(&raw).ok_or(ConfigError {
+                    name: "DIAL_TENANT_WEIGHTS",
+                    problem: format!(
+                        "{raw:?} is not tenant=weight pairs, weights 1-1000, e.g. acme=3,globex=1"
+                    ),
+                })?,
+            },
+            tenant_max_in_flight: match lookup("DIAL_TENANT_MAX_IN_FLIGHT") {
+                None => None,
+                Some(_) => Some(small("DIAL_TENANT_MAX_IN_FLIGHT", 0, 1, 100_000)?),
+            },
+            dial_queue_url: url("DIAL_QUEUE_URL"),
+            call_events_queue_url: url("CALL_EVENTS_QUEUE_URL"),
+            simulated: SimulatedSettings {
+                mix,
+                delay: Duration::from_secs(number(
+                    "SIMULATED_OUTCOME_DELAY_SECONDS",
+                    defaults.simulated.delay.as_secs(),
+                    0,
+                    900,
+                )?),
+                max_talk_seconds: number(
+                    "SIMULATED_MAX_TALK_SECONDS",
+                    defaults.simulated.max_talk_seconds,
+                    1,
+                    86_400,
+                )?,
+            },
+        })
+    }
+}
+
+/// `acme=3, globex=1`: each tenant once, weights 1-1,000; empty is no weights.
+fn parse_weights(raw: &str) -> Option<BTreeMap<Tenant, u32>> {
+    let mut weights = BTreeMap::new();
+    for pair in raw
+        .split(',')
+        .map(str::trim)
+        .filter(|pair| !pair.is_empty())
+    {
+        let (tenant, weight) = pair.split_once('=')?;
+        let tenant = Tenant::parse(tenant.trim()).ok()?;
+        let weight: u32 = weight
+            .trim()
+            .parse()
+            .ok()
+            .filter(|w| (1..=1000).contains(w))?;
+        if weights.insert(tenant, weight).is_some() {
+            return None;
+        }
+    }
+    Some(weights)
+}
+
+fn parse_mix(raw: &str) -> Option<OutcomeMix> {
+    let parts: Vec<u32> = raw
+        .split(',')
+        .map(|part| part.trim().parse().ok())
+        .collect::<Option<_>>()?;
+    match parts[..] {
+        [success, failed, no_answer] if success + failed + no_answer > 0 => Some(OutcomeMix {
+            success,
+            failed,
+            no_answer,
+        }),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(pairs: &[(&str, &str)]) -> Result<DialerConfig, ConfigError> {
+        DialerConfig::from_lookup(&crate::config::lookup(pairs))
+    }
+
+    #[test]
+    fn defaults_are_d13s() {
+        let settings = read(&[]).unwrap();
+        assert_eq!(settings, DialerConfig::default());
+        assert_eq!(settings.rate_per_second, 2);
+        assert_eq!(settings.max_in_flight, 10);
+        assert_eq!(settings.max_in_flight_per_task, 10);
+        assert_eq!(settings.reconcile_after, Duration::from_secs(600));
+        assert_eq!(settings.provider, ProviderKind::Simulated);
+    }
+
+    #[test]
+    fn malformed_values_fail_the_start_naming_the_variable() {
+        for (name, value) in [
+            ("DIAL_PROVIDER", "twilio"),
+            ("DIAL_RATE_PER_SECOND", "0"),
+            ("DIAL_MAX_IN_FLIGHT", "-1"),
+            ("DIAL_RUNS_PER_TICK", "16"),
+            ("SIMULATED_OUTCOME_MIX", "60,40"),
+            ("SIMULATED_OUTCOME_MIX", "0,0,0"),
+            ("SIMULATED_OUTCOME_DELAY_SECONDS", "abc"),
+        ] {
+            let error = read(&[(name, value)]).unwrap_err();
+            assert_eq!(error.name, name, "{value}");
+        }
+        let settings = read(&[
+            ("DIAL_PROVIDER", "amazon-connect"),
+            ("SIMULATED_OUTCOME_MIX", "1, 0, 3"),
+        ])
+        .unwrap();
+        assert_eq!(settings.provider, ProviderKind::AmazonConnect);
+        assert_eq!(
+            settings.simulated.mix,
+            OutcomeMix {
+                success: 1,
+                failed: 0,
+                no_answer: 3
+            }
+        );
+    }
+
+    #[test]
+    fn tenant_weights_and_caps_are_read_or_refused() {
+        let config = read(&[
+            ("DIAL_TENANT_WEIGHTS", " acme=3, globex=1 "),
+            ("DIAL_TENANT_MAX_IN_FLIGHT", "25"),
+        ])
+        .unwrap();
+        let acme = Tenant::parse("acme").unwrap();
+        assert_eq!(config.tenant_weights.get(&acme), Some(&3));
+        assert_eq!(config.tenant_weights.len(), 2);
+        assert_eq!(config.tenant_max_in_flight, Some(25));
+        let defaults = read(&[]).unwrap();
+        assert!(defaults.tenant_weights.is_empty());
+        assert_eq!(defaults.tenant_max_in_flight, None);
+        assert_eq!(defaults.max_call, Duration::from_secs(43_200));
+        for bad in [
+            "acme",
+            "acme=0",
+            "acme=1001",
+            "a#b=2",
+            "acme=2,acme=3",
+            "acme=x",
+        ] {
+            let error = read(&[("DIAL_TENANT_WEIGHTS", bad)]).unwrap_err();
+            assert_eq!(error.name, "DIAL_TENANT_WEIGHTS", "{bad}");
+        }
+        let error = read(&[("DIAL_TENANT_MAX_IN_FLIGHT", "0")]).unwrap_err();
+        assert_eq!(error.name, "DIAL_TENANT_MAX_IN_FLIGHT");
+    }
+}

@@ -1,0 +1,328 @@
+//! Configuration, read once at cold start. A missing or malformed variable fails the start,
+//! never a request. [`dialing`] holds the dialing engine's part.
+
+pub mod dialing;
+
+use chrono_tz::Tz;
+use outbound_adapters::store::capacity::{DEFAULT_IMPORT_WCU_PER_SECOND, PARTITION_WCU_PER_SECOND};
+use outbound_adapters::store::shards::{DEFAULT_CONTACT_SHARDS, MAX_CONTACT_SHARDS};
+use outbound_auth::AuthConfig;
+use outbound_model::error::{ConfigError, Error};
+use outbound_model::page::PageTokens;
+
+/// Everything a function needs to know about its surroundings.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// DynamoDB table holding every record (`TABLE_NAME`).
+    pub table: String,
+    /// S3 bucket for uploads and exports (`BUCKET_NAME`).
+    pub bucket: String,
+    /// SQS queue that receives storage-reclaim jobs (`RECLAIM_QUEUE_URL`).
+    pub reclaim_queue_url: String,
+    /// Zone in which timestamps are shown (`SERVICE_TIME_ZONE`, IANA name, default UTC; D4).
+    pub time_zone: Tz,
+    /// How requests are authenticated (D2).
+    pub auth: AuthConfig,
+    /// Path-style S3 addressing, needed by local S3 stand-ins (`S3_FORCE_PATH_STYLE`).
+    pub s3_force_path_style: bool,
+    /// Largest export answered as the response body (`EXPORT_INLINE_MAX_BYTES`, default 4 MiB:
+    /// a Lambda response holds 6 MB, and binary bodies grow by a third in base64). Larger
+    /// exports are answered with a redirect to a presigned download (D8).
+    pub export_inline_max_bytes: u64,
+    /// How the dialing engine paces and places calls (D13).
+    pub dialing: dialing::DialerConfig,
+    /// Signs and checks list `nextToken`s (D5), with the key `PAGE_TOKEN_SECRET`: only the API
+    /// functions have it ([`Config::serving_api`]), the others never see the key.
+    pub page_tokens: Option<PageTokens>,
+    /// Most contacts a data source or task may have to be exported within the request
+    /// (`EXPORT_JOB_THRESHOLD`, default 50,000); above it the direct exports answer 413 and an
+    /// export job does the work (D8).
+    pub export_job_threshold: u64,
+    /// The SQS queue of export jobs (`EXPORT_QUEUE_URL`). Optional here; the functions that
+    /// queue jobs require it at cold start ([`Config::serving_api`]).
+    pub export_queue_url: Option<String>,
+    /// WCU per second an import may ask of its data source's partition
+    /// (`IMPORT_WCU_PER_SECOND`, 1-1,000, default 800).
+    pub import_wcu_per_second: u32,
+    /// Partition keys the contacts and phone guards of a new data source are spread over
+    /// (`CONTACT_SHARDS`, 1-64, default 8), so a bulk import's writes are not all one key's.
+    pub contact_shards: u32,
+    /// Most contacts a data source may have for a partial `phoneNumber` filter, which reads
+    /// every contact (`PHONE_FILTER_SCAN_MOST`, default 10,000); above it only a whole number
+    /// is looked up, by its phone guard (D5).
+    pub phone_filter_scan_most: u64,
+    /// Most export jobs of one tenant running at once (`TENANT_RUNNING_EXPORTS`, default 4).
+    pub tenant_running_exports: u32,
+    /// Most imports of one tenant running at once, uploads waiting for their file included
+    /// (`TENANT_RUNNING_IMPORTS`, default 4).
+    pub tenant_running_imports: u32,
+    /// OAuth scopes per route group, when required (`REQUIRE_SCOPES`, off by default).
+    pub scopes: Option<outbound_auth::RequiredScopes>,
+}
+
+impl Config {
+    /// Reads the process environment.
+    pub fn from_env() -> Result<Self, ConfigError> {
+        Self::from_lookup(|name| std::env::var(name).ok())
+    }
+
+    /// Reads configuration through `lookup`, so tests need not touch the process environment.
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        let required = |name: &'static str| {
+            lookup(name)
+                .filter(|value| !value.trim().is_empty())
+                .ok_or(ConfigError {
+                    name,
+                    problem: "is not set".into(),
+                })
+        };
+        let time_zone = match lookup("SERVICE_TIME_ZONE") {
+            None => Tz::UTC,
+            Some(name) => name.parse().map_err(|_| ConfigError {
+                name: "SERVICE_TIME_ZONE",
+                problem: format!("{name:?} is not an IANA time zone"),
+            })?,
+        };
+        Ok(Config {
+            table: required("TABLE_NAME")?,
+            bucket: required("BUCKET_NAME")?,
+            reclaim_queue_url: required("RECLAIM_QUEUE_URL")?,
+            time_zone,
+            auth: AuthConfig::from_lookup(&lookup)?,
+            s3_force_path_style: lookup("S3_FORCE_PATH_STYLE").is_some_and(|v| v == "true"),
+            export_inline_max_bytes: number(
+                &lookup,
+                "EXPORT_INLINE_MAX_BYTES",
+                4 * 1024 * 1024,
+                "a number of bytes",
+            )?,
+            dialing: dialing::DialerConfig::from_lookup(&lookup)?,
+            page_tokens: page_tokens(&lookup)?,
+            export_job_threshold: number(
+                &lookup,
+                "EXPORT_JOB_THRESHOLD",
+                50_000,
+                "a number of contacts",
+            )?,
+            import_wcu_per_second: match number(
+                &lookup,
+                "IMPORT_WCU_PER_SECOND",
+                DEFAULT_IMPORT_WCU_PER_SECOND,
+                "a number of write units",
+            )? {
+                pace @ 1..=PARTITION_WCU_PER_SECOND => pace,
+                _ => {
+                    return Err(ConfigError {
+                        name: "IMPORT_WCU_PER_SECOND",
+                        problem: format!(
+                            "must be from 1 to {PARTITION_WCU_PER_SECOND}, a partition's limit"
+                        ),
+                    })
+                }
+            },
+            export_queue_url: lookup("EXPORT_QUEUE_URL").filter(|url| !url.trim().is_empty()),
+            scopes: outbound_auth::RequiredScopes::from_lookup(&lookup)?,
+            tenant_running_exports: at_least_one(&lookup, "TENANT_RUNNING_EXPORTS", 4)?,
+            tenant_running_imports: at_least_one(&lookup, "TENANT_RUNNING_IMPORTS", 4)?,
+            phone_filter_scan_most: number(
+                &lookup,
+                "PHONE_FILTER_SCAN_MOST",
+                10_000,
+                "a number of contacts",
+            )?,
+            contact_shards: match number(
+                &lookup,
+                "CONTACT_SHARDS",
+                DEFAULT_CONTACT_SHARDS,
+                "a number of shards",
+            )? {
+                shards @ 1..=MAX_CONTACT_SHARDS => shards,
+                _ => {
+                    return Err(ConfigError {
+                        name: "CONTACT_SHARDS",
+                        problem: format!("must be from 1 to {MAX_CONTACT_SHARDS}"),
+                    })
+                }
+            },
+        })
+    }
+
+    /// This configuration, for an API function: it signs list tokens (D5) and queues export
+    /// jobs (D8), so without `PAGE_TOKEN_SECRET` or `EXPORT_QUEUE_URL` its cold start fails,
+    /// rather than a request.
+    pub fn serving_api(self) -> Result<Self, ConfigError> {
+        if self.page_tokens.is_none() {
+            return Err(ConfigError {
+                name: PAGE_TOKEN_SECRET,
+                problem: "is not set: the built-in development key is only for a development stack (OUTBOUND_DEV_STACK=true)"
+                    .into(),
+            });
+        }
+        match self.export_queue_url {
+            Some(_) => Ok(self),
+            None => Err(ConfigError {
+                name: "EXPORT_QUEUE_URL",
+                problem: "is not set (export jobs are queued there)".into(),
+            }),
+        }
+    }
+
+    /// The key of list tokens; every function that serves lists has it ([`Config::serving_api`]).
+    pub fn page_tokens(&self) -> Result<&PageTokens, Error> {
+        self.page_tokens
+            .as_ref()
+            .ok_or_else(|| Error::internal("sign list tokens", "PAGE_TOKEN_SECRET is not set"))
+    }
+}
+
+/// An optional count of running jobs `name` (1-1,000), `default` when absent.
+fn at_least_one(
+    lookup: &impl Fn(&str) -> Option<String>,
+    name: &'static str,
+    default: u32,
+) -> Result<u32, ConfigError> {
+    match number(lookup, name, default, "a number of jobs")? {
+        count @ 1..=1_000 => Ok(count),
+        _ => Err(ConfigError {
+            name,
+            problem: "must be from 1 to 1000".into(),
+        }),
+    }
+}
+
+/// An optional number `name`, `default` when absent; `what` says what it should be.
+fn number<T: std::str::FromStr>(
+    lookup: &impl Fn(&str) -> Option<String>,
+    name: &'static str,
+    default: T,
+    what: &str,
+) -> Result<T, ConfigError> {
+    match lookup(name) {
+        None => Ok(default),
+        Some(raw) => raw.trim().parse().map_err(|_| ConfigError {
+            name,
+            problem: format!("{raw:?} is not {what}"),
+        }),
+    }
+}
+
+/// The key of `nextToken`s when `PAGE_TOKEN_SECRET` is not set (development stacks only).
+const DEV_PAGE_TOKEN_SECRET: &str = "outbound-development-page-token-key";
+
+const PAGE_TOKEN_SECRET: &str = "PAGE_TOKEN_SECRET";
+
+/// `PAGE_TOKEN_SECRET` (at least 32 characters) when set. Unset, a built-in development key
+/// stands in where `OUTBOUND_DEV_STACK=true` outside Lambda, and nothing elsewhere: anyone
+/// knowing the key can forge a token's position, though never reach another tenant's rows with
+/// it (every read starts from the caller's tenant, D3).
+fn page_tokens(
+    lookup: &impl Fn(&str) -> Option<String>,
+) -> Result<Option<PageTokens>, ConfigError> {
+    match lookup(PAGE_TOKEN_SECRET).filter(|secret| !secret.trim().is_empty()) {
+        Some(secret) if secret.chars().count() >= 32 => {
+            Ok(Some(PageTokens::new(secret.as_bytes())))
+        }
+        Some(_) => Err(ConfigError {
+            name: PAGE_TOKEN_SECRET,
+            problem: "must be at least 32 characters".into(),
+        }),
+        None if lookup("OUTBOUND_DEV_STACK").as_deref() == Some("true")
+            && lookup("AWS_LAMBDA_FUNCTION_NAME").is_none() =>
+        {
+            Ok(Some(PageTokens::new(DEV_PAGE_TOKEN_SECRET.as_bytes())))
+        }
+        None => Ok(None),
+    }
+}
+
+/// A lookup over fixed `(name, value)` pairs: the environment of a configuration test.
+pub fn lookup(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+    let map: std::collections::HashMap<String, String> = pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    move |name| map.get(name).cloned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BASE: [(&str, &str); 4] = [
+        ("TABLE_NAME", "t"),
+        ("BUCKET_NAME", "b"),
+        ("RECLAIM_QUEUE_URL", "q"),
+        ("PAGE_TOKEN_SECRET", "0123456789abcdef0123456789abcdef"),
+    ];
+
+    #[test]
+    fn page_token_secret_is_required_by_the_api_outside_a_development_stack() {
+        let with_queue = |pairs: &[(&'static str, &'static str)]| {
+            let mut pairs = pairs.to_vec();
+            pairs.push(("EXPORT_QUEUE_URL", "q2"));
+            pairs
+        };
+        let without = with_queue(&BASE[..3]);
+        let background = Config::from_lookup(lookup(&without)).unwrap();
+        assert!(background.page_tokens.is_none(), "only the API has the key");
+        assert_eq!(
+            background.serving_api().unwrap_err().name,
+            "PAGE_TOKEN_SECRET"
+        );
+        let mut dev = without.clone();
+        dev.push(("OUTBOUND_DEV_STACK", "true"));
+        let config = Config::from_lookup(lookup(&dev)).unwrap();
+        assert!(config.serving_api().is_ok());
+        dev.push(("AWS_LAMBDA_FUNCTION_NAME", "outbound-task-api"));
+        let error = Config::from_lookup(lookup(&dev))
+            .unwrap()
+            .serving_api()
+            .unwrap_err();
+        assert_eq!(
+            error.name, "PAGE_TOKEN_SECRET",
+            "never the development key in Lambda"
+        );
+        let mut short = without.clone();
+        short.push(("PAGE_TOKEN_SECRET", "too short"));
+        let error = Config::from_lookup(lookup(&short)).unwrap_err();
+        assert_eq!(error.name, "PAGE_TOKEN_SECRET");
+        let config = Config::from_lookup(lookup(&with_queue(&BASE))).unwrap();
+        assert!(config.serving_api().is_ok());
+    }
+
+    #[test]
+    fn missing_table_fails_start() {
+        let error = Config::from_lookup(lookup(&BASE[1..])).unwrap_err();
+        assert_eq!(error.name, "TABLE_NAME");
+    }
+
+    #[test]
+    fn export_jobs_have_a_threshold_and_a_queue_the_api_requires() {
+        let config = Config::from_lookup(lookup(&BASE)).unwrap();
+        assert_eq!(config.export_job_threshold, 50_000);
+        assert_eq!(config.serving_api().unwrap_err().name, "EXPORT_QUEUE_URL");
+        let mut pairs = BASE.to_vec();
+        pairs.extend([("EXPORT_JOB_THRESHOLD", "5"), ("EXPORT_QUEUE_URL", "q2")]);
+        let config = Config::from_lookup(lookup(&pairs))
+            .unwrap()
+            .serving_api()
+            .unwrap();
+        assert_eq!(config.export_job_threshold, 5);
+        assert_eq!(config.export_queue_url.as_deref(), Some("q2"));
+        pairs.push(("EXPORT_JOB_THRESHOLD", "many"));
+        let error = Config::from_lookup(lookup(&pairs)).unwrap_err();
+        assert_eq!(error.name, "EXPORT_JOB_THRESHOLD");
+    }
+
+    #[test]
+    fn time_zone_defaults_to_utc_and_rejects_unknown_names() {
+        assert_eq!(
+            Config::from_lookup(lookup(&BASE)).unwrap().time_zone,
+            Tz::UTC
+        );
+        let mut pairs = BASE.to_vec();
+        pairs.push(("SERVICE_TIME_ZONE", "Mars/Olympus"));
+        let error = Config::from_lookup(lookup(&pairs)).unwrap_err();
+        assert_eq!(error.name, "SERVICE_TIME_ZONE");
+    }
+}

@@ -1,0 +1,1441 @@
+//! The Amazon Connect telephony provider (D13). This module owns everything Connect-specific:
+//! its settings ([`ConnectSettings`]); placing calls with `StartOutboundVoiceContact` and reading
+//! them back with `DescribeContact` ([`ConnectProvider`]), including which API errors refuse the
+//! task, the number, or only this moment; reading the contact events EventBridge delivers to the
+//! call-events queue ([`parse_event`]); and the one mapping from Connect's disconnect reasons and
+//! answering-machine statuses to the outcomes of D13 ([`report`]), shared by events and
+//! `DescribeContact`.
+
+use super::provider::{Busy, CallRequest, CallStatus, PlaceError, Provider, ServiceRefusal};
+use aws_sdk_connect::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
+use aws_sdk_connect::operation::describe_contact::DescribeContactError;
+use aws_sdk_connect::operation::start_outbound_voice_contact::builders::StartOutboundVoiceContactInputBuilder;
+use aws_sdk_connect::operation::start_outbound_voice_contact::{
+    StartOutboundVoiceContactError, StartOutboundVoiceContactInput,
+};
+use aws_sdk_connect::types::{AnswerMachineDetectionConfig, Contact, TrafficType};
+use chrono::{DateTime, Utc};
+use outbound_adapters::aws::Dependency;
+use outbound_adapters::aws::Lazy;
+use outbound_model::call::{CallAttempt, CallReport, Outcome};
+use outbound_model::error::ConfigError;
+use outbound_model::error::Error;
+use outbound_model::Phone;
+use serde::Deserialize;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+const INSTANCE_ID: &str = "CONNECT_INSTANCE_ID";
+const CONTACT_FLOW_ID: &str = "CONNECT_CONTACT_FLOW_ID";
+const SOURCE_PHONE_NUMBER: &str = "CONNECT_SOURCE_PHONE_NUMBER";
+const QUEUE_ID: &str = "CONNECT_QUEUE_ID";
+const CAMPAIGN_FALLBACK: &str = "CONNECT_CAMPAIGN_FALLBACK";
+
+/// Where and how calls are placed, read once at cold start.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConnectSettings {
+    /// The Connect instance (`CONNECT_INSTANCE_ID`).
+    pub instance_id: String,
+    /// The contact flow every call runs (`CONNECT_CONTACT_FLOW_ID`).
+    pub contact_flow_id: String,
+    /// The caller id the called party sees.
+    pub source: CallerSource,
+    /// Whether calls may go on as GENERAL traffic, without answering-machine detection, when
+    /// the instance refuses campaign calls for quota (`CONNECT_CAMPAIGN_FALLBACK=general`;
+    /// unset: the task that meets it fails, D13).
+    pub general_fallback: bool,
+}
+
+/// Connect takes the caller id either as a number of the instance or as a queue whose outbound
+/// caller id is used.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CallerSource {
+    /// `SourcePhoneNumber`, E.164 (`CONNECT_SOURCE_PHONE_NUMBER`).
+    Number(String),
+    /// `QueueId` (`CONNECT_QUEUE_ID`).
+    Queue(String),
+}
+
+impl ConnectSettings {
+    /// Reads the process environment.
+    pub fn from_env() -> Result<Self, ConfigError> {
+        Self::from_lookup(|name| std::env::var(name).ok())
+    }
+
+    /// Reads `CONNECT_INSTANCE_ID`, `CONNECT_CONTACT_FLOW_ID` and exactly one of
+    /// `CONNECT_SOURCE_PHONE_NUMBER` and `CONNECT_QUEUE_ID` through `lookup`.
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        let set = |name: &str| {
+            lookup(name)
+                .map(|value| value.trim().to_owned())
+                .filter(|value| !value.is_empty())
+        };
+        let required = |name: &'static str| {
+            set(name).ok_or(ConfigError {
+                name,
+                problem: "is not set".into(),
+            })
+        };
+        let instance_id = required(INSTANCE_ID)?;
+        let contact_flow_id = required(CONTACT_FLOW_ID)?;
+        let source = match (set(SOURCE_PHONE_NUMBER), set(QUEUE_ID)) {
+            (Some(number), None) => match Phone::parse(&number) {
+                Ok(phone) => CallerSource::Number(e164(&phone)),
+                Err(_) => {
+                    return Err(ConfigError {
+                        name: SOURCE_PHONE_NUMBER,
+                        problem: format!("{number:?} is not a phone number"),
+                    })
+                }
+            },
+            (None, Some(queue)) => CallerSource::Queue(queue),
+            (Some(_), Some(_)) => {
+                return Err(ConfigError {
+                    name: SOURCE_PHONE_NUMBER,
+                    problem: format!("is set together with {QUEUE_ID}: set exactly one"),
+                })
+            }
+            (None, None) => {
+                return Err(ConfigError {
+                    name: SOURCE_PHONE_NUMBER,
+                    problem: format!("is not set, nor is {QUEUE_ID}: set exactly one"),
+                })
+            }
+        };
+        let general_fallback = match set(CAMPAIGN_FALLBACK).as_deref() {
+            None | Some("none") => false,
+            Some("general") => true,
+            Some(other) => {
+                return Err(ConfigError {
+                    name: CAMPAIGN_FALLBACK,
+                    problem: format!("{other:?} is neither general nor none"),
+                })
+            }
+        };
+        Ok(ConnectSettings {
+            instance_id,
+            contact_flow_id,
+            source,
+            general_fallback,
+        })
+    }
+}
+
+/// Places and describes calls through one Connect instance.
+#[derive(Clone, Debug)]
+pub struct ConnectProvider {
+    /// Built on first use: a run that places no call never needs it.
+    client: Lazy<aws_sdk_connect::Client>,
+    settings: ConnectSettings,
+    /// Calls go as GENERAL traffic, without detection, since the instance refused campaign
+    /// calls for quota ([`Provider::fall_back`]).
+    general: Arc<AtomicBool>,
+}
+
+impl ConnectProvider {
+    pub fn new(client: Lazy<aws_sdk_connect::Client>, settings: ConnectSettings) -> Self {
+        ConnectProvider {
+            client,
+            settings,
+            general: Arc::default(),
+        }
+    }
+}
+
+impl Provider for ConnectProvider {
+    async fn place(&self, call: &CallRequest) -> Result<String, PlaceError> {
+        if call.e164.is_none() {
+            return Err(PlaceError::NumberRefused("no E.164 number".into()));
+        }
+        let campaign = !self.general.load(Ordering::Relaxed);
+        let output = start_request(&self.settings, call, campaign)
+            .send_with(self.client.get())
+            .await
+            .map_err(place_error)?;
+        match output.contact_id() {
+            Some(id) if !id.is_empty() => Ok(id.to_owned()),
+            // Connect took the request, so a call may be ringing that we cannot name.
+            _ => Err(PlaceError::Unknown(
+                "StartOutboundVoiceContact answered no ContactId".into(),
+            )),
+        }
+    }
+
+    async fn describe(&self, call_id: &str) -> Result<CallStatus, Error> {
+        let answer = self
+            .client
+            .get()
+            .describe_contact()
+            .instance_id(&self.settings.instance_id)
+            .contact_id(call_id)
+            .send()
+            .await;
+        match answer {
+            Ok(output) => Ok(output.contact().map_or(CallStatus::Unknown, contact_status)),
+            Err(error) => describe_error(error),
+        }
+    }
+
+    fn needs_e164(&self) -> bool {
+        true
+    }
+
+    fn fall_back(&self) -> bool {
+        if self.settings.general_fallback {
+            self.general.store(true, Ordering::Relaxed);
+        }
+        self.settings.general_fallback
+    }
+
+    /// The attempt a contact of the instance is, from the attributes every call this service
+    /// starts carries ([`start_request`]): `GetContactAttributes`. A contact Connect does not know,
+    /// or one without them (an inbound call, another application's), is not ours.
+    async fn attempt_of(&self, call_id: &str) -> Result<Option<CallAttempt>, Error> {
+        let answer = self
+            .client
+            .get()
+            .get_contact_attributes()
+            .instance_id(&self.settings.instance_id)
+            .initial_contact_id(call_id)
+            .send()
+            .await;
+        match answer {
+            Ok(output) => {
+                let attributes = output.attributes();
+                Ok(CallAttempt::from_attributes(|name| {
+                    attributes.and_then(|map| map.get(name)).cloned()
+                }))
+            }
+            Err(error)
+                if error
+                    .as_service_error()
+                    .is_some_and(|e| e.is_resource_not_found_exception()) =>
+            {
+                Ok(None)
+            }
+            Err(error) => Err(Error::dependency("get contact attributes", error)),
+        }
+    }
+}
+
+/// The `StartOutboundVoiceContact` request of one attempt. Answering-machine detection is on so
+/// that a voicemail is told from a person (D13); Connect accepts it only on `CAMPAIGN` traffic,
+/// which has its own quota. Without `campaign`, GENERAL traffic without detection.
+fn start_request(
+    settings: &ConnectSettings,
+    call: &CallRequest,
+    campaign: bool,
+) -> StartOutboundVoiceContactInputBuilder {
+    let request = StartOutboundVoiceContactInput::builder()
+        .instance_id(&settings.instance_id)
+        .contact_flow_id(&settings.contact_flow_id)
+        .set_destination_phone_number(call.e164.clone())
+        .client_token(call.token())
+        .attributes("tenant", call.tenant.as_str())
+        .attributes("taskId", call.task_id.as_str())
+        .attributes("contactId", call.contact_id.as_str())
+        .attributes("attempt", call.attempt.to_string());
+    let request = if campaign {
+        request
+            .answer_machine_detection_config(
+                AnswerMachineDetectionConfig::builder()
+                    .enable_answer_machine_detection(true)
+                    .await_answer_machine_prompt(false)
+                    .build(),
+            )
+            .traffic_type(TrafficType::Campaign)
+    } else {
+        request.traffic_type(TrafficType::General)
+    };
+    match &settings.source {
+        CallerSource::Number(number) => request.source_phone_number(number),
+        CallerSource::Queue(queue) => request.queue_id(queue),
+    }
+}
+
+/// A stored phone (digits with an optional leading `+`) in E.164, as Connect takes it.
+fn e164(phone: &Phone) -> String {
+    let text = phone.as_str();
+    if text.starts_with('+') {
+        text.to_owned()
+    } else {
+        format!("+{text}")
+    }
+}
+
+/// Why a `StartOutboundVoiceContact` failed, in the terms of [`PlaceError`].
+fn place_error(error: SdkError<StartOutboundVoiceContactError>) -> PlaceError {
+    let verdict = match &error {
+        SdkError::ServiceError(context) => refusal(context.err(), context.raw().status().as_u16()),
+        // Never sent: no call started, and sending the same request again cannot help.
+        SdkError::ConstructionFailure(_) => Some(PlaceError::ServiceRefused {
+            refusal: ServiceRefusal::Configuration,
+            detail: format!(
+                "the Amazon Connect request could not be built: {}",
+                DisplayErrorContext(&error)
+            ),
+        }),
+        // Timeouts, dispatch and response failures: the call may or may not have started.
+        _ => None,
+    };
+    verdict.unwrap_or_else(|| PlaceError::Unknown(Box::new(error)))
+}
+
+/// What an error answered by Connect means; `None` when it leaves open whether a call started.
+fn refusal(error: &StartOutboundVoiceContactError, status: u16) -> Option<PlaceError> {
+    use StartOutboundVoiceContactError as E;
+    let message = error.message().unwrap_or("no message");
+    let code = error.code().unwrap_or("no error code");
+    let service = |refusal: ServiceRefusal, what: &str| {
+        Some(PlaceError::ServiceRefused {
+            refusal,
+            detail: format!("Amazon Connect refused the call: {what}: {code}: {message}"),
+        })
+    };
+    let task = |what: &str| service(ServiceRefusal::Configuration, what);
+    let number = |what: &str| Some(PlaceError::NumberRefused(format!("{what}: {message}")));
+    let busy = |kind: Busy| {
+        Some(PlaceError::Busy {
+            kind,
+            detail: format!("{code}: {message}"),
+        })
+    };
+    match error {
+        E::LimitExceededException(_) => busy(Busy::Quota),
+        E::ResourceNotFoundException(_) => {
+            task("instance, contact flow, queue or source number not found")
+        }
+        E::OutboundContactNotPermittedException(_) => service(
+            ServiceRefusal::Permission,
+            "outbound calls are not permitted on the instance",
+        ),
+        E::InvalidRequestException(_) => task("invalid request"),
+        E::DestinationNotAllowedException(_) => {
+            number("Amazon Connect does not allow calls to this number")
+        }
+        E::InvalidParameterException(_) if message.to_ascii_lowercase().contains("destination") => {
+            number("Amazon Connect refused the destination number")
+        }
+        E::InvalidParameterException(_) => task("invalid parameter"),
+        E::InternalServiceException(_) => None,
+        // Errors the operation's model does not list arrive with only their code and status.
+        _ => match code {
+            "ThrottlingException" | "TooManyRequestsException" => busy(Busy::Rate),
+            "LimitExceededException" | "ServiceQuotaExceededException" => busy(Busy::Quota),
+            "AccessDeniedException" => service(ServiceRefusal::Permission, "access denied"),
+            _ if status == 429 || status == 503 => busy(Busy::Rate),
+            _ => None,
+        },
+    }
+}
+
+/// A failed `DescribeContact`: a contact Connect does not know is [`CallStatus::Unknown`].
+fn describe_error(error: SdkError<DescribeContactError>) -> Result<CallStatus, Error> {
+    if error
+        .as_service_error()
+        .is_some_and(DescribeContactError::is_resource_not_found_exception)
+    {
+        return Ok(CallStatus::Unknown);
+    }
+    Err(Error::internal("describe contact", error))
+}
+
+/// A described contact: in progress until it has a disconnect time.
+fn contact_status(contact: &Contact) -> CallStatus {
+    let Some(disconnected) = contact.disconnect_timestamp() else {
+        return CallStatus::InProgress;
+    };
+    CallStatus::Ended(report(
+        contact.disconnect_reason(),
+        contact
+            .answering_machine_detection_status()
+            .map(|status| status.as_str()),
+        contact.connected_to_system_timestamp().and_then(utc),
+        utc(disconnected),
+    ))
+}
+
+fn utc(time: &aws_sdk_connect::primitives::DateTime) -> Option<DateTime<Utc>> {
+    DateTime::from_timestamp(time.secs(), time.subsec_nanos())
+}
+
+/// The outcome of a call that Connect disconnected (D13), from the contact's disconnect reason,
+/// its answering-machine detection status, and when it was connected and disconnected.
+///
+/// An invalid number is decided first (final, never retried); then a detection verdict, because
+/// Connect marks voicemail, fax and SIT tones connected too; then whether the call was
+/// connected at all; and last the disconnect reason of a call that never was. `reason` is the
+/// code that decided; for an answered call, the disconnect reason that ended it.
+pub fn report(
+    disconnect_reason: Option<&str>,
+    amd_status: Option<&str>,
+    connected: Option<DateTime<Utc>>,
+    disconnected: Option<DateTime<Utc>>,
+) -> CallReport {
+    let reason = disconnect_reason
+        .map(str::trim)
+        .filter(|text| !text.is_empty());
+    let amd = amd_status.map(str::trim).filter(|text| !text.is_empty());
+    let ended = |outcome: Outcome, why: &str| CallReport {
+        outcome,
+        duration: 0,
+        invalid_number: false,
+        reason: why.to_owned(),
+    };
+    let answered = |why: &str| CallReport {
+        duration: talk_seconds(connected, disconnected),
+        ..ended(Outcome::Success, why)
+    };
+
+    if let Some(why @ "TELECOM_NUMBER_INVALID") = reason {
+        return CallReport {
+            invalid_number: true,
+            ..ended(Outcome::Failed, why)
+        };
+    }
+    match amd {
+        Some(why @ "SIT_TONE_INVALID_NUMBER") => {
+            return CallReport {
+                invalid_number: true,
+                ..ended(Outcome::Failed, why)
+            }
+        }
+        // A person answered; `ANSWERED` is how DescribeContact reports an answered call that
+        // detection did not find to be a machine: calling again would call that person again.
+        Some(why @ ("HUMAN_ANSWERED" | "ANSWERED")) => return answered(reason.unwrap_or(why)),
+        // Voicemail, rang out, or connected without anyone found to be there (detection
+        // unresolved, or nothing detected): no person answered (D13).
+        Some(
+            why @ ("VOICEMAIL_BEEP"
+            | "VOICEMAIL_NO_BEEP"
+            | "AMD_UNANSWERED"
+            | "AMD_UNRESOLVED"
+            | "AMD_UNRESOLVED_SILENCE"
+            | "UNDETECTED"),
+        ) if why != "UNDETECTED" || connected.is_some() => return ended(Outcome::NoAnswer, why),
+        // Busy, unreachable (another SIT tone, a fax line) or a detection error (D13: failed).
+        Some(
+            why @ ("SIT_TONE_BUSY"
+            | "SIT_TONE_DETECTED"
+            | "FAX_MACHINE_DETECTED"
+            | "AMD_ERROR"
+            | "ERROR"),
+        ) => return ended(Outcome::Failed, why),
+        // Never connected: nothing was detected, and the disconnect reason says why.
+        Some("UNDETECTED") => {}
+        // Disconnected before any media: detection has nothing to say.
+        None | Some("AMD_NOT_APPLICABLE") => {}
+        // A status this code does not know: whatever answered is not known to be a person.
+        Some(why) if connected.is_some() => return ended(Outcome::NoAnswer, why),
+        Some(_) => {}
+    }
+    if connected.is_some() {
+        return answered(reason.unwrap_or("connected"));
+    }
+    match reason {
+        Some(why @ ("TELECOM_UNANSWERED" | "TELECOM_TIMEOUT" | "TELECOM_ORIGINATOR_CANCEL")) => {
+            ended(Outcome::NoAnswer, why)
+        }
+        // Busy, blocked, network or Connect errors, expired, and hang-ups of a call that never
+        // connected.
+        Some(why) => ended(Outcome::Failed, why),
+        None => ended(Outcome::Failed, amd.unwrap_or("no disconnect reason")),
+    }
+}
+
+/// Whole seconds from answer to hang-up: rounded down, never negative, 0 without both times.
+fn talk_seconds(connected: Option<DateTime<Utc>>, disconnected: Option<DateTime<Utc>>) -> u64 {
+    match (connected, disconnected) {
+        (Some(from), Some(to)) => u64::try_from((to - from).num_seconds()).unwrap_or(0),
+        _ => 0,
+    }
+}
+
+/// A voice call that ended, read from its `DISCONNECTED` contact event.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Disconnect {
+    /// Connect's `ContactId`: what [`Provider::place`] answered for the call.
+    pub contact_id: String,
+    pub report: CallReport,
+}
+
+const EVENT_SOURCE: &str = "aws.connect";
+const EVENT_DETAIL_TYPE: &str = "Amazon Connect Contact Event";
+
+/// The EventBridge envelope; only what is needed is read, everything else is ignored.
+#[derive(Deserialize)]
+struct Event {
+    source: Option<String>,
+    #[serde(rename = "detail-type")]
+    detail_type: Option<String>,
+    detail: Detail,
+}
+
+/// The contact event. The documentation's samples spell its fields both camelCase and
+/// PascalCase, so both are read.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Detail {
+    #[serde(alias = "EventType")]
+    event_type: Option<String>,
+    #[serde(alias = "ContactId")]
+    contact_id: Option<String>,
+    #[serde(alias = "Channel")]
+    channel: Option<String>,
+    #[serde(alias = "DisconnectReason")]
+    disconnect_reason: Option<DisconnectReason>,
+    #[serde(alias = "AnsweringMachineDetectionStatus")]
+    answering_machine_detection_status: Option<String>,
+    #[serde(alias = "ConnectedToSystemTimestamp")]
+    connected_to_system_timestamp: Option<String>,
+    #[serde(alias = "DisconnectTimestamp")]
+    disconnect_timestamp: Option<String>,
+}
+
+/// The disconnect reason as a plain code, or as the API's `DisconnectReason` object (`{Code}`).
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum DisconnectReason {
+    Code(String),
+    Object {
+        #[serde(alias = "Code")]
+        code: Option<String>,
+    },
+}
+
+impl DisconnectReason {
+    fn code(&self) -> Option<&str> {
+        match self {
+            DisconnectReason::Code(code) => Some(code),
+            DisconnectReason::Object { code } => code.as_deref(),
+        }
+    }
+}
+
+/// Reads one call-events message body: an EventBridge "Amazon Connect Contact Event". Answers
+/// the ended call for a voice `DISCONNECTED` event and `None` for every other event, which is
+/// acknowledged and ignored; fails only for a body that is not such an event at all, or a
+/// `DISCONNECTED` event without a contact id or with an unreadable time.
+pub fn parse_event(body: &str) -> Result<Option<Disconnect>, Error> {
+    let event: Event = serde_json::from_str(body)
+        .map_err(|error| Error::invalid(format!("not an EventBridge event: {error}")))?;
+    let other =
+        |field: &Option<String>, expected: &str| field.as_deref().is_some_and(|v| v != expected);
+    if other(&event.source, EVENT_SOURCE) || other(&event.detail_type, EVENT_DETAIL_TYPE) {
+        return Ok(None);
+    }
+    let detail = event.detail;
+    let disconnected = detail
+        .event_type
+        .as_deref()
+        .is_some_and(|kind| kind.eq_ignore_ascii_case("DISCONNECTED"));
+    // The samples spell the channel both `VOICE` and `Voice`.
+    let voice = detail
+        .channel
+        .as_deref()
+        .is_none_or(|channel| channel.eq_ignore_ascii_case("VOICE"));
+    if !disconnected || !voice {
+        return Ok(None);
+    }
+    let contact_id = detail
+        .contact_id
+        .filter(|id| !id.is_empty())
+        .ok_or_else(|| Error::invalid("DISCONNECTED contact event without contactId"))?;
+    let connected = timestamp(
+        "connectedToSystemTimestamp",
+        detail.connected_to_system_timestamp.as_deref(),
+    )?;
+    let ended = timestamp(
+        "disconnectTimestamp",
+        detail.disconnect_timestamp.as_deref(),
+    )?;
+    let report = report(
+        detail
+            .disconnect_reason
+            .as_ref()
+            .and_then(DisconnectReason::code),
+        detail.answering_machine_detection_status.as_deref(),
+        connected,
+        ended,
+    );
+    Ok(Some(Disconnect { contact_id, report }))
+}
+
+/// An event time (`2021-08-04T17:47:35.000Z`); absent or empty is `None`.
+fn timestamp(name: &str, text: Option<&str>) -> Result<Option<DateTime<Utc>>, Error> {
+    text.filter(|text| !text.is_empty())
+        .map(|text| {
+            DateTime::parse_from_rfc3339(text)
+                .map(|time| time.with_timezone(&Utc))
+                .map_err(|error| Error::invalid(format!("{name} {text:?}: {error}")))
+        })
+        .transpose()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use aws_sdk_connect::config::http::HttpResponse;
+    use aws_sdk_connect::error::{ConnectorError, ErrorMetadata};
+    use aws_sdk_connect::types::error::{
+        DestinationNotAllowedException, InternalServiceException, InvalidParameterException,
+        InvalidRequestException, LimitExceededException, OutboundContactNotPermittedException,
+        ResourceNotFoundException,
+    };
+    use aws_sdk_connect::types::AnsweringMachineDetectionStatus;
+    use aws_smithy_types::body::SdkBody;
+    use outbound_app::config::lookup;
+    use outbound_model::Id;
+    use std::collections::HashMap;
+
+    const BASE: [(&str, &str); 2] = [
+        (INSTANCE_ID, "5c1b0f2e-8d4a-4e6b-9a37-2f61c0d8e915"),
+        (CONTACT_FLOW_ID, "9e4a7c12-3b8d-4f60-a1e5-d27f0b6c8a34"),
+    ];
+
+    fn with(extra: &[(&'static str, &'static str)]) -> Vec<(&'static str, &'static str)> {
+        BASE.iter().chain(extra).copied().collect()
+    }
+
+    #[test]
+    fn settings_take_a_source_number_in_e164() {
+        let settings = ConnectSettings::from_lookup(lookup(&with(&[(
+            SOURCE_PHONE_NUMBER,
+            "44 20 3808 9410",
+        )])))
+        .unwrap();
+        assert_eq!(
+            settings,
+            ConnectSettings {
+                instance_id: "5c1b0f2e-8d4a-4e6b-9a37-2f61c0d8e915".into(),
+                contact_flow_id: "9e4a7c12-3b8d-4f60-a1e5-d27f0b6c8a34".into(),
+                source: CallerSource::Number("+442038089410".into()),
+                general_fallback: false,
+            }
+        );
+    }
+
+    #[test]
+    fn settings_take_a_queue() {
+        let settings = ConnectSettings::from_lookup(lookup(&with(&[(
+            QUEUE_ID,
+            " 7b2e9f40-1c6d-4a83-b5e2-0f9d3c7a1e68 ",
+        )])))
+        .unwrap();
+        assert_eq!(
+            settings.source,
+            CallerSource::Queue("7b2e9f40-1c6d-4a83-b5e2-0f9d3c7a1e68".into())
+        );
+    }
+
+    #[test]
+    fn settings_need_exactly_one_source() {
+        let neither = ConnectSettings::from_lookup(lookup(&BASE)).unwrap_err();
+        assert_eq!(neither.name, SOURCE_PHONE_NUMBER);
+        let both = ConnectSettings::from_lookup(lookup(&with(&[
+            (SOURCE_PHONE_NUMBER, "+442038089410"),
+            (QUEUE_ID, "7b2e9f40-1c6d-4a83-b5e2-0f9d3c7a1e68"),
+        ])))
+        .unwrap_err();
+        assert_eq!(both.name, SOURCE_PHONE_NUMBER);
+        assert!(both.problem.contains(QUEUE_ID), "{}", both.problem);
+        let malformed =
+            ConnectSettings::from_lookup(lookup(&with(&[(SOURCE_PHONE_NUMBER, "reception")])))
+                .unwrap_err();
+        assert_eq!(malformed.name, SOURCE_PHONE_NUMBER);
+    }
+
+    #[test]
+    fn campaign_fallback_is_general_or_none() {
+        let source = (QUEUE_ID, "q");
+        let read = |extra: &[(&'static str, &'static str)]| {
+            let mut pairs = vec![BASE[0], BASE[1], source];
+            pairs.extend_from_slice(extra);
+            ConnectSettings::from_lookup(lookup(&pairs))
+        };
+        assert!(!read(&[]).unwrap().general_fallback);
+        assert!(
+            !read(&[(CAMPAIGN_FALLBACK, "none")])
+                .unwrap()
+                .general_fallback
+        );
+        assert!(
+            read(&[(CAMPAIGN_FALLBACK, "general")])
+                .unwrap()
+                .general_fallback
+        );
+        let error = read(&[(CAMPAIGN_FALLBACK, "sometimes")]).unwrap_err();
+        assert_eq!(error.name, CAMPAIGN_FALLBACK);
+    }
+
+    #[test]
+    fn settings_need_instance_and_flow() {
+        let source = (QUEUE_ID, "q");
+        let error = ConnectSettings::from_lookup(lookup(&[BASE[1], source])).unwrap_err();
+        assert_eq!(error.name, INSTANCE_ID);
+        let error =
+            ConnectSettings::from_lookup(lookup(&[BASE[0], (CONTACT_FLOW_ID, "  "), source]))
+                .unwrap_err();
+        assert_eq!(error.name, CONTACT_FLOW_ID);
+    }
+
+    fn settings(source: CallerSource) -> ConnectSettings {
+        ConnectSettings {
+            instance_id: "5c1b0f2e-8d4a-4e6b-9a37-2f61c0d8e915".into(),
+            contact_flow_id: "9e4a7c12-3b8d-4f60-a1e5-d27f0b6c8a34".into(),
+            source,
+            general_fallback: false,
+        }
+    }
+
+    fn call(phone: &str) -> CallRequest {
+        CallRequest {
+            tenant: outbound_model::Tenant::parse("acme").unwrap(),
+            task_id: Id::parse("01HZX3K5Q8M2N4P6R8T0V2W4Y6").unwrap(),
+            contact_id: Id::parse("01HZX3K9B7C5D3E1F0G2H4J6K8").unwrap(),
+            attempt: 2,
+            phone: Phone::parse(phone).unwrap(),
+            e164: Some(format!("+{}", phone.trim_start_matches('+'))),
+            script: None,
+        }
+    }
+
+    #[test]
+    fn start_request_carries_every_field() {
+        let request = start_request(
+            &settings(CallerSource::Number("+442038089410".into())),
+            &call("+447700900123"),
+            true,
+        )
+        .build()
+        .unwrap();
+        assert_eq!(
+            request.instance_id(),
+            Some("5c1b0f2e-8d4a-4e6b-9a37-2f61c0d8e915")
+        );
+        assert_eq!(
+            request.contact_flow_id(),
+            Some("9e4a7c12-3b8d-4f60-a1e5-d27f0b6c8a34")
+        );
+        assert_eq!(request.destination_phone_number(), Some("+447700900123"));
+        assert_eq!(request.source_phone_number(), Some("+442038089410"));
+        assert_eq!(request.queue_id(), None);
+        assert_eq!(
+            request.client_token(),
+            Some("01HZX3K5Q8M2N4P6R8T0V2W4Y6-01HZX3K9B7C5D3E1F0G2H4J6K8-2")
+        );
+        let attributes: HashMap<String, String> = [
+            ("tenant", "acme"),
+            ("taskId", "01HZX3K5Q8M2N4P6R8T0V2W4Y6"),
+            ("contactId", "01HZX3K9B7C5D3E1F0G2H4J6K8"),
+            ("attempt", "2"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect();
+        assert_eq!(request.attributes(), Some(&attributes));
+        let detection = request.answer_machine_detection_config().unwrap();
+        assert!(detection.enable_answer_machine_detection());
+        assert!(!detection.await_answer_machine_prompt());
+        assert_eq!(request.traffic_type(), Some(&TrafficType::Campaign));
+        assert_eq!(request.campaign_id(), None);
+        assert_eq!(request.ring_timeout_in_seconds(), None);
+    }
+
+    #[test]
+    fn start_request_names_the_queue_and_makes_the_destination_e164() {
+        let request = start_request(
+            &settings(CallerSource::Queue(
+                "7b2e9f40-1c6d-4a83-b5e2-0f9d3c7a1e68".into(),
+            )),
+            &call("4915112345678"),
+            false,
+        )
+        .build()
+        .unwrap();
+        assert_eq!(request.destination_phone_number(), Some("+4915112345678"));
+        assert_eq!(
+            request.queue_id(),
+            Some("7b2e9f40-1c6d-4a83-b5e2-0f9d3c7a1e68")
+        );
+        assert_eq!(request.source_phone_number(), None);
+        // General traffic, after the instance refused campaign calls for quota.
+        assert_eq!(request.traffic_type(), Some(&TrafficType::General));
+        assert_eq!(request.answer_machine_detection_config(), None);
+    }
+
+    fn meta(code: &str, message: &str) -> ErrorMetadata {
+        ErrorMetadata::builder().code(code).message(message).build()
+    }
+
+    fn answered(
+        error: StartOutboundVoiceContactError,
+        status: u16,
+    ) -> SdkError<StartOutboundVoiceContactError> {
+        let raw = HttpResponse::new(status.try_into().unwrap(), SdkBody::empty());
+        SdkError::service_error(error, raw)
+    }
+
+    fn modeled(error: StartOutboundVoiceContactError, status: u16) -> PlaceError {
+        place_error(answered(error, status))
+    }
+
+    fn unmodeled(code: &str, message: &str, status: u16) -> PlaceError {
+        let error = StartOutboundVoiceContactError::generic(meta(code, message));
+        place_error(answered(error, status))
+    }
+
+    #[test]
+    fn throttling_and_quotas_are_busy() {
+        use StartOutboundVoiceContactError as E;
+        let limit = E::LimitExceededException(
+            LimitExceededException::builder()
+                .message("The allowed limit for the resource has been exceeded.")
+                .meta(meta(
+                    "LimitExceededException",
+                    "The allowed limit for the resource has been exceeded.",
+                ))
+                .build(),
+        );
+        assert!(matches!(
+            modeled(limit, 429),
+            PlaceError::Busy {
+                kind: Busy::Quota,
+                ..
+            }
+        ));
+        for (code, kind) in [
+            ("ThrottlingException", Busy::Rate),
+            ("ServiceQuotaExceededException", Busy::Quota),
+        ] {
+            let error = unmodeled(code, "Rate exceeded", 400);
+            assert!(
+                matches!(&error, PlaceError::Busy { kind: k, detail } if *k == kind && detail.contains(code)),
+                "{error:?}"
+            );
+        }
+        assert!(matches!(
+            unmodeled("SlowDown", "Please slow down", 429),
+            PlaceError::Busy {
+                kind: Busy::Rate,
+                ..
+            }
+        ));
+        assert!(matches!(
+            unmodeled("ServiceUnavailableException", "Service unavailable", 503),
+            PlaceError::Busy {
+                kind: Busy::Rate,
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn flow_and_instance_problems_refuse_the_task() {
+        use StartOutboundVoiceContactError as E;
+        let not_found = E::ResourceNotFoundException(
+            ResourceNotFoundException::builder()
+                .message("Contact flow not found")
+                .meta(meta("ResourceNotFoundException", "Contact flow not found"))
+                .build(),
+        );
+        let PlaceError::ServiceRefused { refusal, detail } = modeled(not_found, 404) else {
+            panic!("not a service refusal");
+        };
+        assert_eq!(refusal, ServiceRefusal::Configuration);
+        assert_eq!(
+            detail,
+            "Amazon Connect refused the call: instance, contact flow, queue or source number \
+             not found: ResourceNotFoundException: Contact flow not found"
+        );
+        let not_permitted = E::OutboundContactNotPermittedException(
+            OutboundContactNotPermittedException::builder()
+                .meta(meta(
+                    "OutboundContactNotPermittedException",
+                    "Outbound calls are disabled",
+                ))
+                .build(),
+        );
+        assert!(matches!(
+            modeled(not_permitted, 403),
+            PlaceError::ServiceRefused {
+                refusal: ServiceRefusal::Permission,
+                ..
+            }
+        ));
+        let invalid = E::InvalidRequestException(
+            InvalidRequestException::builder()
+                .meta(meta("InvalidRequestException", "The flow is not published"))
+                .build(),
+        );
+        assert!(matches!(
+            modeled(invalid, 400),
+            PlaceError::ServiceRefused {
+                refusal: ServiceRefusal::Configuration,
+                ..
+            }
+        ));
+        let parameter = E::InvalidParameterException(
+            InvalidParameterException::builder()
+                .meta(meta("InvalidParameterException", "Invalid ContactFlowId"))
+                .build(),
+        );
+        assert!(matches!(
+            modeled(parameter, 400),
+            PlaceError::ServiceRefused {
+                refusal: ServiceRefusal::Configuration,
+                ..
+            }
+        ));
+        let denied = unmodeled(
+            "AccessDeniedException",
+            "not authorized to perform connect:StartOutboundVoiceContact",
+            403,
+        );
+        assert!(
+            matches!(
+                &denied,
+                PlaceError::ServiceRefused { refusal: ServiceRefusal::Permission, detail }
+                    if detail.contains("access denied")
+            ),
+            "{denied:?}"
+        );
+    }
+
+    #[test]
+    fn destination_problems_refuse_the_number() {
+        use StartOutboundVoiceContactError as E;
+        let not_allowed = E::DestinationNotAllowedException(
+            DestinationNotAllowedException::builder()
+                .meta(meta(
+                    "DestinationNotAllowedException",
+                    "Outbound calls to the destination number are not allowed.",
+                ))
+                .build(),
+        );
+        assert!(matches!(
+            modeled(not_allowed, 403),
+            PlaceError::NumberRefused(_)
+        ));
+        let invalid = E::InvalidParameterException(
+            InvalidParameterException::builder()
+                .meta(meta(
+                    "InvalidParameterException",
+                    "DestinationPhoneNumber is not a valid E.164 number",
+                ))
+                .build(),
+        );
+        assert!(matches!(
+            modeled(invalid, 400),
+            PlaceError::NumberRefused(_)
+        ));
+    }
+
+    #[test]
+    fn everything_else_leaves_the_call_unknown() {
+        let internal = StartOutboundVoiceContactError::InternalServiceException(
+            InternalServiceException::builder()
+                .meta(meta("InternalServiceException", "Internal error"))
+                .build(),
+        );
+        assert!(matches!(modeled(internal, 500), PlaceError::Unknown(_)));
+        assert!(matches!(
+            unmodeled("SomethingNew", "?", 400),
+            PlaceError::Unknown(_)
+        ));
+        assert!(matches!(
+            place_error(SdkError::timeout_error("read timed out")),
+            PlaceError::Unknown(_)
+        ));
+        assert!(matches!(
+            place_error(SdkError::dispatch_failure(ConnectorError::io(
+                "connection reset".into()
+            ))),
+            PlaceError::Unknown(_)
+        ));
+        assert!(matches!(
+            place_error(SdkError::construction_failure("missing InstanceId")),
+            PlaceError::ServiceRefused {
+                refusal: ServiceRefusal::Configuration,
+                ..
+            }
+        ));
+    }
+
+    fn at(text: &str) -> aws_sdk_connect::primitives::DateTime {
+        aws_sdk_connect::primitives::DateTime::from_str(
+            text,
+            aws_sdk_connect::primitives::DateTimeFormat::DateTime,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn a_described_contact_is_in_progress_until_disconnected() {
+        let ringing = Contact::builder()
+            .id("3f8e2d71-9c4b-4a6e-b5d0-1a7c9e2f4b83")
+            .initiation_timestamp(at("2025-03-11T14:00:58.731Z"))
+            .build();
+        assert_eq!(contact_status(&ringing), CallStatus::InProgress);
+        let talked = Contact::builder()
+            .id("3f8e2d71-9c4b-4a6e-b5d0-1a7c9e2f4b83")
+            .connected_to_system_timestamp(at("2025-03-11T14:01:07.212Z"))
+            .disconnect_timestamp(at("2025-03-11T14:02:49.874Z"))
+            .disconnect_reason("CUSTOMER_DISCONNECT")
+            .answering_machine_detection_status(AnsweringMachineDetectionStatus::HumanAnswered)
+            .build();
+        assert_eq!(
+            contact_status(&talked),
+            CallStatus::Ended(CallReport {
+                outcome: Outcome::Success,
+                duration: 102,
+                invalid_number: false,
+                reason: "CUSTOMER_DISCONNECT".into(),
+            })
+        );
+        let invalid = Contact::builder()
+            .disconnect_timestamp(at("2025-03-11T11:20:03.288Z"))
+            .disconnect_reason("TELECOM_NUMBER_INVALID")
+            .build();
+        let CallStatus::Ended(report) = contact_status(&invalid) else {
+            panic!("not ended");
+        };
+        assert!(report.invalid_number);
+    }
+
+    #[test]
+    fn a_contact_connect_does_not_know_is_unknown() {
+        let missing = DescribeContactError::ResourceNotFoundException(
+            ResourceNotFoundException::builder()
+                .meta(meta("ResourceNotFoundException", "Contact not found"))
+                .build(),
+        );
+        let raw = HttpResponse::new(404u16.try_into().unwrap(), SdkBody::empty());
+        assert_eq!(
+            describe_error(SdkError::service_error(missing, raw)).unwrap(),
+            CallStatus::Unknown
+        );
+        let throttled = SdkError::<DescribeContactError>::timeout_error("read timed out");
+        assert!(matches!(
+            describe_error(throttled),
+            Err(Error::Internal {
+                context: "describe contact",
+                ..
+            })
+        ));
+    }
+
+    fn utc_at(text: &str) -> Option<DateTime<Utc>> {
+        Some(
+            DateTime::parse_from_rfc3339(text)
+                .unwrap()
+                .with_timezone(&Utc),
+        )
+    }
+
+    fn success(why: &str) -> CallReport {
+        CallReport {
+            outcome: Outcome::Success,
+            duration: 102,
+            invalid_number: false,
+            reason: why.into(),
+        }
+    }
+
+    fn ended(outcome: Outcome, why: &str) -> CallReport {
+        CallReport {
+            outcome,
+            duration: 0,
+            invalid_number: false,
+            reason: why.into(),
+        }
+    }
+
+    fn no_answer(why: &str) -> CallReport {
+        ended(Outcome::NoAnswer, why)
+    }
+
+    fn failed(why: &str) -> CallReport {
+        ended(Outcome::Failed, why)
+    }
+
+    fn invalid(why: &str) -> CallReport {
+        CallReport {
+            invalid_number: true,
+            ..failed(why)
+        }
+    }
+
+    #[test]
+    fn the_outcome_mapping() {
+        let connected = utc_at("2025-03-11T14:01:07.212Z");
+        let disconnected = utc_at("2025-03-11T14:02:49.874Z");
+        // (disconnect reason, answering-machine status, connected?, report)
+        #[rustfmt::skip]
+        let cases = [
+            (Some("CUSTOMER_DISCONNECT"), Some("HUMAN_ANSWERED"), true, success("CUSTOMER_DISCONNECT")),
+            (Some("AGENT_DISCONNECT"), None, true, success("AGENT_DISCONNECT")),
+            (Some("THIRD_PARTY_DISCONNECT"), Some("AMD_NOT_APPLICABLE"), true, success("THIRD_PARTY_DISCONNECT")),
+            (Some("CONTACT_FLOW_DISCONNECT"), None, true, success("CONTACT_FLOW_DISCONNECT")),
+            (Some("TELECOM_PROBLEM"), None, true, success("TELECOM_PROBLEM")),
+            (None, None, true, success("connected")),
+            (None, Some("HUMAN_ANSWERED"), true, success("HUMAN_ANSWERED")),
+            (Some("CONTACT_FLOW_DISCONNECT"), Some("VOICEMAIL_BEEP"), true, no_answer("VOICEMAIL_BEEP")),
+            (Some("CUSTOMER_DISCONNECT"), Some("VOICEMAIL_NO_BEEP"), true, no_answer("VOICEMAIL_NO_BEEP")),
+            (Some("CUSTOMER_DISCONNECT"), Some("AMD_UNRESOLVED"), true, no_answer("AMD_UNRESOLVED")),
+            (Some("CUSTOMER_DISCONNECT"), Some("AMD_UNRESOLVED_SILENCE"), true, no_answer("AMD_UNRESOLVED_SILENCE")),
+            (Some("CUSTOMER_DISCONNECT"), Some("SOME_FUTURE_STATUS"), true, no_answer("SOME_FUTURE_STATUS")),
+            (Some("TELECOM_TIMEOUT"), Some("AMD_UNANSWERED"), false, no_answer("AMD_UNANSWERED")),
+            (Some("TELECOM_UNANSWERED"), None, false, no_answer("TELECOM_UNANSWERED")),
+            (Some("TELECOM_TIMEOUT"), None, false, no_answer("TELECOM_TIMEOUT")),
+            (Some("TELECOM_ORIGINATOR_CANCEL"), Some("AMD_NOT_APPLICABLE"), false, no_answer("TELECOM_ORIGINATOR_CANCEL")),
+            (Some("TELECOM_BUSY"), Some("AMD_NOT_APPLICABLE"), false, failed("TELECOM_BUSY")),
+            (Some("CUSTOMER_DISCONNECT"), Some("SIT_TONE_BUSY"), true, failed("SIT_TONE_BUSY")),
+            (Some("CUSTOMER_DISCONNECT"), Some("SIT_TONE_DETECTED"), true, failed("SIT_TONE_DETECTED")),
+            (Some("CUSTOMER_DISCONNECT"), Some("FAX_MACHINE_DETECTED"), true, failed("FAX_MACHINE_DETECTED")),
+            (Some("CUSTOMER_DISCONNECT"), Some("AMD_ERROR"), true, failed("AMD_ERROR")),
+            (Some("TELECOM_PROBLEM"), None, false, failed("TELECOM_PROBLEM")),
+            (Some("TELECOM_POTENTIAL_BLOCKING"), None, false, failed("TELECOM_POTENTIAL_BLOCKING")),
+            (Some("OUTBOUND_DESTINATION_ENDPOINT_ERROR"), None, false, failed("OUTBOUND_DESTINATION_ENDPOINT_ERROR")),
+            (Some("OUTBOUND_RESOURCE_ERROR"), None, false, failed("OUTBOUND_RESOURCE_ERROR")),
+            (Some("OUTBOUND_ATTEMPT_FAILED"), None, false, failed("OUTBOUND_ATTEMPT_FAILED")),
+            (Some("EXPIRED"), None, false, failed("EXPIRED")),
+            (Some("CUSTOMER_DISCONNECT"), None, false, failed("CUSTOMER_DISCONNECT")),
+            (Some("CUSTOMER_DISCONNECT"), Some("SOME_FUTURE_STATUS"), false, failed("CUSTOMER_DISCONNECT")),
+            (None, Some("AMD_NOT_APPLICABLE"), false, failed("AMD_NOT_APPLICABLE")),
+            (None, None, false, failed("no disconnect reason")),
+            (Some(""), Some(" "), false, failed("no disconnect reason")),
+            (Some("TELECOM_NUMBER_INVALID"), None, false, invalid("TELECOM_NUMBER_INVALID")),
+            (Some("TELECOM_NUMBER_INVALID"), Some("SIT_TONE_INVALID_NUMBER"), true, invalid("TELECOM_NUMBER_INVALID")),
+            (Some("CUSTOMER_DISCONNECT"), Some("SIT_TONE_INVALID_NUMBER"), true, invalid("SIT_TONE_INVALID_NUMBER")),
+            // DescribeContact's own spellings.
+            (Some("CUSTOMER_DISCONNECT"), Some("ANSWERED"), true, success("CUSTOMER_DISCONNECT")),
+            (None, Some("ANSWERED"), true, success("ANSWERED")),
+            (Some("CUSTOMER_DISCONNECT"), Some("UNDETECTED"), true, no_answer("UNDETECTED")),
+            (Some("TELECOM_UNANSWERED"), Some("UNDETECTED"), false, no_answer("TELECOM_UNANSWERED")),
+            (Some("TELECOM_BUSY"), Some("UNDETECTED"), false, failed("TELECOM_BUSY")),
+            (Some("CUSTOMER_DISCONNECT"), Some("ERROR"), true, failed("ERROR")),
+        ];
+        for (reason, amd, was_connected, want) in cases {
+            let got = report(
+                reason,
+                amd,
+                connected.filter(|_| was_connected),
+                disconnected,
+            );
+            assert_eq!(
+                got, want,
+                "{reason:?} / {amd:?} / connected: {was_connected}"
+            );
+        }
+    }
+
+    #[test]
+    fn talk_time_is_whole_seconds_and_never_negative() {
+        let at = |t| utc_at(t);
+        assert_eq!(
+            talk_seconds(
+                at("2025-03-11T14:01:07.999Z"),
+                at("2025-03-11T14:01:08.998Z")
+            ),
+            0
+        );
+        assert_eq!(
+            talk_seconds(
+                at("2025-03-11T14:01:07.000Z"),
+                at("2025-03-11T14:01:09.999Z")
+            ),
+            2
+        );
+        assert_eq!(
+            talk_seconds(
+                at("2025-03-11T14:01:09.000Z"),
+                at("2025-03-11T14:01:07.000Z")
+            ),
+            0
+        );
+        assert_eq!(talk_seconds(None, at("2025-03-11T14:01:07.000Z")), 0);
+        assert_eq!(talk_seconds(at("2025-03-11T14:01:07.000Z"), None), 0);
+    }
+
+    fn disconnect(body: &str) -> Disconnect {
+        parse_event(body)
+            .unwrap()
+            .expect("a DISCONNECTED voice event")
+    }
+
+    fn expect(
+        contact_id: &str,
+        outcome: Outcome,
+        duration: u64,
+        invalid_number: bool,
+        reason: &str,
+    ) -> Disconnect {
+        Disconnect {
+            contact_id: contact_id.into(),
+            report: CallReport {
+                outcome,
+                duration,
+                invalid_number,
+                reason: reason.into(),
+            },
+        }
+    }
+
+    #[test]
+    fn recorded_events_a_person_answered() {
+        assert_eq!(
+            disconnect(include_str!(
+                "../../../tests/events/connect-disconnected-human.json"
+            )),
+            expect(
+                "3f8e2d71-9c4b-4a6e-b5d0-1a7c9e2f4b83",
+                Outcome::Success,
+                102,
+                false,
+                "CUSTOMER_DISCONNECT"
+            )
+        );
+    }
+
+    #[test]
+    fn recorded_events_voicemail() {
+        assert_eq!(
+            disconnect(include_str!(
+                "../../../tests/events/connect-disconnected-voicemail.json"
+            )),
+            expect(
+                "a41c6e09-2b7d-4f38-8e5a-c9d0f1b27e64",
+                Outcome::NoAnswer,
+                0,
+                false,
+                "VOICEMAIL_BEEP"
+            )
+        );
+    }
+
+    #[test]
+    fn recorded_events_unanswered() {
+        assert_eq!(
+            disconnect(include_str!(
+                "../../../tests/events/connect-disconnected-unanswered.json"
+            )),
+            expect(
+                "e7b3a920-5f1c-4d86-9a2e-6c04d8f1b359",
+                Outcome::NoAnswer,
+                0,
+                false,
+                "AMD_UNANSWERED"
+            )
+        );
+    }
+
+    #[test]
+    fn recorded_events_busy() {
+        assert_eq!(
+            disconnect(include_str!(
+                "../../../tests/events/connect-disconnected-busy.json"
+            )),
+            expect(
+                "52d09f3e-8a61-4b7c-a3e5-f2c8b1d94e06",
+                Outcome::Failed,
+                0,
+                false,
+                "TELECOM_BUSY"
+            )
+        );
+    }
+
+    #[test]
+    fn recorded_events_invalid_number() {
+        assert_eq!(
+            disconnect(include_str!(
+                "../../../tests/events/connect-disconnected-invalid-number.json"
+            )),
+            expect(
+                "8c1e4b75-3d92-4a0f-b6c8-e5a7f2d06b19",
+                Outcome::Failed,
+                0,
+                true,
+                "TELECOM_NUMBER_INVALID"
+            )
+        );
+    }
+
+    /// D18: the reason each recorded contact event is counted under.
+    #[test]
+    fn recorded_events_give_their_reasons() {
+        use outbound_model::call::Reason;
+        let reason = |body: &str| Reason::of(&disconnect(body).report);
+        assert_eq!(
+            reason(include_str!(
+                "../../../tests/events/connect-disconnected-human.json"
+            )),
+            Reason::Answered
+        );
+        assert_eq!(
+            reason(include_str!(
+                "../../../tests/events/connect-disconnected-voicemail.json"
+            )),
+            Reason::Voicemail
+        );
+        assert_eq!(
+            reason(include_str!(
+                "../../../tests/events/connect-disconnected-unanswered.json"
+            )),
+            Reason::NoAnswer
+        );
+        assert_eq!(
+            reason(include_str!(
+                "../../../tests/events/connect-disconnected-busy.json"
+            )),
+            Reason::Busy
+        );
+        assert_eq!(
+            reason(include_str!(
+                "../../../tests/events/connect-disconnected-invalid-number.json"
+            )),
+            Reason::InvalidNumber
+        );
+    }
+
+    /// D18: every disconnect reason and detection status of the mapping, as a reason.
+    #[test]
+    fn disconnect_reasons_and_detection_statuses_map_to_reasons() {
+        use outbound_model::call::Reason;
+        let connected = utc_at("2025-03-11T14:01:07.212Z");
+        #[rustfmt::skip]
+        let cases = [
+            (Some("CUSTOMER_DISCONNECT"), Some("HUMAN_ANSWERED"), true, Reason::Answered),
+            (Some("CONTACT_FLOW_DISCONNECT"), Some("VOICEMAIL_BEEP"), true, Reason::Voicemail),
+            (Some("CUSTOMER_DISCONNECT"), Some("VOICEMAIL_NO_BEEP"), true, Reason::Voicemail),
+            (Some("CUSTOMER_DISCONNECT"), Some("AMD_UNRESOLVED"), true, Reason::NoAnswer),
+            (Some("TELECOM_TIMEOUT"), Some("AMD_UNANSWERED"), false, Reason::NoAnswer),
+            (Some("TELECOM_UNANSWERED"), None, false, Reason::NoAnswer),
+            (Some("TELECOM_BUSY"), Some("AMD_NOT_APPLICABLE"), false, Reason::Busy),
+            (Some("CUSTOMER_DISCONNECT"), Some("SIT_TONE_BUSY"), true, Reason::Busy),
+            (Some("CUSTOMER_DISCONNECT"), Some("FAX_MACHINE_DETECTED"), true, Reason::Error),
+            (Some("TELECOM_PROBLEM"), None, false, Reason::Error),
+            (Some("OUTBOUND_ATTEMPT_FAILED"), None, false, Reason::Error),
+            (None, None, false, Reason::Error),
+            (Some("TELECOM_NUMBER_INVALID"), None, false, Reason::InvalidNumber),
+            (Some("CUSTOMER_DISCONNECT"), Some("SIT_TONE_INVALID_NUMBER"), true, Reason::InvalidNumber),
+        ];
+        for (disconnect, amd, was_connected, want) in cases {
+            let got = Reason::of(&report(
+                disconnect,
+                amd,
+                connected.filter(|_| was_connected),
+                None,
+            ));
+            assert_eq!(got, want, "{disconnect:?} / {amd:?}");
+        }
+        assert_eq!(Reason::of(&CallReport::no_outcome()), Reason::NoOutcome);
+    }
+
+    #[test]
+    fn recorded_events_other_event_types_are_ignored() {
+        let body = include_str!("../../../tests/events/connect-connected-to-system.json");
+        assert_eq!(parse_event(body).unwrap(), None);
+    }
+
+    #[test]
+    fn recorded_sqs_batch_of_the_call_events_function() {
+        let batch: aws_lambda_events::event::sqs::SqsEvent =
+            serde_json::from_str(include_str!("../../../tests/events/connect-sqs-batch.json"))
+                .unwrap();
+        let parsed: Vec<Option<Disconnect>> = batch
+            .records
+            .iter()
+            .map(|record| parse_event(record.body.as_deref().unwrap()).unwrap())
+            .collect();
+        assert_eq!(
+            parsed,
+            vec![
+                None,
+                Some(expect(
+                    "3f8e2d71-9c4b-4a6e-b5d0-1a7c9e2f4b83",
+                    Outcome::Success,
+                    102,
+                    false,
+                    "CUSTOMER_DISCONNECT"
+                )),
+            ]
+        );
+    }
+
+    fn event(detail: serde_json::Value) -> String {
+        serde_json::json!({
+            "version": "0",
+            "id": "6f0a2c4e-31b7-5d8e-a9c2-7e14b3f0d265",
+            "detail-type": "Amazon Connect Contact Event",
+            "source": "aws.connect",
+            "account": "482915736204",
+            "time": "2025-03-11T14:02:50Z",
+            "region": "eu-west-1",
+            "resources": [],
+            "detail": detail,
+        })
+        .to_string()
+    }
+
+    #[test]
+    fn other_channels_and_sources_are_ignored() {
+        let chat = event(serde_json::json!({
+            "eventType": "DISCONNECTED",
+            "contactId": "c1",
+            "channel": "CHAT",
+            "disconnectReason": "CUSTOMER_DISCONNECT",
+        }));
+        assert_eq!(parse_event(&chat).unwrap(), None);
+        let other_source = serde_json::json!({
+            "version": "0",
+            "detail-type": "Object Created",
+            "source": "aws.s3",
+            "detail": { "bucket": { "name": "uploads" } },
+        })
+        .to_string();
+        assert_eq!(parse_event(&other_source).unwrap(), None);
+    }
+
+    #[test]
+    fn pascal_case_fields_and_a_coded_reason_are_read() {
+        let body = event(serde_json::json!({
+            "EventType": "DISCONNECTED",
+            "ContactId": "c1",
+            "Channel": "Voice",
+            "DisconnectReason": { "Code": "TELECOM_BUSY" },
+            "DisconnectTimestamp": "2025-03-11T11:03:11.745Z",
+        }));
+        assert_eq!(
+            disconnect(&body),
+            expect("c1", Outcome::Failed, 0, false, "TELECOM_BUSY")
+        );
+    }
+
+    #[test]
+    fn bodies_that_are_not_events_fail() {
+        for body in [
+            "",
+            "not json",
+            "[]",
+            r#"{"Records": []}"#,
+            r#"{"detail": 3}"#,
+        ] {
+            assert!(
+                matches!(parse_event(body), Err(Error::Invalid(_))),
+                "{body:?} was accepted"
+            );
+        }
+        let no_contact =
+            event(serde_json::json!({ "eventType": "DISCONNECTED", "channel": "VOICE" }));
+        assert!(matches!(parse_event(&no_contact), Err(Error::Invalid(_))));
+        let bad_time = event(serde_json::json!({
+            "eventType": "DISCONNECTED",
+            "contactId": "c1",
+            "channel": "VOICE",
+            "disconnectTimestamp": "yesterday",
+        }));
+        assert!(matches!(parse_event(&bad_time), Err(Error::Invalid(_))));
+    }
+}

@@ -1,0 +1,15 @@
+//! The dialing engine (D13): which contacts a running task calls and when ([`plan`]), the
+//! telephony providers that place the calls ([`provider`], [`simulated`], [`connect`]), and the
+//! three entry points the functions run ([`engine`]): the tick that finds running tasks, the
+//! dialer that claims and places calls for one task, and the recorder of call outcomes.
+
+pub mod connect;
+pub mod engine;
+pub mod lambda;
+pub mod local_time;
+pub mod plan;
+pub mod provider;
+pub mod simulated;
+pub mod telephony;
+
+pub use provider::{Busy, CallRequest, CallStatus, PlaceError, Provider, ServiceRefusal};

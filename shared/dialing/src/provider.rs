@@ -1,0 +1,156 @@
+//! What the engine asks of a telephony provider, and what a provider answers: one trait, so the
+//! engine runs the same against Amazon Connect, the simulated provider, and a test's recorder.
+
+use outbound_model::call::{CallAttempt, CallReport};
+use outbound_model::error::{Cause, Error};
+use outbound_model::{Id, Phone, Tenant};
+use std::future::Future;
+
+/// One call to place: attempt `attempt` of contact `contact_id` in task `task_id`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CallRequest {
+    pub tenant: Tenant,
+    pub task_id: Id,
+    pub contact_id: Id,
+    pub attempt: u32,
+    /// The number as written (D7): what the simulated provider dials.
+    pub phone: Phone,
+    /// The number in E.164 (D14): the only form Amazon Connect is given.
+    pub e164: Option<String>,
+    /// The contact's `simulatedOutcomes` field (D18): read by the simulated provider only.
+    pub script: Option<String>,
+}
+
+impl CallRequest {
+    /// The idempotency token of this attempt, the same on every try (Connect's `ClientToken`,
+    /// at most 500 characters): a retried placement of one attempt is one call at the provider
+    /// for as long as the provider remembers the token.
+    pub fn token(&self) -> String {
+        format!("{}-{}-{}", self.task_id, self.contact_id, self.attempt)
+    }
+}
+
+/// Why a call was not placed.
+#[derive(Debug, thiserror::Error)]
+pub enum PlaceError {
+    /// Throttled (`Rate`) or over a concurrency quota (`Quota`): tried again later, and not
+    /// counted as an attempt (D13).
+    #[error("provider busy: {detail}")]
+    Busy { kind: Busy, detail: String },
+    /// The provider refuses every call of the service, whatever the task: its configuration
+    /// (instance, contact flow, queue, caller id) or its permission. The task that met it
+    /// becomes FAILED with the refusal's fixed reason (D10, D13); `detail`, the provider's own
+    /// words (account ids, ARNs), goes to the log only.
+    #[error("provider refuses the service's calls: {detail}")]
+    ServiceRefused {
+        refusal: ServiceRefusal,
+        detail: String,
+    },
+    /// The provider refuses this number: recorded as a failed call, final (invalid number).
+    #[error("provider refuses the number: {0}")]
+    NumberRefused(String),
+    /// Whether a call started is unknown (network, timeout): the attempt stays in flight and
+    /// is reconciled later.
+    #[error("placing the call failed")]
+    Unknown(#[source] Cause),
+}
+
+/// Why a provider turned a call away for now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Busy {
+    /// Too many requests a second: it passes.
+    Rate,
+    /// Over a concurrency quota. With calls of the service in flight it passes as they end;
+    /// with none, the quota itself may be missing (Connect's campaign calls are off until their
+    /// quota is raised), and repeated refusals say so.
+    Quota,
+}
+
+/// Why a provider refuses every call of the service. It is never anything a tenant's task holds,
+/// and the reason a task is given says so.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ServiceRefusal {
+    /// The instance, contact flow, queue or caller id is unknown to the provider, or the
+    /// request built from them is invalid.
+    Configuration,
+    /// Outbound calls are not permitted on the instance, or the service may not place them.
+    Permission,
+    /// Campaign calls (answering-machine detection) are refused for quota even with nothing
+    /// else in flight: the instance has no campaign call quota.
+    CampaignQuota,
+}
+
+impl ServiceRefusal {
+    /// The task's `failReason` (D13): fixed text, never the provider's.
+    pub fn fail_reason(self) -> &'static str {
+        match self {
+            ServiceRefusal::Configuration => {
+                "The telephony provider refused the service's calling configuration (instance, \
+                 contact flow, queue or caller id). This is the service's configuration, not \
+                 this task's: the service operator has to correct it."
+            }
+            ServiceRefusal::Permission => {
+                "The telephony provider does not permit the service to place outbound calls. \
+                 This is the service's configuration, not this task's: the service operator \
+                 has to correct it."
+            }
+            ServiceRefusal::CampaignQuota => {
+                "The telephony provider refuses the service's campaign calls (answering-machine \
+                 detection) for quota, even with no other call in flight. This is the \
+                 service's configuration, not this task's: the service operator has to raise \
+                 the campaign call quota or allow general traffic."
+            }
+        }
+    }
+
+    /// The metric dimension of a refusal.
+    pub fn name(self) -> &'static str {
+        match self {
+            ServiceRefusal::Configuration => "configuration",
+            ServiceRefusal::Permission => "permission",
+            ServiceRefusal::CampaignQuota => "campaign_quota",
+        }
+    }
+}
+
+/// What the provider knows of a call placed earlier (for reconciling lost outcome events).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CallStatus {
+    /// Still ringing or talking.
+    InProgress,
+    /// Over, with its outcome.
+    Ended(CallReport),
+    /// The provider says nothing of it.
+    Unknown,
+}
+
+/// A telephony provider.
+pub trait Provider: Send + Sync {
+    /// Places a call and answers the provider's id for it.
+    fn place(&self, call: &CallRequest) -> impl Future<Output = Result<String, PlaceError>> + Send;
+
+    /// What the provider knows of call `call_id` now.
+    fn describe(&self, call_id: &str) -> impl Future<Output = Result<CallStatus, Error>> + Send;
+
+    /// Switches to traffic that needs no separate quota (Connect: GENERAL, without
+    /// answering-machine detection) when the deployment allows it: whether it did.
+    fn fall_back(&self) -> bool {
+        false
+    }
+
+    /// Whether the provider dials only numbers in E.164 (D14): a contact without one is skipped
+    /// as `INVALID_NUMBER`, never sent.
+    fn needs_e164(&self) -> bool {
+        false
+    }
+
+    /// Which attempt call `call_id` is, from what the call carries; `None` for a call that is
+    /// not this service's, or a provider that keeps nothing (the default).
+    fn attempt_of(
+        &self,
+        call_id: &str,
+    ) -> impl Future<Output = Result<Option<CallAttempt>, Error>> + Send {
+        let _ = call_id;
+        async { Ok(None) }
+    }
+}

@@ -1,0 +1,81 @@
+//! The provider a deployment dials with (`DIAL_PROVIDER`): one type over both, so the functions
+//! and the local stack run one engine type whatever is configured.
+
+use super::connect::ConnectProvider;
+use super::connect::ConnectSettings;
+use super::provider::{CallRequest, CallStatus, PlaceError, Provider};
+use super::simulated::SimulatedProvider;
+use outbound_adapters::aws::Lazy;
+use outbound_adapters::queue::Queue;
+use outbound_app::config::dialing::ProviderKind;
+use outbound_app::App;
+use outbound_model::call::CallAttempt;
+use outbound_model::error::ConfigError;
+use outbound_model::error::Error;
+
+/// The provider chosen by `DIAL_PROVIDER`.
+pub enum Telephony {
+    Simulated(SimulatedProvider),
+    AmazonConnect(ConnectProvider),
+}
+
+impl Telephony {
+    /// The configured provider (`DIAL_PROVIDER`) over `app`'s clients, or the variable that is
+    /// missing for it. Amazon Connect's client is built on its first call.
+    pub fn from_app(app: &App) -> Result<Self, ConfigError> {
+        let dialing = &app.config.dialing;
+        match dialing.provider {
+            ProviderKind::Simulated => {
+                let url = dialing.call_events_queue_url.clone().ok_or(ConfigError {
+                    name: "CALL_EVENTS_QUEUE_URL",
+                    problem: "is not set (the simulated provider reports outcomes there)".into(),
+                })?;
+                Ok(Telephony::Simulated(SimulatedProvider::new(
+                    Queue::new(app.sqs.clone(), Some(url)),
+                    dialing.simulated.clone(),
+                )))
+            }
+            ProviderKind::AmazonConnect => {
+                let sdk = app.sdk.clone();
+                Ok(Telephony::AmazonConnect(ConnectProvider::new(
+                    Lazy::new(move || aws_sdk_connect::Client::new(&sdk)),
+                    ConnectSettings::from_env()?,
+                )))
+            }
+        }
+    }
+}
+
+impl Provider for Telephony {
+    async fn place(&self, call: &CallRequest) -> Result<String, PlaceError> {
+        match self {
+            Telephony::Simulated(provider) => provider.place(call).await,
+            Telephony::AmazonConnect(provider) => provider.place(call).await,
+        }
+    }
+
+    async fn describe(&self, call_id: &str) -> Result<CallStatus, Error> {
+        match self {
+            Telephony::Simulated(provider) => provider.describe(call_id).await,
+            Telephony::AmazonConnect(provider) => provider.describe(call_id).await,
+        }
+    }
+
+    fn fall_back(&self) -> bool {
+        match self {
+            Telephony::Simulated(provider) => provider.fall_back(),
+            Telephony::AmazonConnect(provider) => provider.fall_back(),
+        }
+    }
+
+    fn needs_e164(&self) -> bool {
+        matches!(self, Telephony::AmazonConnect(_))
+    }
+
+    async fn attempt_of(&self, call_id: &str) -> Result<Option<CallAttempt>, Error> {
+        match self {
+            Telephony::Simulated(provider) => provider.attempt_of(call_id).await,
+            Telephony::AmazonConnect(provider) => provider.attempt_of(call_id).await,
+        }
+    }
+}

@@ -1,0 +1,455 @@
+//! One call's life in types (D13): what became of it ([`Outcome`], [`CallReport`]), which
+//! contacts a run may claim ([`Fresh`], [`Due`]), what the claim remembers for the outcome
+//! ([`CallRef`]), and what an outcome makes of the contact's state ([`after_outcome`]). The
+//! engine, the providers and the store all speak them; none of them owns them.
+
+use super::task::TaskContact;
+use super::{Id, Tenant, Timestamp};
+use serde::{Deserialize, Serialize};
+
+/// The outcome classes of D13, stored and shown as the contact status codes of D7.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(into = "u8", try_from = "u8")]
+pub enum Outcome {
+    /// The called party answered (a person).
+    Success = 1,
+    /// Busy, invalid or unreachable number, network or provider error, or no outcome at all.
+    Failed = 2,
+    /// Rang out or timed out, or reached voicemail or an answering machine.
+    NoAnswer = 3,
+}
+
+impl Outcome {
+    pub fn code(self) -> u8 {
+        self as u8
+    }
+}
+
+impl From<Outcome> for u8 {
+    fn from(outcome: Outcome) -> u8 {
+        outcome.code()
+    }
+}
+
+impl TryFrom<u8> for Outcome {
+    type Error = String;
+    fn try_from(code: u8) -> Result<Self, Self::Error> {
+        match code {
+            1 => Ok(Outcome::Success),
+            2 => Ok(Outcome::Failed),
+            3 => Ok(Outcome::NoAnswer),
+            other => Err(format!("{other} is not a call outcome")),
+        }
+    }
+}
+
+/// Why an attempt ended as it did (D18): recorded per attempt, counted per task, matched by
+/// retry rules. The outcome class of D13 follows from it.
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    utoipa::ToSchema,
+)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Reason {
+    /// A person answered (success).
+    Answered,
+    /// Rang out, timed out or cancelled unanswered.
+    NoAnswer,
+    /// An answering machine or voicemail answered: no answer (D13).
+    Voicemail,
+    Busy,
+    /// The number can never be reached: final at once.
+    InvalidNumber,
+    /// A network, carrier or provider error.
+    Error,
+    /// The outcome never arrived (D13).
+    NoOutcome,
+}
+
+impl Reason {
+    pub const ALL: [Reason; 7] = [
+        Reason::Answered,
+        Reason::NoAnswer,
+        Reason::Voicemail,
+        Reason::Busy,
+        Reason::InvalidNumber,
+        Reason::Error,
+        Reason::NoOutcome,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Reason::Answered => "ANSWERED",
+            Reason::NoAnswer => "NO_ANSWER",
+            Reason::Voicemail => "VOICEMAIL",
+            Reason::Busy => "BUSY",
+            Reason::InvalidNumber => "INVALID_NUMBER",
+            Reason::Error => "ERROR",
+            Reason::NoOutcome => "NO_OUTCOME",
+        }
+    }
+
+    pub fn parse(raw: &str) -> Option<Reason> {
+        Reason::ALL.into_iter().find(|r| r.name() == raw.trim())
+    }
+
+    /// The reasons a retry rule may name (D18): those that leave attempts to make.
+    pub fn retryable(self) -> bool {
+        !matches!(self, Reason::Answered | Reason::InvalidNumber)
+    }
+
+    /// The one reading of a provider's report (D18). Amazon Connect's answering-machine statuses
+    /// and disconnect reasons are mapped to an outcome by [`outbound_dialing::connect::report`],
+    /// which keeps the code that decided in `detail`; voicemail and busy are told apart here by
+    /// that code.
+    pub fn of(report: &CallReport) -> Reason {
+        match (
+            report.outcome,
+            report.invalid_number,
+            report.reason.as_str(),
+        ) {
+            (Outcome::Success, _, _) => Reason::Answered,
+            (_, true, _) => Reason::InvalidNumber,
+            (_, _, "VOICEMAIL_BEEP" | "VOICEMAIL_NO_BEEP") => Reason::Voicemail,
+            (_, _, "TELECOM_BUSY" | "SIT_TONE_BUSY") => Reason::Busy,
+            (_, _, NO_OUTCOME) => Reason::NoOutcome,
+            (Outcome::NoAnswer, _, _) => Reason::NoAnswer,
+            (Outcome::Failed, _, _) => Reason::Error,
+        }
+    }
+
+    /// A report that reads back as this reason, as Amazon Connect would word it: what the
+    /// simulated provider sends.
+    pub fn report(self, duration: u64) -> CallReport {
+        let (outcome, code) = match self {
+            Reason::Answered => (Outcome::Success, "HUMAN_ANSWERED"),
+            Reason::NoAnswer => (Outcome::NoAnswer, "TELECOM_UNANSWERED"),
+            Reason::Voicemail => (Outcome::NoAnswer, "VOICEMAIL_BEEP"),
+            Reason::Busy => (Outcome::Failed, "TELECOM_BUSY"),
+            Reason::InvalidNumber => (Outcome::Failed, "TELECOM_NUMBER_INVALID"),
+            Reason::Error => (Outcome::Failed, "TELECOM_PROBLEM"),
+            Reason::NoOutcome => return CallReport::no_outcome(),
+        };
+        CallReport {
+            outcome,
+            duration: if outcome == Outcome::Success {
+                duration
+            } else {
+                0
+            },
+            invalid_number: self == Reason::InvalidNumber,
+            reason: code.to_owned(),
+        }
+    }
+}
+
+/// Why a contact was not called when its turn came (D18): never an attempt.
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    utoipa::ToSchema,
+)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Skip {
+    /// Its number is on the tenant's do-not-call list (D16): final.
+    Dnc,
+    /// No E.164 form for a provider that needs one (D14): final.
+    InvalidNumber,
+    /// Its daily window is closed in its local time (D15): it waits for the opening.
+    OutsideWindow,
+    /// The tenant's calling hours are closed in its local time (D15): it waits.
+    CallingHours,
+    /// Its number reached the tenant's frequency cap (D17): it waits.
+    FrequencyCap,
+}
+
+impl Skip {
+    pub const ALL: [Skip; 5] = [
+        Skip::Dnc,
+        Skip::InvalidNumber,
+        Skip::OutsideWindow,
+        Skip::CallingHours,
+        Skip::FrequencyCap,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Skip::Dnc => "DNC",
+            Skip::InvalidNumber => "INVALID_NUMBER",
+            Skip::OutsideWindow => "OUTSIDE_WINDOW",
+            Skip::CallingHours => "CALLING_HOURS",
+            Skip::FrequencyCap => "FREQUENCY_CAP",
+        }
+    }
+
+    /// Final for the task (D18): the contact is never called by it, and counts as final for
+    /// completion (D13).
+    pub fn is_final(self) -> bool {
+        matches!(self, Skip::Dnc | Skip::InvalidNumber)
+    }
+}
+
+/// The provider detail of a call whose outcome never arrived.
+const NO_OUTCOME: &str = "no outcome";
+
+/// What became of one call.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CallReport {
+    pub outcome: Outcome,
+    /// Seconds from answer to hang-up; 0 for a call never answered (D13).
+    pub duration: u64,
+    /// The number can never be reached: the outcome is final at once, not retried (D13).
+    #[serde(default)]
+    pub invalid_number: bool,
+    /// The provider's own words for it (`TELECOM_NUMBER_INVALID`, `no outcome`, ...), for the log.
+    #[serde(default)]
+    pub reason: String,
+}
+
+impl CallReport {
+    /// A call whose outcome never arrived (D13: failed, "no outcome").
+    pub fn no_outcome() -> Self {
+        CallReport {
+            outcome: Outcome::Failed,
+            duration: 0,
+            invalid_number: false,
+            reason: NO_OUTCOME.into(),
+        }
+    }
+}
+
+/// What a dial run reads of a contact it may call: its number, and the fields that steer its
+/// call (D15's `timeZone`, D18's `simulatedOutcomes`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Target {
+    pub phone: super::Phone,
+    pub time_zone: Option<String>,
+    pub script: Option<String>,
+}
+
+/// The contact field that scripts the simulated provider's reasons, one per attempt (D18).
+pub const SCRIPT_FIELD: &str = "simulatedOutcomes";
+
+/// A contact of the data source that the task has never dialled, in creation order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fresh {
+    pub contact_id: Id,
+}
+
+/// One call the dialer should claim: attempt `attempt` of `contact_id`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Due {
+    pub contact_id: Id,
+    pub attempt: u32,
+    /// The state the claim expects to find (`None`: never dialled, no state yet).
+    pub state: Option<TaskContact>,
+}
+
+/// Which attempt a call is, as the call itself carries it (Amazon Connect's contact attributes,
+/// the simulated provider's outcome): enough to find the call's claim when its provider id was
+/// never saved.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CallAttempt {
+    pub tenant: Tenant,
+    pub task_id: Id,
+    pub contact_id: Id,
+    pub attempt: u32,
+}
+
+impl CallAttempt {
+    /// The attempt named by a call's attributes (`tenant`, `taskId`, `contactId`, `attempt`);
+    /// `None` when any is missing or malformed: not a call of this service.
+    pub fn from_attributes(get: impl Fn(&str) -> Option<String>) -> Option<Self> {
+        Some(CallAttempt {
+            tenant: Tenant::parse(&get("tenant")?).ok()?,
+            task_id: Id::parse(&get("taskId")?)?,
+            contact_id: Id::parse(&get("contactId")?)?,
+            attempt: get("attempt")?
+                .parse()
+                .ok()
+                .filter(|attempt| *attempt > 0)?,
+        })
+    }
+}
+
+/// Everything the outcome of one call needs, written when the call is placed (the call record)
+/// and read back through the provider's call id.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallRef {
+    pub tenant: Tenant,
+    pub task_id: Id,
+    pub data_source_id: Id,
+    pub contact_id: Id,
+    pub attempt: u32,
+    pub call_interval: u32,
+    /// The contact's state as the claim left it, so the outcome needs no read of it; the
+    /// outcome's condition on `updated_at` notices a recall in between.
+    pub allowance: u32,
+    pub recalled: bool,
+    pub priority: u8,
+    pub claimed_at: Timestamp,
+    /// The capacity shard the claim took its place in, where the outcome gives it back.
+    #[serde(default, skip_serializing_if = "super::task::is_zero")]
+    pub shard: u32,
+    /// The task's retry rules and `maxDialCount` when the call was claimed (D18).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rules: Vec<RetryRule>,
+    #[serde(default)]
+    pub max_dial_count: u32,
+}
+
+impl CallRef {
+    /// What an outcome ended at `ended_at` makes of the contact's state (D13, D18).
+    pub fn after(&self, report: &CallReport, ended_at: Timestamp) -> AfterOutcome {
+        let reason = Reason::of(report);
+        let rule = self.rules.iter().find(|rule| rule.reason == reason);
+        // A rule's `maxAttempts` counts the attempts of the contact's latest grant (D12: a
+        // recall grants `maxDialCount` more from where it stood).
+        let granted_from = self.allowance.saturating_sub(self.max_dial_count);
+        let ends = rule
+            .and_then(|rule| rule.max_attempts)
+            .is_some_and(|most| self.attempt.saturating_sub(granted_from) >= u32::from(most));
+        let delay = rule
+            .and_then(|rule| rule.delay_seconds)
+            .unwrap_or(self.call_interval);
+        let mut next = after_outcome(self.attempt, self.allowance, report, delay, ended_at);
+        if ends && !next.done {
+            next.done = true;
+            next.next_attempt_at = None;
+        }
+        next
+    }
+}
+
+/// A retry rule of a task (D18): after an attempt that ended for `reason`, wait `delay_seconds`
+/// instead of the task's `callInterval`, and make no more attempts once `max_attempts` are made.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RetryRule {
+    /// NO_ANSWER, VOICEMAIL, BUSY, ERROR or NO_OUTCOME.
+    pub reason: Reason,
+    /// 10-604800.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay_seconds: Option<u32>,
+    /// 1 to the task's `maxDialCount`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_attempts: Option<u8>,
+}
+
+/// What an outcome makes of a contact's state in the task.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AfterOutcome {
+    /// Attempts made, this one included.
+    pub attempts: u32,
+    /// Final (D13): success, an invalid number, or the attempts reached the allowance.
+    pub done: bool,
+    /// When the next attempt may start, if there is one.
+    pub next_attempt_at: Option<Timestamp>,
+}
+
+/// The state after attempt `attempt` ended with `report` at `ended_at`.
+pub fn after_outcome(
+    attempt: u32,
+    allowance: u32,
+    report: &CallReport,
+    call_interval_secs: u32,
+    ended_at: Timestamp,
+) -> AfterOutcome {
+    let done = report.outcome == Outcome::Success || report.invalid_number || attempt >= allowance;
+    AfterOutcome {
+        attempts: attempt,
+        done,
+        next_attempt_at: (!done)
+            .then(|| Timestamp(ended_at.0 + i64::from(call_interval_secs) * 1000)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_reason_reads_back_from_the_report_made_for_it() {
+        for reason in Reason::ALL {
+            let report = reason.report(42);
+            assert_eq!(Reason::of(&report), reason, "{report:?}");
+            assert_eq!(
+                report.duration,
+                if reason == Reason::Answered { 42 } else { 0 }
+            );
+            assert_eq!(Reason::parse(reason.name()), Some(reason));
+        }
+        assert_eq!(Reason::parse("busy"), None);
+    }
+
+    fn call(attempt: u32, allowance: u32, rules: Vec<RetryRule>) -> CallRef {
+        CallRef {
+            tenant: Tenant::parse("acme").unwrap(),
+            task_id: Id::new(),
+            data_source_id: Id::new(),
+            contact_id: Id::new(),
+            attempt,
+            call_interval: 60,
+            allowance,
+            recalled: false,
+            priority: 3,
+            claimed_at: Timestamp(0),
+            shard: 0,
+            rules,
+            max_dial_count: 3,
+        }
+    }
+
+    #[test]
+    fn a_rule_replaces_the_interval_and_ends_attempts_for_its_reason() {
+        let rules = vec![
+            RetryRule {
+                reason: Reason::Busy,
+                delay_seconds: Some(600),
+                max_attempts: None,
+            },
+            RetryRule {
+                reason: Reason::Voicemail,
+                delay_seconds: None,
+                max_attempts: Some(1),
+            },
+        ];
+        let at = Timestamp(1_000);
+        let busy = call(1, 3, rules.clone()).after(&Reason::Busy.report(0), at);
+        assert_eq!(busy.next_attempt_at, Some(Timestamp(601_000)));
+        let no_answer = call(1, 3, rules.clone()).after(&Reason::NoAnswer.report(0), at);
+        assert_eq!(
+            no_answer.next_attempt_at,
+            Some(Timestamp(61_000)),
+            "no rule: the interval"
+        );
+        let voicemail = call(1, 3, rules.clone()).after(&Reason::Voicemail.report(0), at);
+        assert!(voicemail.done && voicemail.next_attempt_at.is_none());
+        // After a recall (allowance 3 + 3), `maxAttempts` counts from the grant.
+        let recalled = call(4, 6, rules).after(&Reason::Voicemail.report(0), at);
+        assert!(recalled.done);
+        let answered = call(1, 3, Vec::new()).after(&Reason::Answered.report(5), at);
+        assert!(answered.done);
+        let invalid = call(1, 3, Vec::new()).after(&Reason::InvalidNumber.report(0), at);
+        assert!(invalid.done, "an invalid number is not retried");
+    }
+}

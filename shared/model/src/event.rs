@@ -1,0 +1,464 @@
+//! Domain events (D20): what other systems may subscribe to on the service's EventBridge bus.
+//! An event is written into the table by the transaction that commits the change it tells of
+//! (the outbox, `store::outbox`), and published from there; so it exists exactly when the change
+//! does. Its detail carries the tenant, so a rule can route a tenant's events; `events.schema.json`
+//! beside `openapi.yaml` documents every field, and a test holds the two together.
+
+use crate::call::{CallRef, CallReport, Outcome, Reason};
+use crate::export::{ExportJob, ExportSubject};
+use crate::import::{Import, ImportReport, ImportStatus};
+use crate::task::TaskOperation;
+use crate::{Id, TaskStatus, Tenant, Timestamp};
+use serde::Serialize;
+
+/// The `source` of every entry the service puts on its bus.
+pub const SOURCE: &str = "outbound";
+
+/// One event: its id (for consumers to drop a second delivery), its tenant and time, and what
+/// happened.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Event {
+    pub id: Id,
+    pub tenant: Tenant,
+    pub at: Timestamp,
+    pub body: EventBody,
+}
+
+/// What happened; each variant is one `detail-type`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum EventBody {
+    TaskStateChanged(TaskStateChanged),
+    CallCompleted(CallCompleted),
+    ImportFinished(ImportFinished),
+    ExportFinished(ExportFinished),
+}
+
+/// A task moved from one state to another (D10).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskStateChanged {
+    pub task_id: Id,
+    /// The state's name (`RUNNING`), and its code as the API shows it (1).
+    pub from: String,
+    pub from_code: u8,
+    pub to: String,
+    pub to_code: u8,
+    /// What moved it: `publish`, `pause`, `resume`, `stop`, `close`, `recall` (a COMPLETED
+    /// task requeued), `complete` or `fail` (the dialing engine).
+    pub cause: String,
+    /// The stop's reason as given, or why the engine failed the task; else null.
+    pub reason: Option<String>,
+}
+
+/// A call's outcome was recorded (D13, D18).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CallCompleted {
+    pub task_id: Id,
+    pub contact_id: Id,
+    /// The attempt's number for this contact in this task, from 1.
+    pub attempt: u32,
+    /// `SUCCESS`, `FAILED` or `NO_ANSWER`, and the contact status code the API shows (1-3).
+    pub outcome: &'static str,
+    pub outcome_code: u8,
+    /// The reason of D18 (`ANSWERED`, `BUSY`, `VOICEMAIL`, ...).
+    pub reason: Reason,
+    /// Seconds from answer to hang-up; 0 for a call never answered.
+    pub duration_seconds: u64,
+    /// No further attempt will be made for this contact (until a recall).
+    #[serde(rename = "final")]
+    pub done: bool,
+}
+
+/// An import of a file into a data source ended (D8).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ImportFinished {
+    pub data_source_id: Id,
+    pub import_id: Id,
+    pub file_name: String,
+    /// `SUCCEEDED` or `FAILED`.
+    pub status: ImportStatus,
+    /// The report's counts; all 0 when the file was refused as a whole.
+    pub import_count: usize,
+    pub success_count: usize,
+    pub fail_count: usize,
+    /// Why the file was refused, for `FAILED`.
+    pub error: Option<String>,
+}
+
+/// An export job ended (D8).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExportFinished {
+    pub export_id: Id,
+    /// `dataSource` or `task`, and the id of the one exported.
+    pub subject: &'static str,
+    pub subject_id: Id,
+    /// `csv` or `excel`.
+    pub format: String,
+    /// `SUCCEEDED` or `FAILED`.
+    pub status: &'static str,
+    pub file_name: Option<String>,
+    pub row_count: Option<u64>,
+    pub error: Option<String>,
+}
+
+/// An event as it is put on the bus: read back from its outbox item by the publisher.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Deserialize)]
+pub struct EventEntry {
+    pub event_type: String,
+    pub tenant: String,
+    pub detail: String,
+}
+
+/// The `detail` of an entry: the event's own fields first, then what happened.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Detail<'a> {
+    event_id: &'a Id,
+    tenant: &'a str,
+    time: String,
+    #[serde(flatten)]
+    body: &'a EventBody,
+}
+
+impl Event {
+    pub fn new(tenant: &Tenant, at: Timestamp, body: EventBody) -> Event {
+        Event {
+            id: Id::new(),
+            tenant: tenant.clone(),
+            at,
+            body,
+        }
+    }
+
+    /// The entry's `detail-type`.
+    pub fn detail_type(&self) -> &'static str {
+        match self.body {
+            EventBody::TaskStateChanged(_) => "TaskStateChanged",
+            EventBody::CallCompleted(_) => "CallCompleted",
+            EventBody::ImportFinished(_) => "ImportFinished",
+            EventBody::ExportFinished(_) => "ExportFinished",
+        }
+    }
+
+    /// The entry's `detail`, a JSON object.
+    pub fn detail(&self) -> String {
+        let detail = Detail {
+            event_id: &self.id,
+            tenant: self.tenant.as_str(),
+            time: self.at.rfc3339(),
+            body: &self.body,
+        };
+        // Only strings, numbers and enums of our own: encoding cannot fail.
+        serde_json::to_string(&detail).unwrap_or_else(|_| "{}".to_owned())
+    }
+
+    /// A task's move from `from` to `to` by `operation`.
+    pub fn task_state_changed(
+        tenant: &Tenant,
+        at: Timestamp,
+        task: &Id,
+        from: TaskStatus,
+        to: TaskStatus,
+        operation: TaskOperation,
+        reason: Option<String>,
+    ) -> Event {
+        Event::new(
+            tenant,
+            at,
+            EventBody::TaskStateChanged(TaskStateChanged {
+                task_id: task.clone(),
+                from: from.to_string(),
+                from_code: from.code(),
+                to: to.to_string(),
+                to_code: to.code(),
+                cause: operation.to_string(),
+                reason,
+            }),
+        )
+    }
+
+    /// The outcome of `call`, recorded `at`; `done` when no attempt follows it.
+    pub fn call_completed(
+        tenant: &Tenant,
+        at: Timestamp,
+        call: &CallRef,
+        report: &CallReport,
+        reason: Reason,
+        done: bool,
+    ) -> Event {
+        Event::new(
+            tenant,
+            at,
+            EventBody::CallCompleted(CallCompleted {
+                task_id: call.task_id.clone(),
+                contact_id: call.contact_id.clone(),
+                attempt: call.attempt,
+                outcome: report.outcome.name(),
+                outcome_code: report.outcome.code(),
+                reason,
+                duration_seconds: report.duration,
+                done,
+            }),
+        )
+    }
+
+    /// An import's end, with its report's counts when it stored rows.
+    pub fn import_finished(
+        tenant: &Tenant,
+        at: Timestamp,
+        import: &Import,
+        status: ImportStatus,
+        report: Option<&ImportReport>,
+        error: Option<&str>,
+    ) -> Event {
+        let counts = report.map_or((0, 0, 0), |report| {
+            (report.import_count, report.success_count, report.fail_count)
+        });
+        Event::new(
+            tenant,
+            at,
+            EventBody::ImportFinished(ImportFinished {
+                data_source_id: import.data_source_id.clone(),
+                import_id: import.id.clone(),
+                file_name: import.file_name.clone(),
+                status,
+                import_count: counts.0,
+                success_count: counts.1,
+                fail_count: counts.2,
+                error: error.map(str::to_owned),
+            }),
+        )
+    }
+
+    /// An export job's end: its file, or why there is none.
+    pub fn export_finished(
+        tenant: &Tenant,
+        at: Timestamp,
+        job: &ExportJob,
+        file: Option<(&str, u64)>,
+        error: Option<&str>,
+    ) -> Event {
+        let (subject, subject_id) = match &job.subject {
+            ExportSubject::DataSource { data_source_id } => ("dataSource", data_source_id),
+            ExportSubject::Task { task_id, .. } => ("task", task_id),
+        };
+        Event::new(
+            tenant,
+            at,
+            EventBody::ExportFinished(ExportFinished {
+                export_id: job.id.clone(),
+                subject,
+                subject_id: subject_id.clone(),
+                format: job.format.clone(),
+                status: if file.is_some() {
+                    "SUCCEEDED"
+                } else {
+                    "FAILED"
+                },
+                file_name: file.map(|(name, _)| name.to_owned()),
+                row_count: file.map(|(_, rows)| rows),
+                error: error.map(str::to_owned),
+            }),
+        )
+    }
+}
+
+impl Outcome {
+    /// The outcome's name in events.
+    pub fn name(self) -> &'static str {
+        match self {
+            Outcome::Success => "SUCCESS",
+            Outcome::Failed => "FAILED",
+            Outcome::NoAnswer => "NO_ANSWER",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::Value;
+
+    /// The schema other systems read (`events.schema.json`).
+    fn schema() -> Value {
+        serde_json::from_str(include_str!("../../../events.schema.json")).unwrap()
+    }
+
+    /// `value` against one property's schema: its `$ref`, `const`, `enum` and `type`.
+    fn check_value(defs: &Value, field: &str, property: &Value, value: &Value) {
+        if let Some(reference) = property["$ref"].as_str() {
+            let name = reference.trim_start_matches("#/$defs/");
+            return check_value(defs, field, &defs[name], value);
+        }
+        if let Some(constant) = property.get("const") {
+            assert_eq!(value, constant, "{field}");
+        }
+        if let Some(allowed) = property["enum"].as_array() {
+            assert!(
+                allowed.contains(value),
+                "{field}: {value} is not one of {allowed:?}"
+            );
+        }
+        let types: Vec<&str> = match &property["type"] {
+            Value::String(one) => vec![one.as_str()],
+            Value::Array(many) => many.iter().filter_map(Value::as_str).collect(),
+            _ => return,
+        };
+        let fits = |kind: &str| match kind {
+            "string" => value.is_string(),
+            "integer" => value.is_u64() || value.is_i64(),
+            "number" => value.is_number(),
+            "boolean" => value.is_boolean(),
+            "null" => value.is_null(),
+            "object" => value.is_object(),
+            _ => false,
+        };
+        assert!(
+            types.iter().any(|kind| fits(kind)),
+            "{field}: {value} is not {types:?}"
+        );
+    }
+
+    /// Checks `event` as the schema describes its detail-type: every required field present,
+    /// every field documented and of its documented type.
+    fn check(event: &Event) {
+        let schema = schema();
+        let defs = &schema["$defs"];
+        let kind = event.detail_type();
+        assert!(schema["properties"]["detail-type"]["enum"]
+            .as_array()
+            .unwrap()
+            .contains(&Value::from(kind)));
+        let detail: Value = serde_json::from_str(&event.detail()).unwrap();
+        let detail = detail.as_object().unwrap();
+        for part in [&defs["Common"], &defs[kind]] {
+            for required in part["required"].as_array().unwrap() {
+                assert!(
+                    detail.contains_key(required.as_str().unwrap()),
+                    "{kind}: {required} missing"
+                );
+            }
+        }
+        for (field, value) in detail {
+            let property = [&defs["Common"], &defs[kind]]
+                .iter()
+                .find_map(|part| part["properties"].get(field))
+                .unwrap_or_else(|| panic!("{kind}.{field} is not in events.schema.json"));
+            check_value(defs, field, property, value);
+        }
+    }
+
+    #[test]
+    fn every_kind_of_event_is_as_events_schema_json_documents_it() {
+        use crate::import::ImportStatus;
+        let tenant = Tenant::parse("acme").unwrap();
+        let at = Timestamp(1_764_000_000_123);
+        let bodies = [
+            EventBody::TaskStateChanged(TaskStateChanged {
+                task_id: Id::new(),
+                from: "RUNNING".into(),
+                from_code: 1,
+                to: "FAILED".into(),
+                to_code: 5,
+                cause: "fail".into(),
+                reason: Some("the provider refused every call".into()),
+            }),
+            EventBody::CallCompleted(CallCompleted {
+                task_id: Id::new(),
+                contact_id: Id::new(),
+                attempt: 2,
+                outcome: Outcome::NoAnswer.name(),
+                outcome_code: Outcome::NoAnswer.code(),
+                reason: Reason::Voicemail,
+                duration_seconds: 0,
+                done: false,
+            }),
+            EventBody::ImportFinished(ImportFinished {
+                data_source_id: Id::new(),
+                import_id: Id::new(),
+                file_name: "list.xlsx".into(),
+                status: ImportStatus::Failed,
+                import_count: 0,
+                success_count: 0,
+                fail_count: 0,
+                error: Some("no phoneNumber column".into()),
+            }),
+            EventBody::ImportFinished(ImportFinished {
+                data_source_id: Id::new(),
+                import_id: Id::new(),
+                file_name: "list.csv".into(),
+                status: ImportStatus::Succeeded,
+                import_count: 3,
+                success_count: 2,
+                fail_count: 1,
+                error: None,
+            }),
+            EventBody::ExportFinished(ExportFinished {
+                export_id: Id::new(),
+                subject: "dataSource",
+                subject_id: Id::new(),
+                format: "excel".into(),
+                status: "SUCCEEDED",
+                file_name: Some("contacts_20251124160000.xlsx".into()),
+                row_count: Some(3),
+                error: None,
+            }),
+        ];
+        for body in bodies {
+            check(&Event::new(&tenant, at, body));
+        }
+        for reason in Reason::ALL {
+            check_value(
+                &schema()["$defs"],
+                "reason",
+                &schema()["$defs"]["CallCompleted"]["properties"]["reason"],
+                &serde_json::to_value(reason).unwrap(),
+            );
+        }
+        for status in 0..=6u8 {
+            let status = TaskStatus::try_from(status).unwrap();
+            check_value(
+                &schema()["$defs"],
+                "from",
+                &schema()["$defs"]["TaskStatus"],
+                &Value::from(status.to_string()),
+            );
+        }
+    }
+
+    #[test]
+    fn a_detail_carries_the_event_id_tenant_and_time_before_what_happened() {
+        let tenant = Tenant::parse("acme").unwrap();
+        let task = Id::new();
+        let event = Event::task_state_changed(
+            &tenant,
+            Timestamp(1_764_000_000_123),
+            &task,
+            TaskStatus::Running,
+            TaskStatus::Stopped,
+            TaskOperation::Stop,
+            Some("list exhausted".into()),
+        );
+        assert_eq!(event.detail_type(), "TaskStateChanged");
+        let detail: serde_json::Value = serde_json::from_str(&event.detail()).unwrap();
+        assert_eq!(
+            detail,
+            serde_json::json!({
+                "eventId": event.id.as_str(),
+                "tenant": "acme",
+                "time": "2025-11-24T16:00:00.123Z",
+                "taskId": task.as_str(),
+                "from": "RUNNING",
+                "fromCode": 1,
+                "to": "STOPPED",
+                "toCode": 3,
+                "cause": "stop",
+                "reason": "list exhausted",
+            })
+        );
+    }
+}

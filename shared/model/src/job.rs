@@ -1,0 +1,43 @@
+//! The dial queue's messages: a task's dial run, a recall to apply, a call to reconcile (D12,
+//! D13); and the list of contacts a large recall keeps in S3 while its job applies it.
+
+use crate::{Id, Tenant, Timestamp};
+use serde::{Deserialize, Serialize};
+
+/// A message on the dial queue.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum DialJob {
+    /// Call due contacts of a task until it has `budget` calls in flight, its share of the
+    /// service's (0: only see whether it is complete).
+    #[serde(rename_all = "camelCase")]
+    Dial {
+        tenant: Tenant,
+        task_id: Id,
+        budget: u32,
+    },
+    /// Apply a committed recall to every contact it names (D12).
+    #[serde(rename_all = "camelCase")]
+    Recall {
+        tenant: Tenant,
+        task_id: Id,
+        recall_id: Id,
+    },
+    /// Find out what became of a call whose outcome never came.
+    #[serde(rename_all = "camelCase")]
+    Reconcile {
+        tenant: Tenant,
+        task_id: Id,
+        contact_id: Id,
+        attempt: u32,
+    },
+}
+
+/// A large recall's contacts, stored while its job applies them (D12).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RecallManifest {
+    pub ids: Vec<Id>,
+    pub priority: u8,
+    pub at: Timestamp,
+}

@@ -1,0 +1,36 @@
+//! The domain layer, the lowest of the service: types that cannot hold invalid values (parsed
+//! once at the edge, "parse, don't validate", and trusted everywhere after), the queue messages
+//! they travel in, and the one [`Error`] every layer answers with. It knows no AWS service, no
+//! file format and no HTTP.
+
+pub mod call;
+pub mod contact;
+pub mod datasource;
+pub mod diagnostics;
+pub mod dnc;
+pub mod error;
+pub mod event;
+pub mod export;
+pub mod id;
+pub mod import;
+pub mod job;
+pub mod numbers;
+pub mod page;
+pub mod phone;
+pub mod reclaim;
+pub mod settings;
+pub mod task;
+pub mod tenant;
+pub mod text;
+pub mod time;
+
+pub use contact::{Contact, ContactFields};
+pub use datasource::DataSource;
+pub use error::{Error, Result};
+pub use id::Id;
+pub use page::{Page, PageRequest};
+pub use phone::Phone;
+pub use task::{Task, TaskStatus};
+pub use tenant::Tenant;
+pub use text::{Description, Name};
+pub use time::Timestamp;

@@ -1,0 +1,444 @@
+//! Task operations (D9, D10, D12): add, update, the state changes, delete, recall; and the
+//! dialing engine's entry points into the same state machine.
+
+use outbound_adapters::blob::Blob;
+use outbound_adapters::queue::Queue;
+use outbound_adapters::store::recall::RECALL_IN_ONE;
+use outbound_adapters::store::task::{Hold, Transition};
+use outbound_adapters::store::Store;
+use outbound_app::config::dialing::DialerConfig;
+use outbound_dialing::local_time::Windows;
+use outbound_model::call::{RetryRule, Skip};
+use outbound_model::diagnostics::{
+    blocked_by, ContactCounts, DiagnosticsView, ReasonCounts, Situation, SkipCounts,
+};
+use outbound_model::error::Error;
+use outbound_model::job::{DialJob, RecallManifest};
+use outbound_model::page::PageQuery;
+use outbound_model::reclaim::ReclaimJob;
+use outbound_model::task::{
+    check_retry_rules, ClockTime, DailyWindow, DialSettings, TaskOperation, WindowZone, ZoneName,
+};
+use outbound_model::Tenant;
+use outbound_model::{Description, Id, Name, Page, Task, TaskStatus, Timestamp};
+use std::collections::HashSet;
+
+/// Changes to dialing settings; `None` keeps the value. For the window and zone,
+/// `Some(None)` clears it.
+#[derive(Clone, Debug, Default)]
+pub struct SettingsPatch {
+    pub priority: Option<u8>,
+    pub max_dial_count: Option<u8>,
+    pub call_interval: Option<u32>,
+    pub daily_start: Option<Option<ClockTime>>,
+    pub daily_end: Option<Option<ClockTime>>,
+    pub time_zone: Option<Option<ZoneName>>,
+    pub window_zone: Option<WindowZone>,
+    pub retry_rules: Option<Vec<RetryRule>>,
+}
+
+impl SettingsPatch {
+    /// The settings after this patch; the window must still be both-or-neither, start < end.
+    pub fn apply(self, base: DialSettings) -> Result<DialSettings, Error> {
+        let start = self.daily_start.unwrap_or(base.window.map(|w| w.start));
+        let end = self.daily_end.unwrap_or(base.window.map(|w| w.end));
+        let settings = DialSettings {
+            priority: self.priority.unwrap_or(base.priority),
+            max_dial_count: self.max_dial_count.unwrap_or(base.max_dial_count),
+            call_interval: self.call_interval.unwrap_or(base.call_interval),
+            window: DailyWindow::from_parts(start, end)?,
+            time_zone: self.time_zone.unwrap_or(base.time_zone),
+            window_zone: self.window_zone.unwrap_or(base.window_zone),
+            retry_rules: self.retry_rules.unwrap_or(base.retry_rules),
+        };
+        check_retry_rules(&settings.retry_rules, settings.max_dial_count)?;
+        Ok(settings)
+    }
+}
+
+/// A task to create.
+pub struct NewTask {
+    pub name: Name,
+    pub description: Description,
+    /// As sent: an id that names no data source of the tenant is 400, not 404 (D1).
+    pub data_source_id: String,
+    pub settings: SettingsPatch,
+}
+
+/// Changes to a DRAFT task.
+pub struct TaskUpdate {
+    pub id: Id,
+    pub name: Option<Name>,
+    pub description: Option<Description>,
+    pub settings: SettingsPatch,
+}
+
+fn unknown_data_source(raw: &str) -> Error {
+    let shown: String = raw.chars().take(64).collect();
+    Error::invalid(format!("dataSource {shown} does not exist"))
+}
+
+pub async fn add(store: &Store, tenant: &Tenant, new: NewTask) -> Result<Task, Error> {
+    let settings = new.settings.apply(DialSettings::default())?;
+    let source_id =
+        Id::parse(&new.data_source_id).ok_or_else(|| unknown_data_source(&new.data_source_id))?;
+    let source = store
+        .data_source(tenant, &source_id)
+        .await
+        .map_err(|error| match error {
+            Error::NotFound(_) => unknown_data_source(&new.data_source_id),
+            other => other,
+        })?;
+    let task = Task::draft(
+        new.name,
+        new.description,
+        (source.id, source.contact_count),
+        settings,
+        Timestamp::now(),
+    );
+    store.create_task(tenant, &task).await?;
+    Ok(task)
+}
+
+pub async fn detail(store: &Store, tenant: &Tenant, id: &Id) -> Result<Task, Error> {
+    store.task(tenant, id).await
+}
+
+/// The tenant's tasks, newest first, filtered by a name fragment (case-insensitive) and status
+/// (D5).
+pub async fn list(
+    store: &Store,
+    tenant: &Tenant,
+    page: &PageQuery,
+    name: Option<&str>,
+    status: Option<TaskStatus>,
+) -> Result<Page<Task>, Error> {
+    let fragment = name.map(str::to_lowercase);
+    store
+        .tasks_page(tenant, page, fragment.as_deref(), status)
+        .await
+}
+
+pub async fn update(store: &Store, tenant: &Tenant, update: TaskUpdate) -> Result<Task, Error> {
+    let current = store.task(tenant, &update.id).await?;
+    TaskOperation::Update.apply(current.status)?;
+    let next = Task {
+        name: update.name.unwrap_or_else(|| current.name.clone()),
+        description: update
+            .description
+            .unwrap_or_else(|| current.description.clone()),
+        settings: update.settings.apply(current.settings.clone())?,
+        updated_at: Timestamp::now(),
+        ..current.clone()
+    };
+    store.update_task(tenant, &current, &next).await?;
+    Ok(next)
+}
+
+/// Publish (D10): DRAFT -> RUNNING, refreshing `contactCount`; a data source without contacts is 400.
+pub async fn publish(store: &Store, tenant: &Tenant, id: &Id) -> Result<Task, Error> {
+    let current = store.task(tenant, id).await?;
+    TaskOperation::Publish.apply(current.status)?;
+    let source = store
+        .data_source(tenant, &current.data_source_id)
+        .await
+        .map_err(|error| match error {
+            Error::NotFound(_) => unknown_data_source(current.data_source_id.as_str()),
+            other => other,
+        })?;
+    if source.contact_count == 0 {
+        return Err(Error::invalid(format!(
+            "dataSource {} has no contacts",
+            source.id
+        )));
+    }
+    let mut publish = Transition::of(TaskOperation::Publish, Timestamp::now());
+    publish.contact_count = Some(source.contact_count);
+    store.transition(tenant, &current, &publish).await
+}
+
+/// Pause, resume and close: one transaction of the conditional update and its event (D20), no
+/// read. Answers the task's state now.
+pub async fn set_state(
+    store: &Store,
+    tenant: &Tenant,
+    id: &Id,
+    operation: TaskOperation,
+) -> Result<TaskStatus, Error> {
+    let transition = Transition::of(operation, Timestamp::now());
+    store.transition_in_place(tenant, id, &transition).await
+}
+
+/// Stop (D10): RUNNING or PAUSED -> STOPPED, keeping the reason.
+pub async fn stop(
+    store: &Store,
+    tenant: &Tenant,
+    id: &Id,
+    reason: Option<String>,
+) -> Result<Task, Error> {
+    let current = store.task(tenant, id).await?;
+    TaskOperation::Stop.apply(current.status)?;
+    let mut stop = Transition::of(TaskOperation::Stop, Timestamp::now());
+    stop.stop_reason = reason;
+    store.transition(tenant, &current, &stop).await
+}
+
+/// The dialing engine's end of a task (D10, D13): every contact has a final outcome.
+pub async fn complete(store: &Store, tenant: &Tenant, id: &Id) -> Result<Task, Error> {
+    let current = store.task(tenant, id).await?;
+    TaskOperation::Complete.apply(current.status)?;
+    let source = store.data_source(tenant, &current.data_source_id).await?;
+    store
+        .complete_idle(tenant, &current, source.contacts_added)
+        .await
+}
+
+/// The dialing engine's verdict that a task cannot go on.
+pub async fn fail(store: &Store, tenant: &Tenant, id: &Id, reason: String) -> Result<Task, Error> {
+    store.fail_task(tenant, id, reason).await
+}
+
+/// Delete (D10) and queue the reclaim of the task's per-contact state.
+pub async fn delete(
+    store: &Store,
+    reclaim: &Queue<ReclaimJob>,
+    tenant: &Tenant,
+    id: &Id,
+) -> Result<(), Error> {
+    let current = store.task(tenant, id).await?;
+    TaskOperation::Delete.apply(current.status)?;
+    let job = ReclaimJob::Task {
+        tenant: tenant.clone(),
+        id: id.clone(),
+    };
+    store.delete_task(tenant, &current, &job).await?;
+    super::reclaim::enqueue(reclaim, &job).await;
+    Ok(())
+}
+
+/// Most ids one recall may name.
+pub const MAX_RECALL_IDS: usize = 10_000;
+
+/// Recall (D12): the named contacts, or every failed / unanswered one, get a fresh allowance.
+/// Answers the recalled ids; ids that are not contacts of the task's data source are ignored.
+///
+/// All or nothing from the client's view. Up to [`RECALL_IN_ONE`] contacts of a RUNNING or
+/// PAUSED task are one transaction. Otherwise the list is stored first, then one conditional
+/// write commits the recall on the task (with the COMPLETED -> RUNNING requeue and its data
+/// source hold, D10); a small one is then applied at once, a large one by the dialer's recall
+/// job, which the tick sends again if it is lost. Until it is applied the task cannot complete.
+pub async fn recall(
+    store: &Store,
+    blob: &Blob,
+    dial_jobs: &Queue<DialJob>,
+    tenant: &Tenant,
+    id: &Id,
+    contact_ids: &[&str],
+    priority: u8,
+) -> Result<Vec<Id>, Error> {
+    if contact_ids.len() > MAX_RECALL_IDS {
+        return Err(Error::invalid(format!(
+            "contactIds may name at most {MAX_RECALL_IDS} contacts"
+        )));
+    }
+    let mut task = store.task(tenant, id).await?;
+    TaskOperation::Recall.apply(task.status)?;
+    let candidates: Vec<Id> = if contact_ids.is_empty() {
+        // Bounded as a list of ids is (D12): the answer's recallIds fit any response.
+        store
+            .failed_task_contacts(tenant, id, MAX_RECALL_IDS)
+            .await?
+    } else {
+        let mut seen = HashSet::new();
+        contact_ids
+            .iter()
+            .filter_map(|raw| Id::parse(raw))
+            .filter(|id| seen.insert(id.clone()))
+            .collect()
+    };
+    let existing = store
+        .existing_contacts(tenant, &task.data_source_id, &candidates)
+        .await?;
+    let recalled: Vec<Id> = candidates
+        .into_iter()
+        .filter(|id| existing.contains(id))
+        .collect();
+    if recalled.is_empty() {
+        return Ok(recalled);
+    }
+    let now = Timestamp::now();
+    let small = recalled.len() <= RECALL_IN_ONE;
+    if task.status != TaskStatus::Completed && small {
+        match store
+            .queue_recall(tenant, &task, &recalled, priority, now)
+            .await
+        {
+            Ok(()) => return Ok(recalled),
+            // The engine completed the task since it was read: it is requeued with the recall
+            // below (D10), never left COMPLETED with contacts queued that nothing dials.
+            Err(Error::NotAllowed(refused)) => {
+                task = store.task(tenant, id).await?;
+                if task.status != TaskStatus::Completed {
+                    return Err(Error::NotAllowed(refused));
+                }
+            }
+            Err(error) => return Err(error),
+        }
+    }
+    let recall = Id::new();
+    let manifest = RecallManifest {
+        ids: recalled.clone(),
+        priority,
+        at: now,
+    };
+    let body = serde_json::to_vec(&manifest).map_err(|e| Error::internal("encode recall", e))?;
+    blob.put(
+        &outbound_adapters::blob::recall_key(tenant, id, &recall),
+        body,
+        "application/json",
+    )
+    .await?;
+    if let Some(requeued) = requeue_with_recall(store, tenant, &task, &recall, now).await? {
+        // A concurrent recall requeued it first: it is RUNNING (or PAUSED since), where this
+        // one is a recall like any other. Not a 405.
+        if small {
+            store
+                .queue_recall(tenant, &requeued, &recalled, priority, now)
+                .await?;
+            return Ok(recalled);
+        }
+        store.start_recall(tenant, id, &recall, now).await?;
+    }
+    // Committed: from here on the recall happens, whatever fails below.
+    if small {
+        let applied = async {
+            store
+                .apply_recall(tenant, &task, &recall, &recalled, priority, now)
+                .await?;
+            store.finish_recall(tenant, id, &recall).await
+        };
+        if let Err(error) = applied.await {
+            tracing::warn!(%error, "recall not applied at once; its job applies it");
+        } else {
+            return Ok(recalled);
+        }
+    }
+    let job = DialJob::Recall {
+        tenant: tenant.clone(),
+        task_id: id.clone(),
+        recall_id: recall,
+    };
+    if let Err(error) = dial_jobs.send(&job, 0).await {
+        tracing::warn!(%error, "recall job not queued; the tick queues it again");
+    }
+    Ok(recalled)
+}
+
+/// The commit point of a recall that is not one transaction: a COMPLETED task is requeued with
+/// the recall pending (D10), a RUNNING or PAUSED one records it pending. Answers the task as it
+/// is now when a concurrent recall requeued it first, and nothing is committed yet.
+async fn requeue_with_recall(
+    store: &Store,
+    tenant: &Tenant,
+    task: &Task,
+    recall: &Id,
+    at: Timestamp,
+) -> Result<Option<Task>, Error> {
+    if task.status != TaskStatus::Completed {
+        store.start_recall(tenant, &task.id, recall, at).await?;
+        return Ok(None);
+    }
+    let requeue = Transition {
+        from: &[TaskStatus::Completed],
+        to: TaskOperation::requeue(TaskStatus::Completed),
+        hold: Hold::Acquire,
+        pending_recall: Some((recall.clone(), at)),
+        ..Transition::of(TaskOperation::Recall, at)
+    };
+    match store.transition(tenant, task, &requeue).await {
+        Ok(_) => Ok(None),
+        Err(Error::NotAllowed(refusal)) => {
+            let now = store.task(tenant, &task.id).await?;
+            if now.status.holds_data_source() {
+                Ok(Some(now))
+            } else {
+                Err(Error::NotAllowed(refusal))
+            }
+        }
+        Err(error) => Err(error),
+    }
+}
+
+/// Why the task is or is not dialling (D19): its counters, its data source's count, the tenant's
+/// calling hours, the earliest waiting contact and the service's calls in flight, each one read
+/// whatever the number of contacts.
+pub async fn diagnostics(
+    store: &Store,
+    tenant: &Tenant,
+    id: &Id,
+    dialer: &DialerConfig,
+    zone: chrono_tz::Tz,
+) -> Result<DiagnosticsView, Error> {
+    let (task, counters) = store.task_with_counters(tenant, id).await?;
+    let total = async {
+        match store.data_source(tenant, &task.data_source_id).await {
+            Ok(source) => Ok(source.contact_count),
+            Err(Error::NotFound(_)) => Ok(0),
+            Err(error) => Err(error),
+        }
+    };
+    let (total, settings, earliest, service_in_flight) = futures::future::try_join4(
+        total,
+        store.settings(tenant),
+        store.earliest_waiting(tenant, id),
+        store.calls_in_flight(),
+    )
+    .await?;
+    let now = Timestamp::now();
+    let in_flight = u64::from(task.in_flight);
+    let not_dialled = total.saturating_sub(counters.waiting + counters.final_ + in_flight);
+    let windows = Windows::of(&task.settings, settings.calling_hours, zone);
+    let task_window_closed = (task.settings.window_zone == WindowZone::Task)
+        .then(|| {
+            windows
+                .check(&[windows.task_zone], now)
+                .err()
+                .map(|(_, at)| at)
+        })
+        .flatten();
+    let situation = Situation {
+        status: task.status,
+        now,
+        not_dialled,
+        waiting: counters.waiting,
+        in_flight,
+        waiting_for_window: counters.skip(Skip::OutsideWindow) + counters.skip(Skip::CallingHours),
+        earliest_waiting: earliest,
+        task_window_closed,
+        at_capacity: task.in_flight >= dialer.max_in_flight_per_task
+            || service_in_flight >= dialer.max_in_flight,
+        provider_busy: counters
+            .busy_until
+            .is_some_and(|until| until.0 > now.0 - 60_000),
+    };
+    let (blocked, next) = blocked_by(&situation);
+    Ok(DiagnosticsView {
+        task_id: task.id.clone(),
+        status: task.status,
+        dialing: task.status == TaskStatus::Running && blocked.is_none(),
+        blocked_by: blocked,
+        next_dial_time: next.map(|at| at.display(zone)),
+        in_flight,
+        contacts: ContactCounts {
+            total,
+            not_dialled,
+            waiting: counters.waiting,
+            in_flight,
+            final_: counters.final_,
+        },
+        skips: SkipCounts::of(&counters),
+        reasons: ReasonCounts::of(&counters),
+        last_call_time: counters.last_call_at.map(|at| at.display(zone)),
+        last_outcome_time: counters.last_outcome_at.map(|at| at.display(zone)),
+    })
+}
