@@ -1,6 +1,13 @@
-// The one API client: unwraps the `{code, message, data}` envelope (D1) or throws an ApiError.
-// A 503 is retried after its Retry-After (at most `maxTries` tries in all); a 401 is reported to
-// the app so it can send the person back to sign-in.
+// The one API client, typed by the contract: every call names a path of `../openapi.yaml` (the
+// generated `paths` of schema.d.ts), and its parameters, body and answer take their types from
+// that path, through openapi-fetch. On top of it:
+//   - the `{code, message, data}` envelope (D1) is unwrapped, or an ApiError thrown with the
+//     envelope's message;
+//   - a 503 is retried after its Retry-After (at most `maxTries` tries in all), with `onBusy` /
+//     `onBusyEnd` around each wait so the app can show a notice;
+//   - a 401 is reported to the app (`onUnauthorized`) so it can send the person back to sign-in.
+import createFetchClient, { type MaybeOptionalInit } from 'openapi-fetch';
+import type { paths } from './schema';
 
 export class ApiError extends Error {
   readonly status: number;
@@ -13,19 +20,11 @@ export class ApiError extends Error {
   }
 }
 
-export type Query = Record<string, string | number | boolean | null | undefined>;
-
-export interface RequestOptions {
-  query?: Query;
-  body?: unknown;
-  form?: FormData;
-  signal?: AbortSignal;
-}
-
 export interface ClientOptions {
   apiBase: string;
   getToken: () => string | null;
-  fetch?: typeof fetch;
+  /** Sends one request (default: the global fetch); called with a Request. */
+  fetch?: (request: Request) => Promise<Response>;
   sleep?: (ms: number) => Promise<void>;
   /** Called before waiting out a 503: `seconds` to wait, `attempt` the try that failed (1-based). */
   onBusy?: (seconds: number, attempt: number) => void;
@@ -33,6 +32,39 @@ export interface ClientOptions {
   onBusyEnd?: () => void;
   onUnauthorized?: (err: ApiError) => void;
   maxTries?: number;
+}
+
+/** The methods of the contract the console calls. */
+type Method = 'get' | 'post';
+
+/** The paths of the contract that answer `M`. */
+export type PathOf<M extends Method> = {
+  [P in keyof paths]: paths[P] extends { [K in M]: { responses: unknown } } ? P : never;
+}[keyof paths];
+
+/** What a call of `M P` may carry: `params` (path and query), `body`, and fetch's own options. */
+export type InitOf<M extends Method, P extends PathOf<M>> = MaybeOptionalInit<paths[P], M>;
+
+/** The init argument: optional when nothing in it is required. */
+type Args<I> = undefined extends I ? [init?: I] : [init: I];
+
+/** The `data` of the success envelope `M P` answers (its 200 `application/json`). */
+export type DataOf<M extends Method, P extends PathOf<M>> = paths[P][M] extends {
+  responses: { 200: { content: { 'application/json': { data: infer D } } } };
+}
+  ? D
+  : never;
+
+export interface ApiClient {
+  /** `GET path`: the `data` of its envelope. */
+  get<P extends PathOf<'get'>>(path: P, ...init: Args<InitOf<'get', P>>): Promise<DataOf<'get', P>>;
+  /** `POST path`: the `data` of its envelope. */
+  post<P extends PathOf<'post'>>(path: P, ...init: Args<InitOf<'post', P>>): Promise<DataOf<'post', P>>;
+  /**
+   * `GET path` answered by a file (downloads): the answer itself, unread; a redirect (3xx, or
+   * the opaque answer of `redirect: 'manual'`) is answered too. Other failures throw ApiError.
+   */
+  file<P extends PathOf<'get'>>(path: P, ...init: Args<InitOf<'get', P>>): Promise<Response>;
 }
 
 interface Envelope {
@@ -53,29 +85,28 @@ export function retryAfterSeconds(value: string | null, now: number = Date.now()
   return 1;
 }
 
-export function buildUrl(apiBase: string, path: string, query?: Query): string {
-  let url = apiBase.replace(/\/$/, '') + path;
-  if (query) {
-    const params = new URLSearchParams();
-    for (const [key, value] of Object.entries(query)) {
-      if (value === undefined || value === null || value === '') continue;
-      params.set(key, String(value));
-    }
-    const qs = params.toString();
-    if (qs) url += (url.includes('?') ? '&' : '?') + qs;
+/** The query string of `query` (no `?`): empty, null and undefined values are left out. */
+export function queryString(query: Record<string, unknown>): string {
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(query)) {
+    if (value === undefined || value === null || value === '') continue;
+    params.set(key, String(value));
   }
-  return url;
+  return params.toString();
 }
 
-async function readEnvelope(res: Response): Promise<Envelope | null> {
-  const text = await res.text();
-  if (!text) return null;
-  try {
-    const parsed: unknown = JSON.parse(text);
-    return parsed && typeof parsed === 'object' ? (parsed as Envelope) : null;
-  } catch {
-    return null;
+/** An answer's body as an envelope: null when it is empty or not a JSON object. */
+function envelopeOf(body: unknown): Envelope | null {
+  let value = body;
+  if (typeof value === 'string') {
+    if (!value) return null;
+    try {
+      value = JSON.parse(value);
+    } catch {
+      return null;
+    }
   }
+  return value && typeof value === 'object' ? (value as Envelope) : null;
 }
 
 function errorFrom(res: Response, env: Envelope | null): ApiError {
@@ -87,26 +118,27 @@ function errorFrom(res: Response, env: Envelope | null): ApiError {
   return new ApiError(res.status, code, message);
 }
 
-export interface ApiClient {
-  request<T>(method: string, path: string, options?: RequestOptions): Promise<T>;
-  /** A raw authorised fetch (for file downloads): retries 503s, throws ApiError on other errors. */
-  fetchRaw(path: string, query?: Query, init?: RequestInit): Promise<Response>;
-  url(path: string, query?: Query): string;
+/** What openapi-fetch answers, whatever the path: its parsed body (or error) and the answer. */
+interface Answer {
+  data?: unknown;
+  error?: unknown;
+  response: Response;
 }
 
 export function createClient(options: ClientOptions): ApiClient {
-  const doFetch = options.fetch ?? ((input: RequestInfo | URL, init?: RequestInit) => fetch(input, init));
+  const doFetch = options.fetch ?? ((request: Request) => fetch(request));
   const sleep = options.sleep ?? defaultSleep;
   const maxTries = options.maxTries ?? 3;
 
-  async function send(url: string, init: RequestInit): Promise<Response> {
+  /** Sends `request` with the token; waits out a 503 (up to `maxTries` tries). */
+  async function transport(request: Request): Promise<Response> {
     for (let attempt = 1; ; attempt++) {
-      const headers = new Headers(init.headers);
+      const req = request.clone();
       const token = options.getToken();
-      if (token) headers.set('Authorization', `Bearer ${token}`);
+      if (token) req.headers.set('Authorization', `Bearer ${token}`);
       let res: Response;
       try {
-        res = await doFetch(url, { ...init, headers });
+        res = await doFetch(req);
       } catch (e) {
         if ((e as Error)?.name === 'AbortError') throw e;
         options.onBusyEnd?.();
@@ -123,43 +155,37 @@ export function createClient(options: ClientOptions): ApiClient {
     }
   }
 
-  async function failed(res: Response): Promise<never> {
-    const err = errorFrom(res, await readEnvelope(res));
-    if (res.status === 401) options.onUnauthorized?.(err);
+  const http = createFetchClient<paths>({ baseUrl: options.apiBase, fetch: transport, querySerializer: queryString });
+  // The typed methods below check path, init and answer against `paths`; this one only sends.
+  const send = http.request as unknown as (method: 'GET' | 'POST', path: string, init: object) => Promise<Answer>;
+
+  function failed(answer: Answer): never {
+    const err = errorFrom(answer.response, envelopeOf(answer.error));
+    if (answer.response.status === 401) options.onUnauthorized?.(err);
     throw err;
   }
 
+  async function call(method: 'GET' | 'POST', path: string, init: object = {}): Promise<never> {
+    const answer = await send(method, path, { ...init, parseAs: 'text', headers: { Accept: 'application/json' } });
+    const res = answer.response;
+    if (!res.ok) failed(answer);
+    const env = envelopeOf(answer.data ?? '');
+    if (!env) throw new ApiError(res.status, -1, 'The server sent an answer the console cannot read.');
+    if (env.code !== 0) {
+      const code = typeof env.code === 'number' ? env.code : -1;
+      throw new ApiError(res.status, code, typeof env.message === 'string' ? env.message : 'Request failed.');
+    }
+    return env.data as never;
+  }
+
   return {
-    url: (path, query) => buildUrl(options.apiBase, path, query),
-
-    async request<T>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
-      const headers: Record<string, string> = { Accept: 'application/json' };
-      let body: BodyInit | undefined;
-      if (opts.form) body = opts.form;
-      else if (opts.body !== undefined) {
-        headers['Content-Type'] = 'application/json';
-        body = JSON.stringify(opts.body);
-      }
-      const res = await send(buildUrl(options.apiBase, path, opts.query), {
-        method,
-        headers,
-        body,
-        signal: opts.signal,
-      });
-      if (!res.ok) return failed(res);
-      const env = await readEnvelope(res);
-      if (!env) throw new ApiError(res.status, -1, 'The server sent an answer the console cannot read.');
-      if (env.code !== 0) {
-        const code = typeof env.code === 'number' ? env.code : -1;
-        throw new ApiError(res.status, code, typeof env.message === 'string' ? env.message : 'Request failed.');
-      }
-      return env.data as T;
-    },
-
-    async fetchRaw(path, query, init = {}) {
-      const res = await send(buildUrl(options.apiBase, path, query), init);
+    get: (path, ...[init]) => call('GET', path, init),
+    post: (path, ...[init]) => call('POST', path, init),
+    async file(path, ...[init]) {
+      const answer = await send('GET', path, { ...init, parseAs: 'stream' });
+      const res = answer.response;
       if (res.type === 'opaqueredirect' || (res.status >= 300 && res.status < 400)) return res;
-      if (!res.ok) return failed(res);
+      if (!res.ok) failed(answer);
       return res;
     },
   };

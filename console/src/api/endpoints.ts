@@ -1,5 +1,6 @@
-// Typed calls, one per route the console uses. They all go through the one client (client.ts).
-import type { ApiClient, Query } from './client';
+// One call per route the console uses, all through the one client (client.ts): each path is a
+// path of the contract, and its parameters, body and answer are checked against it.
+import type { ApiClient } from './client';
 import type * as T from './types';
 
 let client: ApiClient | null = null;
@@ -13,10 +14,6 @@ export function api(): ApiClient {
   return client;
 }
 
-const get = <R>(path: string, query?: Query) => api().request<R>('GET', path, { query });
-const post = <R>(path: string, body: unknown = {}) => api().request<R>('POST', path, { body });
-const enc = encodeURIComponent;
-
 export interface PageQuery {
   pageNum: number;
   pageSize: number;
@@ -24,60 +21,70 @@ export interface PageQuery {
   nextToken?: string;
 }
 
+export type ExportFormat = 'csv' | 'excel';
+
+/** How a download follows a 303 to a presigned address (D8): see lib/download.ts. */
+export type Redirect = 'follow' | 'manual';
+
 // Data sources
-export const listDataSources = (q: PageQuery & { dataSourceName?: string }) =>
-  get<T.Page<T.DataSource>>('/api/dataSource/list', { ...q });
-export const getDataSource = (id: string) => get<T.DataSource>(`/api/dataSource/detail/${enc(id)}`);
-export const addDataSource = (body: T.AddDataSource) => post<T.DataSource>('/api/dataSource/add', body);
-export const updateDataSource = (body: T.UpdateDataSource) => post<T.DataSource>('/api/dataSource/update', body);
-export const deleteDataSource = (id: string) => post<null>('/api/dataSource/delete', { id });
+export const listDataSources = (query: PageQuery & { dataSourceName?: string }) =>
+  api().get('/api/dataSource/list', { params: { query } });
+export const getDataSource = (id: string) => api().get('/api/dataSource/detail/{id}', { params: { path: { id } } });
+export const addDataSource = (body: T.AddDataSource) => api().post('/api/dataSource/add', { body });
+export const updateDataSource = (body: T.UpdateDataSource) => api().post('/api/dataSource/update', { body });
+export const deleteDataSource = (id: string) => api().post('/api/dataSource/delete', { body: { id } });
 
 // Contacts
-export const listContacts = (id: string, q: PageQuery & { phoneNumber?: string }) =>
-  get<T.Page<T.Contact>>(`/api/dataSource/${enc(id)}/contacts`, { ...q });
+export const listContacts = (id: string, query: PageQuery & { phoneNumber?: string }) =>
+  api().get('/api/dataSource/{id}/contacts', { params: { path: { id }, query } });
 export const addContact = (id: string, body: T.ContactInput) =>
-  post<T.Contact>(`/api/dataSource/${enc(id)}/contact/add`, body);
+  api().post('/api/dataSource/{id}/contact/add', { params: { path: { id } }, body });
 export const updateContact = (id: string, body: T.ContactUpdate) =>
-  post<T.Contact>(`/api/dataSource/${enc(id)}/contact/update`, body);
+  api().post('/api/dataSource/{id}/contact/update', { params: { path: { id } }, body });
 export const deleteContact = (id: string, contactId: string) =>
-  post<null>(`/api/dataSource/${enc(id)}/contact/delete`, { contactId });
+  api().post('/api/dataSource/{id}/contact/delete', { params: { path: { id } }, body: { contactId } });
 export const importUrl = (id: string, fileName: string, fileSize: number) =>
-  post<T.UploadTicket>(`/api/dataSource/${enc(id)}/contact/importUrl`, { fileName, fileSize });
+  api().post('/api/dataSource/{id}/contact/importUrl', { params: { path: { id } }, body: { fileName, fileSize } });
 export const getImport = (id: string, importId: string) =>
-  get<T.ImportView>(`/api/dataSource/${enc(id)}/contact/import/${enc(importId)}`);
-export const dataSourceExportPath = (id: string) => `/api/dataSource/${enc(id)}/contact/batchExport`;
-export const startDataSourceExportJob = (id: string, format: 'csv' | 'excel') =>
-  post<T.JobStarted>(`/api/dataSource/${enc(id)}/contact/exportJob`, { format });
+  api().get('/api/dataSource/{id}/contact/import/{importId}', { params: { path: { id, importId } } });
+export const exportDataSource = (id: string, format: ExportFormat, redirect: Redirect = 'follow') =>
+  api().file('/api/dataSource/{id}/contact/batchExport', { params: { path: { id }, query: { format } }, redirect });
+export const startDataSourceExportJob = (id: string, format: ExportFormat) =>
+  api().post('/api/dataSource/{id}/contact/exportJob', { params: { path: { id } }, body: { format } });
 
 // Tasks
-export const listTasks = (q: PageQuery & { taskName?: string; status?: number | null }) =>
-  get<T.Page<T.TaskRow>>('/api/task/list', { ...q });
-export const getTask = (id: string) => get<T.TaskView>(`/api/task/detail/${enc(id)}`);
-export const addTask = (body: T.AddTask) => post<T.TaskView>('/api/task/add', body);
-export const updateTask = (body: T.UpdateTask) => post<T.TaskView>('/api/task/update', body);
+export const listTasks = (query: PageQuery & { taskName?: string; status?: number }) =>
+  api().get('/api/task/list', { params: { query } });
+export const getTask = (id: string) => api().get('/api/task/detail/{id}', { params: { path: { id } } });
+export const addTask = (body: T.AddTask) => api().post('/api/task/add', { body });
+export const updateTask = (body: T.UpdateTask) => api().post('/api/task/update', { body });
 export const taskAction = (action: 'publish' | 'pause' | 'resume' | 'close' | 'delete', id: string) =>
-  post<T.StateChange | null>(`/api/task/${action}`, { id });
+  api().post(`/api/task/${action}`, { body: { id } });
 export const stopTask = (id: string, reason?: string) =>
-  post<T.StateChange>('/api/task/stop', reason ? { id, reason } : { id });
+  api().post('/api/task/stop', { body: reason ? { id, reason } : { id } });
 export const recallTask = (id: string, contactIds?: string[]) =>
-  post<T.Recalled>(`/api/task/${enc(id)}/recall`, contactIds ? { contactIds } : {});
-export const getTaskStat = (id: string) => get<T.TaskStat>(`/api/task/${enc(id)}/stat`);
-export const getDiagnostics = (id: string) => get<T.Diagnostics>(`/api/task/${enc(id)}/diagnostics`);
-export const taskExportPath = (id: string) => `/api/task/${enc(id)}/export`;
-export const startTaskExportJob = (id: string, format: 'csv' | 'excel', status: number) =>
-  post<T.JobStarted>(`/api/task/${enc(id)}/exportJob`, { format, status });
-export const getExport = (exportId: string) => get<T.ExportView>(`/api/export/${enc(exportId)}`);
+  api().post('/api/task/{id}/recall', { params: { path: { id } }, body: contactIds ? { contactIds } : {} });
+export const getTaskStat = (id: string) => api().get('/api/task/{id}/stat', { params: { path: { id } } });
+export const getDiagnostics = (id: string) => api().get('/api/task/{id}/diagnostics', { params: { path: { id } } });
+/** The task's contacts with their outcomes as a file; `status` 0 all, 1 success, 2 failed or no answer, 3 not dialled. */
+export const exportTask = (id: string, query: { format: ExportFormat; status?: number }, redirect: Redirect = 'follow') =>
+  api().file('/api/task/{id}/export', { params: { path: { id }, query }, redirect });
+export const startTaskExportJob = (id: string, format: ExportFormat, status: number) =>
+  api().post('/api/task/{id}/exportJob', { params: { path: { id } }, body: { format, status } });
+export const getExport = (exportId: string) => api().get('/api/export/{exportId}', { params: { path: { exportId } } });
 
 // Settings
-export const getSettings = () => get<T.Settings>('/api/settings');
-export const updateSettings = (body: T.UpdateSettings) => post<T.Settings>('/api/settings/update', body);
+export const getSettings = () => api().get('/api/settings');
+export const updateSettings = (body: T.UpdateSettings) => api().post('/api/settings/update', { body });
 
 // Do-not-call list
-export const listDnc = (q: PageQuery & { phoneNumber?: string }) => get<T.Page<T.Dnc>>('/api/dnc/list', { ...q });
-export const addDnc = (body: T.AddDnc) => post<T.Dnc>('/api/dnc/add', body);
-export const deleteDnc = (phoneNumber: string) => post<null>('/api/dnc/delete', { phoneNumber });
+export const listDnc = (query: PageQuery & { phoneNumber?: string }) => api().get('/api/dnc/list', { params: { query } });
+export const addDnc = (body: T.AddDnc) => api().post('/api/dnc/add', { body });
+export const deleteDnc = (phoneNumber: string) => api().post('/api/dnc/delete', { body: { phoneNumber } });
 export function importDnc(file: File) {
   const form = new FormData();
   form.append('file', file, file.name);
-  return api().request<T.ImportReport>('POST', '/api/dnc/batchImport', { form });
+  // The contract's `file` is binary, which the generator types as a string: the multipart body
+  // itself goes as it is (openapi-fetch sends a FormData unchanged, with its own Content-Type).
+  return api().post('/api/dnc/batchImport', { body: form as unknown as T.DncUpload });
 }

@@ -33,10 +33,4 @@ export type Settings = S['SettingsView'];
 export type UpdateSettings = S['UpdateSettings'];
 export type Dnc = S['DncView'];
 export type AddDnc = S['AddDnc'];
-
-/** One page of a list (D5). */
-export interface Page<T> {
-  total: number;
-  rows: T[];
-  nextToken?: string | null;
-}
+export type DncUpload = S['DncUpload'];

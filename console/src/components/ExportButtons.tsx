@@ -1,17 +1,17 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { Query } from '../api/client';
 import * as API from '../api/endpoints';
+import type { ExportFormat, Redirect } from '../api/endpoints';
 import type { ExportView, JobStarted } from '../api/types';
 import { downloadFile } from '../lib/download';
 import { ErrorAlert } from './Alert';
 
 /** "Export CSV", "Export Excel" (direct) and "Start export job" (polled until done). */
 export function ExportButtons(props: {
-  path: string;
-  query?: Query;
+  /** The direct export in `format` (a call of the client's `file`). */
+  download: (format: ExportFormat, redirect: Redirect) => Promise<Response>;
   baseName: string;
-  startJob: (format: 'csv' | 'excel') => Promise<JobStarted>;
+  startJob: (format: ExportFormat) => Promise<JobStarted>;
   children?: ComponentChildren;
 }) {
   const [error, setError] = useState<unknown>(null);
@@ -27,7 +27,7 @@ export function ExportButtons(props: {
     setError(null);
     setMessage(`Preparing the ${fmt === 'csv' ? 'CSV' : 'Excel'} file…`);
     try {
-      const name = await downloadFile(props.path, { ...props.query, format: fmt }, `${props.baseName}.${fmt === 'csv' ? 'csv' : 'xlsx'}`);
+      const name = await downloadFile((redirect) => props.download(fmt, redirect), `${props.baseName}.${fmt === 'csv' ? 'csv' : 'xlsx'}`);
       setMessage(`Downloaded ${name}.`);
     } catch (e) {
       setMessage(null);

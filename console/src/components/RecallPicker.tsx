@@ -1,6 +1,5 @@
 import { useState } from 'preact/hooks';
 import * as API from '../api/endpoints';
-import { api } from '../api/endpoints';
 import { csvRecords } from '../lib/csv';
 import { ErrorAlert, Status } from './Alert';
 
@@ -30,10 +29,7 @@ export function RecallPicker(props: { taskId: string; onRecalled: () => void }) 
     setError(null);
     setMessage(null);
     try {
-      const res = await api().fetchRaw(`/api/task/${encodeURIComponent(props.taskId)}/export`, {
-        format: 'csv',
-        status: 2,
-      });
+      const res = await API.exportTask(props.taskId, { format: 'csv', status: 2 });
       const rows = csvRecords(await res.text()).map((r) => ({
         id: r.id,
         phoneNumber: r.phoneNumber,

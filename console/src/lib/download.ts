@@ -1,6 +1,6 @@
 // Direct exports: the answer is the file itself or a 303 to a presigned download (D8).
-import { ApiError, type Query } from '../api/client';
-import { api } from '../api/endpoints';
+import { ApiError } from '../api/client';
+import type { Redirect } from '../api/endpoints';
 import { fileNameFromDisposition } from '../format';
 
 export function saveBlob(blob: Blob, fileName: string): void {
@@ -25,16 +25,16 @@ function openUrl(url: string, fileName: string): void {
   a.remove();
 }
 
-/** Downloads `path` with the token; returns the file name. */
-export async function downloadFile(path: string, query: Query, fallbackName: string): Promise<string> {
+/** Downloads what `fetchFile` answers (a call of the client's `file`); returns the file name. */
+export async function downloadFile(fetchFile: (redirect: Redirect) => Promise<Response>, fallbackName: string): Promise<string> {
   let res: Response;
   try {
-    res = await api().fetchRaw(path, query, { redirect: 'follow' });
+    res = await fetchFile('follow');
   } catch (e) {
     // A cross-origin redirect the browser would not follow with our headers: ask for the
     // redirect itself and go to its Location.
     if (!(e instanceof ApiError) || e.status !== 0) throw e;
-    const manual = await api().fetchRaw(path, query, { redirect: 'manual' });
+    const manual = await fetchFile('manual');
     const location = manual.headers.get('Location');
     if (location) {
       openUrl(location, fallbackName);

@@ -56,7 +56,7 @@ export function DataSourcePage({ id }: { id: string }) {
           <section aria-labelledby="export-heading">
             <h2 id="export-heading">Export contacts</h2>
             <ExportButtons
-              path={API.dataSourceExportPath(id)}
+              download={(format, redirect) => API.exportDataSource(id, format, redirect)}
               baseName="contacts"
               startJob={(format) => API.startDataSourceExportJob(id, format)}
             />

@@ -145,8 +145,7 @@ export function TaskPage({ id }: { id: string }) {
           <section aria-labelledby="task-export-heading">
             <h2 id="task-export-heading">Export outcomes</h2>
             <ExportButtons
-              path={API.taskExportPath(id)}
-              query={{ status: filter === '0' ? undefined : filter }}
+              download={(format, redirect) => API.exportTask(id, { status: filter === '0' ? undefined : Number(filter), format }, redirect)}
               baseName={`task_contacts_${id}`}
               startJob={(format) => API.startTaskExportJob(id, format, Number(filter))}
             >

@@ -20,7 +20,7 @@ export function TasksPage() {
   const [created, setCreated] = useState<{ id: string; name: string } | null>(null);
   const taskName = useDebounced(search.trim());
   const list = useLoader(
-    () => API.listTasks({ pageNum: 1, nextToken: pages.token, pageSize: PAGE_SIZE, taskName, status: status === '' ? null : Number(status) }),
+    () => API.listTasks({ pageNum: 1, nextToken: pages.token, pageSize: PAGE_SIZE, taskName, status: status === '' ? undefined : Number(status) }),
     [pages.token, taskName, status],
   );
   const sources = useLoader(() => API.listDataSources({ pageNum: 1, pageSize: 100 }), []);
