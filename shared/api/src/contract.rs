@@ -208,7 +208,7 @@ mod tests {
     /// `openapi.yaml` is what the code generates; `OPENAPI_UPDATE=1` (`make openapi`) rewrites it.
     #[test]
     fn the_committed_document_is_the_generated_one() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../openapi.yaml");
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../openapi.yaml");
         let generated = super::yaml();
         if std::env::var_os("OPENAPI_UPDATE").is_some() {
             std::fs::write(path, &generated).expect("write openapi.yaml");
