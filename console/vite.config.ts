@@ -9,5 +9,6 @@ export default defineConfig({
   oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
   server: { proxy: { '/api': apiTarget } },
   build: { target: 'es2022', sourcemap: false },
-  test: { environment: 'node', include: ['tests/**/*.test.ts'] },
+  // Unit tests run in node; a test file of components says `// @vitest-environment happy-dom`.
+  test: { environment: 'node', include: ['tests/**/*.test.{ts,tsx}'] },
 });

@@ -5,6 +5,7 @@ import type { ExportFormat, Redirect } from '../api/endpoints';
 import type { ExportView, JobStarted } from '../api/types';
 import { downloadFile } from '../lib/download';
 import { ErrorAlert } from './Alert';
+import { usePolling } from './hooks';
 
 /** "Export CSV", "Export Excel" (direct) and "Start export job" (polled until done). */
 export function ExportButtons(props: {
@@ -17,12 +18,14 @@ export function ExportButtons(props: {
   const [error, setError] = useState<unknown>(null);
   const [message, setMessage] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
-  const [format, setFormat] = useState<'csv' | 'excel'>('csv');
+  const [format, setFormat] = useState<ExportFormat>('csv');
   const [job, setJob] = useState<ExportView | null>(null);
+  // The export job being followed, from its start until it is no longer PROCESSING.
+  const [jobId, setJobId] = useState<string | null>(null);
   const alive = useRef(true);
   useEffect(() => () => void (alive.current = false), []);
 
-  async function direct(fmt: 'csv' | 'excel') {
+  async function direct(fmt: ExportFormat) {
     setBusy(true);
     setError(null);
     setMessage(`Preparing the ${fmt === 'csv' ? 'CSV' : 'Excel'} file…`);
@@ -43,17 +46,29 @@ export function ExportButtons(props: {
     setJob(null);
     try {
       const { exportId } = await props.startJob(format);
-      for (let i = 0; alive.current && i < 600; i++) {
-        const view = await API.getExport(exportId);
-        if (!alive.current) return;
-        setJob(view);
-        if (view.status !== 'PROCESSING') return;
-        await new Promise((r) => setTimeout(r, 1000));
-      }
+      if (alive.current) setJobId(exportId);
     } catch (e) {
       if (alive.current) setError(e);
     }
   }
+
+  // Every second, for at most ten minutes.
+  usePolling(
+    async (signal) => {
+      if (!jobId) return false;
+      try {
+        const view = await API.getExport(jobId);
+        if (signal.aborted) return;
+        setJob(view);
+        return view.status === 'PROCESSING';
+      } catch (e) {
+        if (!signal.aborted) setError(e);
+        return false;
+      }
+    },
+    { every: 1000, active: jobId !== null, limit: 600 },
+    [jobId],
+  );
 
   return (
     <div class="stack export">
@@ -69,7 +84,7 @@ export function ExportButtons(props: {
       <div class="buttons">
         <label>
           Job format{' '}
-          <select value={format} onChange={(e) => setFormat(e.currentTarget.value as 'csv' | 'excel')}>
+          <select value={format} onChange={(e) => setFormat(e.currentTarget.value as ExportFormat)}>
             <option value="csv">CSV</option>
             <option value="excel">Excel</option>
           </select>

@@ -3,6 +3,7 @@ import * as API from '../api/endpoints';
 import { ApiError } from '../api/client';
 import type { ImportReport, ImportStatus } from '../api/types';
 import { ErrorAlert } from './Alert';
+import { usePolling } from './hooks';
 import { ImportReportView } from './ImportReport';
 
 type Phase = 'idle' | 'REQUESTING' | 'UPLOADING' | ImportStatus;
@@ -27,7 +28,9 @@ const PHASE_TEXT: Record<Phase, string> = {
   FAILED: 'FAILED: the file was refused',
 };
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** The import's status is read every second, for at most half an hour. */
+const POLL_MS = 1000;
+const POLL_LIMIT = 1800;
 
 /** Import through the importUrl flow (D8): presigned PUT, then poll the import until it is done. */
 export function ImportPanel(props: { dataSourceId: string; onImported: () => void }) {
@@ -36,6 +39,8 @@ export function ImportPanel(props: { dataSourceId: string; onImported: () => voi
   const [report, setReport] = useState<ImportReport | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [over, setOver] = useState(false);
+  // The import being followed, once its file is uploaded.
+  const [following, setFollowing] = useState<{ dataSourceId: string; importId: string } | null>(null);
   const alive = useRef(true);
   const input = useRef<HTMLInputElement>(null);
   useEffect(() => () => void (alive.current = false), []);
@@ -64,28 +69,42 @@ export function ImportPanel(props: { dataSourceId: string; onImported: () => voi
         throw new ApiError(0, 0, 'The upload could not be sent to storage. Check your connection and try again.');
       }
       if (!res.ok) throw new ApiError(res.status, res.status, `The upload was refused by storage (HTTP ${res.status}).`);
-      for (let i = 0; alive.current && i < 1800; i++) {
-        const view = await API.getImport(props.dataSourceId, ticket.importId);
-        if (!alive.current) return;
-        setPhase(view.status);
-        if (view.status === 'SUCCEEDED') {
-          setReport(view.result ?? null);
-          props.onImported();
-          return;
-        }
-        if (view.status === 'FAILED') {
-          setError(new Error(`The import failed: ${view.error ?? 'no reason given'}`));
-          props.onImported();
-          return;
-        }
-        await sleep(1000);
-      }
+      if (alive.current) setFollowing({ dataSourceId: props.dataSourceId, importId: ticket.importId });
     } catch (e) {
       if (!alive.current) return;
       setPhase('FAILED');
       setError(e);
     }
   }
+
+  // The uploaded import, until it has SUCCEEDED or FAILED.
+  usePolling(
+    async (signal) => {
+      if (!following) return false;
+      try {
+        const view = await API.getImport(following.dataSourceId, following.importId);
+        if (signal.aborted) return;
+        setPhase(view.status);
+        if (view.status === 'SUCCEEDED') {
+          setReport(view.result ?? null);
+          props.onImported();
+          return false;
+        }
+        if (view.status === 'FAILED') {
+          setError(new Error(`The import failed: ${view.error ?? 'no reason given'}`));
+          props.onImported();
+          return false;
+        }
+      } catch (e) {
+        if (signal.aborted) return;
+        setPhase('FAILED');
+        setError(e);
+        return false;
+      }
+    },
+    { every: POLL_MS, active: following !== null, limit: POLL_LIMIT },
+    [following],
+  );
 
   function take(files: FileList | null | undefined) {
     const file = files?.[0];

@@ -102,6 +102,63 @@ export function useVisible(): boolean {
   return visible;
 }
 
+export interface PollingOptions {
+  /** Milliseconds from the end of one tick to the start of the next. */
+  every: number;
+  /** Polls only while true (default true). */
+  active?: boolean;
+  /** At most this many ticks, then it stops (default: no limit). */
+  limit?: number;
+}
+
+/**
+ * Polling: `tick` at once, then again `every` ms after each tick has ended, while `active` and
+ * while the tab is visible. Hidden, it pauses; shown again, it ticks at once. It stops when
+ * `tick` answers `false` (nothing more to wait for), after `limit` ticks, after a tick that
+ * throws, and on unmount; a change of `deps` (or of `every`) starts it afresh. `tick` gets a
+ * signal aborted once its answer is no longer wanted (paused, stopped, restarted or unmounted).
+ */
+export function usePolling(
+  tick: (signal: AbortSignal) => Promise<boolean | void>,
+  { every, active = true, limit = Infinity }: PollingOptions,
+  deps: unknown[],
+): void {
+  const visible = useVisible();
+  const tickRef = useRef(tick);
+  tickRef.current = tick;
+  // Set once it has stopped for good (not paused), so showing the tab again does not resume it.
+  const done = useRef(false);
+  useEffect(() => {
+    done.current = false;
+  }, deps);
+  useEffect(() => {
+    if (!visible || !active || done.current) return;
+    const controller = new AbortController();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let ticks = 0;
+    const loop = async () => {
+      let more: boolean | void;
+      try {
+        more = await tickRef.current(controller.signal);
+      } catch (error) {
+        if (!controller.signal.aborted) done.current = true;
+        throw error;
+      }
+      if (controller.signal.aborted) return;
+      if (more === false || ++ticks >= limit) {
+        done.current = true;
+        return;
+      }
+      timer = setTimeout(loop, every);
+    };
+    void loop();
+    return () => {
+      controller.abort();
+      clearTimeout(timer);
+    };
+  }, [visible, active, every, ...deps]);
+}
+
 export function usePageTitle(title: string): void {
   useEffect(() => {
     document.title = `${title} · outbound`;

@@ -4,7 +4,7 @@ import type { Diagnostics, TaskStat } from '../api/types';
 import { ErrorAlert } from '../components/Alert';
 import { DiagnosticsView, ReasonBars } from '../components/Diagnostics';
 import { ExportButtons } from '../components/ExportButtons';
-import { useLoader, usePageTitle, useVisible } from '../components/hooks';
+import { useLoader, usePageTitle, usePolling } from '../components/hooks';
 import { StatusBadge } from '../components/StatusBadge';
 import { TaskActions } from '../components/TaskActions';
 import { TaskStats } from '../components/TaskStats';
@@ -30,14 +30,15 @@ export function TaskPage({ id }: { id: string }) {
   const [samples, setSamples] = useState<Sample[]>([]);
   const [pollError, setPollError] = useState<unknown>(null);
   const [filter, setFilter] = useState('0');
-  const visible = useVisible();
   const status = stat?.status ?? task?.status;
   const final = status !== undefined && isFinalStatus(status);
   const knownStatus = useRef<number | undefined>(undefined);
   knownStatus.current = task?.status;
 
-  async function tick() {
+  /** One sample of the statistics and the diagnostics (dropped when `signal` says it is stale). */
+  async function tick(signal?: AbortSignal) {
     const [s, d] = await Promise.allSettled([API.getTaskStat(id), API.getDiagnostics(id)]);
+    if (signal?.aborted) return;
     if (s.status === 'fulfilled') {
       setStat(s.value);
       setSamples((prev) => addSample(prev, sampleFrom(s.value, Date.now())));
@@ -53,20 +54,8 @@ export function TaskPage({ id }: { id: string }) {
     setDiag(null);
   }, [id]);
 
-  useEffect(() => {
-    if (!visible) return;
-    let stopped = false;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const loop = async () => {
-      await tick();
-      if (!stopped) timer = setTimeout(loop, final ? SLOW_POLL_MS : FAST_POLL_MS);
-    };
-    void loop();
-    return () => {
-      stopped = true;
-      clearTimeout(timer);
-    };
-  }, [id, visible, final]);
+  // Every 3 s while the tab is visible; every 10 s once the task is final (a recall still shows).
+  usePolling(tick, { every: final ? SLOW_POLL_MS : FAST_POLL_MS }, [id]);
 
   const refresh = () => {
     void detail.reload();
