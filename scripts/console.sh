@@ -4,9 +4,11 @@
 #          `npm ci` in console/ when node_modules is missing or older than package-lock.json
 #   build  setup's npm part, then `npm run build` unless console/dist is newer than its sources
 #   test   build, the unit tests (`npm test`, vitest), then the end-to-end browser test
-#          (console/e2e/campaign.e2e.mjs: target/debug/local-api + headless chromium)
-#   bench  build, then the console's sizes and first-load times (console/e2e/bench.mjs), each
+#          (console/e2e/campaign.e2e.ts: target/debug/local-api + headless chromium)
+#   bench  build, then the console's sizes and first-load times (console/e2e/bench.ts), each
 #          figure appended to $BENCH_DIR/samples.jsonl (default .local/bench)
+# The e2e files are TypeScript: `npm run build` type-checks them (tsc -p e2e) and tsx (pinned
+# in console/package.json) runs them.
 # `test` and `bench` need target/debug/local-api built (`make test` or `make run` builds it) and
 # moto on MOTO_ENDPOINT (default http://127.0.0.1:$MOTO_PORT, port 5000): started with
 # scripts/stack.sh (and stopped again) when none answers there.
@@ -15,6 +17,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 CONSOLE=console
+TSX="$CONSOLE/node_modules/.bin/tsx"
 MOTO_PORT="${MOTO_PORT:-5000}"
 export MOTO_ENDPOINT="${MOTO_ENDPOINT:-http://127.0.0.1:$MOTO_PORT}"
 
@@ -51,7 +54,7 @@ dist_stale() {
   [ -f "$stamp" ] || return 0
   local inputs=()
   local path
-  for path in src public index.html package.json package-lock.json tsconfig.json \
+  for path in src public e2e index.html package.json package-lock.json tsconfig.json \
     vite.config.ts vite.config.js vite.config.mjs vite.config.mts; do
     [ -e "$CONSOLE/$path" ] && inputs+=("$CONSOLE/$path")
   done
@@ -94,7 +97,7 @@ test_console() {
   (cd "$CONSOLE" && npm test --silent)
   need_local_api
   with_moto
-  node --test --test-reporter=spec "$CONSOLE/e2e/campaign.e2e.mjs"
+  "$TSX" --test --test-reporter=spec "$CONSOLE/e2e/campaign.e2e.ts"
 }
 
 bench() {
@@ -104,7 +107,7 @@ bench() {
   with_moto
   export BENCH_DIR="${BENCH_DIR:-$ROOT/.local/bench}"
   mkdir -p "$BENCH_DIR"
-  node "$CONSOLE/e2e/bench.mjs"
+  "$TSX" "$CONSOLE/e2e/bench.ts"
 }
 
 case "${1:-}" in

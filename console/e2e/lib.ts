@@ -1,14 +1,19 @@
 // Shared by the console's browser test and its bench: the local API (target/debug/local-api,
 // on its own stack and port, against moto on MOTO_ENDPOINT), Debian's headless chromium
 // (playwright-core, never a downloaded browser), and a poll-until helper.
-import { spawn } from 'node:child_process';
+//
+// TypeScript, checked by `tsc -p e2e` (part of `npm run build`) and run by tsx (pinned in
+// package.json). tsx keeps function names (esbuild's keepNames): a function Playwright sends to
+// the page as source text (evaluate, addInitScript) must name no function inside it (`const f =
+// () => ...` becomes `__name(...)`, unknown in the page); pass anonymous functions instead.
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
+import { createServer, type AddressInfo } from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
+import { chromium, type BrowserContext } from 'playwright-core';
 
 /** The repository (console/e2e/../..); OUTBOUND_ROOT overrides it. */
 export const ROOT = process.env.OUTBOUND_ROOT
@@ -29,16 +34,38 @@ const CHROMIUM_ARGS = [
 ];
 
 /** A free loopback port. */
-export function freePort() {
+export function freePort(): Promise<number> {
   return new Promise((ok, fail) => {
     const server = createServer();
     server.unref();
     server.on('error', fail);
     server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
+      const { port } = server.address() as AddressInfo;
       server.close(() => ok(port));
     });
   });
+}
+
+/** A local API started by `startLocalApi`. */
+export interface LocalApi {
+  /** `http://127.0.0.1:<port>` */
+  base: string;
+  port: number;
+  /** The LOCAL_STACK it runs on. */
+  stack: string;
+  /** The sign-in URL it printed, with its development token. */
+  signInUrl: string;
+  token: string;
+  /** Ends it (safe to call twice). */
+  stop: () => Promise<void>;
+  exited: () => boolean;
+  /** The tail of what it printed. */
+  output: () => string;
+}
+
+/** An error that `until` does not retry. */
+export interface FatalError extends Error {
+  fatal?: boolean;
 }
 
 /**
@@ -47,11 +74,11 @@ export function freePort() {
  * stop, exited, output }. `stop()` ends it (safe to call twice); it is killed too when this
  * process exits or is interrupted. `output()` is the tail of what it printed.
  */
-export async function startLocalApi({ prefix = 'e2e', dialTickMs = 500 } = {}) {
+export async function startLocalApi({ prefix = 'e2e', dialTickMs = 500 } = {}): Promise<LocalApi> {
   const port = await freePort();
   const stack = `${prefix}-${randomBytes(4).toString('hex')}`;
   const binary = process.env.LOCAL_API ?? join(ROOT, 'target', 'debug', 'local-api');
-  const child = spawn(binary, [], {
+  const child: ChildProcess = spawn(binary, [], {
     cwd: ROOT,
     env: {
       ...process.env,
@@ -65,15 +92,16 @@ export async function startLocalApi({ prefix = 'e2e', dialTickMs = 500 } = {}) {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  const keep = (chunk) => {
+  const keep = (chunk: string) => {
     output += chunk;
     if (output.length > 200_000) output = output.slice(-100_000);
   };
-  child.stderr.setEncoding('utf8').on('data', keep);
-  child.stdout.setEncoding('utf8');
+  const stdoutStream = child.stdout!;
+  child.stderr!.setEncoding('utf8').on('data', keep);
+  stdoutStream.setEncoding('utf8');
   // Never leave it behind: killed when this process exits, or is interrupted or terminated.
   const killOnExit = () => child.kill('SIGKILL');
-  const killOnSignal = (signal) => {
+  const killOnSignal = (signal: NodeJS.Signals) => {
     child.kill('SIGKILL');
     process.exit(signal === 'SIGINT' ? 130 : 143);
   };
@@ -88,20 +116,20 @@ export async function startLocalApi({ prefix = 'e2e', dialTickMs = 500 } = {}) {
     process.off('SIGINT', killOnSignal);
     process.off('SIGTERM', killOnSignal);
     if (child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise((ok) => child.once('exit', ok));
+      const exited = new Promise<void>((ok) => child.once('exit', () => ok()));
       child.kill('SIGTERM');
       const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
       await exited;
       clearTimeout(timer);
     }
   };
-  const started = await new Promise((ok, fail) => {
+  const started = await new Promise<{ signInUrl: string; token: string }>((ok, fail) => {
     let stdout = '';
     const timer = setTimeout(
       () => fail(new Error(`local-api printed no sign-in URL within 60 s:\n${stdout}\n${output.slice(-4000)}`)),
       60_000,
     );
-    child.stdout.on('data', (chunk) => {
+    stdoutStream.on('data', (chunk: string) => {
       keep(chunk);
       stdout += chunk;
       const url = stdout.match(/^\s*(http:\/\/127\.0\.0\.1:\d+\/#\/signin\?token=(\S+))\s*$/m);
@@ -110,7 +138,7 @@ export async function startLocalApi({ prefix = 'e2e', dialTickMs = 500 } = {}) {
         ok({ signInUrl: url[1], token: url[2] });
       }
     });
-    child.once('error', (error) => {
+    child.once('error', (error: Error) => {
       clearTimeout(timer);
       fail(new Error(`cannot start ${binary}: ${error.message}`));
     });
@@ -129,7 +157,7 @@ export async function startLocalApi({ prefix = 'e2e', dialTickMs = 500 } = {}) {
       'local-api answers',
       async () => {
         if (child.exitCode !== null || child.signalCode !== null) {
-          throw Object.assign(new Error(`local-api exited (${child.exitCode ?? child.signalCode}):\n${output.slice(-4000)}`), { fatal: true });
+          throw Object.assign<Error, Pick<FatalError, 'fatal'>>(new Error(`local-api exited (${child.exitCode ?? child.signalCode}):\n${output.slice(-4000)}`), { fatal: true });
         }
         const response = await fetch(`${base}/local/events`);
         return response.ok;
@@ -147,7 +175,9 @@ export async function startLocalApi({ prefix = 'e2e', dialTickMs = 500 } = {}) {
  * A persistent context on a fresh --user-data-dir (a cold profile: no cache, no storage);
  * answers { context, close } and removes the profile on close.
  */
-export async function freshContext(options = {}) {
+export async function freshContext(
+  options: Parameters<typeof chromium.launchPersistentContext>[1] = {},
+): Promise<{ context: BrowserContext; close: () => Promise<void> }> {
   const userDataDir = await mkdtemp(join(tmpdir(), 'outbound-chromium-'));
   const context = await chromium.launchPersistentContext(userDataDir, {
     executablePath: CHROMIUM,
@@ -168,17 +198,21 @@ export async function freshContext(options = {}) {
  * Calls `check` until it neither throws nor answers false, every `interval` ms, for at most
  * `timeout` ms; then throws the last error (with `what`). Answers check's last value.
  */
-export async function until(what, check, { timeout = 60_000, interval = 250 } = {}) {
+export async function until<T>(
+  what: string,
+  check: () => Promise<T | false> | T | false,
+  { timeout = 60_000, interval = 250 } = {},
+): Promise<T> {
   const deadline = Date.now() + timeout;
-  let last;
+  let last: FatalError;
   for (;;) {
     try {
       const value = await check();
-      if (value !== false) return value;
+      if (value !== false) return value as T;
       last = new Error(`${what}: not yet`);
     } catch (error) {
-      if (error?.fatal) throw error;
-      last = error;
+      if ((error as FatalError | undefined)?.fatal) throw error;
+      last = error instanceof Error ? error : new Error(String(error));
     }
     if (Date.now() > deadline) {
       last.message = `timed out after ${timeout} ms waiting until ${what}: ${last.message}`;

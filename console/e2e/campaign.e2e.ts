@@ -7,14 +7,15 @@
 // export its outcomes as CSV, then check the domain events the bus delivered. Each main page is
 // screenshot (docs/console/*.png: written when missing or with UPDATE_SCREENSHOTS=1) and checked
 // with axe-core (serious or critical violations fail).
-//   node --test console/e2e/campaign.e2e.mjs     (scripts/console.sh test runs it)
-import { after, before, test } from 'node:test';
+//   console/node_modules/.bin/tsx --test console/e2e/campaign.e2e.ts   (scripts/console.sh test runs it)
+import { after, before, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freshContext, startLocalApi, until } from './lib.mjs';
-import { accessibilityViolations, screenshot } from './page.mjs';
+import type { Page } from 'playwright-core';
+import { freshContext, startLocalApi, until, type LocalApi } from './lib.ts';
+import { accessibilityViolations, screenshot } from './page.ts';
 
 const WAIT = 60_000; // the longest wait: for the dialling (a few seconds when all is well)
 const UI_WAIT = 15_000; // for an element of the page to show
@@ -36,18 +37,18 @@ const CSV = [
   '',
 ].join('\n');
 
-let api;
-let profile;
-let page;
-let work;
-const violations = [];
-const ids = {}; // dataSource, task: taken from the console's URLs
+let api: LocalApi | undefined;
+let profile: Awaited<ReturnType<typeof freshContext>> | undefined;
+let page: Page;
+let work: string | undefined;
+const violations: string[] = [];
+const ids: { dataSource?: string; task?: string } = {}; // taken from the console's URLs
 
 before(async () => {
   work = await mkdtemp(join(tmpdir(), 'outbound-e2e-'));
   api = await startLocalApi({ prefix: 'e2e', dialTickMs: 500 });
-  profile = await freshContext({ viewport: { width: 1280, height: 800 }, acceptDownloads: true });
-  page = profile.context.pages()[0] ?? (await profile.context.newPage());
+  const { context } = (profile = await freshContext({ viewport: { width: 1280, height: 800 }, acceptDownloads: true }));
+  page = context.pages()[0] ?? (await context.newPage());
   page.setDefaultTimeout(UI_WAIT);
 });
 
@@ -58,9 +59,9 @@ after(async () => {
 });
 
 /** Runs `body` as a subtest; once one fails, the later ones are skipped (they would too). */
-function stepper(t) {
+function stepper(t: TestContext) {
   let broken = false;
-  return async (name, body) => {
+  return async (name: string, body: () => Promise<void>) => {
     await t.test(name, { skip: broken && 'an earlier step failed' }, async () => {
       try {
         await body();
@@ -79,39 +80,63 @@ function stepper(t) {
   };
 }
 
-const nav = (name) => page.getByRole('link', { name, exact: true });
-const button = (name) => page.getByRole('button', { name, exact: true });
-const heading = (name) => page.getByRole('heading', { name, exact: true });
+/** The live API (started in `before`). */
+function local(): LocalApi {
+  if (!api) throw new Error('the local API is not running');
+  return api;
+}
+
+const nav = (name: string) => page.getByRole('link', { name, exact: true });
+const button = (name: string) => page.getByRole('button', { name, exact: true });
+const heading = (name: string) => page.getByRole('heading', { name, exact: true });
 const taskStatus = () => page.getByTestId('task-status');
 
 /** Checks the page with axe-core and keeps its serious and critical violations. */
-async function audit(where) {
+async function audit(where: string) {
   violations.push(...(await accessibilityViolations(page, where)));
 }
 
 /** The number a labelled statistics figure shows ("Calls" -> 5, "Success rate" -> 60). */
-async function figure(label) {
+async function figure(label: string): Promise<number> {
   // Each figure is a <dd> labelled by its <dt> (aria-labelledby).
   const text = await page
     .getByRole('region', { name: 'Statistics' })
     .getByLabel(label, { exact: true })
     .textContent({ timeout: 2_000 });
-  return Number(text.replace(/[^\d.]/g, ''));
+  return Number((text ?? '').replace(/[^\d.]/g, ''));
 }
 
-async function waitForStatus(status) {
+async function waitForStatus(status: string) {
   await until(`the task is ${status}`, async () => {
-    const shown = (await taskStatus().textContent({ timeout: 2_000 })).trim();
+    const shown = (await taskStatus().textContent({ timeout: 2_000 }))?.trim();
     assert.equal(shown, status);
   }, { timeout: WAIT, interval: 250 });
+}
+
+/** An event the bus delivered, as `GET /local/events` lists it (the EventBridge shape). */
+interface BusEvent {
+  'detail-type': string;
+  detail: {
+    tenant?: string;
+    taskId?: string;
+    dataSourceId?: string;
+    from?: string;
+    to?: string;
+    cause?: string;
+    attempt?: number;
+    reason?: string;
+    status?: string;
+    successCount?: number;
+    failCount?: number;
+  };
 }
 
 test('a whole campaign through the console', { timeout: 170_000 }, async (t) => {
   const step = stepper(t);
 
   await step('sign in with the development token', async () => {
-    await page.goto(`${api.base}/#/signin`);
-    await page.getByRole('textbox', { name: 'Development token' }).fill(api.token);
+    await page.goto(`${local().base}/#/signin`);
+    await page.getByRole('textbox', { name: 'Development token' }).fill(local().token);
     await audit('sign in');
     await button('Sign in').click();
     await nav('Data sources').waitFor();
@@ -142,27 +167,27 @@ test('a whole campaign through the console', { timeout: 170_000 }, async (t) => 
   });
 
   await step('import a CSV and read the report', async () => {
-    const file = join(work, 'contacts.csv');
+    const file = join(work!, 'contacts.csv');
     await writeFile(file, CSV);
     await page.getByText('Drop a CSV or Excel file here').waitFor();
     await page.getByLabel('Choose a file to import').setInputFiles(file);
     const progress = page.getByRole('progressbar', { name: 'Import progress' });
     await progress.waitFor();
     await until('the import progress is done', async () => {
-      const done = await progress.evaluate((bar) => bar.value / bar.max);
+      const done = await progress.evaluate((bar: HTMLProgressElement) => bar.value / bar.max);
       assert.equal(done, 1);
     });
     await page.getByText('contacts.csv: SUCCEEDED').waitFor();
     const report = page.getByRole('region', { name: 'Import report' });
     await report.getByRole('heading', { name: 'Import report' }).waitFor();
-    const counts = async (name) =>
-      (await report.getByRole('row', { name }).getByRole('cell').textContent()).trim();
+    const counts = async (name: string) =>
+      (await report.getByRole('row', { name }).getByRole('cell').textContent())?.trim();
     assert.equal(await counts('Rows read'), '6');
     assert.equal(await counts('Imported'), '5');
     assert.equal(await counts('Failed'), '1');
     const refused = report.getByRole('table', { name: 'Refused rows' });
-    const rows = await refused.locator('tbody tr').evaluateAll((trs) =>
-      trs.map((tr) => [...tr.cells].map((td) => td.textContent.trim())),
+    const rows = await refused.locator('tbody tr').evaluateAll((trs: HTMLTableRowElement[]) =>
+      trs.map((tr) => [...tr.cells].map((td) => td.textContent?.trim())),
     );
     assert.deepEqual(rows, [['6', 'not-a-number', 'invalid phoneNumber']]);
   });
@@ -197,7 +222,7 @@ test('a whole campaign through the console', { timeout: 170_000 }, async (t) => 
     await page.getByRole('combobox', { name: 'Status' }).selectOption({ label: 'DRAFT' });
     const row = page.getByRole('row').filter({ has: page.getByRole('link', { name: TASK, exact: true }) });
     await row.waitFor();
-    assert.match(await row.textContent(), /DRAFT/);
+    assert.match((await row.textContent()) ?? '', /DRAFT/);
     await audit('tasks');
     await screenshot(page, 'tasks');
     await row.getByRole('link', { name: TASK, exact: true }).click();
@@ -210,9 +235,9 @@ test('a whole campaign through the console', { timeout: 170_000 }, async (t) => 
   await step('publish it and watch the statistics rise until it completes', async () => {
     await button('Publish').click();
     // What the page shows while it runs, sampled until it completes.
-    const seen = [];
+    const seen: { status: string | undefined; calls: number }[] = [];
     await until('the task is COMPLETED', async () => {
-      const status = (await taskStatus().textContent({ timeout: 2_000 })).trim();
+      const status = (await taskStatus().textContent({ timeout: 2_000 }))?.trim();
       seen.push({ status, calls: await figure('Calls') });
       assert.equal(status, 'COMPLETED');
     }, { timeout: WAIT, interval: 200 });
@@ -239,12 +264,12 @@ test('a whole campaign through the console', { timeout: 170_000 }, async (t) => 
     const panel = page.getByRole('region', { name: "Why isn't it dialling?" });
     await until('the diagnostics show the completed task', async () => {
       assert.equal(
-        (await panel.getByTestId('diagnosis').textContent({ timeout: 2_000 })).trim(),
+        (await panel.getByTestId('diagnosis').textContent({ timeout: 2_000 }))?.trim(),
         'It is not running (it is COMPLETED): only a RUNNING task dials.',
       );
       const text = await panel.textContent({ timeout: 2_000 });
-      assert.match(text, /Of 5 contacts: 0 not dialled yet, 0 waiting, 0 in flight, 5 final\./);
-      assert.match(text, /No contact is skipped\./);
+      assert.match(text ?? '', /Of 5 contacts: 0 not dialled yet, 0 waiting, 0 in flight, 5 final\./);
+      assert.match(text ?? '', /No contact is skipped\./);
     });
     await audit('task');
     await screenshot(page, 'task');
@@ -285,7 +310,7 @@ test('a whole campaign through the console', { timeout: 170_000 }, async (t) => 
       button('Export CSV').click(),
     ]);
     assert.match(download.suggestedFilename(), new RegExp(`^task_contacts_${ids.task}.*\\.csv$`));
-    const file = join(work, download.suggestedFilename());
+    const file = join(work!, download.suggestedFilename());
     await download.saveAs(file);
     const lines = (await readFile(file, 'utf8')).replace(/^\uFEFF/, '').trimEnd().split(/\r?\n/);
     assert.equal(
@@ -309,7 +334,7 @@ test('a whole campaign through the console', { timeout: 170_000 }, async (t) => 
 
   await step('the task page at phone width', async () => {
     await page.setViewportSize({ width: 375, height: 812 });
-    await page.goto(`${api.base}/#/task/${ids.task}`);
+    await page.goto(`${local().base}/#/task/${ids.task}`);
     await waitForStatus('COMPLETED');
     await page.getByTestId('stats-chart').waitFor();
     await audit('task (phone)');
@@ -318,9 +343,9 @@ test('a whole campaign through the console', { timeout: 170_000 }, async (t) => 
   });
 
   await step('the bus delivered the domain events', async () => {
-    const ofTask = (events) => events.filter((e) => e.detail?.taskId === ids.task);
+    const ofTask = (events: BusEvent[]) => events.filter((e) => e.detail?.taskId === ids.task);
     const events = await until('the events arrived', async () => {
-      const all = await (await fetch(`${api.base}/local/events`)).json();
+      const all = (await (await fetch(`${local().base}/local/events`)).json()) as BusEvent[];
       const changes = ofTask(all).filter((e) => e['detail-type'] === 'TaskStateChanged');
       assert.equal(changes.filter((e) => e.detail.to === 'COMPLETED').length, 3);
       assert.equal(ofTask(all).filter((e) => e['detail-type'] === 'CallCompleted').length, 7);
