@@ -1,0 +1,119 @@
+// @vitest-environment happy-dom
+// The settings form (SettingsPage): what it shows, what it refuses and what it sends.
+import { cleanup, fireEvent, render, screen, waitFor } from '@testing-library/preact';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Settings } from '../src/api/types';
+import { SettingsPage } from '../src/pages/Settings';
+import { envelope, fakeApi, type Sent } from './support/fakeApi';
+
+const SAVED: Settings = {
+  defaultCountry: 'US',
+  callingHours: { start: '08:00', end: '21:00' },
+  frequencyCap: { maxCalls: 3, periodHours: 24 },
+  updateTime: '2030-01-02T03:04:05Z',
+};
+
+afterEach(cleanup);
+
+/** The page over a fake API holding `settings`; `update` answers POST /api/settings/update. */
+async function open(settings: Settings, update?: (sent: Sent) => unknown) {
+  let current = settings;
+  const sent = fakeApi({
+    'GET /api/settings': () => current,
+    'POST /api/settings/update': (one) => {
+      if (update) return update(one);
+      current = { ...current, ...(one.body as Settings), updateTime: '2030-02-03T04:05:06Z' };
+      return current;
+    },
+  });
+  render(<SettingsPage />);
+  await screen.findByRole('form', { name: 'Settings' });
+  return sent;
+}
+
+const field = (label: string) => screen.getByLabelText(label) as HTMLInputElement;
+const type = (label: string, value: string) => fireEvent.input(field(label), { target: { value } });
+const save = () => fireEvent.click(screen.getByRole('button', { name: 'Save settings' }));
+const updates = (sent: Sent[]) => sent.filter((s) => s.path === '/api/settings/update');
+
+describe('settings form', () => {
+  it('shows the saved settings in labelled fields', async () => {
+    await open(SAVED);
+    expect(screen.getByRole('heading', { level: 1, name: 'Settings' })).toBeTruthy();
+    expect(field('Default country').value).toBe('US');
+    expect(field('Default country').maxLength).toBe(2);
+    expect(field('Calling hours start').value).toBe('08:00');
+    expect(field('Calling hours end').value).toBe('21:00');
+    expect(field('Max calls').value).toBe('3');
+    expect(field('Period (hours)').value).toBe('24');
+    expect(screen.getByText('Last changed 2030-01-02T03:04:05Z.')).toBeTruthy();
+    expect(screen.queryByRole('alert')).toBeNull();
+  });
+
+  it('shows empty fields for settings never set', async () => {
+    await open({ defaultCountry: null, callingHours: null, frequencyCap: null, updateTime: null });
+    for (const label of ['Default country', 'Calling hours start', 'Calling hours end', 'Max calls', 'Period (hours)']) {
+      expect(field(label).value).toBe('');
+    }
+    expect(screen.queryByText(/Last changed/)).toBeNull();
+  });
+
+  it('sends only the changed field, upper-cased, then says it is saved', async () => {
+    const sent = await open(SAVED);
+    type('Default country', 'gb');
+    save();
+    expect(await screen.findByRole('status')).toHaveProperty('textContent', 'Settings saved.');
+    expect(updates(sent).map((s) => s.body)).toEqual([{ defaultCountry: 'GB' }]);
+    // Saved, it reads the settings again.
+    expect(sent.filter((s) => s.method === 'GET' && s.path === '/api/settings')).toHaveLength(2);
+    expect(screen.getByText('Last changed 2030-02-03T04:05:06Z.')).toBeTruthy();
+  });
+
+  it('sends null for a group left empty, and both values of a changed group', async () => {
+    const sent = await open(SAVED);
+    type('Calling hours start', '');
+    type('Calling hours end', '');
+    type('Max calls', '5');
+    save();
+    await screen.findByText('Settings saved.');
+    expect(updates(sent).map((s) => s.body)).toEqual([{ callingHours: null, frequencyCap: { maxCalls: 5, periodHours: 24 } }]);
+  });
+
+  it('sends nothing when nothing changed', async () => {
+    const sent = await open(SAVED);
+    save();
+    expect(await screen.findByRole('status')).toHaveProperty('textContent', 'Nothing changed.');
+    expect(updates(sent)).toEqual([]);
+  });
+
+  it.each([
+    ['Default country', 'U1', 'Default country must be two letters (ISO 3166 alpha-2), e.g. US.'],
+    ['Calling hours end', '', 'Give both a start and an end for the calling hours, or neither.'],
+    ['Period (hours)', '', 'Give both the maximum calls and the period of the frequency cap, or neither.'],
+  ])('refuses %s = %j with a message and sends nothing', async (label, value, message) => {
+    const sent = await open(SAVED);
+    type(label, value);
+    save();
+    expect(await screen.findByRole('alert')).toHaveProperty('textContent', message);
+    expect(updates(sent)).toEqual([]);
+    expect(screen.queryByRole('status')).toBeNull();
+  });
+
+  it('leaves a number outside its bounds to the browser, which does not submit it', async () => {
+    const sent = await open(SAVED);
+    type('Max calls', '500');
+    save();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(field('Max calls').validity.rangeOverflow).toBe(true);
+    expect(updates(sent)).toEqual([]);
+  });
+
+  it('shows the message of a refusal from the API', async () => {
+    await open(SAVED, () => envelope(400, 400, 'defaultCountry ZZ is not a country'));
+    type('Default country', 'ZZ');
+    save();
+    expect(await screen.findByRole('alert')).toHaveProperty('textContent', 'defaultCountry ZZ is not a country');
+    await waitFor(() => expect(screen.getByRole('button', { name: 'Save settings' })).toHaveProperty('disabled', false));
+    expect(screen.queryByText('Settings saved.')).toBeNull();
+  });
+});

@@ -1,0 +1,337 @@
+// @vitest-environment happy-dom
+// The task form (TaskForm) with its retry rules: what it shows, what it refuses and what it
+// sends, alone and from the pages that use it (Tasks: create; TaskActions: edit).
+import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/preact';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { AddTask, DataSource, TaskView } from '../src/api/types';
+import { TaskActions } from '../src/components/TaskActions';
+import { TaskForm } from '../src/components/TaskForm';
+import { TasksPage } from '../src/pages/Tasks';
+import { fakeApi } from './support/fakeApi';
+
+const source = (id: string, name: string, contactCount: number): DataSource => ({
+  id,
+  dataSourceName: name,
+  dataSourceDesc: '',
+  contactCount,
+  defaultCountry: null,
+  createTime: '2030-01-01T00:00:00Z',
+  updateTime: '2030-01-01T00:00:00Z',
+});
+
+const SOURCES = [source('ds-1', 'Customers', 5), source('ds-2', 'Leads', 12)];
+
+const page = <T,>(rows: T[]) => ({ total: rows.length, rows, nextToken: null });
+
+const DRAFT: TaskView = {
+  id: 'task-1',
+  taskName: 'Spring campaign',
+  taskDesc: 'Five contacts',
+  status: 0,
+  dataSourceId: 'ds-2',
+  contactCount: 12,
+  callCount: 0,
+  successCount: 0,
+  failCount: 0,
+  noAnswerCount: 0,
+  dialRate: 0,
+  successRate: 0,
+  callDuration: 0,
+  avgCallDuration: 0,
+  createTime: '2030-01-01T00:00:00Z',
+  updateTime: '2030-01-01T00:00:00Z',
+  priority: 2,
+  maxDialCount: 4,
+  callInterval: 120,
+  dailyStartTime: '09:00',
+  dailyEndTime: '18:00',
+  timeZone: 'Europe/Paris',
+  windowTimeZone: 'TASK',
+  retryRules: [{ reason: 'BUSY', delaySeconds: 300, maxAttempts: 2 }, { reason: 'NO_ANSWER' }],
+};
+
+afterEach(cleanup);
+
+/** The form alone over a fake API listing `sources`; answers the onSubmit spy and the form. */
+async function openForm(props: { initial?: TaskView; sources?: DataSource[] } = {}) {
+  const sent = fakeApi({ 'GET /api/dataSource/list': () => page(props.sources ?? SOURCES) });
+  const onSubmit = vi.fn<(body: AddTask) => void>();
+  const onCancel = vi.fn();
+  const label = props.initial ? 'Edit task' : 'New task';
+  render(<TaskForm label={label} initial={props.initial} submitLabel={props.initial ? 'Save' : 'Create'} busy={false} onSubmit={onSubmit} onCancel={onCancel} />);
+  const form = await screen.findByRole('form', { name: label });
+  // The data sources have loaded once the select lists them (or the list came back empty).
+  await waitFor(() => expect(sent.some((s) => s.path === '/api/dataSource/list')).toBe(true));
+  await waitFor(() => expect(within(form).getByLabelText('Data source').querySelectorAll('option').length).toBe(props.initial ? 2 : (props.sources ?? SOURCES).length));
+  return { form: within(form), onSubmit, onCancel, sent };
+}
+
+type Form = Awaited<ReturnType<typeof openForm>>['form'];
+
+const input = (form: Form, label: string) => form.getByLabelText(label) as HTMLInputElement;
+const type = (form: Form, label: string, value: string) => fireEvent.input(input(form, label), { target: { value } });
+const rule = (form: Form, n: number) => within(form.getByRole('group', { name: `Retry rule ${n}` }));
+const reasonOf = (form: Form, n: number) => rule(form, n).getByRole('combobox') as HTMLSelectElement;
+const optionsOf = (select: HTMLSelectElement) => [...select.options].map((o) => o.value);
+
+describe('task form', () => {
+  it('shows a new task with the defaults and the data sources to choose from', async () => {
+    const { form, sent } = await openForm();
+    expect(sent[0].query).toEqual({ pageNum: '1', pageSize: '100' });
+    expect(input(form, 'Name').value).toBe('');
+    expect(input(form, 'Name').required).toBe(true);
+    const ds = form.getByLabelText('Data source') as HTMLSelectElement;
+    expect(ds.disabled).toBe(false);
+    expect([...ds.options].map((o) => o.textContent)).toEqual(['Customers (5 contacts)', 'Leads (12 contacts)']);
+    expect(ds.value).toBe('ds-1');
+    expect(input(form, 'Priority').value).toBe('3');
+    expect(input(form, 'Max dial count').value).toBe('3');
+    expect(input(form, 'Call interval (seconds)').value).toBe('60');
+    expect(input(form, 'Daily start time').value).toBe('');
+    expect((form.getByLabelText('Window time zone') as HTMLSelectElement).value).toBe('');
+    expect(form.queryAllByRole('group', { name: /^Retry rule \d+$/ })).toEqual([]);
+    expect(form.getByRole('button', { name: 'Add retry rule' })).toBeTruthy();
+    expect(form.queryByRole('alert')).toBeNull();
+  });
+
+  it('sends the values typed, and leaves out the window it was not given', async () => {
+    const { form, onSubmit } = await openForm();
+    type(form, 'Name', '  Spring campaign  ');
+    type(form, 'Description', ' Five contacts ');
+    fireEvent.change(form.getByLabelText('Data source'), { target: { value: 'ds-2' } });
+    type(form, 'Priority', '1');
+    type(form, 'Max dial count', '2');
+    type(form, 'Call interval (seconds)', '10');
+    fireEvent.click(form.getByRole('button', { name: 'Create' }));
+    expect(onSubmit).toHaveBeenCalledTimes(1);
+    expect(onSubmit.mock.calls[0][0]).toEqual({
+      taskName: 'Spring campaign',
+      taskDesc: 'Five contacts',
+      dataSourceId: 'ds-2',
+      priority: 1,
+      maxDialCount: 2,
+      callInterval: 10,
+      retryRules: [],
+    });
+  });
+
+  it('sends the daily window, its zone and the task time zone when given', async () => {
+    const { form, onSubmit } = await openForm();
+    type(form, 'Name', 'Windowed');
+    type(form, 'Daily start time', '09:00');
+    type(form, 'Daily end time', '17:30');
+    fireEvent.change(form.getByLabelText('Window time zone'), { target: { value: 'TASK' } });
+    type(form, 'Task time zone', ' Asia/Shanghai ');
+    fireEvent.click(form.getByRole('button', { name: 'Create' }));
+    expect(onSubmit.mock.calls[0][0]).toMatchObject({
+      dataSourceId: 'ds-1',
+      dailyStartTime: '09:00',
+      dailyEndTime: '17:30',
+      windowTimeZone: 'TASK',
+      timeZone: 'Asia/Shanghai',
+    });
+  });
+
+  it('adds retry rules, one per reason, and sends them with the values given', async () => {
+    const { form, onSubmit } = await openForm();
+    type(form, 'Name', 'With rules');
+    const add = () => fireEvent.click(form.getByRole('button', { name: 'Add retry rule' }));
+    add();
+    add();
+    expect(reasonOf(form, 1).value).toBe('NO_ANSWER');
+    expect(reasonOf(form, 2).value).toBe('VOICEMAIL');
+    // A reason taken by another rule is not offered again.
+    expect(optionsOf(reasonOf(form, 2))).toEqual(['VOICEMAIL', 'BUSY', 'ERROR', 'NO_OUTCOME']);
+    expect([...reasonOf(form, 1).options].map((o) => o.textContent)).toEqual(['No answer', 'Busy', 'Error', 'No outcome']);
+    fireEvent.change(reasonOf(form, 2), { target: { value: 'BUSY' } });
+    expect(optionsOf(reasonOf(form, 1))).toEqual(['NO_ANSWER', 'VOICEMAIL', 'ERROR', 'NO_OUTCOME']);
+    fireEvent.input(rule(form, 1).getByRole('spinbutton', { name: /Delay \(seconds\)/ }), { target: { value: '120' } });
+    fireEvent.input(rule(form, 1).getByRole('spinbutton', { name: /Max attempts/ }), { target: { value: '2' } });
+    fireEvent.input(rule(form, 2).getByRole('spinbutton', { name: /Max attempts/ }), { target: { value: '5' } });
+    fireEvent.click(form.getByRole('button', { name: 'Create' }));
+    expect(onSubmit.mock.calls[0][0].retryRules).toEqual([
+      { reason: 'NO_ANSWER', delaySeconds: 120, maxAttempts: 2 },
+      { reason: 'BUSY', maxAttempts: 5 },
+    ]);
+  });
+
+  it('removes a rule, and offers no more once every reason has one', async () => {
+    const { form, onSubmit } = await openForm();
+    type(form, 'Name', 'Rules');
+    for (let i = 0; i < 5; i++) fireEvent.click(form.getByRole('button', { name: 'Add retry rule' }));
+    expect(form.getAllByRole('group', { name: /^Retry rule \d+$/ })).toHaveLength(5);
+    expect(form.queryByRole('button', { name: 'Add retry rule' })).toBeNull();
+    fireEvent.click(form.getByRole('button', { name: 'Remove rule 2' }));
+    expect(form.getAllByRole('group', { name: /^Retry rule \d+$/ })).toHaveLength(4);
+    expect(form.getByRole('button', { name: 'Add retry rule' })).toBeTruthy();
+    fireEvent.click(form.getByRole('button', { name: 'Create' }));
+    expect(onSubmit.mock.calls[0][0].retryRules).toEqual([
+      { reason: 'NO_ANSWER' },
+      { reason: 'BUSY' },
+      { reason: 'ERROR' },
+      { reason: 'NO_OUTCOME' },
+    ]);
+  });
+
+  it('refuses a blank name', async () => {
+    const { form, onSubmit } = await openForm();
+    type(form, 'Name', '   ');
+    fireEvent.click(form.getByRole('button', { name: 'Create' }));
+    expect(form.getByRole('alert').textContent).toBe('Name is required.');
+    expect(onSubmit).not.toHaveBeenCalled();
+  });
+
+  it('refuses a daily window with one end only, and takes it once both are given', async () => {
+    const { form, onSubmit } = await openForm();
+    type(form, 'Name', 'Half a window');
+    type(form, 'Daily start time', '09:00');
+    fireEvent.click(form.getByRole('button', { name: 'Create' }));
+    expect(form.getByRole('alert').textContent).toBe('Give both a daily start time and a daily end time, or neither.');
+    expect(onSubmit).not.toHaveBeenCalled();
+    type(form, 'Daily end time', '17:00');
+    fireEvent.click(form.getByRole('button', { name: 'Create' }));
+    expect(form.queryByRole('alert')).toBeNull();
+    expect(onSubmit).toHaveBeenCalledTimes(1);
+  });
+
+  it('asks for a data source when there is none', async () => {
+    const { form, onSubmit } = await openForm({ sources: [] });
+    type(form, 'Name', 'Nowhere to call');
+    fireEvent.click(form.getByRole('button', { name: 'Create' }));
+    expect(form.getByRole('alert').textContent).toBe('Choose a data source (create one first).');
+    expect(onSubmit).not.toHaveBeenCalled();
+  });
+
+  it('leaves a number outside its bounds to the browser, which does not submit it', async () => {
+    const { form, onSubmit } = await openForm();
+    type(form, 'Name', 'Too eager');
+    type(form, 'Priority', '9');
+    fireEvent.click(form.getByRole('button', { name: 'Create' }));
+    expect(input(form, 'Priority').validity.rangeOverflow).toBe(true);
+    expect(onSubmit).not.toHaveBeenCalled();
+  });
+
+  it('cancels', async () => {
+    const { form, onCancel, onSubmit } = await openForm();
+    fireEvent.click(form.getByRole('button', { name: 'Cancel' }));
+    expect(onCancel).toHaveBeenCalledTimes(1);
+    expect(onSubmit).not.toHaveBeenCalled();
+  });
+
+  it('shows a draft to edit with its values and rules, its data source fixed', async () => {
+    const { form, onSubmit } = await openForm({ initial: DRAFT });
+    expect(input(form, 'Name').value).toBe('Spring campaign');
+    const ds = form.getByLabelText('Data source') as HTMLSelectElement;
+    expect(ds.disabled).toBe(true);
+    expect(ds.value).toBe('ds-2');
+    expect(form.getByText('The data source of a task cannot change.')).toBeTruthy();
+    expect(input(form, 'Priority').value).toBe('2');
+    expect(input(form, 'Daily start time').value).toBe('09:00');
+    expect(optionsOf(form.getByLabelText('Window time zone') as HTMLSelectElement)).toEqual(['CALLED_PARTY', 'TASK']);
+    expect((form.getByLabelText('Window time zone') as HTMLSelectElement).value).toBe('TASK');
+    expect(reasonOf(form, 1).value).toBe('BUSY');
+    expect((rule(form, 1).getByRole('spinbutton', { name: /Delay/ }) as HTMLInputElement).value).toBe('300');
+    expect(reasonOf(form, 2).value).toBe('NO_ANSWER');
+    expect((rule(form, 2).getByRole('spinbutton', { name: /Delay/ }) as HTMLInputElement).value).toBe('');
+    // Edited, an emptied window and time zone are sent empty (to clear them).
+    type(form, 'Daily start time', '');
+    type(form, 'Daily end time', '');
+    type(form, 'Task time zone', '');
+    fireEvent.click(form.getByRole('button', { name: 'Save' }));
+    expect(onSubmit.mock.calls[0][0]).toEqual({
+      taskName: 'Spring campaign',
+      taskDesc: 'Five contacts',
+      dataSourceId: 'ds-2',
+      priority: 2,
+      maxDialCount: 4,
+      callInterval: 120,
+      retryRules: [{ reason: 'BUSY', delaySeconds: 300, maxAttempts: 2 }, { reason: 'NO_ANSWER' }],
+      dailyStartTime: '',
+      dailyEndTime: '',
+      windowTimeZone: 'TASK',
+      timeZone: '',
+    });
+  });
+});
+
+describe('what the pages send from the task form', () => {
+  it('New task posts the form to /api/task/add and says the draft is created', async () => {
+    const sent = fakeApi({
+      'GET /api/dataSource/list': () => page(SOURCES),
+      'GET /api/task/list': () => page([]),
+      'POST /api/task/add': (one) => ({ ...DRAFT, ...(one.body as object), id: 'task-9' }),
+    });
+    render(<TasksPage />);
+    fireEvent.click(await screen.findByRole('button', { name: 'New task' }));
+    const form = within(await screen.findByRole('form', { name: 'New task' }));
+    await waitFor(() => expect((form.getByLabelText('Data source') as HTMLSelectElement).options.length).toBe(2));
+    type(form, 'Name', 'Autumn campaign');
+    fireEvent.click(form.getByRole('button', { name: 'Add retry rule' }));
+    fireEvent.input(rule(form, 1).getByRole('spinbutton', { name: /Delay/ }), { target: { value: '600' } });
+    fireEvent.click(form.getByRole('button', { name: 'Create' }));
+    const status = await screen.findByText(/created as a draft/);
+    expect(status.closest('[role="status"]')?.textContent).toBe('Task “Autumn campaign” created as a draft. Open it to publish it.');
+    expect(screen.getByRole('link', { name: 'Open it' }).getAttribute('href')).toBe('#/task/task-9');
+    expect(sent.filter((s) => s.path === '/api/task/add').map((s) => s.body)).toEqual([
+      {
+        taskName: 'Autumn campaign',
+        taskDesc: '',
+        dataSourceId: 'ds-1',
+        priority: 3,
+        maxDialCount: 3,
+        callInterval: 60,
+        retryRules: [{ reason: 'NO_ANSWER', delaySeconds: 600 }],
+      },
+    ]);
+    expect(screen.queryByRole('form', { name: 'New task' })).toBeNull();
+  });
+
+  it('Edit posts the draft to /api/task/update with its id and without its data source', async () => {
+    const sent = fakeApi({
+      'GET /api/dataSource/list': () => page(SOURCES),
+      'POST /api/task/update': (one) => ({ ...DRAFT, ...(one.body as object) }),
+    });
+    const onChanged = vi.fn();
+    render(<TaskActions task={DRAFT} onChanged={onChanged} />);
+    fireEvent.click(screen.getByRole('button', { name: 'Edit' }));
+    const form = within(await screen.findByRole('form', { name: 'Edit task' }));
+    type(form, 'Max dial count', '6');
+    fireEvent.click(form.getByRole('button', { name: 'Remove rule 2' }));
+    fireEvent.click(form.getByRole('button', { name: 'Save' }));
+    expect((await screen.findByRole('status')).textContent).toBe('The task is saved.');
+    expect(sent.filter((s) => s.path === '/api/task/update').map((s) => s.body)).toEqual([
+      {
+        id: 'task-1',
+        taskName: 'Spring campaign',
+        taskDesc: 'Five contacts',
+        priority: 2,
+        maxDialCount: 6,
+        callInterval: 120,
+        retryRules: [{ reason: 'BUSY', delaySeconds: 300, maxAttempts: 2 }],
+        dailyStartTime: '09:00',
+        dailyEndTime: '18:00',
+        windowTimeZone: 'TASK',
+        timeZone: 'Europe/Paris',
+      },
+    ]);
+    expect(onChanged).toHaveBeenCalled();
+    expect(screen.queryByRole('form', { name: 'Edit task' })).toBeNull();
+  });
+
+  it('shows the message of a refusal from the API and keeps the form', async () => {
+    fakeApi({
+      'GET /api/dataSource/list': () => page(SOURCES),
+      'GET /api/task/list': () => page([]),
+      'POST /api/task/add': () =>
+        new Response(JSON.stringify({ code: 409, message: 'a task named Autumn campaign exists', data: null }), { status: 409 }),
+    });
+    render(<TasksPage />);
+    fireEvent.click(await screen.findByRole('button', { name: 'New task' }));
+    const form = within(await screen.findByRole('form', { name: 'New task' }));
+    await waitFor(() => expect((form.getByLabelText('Data source') as HTMLSelectElement).options.length).toBe(2));
+    type(form, 'Name', 'Autumn campaign');
+    fireEvent.click(form.getByRole('button', { name: 'Create' }));
+    expect((await screen.findByRole('alert')).textContent).toBe('a task named Autumn campaign exists');
+    expect(screen.getByRole('form', { name: 'New task' })).toBeTruthy();
+  });
+});
