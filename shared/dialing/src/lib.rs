@@ -3,6 +3,7 @@
 //! three entry points the functions run ([`engine`]): the tick that finds running tasks, the
 //! dialer that claims and places calls for one task, and the recorder of call outcomes.
 
+pub mod call_event;
 pub mod connect;
 pub mod engine;
 pub mod lambda;

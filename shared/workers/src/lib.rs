@@ -6,6 +6,7 @@
 
 pub mod events;
 
+use aws_lambda_events::event::eventbridge::EventBridgeEvent;
 use aws_lambda_events::event::sqs::SqsEvent;
 use outbound_adapters::queue;
 use outbound_app::lambda::each_message;
@@ -53,6 +54,15 @@ pub async fn serve(inbox: Inbox) -> Result<(), lambda_runtime::Error> {
     lambda_runtime::run(handler).await
 }
 
+/// What the reclaim function is sent: a batch of its queue's jobs, or its schedule's event (an
+/// SQS batch always has `Records`; the schedule's event never does).
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum ReclaimEvent {
+    Jobs(SqsEvent),
+    Schedule(EventBridgeEvent),
+}
+
 /// The reclaim Lambda: reclaim jobs from its queue, and on its schedule a sweep that queues
 /// again the reclaims whose job was lost (D11).
 pub async fn serve_reclaim() -> Result<(), lambda_runtime::Error> {
@@ -60,23 +70,26 @@ pub async fn serve_reclaim() -> Result<(), lambda_runtime::Error> {
     let app = App::from_env().await?;
     let app = &app;
     let handler = lambda_runtime::service_fn(
-        move |event: lambda_runtime::LambdaEvent<serde_json::Value>| async move {
-            if event.payload.get("Records").is_some() {
-                let batch: SqsEvent = serde_json::from_value(event.payload)?;
-                // reclaim_message itself, not Inbox::handle: a match on the queue would link the
-                // import and export code (calamine, rust_xlsxwriter, csv, zip) into this binary.
-                let response =
-                    each_message(batch, |body| Box::pin(reclaim_message(app, body))).await;
-                return Ok::<_, lambda_runtime::Error>(serde_json::to_value(response)?);
+        move |event: lambda_runtime::LambdaEvent<ReclaimEvent>| async move {
+            match event.payload {
+                ReclaimEvent::Jobs(batch) => {
+                    // reclaim_message itself, not Inbox::handle: a match on the queue would link
+                    // the import and export code into this binary.
+                    let response =
+                        each_message(batch, |body| Box::pin(reclaim_message(app, body))).await;
+                    Ok::<_, lambda_runtime::Error>(serde_json::to_value(response)?)
+                }
+                ReclaimEvent::Schedule(_) => {
+                    let before = outbound_model::Timestamp(
+                        outbound_model::Timestamp::now().0
+                            - service::reclaim::RECLAIM_GRACE.as_millis() as i64,
+                    );
+                    let queued = service::reclaim::sweep(&app.store, &app.reclaim, before)
+                        .await
+                        .map_err(|error| lambda_runtime::Error::from(error.to_string()))?;
+                    Ok(serde_json::json!({ "queued": queued }))
+                }
             }
-            let before = outbound_model::Timestamp(
-                outbound_model::Timestamp::now().0
-                    - service::reclaim::RECLAIM_GRACE.as_millis() as i64,
-            );
-            let queued = service::reclaim::sweep(&app.store, &app.reclaim, before)
-                .await
-                .map_err(|error| lambda_runtime::Error::from(error.to_string()))?;
-            Ok(serde_json::json!({ "queued": queued }))
         },
     );
     lambda_runtime::run(handler).await
@@ -158,5 +171,23 @@ mod tests {
     fn notification_keys_are_decoded() {
         assert_eq!(object_key("uploads/a%40b%3Ac/x+y"), "uploads/a@b:c/x y");
         assert_eq!(object_key("uploads/plain"), "uploads/plain");
+    }
+
+    /// The reclaim function's two events, told apart by their shape: a recorded schedule event
+    /// and a recorded SQS batch (tests/events/).
+    #[test]
+    fn reclaim_events_are_told_apart_by_their_shape() {
+        let schedule: ReclaimEvent = serde_json::from_str(include_str!(
+            "../../../tests/events/dialer-tick-schedule.json"
+        ))
+        .unwrap();
+        assert!(
+            matches!(schedule, ReclaimEvent::Schedule(event) if event.detail_type == "Scheduled Event")
+        );
+        let batch: ReclaimEvent =
+            serde_json::from_str(include_str!("../../../tests/events/dialer-sqs-jobs.json"))
+                .unwrap();
+        assert!(matches!(batch, ReclaimEvent::Jobs(batch) if batch.records.len() == 2));
+        assert!(serde_json::from_str::<ReclaimEvent>("{}").is_err());
     }
 }

@@ -403,9 +403,15 @@ async fn an_outcome_delivered_twice_is_recorded_once() {
     let events = rig.take_events().await;
     assert_eq!(events.len(), 1);
 
-    rig.engine.call_event(&events[0]).await.unwrap();
+    DialInbox::CallEvents
+        .handle(&rig.engine, events[0].clone())
+        .await
+        .unwrap();
     let once = rig.api.snapshot().await;
-    rig.engine.call_event(&events[0]).await.unwrap();
+    DialInbox::CallEvents
+        .handle(&rig.engine, events[0].clone())
+        .await
+        .unwrap();
     assert_eq!(rig.api.snapshot().await, once, "the repeat changed nothing");
     let stored = rig.stored(&task.id).await;
     assert_eq!((stored.counters.calls, stored.counters.success), (1, 1));
@@ -438,7 +444,10 @@ async fn an_outcome_of_a_call_that_is_not_ours_changes_nothing() {
         include_str!("../../events/connect-disconnected-agent-outbound.json").to_owned(),
         serde_json::to_string(&unattributed).unwrap(),
     ] {
-        rig.engine.call_event(&body).await.unwrap();
+        DialInbox::CallEvents
+            .handle(&rig.engine, body.clone())
+            .await
+            .unwrap();
     }
     assert_eq!(rig.api.snapshot().await, before);
 }
@@ -514,7 +523,10 @@ async fn an_outcome_whose_call_id_was_never_saved_is_recorded_from_the_call() {
         },
     };
     let again = serde_json::to_string(&again).unwrap();
-    rig.engine.call_event(&again).await.unwrap();
+    DialInbox::CallEvents
+        .handle(&rig.engine, again.clone())
+        .await
+        .unwrap();
     assert_eq!(
         rig.api.snapshot().await,
         before,
@@ -587,7 +599,10 @@ async fn a_long_live_call_stays_in_flight_until_it_ends() {
     assert_eq!((stored.in_flight, stored.counters.calls), (2, 0));
     assert_eq!(rig.service_in_flight().await, 2);
 
-    rig.engine.call_event(&ended[0]).await.unwrap();
+    DialInbox::CallEvents
+        .handle(&rig.engine, ended[0].clone())
+        .await
+        .unwrap();
     let stored = rig.stored(&task.id).await;
     assert_eq!((stored.in_flight, stored.counters.success), (1, 1));
 
@@ -630,9 +645,15 @@ async fn a_deleted_tasks_connected_calls_keep_their_places_until_they_end() {
     reclaim().await.unwrap();
     assert_eq!(rig.service_in_flight().await, 2);
     assert_eq!(rig.api.stored_task_contacts(OWNER, &task.id).await.len(), 2);
-    rig.engine.call_event(&going[0]).await.unwrap();
+    DialInbox::CallEvents
+        .handle(&rig.engine, going[0].clone())
+        .await
+        .unwrap();
     assert_eq!(rig.service_in_flight().await, 1);
-    rig.engine.call_event(&going[1]).await.unwrap();
+    DialInbox::CallEvents
+        .handle(&rig.engine, going[1].clone())
+        .await
+        .unwrap();
     assert_eq!(rig.service_in_flight().await, 0);
     assert!(rig
         .api
@@ -840,7 +861,10 @@ async fn run_recall_jobs(rig: &Rig, jobs: &[String]) -> usize {
     let mut ran = 0;
     for job in jobs {
         if serde_json::from_str::<Value>(job).unwrap()["kind"] == "recall" {
-            rig.engine.run_job(job).await.unwrap();
+            DialInbox::Jobs
+                .handle(&rig.engine, job.to_owned())
+                .await
+                .unwrap();
             ran += 1;
         }
     }
@@ -956,7 +980,10 @@ async fn capacity_shards_hold_their_parts_and_get_their_places_back() {
     assert_eq!(rig.service_in_flight().await as usize, going.len());
     assert!(!going.is_empty() && going.len() <= 6);
     for ended in &going {
-        rig.engine.call_event(ended).await.unwrap();
+        DialInbox::CallEvents
+            .handle(&rig.engine, (ended).to_owned())
+            .await
+            .unwrap();
     }
     assert_eq!(shard_counts(&rig, 4).await, vec![0, 0, 0, 0]);
 
@@ -1130,7 +1157,10 @@ async fn a_run_takes_the_calls_freed_since_the_tick() {
     assert_eq!(rig.engine.tick().await.unwrap().dial_jobs, 1);
     assert_eq!(rig.service_in_flight().await, 2, "full when the tick ran");
     for ended in &going {
-        rig.engine.call_event(ended).await.unwrap();
+        DialInbox::CallEvents
+            .handle(&rig.engine, (ended).to_owned())
+            .await
+            .unwrap();
     }
     rig.api.drain(&rig.engine, DialInbox::Jobs).await;
     assert_eq!(rig.placed(), calls(&task, &[0, 1, 2, 3], 1));

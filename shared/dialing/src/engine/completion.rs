@@ -1,0 +1,75 @@
+//! The completion check (D10, D13): a task completes once every contact of its data source has
+//! a final outcome and no call is in flight.
+
+use super::Engine;
+use crate::provider::Provider;
+use outbound_model::error::Error;
+use outbound_model::task::SweepMark;
+use outbound_model::Task;
+use outbound_model::Tenant;
+
+impl<P: Provider> Engine<P> {
+    /// Completes a task when every contact of its data source has a final outcome and nothing is
+    /// in flight (D10, D13). Answers whether it did.
+    pub(super) async fn complete_if_done(
+        &self,
+        tenant: &Tenant,
+        task: &Task,
+    ) -> Result<bool, Error> {
+        if self.store.any_waiting(tenant, &task.id).await? {
+            return Ok(false);
+        }
+        let source = match self.store.data_source(tenant, &task.data_source_id).await {
+            Ok(source) => source,
+            Err(Error::NotFound(_)) => return Ok(false),
+            Err(error) => return Err(error),
+        };
+        // The check reads a bounded page of contacts a run, resuming where the last run
+        // stopped while nothing was recalled or added since (D13).
+        let resume = task.sweep.as_ref().filter(|mark| {
+            mark.revision == task.revision && mark.contacts_added == source.contacts_added
+        });
+        let after = resume.map(|mark| mark.after.as_str());
+        let sweep = self
+            .store
+            .sweep_step(tenant, task, after, self.config.sweep_page)
+            .await?;
+        if !sweep.never_dialled.is_empty() {
+            self.store
+                .queue_never_dialled(tenant, task, &sweep.never_dialled, self.clock.now())
+                .await?;
+            return Ok(false);
+        }
+        if sweep.unfinished > 0 {
+            return Ok(false);
+        }
+        if let Some(after) = sweep.next {
+            let mark = SweepMark {
+                after,
+                revision: task.revision,
+                contacts_added: source.contacts_added,
+            };
+            self.store.save_sweep(tenant, &task.id, &mark).await?;
+            return Ok(false);
+        }
+        if after.is_none() && task.sweep.is_some() {
+            tracing::info!(task = %task.id, "completion check started over");
+        }
+        match self
+            .store
+            .complete_idle(tenant, task, source.contacts_added)
+            .await
+        {
+            Ok(_) => {
+                tracing::info!(task = %task.id, "task completed");
+                Ok(true)
+            }
+            // A call was claimed, a recall came, a contact was added, or the task left RUNNING
+            // meanwhile.
+            Err(Error::NotAllowed(_)) | Err(Error::NotFound(_)) | Err(Error::Conflict(_)) => {
+                Ok(false)
+            }
+            Err(error) => Err(error),
+        }
+    }
+}

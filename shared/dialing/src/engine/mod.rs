@@ -1,0 +1,123 @@
+//! The engine's entry points, one per function, each safe to run any number of times at once,
+//! one file per job:
+//! - [`tick`]: dialer-tick's minute: the running tasks that may dial now, one dial job each with
+//!   its share of the calls in flight, and one reconcile job per call in flight too long;
+//! - [`run`]: a dial job: one task's due contacts claimed and called, or skipped with a reason;
+//! - [`recall`]: a large recall's contacts applied (D12);
+//! - [`completion`]: a task completed once nothing is left to call or in flight;
+//! - [`outcome`]: an ended call recorded exactly once, and a lost outcome reconciled.
+//!
+//! [`Engine::run_job`] takes a decoded [`DialJob`]; the functions decode their messages at the
+//! edge (`crate::lambda`).
+
+mod completion;
+mod outcome;
+mod recall;
+mod run;
+mod tick;
+
+pub use run::DialReport;
+pub use tick::TickReport;
+
+use super::plan::{Clock, SystemClock};
+use super::provider::Provider;
+use super::telephony::Telephony;
+use chrono_tz::Tz;
+use outbound_adapters::queue::Queue;
+use outbound_adapters::store::dialing::Caps;
+use outbound_adapters::store::Store;
+use outbound_app::config::dialing::DialerConfig;
+use outbound_app::App;
+use outbound_model::error::ConfigError;
+use outbound_model::error::Error;
+use outbound_model::job::DialJob;
+use std::sync::Arc;
+
+/// Configuration, clients and the provider, built once per cold start.
+pub struct Engine<P> {
+    pub store: Store,
+    pub provider: P,
+    pub config: DialerConfig,
+    /// The service zone (D4), for tasks without their own.
+    pub zone: Tz,
+    /// Where the tick sends its dial and reconcile jobs.
+    pub dial_jobs: Queue<DialJob>,
+    /// Where large recalls keep their lists of contacts.
+    pub blob: outbound_adapters::blob::Blob,
+    pub clock: Arc<dyn Clock>,
+}
+
+impl Engine<Telephony> {
+    /// The engine as configured: the configured provider and the system clock.
+    pub fn from_app(app: &App) -> Result<Self, ConfigError> {
+        Ok(Self::over(
+            app,
+            Telephony::from_app(app)?,
+            Arc::new(SystemClock),
+        ))
+    }
+}
+
+impl<P> Engine<P> {
+    /// The engine over `app`'s store, bucket and dial queue, with `provider` and `clock`.
+    pub fn over(app: &App, provider: P, clock: Arc<dyn Clock>) -> Self {
+        Engine {
+            store: app.store.clone(),
+            provider,
+            config: app.config.dialing.clone(),
+            zone: app.config.time_zone,
+            dial_jobs: app.dial_jobs.clone(),
+            blob: app.blob.clone(),
+            clock,
+        }
+    }
+
+    /// The same engine with another provider, made from the configured one (tests wrap it to
+    /// record calls, or replace it with one that refuses).
+    pub fn with_provider<Q>(self, provider: impl FnOnce(P) -> Q) -> Engine<Q> {
+        Engine {
+            provider: provider(self.provider),
+            store: self.store,
+            config: self.config,
+            zone: self.zone,
+            dial_jobs: self.dial_jobs,
+            blob: self.blob,
+            clock: self.clock,
+        }
+    }
+}
+
+impl<P: Provider> Engine<P> {
+    fn caps(&self) -> Caps {
+        Caps {
+            per_task: self.config.max_in_flight_per_task,
+            total: self.config.max_in_flight,
+            rate_per_second: self.config.rate_per_second,
+        }
+    }
+
+    /// One job of the dial queue.
+    pub async fn run_job(&self, job: DialJob) -> Result<(), Error> {
+        match job {
+            DialJob::Dial {
+                tenant,
+                task_id,
+                budget,
+            } => self.dial(&tenant, &task_id, budget).await.map(drop),
+            DialJob::Recall {
+                tenant,
+                task_id,
+                recall_id,
+            } => self.apply_recall(&tenant, &task_id, &recall_id).await,
+            DialJob::Reconcile {
+                tenant,
+                task_id,
+                contact_id,
+                attempt,
+            } => {
+                self.reconcile(&tenant, &task_id, &contact_id, attempt)
+                    .await
+            }
+        }
+    }
+}

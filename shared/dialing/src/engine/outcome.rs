@@ -1,0 +1,247 @@
+//! What became of each call, recorded exactly once (D13): an ended call's report, a call whose
+//! id was never saved found from what it carries, and a call whose outcome never came
+//! reconciled with the provider.
+
+use super::Engine;
+use crate::call_event::EndedCall;
+use crate::provider::{CallStatus, Provider};
+use outbound_adapters::store::dialing::RecordFailure;
+use outbound_model::call::{CallAttempt, CallRef, CallReport, Outcome};
+use outbound_model::error::Error;
+use outbound_model::task::TaskContact;
+use outbound_model::Tenant;
+use outbound_model::{Id, Task};
+use outbound_telemetry::Unit;
+
+impl<P: Provider> Engine<P> {
+    /// Records what became of a call, exactly once (D13).
+    #[tracing::instrument(skip_all, fields(task = %call.task_id, contact = %call.contact_id, attempt = call.attempt))]
+    pub async fn record(&self, mut call: CallRef, report: &CallReport) -> Result<(), Error> {
+        let now = self.clock.now();
+        let mut with_contact = true;
+        for _ in 0..4 {
+            let next = call.after(report, now);
+            match self
+                .store
+                .record_outcome(&call, report, &next, now, with_contact)
+                .await?
+            {
+                RecordFailure::None => {
+                    tracing::info!(outcome = ?report.outcome, reason = %report.reason, "outcome recorded");
+                    let outcome = match report.outcome {
+                        Outcome::Success => "success",
+                        Outcome::Failed => "failed",
+                        Outcome::NoAnswer => "noAnswer",
+                    };
+                    outbound_telemetry::metrics(
+                        &[("Outcome", outcome)],
+                        &[
+                            ("CallOutcomes", 1.0, Unit::Count),
+                            ("CallSeconds", report.duration as f64, Unit::Seconds),
+                        ],
+                    );
+                    return Ok(());
+                }
+                RecordFailure::NotInFlight => {
+                    tracing::info!("outcome recorded before; nothing changes");
+                    return Ok(());
+                }
+                RecordFailure::StateChanged(state) => {
+                    // Only a recall changes a contact during its call. It granted
+                    // `attempts + maxDialCount` counting from before this call: the fresh
+                    // attempts come after it (D12), so this call is not one of them.
+                    call.allowance = state.allowance + 1;
+                    call.recalled = state.recalled;
+                    call.priority = state.priority;
+                    call.claimed_at = state.updated_at;
+                }
+                RecordFailure::ContactGone => with_contact = false,
+                RecordFailure::TaskGone => {
+                    return self
+                        .store
+                        .drop_orphan_call(
+                            &call.tenant,
+                            &call.task_id,
+                            &call.contact_id,
+                            call.attempt,
+                            call.shard,
+                        )
+                        .await;
+                }
+            }
+        }
+        Err(Error::internal(
+            "record call outcome",
+            "the contact's state kept changing",
+        ))
+    }
+
+    /// A call that ended, as its call-events message told it: recorded on its attempt. An outcome
+    /// that arrives before its call is marked placed fails, so SQS delivers it again later.
+    pub async fn call_ended(&self, ended: EndedCall) -> Result<(), Error> {
+        if let Some(call) = self.store.call_by_provider_id(&ended.call_id).await? {
+            return self.record(call, &ended.report).await;
+        }
+        // No call record: the provider took the call but its id was never saved (the run died
+        // after placing it, or saving failed), or is not saved yet; or the call is not ours.
+        let attempt = match ended.attempt {
+            Some(attempt) => Some(attempt),
+            None => self.provider.attempt_of(&ended.call_id).await?,
+        };
+        match attempt {
+            Some(attempt) => self.record_recovered(&attempt, &ended.report).await,
+            None => {
+                tracing::info!(call_id = %ended.call_id, "outcome of a call that is not ours; ignored");
+                outbound_telemetry::metrics(&[], &[("UnknownCallEvents", 1.0, Unit::Count)]);
+                Ok(())
+            }
+        }
+    }
+
+    /// Records the outcome of attempt `attempt` found from what the call carries: while that
+    /// attempt is still in flight, exactly as its call record would have (D13).
+    async fn record_recovered(
+        &self,
+        attempt: &CallAttempt,
+        report: &CallReport,
+    ) -> Result<(), Error> {
+        let Some((state, task)) = self.in_flight(attempt).await? else {
+            tracing::info!(task_id = %attempt.task_id, contact_id = %attempt.contact_id, attempt = attempt.attempt, "outcome recorded before; nothing changes");
+            return Ok(());
+        };
+        tracing::warn!(task_id = %attempt.task_id, contact_id = %attempt.contact_id, attempt = attempt.attempt, "outcome of a call whose id was not saved");
+        self.settle(attempt, &state, task, report).await
+    }
+
+    /// Attempt `attempt` while it is in flight: the contact's state and its task (`None`: the
+    /// task was deleted). `None` once the attempt is settled or the state is gone.
+    async fn in_flight(
+        &self,
+        attempt: &CallAttempt,
+    ) -> Result<Option<(TaskContact, Option<Task>)>, Error> {
+        let CallAttempt {
+            tenant,
+            task_id,
+            contact_id,
+            ..
+        } = attempt;
+        let Some(state) = self.store.task_contact(tenant, task_id, contact_id).await? else {
+            return Ok(None);
+        };
+        if state.in_call != Some(attempt.attempt) {
+            return Ok(None);
+        }
+        let task = match self.store.task(tenant, task_id).await {
+            Ok(task) => Some(task),
+            Err(Error::NotFound(_)) => None,
+            Err(error) => return Err(error),
+        };
+        Ok(Some((state, task)))
+    }
+
+    /// Ends attempt `attempt`, in flight as `state` says, with `report`: recorded on its task,
+    /// or, the task deleted, its place among the service's calls in flight given back.
+    async fn settle(
+        &self,
+        attempt: &CallAttempt,
+        state: &TaskContact,
+        task: Option<Task>,
+        report: &CallReport,
+    ) -> Result<(), Error> {
+        match task {
+            Some(task) => self.record(call_of(attempt, &task, state), report).await,
+            None => {
+                let CallAttempt {
+                    tenant,
+                    task_id,
+                    contact_id,
+                    attempt,
+                } = attempt;
+                self.store
+                    .drop_orphan_call(tenant, task_id, contact_id, *attempt, state.slot_shard)
+                    .await
+            }
+        }
+    }
+
+    /// Settles a call whose outcome never came (D13): what the provider says of it, else failed
+    /// "no outcome". A call the provider still reports in progress is given three times the
+    /// reconcile time before it is given up.
+    #[tracing::instrument(skip(self), fields(tenant = tenant.as_str()))]
+    pub async fn reconcile(
+        &self,
+        tenant: &Tenant,
+        task_id: &Id,
+        contact_id: &Id,
+        attempt: u32,
+    ) -> Result<(), Error> {
+        let call = CallAttempt {
+            tenant: tenant.clone(),
+            task_id: task_id.clone(),
+            contact_id: contact_id.clone(),
+            attempt,
+        };
+        // A deleted task's call keeps its place among the service's calls in flight until the
+        // provider says it ended (D11, D13): the service's cap holds for calls still connected.
+        let Some((state, task)) = self.in_flight(&call).await? else {
+            return Ok(());
+        };
+        let now = self.clock.now();
+        let report = match &state.call_id {
+            // Refused by the provider, never placed: given back, not an attempt (D13).
+            None if state.refused == Some(attempt) => match &task {
+                Some(task) => {
+                    let call = call_of(&call, task, &state);
+                    return self.store.release_call(&call, now, false, false).await;
+                }
+                None => CallReport::no_outcome(),
+            },
+            None => CallReport::no_outcome(),
+            Some(call_id) => match self.provider.describe(call_id).await? {
+                CallStatus::Ended(report) => report,
+                // Still connected: it keeps its places, and is looked at again a reconcile
+                // time from now; its DISCONNECTED event records it when it comes.
+                CallStatus::InProgress
+                    if state.claimed_at.is_some_and(|at| {
+                        now.0 - at.0 < self.config.max_call.as_millis() as i64
+                    }) =>
+                {
+                    return self
+                        .store
+                        .check_call_later(tenant, task_id, contact_id, attempt, now)
+                        .await
+                }
+                CallStatus::InProgress => {
+                    tracing::warn!(%call_id, "call still live past DIAL_MAX_CALL_SECONDS; its places are given back");
+                    CallReport::no_outcome()
+                }
+                CallStatus::Unknown => CallReport::no_outcome(),
+            },
+        };
+        self.settle(&call, &state, task, &report).await
+    }
+}
+
+/// The reference of attempt `attempt` of a contact whose state in the task is `state`, read
+/// while that attempt is in flight: what its call record would hold. A recall made during the
+/// call moved the state on (`updated_at` past the claim) and granted its fresh attempts counting
+/// from before this call, so this call is not one of them (D12), as [`Engine::record`] allows on
+/// the event path.
+fn call_of(attempt: &CallAttempt, task: &Task, state: &TaskContact) -> CallRef {
+    let recalled_during_call = state.claimed_at != Some(state.updated_at);
+    CallRef {
+        tenant: attempt.tenant.clone(),
+        task_id: task.id.clone(),
+        data_source_id: task.data_source_id.clone(),
+        contact_id: attempt.contact_id.clone(),
+        attempt: attempt.attempt,
+        call_interval: task.settings.call_interval,
+        allowance: state.allowance + u32::from(recalled_during_call),
+        recalled: state.recalled,
+        priority: state.priority,
+        claimed_at: state.updated_at,
+        shard: state.slot_shard,
+        rules: task.settings.retry_rules.clone(),
+        max_dial_count: u32::from(task.settings.max_dial_count),
+    }
+}
