@@ -5,8 +5,8 @@
 use chrono::{TimeZone, Timelike};
 use chrono_tz::Tz;
 use outbound_app::config::dialing::DialerConfig;
-use outbound_model::call::{Due, Fresh};
 use outbound_model::task::{DialSettings, TaskContact};
+use outbound_model::task::{Due, Fresh};
 use outbound_model::{Id, Tenant, Timestamp};
 use std::collections::BTreeMap;
 use std::collections::HashSet;

@@ -3,7 +3,6 @@
 //! ([`CallRef`]), and what an outcome makes of the contact's state ([`after_outcome`]). The
 //! engine, the providers and the store all speak them; none of them owns them.
 
-use super::task::TaskContact;
 use super::{Id, Tenant, Timestamp};
 use serde::{Deserialize, Serialize};
 
@@ -20,8 +19,18 @@ pub enum Outcome {
 }
 
 impl Outcome {
+    /// The outcome's code in the API and its exports (D13): 1, 2 or 3.
     pub fn code(self) -> u8 {
         self as u8
+    }
+
+    /// The outcome's name in events (D20), metrics and logs.
+    pub fn name(self) -> &'static str {
+        match self {
+            Outcome::Success => "SUCCESS",
+            Outcome::Failed => "FAILED",
+            Outcome::NoAnswer => "NO_ANSWER",
+        }
     }
 }
 
@@ -248,21 +257,6 @@ pub struct Target {
 /// The contact field that scripts the simulated provider's reasons, one per attempt (D18).
 pub const SCRIPT_FIELD: &str = "simulatedOutcomes";
 
-/// A contact of the data source that the task has never dialled, in creation order.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Fresh {
-    pub contact_id: Id,
-}
-
-/// One call the dialer should claim: attempt `attempt` of `contact_id`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Due {
-    pub contact_id: Id,
-    pub attempt: u32,
-    /// The state the claim expects to find (`None`: never dialled, no state yet).
-    pub state: Option<TaskContact>,
-}
-
 /// Which attempt a call is, as the call itself carries it (Amazon Connect's contact attributes,
 /// the simulated provider's outcome): enough to find the call's claim when its provider id was
 /// never saved.
@@ -308,7 +302,7 @@ pub struct CallRef {
     pub priority: u8,
     pub claimed_at: Timestamp,
     /// The capacity shard the claim took its place in, where the outcome gives it back.
-    #[serde(default, skip_serializing_if = "super::task::is_zero")]
+    #[serde(default, skip_serializing_if = "crate::is_zero")]
     pub shard: u32,
     /// The task's retry rules and `maxDialCount` when the call was claimed (D18).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

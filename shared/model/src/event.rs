@@ -4,7 +4,7 @@
 //! does. Its detail carries the tenant, so a rule can route a tenant's events; `events.schema.json`
 //! beside `openapi.yaml` documents every field, and a test holds the two together.
 
-use crate::call::{CallRef, CallReport, Outcome, Reason};
+use crate::call::{CallRef, CallReport, Reason};
 use crate::export::{ExportJob, ExportSubject};
 use crate::import::{Import, ImportReport, ImportStatus};
 use crate::task::TaskOperation;
@@ -267,20 +267,10 @@ impl Event {
     }
 }
 
-impl Outcome {
-    /// The outcome's name in events.
-    pub fn name(self) -> &'static str {
-        match self {
-            Outcome::Success => "SUCCESS",
-            Outcome::Failed => "FAILED",
-            Outcome::NoAnswer => "NO_ANSWER",
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::call::Outcome;
     use serde_json::Value;
 
     /// The schema other systems read (`events.schema.json`).

@@ -34,3 +34,8 @@ pub use task::{Task, TaskStatus};
 pub use tenant::Tenant;
 pub use text::{Description, Name};
 pub use time::Timestamp;
+
+/// Whether a counter is 0: serde's test for leaving it out of a stored item.
+pub(crate) fn is_zero(value: &u32) -> bool {
+    *value == 0
+}

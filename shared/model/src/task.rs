@@ -370,6 +370,18 @@ pub struct CallCounters {
     pub duration: u64,
 }
 
+impl CallCounters {
+    /// The counter of calls that ended with `outcome`, as stored (its field's name).
+    pub fn field(outcome: crate::call::Outcome) -> &'static str {
+        use crate::call::Outcome;
+        match outcome {
+            Outcome::Success => "success",
+            Outcome::Failed => "failed",
+            Outcome::NoAnswer => "no_answer",
+        }
+    }
+}
+
 /// A fraction rounded to 4 decimals; 0 when the denominator is 0 (D9).
 pub fn rate(numerator: u64, denominator: u64) -> f64 {
     if denominator == 0 {
@@ -629,10 +641,10 @@ pub struct TaskContact {
     pub updated_at: Timestamp,
     /// Quota refusals of this contact's calls with nothing else in flight, since its last call
     /// was placed (D13: a missing campaign quota shows as a run of them).
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "crate::is_zero")]
     pub quota_refusals: u32,
     /// The capacity shard the call in flight took its place in (D13), given back there.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "crate::is_zero")]
     pub slot_shard: u32,
     /// The outcome in this task is final (D13): success, an invalid number, the attempts reached
     /// the allowance, or the contact was deleted from the data source. Recall clears it.
@@ -713,20 +725,19 @@ pub enum Standing {
     Final,
 }
 
-impl Standing {
-    /// The task counter of contacts standing here; none for those derived from the others
-    /// (not dialled) or kept by the claim and the outcome already (`in_flight`).
-    pub fn counter(self) -> Option<&'static str> {
-        match self {
-            Standing::Waiting => Some("dg_waiting"),
-            Standing::Final => Some("dg_final"),
-            Standing::NotDialled | Standing::InFlight => None,
-        }
-    }
+/// A contact of the data source that the task has never dialled, in creation order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fresh {
+    pub contact_id: Id,
 }
 
-pub(crate) fn is_zero(value: &u32) -> bool {
-    *value == 0
+/// One call the dialer should claim: attempt `attempt` of `contact_id`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Due {
+    pub contact_id: Id,
+    pub attempt: u32,
+    /// The state the claim expects to find (`None`: never dialled, no state yet).
+    pub state: Option<TaskContact>,
 }
 
 #[cfg(test)]

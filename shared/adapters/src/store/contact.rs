@@ -336,7 +336,7 @@ impl Store {
     #[tracing::instrument(skip_all, fields(tenant = tenant.as_str(), id = %contact.id))]
     pub async fn add_contact(&self, tenant: &Tenant, contact: &Contact) -> Result<(), Error> {
         #[derive(PartialEq)]
-        enum Step {
+        enum Part {
             Contact,
             PhoneGuard,
             Head,
@@ -348,17 +348,17 @@ impl Store {
             field_names_update(&names, Expr::default().value(":one", n(1)), true);
         let actions = Actions::new(&self.table)
             .put(
-                Step::Contact,
+                Part::Contact,
                 Self::contact_item(&shards, contact)?,
                 absent(),
             )?
             .put(
-                Step::PhoneGuard,
+                Part::PhoneGuard,
                 Self::phone_guard(&shards, contact, None),
                 absent(),
             )?
             .update(
-                Step::Head,
+                Part::Head,
                 shards.home().to_owned(),
                 HEAD.to_owned(),
                 &format!("ADD contact_count :one, contacts_added :one{add_names}"),
@@ -369,11 +369,11 @@ impl Store {
             .await
             .map_err(|failure| {
                 failure.or_else(|condition| {
-                    if condition.failed(Step::Head) && condition.stored(Step::Head).is_some() {
+                    if condition.failed(Part::Head) && condition.stored(Part::Head).is_some() {
                         too_many_field_names(&contact.data_source_id)
-                    } else if condition.failed(Step::Head) {
+                    } else if condition.failed(Part::Head) {
                         data_source_gone(&contact.data_source_id)
-                    } else if condition.failed(Step::PhoneGuard) {
+                    } else if condition.failed(Part::PhoneGuard) {
                         phone_taken(&contact.phone)
                     } else {
                         Error::internal("add contact", "fresh id already stored")
@@ -432,7 +432,7 @@ impl Store {
                 .value(":old", s(current.phone.as_str()));
         }
         #[derive(PartialEq)]
-        enum Step {
+        enum Part {
             Head,
             Contact,
             OldPhoneGuard,
@@ -450,7 +450,7 @@ impl Store {
         let actions = Actions::new(&self.table);
         let actions = if new_names.is_empty() {
             actions.check(
-                Step::Head,
+                Part::Head,
                 shards.home().to_owned(),
                 HEAD.to_owned(),
                 HEAD_EXISTS,
@@ -460,7 +460,7 @@ impl Store {
             let (add_names, names_fit, head_expr) =
                 field_names_update(&new_names, Expr::default(), true);
             actions.update(
-                Step::Head,
+                Part::Head,
                 shards.home().to_owned(),
                 HEAD.to_owned(),
                 &format!("ADD{}", add_names.trim_start_matches(',')),
@@ -469,7 +469,7 @@ impl Store {
             )?
         };
         let mut actions = actions.update(
-            Step::Contact,
+            Part::Contact,
             shards.of_contact(&current.id),
             keys::contact(&current.id),
             &update,
@@ -479,13 +479,13 @@ impl Store {
         if moved {
             actions = actions
                 .delete(
-                    Step::OldPhoneGuard,
+                    Part::OldPhoneGuard,
                     shards.of_phone(&current.phone),
                     keys::phone(&current.phone),
                     None,
                 )?
                 .put(
-                    Step::NewPhoneGuard,
+                    Part::NewPhoneGuard,
                     Self::phone_guard(&shards, next, None),
                     Some(("attribute_not_exists(pk)", Expr::default())),
                 )?;
@@ -494,15 +494,15 @@ impl Store {
             .await
             .map_err(|failure| {
                 failure.or_else(|condition| {
-                    if condition.failed(Step::Head) && condition.stored(Step::Head).is_some() {
+                    if condition.failed(Part::Head) && condition.stored(Part::Head).is_some() {
                         too_many_field_names(&current.data_source_id)
-                    } else if condition.failed(Step::Head) {
+                    } else if condition.failed(Part::Head) {
                         data_source_gone(&current.data_source_id)
-                    } else if condition.failed(Step::Contact)
-                        && condition.stored(Step::Contact).is_none()
+                    } else if condition.failed(Part::Contact)
+                        && condition.stored(Part::Contact).is_none()
                     {
                         contact_not_found(&current.id)
-                    } else if condition.failed(Step::Contact) {
+                    } else if condition.failed(Part::Contact) {
                         Error::Conflict(format!(
                             "contact {} was changed by another request; read it again",
                             current.id
@@ -518,7 +518,7 @@ impl Store {
     #[tracing::instrument(skip_all, fields(tenant = tenant.as_str(), id = %current.id))]
     pub async fn delete_contact(&self, tenant: &Tenant, current: &Contact) -> Result<(), Error> {
         #[derive(PartialEq)]
-        enum Step {
+        enum Part {
             Head,
             Contact,
             PhoneGuard,
@@ -526,7 +526,7 @@ impl Store {
         let shards = self.shards(tenant, &current.data_source_id).await?;
         let actions = Actions::new(&self.table)
             .update(
-                Step::Head,
+                Part::Head,
                 shards.home().to_owned(),
                 HEAD.to_owned(),
                 "ADD contact_count :minus_one",
@@ -534,7 +534,7 @@ impl Store {
                 Expr::default().value(":minus_one", n(-1)),
             )?
             .delete(
-                Step::Contact,
+                Part::Contact,
                 shards.of_contact(&current.id),
                 keys::contact(&current.id),
                 // The phone guard deleted below must be the one of the stored contact.
@@ -546,7 +546,7 @@ impl Store {
                 )),
             )?
             .delete(
-                Step::PhoneGuard,
+                Part::PhoneGuard,
                 shards.of_phone(&current.phone),
                 keys::phone(&current.phone),
                 None,
@@ -555,9 +555,9 @@ impl Store {
             .await
             .map_err(|failure| {
                 failure.or_else(|condition| {
-                    if condition.failed(Step::Head) {
+                    if condition.failed(Part::Head) {
                         data_source_gone(&current.data_source_id)
-                    } else if condition.stored(Step::Contact).is_none() {
+                    } else if condition.stored(Part::Contact).is_none() {
                         contact_not_found(&current.id)
                     } else {
                         Error::Conflict(format!(

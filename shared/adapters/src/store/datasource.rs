@@ -65,24 +65,24 @@ impl Store {
         source: &DataSource,
     ) -> Result<(), Error> {
         #[derive(PartialEq)]
-        enum Step {
+        enum Part {
             Head,
             NameGuard,
             Count,
         }
         let absent = || Some(("attribute_not_exists(pk)", Expr::default()));
         let actions = Actions::new(&self.table)
-            .put(Step::Head, self.new_head_item(tenant, source)?, absent())?
+            .put(Part::Head, self.new_head_item(tenant, source)?, absent())?
             .take_name(
-                Step::NameGuard,
+                Part::NameGuard,
                 &self.name_guard(tenant, &source.name, &source.id),
             )?
-            .count_change(Step::Count, tenant, Counted::DataSources, 1)?;
+            .count_change(Part::Count, tenant, Counted::DataSources, 1)?;
         self.transact("create data source", actions)
             .await
             .map_err(|failure| {
                 failure.or_else(|condition| {
-                    if condition.failed(Step::NameGuard) {
+                    if condition.failed(Part::NameGuard) {
                         name_taken(&source.name)
                     } else {
                         Error::internal("create data source", "fresh id already stored")
@@ -220,13 +220,13 @@ impl Store {
                 .value(":old", s(current.name.as_str()));
         }
         #[derive(PartialEq)]
-        enum Step {
+        enum Part {
             Head,
             OldNameGuard,
             NewNameGuard,
         }
         let mut actions = Actions::new(&self.table).update(
-            Step::Head,
+            Part::Head,
             keys::data_source(tenant, &current.id),
             HEAD.to_owned(),
             &format!("SET {}{removes}", sets.join(", ")),
@@ -235,7 +235,7 @@ impl Store {
         )?;
         if let Some(name) = &renamed {
             actions = actions.move_name(
-                (Step::OldNameGuard, Step::NewNameGuard),
+                (Part::OldNameGuard, Part::NewNameGuard),
                 keys::data_source_name(current.name.as_str()),
                 &self.name_guard(tenant, name, &current.id),
             )?;
@@ -243,8 +243,8 @@ impl Store {
         self.transact("update data source", actions)
             .await
             .map_err(|failure| {
-                failure.or_else(|condition| match (condition.failed(Step::Head), &renamed) {
-                    (true, _) if condition.stored(Step::Head).is_none() => not_found(&current.id),
+                failure.or_else(|condition| match (condition.failed(Part::Head), &renamed) {
+                    (true, _) if condition.stored(Part::Head).is_none() => not_found(&current.id),
                     (true, _) => Error::Conflict(format!(
                         "dataSource {} was changed by another request; read it again",
                         current.id
@@ -273,7 +273,7 @@ impl Store {
             .value(":name", s(current.name.as_str()))
             .value(":zero", n(0));
         #[derive(PartialEq)]
-        enum Step {
+        enum Part {
             Head,
             NameGuard,
             ReclaimIntent,
@@ -281,7 +281,7 @@ impl Store {
         }
         let actions = Actions::new(&self.table)
             .delete(
-                Step::Head,
+                Part::Head,
                 keys::data_source(tenant, &current.id),
                 HEAD.to_owned(),
                 Some((
@@ -291,7 +291,7 @@ impl Store {
                 )),
             )?
             .retire(
-                (Step::NameGuard, Step::ReclaimIntent, Step::Count),
+                (Part::NameGuard, Part::ReclaimIntent, Part::Count),
                 tenant,
                 keys::data_source_name(current.name.as_str()),
                 reclaim,
@@ -300,7 +300,7 @@ impl Store {
         self.transact("delete data source", actions)
             .await
             .map_err(|failure| {
-                failure.or_else(|condition| match condition.stored(Step::Head) {
+                failure.or_else(|condition| match condition.stored(Part::Head) {
                     None => not_found(&current.id),
                     Some(item) => match from_item::<DataSource>(item.clone()) {
                         Ok(stored) if stored.active_tasks > 0 => Error::Conflict(format!(

@@ -12,7 +12,7 @@ use outbound_model::page::PageQuery;
 use outbound_model::{Id, Page, Tenant};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Step {
+enum Part {
     Entry,
     Guard,
     Count,
@@ -24,7 +24,7 @@ impl Store {
     pub async fn add_dnc(&self, tenant: &Tenant, entry: &DncEntry) -> Result<(), Error> {
         let pk = keys::tenant(tenant);
         let item = to_item(entry, [(PK, pk.clone()), (SK, keys::dnc_entry(&entry.id))])?;
-        let mut actions = Actions::new(&self.table).put(Step::Entry, item, None)?;
+        let mut actions = Actions::new(&self.table).put(Part::Entry, item, None)?;
         for number in entry.numbers() {
             let guard: Item = [
                 (PK.to_owned(), s(&pk)),
@@ -33,12 +33,12 @@ impl Store {
             ]
             .into();
             actions = actions.put(
-                Step::Guard,
+                Part::Guard,
                 guard,
                 Some(("attribute_not_exists(pk)", Expr::default())),
             )?;
         }
-        let actions = actions.count_change(Step::Count, tenant, Counted::DncEntries, 1)?;
+        let actions = actions.count_change(Part::Count, tenant, Counted::DncEntries, 1)?;
         self.transact("add do-not-call entry", actions)
             .await
             .map_err(|failure| {
@@ -76,14 +76,14 @@ impl Store {
     pub async fn delete_dnc(&self, tenant: &Tenant, entry: &DncEntry) -> Result<(), Error> {
         let pk = keys::tenant(tenant);
         let mut actions = Actions::new(&self.table).delete(
-            Step::Entry,
+            Part::Entry,
             pk.clone(),
             keys::dnc_entry(&entry.id),
             Some(("attribute_exists(pk)", Expr::default())),
         )?;
         for number in entry.numbers() {
             actions = actions.delete(
-                Step::Guard,
+                Part::Guard,
                 pk.clone(),
                 keys::dnc_number(number),
                 Some((
@@ -92,7 +92,7 @@ impl Store {
                 )),
             )?;
         }
-        let actions = actions.count_change(Step::Count, tenant, Counted::DncEntries, -1)?;
+        let actions = actions.count_change(Part::Count, tenant, Counted::DncEntries, -1)?;
         self.transact("delete do-not-call entry", actions)
             .await
             .map_err(|failure| {

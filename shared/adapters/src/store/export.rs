@@ -171,13 +171,13 @@ impl Store {
             return WriteFailure::took_effect(written);
         };
         #[derive(PartialEq)]
-        enum Step {
+        enum Part {
             Job,
             Event,
         }
         let actions = Actions::new(&self.table)
-            .update(Step::Job, key.0, key.1, update, Some(&condition), expr)?
-            .event(Step::Event, &event)?;
+            .update(Part::Job, key.0, key.1, update, Some(&condition), expr)?
+            .event(Part::Event, &event)?;
         match self.transact("settle export", actions).await {
             Ok(()) => Ok(true),
             Err(failure) => failure.condition().map(|_| false),

@@ -162,13 +162,13 @@ impl Store {
         }
         let event = Event::import_finished(tenant, at, import, status, report, error);
         #[derive(PartialEq)]
-        enum Step {
+        enum Part {
             Import,
             Event,
         }
         let actions = Actions::new(&self.table)
             .update(
-                Step::Import,
+                Part::Import,
                 pk,
                 sk,
                 update,
@@ -176,12 +176,12 @@ impl Store {
                 expr.value(":processing", s("PROCESSING"))
                     .value(":waiting", s("WAITING_UPLOAD")),
             )?
-            .event(Step::Event, &event)?;
+            .event(Part::Event, &event)?;
         match self.transact("finish import", actions).await {
             Ok(()) => Ok(()),
             Err(failure) => {
                 let condition = failure.condition()?;
-                match condition.stored(Step::Import) {
+                match condition.stored(Part::Import) {
                     // Ended already, by this worker's earlier try or another's: its event is
                     // written, and not twice.
                     Some(_) => Ok(()),
@@ -204,7 +204,7 @@ impl Store {
     ) -> Result<Vec<RowOutcome>, Error> {
         /// The actions of one transaction; a contact and its guard by the contact's place in it.
         #[derive(Clone, Copy, PartialEq)]
-        enum Step {
+        enum Part {
             Head,
             Contact(usize),
             PhoneGuard(usize),
@@ -258,7 +258,7 @@ impl Store {
                     false,
                 );
                 let mut actions = Actions::new(&self.table).update(
-                    Step::Head,
+                    Part::Head,
                     shards.home().to_owned(),
                     HEAD.to_owned(),
                     &format!("ADD contact_count :count, contacts_added :count{add_names}"),
@@ -282,8 +282,8 @@ impl Store {
                             None => units.push((key, cost)),
                         }
                     }
-                    actions = actions.put(Step::Contact(position), item, absent())?.put(
-                        Step::PhoneGuard(position),
+                    actions = actions.put(Part::Contact(position), item, absent())?.put(
+                        Part::PhoneGuard(position),
                         guard,
                         absent(),
                     )?;
@@ -299,17 +299,17 @@ impl Store {
                     }
                     Err(failure) => failure.condition()?,
                 };
-                if condition.failed(Step::Head) && condition.stored(Step::Head).is_some() {
+                if condition.failed(Part::Head) && condition.stored(Part::Head).is_some() {
                     // Filled by other writes since the file was checked.
                     return Err(too_many_field_names(source));
                 }
-                if condition.failed(Step::Head) {
+                if condition.failed(Part::Head) {
                     return Err(Error::NotFound(format!("dataSource {source} not found")));
                 }
                 // Rows whose number is already guarded drop out; the rest are tried again.
                 let mut still_pending = Vec::new();
                 for (position, &i) in pending.iter().enumerate() {
-                    let guard = Step::PhoneGuard(position);
+                    let guard = Part::PhoneGuard(position);
                     if condition.failed(guard) {
                         outcomes[base + i] = match condition.stored(guard) {
                             Some(guard) if written_by(guard, import) => RowOutcome::Stored,

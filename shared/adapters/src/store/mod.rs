@@ -11,6 +11,7 @@
 
 pub mod capacity;
 pub mod contact;
+pub mod counters;
 pub mod datasource;
 pub mod dialing;
 pub mod dnc;
@@ -786,7 +787,7 @@ mod tests {
     use super::*;
 
     #[derive(Clone, Copy, Debug, PartialEq)]
-    enum Step {
+    enum Part {
         A,
         B,
     }
@@ -835,21 +836,21 @@ mod tests {
         let stored: Item = [("pk".to_owned(), s("T#acme"))].into();
 
         let sent_b_then_a = Refusal::Cancelled(second_failed(&stored))
-            .labelled(vec![Step::B, Step::A])
+            .labelled(vec![Part::B, Part::A])
             .condition()
             .unwrap();
-        assert!(sent_b_then_a.failed(Step::A));
-        assert!(!sent_b_then_a.failed(Step::B));
-        assert_eq!(sent_b_then_a.stored(Step::A), Some(&stored));
-        assert_eq!(sent_b_then_a.stored(Step::B), None);
+        assert!(sent_b_then_a.failed(Part::A));
+        assert!(!sent_b_then_a.failed(Part::B));
+        assert_eq!(sent_b_then_a.stored(Part::A), Some(&stored));
+        assert_eq!(sent_b_then_a.stored(Part::B), None);
 
         let sent_a_then_b = Refusal::Cancelled(second_failed(&stored))
-            .labelled(vec![Step::A, Step::B])
+            .labelled(vec![Part::A, Part::B])
             .condition()
             .unwrap();
-        assert!(sent_a_then_b.failed(Step::B));
-        assert!(!sent_a_then_b.failed(Step::A));
-        assert_eq!(sent_a_then_b.stored(Step::B), Some(&stored));
-        assert_eq!(sent_a_then_b.stored(Step::A), None);
+        assert!(sent_a_then_b.failed(Part::B));
+        assert!(!sent_a_then_b.failed(Part::A));
+        assert_eq!(sent_a_then_b.stored(Part::B), Some(&stored));
+        assert_eq!(sent_a_then_b.stored(Part::A), None);
     }
 }

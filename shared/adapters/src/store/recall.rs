@@ -161,7 +161,7 @@ impl Store {
         task_step: TaskStep<'_>,
     ) -> Result<usize, GroupFailure> {
         #[derive(Clone, Copy, PartialEq)]
-        enum Step {
+        enum Part {
             Task,
             Contact,
         }
@@ -227,7 +227,7 @@ impl Store {
             if let Some(update) = update {
                 actions = actions
                     .update(
-                        Step::Task,
+                        Part::Task,
                         keys::tenant(tenant),
                         keys::task(&task.id),
                         &update,
@@ -240,7 +240,7 @@ impl Store {
             for (id, update, condition, expr) in contacts {
                 actions = actions
                     .update(
-                        Step::Contact,
+                        Part::Contact,
                         pk.clone(),
                         keys::contact(id),
                         &update,
@@ -253,8 +253,8 @@ impl Store {
                 Ok(()) => return Ok(count),
                 Err(failure) => {
                     let condition = failure.condition().map_err(GroupFailure::Other)?;
-                    if condition.failed(Step::Task) {
-                        return Err(GroupFailure::Task(condition.stored(Step::Task).cloned()));
+                    if condition.failed(Part::Task) {
+                        return Err(GroupFailure::Task(condition.stored(Part::Task).cloned()));
                     }
                     // A contact moved since it was read (an outcome, a claim, another recall):
                     // read again.

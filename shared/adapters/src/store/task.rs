@@ -5,7 +5,7 @@ use super::keys::{self, HEAD, PK, SK};
 use super::names::NameGuard;
 use super::paging::{Counted, RowFilter, TenantList};
 use super::{from_item, n, s, string_attr, to_item, Actions, Expr, Item, Store, WriteFailure};
-use crate::store::dialing::{reason_counter, skip_counter};
+use crate::store::counters;
 use outbound_model::call::{Reason, Skip};
 use outbound_model::diagnostics::TaskCounters;
 use outbound_model::error::Error;
@@ -279,7 +279,7 @@ impl Store {
     #[tracing::instrument(skip_all, fields(tenant = tenant.as_str(), id = %task.id))]
     pub async fn create_task(&self, tenant: &Tenant, task: &Task) -> Result<(), Error> {
         #[derive(PartialEq)]
-        enum Step {
+        enum Part {
             Task,
             NameGuard,
             DataSource,
@@ -287,23 +287,23 @@ impl Store {
         }
         let absent = || Some(("attribute_not_exists(pk)", Expr::default()));
         let actions = Actions::new(&self.table)
-            .put(Step::Task, self.task_item(tenant, task)?, absent())?
-            .take_name(Step::NameGuard, &self.task_name_guard(tenant, task))?
+            .put(Part::Task, self.task_item(tenant, task)?, absent())?
+            .take_name(Part::NameGuard, &self.task_name_guard(tenant, task))?
             .check(
-                Step::DataSource,
+                Part::DataSource,
                 keys::data_source(tenant, &task.data_source_id),
                 HEAD.to_owned(),
                 "attribute_exists(pk)",
                 Expr::default(),
             )?
-            .count_change(Step::Count, tenant, Counted::Tasks, 1)?;
+            .count_change(Part::Count, tenant, Counted::Tasks, 1)?;
         self.transact("create task", actions)
             .await
             .map_err(|failure| {
                 failure.or_else(|condition| {
-                    if condition.failed(Step::DataSource) {
+                    if condition.failed(Part::DataSource) {
                         Error::invalid(format!("dataSource {} does not exist", task.data_source_id))
-                    } else if condition.failed(Step::NameGuard) {
+                    } else if condition.failed(Part::NameGuard) {
                         name_taken(&task.name)
                     } else {
                         Error::internal("create task", "fresh id already stored")
@@ -338,15 +338,15 @@ impl Store {
         };
         let count = |name: &str| number(name).unwrap_or(0).max(0) as u64;
         let counters = TaskCounters {
-            waiting: count("dg_waiting"),
-            final_: count("dg_final"),
+            waiting: count(counters::CONTACTS_WAITING),
+            final_: count(counters::CONTACTS_FINAL),
             skips: Skip::ALL
                 .iter()
-                .map(|skip| (*skip, count(&skip_counter(*skip))))
+                .map(|skip| (*skip, count(&counters::contacts_skipped(*skip))))
                 .collect(),
             reasons: Reason::ALL
                 .iter()
-                .map(|reason| (*reason, count(&reason_counter(*reason))))
+                .map(|reason| (*reason, count(&counters::attempts_ended(*reason))))
                 .collect(),
             last_call_at: number("last_call_at").map(Timestamp),
             last_outcome_at: number("last_outcome_at").map(Timestamp),
@@ -438,13 +438,13 @@ impl Store {
         let (condition, expr) = status_in(TaskOperation::Update.allowed_from(), expr);
         let renamed = next.name != current.name;
         #[derive(PartialEq)]
-        enum Step {
+        enum Part {
             Task,
             OldNameGuard,
             NewNameGuard,
         }
         let mut actions = Actions::new(&self.table).update(
-            Step::Task,
+            Part::Task,
             keys::tenant(tenant),
             keys::task(&current.id),
             "SET #name = :name, #description = :description, settings = :settings, updated_at = :at",
@@ -455,7 +455,7 @@ impl Store {
         )?;
         if renamed {
             actions = actions.move_name(
-                (Step::OldNameGuard, Step::NewNameGuard),
+                (Part::OldNameGuard, Part::NewNameGuard),
                 keys::task_name(current.name.as_str()),
                 &self.task_name_guard(tenant, next),
             )?;
@@ -464,11 +464,11 @@ impl Store {
             .await
             .map_err(|failure| {
                 failure.or_else(|condition| {
-                    if !condition.failed(Step::Task) {
+                    if !condition.failed(Part::Task) {
                         return name_taken(&next.name);
                     }
                     match condition
-                        .stored(Step::Task)
+                        .stored(Part::Task)
                         .map(|item| from_item::<Task>(item.clone()))
                     {
                         Some(Ok(stored)) if stored.status == TaskStatus::Draft => {
@@ -480,7 +480,7 @@ impl Store {
                         _ => refused(
                             TaskOperation::Update,
                             &current.id,
-                            condition.stored(Step::Task),
+                            condition.stored(Part::Task),
                         ),
                     }
                 })
@@ -583,7 +583,7 @@ impl Store {
         let (update, condition, expr) = transition_expression(tenant, id, from, change);
         let (pk, sk) = (keys::tenant(tenant), keys::task(id));
         #[derive(PartialEq)]
-        enum Step {
+        enum Part {
             Task,
             Event,
             DataSource,
@@ -601,8 +601,8 @@ impl Store {
                 .or_else(|| change.fail_reason.clone()),
         );
         let mut actions = Actions::new(&self.table)
-            .update(Step::Task, pk, sk, &update, Some(&condition), expr)
-            .and_then(|actions| actions.event(Step::Event, &event))
+            .update(Part::Task, pk, sk, &update, Some(&condition), expr)
+            .and_then(|actions| actions.event(Part::Event, &event))
             .map_err(Moved::Refused)?;
         let source = match (change.hold, source) {
             (Hold::Keep, _) => None,
@@ -618,7 +618,7 @@ impl Store {
             let (hold_update, hold_condition, hold_values) = hold_expression(change);
             actions = actions
                 .update(
-                    Step::DataSource,
+                    Part::DataSource,
                     keys::data_source(tenant, source),
                     HEAD.to_owned(),
                     hold_update,
@@ -633,8 +633,8 @@ impl Store {
             Err(WriteFailure::Condition(condition)) => condition,
         };
         let source = source.map_or("", Id::as_str);
-        Err(Moved::Refused(if condition.failed(Step::Task) {
-            let stored = condition.stored(Step::Task);
+        Err(Moved::Refused(if condition.failed(Part::Task) {
+            let stored = condition.stored(Part::Task);
             match stored.map(|item| from_item::<Task>(item.clone())) {
                 Some(Ok(task)) if task.status != from && change.from.contains(&task.status) => {
                     return Err(Moved::To(task.status));
@@ -647,7 +647,7 @@ impl Store {
             ))
         } else if change.hold == Hold::Release {
             Error::internal("task transition", "data source hold already released")
-        } else if condition.stored(Step::DataSource).is_none() {
+        } else if condition.stored(Part::DataSource).is_none() {
             Error::invalid(format!("dataSource {source} does not exist"))
         } else {
             Error::invalid(format!("dataSource {source} has no contacts"))
@@ -672,7 +672,7 @@ impl Store {
         );
         let condition = format!("{condition} AND #name = :name");
         #[derive(PartialEq)]
-        enum Step {
+        enum Part {
             Task,
             NameGuard,
             ReclaimIntent,
@@ -680,13 +680,13 @@ impl Store {
         }
         let actions = Actions::new(&self.table)
             .delete(
-                Step::Task,
+                Part::Task,
                 keys::tenant(tenant),
                 keys::task(&current.id),
                 Some((&condition, expr)),
             )?
             .retire(
-                (Step::NameGuard, Step::ReclaimIntent, Step::Count),
+                (Part::NameGuard, Part::ReclaimIntent, Part::Count),
                 tenant,
                 keys::task_name(current.name.as_str()),
                 reclaim,
@@ -697,7 +697,7 @@ impl Store {
             .map_err(|failure| {
                 failure.or_else(|condition| {
                     match condition
-                        .stored(Step::Task)
+                        .stored(Part::Task)
                         .map(|item| from_item::<Task>(item.clone()))
                     {
                         Some(Ok(stored))
@@ -713,7 +713,7 @@ impl Store {
                         _ => refused(
                             TaskOperation::Delete,
                             &current.id,
-                            condition.stored(Step::Task),
+                            condition.stored(Part::Task),
                         ),
                     }
                 })

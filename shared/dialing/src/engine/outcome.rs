@@ -5,8 +5,8 @@
 use super::Engine;
 use crate::call_event::EndedCall;
 use crate::provider::{CallStatus, Provider};
-use outbound_adapters::store::dialing::RecordFailure;
-use outbound_model::call::{CallAttempt, CallRef, CallReport, Outcome};
+use outbound_adapters::store::dialing::{GiveBack, RecordFailure};
+use outbound_model::call::{CallAttempt, CallRef, CallReport};
 use outbound_model::error::Error;
 use outbound_model::task::TaskContact;
 use outbound_model::Tenant;
@@ -28,13 +28,8 @@ impl<P: Provider> Engine<P> {
             {
                 RecordFailure::None => {
                     tracing::info!(outcome = ?report.outcome, reason = %report.reason, "outcome recorded");
-                    let outcome = match report.outcome {
-                        Outcome::Success => "success",
-                        Outcome::Failed => "failed",
-                        Outcome::NoAnswer => "noAnswer",
-                    };
                     outbound_telemetry::metrics(
-                        &[("Outcome", outcome)],
+                        &[("Outcome", report.outcome.name())],
                         &[
                             ("CallOutcomes", 1.0, Unit::Count),
                             ("CallSeconds", report.duration as f64, Unit::Seconds),
@@ -192,7 +187,7 @@ impl<P: Provider> Engine<P> {
             None if state.refused == Some(attempt) => match &task {
                 Some(task) => {
                     let call = call_of(&call, task, &state);
-                    return self.store.release_call(&call, now, false, false).await;
+                    return self.store.release_call(&call, now, GiveBack::Refused).await;
                 }
                 None => CallReport::no_outcome(),
             },

@@ -9,13 +9,14 @@ use crate::plan::due_contacts;
 use crate::provider::{Busy, CallRequest, PlaceError, Provider, ServiceRefusal};
 use chrono_tz::Tz;
 use outbound_adapters::store::dialing::{
-    Attempts, ClaimRefused, FrequencyClaim, Gate, Skipped, SKIPS_IN_ONE,
+    Attempts, ClaimRefused, FrequencyClaim, Gate, GiveBack, Skipped, SKIPS_IN_ONE,
 };
-use outbound_model::call::{CallRef, CallReport, Due, Fresh, Outcome, Skip, Target};
+use outbound_model::call::{CallRef, CallReport, Outcome, Skip, Target};
 use outbound_model::dnc::listed_forms;
 use outbound_model::error::Error;
 use outbound_model::numbers::{e164, Country};
 use outbound_model::settings::FrequencyCap;
+use outbound_model::task::{Due, Fresh};
 use outbound_model::Tenant;
 use outbound_model::{Id, Task, TaskStatus, Timestamp};
 use outbound_telemetry::Unit;
@@ -36,7 +37,7 @@ const QUOTA_TRIES: u32 = 5;
 /// How long a contact whose call the provider refused for rate or capacity waits.
 const BUSY_RETRY: Duration = Duration::from_secs(5);
 
-enum Step {
+enum Next {
     /// The contact is settled for the cursor: claimed by this run or another.
     Settled { placed: bool },
     /// Not called (D18): written with the run's other skips, settled for the cursor.
@@ -180,11 +181,11 @@ impl<P: Provider> Engine<P> {
                 .try_call(tenant, &task, one, callee, &rules, seen, started)
                 .await?
             {
-                Step::Settled { placed } => {
+                Next::Settled { placed } => {
                     report.placed += usize::from(placed);
                     settled.insert(one.contact_id.clone());
                 }
-                Step::Skipped(skip, until) => {
+                Next::Skipped(skip, until) => {
                     settled.insert(one.contact_id.clone());
                     skipped.push(Skipped {
                         due: (*one).clone(),
@@ -196,8 +197,8 @@ impl<P: Provider> Engine<P> {
                             .await?;
                     }
                 }
-                Step::Later => {}
-                Step::Stop => break,
+                Next::Later => {}
+                Next::Stop => break,
             }
         }
         // Before the cursor moves past them.
@@ -241,9 +242,9 @@ impl<P: Provider> Engine<P> {
         rules: &Rules,
         seen: Attempts,
         started: Instant,
-    ) -> Result<Step, Error> {
+    ) -> Result<Next, Error> {
         if callee.e164.is_none() && self.provider.needs_e164() {
-            return Ok(Step::Skipped(Skip::InvalidNumber, None));
+            return Ok(Next::Skipped(Skip::InvalidNumber, None));
         }
         let frequency = rules.cap.map(|cap| FrequencyClaim {
             number: callee.counted.clone(),
@@ -256,7 +257,7 @@ impl<P: Provider> Engine<P> {
             .and_then(|f| f.seen.eligible_at(f.cap))
             .filter(|at| *at > now)
         {
-            return Ok(Step::Skipped(Skip::FrequencyCap, Some(at)));
+            return Ok(Next::Skipped(Skip::FrequencyCap, Some(at)));
         }
         let gate = Gate {
             numbers: listed_forms(&callee.target.phone, callee.e164.as_deref())
@@ -270,7 +271,7 @@ impl<P: Provider> Engine<P> {
             // D15: the window is checked when a call is placed, in the contact's local time.
             if let Err((skip, opens)) = rules.windows.check(&callee.zones, now) {
                 let at = opens.unwrap_or(Timestamp(now.0 + 3_600_000));
-                return Ok(Step::Skipped(skip, Some(at)));
+                return Ok(Next::Skipped(skip, Some(at)));
             }
             match self
                 .store
@@ -278,12 +279,12 @@ impl<P: Provider> Engine<P> {
                 .await
             {
                 Ok(call) => return self.place(call, callee).await,
-                Err(ClaimRefused::Taken) => return Ok(Step::Settled { placed: false }),
-                Err(ClaimRefused::DoNotCall) => return Ok(Step::Skipped(Skip::Dnc, None)),
+                Err(ClaimRefused::Taken) => return Ok(Next::Settled { placed: false }),
+                Err(ClaimRefused::DoNotCall) => return Ok(Next::Skipped(Skip::Dnc, None)),
                 Err(ClaimRefused::Capped(at)) => {
-                    return Ok(Step::Skipped(Skip::FrequencyCap, Some(at)))
+                    return Ok(Next::Skipped(Skip::FrequencyCap, Some(at)))
                 }
-                Err(ClaimRefused::Contended) => return Ok(Step::Later),
+                Err(ClaimRefused::Contended) => return Ok(Next::Later),
                 Err(ClaimRefused::RateLimited) if started.elapsed() < RUN_DEADLINE => {
                     let into_second = u64::try_from(now.0.rem_euclid(1000)).unwrap_or(0);
                     tokio::time::sleep(Duration::from_millis(1000 - into_second + 5)).await;
@@ -291,7 +292,7 @@ impl<P: Provider> Engine<P> {
                 Err(ClaimRefused::Store(error)) => return Err(error),
                 Err(refused) => {
                     tracing::debug!(?refused, "no more calls this run");
-                    return Ok(Step::Stop);
+                    return Ok(Next::Stop);
                 }
             }
         }
@@ -311,7 +312,7 @@ impl<P: Provider> Engine<P> {
         Ok(())
     }
 
-    async fn place(&self, call: CallRef, callee: &Callee) -> Result<Step, Error> {
+    async fn place(&self, call: CallRef, callee: &Callee) -> Result<Next, Error> {
         let request = CallRequest {
             tenant: call.tenant.clone(),
             task_id: call.task_id.clone(),
@@ -328,7 +329,7 @@ impl<P: Provider> Engine<P> {
                 }
                 tracing::info!(%call_id, task = %call.task_id, attempt = call.attempt, "call placed");
                 outbound_telemetry::metrics(&[], &[("CallsPlaced", 1.0, Unit::Count)]);
-                Ok(Step::Settled { placed: true })
+                Ok(Next::Settled { placed: true })
             }
             Err(PlaceError::Busy { kind, detail }) => {
                 tracing::warn!(%detail, ?kind, "provider busy; the contact waits");
@@ -336,18 +337,23 @@ impl<P: Provider> Engine<P> {
                 // A quota refusal with no other call of the service in flight (the claim itself
                 // is one) says the quota may be missing rather than used up.
                 let alone = kind == Busy::Quota && self.store.calls_in_flight().await? <= 1;
-                self.give_back(&call, retry_at, alone, true).await?;
+                let why = if alone {
+                    GiveBack::QuotaRefused
+                } else {
+                    GiveBack::ProviderBusy
+                };
+                self.give_back(&call, retry_at, why).await?;
                 if alone {
                     self.quota_refused(&call).await?;
                 }
-                Ok(Step::Stop)
+                Ok(Next::Stop)
             }
             Err(PlaceError::ServiceRefused { refusal, detail }) => {
                 tracing::error!(%detail, task = %call.task_id, "the provider refuses the service's calls");
-                self.give_back(&call, self.clock.now(), false, false)
+                self.give_back(&call, self.clock.now(), GiveBack::Refused)
                     .await?;
                 self.service_refused(&call, refusal).await?;
-                Ok(Step::Stop)
+                Ok(Next::Stop)
             }
             Err(PlaceError::NumberRefused(why)) => {
                 let report = CallReport {
@@ -357,12 +363,12 @@ impl<P: Provider> Engine<P> {
                     reason: why,
                 };
                 self.record(call, &report).await?;
-                Ok(Step::Settled { placed: true })
+                Ok(Next::Settled { placed: true })
             }
             Err(PlaceError::Unknown(cause)) => {
                 // Whether a call started is unknown: it stays in flight and is reconciled.
                 tracing::error!(error = %cause, task = %call.task_id, "placing a call failed");
-                Ok(Step::Stop)
+                Ok(Next::Stop)
             }
         }
     }
@@ -374,14 +380,9 @@ impl<P: Provider> Engine<P> {
         &self,
         call: &CallRef,
         retry_at: Timestamp,
-        quota_refused: bool,
-        provider_busy: bool,
+        why: GiveBack,
     ) -> Result<(), Error> {
-        let Err(error) = self
-            .store
-            .release_call(call, retry_at, quota_refused, provider_busy)
-            .await
-        else {
+        let Err(error) = self.store.release_call(call, retry_at, why).await else {
             return Ok(());
         };
         tracing::warn!(%error, "refused call not given back; marked for reconcile");

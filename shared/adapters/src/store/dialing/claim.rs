@@ -2,13 +2,15 @@
 //! the task's and the service's calls in flight and a slot of this second's provider rate, or
 //! nothing; then the provider's call id is recorded, or the claim given back.
 
+use crate::store::counters;
 use crate::store::keys::{self, PK, SK};
 use crate::store::{
     from_item, n, s, to_item, Actions, ConditionFailure, Expr, Store, WriteFailure,
 };
 use aws_sdk_dynamodb::types::AttributeValue;
-use outbound_model::call::{CallRef, Due};
+use outbound_model::call::CallRef;
 use outbound_model::error::Error;
+use outbound_model::task::Due;
 use outbound_model::task::TaskContact;
 use outbound_model::Tenant;
 use outbound_model::{Id, Task, TaskStatus, Timestamp};
@@ -357,18 +359,17 @@ impl Store {
         WriteFailure::took_effect(written).map(drop)
     }
 
-    /// Gives back a claim the provider refused for rate or capacity: not an attempt (D13). The
-    /// contact waits until `retry_at`, ahead of the plain retries as before.
-    /// With `quota_refused`, the contact's count of quota refusals with nothing else in flight
-    /// goes up by one.
+    /// Gives back a claim the provider refused: not an attempt (D13). The contact waits until
+    /// `retry_at`, ahead of the plain retries as before; `why` says what else the refusal marks.
     pub async fn release_call(
         &self,
         call: &CallRef,
         retry_at: Timestamp,
-        quota_refused: bool,
-        provider_busy: bool,
+        why: GiveBack,
     ) -> Result<(), Error> {
         let tenant = &call.tenant;
+        let quota_refused = why == GiveBack::QuotaRefused;
+        let provider_busy = why != GiveBack::Refused;
         let rank = call.recalled.then_some(call.priority);
         let update = if quota_refused {
             "SET next_attempt_at = :at, gsi1pk = :wait_pk, gsi1sk = :wait_sk, \
@@ -400,14 +401,19 @@ impl Store {
                 keys::tenant(tenant),
                 keys::task(&call.task_id),
                 // A contact attempted before waits again; one never attempted is not dialled.
-                match (call.attempt > 1, provider_busy) {
-                    (true, true) => {
-                        "SET busy_until = :now ADD in_flight :minus_one, dg_waiting :one"
-                    }
-                    (true, false) => "ADD in_flight :minus_one, dg_waiting :one",
-                    (false, true) => "SET busy_until = :now ADD in_flight :minus_one",
-                    (false, false) => "ADD in_flight :minus_one",
-                },
+                &format!(
+                    "{}ADD in_flight :minus_one{}",
+                    if provider_busy {
+                        "SET busy_until = :now "
+                    } else {
+                        ""
+                    },
+                    if call.attempt > 1 {
+                        format!(", {} :one", counters::CONTACTS_WAITING)
+                    } else {
+                        String::new()
+                    },
+                ),
                 Some("attribute_exists(pk)"),
                 {
                     let expr = Expr::default().value(":minus_one", n(-1));
@@ -430,6 +436,18 @@ impl Store {
             Err(failure) => failure.condition().map(drop),
         }
     }
+}
+
+/// Why a claim is given back without an attempt (D13).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GiveBack {
+    /// The provider was busy (rate or capacity): the task's runs hold off until the retry time.
+    ProviderBusy,
+    /// A campaign-quota refusal with nothing else of the service in flight: as busy, and counted
+    /// on the contact, since enough of them in a row say the quota is missing (D13).
+    QuotaRefused,
+    /// The provider refused the service's calls as a whole, or the call was never placed.
+    Refused,
 }
 
 /// Where a claim takes its places: the caps, and the capacity shard of `shards` whose part of

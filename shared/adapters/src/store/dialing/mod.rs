@@ -12,12 +12,11 @@ mod scan;
 mod skip;
 mod sweep;
 
-pub use claim::{Attempts, FrequencyClaim, Gate};
+pub use claim::{Attempts, FrequencyClaim, Gate, GiveBack};
 pub use skip::{Skipped, SKIPS_IN_ONE};
 
-use crate::store::keys;
+use crate::store::{counters, keys};
 use crate::store::{n, Actions, Expr};
-use outbound_model::call::{Reason, Skip};
 use outbound_model::error::Error;
 use outbound_model::task::{Standing, TaskContact};
 use outbound_model::Tenant;
@@ -126,17 +125,17 @@ impl Deltas {
     ) -> &mut Self {
         let standing =
             |state: Option<&TaskContact>| state.map_or(Standing::NotDialled, TaskContact::class);
-        if let Some(counter) = standing(before).counter() {
+        if let Some(counter) = counters::contacts_standing(standing(before)) {
             self.add(counter, -1);
         }
-        if let Some(counter) = standing(after).counter() {
+        if let Some(counter) = counters::contacts_standing(standing(after)) {
             self.add(counter, 1);
         }
         if let Some(skip) = before.and_then(|state| state.skip) {
-            self.add(skip_counter(skip), -1);
+            self.add(counters::contacts_skipped(skip), -1);
         }
         if let Some(skip) = after.and_then(|state| state.skip) {
-            self.add(skip_counter(skip), 1);
+            self.add(counters::contacts_skipped(skip), 1);
         }
         self
     }
@@ -152,16 +151,6 @@ impl Deltas {
         }
         ((!parts.is_empty()).then(|| parts.join(", ")), expr)
     }
-}
-
-/// The task counter of contacts whose current state is `skip` (D19).
-pub fn skip_counter(skip: Skip) -> String {
-    format!("dg_skip_{}", skip.name())
-}
-
-/// The task counter of attempts that ended for `reason` (D19).
-pub fn reason_counter(reason: Reason) -> String {
-    format!("dg_reason_{}", reason.name())
 }
 
 /// A claim that could not be built or sent: nothing was claimed.

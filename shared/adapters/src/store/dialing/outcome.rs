@@ -12,7 +12,8 @@ use outbound_model::task::TaskContact;
 use outbound_model::Tenant;
 use outbound_model::{Id, Timestamp};
 
-use super::{reason_counter, Call, Deltas, RecordFailure};
+use super::{Call, Deltas, RecordFailure};
+use crate::store::counters;
 use outbound_model::call::Reason;
 
 impl Store {
@@ -30,17 +31,20 @@ impl Store {
         with_contact: bool,
     ) -> Result<RecordFailure, Error> {
         let tenant = &call.tenant;
-        let counter = match report.outcome {
-            outbound_model::call::Outcome::Success => "success",
-            outbound_model::call::Outcome::Failed => "failed",
-            outbound_model::call::Outcome::NoAnswer => "no_answer",
-        };
+        let counter = counters::calls_ended(report.outcome);
         let (state_update, state_expr) = state_after(call, report, next, now);
         let reason = Reason::of(report);
         let mut moved = Deltas::default();
         moved
-            .add(if next.done { "dg_final" } else { "dg_waiting" }, 1)
-            .add(reason_counter(reason), 1);
+            .add(
+                if next.done {
+                    counters::CONTACTS_FINAL
+                } else {
+                    counters::CONTACTS_WAITING
+                },
+                1,
+            )
+            .add(counters::attempts_ended(reason), 1);
         let (counters, task_expr) = moved.clause(
             Expr::default()
                 .name("#c", "counters")

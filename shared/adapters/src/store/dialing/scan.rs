@@ -4,8 +4,9 @@
 use crate::store::keys::{self, PK, SK};
 use crate::store::Item;
 use crate::store::{from_item, s, string_attr, Store};
-use outbound_model::call::{Fresh, Target, SCRIPT_FIELD};
+use outbound_model::call::{Target, SCRIPT_FIELD};
 use outbound_model::error::Error;
+use outbound_model::task::Fresh;
 use outbound_model::task::TaskContact;
 use outbound_model::Tenant;
 use outbound_model::{Id, Phone, Timestamp};

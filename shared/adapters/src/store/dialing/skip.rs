@@ -5,15 +5,16 @@
 use crate::store::keys::{self, PK, SK};
 use crate::store::{n, s, to_item, Actions, Expr, Store};
 use aws_sdk_dynamodb::types::AttributeValue;
-use outbound_model::call::{Due, Skip};
+use outbound_model::call::Skip;
 use outbound_model::error::Error;
+use outbound_model::task::Due;
 use outbound_model::task::TaskContact;
 use outbound_model::{Task, Tenant, Timestamp};
 
 use super::Deltas;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Step {
+enum Part {
     Contact,
     Task,
 }
@@ -111,7 +112,7 @@ impl Store {
                         item.insert(keys::GSI1_SK.to_owned(), s(wait_sk));
                     }
                     actions.put(
-                        Step::Contact,
+                        Part::Contact,
                         item,
                         Some(("attribute_not_exists(pk)", Expr::default())),
                     )?
@@ -140,7 +141,7 @@ impl Store {
                         }
                     };
                     actions.update(
-                        Step::Contact,
+                        Part::Contact,
                         pk,
                         sk,
                         update,
@@ -157,7 +158,7 @@ impl Store {
         let (counters, expr) = moved.clause(Expr::default());
         if let Some(counters) = counters {
             actions = actions.update(
-                Step::Task,
+                Part::Task,
                 keys::tenant(tenant),
                 keys::task(&task.id),
                 &format!("ADD {counters}"),
