@@ -1,5 +1,5 @@
 //! The cold-start baseline (`benches/cold_start.rs`): a `lambda_runtime` function that only
-//! echoes its event, built with the same release profile as the eight functions, so their start-up
+//! echoes its event, built with the same profile as the functions, so their start-up
 //! can be compared with what the runtime alone costs.
 
 use lambda_runtime::{service_fn, Error, LambdaEvent};

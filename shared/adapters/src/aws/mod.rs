@@ -1,26 +1,10 @@
 //! The AWS SDK configuration every function builds its clients from, loaded once per cold start
 //! by [`sdk_config`], and why it is not simply `aws_config::load_from_env()`.
 //!
-//! Profiled with callgrind on datasource-api (`make bench` measures the start as
-//! `cold_start_ms`), 83 % of the instructions from `exec` to the first request for an event went
-//! to TLS set-up, none of it needed to start:
-//! - the default credentials chain builds its web-identity link, and with it an STS client, even
-//!   when the credentials are in the environment, as Lambda always puts them;
-//! - building an SDK client builds a TLS connector just to check its HTTP client, and each
-//!   client has an HTTP client of its own: the first such check reads and decodes every native
-//!   root certificate (the bundle, then the certificate folder), and every check parses the roots
-//!   into a trust store again.
-//!
-//! So, with the same outcome in AWS:
-//! - in Lambda (`AWS_LAMBDA_FUNCTION_NAME` set) credentials come from the environment alone, the
-//!   link of the default chain that Lambda always satisfies; elsewhere (the local stack, a
-//!   developer's machine) the whole default chain stays;
-//! - every client shares one HTTP client, the SDK's own default one (same TLS, proxy and pool
-//!   settings), which builds its connector once, on the first request, and hands it to every
-//!   client; building a client no longer builds and drops one.
-//!
-//! The root certificates are therefore read once per process, by the first AWS request, instead
-//! of once at start plus once per client.
+//! In Lambda credentials come from the environment alone (the link of the default chain Lambda
+//! always satisfies; elsewhere the whole chain stays), and every client shares one HTTP client
+//! that builds its TLS connector on the first request: why, measured, is in `docs/scaling.md`
+//! (section 7, cold start).
 
 pub mod failure;
 pub mod timing;
