@@ -195,6 +195,12 @@ pub async fn complete(store: &Store, tenant: &Tenant, id: &Id) -> Result<Task, E
         .await
 }
 
+/// The dialing engine's verdict that a task cannot go on (FAILED with `reason`, D13), asked
+/// for by id.
+pub async fn fail(store: &Store, tenant: &Tenant, id: &Id, reason: String) -> Result<Task, Error> {
+    store.fail_task(tenant, id, reason).await
+}
+
 /// Delete (D10) and queue the reclaim of the task's per-contact state.
 pub async fn delete(
     store: &Store,

@@ -470,33 +470,8 @@ async fn an_outcome_whose_call_id_was_never_saved_is_recorded_from_the_call() {
     let rig = rig(ALL_SUCCESS, |_| {}).await;
     let task = rig.running(1, json!({"maxDialCount": 3})).await;
     let contact = &task.contacts[0];
-    let (owner, stored) = (tenant(OWNER), rig.stored(&task.id).await);
-    let due = Due {
-        contact_id: id(contact),
-        attempt: 1,
-        state: None,
-    };
-    let gate = outbound_adapters::store::dialing::Gate::default();
-    let claim = rig.engine.store.claim_call(
-        &owner,
-        &stored,
-        &due,
-        &gate,
-        caps_of(&rig.engine),
-        rig.clock.now(),
-    );
-    let call = claim.await.unwrap();
-    let request = CallRequest {
-        tenant: owner.clone(),
-        task_id: id(&task.id),
-        contact_id: id(contact),
-        attempt: 1,
-        phone: outbound_model::Phone::parse(&phone(0)).unwrap(),
-        e164: None,
-        script: None,
-    };
-    // Placed; the run dies before it saves the call's id.
-    let call_id = rig.engine.provider.place(&request).await.unwrap();
+    let owner = tenant(OWNER);
+    let (call, call_id) = placed_unsaved(&rig, &task, 0).await;
 
     assert_eq!(rig.api.drain(&rig.engine, DialInbox::CallEvents).await, 1);
     let stored = rig.stored(&task.id).await;
@@ -538,6 +513,98 @@ async fn an_outcome_whose_call_id_was_never_saved_is_recorded_from_the_call() {
         calls(&task, &[0], 1),
         "answered: never called again"
     );
+}
+
+/// Claims and places the call of contact `index` of `task` as a dial run would, and stops
+/// there, as a run that dies before it saves the call's id: the call and its provider id.
+async fn placed_unsaved(
+    rig: &Rig,
+    task: &TaskFixture,
+    index: usize,
+) -> (outbound_model::call::CallRef, String) {
+    let (owner, stored) = (tenant(OWNER), rig.stored(&task.id).await);
+    let due = Due {
+        contact_id: id(&task.contacts[index]),
+        attempt: 1,
+        state: None,
+    };
+    let gate = outbound_adapters::store::dialing::Gate::default();
+    let claim = rig.engine.store.claim_call(
+        &owner,
+        &stored,
+        &due,
+        &gate,
+        caps_of(&rig.engine),
+        rig.clock.now(),
+    );
+    let call = claim.await.unwrap();
+    let request = CallRequest {
+        tenant: owner,
+        task_id: id(&task.id),
+        contact_id: id(&task.contacts[index]),
+        attempt: 1,
+        phone: outbound_model::Phone::parse(&phone(index)).unwrap(),
+        e164: None,
+        script: None,
+    };
+    let call_id = rig.engine.provider.place(&request).await.unwrap();
+    (call, call_id)
+}
+
+/// D13: a call whose id was never saved keeps its places past the reconcile time, up to
+/// `DIAL_MAX_CALL_SECONDS`: a person who answered and talks past ten minutes has the answer
+/// recorded when the call ends, and is never called again; a call with no id whose outcome
+/// never comes is recorded as failed "no outcome" once that ceiling passes.
+#[tokio::test]
+async fn a_call_whose_id_was_never_saved_keeps_its_places_until_it_ends() {
+    let rig = rig(ALL_SUCCESS, |s| {
+        s.reconcile_after = MINUTE;
+        s.max_call = Duration::from_secs(3600);
+    })
+    .await;
+    let task = rig.running(2, json!({"maxDialCount": 3})).await;
+    placed_unsaved(&rig, &task, 0).await;
+    placed_unsaved(&rig, &task, 1).await;
+    let ended = rig.take_events().await;
+    assert_eq!(ended.len(), 2, "held back: both calls are connected");
+
+    rig.clock.advance(Duration::from_secs(11 * 60));
+    assert_eq!(rig.tick_and_dial().await.reconcile_jobs, 2);
+    let stored = rig.stored(&task.id).await;
+    assert_eq!((stored.in_flight, stored.counters.calls), (2, 0));
+    assert_eq!(rig.service_in_flight().await, 2);
+    assert_eq!(rig.placed().len(), 2, "nobody is called again meanwhile");
+
+    DialInbox::CallEvents
+        .handle(&rig.engine, ended[0].clone())
+        .await
+        .unwrap();
+    let stored = rig.stored(&task.id).await;
+    assert_eq!(
+        (
+            stored.in_flight,
+            stored.counters.calls,
+            stored.counters.success
+        ),
+        (1, 1, 1)
+    );
+
+    rig.clock.advance(Duration::from_secs(3600));
+    assert_eq!(rig.tick_and_dial().await.reconcile_jobs, 1);
+    let stored = rig.stored(&task.id).await;
+    let counters = &stored.counters;
+    assert_eq!(
+        (
+            stored.in_flight,
+            counters.calls,
+            counters.success,
+            counters.failed
+        ),
+        (0, 2, 1, 1)
+    );
+    assert_eq!(rig.service_in_flight().await, 0);
+    let contacts = rig.contacts(&task.source).await;
+    assert_eq!(contacts[&task.contacts[0]], (1, 1), "answered: final");
 }
 
 /// D13: a call whose outcome never arrives is reconciled after `reconcile_after` and recorded

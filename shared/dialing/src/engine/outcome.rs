@@ -182,6 +182,9 @@ impl<P: Provider> Engine<P> {
             return Ok(());
         };
         let now = self.clock.now();
+        let may_be_live = state
+            .claimed_at
+            .is_some_and(|at| now.0 - at.0 < self.config.max_call.as_millis() as i64);
         let report = match &state.call_id {
             // Refused by the provider, never placed: given back, not an attempt (D13).
             None if state.refused == Some(attempt) => match &task {
@@ -191,16 +194,22 @@ impl<P: Provider> Engine<P> {
                 }
                 None => CallReport::no_outcome(),
             },
+            // Its id was never saved (the run died after placing it, or the save failed): the
+            // provider may have a live call, whose outcome event names the attempt and is
+            // recorded when it comes. Until DIAL_MAX_CALL_SECONDS it keeps its places, so a
+            // person who answered and talks on is never called again.
+            None if may_be_live => {
+                return self
+                    .store
+                    .check_call_later(tenant, task_id, contact_id, attempt, now)
+                    .await
+            }
             None => CallReport::no_outcome(),
             Some(call_id) => match self.provider.describe(call_id).await? {
                 CallStatus::Ended(report) => report,
                 // Still connected: it keeps its places, and is looked at again a reconcile
                 // time from now; its DISCONNECTED event records it when it comes.
-                CallStatus::InProgress
-                    if state.claimed_at.is_some_and(|at| {
-                        now.0 - at.0 < self.config.max_call.as_millis() as i64
-                    }) =>
-                {
+                CallStatus::InProgress if may_be_live => {
                     return self
                         .store
                         .check_call_later(tenant, task_id, contact_id, attempt, now)

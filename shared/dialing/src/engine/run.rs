@@ -323,14 +323,7 @@ impl<P: Provider> Engine<P> {
             script: callee.target.script.clone(),
         };
         match self.provider.place(&request).await {
-            Ok(call_id) => {
-                if !self.store.mark_placed(&call, &call_id).await? {
-                    tracing::warn!(%call_id, "call placed after its attempt was settled");
-                }
-                tracing::info!(%call_id, task = %call.task_id, attempt = call.attempt, "call placed");
-                outbound_telemetry::metrics(&[], &[("CallsPlaced", 1.0, Unit::Count)]);
-                Ok(Next::Settled { placed: true })
-            }
+            Ok(call_id) => self.placed(&call, &call_id).await,
             Err(PlaceError::Busy { kind, detail }) => {
                 tracing::warn!(%detail, ?kind, "provider busy; the contact waits");
                 let retry_at = Timestamp(self.clock.now().0 + BUSY_RETRY.as_millis() as i64);
@@ -366,11 +359,31 @@ impl<P: Provider> Engine<P> {
                 Ok(Next::Settled { placed: true })
             }
             Err(PlaceError::Unknown(cause)) => {
-                // Whether a call started is unknown: it stays in flight and is reconciled.
-                tracing::error!(error = %cause, task = %call.task_id, "placing a call failed");
-                Ok(Next::Stop)
+                // Whether a call started is unknown. The same request again carries the same
+                // idempotency token: the provider answers the call the first one started, or
+                // starts it now; either way its id is saved. Failing that, the attempt stays in
+                // flight with no id, and its outcome event (which names the attempt) records it
+                // whenever it comes, up to DIAL_MAX_CALL_SECONDS (reconcile).
+                tracing::warn!(error = %cause, task = %call.task_id, "placing a call failed; asked again");
+                match self.provider.place(&request).await {
+                    Ok(call_id) => self.placed(&call, &call_id).await,
+                    Err(again) => {
+                        tracing::error!(error = %again, task = %call.task_id, "placing a call failed twice; left to reconcile");
+                        Ok(Next::Stop)
+                    }
+                }
             }
         }
+    }
+
+    /// Saves the provider's id of a placed call, so its outcome finds its attempt.
+    async fn placed(&self, call: &CallRef, call_id: &str) -> Result<Next, Error> {
+        if !self.store.mark_placed(call, call_id).await? {
+            tracing::warn!(%call_id, "call placed after its attempt was settled");
+        }
+        tracing::info!(%call_id, task = %call.task_id, attempt = call.attempt, "call placed");
+        outbound_telemetry::metrics(&[], &[("CallsPlaced", 1.0, Unit::Count)]);
+        Ok(Next::Settled { placed: true })
     }
 
     /// Gives back a claim the provider refused: not an attempt (D13). When the release cannot be
