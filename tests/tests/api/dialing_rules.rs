@@ -1096,6 +1096,44 @@ async fn a_contact_deleted_while_waiting_for_a_retry_is_not_redialled() {
     assert_eq!(rig.detail(&task.id).await["callCount"], 5);
 }
 
+/// D19: a deleted contact finished by two runs that read the same state (both found its retry
+/// due) moves the diagnostics counters once: the second finish finds it done.
+#[tokio::test]
+async fn a_deleted_contact_finished_twice_moves_the_counters_once() {
+    let rig = rig(ALL_NO_ANSWER, |_| {}).await;
+    let task = rig
+        .running(2, json!({"maxDialCount": 2, "callInterval": 10}))
+        .await;
+    rig.round().await;
+    rig.delete_contact(&task, &task.contacts[0]).await;
+    let states = rig.api.stored_task_contacts(OWNER, &task.id).await;
+    let waiting = states[&task.contacts[0]].clone();
+    let (owner, task_id) = (tenant(OWNER), id(&task.id));
+    let counters = || async {
+        let (_, counters) = rig
+            .engine
+            .store
+            .task_with_counters(&owner, &task_id)
+            .await
+            .unwrap();
+        (counters.waiting, counters.final_)
+    };
+    assert_eq!(counters().await, (2, 0));
+
+    for _ in 0..2 {
+        rig.engine
+            .store
+            .finish_deleted(&owner, &task_id, &waiting)
+            .await
+            .unwrap();
+    }
+    assert_eq!(
+        counters().await,
+        (1, 0),
+        "the deleted contact left waiting once"
+    );
+}
+
 /// D13: the tick reads the running-task and calls-in-flight indexes only, so its DynamoDB
 /// requests do not grow with DRAFT or STOPPED tasks, nor with a few more running ones.
 #[tokio::test]

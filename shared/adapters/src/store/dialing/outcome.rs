@@ -176,9 +176,15 @@ impl Store {
             keys::task_contacts(tenant, task),
             keys::contact(&state.contact_id),
             "SET done = :true REMOVE gsi1pk, gsi1sk, skip",
-            Some("attribute_not_exists(in_call) AND updated_at = :seen"),
+            // Not done yet: two runs that read the same state finish it, and move the
+            // counters, once.
+            Some(
+                "attribute_not_exists(in_call) AND updated_at = :seen \
+                 AND (attribute_not_exists(done) OR done = :false)",
+            ),
             Expr::default()
                 .value(":true", AttributeValue::Bool(true))
+                .value(":false", AttributeValue::Bool(false))
                 .value(":seen", n(state.updated_at.0)),
         )?;
         let (counters, expr) = moved.clause(Expr::default());
