@@ -1,12 +1,15 @@
 //! The title row (D8): which field each column fills, shared by the CSV and `.xlsx` readers.
 //!
-//! Titles are trimmed and matched to field names case-insensitively, then to the aliases of D8.
+//! Titles are trimmed and matched to field names case-insensitively (the phone, the known fields
+//! and D15's `timeZone`), then to the aliases of D8.
 //! Read-only columns (`id`, `status`, ...) and columns with an empty title are ignored. Any other
 //! title must be a valid custom field name (D7); one that is not refuses the whole file with a 400
 //! naming the column, because every row would fail the same way and the fix is in the title row.
 
 use super::{too_many_columns, MAX_COLUMNS};
-use outbound_model::contact::{FieldName, KNOWN_FIELDS, PHONE_FIELD, READ_ONLY_FIELDS};
+use outbound_model::contact::{
+    FieldName, KNOWN_FIELDS, PHONE_FIELD, READ_ONLY_FIELDS, TIME_ZONE_FIELD,
+};
 use outbound_model::error::Error;
 
 /// What one column of the file fills.
@@ -124,7 +127,8 @@ fn column_for(title: &str, index: usize) -> Result<Column, Error> {
     {
         return Ok(Column::Ignored);
     }
-    let canonical = std::iter::once(PHONE_FIELD)
+    let canonical = [PHONE_FIELD, TIME_ZONE_FIELD]
+        .into_iter()
         .chain(KNOWN_FIELDS.iter().map(|(name, _)| *name))
         .find(|name| name.eq_ignore_ascii_case(title))
         .or_else(|| {
@@ -141,7 +145,7 @@ fn column_for(title: &str, index: usize) -> Result<Column, Error> {
         None => FieldName::parse(title).map(Column::Field).map_err(|_| {
             Error::invalid(format!(
                 "column {} title \"{title}\" is not a field name: use phoneNumber, customerName, \
-                 address, orderAmount, or a custom name of letters, digits and _ starting with a \
+                 address, orderAmount, timeZone, or a custom name of letters, digits and _ starting with a \
                  letter, at most 64 characters",
                 index + 1
             ))
@@ -196,6 +200,21 @@ mod tests {
         ] {
             assert_eq!(parse(&[alias]).unwrap().phone(), 0, "{alias}");
         }
+    }
+
+    #[test]
+    fn the_time_zone_title_is_the_field_in_any_case() {
+        for title in ["timeZone", "TimeZone", "TIMEZONE", " timezone "] {
+            let titles = parse(&["phone", title]).unwrap();
+            let fields: Vec<_> = titles.fields().map(|(_, name)| name.as_str()).collect();
+            assert_eq!(fields, [TIME_ZONE_FIELD], "{title:?}");
+        }
+        assert_eq!(
+            parse(&["phone", "timezone", "TimeZone"])
+                .unwrap_err()
+                .to_string(),
+            "duplicate column title \"TimeZone\""
+        );
     }
 
     #[test]

@@ -720,3 +720,41 @@ async fn a_tenant_runs_at_most_its_cap_of_imports() {
         .await;
     assert_eq!(posted.ok()["successCount"], 1, "a slot is free again");
 }
+
+#[tokio::test]
+async fn a_time_zone_title_in_any_case_is_the_contacts_time_zone() {
+    // D8's case-insensitive titles reach D15's `timeZone` too: `TimeZone` is that field, checked
+    // as it is (an invalid zone refuses the row), never an unchecked custom field.
+    let api = TestApi::start().await;
+    for (at, title) in ["timeZone", "TimeZone", "TIMEZONE", " timezone "]
+        .into_iter()
+        .enumerate()
+    {
+        let source = api.data_source("acme", &format!("Zones {at}")).await;
+        let file = csv(&[
+            &["phoneNumber", title],
+            &["+12125550101", "America/Los_Angeles"],
+            &["+12125550102", "Pacific/Nowhere"],
+            &["+12125550103", ""],
+        ]);
+        let answer = api.batch_import("acme", &source, "zones.csv", file).await;
+        let data = answer.ok();
+        assert_eq!(
+            (&data["successCount"], &data["failCount"], &data["details"]),
+            (
+                &json!(2),
+                &json!(1),
+                &json!([{"row": 3, "phoneNumber": "+12125550102", "reason": "invalid timeZone"}])
+            ),
+            "{title:?}"
+        );
+        assert_eq!(
+            api.contact_fields("acme", &source).await,
+            [
+                json!({"phoneNumber": "+12125550101", "timeZone": "America/Los_Angeles"}),
+                json!({"phoneNumber": "+12125550103"}),
+            ],
+            "{title:?}"
+        );
+    }
+}
