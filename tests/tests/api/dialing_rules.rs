@@ -1028,6 +1028,7 @@ async fn shard_counts(rig: &Rig, shards: u32) -> Vec<i64> {
 async fn capacity_shards_hold_their_parts_and_get_their_places_back() {
     let rig = rig(ALL_SUCCESS, |s| {
         s.max_in_flight = 6;
+        s.rate_per_second = 4;
         s.capacity_shards = 4;
     })
     .await;

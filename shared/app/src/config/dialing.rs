@@ -151,7 +151,7 @@ impl DialerConfig {
             })?,
         };
         let url = |name| lookup(name).filter(|value| !value.trim().is_empty());
-        Ok(DialerConfig {
+        let config = DialerConfig {
             provider,
             rate_per_second: small("DIAL_RATE_PER_SECOND", defaults.rate_per_second, 1, 1000)?,
             max_in_flight_per_task: small(
@@ -212,7 +212,31 @@ impl DialerConfig {
                     86_400,
                 )?,
             },
-        })
+        };
+        config.capacity_shards_hold_a_part()?;
+        Ok(config)
+    }
+}
+
+impl DialerConfig {
+    /// Refuses capacity shards that would leave a shard with no part of the provider rate or
+    /// of the service's calls in flight: such a shard breaks the caps (D13, D23).
+    fn capacity_shards_hold_a_part(&self) -> Result<(), ConfigError> {
+        for (name, total) in [
+            ("DIAL_RATE_PER_SECOND", self.rate_per_second),
+            ("DIAL_MAX_IN_FLIGHT", self.max_in_flight),
+        ] {
+            if self.capacity_shards > total {
+                return Err(ConfigError {
+                    name: "DIAL_CAPACITY_SHARDS",
+                    problem: format!(
+                        "{} shards leave some with none of {name} ({total}): at most {total}",
+                        self.capacity_shards
+                    ),
+                });
+            }
+        }
+        Ok(())
     }
 }
 
@@ -259,6 +283,35 @@ mod tests {
 
     fn read(pairs: &[(&str, &str)]) -> Result<DialerConfig, ConfigError> {
         DialerConfig::from_lookup(&crate::config::lookup(pairs))
+    }
+
+    /// A capacity shard holds its part of both caps; one with a part of 0 would let a claim of
+    /// each second through (the rate) or admit one call ever (the calls in flight).
+    #[test]
+    fn capacity_shards_without_a_part_of_each_cap_are_refused() {
+        let error =
+            read(&[("DIAL_CAPACITY_SHARDS", "4"), ("DIAL_RATE_PER_SECOND", "2")]).unwrap_err();
+        assert_eq!(error.name, "DIAL_CAPACITY_SHARDS");
+        assert_eq!(
+            error.problem,
+            "4 shards leave some with none of DIAL_RATE_PER_SECOND (2): at most 2"
+        );
+        let error = read(&[
+            ("DIAL_CAPACITY_SHARDS", "16"),
+            ("DIAL_RATE_PER_SECOND", "100"),
+            ("DIAL_MAX_IN_FLIGHT", "10"),
+        ])
+        .unwrap_err();
+        assert_eq!(
+            error.problem,
+            "16 shards leave some with none of DIAL_MAX_IN_FLIGHT (10): at most 10"
+        );
+        let fits = read(&[
+            ("DIAL_CAPACITY_SHARDS", "4"),
+            ("DIAL_RATE_PER_SECOND", "4"),
+            ("DIAL_MAX_IN_FLIGHT", "40"),
+        ]);
+        assert_eq!(fits.unwrap().capacity_shards, 4);
     }
 
     #[test]
