@@ -111,7 +111,7 @@ GROUPS = [
         "level 9 (`*_bytes`); and its first load against the local API (`first_load_ms.*`): five "
         "cold loads of the sign-in address per run, each in a fresh headless Chromium profile, "
         "until DOMContentLoaded, load, and the data sources page's heading shown "
-        "(`scripts/console.sh bench`, `console/e2e/bench.mjs`).",
+        "(`scripts/console.sh bench`, `console/e2e/bench.ts`).",
     ),
 ]
 
