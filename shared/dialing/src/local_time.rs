@@ -1,6 +1,7 @@
 //! Called-party local time (D15) as pure functions: a contact's time zones, whether its window
 //! (the task's daily window and the tenant's calling hours) is open now in every one of them,
-//! and, when it is not, which one is closed and when both next open.
+//! and, when it is not, which one is closed and when both next open, or that they never do for a
+//! number whose zones share no open minute (D24).
 
 use chrono::{Datelike, Duration, NaiveDate, TimeZone, Timelike};
 use chrono_tz::Tz;
@@ -12,7 +13,7 @@ use outbound_model::Timestamp;
 /// The zones a contact's window is read in (D15): its `timeZone` field, else the zones of its
 /// number, else `fallback` (the task's zone, else the service zone).
 pub fn contact_zones(time_zone: Option<&str>, e164: Option<&str>, fallback: Tz) -> Vec<Tz> {
-    if let Some(zone) = time_zone.and_then(|name| name.parse::<Tz>().ok()) {
+    if let Some(zone) = own_zone(time_zone) {
         return vec![zone];
     }
     let zones = e164.map(zones_of).unwrap_or_default();
@@ -21,6 +22,12 @@ pub fn contact_zones(time_zone: Option<&str>, e164: Option<&str>, fallback: Tz) 
     } else {
         zones
     }
+}
+
+/// The zone a contact's own `timeZone` field names (D15), when it names one: its zone is then
+/// known, not guessed from its number.
+pub fn own_zone(time_zone: Option<&str>) -> Option<Tz> {
+    time_zone.and_then(|name| name.parse::<Tz>().ok())
 }
 
 /// The windows one task's calls must be inside (D15): its daily window, read in each contact
@@ -68,7 +75,7 @@ impl Windows {
 
     fn hours_open(&self, zones: &[Tz], at: Timestamp) -> bool {
         self.calling_hours
-            .is_none_or(|hours| zones.iter().all(|zone| inside(hours, *zone, at)))
+            .is_none_or(|hours| zones.iter().all(|zone| inside_hours(hours, *zone, at)))
     }
 
     /// `Ok` when a contact in `zones` may be called at `at`; else the skip that says which
@@ -84,6 +91,23 @@ impl Windows {
             Skip::OutsideWindow
         };
         Err((skip, self.next_open(zones, at)))
+    }
+
+    /// [`Windows::check`] for a contact about to be called: a contact without a zone of its own
+    /// (`own_zone` false: its zones are guessed from its number) whose zones never share an open
+    /// minute of both windows, over the days [`Windows::next_open`] looks at, daylight-saving
+    /// changes included, is skipped as `NO_COMMON_WINDOW`, final (D24), instead of waiting for
+    /// an opening that never comes.
+    pub fn admit(
+        &self,
+        zones: &[Tz],
+        own_zone: bool,
+        at: Timestamp,
+    ) -> Result<(), (Skip, Option<Timestamp>)> {
+        match self.check(zones, at) {
+            Err((_, None)) if !own_zone => Err((Skip::NoCommonWindow, None)),
+            checked => checked,
+        }
     }
 
     /// The first moment after `at` when every window is open for `zones`: the intersection of
@@ -115,13 +139,23 @@ impl Windows {
     }
 }
 
-/// Whether `at` is inside `window` read in `zone`, both minutes included (D9).
+/// Whether `at` is inside `window` read in `zone`, both minutes included (D9): a task's window.
 pub fn inside(window: DailyWindow, zone: Tz, at: Timestamp) -> bool {
-    let Some(local) = zone.timestamp_millis_opt(at.0).single() else {
-        return false;
-    };
-    let minute = (local.hour() * 60 + local.minute()) as u16;
-    (window.start.minutes()..=window.end.minutes()).contains(&minute)
+    local_minute(zone, at)
+        .is_some_and(|minute| (window.start.minutes()..=window.end.minutes()).contains(&minute))
+}
+
+/// Whether `at` is inside the tenant's calling `hours` read in `zone`: from `start` to before
+/// `end`, the first minute not allowed ("before 21:00", D24).
+fn inside_hours(hours: DailyWindow, zone: Tz, at: Timestamp) -> bool {
+    local_minute(zone, at)
+        .is_some_and(|minute| (hours.start.minutes()..hours.end.minutes()).contains(&minute))
+}
+
+/// The minute of the day `at` is in `zone`.
+fn local_minute(zone: Tz, at: Timestamp) -> Option<u16> {
+    let local = zone.timestamp_millis_opt(at.0).single()?;
+    Some((local.hour() * 60 + local.minute()) as u16)
 }
 
 /// The instant `window` opens on local date `date` in `zone`. A start that a daylight-saving
@@ -269,6 +303,84 @@ mod tests {
             windows.check(&both, utc(2026, 3, 7, 17, 1)),
             Err((Skip::OutsideWindow, Some(utc(2026, 3, 8, 13, 0)))),
             "the first opening after the change is an hour earlier in UTC"
+        );
+    }
+
+    #[test]
+    fn calling_hours_end_before_their_end_minute_and_a_task_window_at_it() {
+        // 02:00 UTC in January: 21:00 in New York, 20:59 a minute before.
+        let (at_end, before) = (utc(2026, 1, 16, 2, 0), utc(2026, 1, 16, 1, 59));
+        let hours = called_party(None, Some(window("09:00", "21:00")));
+        assert_eq!(hours.check(&[New_York], before), Ok(()));
+        assert_eq!(
+            hours.check(&[New_York], at_end),
+            Err((Skip::CallingHours, Some(utc(2026, 1, 16, 14, 0))))
+        );
+        let task = called_party(Some(window("09:00", "21:00")), None);
+        assert_eq!(task.check(&[New_York], at_end), Ok(()), "D9: both minutes");
+        // A task window that ends where the calling hours end: its last minute is not called.
+        let both = called_party(
+            Some(window("09:00", "21:00")),
+            Some(window("08:00", "21:00")),
+        );
+        assert_eq!(both.check(&[New_York], before), Ok(()));
+        assert!(both.check(&[New_York], at_end).is_err());
+    }
+
+    #[test]
+    fn zones_that_never_share_an_open_minute_are_final_unless_the_contact_names_its_own() {
+        // A toll-free number rings from Guam to Newfoundland: 09:00-17:00 is never open in all.
+        let toll_free = contact_zones(None, Some("+18005550100"), Tz::UTC);
+        assert!(toll_free.len() > 30, "{toll_free:?}");
+        let windows = called_party(Some(window("09:00", "17:00")), None);
+        let at = utc(2026, 1, 15, 16, 0);
+        assert_eq!(
+            windows.admit(&toll_free, false, at),
+            Err((Skip::NoCommonWindow, None))
+        );
+        assert_eq!(
+            windows.admit(&toll_free, true, at),
+            Err((Skip::OutsideWindow, None)),
+            "a zone of its own waits"
+        );
+        assert!(Skip::NoCommonWindow.is_final());
+        // The same from the calling hours alone, and across the zones' daylight-saving changes.
+        let hours = called_party(None, Some(window("09:00", "17:00")));
+        for day in [(3, 7), (3, 8), (3, 9), (10, 31), (11, 1), (11, 2), (7, 1)] {
+            let at = utc(2026, day.0, day.1, 12, 0);
+            assert_eq!(
+                hours.admit(&toll_free, false, at),
+                Err((Skip::NoCommonWindow, None)),
+                "{day:?}"
+            );
+        }
+        // Zones that overlap for a moment only wait for it: New York and Los Angeles share
+        // 12:00-17:00 New York time (17:00-22:00 UTC in January).
+        let coasts = [Los_Angeles, New_York];
+        assert_eq!(
+            windows.admit(&coasts, false, at),
+            Err((Skip::OutsideWindow, Some(utc(2026, 1, 15, 17, 0))))
+        );
+        assert_eq!(
+            windows.admit(&coasts, false, utc(2026, 1, 15, 17, 0)),
+            Ok(())
+        );
+        // Guam (UTC+10) and Newfoundland (UTC-3:30) alone: 09:00-17:00 is 23:00-07:00 and
+        // 12:30-20:30 UTC in January. With 09:00-19:00 they still share none; 06:00-21:00
+        // they do (Guam's 06:00 is 20:00 UTC, 16:30 in St John's).
+        let ends = [
+            "Pacific/Guam".parse::<Tz>().unwrap(),
+            "America/St_Johns".parse::<Tz>().unwrap(),
+        ];
+        let narrow = called_party(Some(window("09:00", "19:00")), None);
+        assert_eq!(
+            narrow.admit(&ends, false, at),
+            Err((Skip::NoCommonWindow, None))
+        );
+        let wide = called_party(Some(window("06:00", "21:00")), None);
+        assert_eq!(
+            wide.admit(&ends, false, at),
+            Err((Skip::OutsideWindow, Some(utc(2026, 1, 15, 20, 0))))
         );
     }
 

@@ -187,15 +187,19 @@ pub enum Skip {
     CallingHours,
     /// Its number reached the tenant's frequency cap (D17): it waits.
     FrequencyCap,
+    /// Without a `timeZone` of its own, the zones of its number never share an open minute of
+    /// the task's window and the calling hours (D24): final.
+    NoCommonWindow,
 }
 
 impl Skip {
-    pub const ALL: [Skip; 5] = [
+    pub const ALL: [Skip; 6] = [
         Skip::Dnc,
         Skip::InvalidNumber,
         Skip::OutsideWindow,
         Skip::CallingHours,
         Skip::FrequencyCap,
+        Skip::NoCommonWindow,
     ];
 
     pub fn name(self) -> &'static str {
@@ -205,13 +209,14 @@ impl Skip {
             Skip::OutsideWindow => "OUTSIDE_WINDOW",
             Skip::CallingHours => "CALLING_HOURS",
             Skip::FrequencyCap => "FREQUENCY_CAP",
+            Skip::NoCommonWindow => "NO_COMMON_WINDOW",
         }
     }
 
     /// Final for the task (D18): the contact is never called by it, and counts as final for
     /// completion (D13).
     pub fn is_final(self) -> bool {
-        matches!(self, Skip::Dnc | Skip::InvalidNumber)
+        matches!(self, Skip::Dnc | Skip::InvalidNumber | Skip::NoCommonWindow)
     }
 }
 

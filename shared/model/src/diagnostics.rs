@@ -122,6 +122,8 @@ pub struct SkipCounts {
     pub calling_hours: u64,
     #[serde(rename = "FREQUENCY_CAP")]
     pub frequency_cap: u64,
+    #[serde(rename = "NO_COMMON_WINDOW")]
+    pub no_common_window: u64,
 }
 
 /// Attempts by the reason they ended (D18).
@@ -151,6 +153,7 @@ impl SkipCounts {
             outside_window: counters.skip(Skip::OutsideWindow),
             calling_hours: counters.skip(Skip::CallingHours),
             frequency_cap: counters.skip(Skip::FrequencyCap),
+            no_common_window: counters.skip(Skip::NoCommonWindow),
         }
     }
 }

@@ -371,6 +371,46 @@ async fn a_missing_campaign_quota_falls_back_to_general_traffic_where_allowed() 
     assert_eq!(detail["callCount"], 2);
 }
 
+/// D23: a call the provider refused is never an attempt and never counts toward the frequency
+/// cap (D17): with a cap of one call a day, quota refusals still reach the bounded tries and the
+/// deployment falls back; and the decision is the service's, not one dialer's: another
+/// dialer instance, started afterwards, falls back on its first refusal instead of counting five.
+#[tokio::test]
+async fn refused_calls_never_count_toward_the_cap_and_the_quota_verdict_is_shared() {
+    let api = TestApi::start().await;
+    let cap = json!({"frequencyCap": {"maxCalls": 1, "periodHours": 24}});
+    assert_eq!(
+        api.post("acme", "/api/settings/update", cap).await.status,
+        200
+    );
+    let clock = ManualClock::starting_now();
+    let engine = no_campaign_quota(&api, &clock, true);
+    let (task, _, _) = running_task(&api, 2, json!({"maxDialCount": 1})).await;
+    busy_rounds(&api, &engine, &clock, 8).await;
+    let detail = api.get("acme", &format!("/api/task/detail/{task}")).await;
+    let detail = detail.ok();
+    assert_eq!(detail["status"], TaskStatus::Completed.code());
+    assert_eq!(detail["callCount"], 2, "each number called once: its cap");
+
+    let no_cap = json!({"frequencyCap": null});
+    assert_eq!(
+        api.post("acme", "/api/settings/update", no_cap)
+            .await
+            .status,
+        200
+    );
+    let fresh = no_campaign_quota(&api, &clock, true);
+    let (second, _, _) = running_task(&api, 2, json!({"maxDialCount": 1})).await;
+    busy_rounds(&api, &fresh, &clock, 2).await;
+    let states = api.stored_task_contacts("acme", &second).await;
+    assert!(
+        states.values().all(|state| state.quota_refusals == 0),
+        "the new dialer counts no refusal of its own: it reads the verdict: {states:?}"
+    );
+    let detail = api.get("acme", &format!("/api/task/detail/{second}")).await;
+    assert_eq!(detail.ok()["callCount"], 2);
+}
+
 /// What Amazon Connect answers a call over its rate: tried again later, not an attempt.
 fn rate_refusal() -> PlaceError {
     PlaceError::Busy {

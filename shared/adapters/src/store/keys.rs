@@ -147,6 +147,10 @@ pub fn shard_part(total: u32, shards: u32, shard: u32) -> u32 {
     total / shards + u32::from(shard < total % shards)
 }
 
+/// Sort key, in the `DIALER` partition, of the service's verdict that the provider's campaign
+/// quota is missing (D23).
+pub const CAMPAIGN_QUOTA: &str = "CAMPAIGN_QUOTA";
+
 /// Sort key of the count of calls in flight in the whole service (D13).
 pub const CAPACITY: &str = "CAPACITY";
 

@@ -4,7 +4,7 @@
 //! provider refuses is given back (not an attempt).
 
 use super::Engine;
-use crate::local_time::{contact_zones, Windows};
+use crate::local_time::{contact_zones, own_zone, Windows};
 use crate::plan::due_contacts;
 use crate::provider::{Busy, CallRequest, PlaceError, Provider, ServiceRefusal};
 use chrono_tz::Tz;
@@ -62,6 +62,8 @@ struct Callee {
     e164: Option<String>,
     /// Its time zones (D15).
     zones: Vec<Tz>,
+    /// Whether its own `timeZone` field names its zone, rather than its number (D24).
+    own_zone: bool,
     /// The form its attempts are counted under for the frequency cap (D17).
     counted: String,
 }
@@ -75,6 +77,7 @@ impl Callee {
                 e164.as_deref(),
                 rules.windows.task_zone,
             ),
+            own_zone: own_zone(target.time_zone.as_deref()).is_some(),
             counted: e164
                 .clone()
                 .unwrap_or_else(|| target.phone.as_str().to_owned()),
@@ -268,17 +271,22 @@ impl<P: Provider> Engine<P> {
         };
         loop {
             let now = self.clock.now();
-            // D15: the window is checked when a call is placed, in the contact's local time.
-            if let Err((skip, opens)) = rules.windows.check(&callee.zones, now) {
-                let at = opens.unwrap_or(Timestamp(now.0 + 3_600_000));
-                return Ok(Next::Skipped(skip, Some(at)));
+            // D15: the window is checked when a call is placed, in the contact's local time; a
+            // number whose zones share no open minute is final (D24).
+            match rules.windows.admit(&callee.zones, callee.own_zone, now) {
+                Ok(()) => {}
+                Err((skip, _)) if skip.is_final() => return Ok(Next::Skipped(skip, None)),
+                Err((skip, opens)) => {
+                    let at = opens.unwrap_or(Timestamp(now.0 + 3_600_000));
+                    return Ok(Next::Skipped(skip, Some(at)));
+                }
             }
             match self
                 .store
                 .claim_call(tenant, task, due, &gate, self.caps(), now)
                 .await
             {
-                Ok(call) => return self.place(call, callee).await,
+                Ok(call) => return self.place(call, callee, gate.frequency.as_ref()).await,
                 Err(ClaimRefused::Taken) => return Ok(Next::Settled { placed: false }),
                 Err(ClaimRefused::DoNotCall) => return Ok(Next::Skipped(Skip::Dnc, None)),
                 Err(ClaimRefused::Capped(at)) => {
@@ -312,7 +320,14 @@ impl<P: Provider> Engine<P> {
         Ok(())
     }
 
-    async fn place(&self, call: CallRef, callee: &Callee) -> Result<Next, Error> {
+    /// Places a claimed call. `frequency` is the attempt the claim counted toward the frequency
+    /// cap, taken back should the provider refuse the call.
+    async fn place(
+        &self,
+        call: CallRef,
+        callee: &Callee,
+        frequency: Option<&FrequencyClaim>,
+    ) -> Result<Next, Error> {
         let request = CallRequest {
             tenant: call.tenant.clone(),
             task_id: call.task_id.clone(),
@@ -327,6 +342,17 @@ impl<P: Provider> Engine<P> {
             Err(PlaceError::Busy { kind, detail }) => {
                 tracing::warn!(%detail, ?kind, "provider busy; the contact waits");
                 let retry_at = Timestamp(self.clock.now().0 + BUSY_RETRY.as_millis() as i64);
+                if kind == Busy::Quota && self.store.campaign_quota_missing().await? {
+                    // The service already knows the quota is missing (D23): this dialer falls
+                    // back at once, or the task fails, without counting refusals of its own.
+                    let why = GiveBack::ProviderBusy;
+                    self.give_back(&call, retry_at, why, frequency).await?;
+                    if !self.provider.fall_back() {
+                        self.service_refused(&call, ServiceRefusal::CampaignQuota)
+                            .await?;
+                    }
+                    return Ok(Next::Stop);
+                }
                 // A quota refusal with no other call of the service in flight (the claim itself
                 // is one) says the quota may be missing rather than used up.
                 let alone = kind == Busy::Quota && self.store.calls_in_flight().await? <= 1;
@@ -335,7 +361,7 @@ impl<P: Provider> Engine<P> {
                 } else {
                     GiveBack::ProviderBusy
                 };
-                self.give_back(&call, retry_at, why).await?;
+                self.give_back(&call, retry_at, why, frequency).await?;
                 if alone {
                     self.quota_refused(&call).await?;
                 }
@@ -343,7 +369,7 @@ impl<P: Provider> Engine<P> {
             }
             Err(PlaceError::ServiceRefused { refusal, detail }) => {
                 tracing::error!(%detail, task = %call.task_id, "the provider refuses the service's calls");
-                self.give_back(&call, self.clock.now(), GiveBack::Refused)
+                self.give_back(&call, self.clock.now(), GiveBack::Refused, frequency)
                     .await?;
                 self.service_refused(&call, refusal).await?;
                 Ok(Next::Stop)
@@ -386,7 +412,8 @@ impl<P: Provider> Engine<P> {
         Ok(Next::Settled { placed: true })
     }
 
-    /// Gives back a claim the provider refused: not an attempt (D13). When the release cannot be
+    /// Gives back a claim the provider refused: not an attempt (D13), nor one toward the
+    /// frequency cap (D23). When the release cannot be
     /// written (its transaction keeps meeting others on the shared capacity), the refusal is
     /// marked on the contact's own state instead, and reconcile gives the claim back later.
     async fn give_back(
@@ -394,8 +421,19 @@ impl<P: Provider> Engine<P> {
         call: &CallRef,
         retry_at: Timestamp,
         why: GiveBack,
+        frequency: Option<&FrequencyClaim>,
     ) -> Result<(), Error> {
         let Err(error) = self.store.release_call(call, retry_at, why).await else {
+            if let Some(frequency) = frequency {
+                // Best effort: a count left over makes the number wait, never called too often.
+                if let Err(error) = self
+                    .store
+                    .uncount_attempt(&call.tenant, frequency, call.claimed_at)
+                    .await
+                {
+                    tracing::warn!(%error, "a refused attempt stays counted toward the cap");
+                }
+            }
             return Ok(());
         };
         tracing::warn!(%error, "refused call not given back; marked for reconcile");
@@ -416,6 +454,10 @@ impl<P: Provider> Engine<P> {
         if refusals < QUOTA_TRIES {
             return Ok(());
         }
+        // The verdict is the service's, not this process's: every dialer reads it.
+        self.store
+            .remember_campaign_quota_missing(self.clock.now())
+            .await?;
         if self.provider.fall_back() {
             tracing::warn!(refusals, "campaign quota missing: calls go on as general traffic, without answering-machine detection");
             outbound_telemetry::metrics(&[], &[("CampaignFallbacks", 1.0, Unit::Count)]);

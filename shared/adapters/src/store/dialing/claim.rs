@@ -124,8 +124,12 @@ impl Store {
         };
         let (pk, sk) = keys::frequency(tenant, &frequency.number);
         let seen = frequency.seen.count;
+        // A count given back to 0 by a refused call (uncount_attempt) is as good as none.
         let (condition, expr) = if seen == 0 {
-            ("attribute_not_exists(n)", Expr::default())
+            (
+                "attribute_not_exists(n) OR n = :seen",
+                Expr::default().value(":seen", n(0)),
+            )
         } else {
             ("n = :seen", Expr::default().value(":seen", n(seen)))
         };
@@ -145,6 +149,50 @@ impl Store {
 }
 
 impl Store {
+    /// Takes back the attempt a claim counted toward the number's frequency cap when the
+    /// provider refused its call (D23: a refused call is never an attempt): the count and the
+    /// ring's time are as before the claim. When another claim has counted an attempt of the
+    /// number since, this one stays counted (the ring cannot lose one entry of its middle): the
+    /// number may wait for one attempt too many, never get one too few.
+    pub async fn uncount_attempt(
+        &self,
+        tenant: &Tenant,
+        frequency: &FrequencyClaim,
+        claimed_at: Timestamp,
+    ) -> Result<(), Error> {
+        let seen = frequency.seen.count;
+        let slot = seen % RING;
+        let expr = Expr::default()
+            .name("#slot", &format!("t{slot}"))
+            .value(":seen", n(seen))
+            .value(":ours", n(seen + 1))
+            .value(":claimed", n(claimed_at.0));
+        let (update, expr) = match frequency.seen.times.get(&slot) {
+            Some(before) => (
+                "SET n = :seen, #slot = :before",
+                expr.value(":before", n(*before)),
+            ),
+            None => ("SET n = :seen REMOVE #slot", expr),
+        };
+        let written = self
+            .update_one(
+                "uncount a refused attempt",
+                keys::frequency(tenant, &frequency.number),
+                update,
+                Some("n = :ours AND #slot = :claimed"),
+                expr,
+            )
+            .await;
+        match written {
+            Ok(_) => Ok(()),
+            Err(WriteFailure::Condition(_)) => {
+                tracing::info!("a refused attempt stays counted: the number was claimed since");
+                Ok(())
+            }
+            Err(WriteFailure::Other(error)) => Err(error),
+        }
+    }
+
     /// Claims attempt `due.attempt` of a contact for a call now (D13): one transaction that
     /// takes the contact's attempt, a place among the task's and the service's calls in flight,
     /// and a slot of this second's provider rate, or nothing at all.

@@ -3,7 +3,7 @@
 
 use crate::store::keys::{self, PK, SK};
 use crate::store::Item;
-use crate::store::{from_item, s, string_attr, Store};
+use crate::store::{from_item, n, s, string_attr, Expr, Store};
 use outbound_model::call::{Target, SCRIPT_FIELD};
 use outbound_model::error::Error;
 use outbound_model::task::Fresh;
@@ -68,6 +68,32 @@ impl Store {
             })
             .map(|value| value.max(0) as u32)
             .sum())
+    }
+
+    /// Whether the service found the provider's campaign quota missing (D23): remembered for
+    /// every dialer, not one process.
+    pub async fn campaign_quota_missing(&self) -> Result<bool, Error> {
+        let item = self
+            .get_item(keys::DIALER.to_owned(), keys::CAMPAIGN_QUOTA.to_owned())
+            .await?;
+        Ok(item.is_some())
+    }
+
+    /// Remembers that the provider's campaign quota is missing (D23), from `now`. Deleting the
+    /// item (once the quota is raised) lets campaign calls be tried again.
+    pub async fn remember_campaign_quota_missing(&self, now: Timestamp) -> Result<(), Error> {
+        self.update_one(
+            "remember the campaign quota is missing",
+            (keys::DIALER.to_owned(), keys::CAMPAIGN_QUOTA.to_owned()),
+            "SET since = if_not_exists(since, :now)",
+            None,
+            Expr::default().value(":now", n(now.0)),
+        )
+        .await
+        .map(drop)
+        .map_err(|failure| {
+            failure.or_else(|_| Error::internal("remember the campaign quota", "no condition"))
+        })
     }
 
     /// Calls of one shard claimed before `before` and still without an outcome.
