@@ -351,6 +351,9 @@ async fn requeue_with_recall(
         store.start_recall(tenant, &task.id, recall, at).await?;
         return Ok(None);
     }
+    // D20: `time` orders one task's events. The completion this undoes may have committed
+    // after `at` was read (it won the race, or its clock is ahead): the requeue comes after it.
+    let at = Timestamp(at.0.max(task.updated_at.0 + 1));
     let requeue = Transition {
         from: &[TaskStatus::Completed],
         to: TaskOperation::requeue(TaskStatus::Completed),

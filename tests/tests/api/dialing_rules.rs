@@ -7,6 +7,7 @@
 use crate::dialing_support::*;
 use crate::support::{id, phone, tenant, unique, TaskFixture, TestApi};
 use aws_sdk_dynamodb::types::AttributeValue;
+use outbound_adapters::store::keys;
 use outbound_adapters::store::dialing::Caps;
 use outbound_adapters::store::keys::SHARDS;
 use outbound_app::config::dialing::{DialerConfig, OutcomeMix};
@@ -1378,12 +1379,46 @@ async fn a_recall_racing_completion_is_never_lost() {
         "nothing queued on the COMPLETED task"
     );
 
+    // The completion committed after the recall below read its clock (a dialer's clock a few
+    // seconds ahead, or a completion that won the race): the task's last change is later.
+    let completed_at = Timestamp::now().0 + 10_000;
+    aws_sdk_dynamodb::Client::new(&rig.api.sdk)
+        .update_item()
+        .table_name(&rig.api.resources.table)
+        .key("pk", AttributeValue::S(keys::tenant(&tenant(OWNER))))
+        .key("sk", AttributeValue::S(keys::task(&id(&task.id))))
+        .update_expression("SET updated_at = :at")
+        .expression_attribute_values(":at", AttributeValue::N(completed_at.to_string()))
+        .send()
+        .await
+        .unwrap();
     let ids = json!({ "contactIds": [&task.contacts[0]] });
     assert_eq!(
         rig.recall(&task.id, ids).await,
         vec![task.contacts[0].clone()]
     );
-    assert_eq!(rig.stored(&task.id).await.status, TaskStatus::Running);
+    let requeued = rig.stored(&task.id).await;
+    assert_eq!(requeued.status, TaskStatus::Running);
+    assert!(requeued.updated_at.0 > completed_at, "changed after it");
+    // D20: `time` orders one task's events: the requeue comes after the completion it undoes,
+    // whatever the clock of the request that requeued it read.
+    let moves: BTreeMap<(String, String), String> = rig
+        .api
+        .snapshot()
+        .await
+        .into_values()
+        .filter(|item| item["sk"].as_s().is_ok_and(|sk| sk == "EVENT"))
+        .map(|item| serde_json::from_str::<Value>(item["detail"].as_s().unwrap()).unwrap())
+        .filter(|detail| detail["taskId"] == task.id.as_str() && detail["to"].is_string())
+        .map(|detail| {
+            let (from, to) = (detail["from"].as_str(), detail["to"].as_str());
+            let time = detail["time"].as_str().unwrap().to_owned();
+            ((from.unwrap().to_owned(), to.unwrap().to_owned()), time)
+        })
+        .collect();
+    let completed = &moves[&("RUNNING".to_owned(), "COMPLETED".to_owned())];
+    let requeued = &moves[&("COMPLETED".to_owned(), "RUNNING".to_owned())];
+    assert!(requeued > completed, "{requeued} after {completed}");
     rig.catch_up();
     rig.complete(&task.id, MINUTE).await;
     assert_eq!(
