@@ -40,7 +40,7 @@ async fn settings(State(app): State<App>, tenant: Tenant) -> Reply<SettingsView>
     Ok(Envelope(settings.view(app.zone())))
 }
 
-/// `{"start":"HH:MM","end":"HH:MM"}`.
+/// `{"start":"HH:MM","end":"HH:MM"}`: calls from `start` up to, not at, `end` (D24).
 #[derive(Debug, Deserialize, ToSchema)]
 struct HoursInput {
     #[schema(value_type = String, example = "08:00")]

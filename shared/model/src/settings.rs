@@ -25,11 +25,25 @@ pub struct FrequencyCap {
 impl FrequencyCap {
     pub fn new(max_calls: i64, period_hours: i64) -> Result<Self, Error> {
         let max_calls = super::task::in_range("frequencyCap.maxCalls", max_calls, 1, 100)?;
-        let period_hours = super::task::in_range("frequencyCap.periodHours", period_hours, 1, 720)?;
+        let period_hours = super::task::in_range(
+            "frequencyCap.periodHours",
+            period_hours,
+            1,
+            i64::from(Self::LONGEST_PERIOD_HOURS),
+        )?;
         Ok(FrequencyCap {
             max_calls: max_calls as u32,
             period_hours: period_hours as u32,
         })
+    }
+
+    /// The longest period a cap may have (30 days).
+    pub const LONGEST_PERIOD_HOURS: u32 = 720;
+
+    /// The longest period, in milliseconds: how long a number's attempts must be kept, so a
+    /// cap raised later still counts every attempt within its period.
+    pub const fn longest_period_millis() -> i64 {
+        Self::LONGEST_PERIOD_HOURS as i64 * 3_600_000
     }
 
     pub fn period_millis(&self) -> i64 {
@@ -109,7 +123,7 @@ impl TenantSettings {
     }
 }
 
-/// `{"start":"HH:MM","end":"HH:MM"}`.
+/// `{"start":"HH:MM","end":"HH:MM"}`: calls from `start` up to, not at, `end` (D24).
 #[derive(Debug, Serialize, ToSchema)]
 pub struct HoursView {
     #[schema(example = "08:00")]

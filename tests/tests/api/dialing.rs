@@ -411,6 +411,33 @@ async fn refused_calls_never_count_toward_the_cap_and_the_quota_verdict_is_share
     assert_eq!(detail.ok()["callCount"], 2);
 }
 
+/// D17: a number's attempts are kept for the longest period a cap may have (30 days), not the
+/// cap's own: raising `periodHours` later still counts every attempt within the new period.
+#[tokio::test]
+async fn attempts_are_kept_for_the_longest_period_a_cap_may_have() {
+    let api = TestApi::start().await;
+    let cap = json!({"frequencyCap": {"maxCalls": 3, "periodHours": 24}});
+    assert_eq!(
+        api.post("acme", "/api/settings/update", cap).await.status,
+        200
+    );
+    let clock = ManualClock::starting_now();
+    let engine = api.engine(fast_settings(&api, ALL_NO_ANSWER), clock.clone());
+    let (task, _, _) = running_task(&api, 1, json!({})).await;
+    let report = engine.dial(&tenant("acme"), &id(&task), 10).await.unwrap();
+    assert_eq!(report.placed, 1);
+    let expiries: Vec<i64> = api
+        .snapshot()
+        .await
+        .into_values()
+        .filter(|item| item["sk"].as_s().is_ok_and(|sk| sk == "FREQ"))
+        .map(|item| item["expires_at"].as_n().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(expiries.len(), 1);
+    let longest = outbound_dialing::plan::Clock::now(clock.as_ref()).0 / 1000 + 720 * 3600;
+    assert!(expiries[0] >= longest, "{} < {longest}", expiries[0]);
+}
+
 /// What Amazon Connect answers a call over its rate: tried again later, not an attempt.
 fn rate_refusal() -> PlaceError {
     PlaceError::Busy {

@@ -133,7 +133,9 @@ impl Store {
         } else {
             ("n = :seen", Expr::default().value(":seen", n(seen)))
         };
-        let expires = (now.0 + frequency.cap.period_millis()) / 1000 + 86_400;
+        // Kept for the longest period a cap may have, not this cap's: raising `periodHours`
+        // later must still find the attempts it counts.
+        let expires = (now.0 + FrequencyCap::longest_period_millis()) / 1000 + 86_400;
         actions.update(
             Claim::Frequency,
             pk,
