@@ -1124,3 +1124,99 @@ async fn a_runs_skips_are_written_together_or_each_alone_when_one_moved() {
         json!({"total": 2, "notDialled": 0, "waiting": 0, "inFlight": 0, "final": 2})
     );
 }
+
+#[tokio::test]
+async fn a_number_whose_zones_share_no_open_minute_is_skipped_and_the_task_completes() {
+    // D24: a toll-free +1 800 number may ring anywhere from Guam to Newfoundland, where a
+    // 09:00-17:00 window is never open everywhere at once: skipped NO_COMMON_WINDOW, final, not
+    // an attempt. New York's number is dialled as ever (the rig's 16:00 UTC is 11:00 or 12:00
+    // there), and so is a toll-free number with its own timeZone (10:00 or 11:00 in Chicago).
+    let rig = rig().await;
+    let (source, contacts) = rig
+        .source(&[
+            ("+18005550100", json!({})),
+            ("+12125550101", json!({})),
+            ("+18005550102", json!({"timeZone": "America/Chicago"})),
+        ])
+        .await;
+    let task = rig
+        .published(
+            &source,
+            json!({"dailyStartTime": "09:00", "dailyEndTime": "17:00"}),
+        )
+        .await;
+    rig.complete(&task).await;
+    let mut placed = rig.placed();
+    placed.sort();
+    let mut dialled: Vec<String> = contacts[1..]
+        .iter()
+        .map(|c| format!("{task}-{c}-1"))
+        .collect();
+    dialled.sort();
+    assert_eq!(
+        placed, dialled,
+        "the toll-free number without a zone is not called"
+    );
+    let (attempts, reason, skip, done) = rig.state(&task, &contacts[0]).await;
+    assert_eq!(
+        (attempts, reason, skip.map(Skip::name), done),
+        (0, None, Some("NO_COMMON_WINDOW"), true)
+    );
+    let diagnostics = rig.diagnostics(&task).await;
+    assert_eq!(diagnostics["status"], 4, "COMPLETED");
+    assert_eq!(diagnostics["skips"]["NO_COMMON_WINDOW"], 1);
+    assert_eq!(diagnostics["skips"]["OUTSIDE_WINDOW"], 0);
+    assert_eq!(
+        diagnostics["contacts"],
+        json!({"total": 3, "notDialled": 0, "waiting": 0, "inFlight": 0, "final": 3})
+    );
+    let detail = rig
+        .api
+        .get(OWNER, &format!("/api/task/detail/{task}"))
+        .await;
+    assert_eq!(detail.ok()["callCount"], 2, "a skip is not an attempt");
+    let rows = export_rows(&rig.api, &task, "&status=3").await;
+    let skips: Vec<&str> = rows.iter().map(|row| row["skipReason"].as_str()).collect();
+    assert_eq!(skips, ["NO_COMMON_WINDOW"], "not dialled, with its reason");
+}
+
+#[tokio::test]
+async fn calling_hours_end_before_their_end_minute_and_a_tasks_window_at_it() {
+    // D24: callingHours.end is the first minute not allowed ("before 21:00"); a task's own
+    // window keeps D9's inclusive end minute. Karachi is UTC+5 all year: the rig's 16:00 UTC is
+    // 21:00 there.
+    let rig = rig().await;
+    rig.settings(json!({"callingHours": {"start": "09:00", "end": "21:00"}}))
+        .await;
+    let karachi = || [("+12125550101", json!({"timeZone": "Asia/Karachi"}))];
+    let (source, contacts) = rig.source(&karachi()).await;
+    let task = rig.published(&source, json!({})).await;
+    rig.api.dial_round(&rig.engine).await;
+    assert!(rig.placed().is_empty(), "not called at 21:00");
+    assert_eq!(
+        rig.state(&task, &contacts[0]).await,
+        (0, None, Some(Skip::CallingHours), false)
+    );
+    // 20:59 there the next day: called.
+    rig.clock.advance_to_utc(15, 59, 0);
+    rig.api.dial_round(&rig.engine).await;
+    assert_eq!(rig.placed(), [format!("{task}-{}-1", contacts[0])]);
+    rig.complete(&task).await;
+
+    // Without calling hours, a task window ending at 21:00 still holds 21:00 itself.
+    rig.settings(json!({"callingHours": null})).await;
+    let (source, contacts) = rig.source(&karachi()).await;
+    let window = rig
+        .published(
+            &source,
+            json!({"dailyStartTime": "09:00", "dailyEndTime": "21:00"}),
+        )
+        .await;
+    rig.clock.advance_to_utc(16, 0, 0);
+    rig.api.dial_round(&rig.engine).await;
+    assert!(
+        rig.placed()
+            .contains(&format!("{window}-{}-1", contacts[0])),
+        "called at 21:00, the window's last minute"
+    );
+}
