@@ -433,6 +433,27 @@ pub struct Task {
     /// How far the completion check has read the task's contacts (D13), across runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sweep: Option<SweepMark>,
+    /// Until when a dial run found nothing due (D23): its contacts all wait, are parked outside
+    /// their window or capped. The tick gives the task neither a share nor a dial run before
+    /// then; an outcome, a recall or a resume clears it, and it is never more than
+    /// [`IDLE_AT_MOST`] ahead, so a contact added meanwhile waits that long at most.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_until: Option<Timestamp>,
+    /// When a dial run last had contacts due and no room in its share (D23): the task is held
+    /// back by capacity, which diagnostics say (D19). A claim clears it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held_back_at: Option<Timestamp>,
+}
+
+/// The longest a running task is left without a dial run for having nothing due (D23).
+pub const IDLE_AT_MOST: std::time::Duration = std::time::Duration::from_secs(600);
+
+impl Task {
+    /// Whether the task asks for nothing at `now` (D23): a run found nothing due before then,
+    /// and no outcome, recall or resume has come since (its calls in flight end by an outcome).
+    pub fn idle_at(&self, now: Timestamp) -> bool {
+        self.idle_until.is_some_and(|until| until.0 > now.0)
+    }
 }
 
 /// Where a task's completion check stands: it reads the data source's contacts a bounded page
@@ -479,6 +500,8 @@ impl Task {
             pending_recall_at: None,
             pending_recall_applied: 0,
             sweep: None,
+            idle_until: None,
+            held_back_at: None,
         }
     }
 

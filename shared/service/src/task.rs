@@ -375,6 +375,10 @@ async fn requeue_with_recall(
     }
 }
 
+/// How long a run's finding that a task was held back by capacity stands in its diagnostics:
+/// two ticks, so a task still starved shows it between runs.
+const HELD_BACK_SHOWN: std::time::Duration = std::time::Duration::from_secs(120);
+
 /// Why the task is or is not dialling (D19): its counters, its data source's count, the tenant's
 /// calling hours, the earliest waiting contact and the service's calls in flight, each one read
 /// whatever the number of contacts.
@@ -393,11 +397,10 @@ pub async fn diagnostics(
             Err(error) => Err(error),
         }
     };
-    let (total, settings, earliest, service_in_flight) = futures::future::try_join4(
+    let (total, settings, earliest) = futures::future::try_join3(
         total,
         store.settings(tenant),
         store.earliest_waiting(tenant, id),
-        store.calls_in_flight(),
     )
     .await?;
     let now = Timestamp::now();
@@ -421,8 +424,12 @@ pub async fn diagnostics(
         waiting_for_window: counters.skip(Skip::OutsideWindow) + counters.skip(Skip::CallingHours),
         earliest_waiting: earliest,
         task_window_closed,
+        // The task's own share, never the service's total (other tenants' activity, D23): at
+        // its cap, or its last run had contacts due and no room.
         at_capacity: task.in_flight >= dialer.max_in_flight_per_task
-            || service_in_flight >= dialer.max_in_flight,
+            || task
+                .held_back_at
+                .is_some_and(|at| at.0 > now.0 - HELD_BACK_SHOWN.as_millis() as i64),
         provider_busy: counters
             .busy_until
             .is_some_and(|until| until.0 > now.0 - 60_000),

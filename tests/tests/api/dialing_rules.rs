@@ -7,8 +7,8 @@
 use crate::dialing_support::*;
 use crate::support::{id, phone, tenant, unique, TaskFixture, TestApi};
 use aws_sdk_dynamodb::types::AttributeValue;
-use outbound_adapters::store::keys;
 use outbound_adapters::store::dialing::Caps;
+use outbound_adapters::store::keys;
 use outbound_adapters::store::keys::SHARDS;
 use outbound_app::config::dialing::{DialerConfig, OutcomeMix};
 use outbound_dialing::engine::TickReport;
@@ -1133,6 +1133,73 @@ async fn a_deleted_contact_finished_twice_moves_the_counters_once() {
         counters().await,
         (1, 0),
         "the deleted contact left waiting once"
+    );
+}
+
+/// D23: a task whose contacts all wait (here an hour's callInterval) asks for nothing: after
+/// the run that found nothing due it gets neither a share nor a dial run, and a newer task of the
+/// same tenant gets the whole service; an outcome or a recall would make it ask again.
+#[tokio::test]
+async fn an_idle_task_gives_its_share_to_one_with_work() {
+    let rig = rig(ALL_NO_ANSWER, |_| {}).await;
+    let older = rig
+        .running(2, json!({"maxDialCount": 3, "callInterval": 3600}))
+        .await;
+    rig.round().await;
+    assert_eq!(rig.placed().len(), 2);
+    rig.clock.advance(MINUTE);
+    rig.round().await;
+    assert_eq!(rig.placed().len(), 2, "nothing due for an hour");
+    assert!(rig.stored(&older.id).await.idle_until.is_some());
+
+    let newer = rig.running(12, json!({"maxDialCount": 1})).await;
+    let report = rig.tick_and_dial().await;
+    assert_eq!((report.in_window, report.idle, report.dial_jobs), (2, 1, 1));
+    let placed_newer = rig.placed()[2..].to_vec();
+    assert_eq!(
+        placed_newer.len(),
+        10,
+        "the service's ten calls, all the newer task's"
+    );
+    assert!(placed_newer.iter().all(|call| call.starts_with(&newer.id)));
+    assert_eq!(rig.stored(&newer.id).await.in_flight, 10);
+}
+
+/// D23: runs of one task that overlap never hold more calls in flight than its share between
+/// them: a claim is capped by the run's share, not the per-task cap.
+#[tokio::test]
+async fn overlapping_runs_of_a_task_stay_within_its_share() {
+    let rig = rig(ALL_SUCCESS, |_| {}).await;
+    let task = rig.running(12, json!({"maxDialCount": 1})).await;
+    let (owner, task_id) = (tenant(OWNER), id(&task.id));
+    let (first, second) = futures::future::join(
+        rig.engine.dial(&owner, &task_id, 4),
+        rig.engine.dial(&owner, &task_id, 4),
+    )
+    .await;
+    assert_eq!(first.unwrap().placed + second.unwrap().placed, 4);
+    assert_eq!(rig.stored(&task.id).await.in_flight, 4);
+}
+
+/// D19, D23: a task that gets no capacity (its tenant's cap is held by an older task) says
+/// CAPACITY, not `dialing: true`; the service's total, other tenants' calls included, does not
+/// enter into it.
+#[tokio::test]
+async fn a_task_held_back_by_capacity_says_so() {
+    let rig = rig(ALL_SUCCESS, |s| s.tenant_max_in_flight = Some(1)).await;
+    let older = rig.running(3, json!({"maxDialCount": 1})).await;
+    let newer = rig.running(3, json!({"maxDialCount": 1})).await;
+    rig.tick_and_dial().await;
+    assert_eq!(rig.placed().len(), 1, "the tenant's one call");
+    assert_eq!(rig.stored(&older.id).await.in_flight, 1);
+    let diagnostics = rig
+        .api
+        .get(OWNER, &format!("/api/task/{}/diagnostics", newer.id))
+        .await;
+    let diagnostics = diagnostics.ok();
+    assert_eq!(
+        (&diagnostics["dialing"], &diagnostics["blockedBy"]),
+        (&json!(false), &json!("CAPACITY"))
     );
 }
 

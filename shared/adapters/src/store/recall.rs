@@ -128,7 +128,8 @@ impl Store {
             Expr::default().value(":one", n(1)),
         );
         let task_step = TaskStep {
-            update: Some("ADD revision :one"),
+            // Recalled contacts are due: the task is not idle any more (D23).
+            update: Some("REMOVE idle_until ADD revision :one"),
             condition: &condition,
             expr,
         };
@@ -289,7 +290,8 @@ impl Store {
             .update_one(
                 "start recall",
                 (keys::tenant(tenant), keys::task(task)),
-                "SET pending_recall = :recall, pending_recall_at = :at ADD revision :one",
+                "SET pending_recall = :recall, pending_recall_at = :at \
+                 REMOVE idle_until ADD revision :one",
                 Some(&condition),
                 expr,
             )

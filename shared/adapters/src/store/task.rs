@@ -228,7 +228,8 @@ fn transition_expression(
     let mut update = format!("SET {}", sets.join(", "));
     if change.to == TaskStatus::Running {
         // A running task has not ended: a recall that requeues a COMPLETED task clears endTime.
-        update.push_str(" REMOVE ended_at");
+        // Whatever made it idle may have changed while it was not running (D23).
+        update.push_str(" REMOVE ended_at, idle_until, held_back_at");
     } else {
         update.push_str(" REMOVE gsi1pk, gsi1sk");
     }

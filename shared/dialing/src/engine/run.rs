@@ -9,14 +9,14 @@ use crate::plan::due_contacts;
 use crate::provider::{Busy, CallRequest, PlaceError, Provider, ServiceRefusal};
 use chrono_tz::Tz;
 use outbound_adapters::store::dialing::{
-    Attempts, ClaimRefused, FrequencyClaim, Gate, GiveBack, Skipped, SKIPS_IN_ONE,
+    Attempts, Caps, ClaimRefused, FrequencyClaim, Gate, GiveBack, Skipped, SKIPS_IN_ONE,
 };
 use outbound_model::call::{CallRef, CallReport, Outcome, Skip, Target};
 use outbound_model::dnc::listed_forms;
 use outbound_model::error::Error;
 use outbound_model::numbers::{e164, Country};
 use outbound_model::settings::FrequencyCap;
-use outbound_model::task::{Due, Fresh};
+use outbound_model::task::{Due, Fresh, IDLE_AT_MOST};
 use outbound_model::Tenant;
 use outbound_model::{Id, Task, TaskStatus, Timestamp};
 use outbound_telemetry::Unit;
@@ -54,6 +54,9 @@ struct Rules {
     windows: Windows,
     country: Option<Country>,
     cap: Option<FrequencyCap>,
+    /// The caps a claim of this run stays under: the task's own is its share, so runs of one
+    /// task that overlap never hold more than the share between them (D23).
+    caps: Caps,
 }
 
 /// One due contact's number as the rules read it.
@@ -136,22 +139,29 @@ impl<P: Provider> Engine<P> {
             if task.in_flight == 0 {
                 report.completed = self.complete_if_done(tenant, &task).await?;
             }
+            if !report.completed && room > 0 {
+                self.rest_until_due(tenant, &task, now).await?;
+            }
             return Ok(report);
         }
         if room == 0 {
+            // Contacts due, and no room in the task's share: held back by capacity (D23).
+            self.store.mark_held_back(tenant, task_id, now).await?;
             return Ok(report);
         }
         let retry_ids: Vec<Id> = retries.iter().map(|s| s.contact_id.clone()).collect();
-        let (rules, mut targets) = futures::future::try_join(self.rules(tenant, &task), async {
-            if retry_ids.is_empty() {
-                Ok(HashMap::new())
-            } else {
-                self.store
-                    .contact_targets(tenant, &task.data_source_id, &retry_ids)
-                    .await
-            }
-        })
-        .await?;
+        let share = budget.min(self.config.max_in_flight_per_task);
+        let (rules, mut targets) =
+            futures::future::try_join(self.rules(tenant, &task, share), async {
+                if retry_ids.is_empty() {
+                    Ok(HashMap::new())
+                } else {
+                    self.store
+                        .contact_targets(tenant, &task.data_source_id, &retry_ids)
+                        .await
+                }
+            })
+            .await?;
         for state in &retries {
             if !targets.contains_key(&state.contact_id) {
                 // Deleted from the data source: never dialled again, and no reason to wait (D13).
@@ -221,7 +231,7 @@ impl<P: Provider> Engine<P> {
     }
 
     /// What the tenant's settings and the task's data source say about its calls (D14-D17).
-    async fn rules(&self, tenant: &Tenant, task: &Task) -> Result<Rules, Error> {
+    async fn rules(&self, tenant: &Tenant, task: &Task, share: u32) -> Result<Rules, Error> {
         let (settings, source) = futures::future::try_join(
             self.store.settings(tenant),
             self.store.data_source(tenant, &task.data_source_id),
@@ -231,7 +241,32 @@ impl<P: Provider> Engine<P> {
             windows: Windows::of(&task.settings, settings.calling_hours, self.zone),
             country: source.default_country.or(settings.default_country),
             cap: settings.frequency_cap,
+            caps: Caps {
+                per_task: share,
+                ..self.caps()
+            },
         })
+    }
+
+    /// A run that found nothing due (D23): the task gets no share and no dial run until its
+    /// earliest waiting contact is due (at most [`IDLE_AT_MOST`] ahead, so a contact added
+    /// meanwhile is not kept waiting longer), unless an outcome, a recall or a resume comes
+    /// first. Nothing is marked when a contact is due within the next tick.
+    async fn rest_until_due(
+        &self,
+        tenant: &Tenant,
+        task: &Task,
+        now: Timestamp,
+    ) -> Result<(), Error> {
+        let Some(due) = self.store.earliest_waiting(tenant, &task.id).await? else {
+            return Ok(());
+        };
+        let next_tick = Timestamp(now.0 + 60_000);
+        if due.0 <= next_tick.0 {
+            return Ok(());
+        }
+        let until = Timestamp(due.0.min(now.0 + IDLE_AT_MOST.as_millis() as i64));
+        self.store.mark_idle(tenant, task, until).await
     }
 
     /// Calls one due contact, or records why not (D18). Answers what the run does next.
@@ -283,7 +318,7 @@ impl<P: Provider> Engine<P> {
             }
             match self
                 .store
-                .claim_call(tenant, task, due, &gate, self.caps(), now)
+                .claim_call(tenant, task, due, &gate, rules.caps, now)
                 .await
             {
                 Ok(call) => return self.place(call, callee, gate.frequency.as_ref()).await,

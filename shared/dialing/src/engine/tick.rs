@@ -18,6 +18,8 @@ pub struct TickReport {
     /// Running tasks that may dial now: inside their window when it is read in the task's zone,
     /// every one whose window is read in each called party's (D15).
     pub in_window: usize,
+    /// Of those, tasks with nothing due (D23): neither a share nor a dial run.
+    pub idle: usize,
     pub dial_jobs: usize,
     pub reconcile_jobs: usize,
 }
@@ -43,6 +45,9 @@ impl<P: Provider> Engine<P> {
         };
         running.retain(|r| r.task.status == TaskStatus::Running && self.may_dial_now(&r.task, now));
         report.in_window = running.len();
+        // A task with nothing due asks for nothing: no share, no dial run (D23).
+        running.retain(|r| !r.task.idle_at(now));
+        report.idle = report.in_window - running.len();
         let mut jobs = Vec::new();
         if !running.is_empty() {
             fn claimant(r: &RunningTask) -> Claimant<'_> {

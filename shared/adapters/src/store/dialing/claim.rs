@@ -535,8 +535,10 @@ fn take_capacity<'a>(
             .value(":cap", n(caps.per_task)),
     );
     let update = match counters {
-        Some(counters) => format!("SET last_call_at = :now ADD in_flight :one, {counters}"),
-        None => "SET last_call_at = :now ADD in_flight :one".to_owned(),
+        Some(counters) => {
+            format!("SET last_call_at = :now REMOVE held_back_at ADD in_flight :one, {counters}")
+        }
+        None => "SET last_call_at = :now REMOVE held_back_at ADD in_flight :one".to_owned(),
     };
     actions
         .update(

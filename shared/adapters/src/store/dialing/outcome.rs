@@ -59,7 +59,7 @@ impl Store {
         let task_update = format!(
             "SET #c.#calls = #c.#calls + :one, #c.#outcome = #c.#outcome + :one, \
              #c.#duration = #c.#duration + :duration, updated_at = :now, last_outcome_at = :now \
-             ADD in_flight :minus_one, {}",
+             REMOVE idle_until ADD in_flight :minus_one, {}",
             counters.unwrap_or_default()
         );
         let mut actions = Actions::new(&self.table)

@@ -3,13 +3,13 @@
 
 use crate::store::keys::{self, PK, SK};
 use crate::store::Item;
-use crate::store::{from_item, n, s, string_attr, Expr, Store};
+use crate::store::{from_item, n, s, string_attr, Expr, Store, WriteFailure};
 use outbound_model::call::{Target, SCRIPT_FIELD};
 use outbound_model::error::Error;
 use outbound_model::task::Fresh;
 use outbound_model::task::TaskContact;
 use outbound_model::Tenant;
-use outbound_model::{Id, Phone, Timestamp};
+use outbound_model::{Id, Phone, Task, TaskStatus, Timestamp};
 use std::collections::HashMap;
 
 use super::{parse_task_contacts_key, RunningTask};
@@ -68,6 +68,60 @@ impl Store {
             })
             .map(|value| value.max(0) as u32)
             .sum())
+    }
+
+    /// Marks `task`, as read, idle until `until` (D23): refused, changing nothing, when an
+    /// outcome, a transition or a recall changed it since it was read (each may make work due).
+    pub async fn mark_idle(
+        &self,
+        tenant: &Tenant,
+        task: &Task,
+        until: Timestamp,
+    ) -> Result<(), Error> {
+        let written = self
+            .update_one(
+                "mark a task idle",
+                (keys::tenant(tenant), keys::task(&task.id)),
+                "SET idle_until = :until",
+                Some(
+                    "#status = :running AND updated_at = :seen \
+                     AND (attribute_not_exists(revision) OR revision = :revision)",
+                ),
+                Expr::default()
+                    .name("#status", "status")
+                    .value(":running", n(TaskStatus::Running.code()))
+                    .value(":seen", n(task.updated_at.0))
+                    .value(":revision", n(task.revision))
+                    .value(":until", n(until.0)),
+            )
+            .await;
+        match written {
+            Ok(_) | Err(WriteFailure::Condition(_)) => Ok(()),
+            Err(WriteFailure::Other(error)) => Err(error),
+        }
+    }
+
+    /// Marks a running task held back by capacity at `now` (D23): it had contacts due and no
+    /// room in its share. Its next claim clears the mark.
+    pub async fn mark_held_back(
+        &self,
+        tenant: &Tenant,
+        task: &Id,
+        now: Timestamp,
+    ) -> Result<(), Error> {
+        let written = self
+            .update_one(
+                "mark a task held back",
+                (keys::tenant(tenant), keys::task(task)),
+                "SET held_back_at = :now",
+                Some("attribute_exists(pk)"),
+                Expr::default().value(":now", n(now.0)),
+            )
+            .await;
+        match written {
+            Ok(_) | Err(WriteFailure::Condition(_)) => Ok(()),
+            Err(WriteFailure::Other(error)) => Err(error),
+        }
     }
 
     /// Whether the service found the provider's campaign quota missing (D23): remembered for
