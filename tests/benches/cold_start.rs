@@ -183,6 +183,7 @@ fn lambda_environment(binary: &str, port: u16) -> Vec<(&'static str, String)> {
         ("CALL_EVENTS_QUEUE_URL", queue("call-events")),
         ("EXPORT_JOB_THRESHOLD", "50000".into()),
         ("EVENT_BUS_NAME", "outbound-events".into()),
+        ("EVENT_DEAD_LETTER_QUEUE_URL", queue("event-dead-letters")),
         ("SERVICE_TIME_ZONE", "UTC".into()),
         ("AUTH_MODE", "apigateway".into()),
         ("TENANT_CLAIM", "tenant_id".into()),

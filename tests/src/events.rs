@@ -6,6 +6,8 @@ use crate::provision::EventResources;
 use crate::stream::StreamMapping;
 use outbound_adapters::aws::Lazy;
 use outbound_adapters::bus::Bus;
+use outbound_adapters::queue::Queue;
+use outbound_workers::events::Publisher;
 use serde_json::Value;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -44,10 +46,27 @@ pub fn bus(sdk: &aws_config::SdkConfig, name: &str) -> Bus {
     )
 }
 
+/// The publisher of `resources`' bus and dead-letter queue, on the stand-ins; its bus's client
+/// from `bus_sdk` (a fault proxy's endpoint in tests), the queue's from `sdk`.
+pub fn publisher(
+    sdk: &aws_config::SdkConfig,
+    bus_sdk: &aws_config::SdkConfig,
+    resources: &EventResources,
+) -> Publisher {
+    let sqs = sdk.clone();
+    Publisher::new(
+        bus(bus_sdk, &resources.bus),
+        Queue::new(
+            Lazy::new(move || aws_sdk_sqs::Client::new(&sqs)),
+            Some(resources.dead_letter_queue_url.clone()),
+        ),
+    )
+}
+
 /// Starts the publisher (the stream mapping, every 200 ms) and the subscriber that logs what
 /// the bus delivers into `log`.
 pub fn spawn(sdk: &aws_config::SdkConfig, resources: &EventResources, log: EventLog) {
-    let mapping = StreamMapping::new(sdk, &resources.stream_arn, bus(sdk, &resources.bus));
+    let mapping = StreamMapping::new(sdk, &resources.stream_arn, publisher(sdk, sdk, resources));
     tokio::spawn(mapping.follow(Duration::from_millis(200)));
     let sqs = aws_sdk_sqs::Client::new(sdk);
     tokio::spawn(crate::poller::poll(

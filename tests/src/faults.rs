@@ -58,6 +58,10 @@ pub enum FaultPlan {
     /// EventBridge refuses part of each `PutEvents` (HTTP 200, `FailedEntryCount`): the entries
     /// at odd places are answered `ThrottlingException`, the others are put on the bus.
     RefuseOddEvents,
+    /// EventBridge refuses every entry of this `DetailType` for good (HTTP 200,
+    /// `FailedEntryCount`, per entry `ValidationException`, as for an entry too large or a
+    /// detail it will not take), on every PutEvents; the other entries are put on the bus.
+    RejectEventsOfKind(&'static str),
 }
 
 /// The `X-Amz-Target` of EventBridge's PutEvents.
@@ -167,7 +171,10 @@ impl Shared {
         let mut guard = self.plan.lock().unwrap();
         let (plan, random) = &mut *guard;
         match *plan {
-            FaultPlan::None | FaultPlan::EventsDown | FaultPlan::RefuseOddEvents => None,
+            FaultPlan::None
+            | FaultPlan::EventsDown
+            | FaultPlan::RefuseOddEvents
+            | FaultPlan::RejectEventsOfKind(_) => None,
             FaultPlan::All => Some(Fault::Throttle),
             FaultPlan::CancelTransactions => transaction.then_some(Fault::CancelTransaction),
             FaultPlan::Rate { percent, .. } => {
@@ -192,16 +199,18 @@ impl Shared {
             .or_default() += 1;
     }
 
-    /// Sends the request on to the upstream as it came, and its answer back as it came.
-    /// A PutEvents under [`FaultPlan::EventsDown`] or [`FaultPlan::RefuseOddEvents`]; `None`
-    /// to forward it as it is.
+    /// A PutEvents under [`FaultPlan::EventsDown`], [`FaultPlan::RefuseOddEvents`] or
+    /// [`FaultPlan::RejectEventsOfKind`]; `None` to forward it as it is.
     async fn put_events(
         &self,
         parts: &axum::http::request::Parts,
         body: &Bytes,
     ) -> Option<Response> {
         let plan = self.plan.lock().unwrap().0;
-        if !matches!(plan, FaultPlan::EventsDown | FaultPlan::RefuseOddEvents) {
+        if !matches!(
+            plan,
+            FaultPlan::EventsDown | FaultPlan::RefuseOddEvents | FaultPlan::RejectEventsOfKind(_)
+        ) {
             return None;
         }
         self.count("PutEvents");
@@ -222,24 +231,44 @@ impl Shared {
         }
         let mut request: Value = serde_json::from_slice(body).ok()?;
         let entries = request["Entries"].as_array()?.clone();
-        let kept: Vec<Value> = entries.iter().step_by(2).cloned().collect();
-        request["Entries"] = Value::Array(kept);
-        let forwarded = self
-            .forward(parts.clone(), Bytes::from(request.to_string()))
-            .await
-            .ok()?;
-        let forwarded = axum::body::to_bytes(forwarded.into_body(), MAX_BODY)
-            .await
-            .ok()?;
-        let forwarded: Value = serde_json::from_slice(&forwarded).ok()?;
-        let mut accepted = forwarded["Entries"].as_array()?.iter();
-        let refused = entries.len() / 2;
-        let results: Vec<Value> = (0..entries.len())
-            .map(|index| match index % 2 {
-                0 => accepted.next().cloned().unwrap_or(Value::Null),
-                _ => {
-                    json!({"ErrorCode": "ThrottlingException", "ErrorMessage": "injected refusal"})
+        // The error code each entry is refused with, if it is.
+        let refusals: Vec<Option<&str>> = entries
+            .iter()
+            .enumerate()
+            .map(|(index, entry)| match plan {
+                FaultPlan::RejectEventsOfKind(kind) => {
+                    (entry["DetailType"] == kind).then_some("ValidationException")
                 }
+                _ => (index % 2 == 1).then_some("ThrottlingException"),
+            })
+            .collect();
+        let kept: Vec<Value> = entries
+            .iter()
+            .zip(&refusals)
+            .filter(|(_, refusal)| refusal.is_none())
+            .map(|(entry, _)| entry.clone())
+            .collect();
+        let accepted: Vec<Value> = if kept.is_empty() {
+            Vec::new()
+        } else {
+            request["Entries"] = Value::Array(kept);
+            let forwarded = self
+                .forward(parts.clone(), Bytes::from(request.to_string()))
+                .await
+                .ok()?;
+            let forwarded = axum::body::to_bytes(forwarded.into_body(), MAX_BODY)
+                .await
+                .ok()?;
+            let forwarded: Value = serde_json::from_slice(&forwarded).ok()?;
+            forwarded["Entries"].as_array()?.clone()
+        };
+        let mut accepted = accepted.into_iter();
+        let refused = refusals.iter().flatten().count();
+        let results: Vec<Value> = refusals
+            .iter()
+            .map(|refusal| match refusal {
+                None => accepted.next().unwrap_or(Value::Null),
+                Some(code) => json!({"ErrorCode": code, "ErrorMessage": "injected refusal"}),
             })
             .collect();
         Some(json_response(
@@ -248,6 +277,7 @@ impl Shared {
         ))
     }
 
+    /// Sends the request on to the upstream as it came, and its answer back as it came.
     async fn forward(
         &self,
         parts: axum::http::request::Parts,

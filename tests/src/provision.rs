@@ -190,17 +190,21 @@ pub async fn ensure_queue(sqs: &aws_sdk_sqs::Client, name: &str) -> Result<Strin
     output.queue_url.ok_or_else(|| "queue has no url".into())
 }
 
-/// What the domain events (D20) need locally: the table's stream, the bus, and a queue every
-/// event on the bus is copied to by a rule, as a subscriber would read them.
+/// What the domain events (D20) need locally: the table's stream, the bus, a queue every event
+/// on the bus is copied to by a rule, as a subscriber would read them, and the publisher's
+/// dead-letter queue (`EventDeadLetterQueue` in `template.yaml`).
 #[derive(Clone, Debug)]
 pub struct EventResources {
     pub stream_arn: String,
     pub bus: String,
     pub log_queue_url: String,
+    /// The entries the bus refused for good, sent there by the publisher.
+    pub dead_letter_queue_url: String,
 }
 
 /// Turns on `table`'s stream (new images, as in `template.yaml`) and creates the bus `{name}`
-/// with a rule that copies every event of the service to the queue `{name}-log`.
+/// with a rule that copies every event of the service to the queue `{name}-log`, and the
+/// publisher's dead-letter queue `{name}-dead-letters`.
 pub async fn ensure_events(
     sdk: &aws_config::SdkConfig,
     table: &str,
@@ -245,10 +249,12 @@ pub async fn ensure_events(
     let sqs = aws_sdk_sqs::Client::new(sdk);
     let log_queue_url = ensure_queue(&sqs, &format!("{name}-log")).await?;
     subscribe(sdk, name, &format!("{name}-log"), &log_queue_url, None).await?;
+    let dead_letter_queue_url = ensure_queue(&sqs, &format!("{name}-dead-letters")).await?;
     Ok(EventResources {
         stream_arn,
         bus: name.to_owned(),
         log_queue_url,
+        dead_letter_queue_url,
     })
 }
 

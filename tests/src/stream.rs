@@ -1,8 +1,11 @@
 //! The local stand-in of the event publisher's event source mapping (D20), as `template.yaml`
 //! configures it in AWS: it reads the table's stream from where it last got to, keeps only
-//! INSERTs of outbox items (the mapping's filter), hands them to `worker::events::publish` ten
-//! at a time in stream order, and moves past a batch only when the publisher reports no failure;
-//! after one, it starts again at the record the publisher named.
+//! INSERTs of outbox items (the mapping's filter), hands them to the publisher
+//! (`outbound_workers::events::Publisher`) ten at a time in stream order, and moves past a batch
+//! only when the publisher reports no failure; after one, it starts again at the record the
+//! publisher named. Unlike the mapping in AWS it retries such a record for ever: its retries
+//! come every pump (200 ms in the local API), not at Lambda's pace, so a count of them would
+//! mean nothing of the template's `MaximumRetryAttempts`, and it has no on-failure queue.
 //!
 //! Each read takes a fresh shard iterator after the checkpoint: moto restores a table from a
 //! copy when a transaction is cancelled, and an iterator taken before would go on reading the
@@ -10,8 +13,9 @@
 
 use aws_lambda_events::event::dynamodb::{Event as StreamEvent, EventRecord};
 use aws_sdk_dynamodbstreams::types::{OperationType, Record, ShardIteratorType};
-use outbound_adapters::bus::{Bus, PUT_EVENTS_MAX};
+use outbound_adapters::bus::PUT_EVENTS_MAX;
 use outbound_adapters::store::keys;
+use outbound_workers::events::Publisher;
 use std::time::Duration;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -19,11 +23,11 @@ type BoxError = Box<dyn std::error::Error + Send + Sync>;
 /// Records one stream read asks for.
 const READ_LIMIT: i32 = 1000;
 
-/// Follows one table's stream for one bus.
+/// Follows one table's stream for one publisher.
 pub struct StreamMapping {
     streams: aws_sdk_dynamodbstreams::Client,
     stream_arn: String,
-    bus: Bus,
+    publisher: Publisher,
     /// The sequence number of the last record handled (published or filtered out).
     checkpoint: Option<String>,
 }
@@ -31,7 +35,8 @@ pub struct StreamMapping {
 /// What one [`StreamMapping::pump`] did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Pumped {
-    /// Outbox items handed to the publisher and reported published.
+    /// Outbox items handed to the publisher and not reported failed: on the bus, or in its
+    /// dead-letter queue.
     pub published: usize,
     /// Batches the publisher reported a failure for; the pump stopped at the first.
     pub failed: usize,
@@ -39,11 +44,15 @@ pub struct Pumped {
 
 impl StreamMapping {
     /// A mapping from the start of the stream (`TRIM_HORIZON`, as the template's).
-    pub fn new(sdk: &aws_config::SdkConfig, stream_arn: &str, bus: Bus) -> StreamMapping {
+    pub fn new(
+        sdk: &aws_config::SdkConfig,
+        stream_arn: &str,
+        publisher: Publisher,
+    ) -> StreamMapping {
         StreamMapping {
             streams: aws_sdk_dynamodbstreams::Client::new(sdk),
             stream_arn: stream_arn.to_owned(),
-            bus,
+            publisher,
             checkpoint: None,
         }
     }
@@ -65,7 +74,7 @@ impl StreamMapping {
             for batch in outbox.chunks(PUT_EVENTS_MAX) {
                 let mut event = StreamEvent::default();
                 event.records = batch.to_vec();
-                let response = outbound_workers::events::publish(&self.bus, event).await;
+                let response = self.publisher.publish(event).await;
                 match response.batch_item_failures.first() {
                     None => {
                         pumped.published += batch.len();

@@ -10,8 +10,10 @@
 //! allows its origin (and the origins a parameter names), never "*", and no route takes the
 //! browsers' preflights behind the authorizer. The domain events (D20): the publisher's stream
 //! filter, matched against stream records keyed as the store keys them, lets through only new
-//! outbox items; a record is retried until published; only the publisher may put events, and
-//! only on the stack's bus.
+//! outbox items; nothing holds its shard up for ever (bounded retries, then a dead-letter queue;
+//! the entries the bus refuses for good to another), each dead-letter queue has an alarm; only
+//! the publisher may put events, and only on the stack's bus; it may send to its two dead-letter
+//! queues and nowhere else.
 
 use outbound_adapters::store::keys;
 use outbound_model::{Id, Tenant};
@@ -531,18 +533,13 @@ fn the_table_streams_its_new_images() {
 }
 
 #[test]
-fn the_event_publisher_reads_only_new_outbox_items_and_never_drops_one() {
+fn the_event_publisher_reads_only_new_outbox_items_in_order() {
     let template = template();
     let stream = publisher_stream(&template);
     assert_eq!(
         texts(&stream["FunctionResponseTypes"]),
         ["ReportBatchItemFailures"],
         "the function names the first record it could not publish"
-    );
-    assert_eq!(
-        stream["MaximumRetryAttempts"].as_i64(),
-        Some(-1),
-        "retried until published"
     );
     assert_eq!(
         stream["MaximumRecordAgeInSeconds"].as_i64(),
@@ -649,6 +646,9 @@ fn only_the_event_publisher_puts_events_and_only_on_the_bus() {
                 Some("EventBus.Arn"),
                 "the stack's bus only"
             );
+        } else if actions.iter().any(|action| action.starts_with("sqs:")) {
+            // Its dead-letter queues: the_event_publisher_sends_only_to_its_dead_letter_queues.
+            assert_eq!(actions, ["sqs:SendMessage"], "{statement:?}");
         } else {
             assert!(
                 actions.iter().all(|action| action.starts_with("dynamodb:")),
@@ -689,6 +689,133 @@ fn only_the_event_publisher_puts_events_and_only_on_the_bus() {
                     "{id} may not put events: {statement:?}"
                 );
             }
+        }
+    }
+}
+
+/// The publisher's two dead-letter queues (D20): the entries the bus refused for good, which
+/// the function sends itself, and the stream batches its mapping gave up on.
+const EVENT_DEAD_LETTER_QUEUES: [&str; 2] = ["EventDeadLetterQueue", "EventStreamDeadLetterQueue"];
+
+#[test]
+fn the_event_publishers_stream_is_retried_a_bounded_number_of_times_then_dead_lettered() {
+    let template = template();
+    let stream = publisher_stream(&template);
+    let retries = stream["MaximumRetryAttempts"]
+        .as_i64()
+        .expect("MaximumRetryAttempts is set: its default, -1, retries a batch for ever");
+    assert!(
+        (1..=100).contains(&retries),
+        "a batch that keeps failing is given up after a few retries, not held for ever: {retries}"
+    );
+    assert_eq!(
+        stream["BisectBatchOnFunctionError"].as_bool(),
+        Some(true),
+        "a failing batch is halved down to the record at fault, so the others go on"
+    );
+    let destination = &stream["DestinationConfig"]["OnFailure"]["Destination"];
+    assert_eq!(
+        intrinsic_text(destination, "GetAtt"),
+        Some("EventStreamDeadLetterQueue.Arn"),
+        "a batch given up on is named in a queue: {destination:?}"
+    );
+    for id in EVENT_DEAD_LETTER_QUEUES {
+        let queue = resource(&template, id);
+        assert_eq!(queue["Type"].as_str(), Some("AWS::SQS::Queue"), "{id}");
+        assert_eq!(
+            queue["Properties"]["SqsManagedSseEnabled"].as_bool(),
+            Some(true),
+            "{id} is encrypted"
+        );
+        let retention = queue["Properties"]["MessageRetentionPeriod"].as_i64();
+        assert_eq!(
+            retention,
+            Some(1_209_600),
+            "{id} keeps its messages 14 days"
+        );
+    }
+}
+
+#[test]
+fn the_event_publisher_sends_only_to_its_dead_letter_queues() {
+    let template = template();
+    let function = &resource(&template, "EventPublisherFunction")["Properties"];
+    assert_eq!(
+        intrinsic_text(
+            &function["Environment"]["Variables"]["EVENT_DEAD_LETTER_QUEUE_URL"],
+            "Ref"
+        ),
+        Some("EventDeadLetterQueue"),
+        "the function is told where the entries the bus refused for good go"
+    );
+    let policy = &resource(&template, "EventPublisherPolicy")["Properties"];
+    let mut queues: Vec<&str> = Vec::new();
+    for statement in statements(policy) {
+        let actions = actions(statement);
+        if !actions.iter().any(|action| action.starts_with("sqs:")) {
+            continue;
+        }
+        assert_eq!(actions, ["sqs:SendMessage"], "{statement:?}");
+        let queue = intrinsic_text(&statement["Resource"], "GetAtt")
+            .and_then(|arn| arn.strip_suffix(".Arn"))
+            .unwrap_or_else(|| panic!("one queue's ARN a statement: {statement:?}"));
+        queues.push(queue);
+    }
+    queues.sort_unstable();
+    assert_eq!(
+        queues, EVENT_DEAD_LETTER_QUEUES,
+        "its dead-letter queue, and its mapping's on-failure destination (sent with the \
+         function's role), nothing else"
+    );
+}
+
+#[test]
+fn each_event_dead_letter_queue_has_an_alarm() {
+    let template = template();
+    let Yaml::Mapping(resources) = &template["Resources"] else {
+        panic!("Resources is a mapping");
+    };
+    for queue in EVENT_DEAD_LETTER_QUEUES {
+        let watching: Vec<(&str, &Yaml)> = resources
+            .iter()
+            .filter(|(_, resource)| resource["Type"].as_str() == Some("AWS::CloudWatch::Alarm"))
+            .filter(|(_, alarm)| {
+                alarm["Properties"]["Dimensions"]
+                    .as_sequence()
+                    .into_iter()
+                    .flatten()
+                    .any(|dimension| {
+                        dimension["Name"].as_str() == Some("QueueName")
+                            && intrinsic_text(&dimension["Value"], "GetAtt")
+                                == Some(format!("{queue}.QueueName").as_str())
+                    })
+            })
+            .map(|(id, alarm)| (id.as_str().unwrap_or_default(), alarm))
+            .collect();
+        assert_eq!(watching.len(), 1, "one alarm watches {queue}");
+        let (id, alarm) = watching[0];
+        let properties = &alarm["Properties"];
+        assert_eq!(alarm["Condition"].as_str(), Some("HasAlarmTopic"), "{id}");
+        assert_eq!(properties["Namespace"].as_str(), Some("AWS/SQS"), "{id}");
+        assert_eq!(
+            properties["MetricName"].as_str(),
+            Some("ApproximateNumberOfMessagesVisible"),
+            "{id}"
+        );
+        assert_eq!(properties["Threshold"].as_i64(), Some(0), "{id}");
+        assert_eq!(
+            properties["ComparisonOperator"].as_str(),
+            Some("GreaterThanThreshold"),
+            "{id}: any message at all"
+        );
+        for actions in ["AlarmActions", "OKActions"] {
+            let topics = properties[actions].as_sequence().expect("a list");
+            assert_eq!(topics.len(), 1, "{id}");
+            assert_eq!(
+                intrinsic_text(&topics[0], "Ref"),
+                Some("AlarmTopicArn"),
+                "{id}: {actions}"
+            );
         }
     }
 }

@@ -1,9 +1,11 @@
 //! EventBridge: the bus the service's domain events go to (D20). Only the publisher puts on it,
-//! from the outbox; nothing else in the service sends an event.
+//! from the outbox; nothing else in the service sends an event. An entry the bus refuses for good
+//! goes to the publisher's dead-letter queue as a [`RefusedEvent`].
 
 use crate::aws::Lazy;
 use outbound_model::error::Error;
 use outbound_model::event::{EventEntry, SOURCE};
+use serde::{Deserialize, Serialize};
 
 /// Most entries one PutEvents takes.
 pub const PUT_EVENTS_MAX: usize = 10;
@@ -20,9 +22,56 @@ pub struct Bus {
 pub enum Put {
     /// On the bus.
     Accepted,
-    /// Refused with EventBridge's error code (`ThrottlingException`, `InternalFailure`, ...):
-    /// to be sent again.
+    /// Refused for now, with EventBridge's error code (`ThrottlingException`,
+    /// `InternalFailure`): to be sent again.
     Refused(String),
+    /// Refused for good, with EventBridge's error code (`ValidationException`,
+    /// `MalformedDetail`, `AccessDeniedException`, ...): the same entry would be refused again.
+    Rejected(String),
+}
+
+/// The per-entry error codes of PutEvents worth a retry: the two EventBridge documents as
+/// retryable (`ThrottlingException`, `InternalFailure`), and its own failures' names should it
+/// ever answer them per entry. Every other code refuses the entry itself and sending it again
+/// changes nothing: the publisher does not retry it, it dead-letters it with the entry kept
+/// whole, so nothing is lost.
+pub const RETRYABLE: [&str; 4] = [
+    "ThrottlingException",
+    "InternalFailure",
+    "InternalException",
+    "ServiceUnavailable",
+];
+
+impl Put {
+    /// The fate of an entry EventBridge answered `code` for.
+    pub fn refused(code: &str) -> Put {
+        if RETRYABLE.contains(&code) {
+            Put::Refused(code.to_owned())
+        } else {
+            Put::Rejected(code.to_owned())
+        }
+    }
+}
+
+/// An entry the bus refused for good, as the publisher sends it to its dead-letter queue: the
+/// PutEvents entry as it was sent (its fields spelled as PutEvents spells them, so an operator
+/// redrives it with `aws events put-events --entries` once the cause is fixed) and the error
+/// code. Nothing but the event itself: no more personal data than its detail already holds.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RefusedEvent {
+    pub entry: RefusedEntry,
+    pub error_code: String,
+}
+
+/// A PutEvents entry, in PutEvents' own spelling.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct RefusedEntry {
+    pub event_bus_name: String,
+    pub source: String,
+    pub detail_type: String,
+    pub detail: String,
 }
 
 impl Bus {
@@ -35,6 +84,19 @@ impl Bus {
 
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// `entry`, refused with `error_code`, as the dead-letter queue keeps it.
+    pub fn refused(&self, entry: &EventEntry, error_code: &str) -> RefusedEvent {
+        RefusedEvent {
+            entry: RefusedEntry {
+                event_bus_name: self.name.clone(),
+                source: SOURCE.to_owned(),
+                detail_type: entry.event_type.clone(),
+                detail: entry.detail.clone(),
+            },
+            error_code: error_code.to_owned(),
+        }
     }
 
     /// Puts up to [`PUT_EVENTS_MAX`] entries in one request and answers each one's fate, in
@@ -71,9 +133,56 @@ impl Bus {
         Ok(results
             .iter()
             .map(|result| match result.error_code() {
-                Some(code) => Put::Refused(code.to_owned()),
+                Some(code) => Put::refused(code),
                 None => Put::Accepted,
             })
             .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_retryable_codes_are_refusals_for_now() {
+        for code in ["ThrottlingException", "InternalFailure"] {
+            assert_eq!(Put::refused(code), Put::Refused(code.to_owned()));
+        }
+        for code in [
+            "ValidationException",
+            "MalformedDetail",
+            "AccessDeniedException",
+            "InvalidArgument",
+            "NotAuthorizedForDetailTypeException",
+        ] {
+            assert_eq!(Put::refused(code), Put::Rejected(code.to_owned()));
+        }
+    }
+
+    #[test]
+    fn a_refused_event_holds_the_entry_as_put_events_spells_it_and_the_code() {
+        let bus = Bus::new(
+            Lazy::new(|| -> aws_sdk_eventbridge::Client { unreachable!("no request is sent") }),
+            "outbound-events",
+        );
+        let entry = EventEntry {
+            event_type: "ImportFinished".into(),
+            tenant: "acme".into(),
+            detail: r#"{"eventId":"01J","tenant":"acme"}"#.into(),
+        };
+        let refused = serde_json::to_value(bus.refused(&entry, "ValidationException")).unwrap();
+        assert_eq!(
+            refused,
+            serde_json::json!({
+                "entry": {
+                    "EventBusName": "outbound-events",
+                    "Source": "outbound",
+                    "DetailType": "ImportFinished",
+                    "Detail": r#"{"eventId":"01J","tenant":"acme"}"#,
+                },
+                "errorCode": "ValidationException",
+            })
+        );
     }
 }

@@ -143,6 +143,12 @@ impl Message for outbound_model::export::ExportMessage {
     const QUEUE_URL: &'static str = "EXPORT_QUEUE_URL";
 }
 
+impl Message for crate::bus::RefusedEvent {
+    const SEND: &'static str = "dead-letter a refused event";
+    const DECODE: &'static str = "decode refused event";
+    const QUEUE_URL: &'static str = "EVENT_DEAD_LETTER_QUEUE_URL";
+}
+
 impl Message for outbound_model::job::DialJob {
     const SEND: &'static str = "send dial jobs";
     const DECODE: &'static str = "decode dial job";

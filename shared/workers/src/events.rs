@@ -4,56 +4,80 @@
 //! when the function answers without failures; a failure names the first record not yet on the
 //! bus, and the mapping starts again there (`ReportBatchItemFailures`). So an event is lost
 //! neither when the function that committed it dies (it never publishes: the commit is the
-//! outbox item) nor when this one dies or the bus refuses (the record is read again). What can
-//! happen is a second delivery of an event that was put just before a failure; consumers drop it
-//! by its `eventId`.
+//! outbox item) nor when this one dies or the bus refuses for now (the record is read again).
+//! What can happen is a second delivery of an event that was put just before a failure;
+//! consumers drop it by its `eventId`.
+//!
+//! An entry the bus refuses for good (`ValidationException`, `MalformedDetail`, ...: every code
+//! but [`outbound_adapters::bus::RETRYABLE`]) would be refused on every reading and hold its
+//! shard up for ever: it is not sent again but to the dead-letter queue, its entry and error
+//! code ([`RefusedEvent`]), and the batch goes on. Only when that queue does not take it is its
+//! record reported failed, as one the bus refused for now. The mapping's own retries are bounded
+//! too (`template.yaml`): a batch that still fails after them, for whatever reason, is handed to
+//! its on-failure queue (where it is named, by shard and sequence numbers) and the shard moves on.
 
 use aws_lambda_events::event::dynamodb::Event as StreamEvent;
 use aws_lambda_events::event::streams::{DynamoDbBatchItemFailure, DynamoDbEventResponse};
-use outbound_adapters::bus::{Bus, Put, PUT_EVENTS_MAX};
+use outbound_adapters::aws::Lazy;
+use outbound_adapters::bus::{Bus, Put, RefusedEvent, PUT_EVENTS_MAX};
+use outbound_adapters::queue::Queue;
 use outbound_adapters::store::outbox::outbox_entry;
 use outbound_model::error::Error;
 use outbound_model::event::EventEntry;
 use std::time::Duration;
 
-/// Rounds a PutEvents' refused entries are sent again within one invocation before the batch
-/// is handed back to the mapping (which would send the accepted entries after them again too).
+/// Rounds a PutEvents' entries refused for now are sent again within one invocation before the
+/// batch is handed back to the mapping (which would send the accepted entries after them again
+/// too).
 const ROUNDS: u32 = 3;
 
-/// Publishes every outbox item among `event`'s records, in order. Answers the sequence number
-/// of the first one not published, if any.
-#[tracing::instrument(skip_all, fields(records = event.records.len()))]
-pub async fn publish(bus: &Bus, event: StreamEvent) -> DynamoDbEventResponse {
-    let mut pending: Vec<(Option<String>, EventEntry)> = Vec::new();
-    for record in event.records {
-        if record.event_name != "INSERT" {
-            continue;
-        }
-        match outbox_entry(record.change.new_image) {
-            Some(entry) => pending.push((record.change.sequence_number, entry)),
-            // The mapping's filter lets only outbox items through; anything else is not ours
-            // to hold the shard up for.
-            None => tracing::warn!(
-                sequence = ?record.change.sequence_number,
-                "stream record is not an outbox item; skipped"
-            ),
-        }
+/// The bus, and the dead-letter queue of the entries it refuses for good; cheap to clone.
+#[derive(Clone, Debug)]
+pub struct Publisher {
+    bus: Bus,
+    dead_letters: Queue<RefusedEvent>,
+}
+
+/// What became of one entry of a chunk.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Fate {
+    /// Not on the bus yet: refused for now, or not sent (the bus did not answer).
+    Pending,
+    /// On the bus.
+    Published,
+    /// Refused for good, with this code: for the dead-letter queue.
+    Rejected(String),
+}
+
+impl Publisher {
+    pub fn new(bus: Bus, dead_letters: Queue<RefusedEvent>) -> Publisher {
+        Publisher { bus, dead_letters }
     }
-    let mut response = DynamoDbEventResponse::default();
-    for chunk in pending.chunks(PUT_EVENTS_MAX) {
-        let entries: Vec<&EventEntry> = chunk.iter().map(|(_, entry)| entry).collect();
-        match put_all(bus, &entries).await {
-            Ok(()) => {
-                for entry in entries {
-                    tracing::info!(
-                        event_type = %entry.event_type,
-                        tenant = %entry.tenant,
-                        detail = %entry.detail,
-                        "event published"
-                    );
-                }
+
+    /// Publishes every outbox item among `event`'s records, in order; dead-letters those the
+    /// bus refuses for good. Answers the sequence number of the first one neither published
+    /// nor dead-lettered, if any.
+    #[tracing::instrument(skip_all, fields(records = event.records.len()))]
+    pub async fn publish(&self, event: StreamEvent) -> DynamoDbEventResponse {
+        let mut pending: Vec<(Option<String>, EventEntry)> = Vec::new();
+        for record in event.records {
+            if record.event_name != "INSERT" {
+                continue;
             }
-            Err((first_unpublished, error)) => {
+            match outbox_entry(record.change.new_image) {
+                Some(entry) => pending.push((record.change.sequence_number, entry)),
+                // The mapping's filter lets only outbox items through; anything else is not
+                // ours to hold the shard up for.
+                None => tracing::warn!(
+                    sequence = ?record.change.sequence_number,
+                    "stream record is not an outbox item; skipped"
+                ),
+            }
+        }
+        let mut response = DynamoDbEventResponse::default();
+        for chunk in pending.chunks(PUT_EVENTS_MAX) {
+            let entries: Vec<&EventEntry> = chunk.iter().map(|(_, entry)| entry).collect();
+            if let Err((first_unpublished, error)) = self.put_chunk(&entries).await {
                 tracing::warn!(%error, "events not published; the batch is read again");
                 let mut failure = DynamoDbBatchItemFailure::default();
                 failure.item_identifier = chunk[first_unpublished].0.clone();
@@ -61,58 +85,107 @@ pub async fn publish(bus: &Bus, event: StreamEvent) -> DynamoDbEventResponse {
                 return response;
             }
         }
+        response
     }
-    response
-}
 
-/// Puts `entries` on the bus, sending refused ones again for a few rounds. On failure, answers
-/// the index of the first entry not on the bus.
-async fn put_all(bus: &Bus, entries: &[&EventEntry]) -> Result<(), (usize, Error)> {
-    let mut unpublished: Vec<usize> = (0..entries.len()).collect();
-    for round in 0..ROUNDS {
-        if round > 0 {
-            tokio::time::sleep(Duration::from_millis(100 << round)).await;
-        }
-        let sending: Vec<&EventEntry> = unpublished.iter().map(|&i| entries[i]).collect();
-        let results = match bus.put(&sending).await {
-            Ok(results) => results,
-            Err(error) => return Err((unpublished[0], error)),
-        };
-        unpublished = unpublished
-            .into_iter()
-            .zip(results)
-            .filter_map(|(index, put)| match put {
-                Put::Accepted => None,
-                Put::Refused(code) => {
-                    tracing::warn!(%code, "bus refused an event");
-                    Some(index)
+    /// Puts `entries` on the bus, then dead-letters those it refused for good. On failure,
+    /// answers the index of the first entry neither on the bus nor in the dead-letter queue.
+    async fn put_chunk(&self, entries: &[&EventEntry]) -> Result<(), (usize, Error)> {
+        let (fates, mut error) = self.put_all(entries).await;
+        for (index, fate) in fates.into_iter().enumerate() {
+            let entry = entries[index];
+            match fate {
+                Fate::Published => tracing::info!(
+                    event_type = %entry.event_type,
+                    tenant = %entry.tenant,
+                    detail = %entry.detail,
+                    "event published"
+                ),
+                Fate::Rejected(code) => {
+                    let refused = self.bus.refused(entry, &code);
+                    self.dead_letters
+                        .send(&refused, 0)
+                        .await
+                        .map_err(|error| (index, error))?;
+                    tracing::error!(
+                        %code,
+                        event_type = %entry.event_type,
+                        tenant = %entry.tenant,
+                        "the bus refused an event for good; it is in the dead-letter queue"
+                    );
                 }
-            })
-            .collect();
-        if unpublished.is_empty() {
-            return Ok(());
+                // The mapping starts again here. The entries after it are read again with it,
+                // and those among them refused for good are refused again and dead-lettered
+                // then: each once.
+                Fate::Pending => {
+                    let error = error.take().unwrap_or_else(|| {
+                        Error::unavailable("put events", "the bus refused events in every round")
+                    });
+                    return Err((index, error));
+                }
+            }
         }
+        Ok(())
     }
-    Err((
-        unpublished[0],
-        Error::unavailable("put events", "the bus refused events in every round"),
-    ))
+
+    /// Puts `entries` on the bus, sending those refused for now again for a few rounds. Answers
+    /// each one's fate, and the error of a PutEvents that failed as a whole (after which
+    /// nothing more is sent).
+    async fn put_all(&self, entries: &[&EventEntry]) -> (Vec<Fate>, Option<Error>) {
+        let mut fates = vec![Fate::Pending; entries.len()];
+        for round in 0..ROUNDS {
+            let sending: Vec<usize> = (0..entries.len())
+                .filter(|&i| fates[i] == Fate::Pending)
+                .collect();
+            if sending.is_empty() {
+                break;
+            }
+            if round > 0 {
+                tokio::time::sleep(Duration::from_millis(100 << round)).await;
+            }
+            let batch: Vec<&EventEntry> = sending.iter().map(|&i| entries[i]).collect();
+            let results = match self.bus.put(&batch).await {
+                Ok(results) => results,
+                Err(error) => return (fates, Some(error)),
+            };
+            for (index, put) in sending.into_iter().zip(results) {
+                fates[index] = match put {
+                    Put::Accepted => Fate::Published,
+                    Put::Refused(code) => {
+                        tracing::warn!(%code, "bus refused an event for now");
+                        Fate::Pending
+                    }
+                    Put::Rejected(code) => Fate::Rejected(code),
+                };
+            }
+        }
+        (fates, None)
+    }
 }
 
-/// The publisher Lambda: the bus named by `EVENT_BUS_NAME`, then every stream batch through
-/// [`publish`].
+/// The publisher Lambda: the bus named by `EVENT_BUS_NAME` and the dead-letter queue at
+/// `EVENT_DEAD_LETTER_QUEUE_URL`, then every stream batch through [`Publisher::publish`].
 pub async fn serve() -> Result<(), lambda_runtime::Error> {
     outbound_telemetry::init();
     let name = std::env::var("EVENT_BUS_NAME").map_err(|_| "EVENT_BUS_NAME is not set")?;
+    let dead_letter_queue_url = std::env::var("EVENT_DEAD_LETTER_QUEUE_URL")
+        .map_err(|_| "EVENT_DEAD_LETTER_QUEUE_URL is not set")?;
     let sdk = outbound_adapters::aws::sdk_config().await;
     let bus = Bus::new(
-        outbound_adapters::aws::Lazy::new(move || aws_sdk_eventbridge::Client::new(&sdk)),
+        Lazy::new({
+            let sdk = sdk.clone();
+            move || aws_sdk_eventbridge::Client::new(&sdk)
+        }),
         name,
     );
-    let bus = &bus;
+    let dead_letters = Queue::new(
+        Lazy::new(move || outbound_adapters::aws::timing::sqs(&sdk)),
+        Some(dead_letter_queue_url),
+    );
+    let publisher = &Publisher::new(bus, dead_letters);
     lambda_runtime::run(lambda_runtime::service_fn(
         move |event: lambda_runtime::LambdaEvent<StreamEvent>| async move {
-            Ok::<_, lambda_runtime::Error>(publish(bus, event.payload).await)
+            Ok::<_, lambda_runtime::Error>(publisher.publish(event.payload).await)
         },
     ))
     .await

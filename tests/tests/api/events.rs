@@ -1,6 +1,7 @@
 //! Domain events (D20): each committed change is on the bus once, a refused request puts none
 //! there, and an event the publisher could not put (the bus down, or refusing part of a batch)
-//! is put later, not lost. The events are read as a subscriber reads them: a rule on the bus
+//! is put later, not lost; one the bus refuses for good is in the publisher's dead-letter queue,
+//! once, and holds nothing up. The events are read as a subscriber reads them: a rule on the bus
 //! sends them to a queue.
 
 use crate::dialing_support::{fast_settings, ManualClock, ALL_SUCCESS};
@@ -32,9 +33,9 @@ impl Events {
             Some(proxy) => api.sdk.to_builder().endpoint_url(proxy.url()).build(),
             None => api.sdk.clone(),
         };
-        let bus = outbound_local::events::bus(&sdk, &resources.bus);
+        let publisher = outbound_local::events::publisher(&api.sdk, &sdk, &resources);
         Events {
-            mapping: StreamMapping::new(&api.sdk, &resources.stream_arn, bus),
+            mapping: StreamMapping::new(&api.sdk, &resources.stream_arn, publisher),
             resources,
             sqs: aws_sdk_sqs::Client::new(&api.sdk),
         }
@@ -59,6 +60,17 @@ impl Events {
 
     async fn pump(&mut self) -> Pumped {
         self.mapping.pump().await.unwrap()
+    }
+
+    /// Every message waiting on the publisher's dead-letter queue, in arrival order.
+    async fn dead_letters(&self, api: &TestApi) -> Vec<Value> {
+        let bodies = api
+            .take_messages(&self.resources.dead_letter_queue_url)
+            .await;
+        bodies
+            .iter()
+            .map(|body| serde_json::from_str(body).unwrap())
+            .collect()
     }
 
     /// Every event waiting on `queue` (the bus's log queue when `None`), in arrival order.
@@ -470,6 +482,187 @@ async fn events_the_bus_refuses_in_part_are_sent_again_until_each_is_on_it() {
             ])
         );
     }
+}
+
+/// D20: the bus refuses the events of one kind for good (per entry `ValidationException`, as it
+/// does an entry too large or a detail it will not take). The publisher does not send them again
+/// but to its dead-letter queue, each once, with its entry and the error code; the events around
+/// them are on the bus once; no record is reported failed, the mapping moves past them, and a
+/// second pump has nothing left to do.
+#[tokio::test]
+async fn events_the_bus_refuses_for_good_are_dead_lettered_once_and_hold_nothing_up() {
+    let api = TestApi::start().await;
+    let proxy = FaultProxy::start().await;
+    let mut events = Events::on(&api, Some(&proxy)).await;
+    proxy.set_plan(FaultPlan::RejectEventsOfKind("ImportFinished"));
+
+    // Four rounds of an import, a task published and paused: 12 events, the refused kind
+    // among the others (two PutEvents: 10 entries, then 2).
+    let source = api.data_source("acme", &unique("Source")).await;
+    let mut imports = Vec::new();
+    let mut tasks = Vec::new();
+    for _ in 0..4 {
+        imports.push(
+            api.upload_and_import("acme", &source, "list.csv", CSV.to_vec())
+                .await,
+        );
+        let task = api.task("acme", &unique("Task"), &source, json!({})).await;
+        for action in ["publish", "pause"] {
+            api.post("acme", &format!("/api/task/{action}"), json!({"id": task}))
+                .await
+                .ok();
+        }
+        tasks.push(task);
+    }
+    let committed = committed(&api).await;
+    assert_eq!(committed.len(), 12, "{committed:#?}");
+
+    assert_eq!(
+        events.pump().await,
+        Pumped {
+            published: 12,
+            failed: 0
+        },
+        "no record reported failed: the mapping is past all of them"
+    );
+    assert_eq!(
+        proxy.injected_by_operation().get("PutEvents"),
+        Some(&2),
+        "one PutEvents a batch: an entry refused for good is not sent again"
+    );
+
+    let all = details(&events.received(&api, None).await);
+    let mut on_bus: Vec<&str> = all
+        .iter()
+        .map(|(_, detail)| detail["eventId"].as_str().unwrap())
+        .collect();
+    on_bus.sort_unstable();
+    let mut moved: Vec<&str> = committed
+        .iter()
+        .filter(|(_, detail)| detail["taskId"].is_string())
+        .map(|(id, _)| id.as_str())
+        .collect();
+    moved.sort_unstable();
+    assert_eq!(on_bus.len(), 8);
+    assert_eq!(on_bus, moved, "every other event on the bus, once");
+    for task in &tasks {
+        assert_eq!(
+            moves(&all, task),
+            [
+                step("DRAFT", "RUNNING", "publish"),
+                step("RUNNING", "PAUSED", "pause"),
+            ]
+        );
+    }
+
+    let dead = events.dead_letters(&api).await;
+    assert_eq!(dead.len(), 4, "each refused event once: {dead:#?}");
+    let mut refused_imports = Vec::new();
+    for letter in &dead {
+        assert_eq!(letter["errorCode"], "ValidationException", "{letter}");
+        let entry = &letter["entry"];
+        assert_eq!(entry["Source"], "outbound", "{letter}");
+        assert_eq!(entry["DetailType"], "ImportFinished", "{letter}");
+        assert_eq!(
+            entry["EventBusName"],
+            events.resources.bus.as_str(),
+            "{letter}"
+        );
+        let detail: Value = serde_json::from_str(entry["Detail"].as_str().unwrap()).unwrap();
+        assert_eq!(
+            Some(&detail),
+            committed.get(detail["eventId"].as_str().unwrap()),
+            "the event as committed, to be put again as it is"
+        );
+        assert_eq!(
+            letter.as_object().unwrap().len(),
+            2,
+            "the entry and its error code, nothing else: {letter}"
+        );
+        refused_imports.push(detail["importId"].as_str().unwrap().to_owned());
+    }
+    refused_imports.sort_unstable();
+    imports.sort_unstable();
+    assert_eq!(refused_imports, imports);
+
+    // The mapping is past them: nothing is read, sent or dead-lettered again.
+    assert_eq!(events.pump().await, Pumped::default());
+    assert!(events.received(&api, None).await.is_empty());
+    assert!(events.dead_letters(&api).await.is_empty());
+    assert_eq!(proxy.injected_by_operation().get("PutEvents"), Some(&2));
+}
+
+/// D20: an event the bus refuses for good while the dead-letter queue does not take it is
+/// neither on the bus nor dropped: its record is reported failed and read again, and once the
+/// queue is back it is dead-lettered, once, and the mapping moves on.
+#[tokio::test]
+async fn an_event_refused_for_good_waits_in_the_stream_while_the_dead_letter_queue_is_gone() {
+    let api = TestApi::start().await;
+    let proxy = FaultProxy::start().await;
+    let mut events = Events::on(&api, Some(&proxy)).await;
+    proxy.set_plan(FaultPlan::RejectEventsOfKind("ImportFinished"));
+    let sqs = aws_sdk_sqs::Client::new(&api.sdk);
+    sqs.delete_queue()
+        .queue_url(&events.resources.dead_letter_queue_url)
+        .send()
+        .await
+        .unwrap();
+
+    // A task's publish, an import (refused for good), the task's pause.
+    let (source, _) = api.source_with_contacts("acme", 1).await;
+    let task = api.task("acme", &unique("Task"), &source, json!({})).await;
+    api.post("acme", "/api/task/publish", json!({"id": task}))
+        .await
+        .ok();
+    let import = api
+        .upload_and_import("acme", &source, "list.csv", CSV.to_vec())
+        .await;
+    api.post("acme", "/api/task/pause", json!({"id": task}))
+        .await
+        .ok();
+    assert_eq!(committed(&api).await.len(), 3);
+
+    // The publish is on the bus; the mapping waits at the import's event, read again each time.
+    for published in [1, 0] {
+        assert_eq!(
+            events.pump().await,
+            Pumped {
+                published,
+                failed: 1
+            },
+            "the mapping waits at the import's event"
+        );
+    }
+
+    // The queue is back (the same name, the same URL).
+    provision::ensure_events(&api.sdk, &api.resources.table, &events.resources.bus)
+        .await
+        .unwrap();
+    assert_eq!(
+        events.pump().await,
+        Pumped {
+            published: 2,
+            failed: 0
+        }
+    );
+    let dead = events.dead_letters(&api).await;
+    assert_eq!(dead.len(), 1, "{dead:#?}");
+    let detail: Value = serde_json::from_str(dead[0]["entry"]["Detail"].as_str().unwrap()).unwrap();
+    assert_eq!(detail["importId"], import.as_str());
+    // Put again with its batch while the import's event waited: consumers drop the second
+    // delivery by its eventId.
+    let all = details(&events.received(&api, None).await);
+    let distinct: BTreeSet<(String, String, String)> = moves(&all, &task).into_iter().collect();
+    assert_eq!(
+        distinct,
+        BTreeSet::from([
+            step("DRAFT", "RUNNING", "publish"),
+            step("RUNNING", "PAUSED", "pause"),
+        ])
+    );
+    assert!(of_kind(&all, "ImportFinished").is_empty());
+    assert_eq!(events.pump().await, Pumped::default());
+    assert!(events.dead_letters(&api).await.is_empty());
 }
 
 /// D20 with D10's conditional transitions: eight pauses of one RUNNING task at once all read it
