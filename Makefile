@@ -5,7 +5,7 @@ TENANT ?= acme
 export MOTO_PORT ?= 5000
 export MOTO_ENDPOINT ?= http://127.0.0.1:$(MOTO_PORT)
 
-.PHONY: run test console openapi token lint-template validate-template bench bench-run bench-once bench-venv bench-cold-start package
+.PHONY: run test console openapi token lambda-env lint-template validate-template bench bench-run bench-once bench-venv bench-cold-start package
 
 # The local server is built as `make test` builds it: `cargo test --workspace` unifies the
 # features of every member and its dev-dependencies, and a plain `cargo build -p outbound-local`
@@ -43,6 +43,13 @@ openapi:
 ## token: a development token for TENANT, valid 24 hours
 token:
 	@$(BUILD_LOCAL) && target/debug/dev-token $(TENANT)
+
+## lambda-env: .local/lambda.env, the functions' environment for `cargo lambda watch --env-file`, on
+## the stack `make run` serves (provisioned if missing); starts moto if none answers and leaves it
+## running for the functions (`scripts/stack.sh stop` stops it). `make run` writes the file too.
+lambda-env:
+	@scripts/stack.sh start >/dev/null
+	@$(BUILD_LOCAL) && target/debug/local-api --lambda-env
 
 ## lint-template: cfn-lint on template.yaml
 lint-template:

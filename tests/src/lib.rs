@@ -5,6 +5,7 @@ pub mod bench;
 pub mod capacity;
 pub mod events;
 pub mod faults;
+pub mod lambda_env;
 pub mod poller;
 pub mod provision;
 pub mod stack;
@@ -22,33 +23,71 @@ pub fn moto_endpoint() -> String {
     std::env::var("MOTO_ENDPOINT").unwrap_or_else(|_| "http://127.0.0.1:5000".into())
 }
 
+/// The region of the stand-ins' resources.
+pub const REGION: &str = "us-east-1";
+
+/// The dummy credentials the stand-ins accept (access key id, secret access key).
+pub const CREDENTIALS: (&str, &str) = ("test", "test");
+
 /// AWS SDK configuration pointing at the stand-ins, with dummy credentials.
 pub async fn sdk_config() -> aws_config::SdkConfig {
     use aws_config::{BehaviorVersion, Region};
     use aws_sdk_dynamodb::config::Credentials;
     aws_config::defaults(BehaviorVersion::latest())
         .endpoint_url(moto_endpoint())
-        .region(Region::new("us-east-1"))
-        .credentials_provider(Credentials::new("test", "test", None, None, "local"))
+        .region(Region::new(REGION))
+        .credentials_provider(Credentials::new(
+            CREDENTIALS.0,
+            CREDENTIALS.1,
+            None,
+            None,
+            "local",
+        ))
         .load()
         .await
 }
 
+/// The key of list tokens (D5) on the local stack when `PAGE_TOKEN_SECRET` is not set: named,
+/// rather than left to the development stack's built-in key, so that the functions run under
+/// `cargo lambda` (which run as in Lambda, where no built-in key is allowed) sign and accept the
+/// same tokens as the local API.
+pub const LOCAL_PAGE_TOKEN_SECRET: &str = "outbound-local-stack-page-token-key";
+
 /// The local configuration: resources named as given, tokens verified in process (D2).
 pub fn local_config(resources: &provision::Resources) -> Config {
-    let lookup = |name: &str| match name {
-        "TABLE_NAME" => Some(resources.table.clone()),
-        "BUCKET_NAME" => Some(resources.bucket.clone()),
-        "RECLAIM_QUEUE_URL" => Some(resources.reclaim_queue_url.clone()),
-        "DIAL_QUEUE_URL" => Some(resources.dial_queue_url.clone()),
-        "CALL_EVENTS_QUEUE_URL" => Some(resources.call_events_queue_url.clone()),
-        "EXPORT_QUEUE_URL" => Some(resources.export_queue_url.clone()),
-        "AUTH_MODE" => Some("local".into()),
-        "OUTBOUND_DEV_STACK" => Some("true".into()),
-        "S3_FORCE_PATH_STYLE" => Some("true".into()),
-        other => std::env::var(other).ok(),
+    read_local_config(resources).0
+}
+
+/// The local configuration and the variables it was read from: every variable
+/// `Config::from_lookup` asked for that had a value, whether the local stack set it or the
+/// process environment did (`.local/lambda.env` is written from them, [`lambda_env`]).
+pub fn read_local_config(
+    resources: &provision::Resources,
+) -> (Config, std::collections::BTreeMap<String, String>) {
+    let read = std::cell::RefCell::new(std::collections::BTreeMap::new());
+    let lookup = |name: &str| {
+        let value = match name {
+            "TABLE_NAME" => Some(resources.table.clone()),
+            "BUCKET_NAME" => Some(resources.bucket.clone()),
+            "RECLAIM_QUEUE_URL" => Some(resources.reclaim_queue_url.clone()),
+            "DIAL_QUEUE_URL" => Some(resources.dial_queue_url.clone()),
+            "CALL_EVENTS_QUEUE_URL" => Some(resources.call_events_queue_url.clone()),
+            "EXPORT_QUEUE_URL" => Some(resources.export_queue_url.clone()),
+            "AUTH_MODE" => Some("local".into()),
+            "OUTBOUND_DEV_STACK" => Some("true".into()),
+            "S3_FORCE_PATH_STYLE" => Some("true".into()),
+            "PAGE_TOKEN_SECRET" => std::env::var(name)
+                .ok()
+                .or_else(|| Some(LOCAL_PAGE_TOKEN_SECRET.into())),
+            other => std::env::var(other).ok(),
+        };
+        if let Some(value) = &value {
+            read.borrow_mut().insert(name.to_owned(), value.clone());
+        }
+        value
     };
-    Config::from_lookup(lookup).expect("local configuration is complete")
+    let config = Config::from_lookup(lookup).expect("local configuration is complete");
+    (config, read.into_inner())
 }
 
 /// The token settings of a local configuration.

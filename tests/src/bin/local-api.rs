@@ -3,9 +3,15 @@
 //! development token and the console's sign-in address. `LOCAL_STACK` (default `outbound`)
 //! names the table, and the bucket, queues and bus after it, so a second server (the contract
 //! check, the browser test) keeps its own data.
+//!
+//! It writes `.local/lambda.env`, the environment of the functions under `cargo lambda` on this
+//! stack (`outbound_local::lambda_env`), for the default stack, or to `LAMBDA_ENV_FILE` when
+//! that is set. With `--lambda-env` (`make lambda-env`) it provisions, writes the file and ends.
 
 use outbound_app::App;
-use outbound_local::{events, local_config, local_jwt, provision, sdk_config, serve_local};
+use outbound_local::{
+    events, lambda_env, local_config, local_jwt, provision, sdk_config, serve_local,
+};
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
@@ -15,6 +21,22 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let resources = provision::ensure(&sdk, &stack, &format!("{stack}-files")).await?;
     let event_resources =
         provision::ensure_events(&sdk, &resources.table, &format!("{stack}-events")).await?;
+    let lambda_env = match std::env::var_os("LAMBDA_ENV_FILE") {
+        Some(path) => Some(std::path::PathBuf::from(path)),
+        None if stack == "outbound" => Some(lambda_env::default_path()),
+        None => None,
+    };
+    if let Some(path) = &lambda_env {
+        lambda_env::write(path, &lambda_env::variables(&resources, &event_resources))
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    if std::env::args().any(|arg| arg == "--lambda-env") {
+        match &lambda_env {
+            Some(path) => println!("{}", path.display()),
+            None => return Err("--lambda-env: set LAMBDA_ENV_FILE for another stack".into()),
+        }
+        return Ok(());
+    }
     let config = local_config(&resources);
     let token = local_jwt(&config).issue("acme", 24 * 3600);
     let app = App::with_sdk(config, &sdk);
@@ -40,6 +62,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     println!("console, signed in as tenant acme (24 h):\n  http://127.0.0.1:{port}/#/signin?token={token}\n");
     println!("development token for tenant acme (24 h):\n{token}\n");
     println!("events the bus delivered: http://127.0.0.1:{port}/local/events\n");
+    if let Some(path) = &lambda_env {
+        println!(
+            "the functions' environment on this stack, for cargo lambda watch --env-file:\n  {}\n",
+            path.display()
+        );
+    }
     println!(
         "try: curl -s -H \"Authorization: Bearer {token}\" -H 'Content-Type: application/json' \\\n  -d '{{\"dataSourceName\":\"First list\"}}' http://127.0.0.1:{port}/api/dataSource/add"
     );
