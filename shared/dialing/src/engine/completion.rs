@@ -16,7 +16,10 @@ impl<P: Provider> Engine<P> {
         tenant: &Tenant,
         task: &Task,
     ) -> Result<bool, Error> {
-        if self.store.any_waiting(tenant, &task.id).await? {
+        // A recall being applied in chunks reopens contacts the check may already have read,
+        // under the revision the check would save with its bookmark: no check (and no bookmark)
+        // until every chunk is applied (D12).
+        if task.pending_recall.is_some() || self.store.any_waiting(tenant, &task.id).await? {
             return Ok(false);
         }
         let source = match self.store.data_source(tenant, &task.data_source_id).await {
