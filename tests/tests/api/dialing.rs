@@ -371,6 +371,16 @@ async fn a_missing_campaign_quota_falls_back_to_general_traffic_where_allowed() 
     assert_eq!(detail["callCount"], 2);
 }
 
+/// Changes acme's settings (D14).
+async fn settings(api: &TestApi, change: Value) {
+    assert_eq!(
+        api.post("acme", "/api/settings/update", change)
+            .await
+            .status,
+        200
+    );
+}
+
 /// D23: a call the provider refused is never an attempt and never counts toward the frequency
 /// cap (D17): with a cap of one call a day, quota refusals still reach the bounded tries and the
 /// deployment falls back; and the decision is the service's, not one dialer's: another
@@ -378,11 +388,11 @@ async fn a_missing_campaign_quota_falls_back_to_general_traffic_where_allowed() 
 #[tokio::test]
 async fn refused_calls_never_count_toward_the_cap_and_the_quota_verdict_is_shared() {
     let api = TestApi::start().await;
-    let cap = json!({"frequencyCap": {"maxCalls": 1, "periodHours": 24}});
-    assert_eq!(
-        api.post("acme", "/api/settings/update", cap).await.status,
-        200
-    );
+    settings(
+        &api,
+        json!({"frequencyCap": {"maxCalls": 1, "periodHours": 24}}),
+    )
+    .await;
     let clock = ManualClock::starting_now();
     let engine = no_campaign_quota(&api, &clock, true);
     let (task, _, _) = running_task(&api, 2, json!({"maxDialCount": 1})).await;
@@ -392,13 +402,7 @@ async fn refused_calls_never_count_toward_the_cap_and_the_quota_verdict_is_share
     assert_eq!(detail["status"], TaskStatus::Completed.code());
     assert_eq!(detail["callCount"], 2, "each number called once: its cap");
 
-    let no_cap = json!({"frequencyCap": null});
-    assert_eq!(
-        api.post("acme", "/api/settings/update", no_cap)
-            .await
-            .status,
-        200
-    );
+    settings(&api, json!({"frequencyCap": null})).await;
     let fresh = no_campaign_quota(&api, &clock, true);
     let (second, _, _) = running_task(&api, 2, json!({"maxDialCount": 1})).await;
     busy_rounds(&api, &fresh, &clock, 2).await;
@@ -416,11 +420,11 @@ async fn refused_calls_never_count_toward_the_cap_and_the_quota_verdict_is_share
 #[tokio::test]
 async fn attempts_are_kept_for_the_longest_period_a_cap_may_have() {
     let api = TestApi::start().await;
-    let cap = json!({"frequencyCap": {"maxCalls": 3, "periodHours": 24}});
-    assert_eq!(
-        api.post("acme", "/api/settings/update", cap).await.status,
-        200
-    );
+    settings(
+        &api,
+        json!({"frequencyCap": {"maxCalls": 3, "periodHours": 24}}),
+    )
+    .await;
     let clock = ManualClock::starting_now();
     let engine = api.engine(fast_settings(&api, ALL_NO_ANSWER), clock.clone());
     let (task, _, _) = running_task(&api, 1, json!({})).await;
