@@ -292,7 +292,16 @@ fn main() -> Result<()> {
     }
     .max(1);
     let dir = binaries_dir()?;
-    let binaries: Vec<&str> = std::iter::once(HELLO).chain(FUNCTIONS).collect();
+    // `COLD_START_FUNCTIONS=dialer,task-api` measures those alone (beside hello), to compare
+    // builds without building all nine; `make bench` measures all of them.
+    let only = std::env::var("COLD_START_FUNCTIONS").ok();
+    let chosen = |name: &&str| {
+        only.as_deref()
+            .is_none_or(|list| list.split(',').any(|one| one.trim() == *name))
+    };
+    let binaries: Vec<&str> = std::iter::once(HELLO)
+        .chain(FUNCTIONS.into_iter().filter(chosen))
+        .collect();
     for binary in &binaries {
         if !dir.join(binary).is_file() {
             return Err(format!(

@@ -185,7 +185,9 @@ pub async fn serve() -> Result<(), lambda_runtime::Error> {
     let publisher = &Publisher::new(bus, dead_letters);
     lambda_runtime::run(lambda_runtime::service_fn(
         move |event: lambda_runtime::LambdaEvent<StreamEvent>| async move {
-            Ok::<_, lambda_runtime::Error>(publisher.publish(event.payload).await)
+            // Boxed: the publish future is deep enough to overflow the layout query otherwise
+            // (in the release profile).
+            Ok::<_, lambda_runtime::Error>(Box::pin(publisher.publish(event.payload)).await)
         },
     ))
     .await
