@@ -828,14 +828,14 @@ export interface components {
              */
             periodHours: number;
         };
-        /** @description `{"start":"HH:MM","end":"HH:MM"}`. */
+        /** @description `{"start":"HH:MM","end":"HH:MM"}`: calls from `start` up to, not at, `end` (D24). */
         HoursInput: {
             /** @example 08:00 */
             start: string;
             /** @example 21:00 */
             end: string;
         };
-        /** @description `{"start":"HH:MM","end":"HH:MM"}`. */
+        /** @description `{"start":"HH:MM","end":"HH:MM"}`: calls from `start` up to, not at, `end` (D24). */
         HoursView: {
             /** @example 08:00 */
             start: string;
@@ -1046,6 +1046,8 @@ export interface components {
             CALLING_HOURS: number;
             /** Format: int64 */
             FREQUENCY_CAP: number;
+            /** Format: int64 */
+            NO_COMMON_WINDOW: number;
         };
         /** @description A task's new state. */
         StateChange: {

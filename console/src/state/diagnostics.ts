@@ -29,6 +29,7 @@ export const SKIP_WORDS: Record<keyof Diagnostics['skips'], string> = {
   OUTSIDE_WINDOW: 'outside their calling window',
   CALLING_HOURS: "outside the tenant's calling hours",
   FREQUENCY_CAP: 'over the frequency cap',
+  NO_COMMON_WINDOW: 'as their zones never share an open minute of the window',
 };
 
 function plural(n: number, one: string, many: string): string {
