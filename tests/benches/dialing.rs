@@ -624,7 +624,7 @@ fn task_item(tenant: &Tenant, task: &Task) -> Result<outbound_adapters::store::I
     if task.status == TaskStatus::Running {
         item.insert(
             keys::GSI1_PK.into(),
-            s(keys::running_shard(keys::shard_of(&sk))),
+            s(keys::running_partition(keys::index_partition_of(&sk))),
         );
         item.insert(keys::GSI1_SK.into(), s(format!("{pk}#{sk}")));
     }

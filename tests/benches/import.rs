@@ -137,7 +137,7 @@ impl Bench {
         record(
             "import.presigned_100k_modelled_s_at_pace",
             busiest as f64
-                / f64::from(outbound_adapters::store::capacity::DEFAULT_IMPORT_WCU_PER_SECOND),
+                / f64::from(outbound_adapters::store::write_cost::DEFAULT_IMPORT_WCU_PER_SECOND),
         );
         Ok(())
     }
@@ -188,7 +188,7 @@ impl Bench {
         let busiest = of_source.first().map_or(0, |(_, wcus)| *wcus);
         let largest = writes.iter().map(|w| w.wcus(&stored)).max().unwrap_or(0);
         let demanded = busiest as f64 / elapsed.as_secs_f64();
-        let pace = f64::from(outbound_adapters::store::capacity::DEFAULT_IMPORT_WCU_PER_SECOND);
+        let pace = f64::from(outbound_adapters::store::write_cost::DEFAULT_IMPORT_WCU_PER_SECOND);
         let key = |figure: &str| format!("import.{figure}.{variant}");
         record(&key("keys"), of_source.len() as f64);
         record(&key("busiest_key_wcu"), busiest as f64);

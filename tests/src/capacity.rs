@@ -63,7 +63,7 @@ impl WriteRequest {
             .bytes
             .or_else(|| stored.get(&item.key).copied())
             .unwrap_or(1024);
-        outbound_adapters::store::capacity::write_units(bytes, self.transactional())
+        outbound_adapters::store::write_cost::write_units(bytes, self.transactional())
     }
 }
 
@@ -221,7 +221,7 @@ fn key_written(key: &HashMap<String, AttributeValue>) -> Written {
     }
 }
 
-pub use outbound_adapters::store::capacity::item_bytes;
+pub use outbound_adapters::store::write_cost::item_bytes;
 
 /// The sizes of the items at `keys` as stored now, read past any counter (BatchGetItem, 100
 /// keys a request). Keys of items that are gone are left out.

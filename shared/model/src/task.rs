@@ -667,8 +667,9 @@ pub struct TaskContact {
     #[serde(default, skip_serializing_if = "crate::is_zero")]
     pub quota_refusals: u32,
     /// The capacity shard the call in flight took its place in (D13), given back there.
-    #[serde(default, skip_serializing_if = "crate::is_zero")]
-    pub slot_shard: u32,
+    /// Stored under its first name.
+    #[serde(rename = "slot_shard", default, skip_serializing_if = "crate::is_zero")]
+    pub capacity_shard: u32,
     /// The outcome in this task is final (D13): success, an invalid number, the attempts reached
     /// the allowance, or the contact was deleted from the data source. Recall clears it.
     #[serde(default)]
@@ -711,7 +712,7 @@ impl TaskContact {
             priority,
             updated_at: at,
             quota_refusals: 0,
-            slot_shard: 0,
+            capacity_shard: 0,
             done: false,
             recalled: false,
             in_call: None,

@@ -61,7 +61,7 @@ pub async fn sweep(
     before: Timestamp,
 ) -> Result<usize, Error> {
     let mut queued = 0;
-    for shard in 0..keys::SHARDS {
+    for shard in 0..keys::INDEX_PARTITIONS {
         for job in store.stale_reclaims(shard, before).await? {
             enqueue(queue, &job).await;
             queued += 1;

@@ -9,7 +9,7 @@ use crate::support::{id, phone, tenant, unique, TaskFixture, TestApi};
 use aws_sdk_dynamodb::types::AttributeValue;
 use outbound_adapters::store::dialing::Caps;
 use outbound_adapters::store::keys;
-use outbound_adapters::store::keys::SHARDS;
+use outbound_adapters::store::keys::INDEX_PARTITIONS;
 use outbound_app::config::dialing::{DialerConfig, OutcomeMix};
 use outbound_dialing::engine::TickReport;
 use outbound_dialing::lambda::DialInbox;
@@ -1209,7 +1209,7 @@ async fn the_tick_reads_only_the_running_and_in_flight_indexes() {
     // One query per shard of the running-task index and one per shard of the in-flight index
     // (each a single page at these sizes): 16 + 16. The shares come from the running tasks
     // themselves, so running tasks add no read.
-    let idle = 2 * SHARDS as usize;
+    let idle = 2 * INDEX_PARTITIONS as usize;
     let busy = idle;
     assert_eq!(tick_cost().await, (0, idle));
 

@@ -3,9 +3,9 @@
 //! about 21 write requests and `contactCount` stays exact. A phone guard remembers the import
 //! that wrote it, so a retried or re-delivered import recognises its own rows and stores none twice.
 
-use super::capacity;
 use super::contact::{field_names_update, too_many_field_names, MAX_FIELD_NAMES};
 use super::keys::{self, HEAD, PK, SK};
+use super::write_cost;
 use super::{from_item, n, s, string_attr, to_item, Actions, Expr, Item, Store, WriteFailure};
 use crate::aws::Dependency;
 use outbound_model::error::Error;
@@ -227,7 +227,7 @@ impl Store {
                 known.len()
             )));
         }
-        let mut pace = capacity::PartitionPace::new(self.import_units_per_second);
+        let mut pace = write_cost::PartitionPace::new(self.import_units_per_second);
         for (chunk_index, chunk) in rows.chunks(CONTACTS_PER_TRANSACTION).enumerate() {
             let base = chunk_index * CONTACTS_PER_TRANSACTION;
             let mut pending: Vec<usize> = (0..chunk.len()).collect();
@@ -268,7 +268,7 @@ impl Store {
                 // The head's counter update, then each contact and its guard, by partition key.
                 let mut units = vec![(
                     shards.home().to_owned(),
-                    capacity::write_units(HEAD_ITEM_BYTES, true),
+                    write_cost::write_units(HEAD_ITEM_BYTES, true),
                 )];
                 for (position, contact) in contacts.iter().enumerate() {
                     let absent = || Some(("attribute_not_exists(pk)", Expr::default()));
@@ -276,7 +276,7 @@ impl Store {
                     let guard = Self::phone_guard(&shards, contact, Some(import));
                     for written in [&item, &guard] {
                         let key = string_attr(written, PK).unwrap_or_default().to_owned();
-                        let cost = capacity::write_units(capacity::item_bytes(written), true);
+                        let cost = write_cost::write_units(write_cost::item_bytes(written), true);
                         match units.iter_mut().find(|(k, _)| *k == key) {
                             Some((_, total)) => *total += cost,
                             None => units.push((key, cost)),

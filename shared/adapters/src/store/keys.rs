@@ -155,17 +155,18 @@ pub const CAMPAIGN_QUOTA: &str = "CAMPAIGN_QUOTA";
 pub const CAPACITY: &str = "CAPACITY";
 
 /// Sort key of the count of calls placed in one second (D13's provider rate).
-pub fn rate_slot(epoch_second: i64) -> String {
+pub fn rate_second(epoch_second: i64) -> String {
     format!("RATE#{epoch_second}")
 }
 
-/// How many partitions the running-task and calls-in-flight indexes are spread over, so one
-/// tenant with thousands of running tasks is not one hot key.
-pub const SHARDS: u32 = 16;
+/// How many partitions the running-task, calls-in-flight and reclaim indexes are spread over,
+/// so one tenant with thousands of running tasks is not one hot key. (A "shard" is a record's
+/// own key spread over partitions: contact shards, capacity shards.)
+pub const INDEX_PARTITIONS: u32 = 16;
 
-/// The shard of a record, from its key.
-pub fn shard_of(key: &str) -> u32 {
-    fnv1a(key) % SHARDS
+/// The index partition of a record, from its key.
+pub fn index_partition_of(key: &str) -> u32 {
+    fnv1a(key) % INDEX_PARTITIONS
 }
 
 /// FNV-1a of `key`: stable across processes and releases, so a shard chosen by it today is
@@ -176,9 +177,9 @@ pub fn fnv1a(key: &str) -> u32 {
     })
 }
 
-/// GSI1 partition of the running tasks of one shard: a task holds these keys only while RUNNING.
-pub fn running_shard(shard: u32) -> String {
-    format!("RUN#{shard:02}")
+/// GSI1 partition `partition` of the running tasks: a task holds these keys only while RUNNING.
+pub fn running_partition(partition: u32) -> String {
+    format!("RUN#{partition:02}")
 }
 
 /// GSI1 partition of a task's contacts waiting for a retry or a recall call.
@@ -198,8 +199,8 @@ pub fn waiting_order(recall_priority: Option<u8>, due_at_millis: i64) -> String 
 
 /// GSI2 partition of the calls in flight of one shard, sorted by the time they were claimed,
 /// so the tick finds the calls whose outcome never came without reading the others.
-pub fn in_flight_shard(shard: u32) -> String {
-    format!("FLY#{shard:02}")
+pub fn in_flight_partition(partition: u32) -> String {
+    format!("FLY#{partition:02}")
 }
 
 /// GSI2 sort key of a call in flight: when it is next due a look (its claim, then each time the
@@ -220,6 +221,6 @@ pub const GSI2_SK: &str = "gsi2sk";
 
 /// Partition of the reclaim intents of one shard: written in the same transaction as the delete
 /// of a data source or task, removed once its partition is empty, so no reclaim is ever lost.
-pub fn reclaim_shard(shard: u32) -> String {
-    format!("RECLAIM#{shard:02}")
+pub fn reclaim_partition(partition: u32) -> String {
+    format!("RECLAIM#{partition:02}")
 }

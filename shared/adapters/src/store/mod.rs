@@ -9,7 +9,6 @@
 //! position: what a failure means travels with its action, wherever it sits in the transaction.
 //! A single conditional write is its own only action, labelled `()`.
 
-pub mod capacity;
 pub mod contact;
 pub mod counters;
 pub mod datasource;
@@ -27,6 +26,7 @@ pub mod settings;
 pub mod shards;
 pub mod slots;
 pub mod task;
+pub mod write_cost;
 
 use crate::aws::Dependency;
 use aws_sdk_dynamodb::config::http::HttpResponse;
@@ -47,7 +47,7 @@ pub type Item = HashMap<String, AttributeValue>;
 pub struct Store {
     pub(crate) client: Client,
     pub(crate) table: String,
-    /// WCU per second an import may ask of its data source's partition ([`capacity::WritePace`]).
+    /// WCU per second an import may ask of its data source's partition ([`write_cost::WritePace`]).
     pub(crate) import_units_per_second: u32,
     /// Partitions the service's calls in flight and provider rate are spread over
     /// (`DIAL_CAPACITY_SHARDS`), so no one key takes every claim and outcome (D13).
@@ -301,7 +301,7 @@ impl Store {
         Store {
             client,
             table: table.into(),
-            import_units_per_second: capacity::DEFAULT_IMPORT_WCU_PER_SECOND,
+            import_units_per_second: write_cost::DEFAULT_IMPORT_WCU_PER_SECOND,
             capacity_shards: 1,
             contact_shards: shards::DEFAULT_CONTACT_SHARDS,
             shard_counts: Default::default(),

@@ -14,7 +14,7 @@ use outbound_model::{Id, Timestamp};
 fn intent_key(job: &ReclaimJob) -> (String, String) {
     let (kind, tenant, id) = job.parts();
     let sk = format!("{kind}#{tenant}#{id}");
-    (keys::reclaim_shard(keys::shard_of(&sk)), sk)
+    (keys::reclaim_partition(keys::index_partition_of(&sk)), sk)
 }
 
 /// The intent item written in the same transaction as the delete.
@@ -128,7 +128,7 @@ impl Store {
         shard: u32,
         before: Timestamp,
     ) -> Result<Vec<ReclaimJob>, Error> {
-        let pk = keys::reclaim_shard(shard);
+        let pk = keys::reclaim_partition(shard);
         let items = self
             .query_all(
                 |query| {

@@ -222,7 +222,10 @@ fn transition_expression(
         sets.push("gsi1pk = :run_pk, gsi1sk = :run_sk");
         let entry = keys::task(id);
         expr = expr
-            .value(":run_pk", s(keys::running_shard(keys::shard_of(&entry))))
+            .value(
+                ":run_pk",
+                s(keys::running_partition(keys::index_partition_of(&entry))),
+            )
             .value(":run_sk", s(format!("{}#{entry}", keys::tenant(tenant))));
     }
     let mut update = format!("SET {}", sets.join(", "));

@@ -4,8 +4,10 @@
 pub mod dialing;
 
 use chrono_tz::Tz;
-use outbound_adapters::store::capacity::{DEFAULT_IMPORT_WCU_PER_SECOND, PARTITION_WCU_PER_SECOND};
 use outbound_adapters::store::shards::{DEFAULT_CONTACT_SHARDS, MAX_CONTACT_SHARDS};
+use outbound_adapters::store::write_cost::{
+    DEFAULT_IMPORT_WCU_PER_SECOND, PARTITION_WCU_PER_SECOND,
+};
 use outbound_auth::AuthConfig;
 use outbound_model::error::{ConfigError, Error};
 use outbound_model::page::PageTokens;

@@ -153,7 +153,7 @@ impl<P: Provider> Engine<P> {
                     attempt,
                 } = attempt;
                 self.store
-                    .drop_orphan_call(tenant, task_id, contact_id, *attempt, state.slot_shard)
+                    .drop_orphan_call(tenant, task_id, contact_id, *attempt, state.capacity_shard)
                     .await
             }
         }
@@ -244,7 +244,7 @@ fn call_of(attempt: &CallAttempt, task: &Task, state: &TaskContact) -> CallRef {
         recalled: state.recalled,
         priority: state.priority,
         claimed_at: state.updated_at,
-        shard: state.slot_shard,
+        shard: state.capacity_shard,
         rules: task.settings.retry_rules.clone(),
         max_dial_count: u32::from(task.settings.max_dial_count),
     }

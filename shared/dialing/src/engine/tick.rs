@@ -33,7 +33,7 @@ impl<P: Provider> Engine<P> {
     pub async fn tick(&self) -> Result<TickReport, Error> {
         let now = self.clock.now();
         // The shards are read at once: the tick's time does not grow with their number.
-        let shards = (0..keys::SHARDS).map(|shard| self.store.running_tasks(shard));
+        let shards = (0..keys::INDEX_PARTITIONS).map(|shard| self.store.running_tasks(shard));
         let mut running: Vec<RunningTask> = futures::future::try_join_all(shards)
             .await?
             .into_iter()
@@ -97,7 +97,8 @@ impl<P: Provider> Engine<P> {
             }
         }
         let stale_before = Timestamp(now.0 - self.config.reconcile_after.as_millis() as i64);
-        let shards = (0..keys::SHARDS).map(|shard| self.store.stale_calls(shard, stale_before));
+        let shards =
+            (0..keys::INDEX_PARTITIONS).map(|shard| self.store.stale_calls(shard, stale_before));
         for stale in futures::future::try_join_all(shards).await? {
             for (tenant, task_id, state) in stale {
                 if let Some(attempt) = state.in_call {

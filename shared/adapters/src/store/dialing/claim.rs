@@ -1,5 +1,5 @@
 //! A call's claim and placing (D13): one transaction takes the contact's attempt, a place among
-//! the task's and the service's calls in flight and a slot of this second's provider rate, or
+//! the task's and the service's calls in flight and one of this second's calls at the provider rate, or
 //! nothing; then the provider's call id is recorded, or the claim given back.
 
 use crate::store::counters;
@@ -56,8 +56,8 @@ impl Attempts {
         let times = item
             .iter()
             .filter_map(|(name, value)| {
-                let slot = name.strip_prefix('t')?.parse::<u64>().ok()?;
-                Some((slot, number(value)?))
+                let entry = name.strip_prefix('t')?.parse::<u64>().ok()?;
+                Some((entry, number(value)?))
             })
             .collect();
         Attempts { count, times }
@@ -140,9 +140,9 @@ impl Store {
             Claim::Frequency,
             pk,
             sk,
-            "SET n = :count, #slot = :now, expires_at = :expires",
+            "SET n = :count, #entry = :now, expires_at = :expires",
             Some(condition),
-            expr.name("#slot", &format!("t{}", seen % RING))
+            expr.name("#entry", &format!("t{}", seen % RING))
                 .value(":count", n(seen + 1))
                 .value(":now", n(now.0))
                 .value(":expires", n(expires)),
@@ -163,25 +163,25 @@ impl Store {
         claimed_at: Timestamp,
     ) -> Result<(), Error> {
         let seen = frequency.seen.count;
-        let slot = seen % RING;
+        let entry = seen % RING;
         let expr = Expr::default()
-            .name("#slot", &format!("t{slot}"))
+            .name("#entry", &format!("t{entry}"))
             .value(":seen", n(seen))
             .value(":ours", n(seen + 1))
             .value(":claimed", n(claimed_at.0));
-        let (update, expr) = match frequency.seen.times.get(&slot) {
+        let (update, expr) = match frequency.seen.times.get(&entry) {
             Some(before) => (
-                "SET n = :seen, #slot = :before",
+                "SET n = :seen, #entry = :before",
                 expr.value(":before", n(*before)),
             ),
-            None => ("SET n = :seen REMOVE #slot", expr),
+            None => ("SET n = :seen REMOVE #entry", expr),
         };
         let written = self
             .update_one(
                 "uncount a refused attempt",
                 keys::frequency(tenant, &frequency.number),
                 update,
-                Some("n = :ours AND #slot = :claimed"),
+                Some("n = :ours AND #entry = :claimed"),
                 expr,
             )
             .await;
@@ -197,7 +197,7 @@ impl Store {
 
     /// Claims attempt `due.attempt` of a contact for a call now (D13): one transaction that
     /// takes the contact's attempt, a place among the task's and the service's calls in flight,
-    /// and a slot of this second's provider rate, or nothing at all.
+    /// and one of this second's calls at the provider rate, or nothing at all.
     #[tracing::instrument(skip_all, fields(tenant = tenant.as_str(), task = %task.id, contact = %due.contact_id, attempt = due.attempt))]
     pub async fn claim_call(
         &self,
@@ -260,7 +260,10 @@ impl Store {
         let pk = keys::task_contacts(tenant, &task.id);
         let sk = keys::contact(&due.contact_id);
         let in_flight = [
-            (keys::GSI2_PK, keys::in_flight_shard(keys::shard_of(&pk))),
+            (
+                keys::GSI2_PK,
+                keys::in_flight_partition(keys::index_partition_of(&pk)),
+            ),
             (keys::GSI2_SK, keys::in_flight_order(now.0, &due.contact_id)),
         ];
         Ok(match &due.state {
@@ -268,7 +271,7 @@ impl Store {
                 let state = TaskContact {
                     in_call: Some(1),
                     claimed_at: Some(now),
-                    slot_shard: shard,
+                    capacity_shard: shard,
                     ..TaskContact::undialled(
                         due.contact_id.clone(),
                         u32::from(task.settings.max_dial_count),
@@ -479,7 +482,7 @@ impl Store {
                     }
                 },
             )?
-            .give_back_service_slot(Call::Service, call.shard)?;
+            .give_back_service_place(Call::Service, call.shard)?;
         match self.transact("release call", actions).await {
             Ok(()) => Ok(()),
             // Already released or recorded, or the task is gone: nothing is held.
@@ -510,7 +513,7 @@ struct Place {
 }
 
 /// The claim's places: one among the task's calls in flight (while it is RUNNING), one among
-/// the service's (its shard's part of them), and a slot of this second's provider rate (its
+/// the service's (its shard's part of them), and one of this second's calls at the provider rate (its
 /// shard's part of it).
 fn take_capacity<'a>(
     actions: Actions<'a, Claim>,
@@ -562,7 +565,7 @@ fn take_capacity<'a>(
         .update(
             Claim::Rate,
             keys::dialer(shard),
-            keys::rate_slot(second),
+            keys::rate_second(second),
             "ADD placed :one SET expires_at = :expires",
             Some("attribute_not_exists(placed) OR placed < :rate"),
             Expr::default()

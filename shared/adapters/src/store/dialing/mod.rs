@@ -1,6 +1,6 @@
 //! The dialing engine's reads and writes (D13). A call moves through three transactions, each
 //! conditioned on what the one before left: the claim (the contact's attempt, a place in the
-//! task's and the service's calls in flight, and a slot of this second's provider rate), the
+//! task's and the service's calls in flight, and one of this second's calls at the provider rate), the
 //! placing (the provider's call id), and the outcome (the contact's state in the task, the task's
 //! counters, the contact's status and call count, and the calls in flight given back). A claim
 //! taken twice, an outcome recorded twice or a release after an outcome fails its condition and
@@ -161,7 +161,7 @@ fn not_claimed<T>(result: Result<T, Error>) -> Result<T, ClaimRefused> {
 impl<L> Actions<'_, L> {
     /// Gives back one of the service's calls in flight (D13): with an outcome, a release, or
     /// the end of a deleted task's call.
-    fn give_back_service_slot(self, label: L, shard: u32) -> Result<Self, Error> {
+    fn give_back_service_place(self, label: L, shard: u32) -> Result<Self, Error> {
         self.update(
             label,
             keys::dialer(shard),

@@ -79,7 +79,7 @@ impl Store {
                 Some("attribute_exists(pk)"),
                 task_expr,
             )?
-            .give_back_service_slot(Call::Service, call.shard)?
+            .give_back_service_place(Call::Service, call.shard)?
             .event(
                 Call::Event,
                 &Event::call_completed(tenant, now, call, report, reason, next.done),
@@ -153,7 +153,7 @@ impl Store {
                     Expr::default().value(":attempt", n(attempt)),
                 )),
             )?
-            .give_back_service_slot(Call::Service, shard)?;
+            .give_back_service_place(Call::Service, shard)?;
         match self.transact("drop orphan call", actions).await {
             Ok(()) => Ok(()),
             Err(failure) => failure.condition().map(drop),

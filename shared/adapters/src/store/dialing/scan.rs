@@ -22,7 +22,7 @@ impl Store {
     /// The running tasks of one shard of the running-task index (eventually consistent; the
     /// dialer reads each task again before it calls).
     pub async fn running_tasks(&self, shard: u32) -> Result<Vec<RunningTask>, Error> {
-        let pk = keys::running_shard(shard);
+        let pk = keys::running_partition(shard);
         let mut tasks = Vec::new();
         self.query_pages(
             |query| {
@@ -156,7 +156,7 @@ impl Store {
         shard: u32,
         before: Timestamp,
     ) -> Result<Vec<(Tenant, Id, TaskContact)>, Error> {
-        let pk = keys::in_flight_shard(shard);
+        let pk = keys::in_flight_partition(shard);
         let items = self
             .query_all(
                 |query| {
