@@ -154,6 +154,17 @@ fn step(from: &str, to: &str, cause: &str) -> (String, String, String) {
     (from.to_owned(), to.to_owned(), cause.to_owned())
 }
 
+/// A task of acme's `source`, published then paused: two TaskStateChanged events.
+async fn published_and_paused(api: &TestApi, source: &str) -> String {
+    let task = api.task("acme", &unique("Task"), source, json!({})).await;
+    for action in ["publish", "pause"] {
+        api.post("acme", &format!("/api/task/{action}"), json!({"id": task}))
+            .await
+            .ok();
+    }
+    task
+}
+
 const CSV: &[u8] = b"phoneNumber,name\n+14155550101,Ada\n+14155550102,Grace\n+14155550103,Alan\n";
 
 /// D20: a whole campaign (an import, a refused file, a task published, paused, resumed, dialled
@@ -438,13 +449,7 @@ async fn events_the_bus_refuses_in_part_are_sent_again_until_each_is_on_it() {
     let (source, _) = api.source_with_contacts("acme", 1).await;
     let mut tasks = Vec::new();
     for _ in 0..3 {
-        let task = api.task("acme", &unique("Task"), &source, json!({})).await;
-        for action in ["publish", "pause"] {
-            api.post("acme", &format!("/api/task/{action}"), json!({"id": task}))
-                .await
-                .ok();
-        }
-        tasks.push(task);
+        tasks.push(published_and_paused(&api, &source).await);
     }
     let committed = committed(&api).await;
     assert_eq!(committed.len(), 6);
@@ -506,13 +511,7 @@ async fn events_the_bus_refuses_for_good_are_dead_lettered_once_and_hold_nothing
             api.upload_and_import("acme", &source, "list.csv", CSV.to_vec())
                 .await,
         );
-        let task = api.task("acme", &unique("Task"), &source, json!({})).await;
-        for action in ["publish", "pause"] {
-            api.post("acme", &format!("/api/task/{action}"), json!({"id": task}))
-                .await
-                .ok();
-        }
-        tasks.push(task);
+        tasks.push(published_and_paused(&api, &source).await);
     }
     let committed = committed(&api).await;
     assert_eq!(committed.len(), 12, "{committed:#?}");

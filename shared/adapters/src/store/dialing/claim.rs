@@ -185,14 +185,10 @@ impl Store {
                 expr,
             )
             .await;
-        match written {
-            Ok(_) => Ok(()),
-            Err(WriteFailure::Condition(_)) => {
-                tracing::info!("a refused attempt stays counted: the number was claimed since");
-                Ok(())
-            }
-            Err(WriteFailure::Other(error)) => Err(error),
+        if !WriteFailure::took_effect(written)? {
+            tracing::info!("a refused attempt stays counted: the number was claimed since");
         }
+        Ok(())
     }
 
     /// Claims attempt `due.attempt` of a contact for a call now (D13): one transaction that

@@ -95,10 +95,7 @@ impl Store {
                     .value(":until", n(until.0)),
             )
             .await;
-        match written {
-            Ok(_) | Err(WriteFailure::Condition(_)) => Ok(()),
-            Err(WriteFailure::Other(error)) => Err(error),
-        }
+        WriteFailure::took_effect(written).map(drop)
     }
 
     /// Marks a running task held back by capacity at `now` (D23): it had contacts due and no
@@ -118,10 +115,7 @@ impl Store {
                 Expr::default().value(":now", n(now.0)),
             )
             .await;
-        match written {
-            Ok(_) | Err(WriteFailure::Condition(_)) => Ok(()),
-            Err(WriteFailure::Other(error)) => Err(error),
-        }
+        WriteFailure::took_effect(written).map(drop)
     }
 
     /// Whether the service found the provider's campaign quota missing (D23): remembered for
@@ -136,18 +130,17 @@ impl Store {
     /// Remembers that the provider's campaign quota is missing (D23), from `now`. Deleting the
     /// item (once the quota is raised) lets campaign calls be tried again.
     pub async fn remember_campaign_quota_missing(&self, now: Timestamp) -> Result<(), Error> {
-        self.update_one(
-            "remember the campaign quota is missing",
-            (keys::DIALER.to_owned(), keys::CAMPAIGN_QUOTA.to_owned()),
-            "SET since = if_not_exists(since, :now)",
-            None,
-            Expr::default().value(":now", n(now.0)),
-        )
-        .await
-        .map(drop)
-        .map_err(|failure| {
-            failure.or_else(|_| Error::internal("remember the campaign quota", "no condition"))
-        })
+        let written = self
+            .update_one(
+                "remember the campaign quota is missing",
+                (keys::DIALER.to_owned(), keys::CAMPAIGN_QUOTA.to_owned()),
+                "SET since = if_not_exists(since, :now)",
+                None,
+                Expr::default().value(":now", n(now.0)),
+            )
+            .await;
+        // Unconditional: it takes effect, or the table failed.
+        WriteFailure::took_effect(written).map(drop)
     }
 
     /// Calls of one shard claimed before `before` and still without an outcome.
