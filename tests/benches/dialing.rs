@@ -541,13 +541,8 @@ async fn national() -> Result<()> {
         .update_settings(&tenant, &change, Timestamp::now())
         .await?;
     for n in 0..100 {
-        let entry = outbound_model::dnc::DncEntry {
-            id: Id::new(),
-            phone: Phone::parse(&format!("+1646{}", 3_000_000 + n))?,
-            e164: None,
-            reason: Default::default(),
-            created_at: Timestamp::now(),
-        };
+        let phone = Phone::parse(&format!("+1646{}", 3_000_000 + n))?;
+        let entry = outbound_model::dnc::DncEntry::new(phone, None, None, Default::default())?;
         stack.store.add_dnc(&tenant, &entry).await?;
     }
     let mut settings = fast_settings();

@@ -574,7 +574,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Take a number off the do-not-call list (D16), by its normal or its E.164 form */
+        /** Take a number off the do-not-call list (D16), found by its E.164 form (D24) */
         post: operations["deleteDnc"];
         delete?: never;
         options?: never;
@@ -637,6 +637,12 @@ export interface components {
         AddDnc: {
             /** @description The number to never call, as written (D7). */
             phoneNumber: string;
+            /**
+             * @description ISO 3166-1 alpha-2: the country a number written without `+` is read in (D24); else
+             *     the tenant's `defaultCountry`.
+             * @example GB
+             */
+            country?: string | null;
             /** @description At most 500 characters. */
             reason?: string | null;
         };
@@ -758,6 +764,11 @@ export interface components {
         /** @description `POST /api/dnc/delete`. */
         DeleteDnc: {
             phoneNumber: string;
+            /**
+             * @description As on add: the country a number written without `+` is read in (D24).
+             * @example GB
+             */
+            country?: string | null;
         };
         /** @description An optional description: trimmed, at most 500 characters. */
         Description: string;
@@ -783,16 +794,18 @@ export interface components {
             /**
              * Format: binary
              * @description A `.csv` (UTF-8) or `.xlsx` file of at most 4 MiB and 10,000 rows whose title row names
-             *     a phone column (the D8 titles); an optional `reason` column.
+             *     a phone column (the D8 titles); optional `reason` and `country` columns (D24).
              */
             file: string;
         };
         /** @description An entry as the API shows it. */
         DncView: {
-            /** @description The number in normal form (D7). */
+            /** @description The number as listed, in normal form (D7). */
             phoneNumber: string;
-            /** @description Its E.164 form, when it has one in the tenant's default country (D14). */
+            /** @description Its E.164 form: what contacts are matched by (D24). */
             e164?: string | null;
+            /** @description The country a number written without `+` was read in (D24). */
+            country?: string | null;
             reason?: string | null;
             createTime: string;
         };
@@ -1175,10 +1188,12 @@ export interface components {
             message: string;
             /** @description An entry as the API shows it. */
             data: {
-                /** @description The number in normal form (D7). */
+                /** @description The number as listed, in normal form (D7). */
                 phoneNumber: string;
-                /** @description Its E.164 form, when it has one in the tenant's default country (D14). */
+                /** @description Its E.164 form: what contacts are matched by (D24). */
                 e164?: string | null;
+                /** @description The country a number written without `+` was read in (D24). */
+                country?: string | null;
                 reason?: string | null;
                 createTime: string;
             };
@@ -1397,10 +1412,12 @@ export interface components {
                  */
                 total: number;
                 rows: {
-                    /** @description The number in normal form (D7). */
+                    /** @description The number as listed, in normal form (D7). */
                     phoneNumber: string;
-                    /** @description Its E.164 form, when it has one in the tenant's default country (D14). */
+                    /** @description Its E.164 form: what contacts are matched by (D24). */
                     e164?: string | null;
+                    /** @description The country a number written without `+` was read in (D24). */
+                    country?: string | null;
                     reason?: string | null;
                     createTime: string;
                 }[];

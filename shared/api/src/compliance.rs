@@ -107,6 +107,11 @@ struct AddDnc {
     /// The number to never call, as written (D7).
     #[schema(value_type = String)]
     phone_number: Text,
+    /// ISO 3166-1 alpha-2: the country a number written without `+` is read in (D24); else
+    /// the tenant's `defaultCountry`.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, example = "GB")]
+    country: Option<Text>,
     /// At most 500 characters.
     #[serde(default)]
     #[schema(value_type = Option<String>)]
@@ -128,7 +133,8 @@ async fn dnc_add(
         .map(|r| Description::parse("reason", r.as_str()))
         .transpose()?
         .unwrap_or_default();
-    let entry = compliance::add_dnc(&app.store, &tenant, number, reason).await?;
+    let country = dnc_country(body.country.as_ref())?;
+    let entry = compliance::add_dnc(&app.store, &tenant, number, country, reason).await?;
     Ok(Envelope(entry.view(app.zone())))
 }
 
@@ -138,10 +144,21 @@ async fn dnc_add(
 struct DeleteDnc {
     #[schema(value_type = String)]
     phone_number: Text,
+    /// As on add: the country a number written without `+` is read in (D24).
+    #[serde(default)]
+    #[schema(value_type = Option<String>, example = "GB")]
+    country: Option<Text>,
+}
+
+/// The `country` of a do-not-call request, when sent.
+fn dnc_country(country: Option<&Text>) -> Result<Option<Country>, Error> {
+    country
+        .map(|code| Country::parse("country", code.as_str()))
+        .transpose()
 }
 
 #[utoipa::path(post, operation_id = "deleteDnc", path = "/api/dnc/delete", tag = "dnc",
-    summary = "Take a number off the do-not-call list (D16), by its normal or its E.164 form",
+    summary = "Take a number off the do-not-call list (D16), found by its E.164 form (D24)",
     request_body = DeleteDnc,
     responses((status = 200, description = "Done; the result is in `data`", body = Success<Nothing>), NotFound, TooLarge, Refused))]
 async fn dnc_delete(
@@ -150,7 +167,8 @@ async fn dnc_delete(
     Payload(body): Payload<DeleteDnc>,
 ) -> Reply {
     let number = Phone::parse(body.phone_number.as_str())?;
-    compliance::delete_dnc(&app.store, &tenant, number).await?;
+    let country = dnc_country(body.country.as_ref())?;
+    compliance::delete_dnc(&app.store, &tenant, number, country).await?;
     Ok(Envelope::empty())
 }
 
@@ -186,7 +204,7 @@ async fn dnc_list(
 #[allow(dead_code)]
 struct DncUpload {
     /// A `.csv` (UTF-8) or `.xlsx` file of at most 4 MiB and 10,000 rows whose title row names
-    /// a phone column (the D8 titles); an optional `reason` column.
+    /// a phone column (the D8 titles); optional `reason` and `country` columns (D24).
     #[schema(value_type = String, format = Binary)]
     file: Vec<u8>,
 }

@@ -5,62 +5,84 @@ use futures::stream::{self, StreamExt};
 use outbound_adapters::store::Store;
 use outbound_files as files;
 use outbound_model::contact::FieldError;
-use outbound_model::dnc::{listed_forms, DncEntry};
+use outbound_model::dnc::{listed_e164, DncEntry};
 use outbound_model::error::Error;
 use outbound_model::import::{ImportReport, RowFailure};
-use outbound_model::numbers::e164;
+use outbound_model::numbers::{e164, Country};
 use outbound_model::page::PageQuery;
-use outbound_model::settings::{SettingsChange, TenantSettings};
-use outbound_model::{Description, Id, Page, Phone, Tenant, Timestamp};
+use outbound_model::settings::{Change, SettingsChange, TenantSettings};
+use outbound_model::{ContactFields, Description, Page, Phone, Tenant, Timestamp};
 
 pub async fn settings(store: &Store, tenant: &Tenant) -> Result<TenantSettings, Error> {
     store.settings(tenant).await
 }
 
+/// Changes the settings. A default country set gives the entries stored before D24 without an
+/// E.164 form the one they have in it.
 pub async fn update_settings(
     store: &Store,
     tenant: &Tenant,
     change: &SettingsChange,
 ) -> Result<TenantSettings, Error> {
-    store
+    let settings = store
         .update_settings(tenant, change, Timestamp::now())
-        .await
+        .await?;
+    if let (Change::Set(_), Some(country)) = (&change.default_country, settings.default_country) {
+        complete_dnc_entries(store, tenant, country).await?;
+    }
+    Ok(settings)
 }
 
-/// An entry for `phone` with its E.164 form in the tenant's default country (D14).
-async fn entry(
+/// Entries listed before D24 without an E.164 form gain the one they have in `country`.
+async fn complete_dnc_entries(
     store: &Store,
     tenant: &Tenant,
-    phone: Phone,
-    reason: Description,
-) -> Result<DncEntry, Error> {
-    let country = store.settings(tenant).await?.default_country;
-    Ok(DncEntry {
-        id: Id::new(),
-        e164: e164(&phone, country),
-        phone,
-        reason,
-        created_at: Timestamp::now(),
-    })
+    country: Country,
+) -> Result<(), Error> {
+    let mut completed = 0;
+    for mut entry in store.dnc_entries_without_e164(tenant).await? {
+        let Some(e164) = e164(&entry.phone, Some(country)) else {
+            continue;
+        };
+        entry.e164 = Some(e164);
+        entry.country = Some(country);
+        completed += usize::from(store.complete_dnc_entry(tenant, &entry).await?);
+    }
+    if completed > 0 {
+        tracing::info!(completed, "do-not-call entries read in the default country");
+    }
+    Ok(())
 }
 
+/// Lists `phone` (D16), read as D24 says.
 pub async fn add_dnc(
     store: &Store,
     tenant: &Tenant,
     phone: Phone,
+    country: Option<Country>,
     reason: Description,
 ) -> Result<DncEntry, Error> {
-    let entry = entry(store, tenant, phone, reason).await?;
+    let default_country = store.settings(tenant).await?.default_country;
+    let entry = DncEntry::new(phone, country, default_country, reason)?;
     store.add_dnc(tenant, &entry).await?;
     Ok(entry)
 }
 
-/// Removes the entry that lists `phone` by its normal form or its E.164 form.
-pub async fn delete_dnc(store: &Store, tenant: &Tenant, phone: Phone) -> Result<(), Error> {
-    let country = store.settings(tenant).await?.default_country;
-    let e164 = e164(&phone, country);
-    let forms = listed_forms(&phone, e164.as_deref());
-    match store.dnc_entry_of(tenant, &forms).await? {
+/// Removes the entry that lists `phone`, read as an entry would be (D24); an entry stored
+/// before D24 without an E.164 form is found by its normal form.
+pub async fn delete_dnc(
+    store: &Store,
+    tenant: &Tenant,
+    phone: Phone,
+    country: Option<Country>,
+) -> Result<(), Error> {
+    let default_country = store.settings(tenant).await?.default_country;
+    let mut keys = vec![phone.as_str().to_owned()];
+    if let Ok((e164, _)) = listed_e164(&phone, country, default_country) {
+        keys.insert(0, e164);
+    }
+    let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+    match store.dnc_entry_of(tenant, &keys).await? {
         Some(entry) => store.delete_dnc(tenant, &entry).await,
         None => Err(Error::NotFound(format!(
             "phoneNumber {phone} is not on the do-not-call list"
@@ -93,7 +115,7 @@ pub async fn import_dnc(
     let mut entries = Vec::with_capacity(parsed.rows.len());
     for row in parsed.rows {
         // A reason longer than an entry holds refuses the row, as a long field refuses a contact.
-        let Ok(reason) = Description::parse("reason", row.fields.get("reason").unwrap_or(""))
+        let Ok(reason) = Description::parse("reason", column(&row.fields, "reason").unwrap_or(""))
         else {
             details.push(RowFailure {
                 row: row.row,
@@ -107,12 +129,20 @@ pub async fn import_dnc(
             });
             continue;
         };
-        let entry = DncEntry {
-            id: Id::new(),
-            e164: e164(&row.phone, country),
-            phone: row.phone,
-            reason,
-            created_at: Timestamp::now(),
+        // A `country` column reads the row's number (D24); a country the row cannot be read in
+        // refuses the row as a number would be.
+        let own_country = match column(&row.fields, "country").map(str::trim) {
+            None | Some("") => Ok(None),
+            Some(code) => Country::parse("country", code).map(Some),
+        };
+        let entry = own_country.and_then(|own| DncEntry::new(row.phone, own, country, reason));
+        let Ok(entry) = entry else {
+            details.push(RowFailure {
+                row: row.row,
+                phone_number: row.phone_as_given.to_string(),
+                reason: files::reason::INVALID_PHONE.into(),
+            });
+            continue;
         };
         entries.push((row.row, row.phone_as_given.to_string(), entry));
     }
@@ -143,4 +173,12 @@ pub async fn import_dnc(
         fail_count: details.len(),
         details,
     })
+}
+
+/// The value of a do-not-call file's column `name`, whatever the case of its title.
+fn column<'a>(fields: &'a ContactFields, name: &str) -> Option<&'a str> {
+    fields
+        .iter()
+        .find(|(title, _)| title.eq_ignore_ascii_case(name))
+        .map(|(_, value)| value)
 }

@@ -344,7 +344,7 @@ async fn contacts_show_e164_in_the_data_sources_else_the_tenants_country() {
 }
 
 #[tokio::test]
-async fn the_do_not_call_list_matches_either_form_and_reports_bad_rows() {
+async fn the_do_not_call_list_matches_the_e164_form_and_reports_bad_rows() {
     let rig = rig().await;
     rig.settings(json!({"defaultCountry": "US"})).await;
     let added = rig
@@ -364,6 +364,7 @@ async fn the_do_not_call_list_matches_either_form_and_reports_bad_rows() {
             &json!("asked")
         )
     );
+    assert_eq!(entry["country"], "US", "read in the tenant's country");
     assert!(entry["createTime"].is_string());
     rig.api
         .post(
@@ -580,7 +581,7 @@ async fn numbers_on_the_do_not_call_list_are_never_called() {
             ("2125550103", json!({})),
         ])
         .await;
-    // One listed by its normal form, one by its E.164 form.
+    // One written in the tenant's country, one with `+`: both listed by their E.164 form.
     rig.api
         .post(OWNER, "/api/dnc/add", json!({"phoneNumber": "2125550101"}))
         .await
@@ -630,6 +631,192 @@ async fn numbers_on_the_do_not_call_list_are_never_called() {
     assert_eq!(detail.ok()["callCount"], 1, "a skip is not an attempt");
 }
 
+/// A data source in `country` with contacts of these numbers: its id and contact ids.
+async fn source_in(rig: &Rig, country: &str, numbers: &[&str]) -> (String, Vec<String>) {
+    let contacts: Vec<(&str, Value)> = numbers.iter().map(|n| (*n, json!({}))).collect();
+    let (source, ids) = rig.source(&contacts).await;
+    rig.api
+        .post(
+            OWNER,
+            "/api/dataSource/update",
+            json!({"id": source, "defaultCountry": country}),
+        )
+        .await
+        .ok();
+    (source, ids)
+}
+
+#[tokio::test]
+async fn a_do_not_call_entry_matches_its_own_countrys_number_and_no_other() {
+    let rig = rig().await;
+    rig.settings(json!({"defaultCountry": "US"})).await;
+    // Read in the entry's own country, not the tenant's; the same digits in France differ.
+    let added = rig
+        .api
+        .post(
+            OWNER,
+            "/api/dnc/add",
+            json!({"phoneNumber": "06 12 34 56 78", "country": "NL"}),
+        )
+        .await;
+    let entry = added.ok();
+    assert_eq!(
+        (&entry["phoneNumber"], &entry["e164"], &entry["country"]),
+        (&json!("0612345678"), &json!("+31612345678"), &json!("NL"))
+    );
+    rig.api
+        .post(
+            OWNER,
+            "/api/dnc/add",
+            json!({"phoneNumber": "07400 123456", "country": "GB"}),
+        )
+        .await
+        .ok();
+    // Not a US number, and no country sent: refused, nothing listed.
+    rig.api
+        .post(OWNER, "/api/dnc/add", json!({"phoneNumber": "0612345679"}))
+        .await
+        .err(400, "phoneNumber 0612345679 is not a valid number in US");
+    rig.api
+        .post(
+            OWNER,
+            "/api/dnc/add",
+            json!({"phoneNumber": "0612345679", "country": "nl"}),
+        )
+        .await
+        .err(
+            400,
+            "country must be an ISO 3166-1 alpha-2 country code in capitals, e.g. US",
+        );
+    assert_eq!(rig.api.get(OWNER, "/api/dnc/list").await.ok()["total"], 2);
+
+    let (dutch, dutch_ids) = source_in(&rig, "NL", &["0612345678"]).await;
+    let (french, french_ids) = source_in(&rig, "FR", &["0612345678"]).await;
+    let (british, british_ids) = source_in(&rig, "GB", &["07400123456"]).await;
+    for (source, ids, listed) in [
+        (&dutch, &dutch_ids, true),
+        (&french, &french_ids, false),
+        (&british, &british_ids, true),
+    ] {
+        let task = rig.published(source, json!({})).await;
+        rig.complete(&task).await;
+        let skip = rig.state(&task, &ids[0]).await.2;
+        assert_eq!(skip, listed.then_some(Skip::Dnc), "{source}");
+    }
+
+    // Deleted in the country it was listed in; the French digits find nothing.
+    rig.api
+        .post(
+            OWNER,
+            "/api/dnc/delete",
+            json!({"phoneNumber": "0612345678", "country": "FR"}),
+        )
+        .await
+        .err(404, "phoneNumber 0612345678 is not on the do-not-call list");
+    rig.api
+        .post(
+            OWNER,
+            "/api/dnc/delete",
+            json!({"phoneNumber": "+31612345678"}),
+        )
+        .await
+        .ok();
+    assert_eq!(rig.api.get(OWNER, "/api/dnc/list").await.ok()["total"], 1);
+}
+
+#[tokio::test]
+async fn a_do_not_call_file_reads_each_row_in_its_country_column() {
+    let rig = rig().await;
+    let csv = "phoneNumber,Country\n0612345678,NL\n0612345678,FR\n0612345679,FR\n0612345670,\n\
+               0612345671,ZZ\n+12125550100,\n";
+    let part = reqwest::multipart::Part::bytes(csv.as_bytes().to_vec()).file_name("dnc.csv");
+    let form = reqwest::multipart::Form::new().part("file", part);
+    let answer = rig
+        .api
+        .send(
+            rig.api
+                .request(OWNER, reqwest::Method::POST, "/api/dnc/batchImport")
+                .multipart(form),
+        )
+        .await;
+    // No tenant country: a national number needs its row's. A file lists each number as
+    // written once (D8), whatever its country column says.
+    assert_eq!(
+        answer.ok(),
+        &json!({"importCount": 6, "successCount": 3, "failCount": 3, "details": [
+            {"row": 3, "phoneNumber": "0612345678", "reason": "duplicate in file"},
+            {"row": 5, "phoneNumber": "0612345670", "reason": "invalid phoneNumber"},
+            {"row": 6, "phoneNumber": "0612345671", "reason": "invalid phoneNumber"},
+        ]})
+    );
+    let list = rig.api.get(OWNER, "/api/dnc/list?pageSize=10").await;
+    let mut e164s: Vec<String> = list.ok()["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| row["e164"].as_str().unwrap().to_owned())
+        .collect();
+    e164s.sort();
+    assert_eq!(e164s, ["+12125550100", "+31612345678", "+33612345679"]);
+}
+
+#[tokio::test]
+async fn an_entry_stored_without_e164_gains_it_when_a_default_country_is_set() {
+    let rig = rig().await;
+    // As entries were stored before D24: a national number, no country to read it in.
+    let legacy = outbound_model::dnc::DncEntry {
+        id: outbound_model::Id::new(),
+        phone: outbound_model::Phone::parse("2125550101").unwrap(),
+        e164: None,
+        country: None,
+        reason: Default::default(),
+        created_at: Timestamp::now(),
+    };
+    rig.engine
+        .store
+        .add_dnc(&tenant(OWNER), &legacy)
+        .await
+        .unwrap();
+    let (source, contacts) = source_in(&rig, "US", &["2125550101", "2125550102"]).await;
+    let before = rig.published(&source, json!({})).await;
+    rig.complete(&before).await;
+    assert_eq!(
+        rig.state(&before, &contacts[0]).await.2,
+        None,
+        "no E.164 form to match"
+    );
+
+    rig.settings(json!({"defaultCountry": "US"})).await;
+    let list = rig.api.get(OWNER, "/api/dnc/list").await;
+    let row = &list.ok()["rows"][0];
+    assert_eq!(
+        (&row["phoneNumber"], &row["e164"], &row["country"]),
+        (&json!("2125550101"), &json!("+12125550101"), &json!("US"))
+    );
+    let after = rig.published(&source, json!({})).await;
+    rig.complete(&after).await;
+    assert_eq!(rig.state(&after, &contacts[0]).await.2, Some(Skip::Dnc));
+    assert_eq!(rig.state(&after, &contacts[1]).await.2, None);
+    // Deleted by either form: both guards go.
+    rig.api
+        .post(
+            OWNER,
+            "/api/dnc/delete",
+            json!({"phoneNumber": "2125550101"}),
+        )
+        .await
+        .ok();
+    assert_eq!(rig.api.get(OWNER, "/api/dnc/list").await.ok()["total"], 0);
+    rig.api
+        .post(
+            OWNER,
+            "/api/dnc/add",
+            json!({"phoneNumber": "+12125550101"}),
+        )
+        .await
+        .ok();
+}
+
 #[tokio::test]
 async fn a_number_listed_after_a_run_read_it_is_not_called() {
     let rig = rig().await;
@@ -651,7 +838,7 @@ async fn a_number_listed_after_a_run_read_it_is_not_called() {
         .await
         .ok();
     let gate = Gate {
-        numbers: vec!["+12125550101".into()],
+        listed_as: Some("+12125550101".into()),
         frequency: None,
     };
     let caps = outbound_adapters::store::dialing::Caps {

@@ -1,7 +1,8 @@
-//! The do-not-call list's records (D16), in the tenant partition: an entry per listed number
-//! (`DNC#{id}`, counted on `COUNTS` like the tenant's other lists) and a guard per form of it
-//! (`DNCN#{number}`), written in one transaction, so a number is listed once and the claim of a
-//! call checks its guards' absence in its own transaction.
+//! The do-not-call list's records (D16, D24), in the tenant partition: an entry per listed
+//! number (`DNC#{id}`, counted on `COUNTS` like the tenant's other lists) and a guard under its
+//! E.164 form (`DNCN#{number}`), written in one transaction, so a number is listed once and the
+//! claim of a call checks its guard's absence in its own transaction. Entries stored before D24
+//! may have a guard under their normal form as well, or only that one.
 
 use super::keys::{self, PK, SK};
 use super::paging::{Counted, RowFilter, TenantList};
@@ -19,25 +20,18 @@ enum Part {
 }
 
 impl Store {
-    /// Lists a number (D16): 409 when it, or its E.164 form, is listed already.
+    /// Lists a number (D16): 409 when its E.164 form is listed already.
     #[tracing::instrument(skip_all, fields(tenant = tenant.as_str()))]
     pub async fn add_dnc(&self, tenant: &Tenant, entry: &DncEntry) -> Result<(), Error> {
         let pk = keys::tenant(tenant);
         let item = to_item(entry, [(PK, pk.clone()), (SK, keys::dnc_entry(&entry.id))])?;
-        let mut actions = Actions::new(&self.table).put(Part::Entry, item, None)?;
-        for number in entry.numbers() {
-            let guard: Item = [
-                (PK.to_owned(), s(&pk)),
-                (SK.to_owned(), s(keys::dnc_number(number))),
-                ("entry".to_owned(), s(entry.id.as_str())),
-            ]
-            .into();
-            actions = actions.put(
+        let actions = Actions::new(&self.table)
+            .put(Part::Entry, item, None)?
+            .put(
                 Part::Guard,
-                guard,
+                guard_item(&pk, entry),
                 Some(("attribute_not_exists(pk)", Expr::default())),
             )?;
-        }
         let actions = actions.count_change(Part::Count, tenant, Counted::DncEntries, 1)?;
         self.transact("add do-not-call entry", actions)
             .await
@@ -81,13 +75,14 @@ impl Store {
             keys::dnc_entry(&entry.id),
             Some(("attribute_exists(pk)", Expr::default())),
         )?;
-        for number in entry.numbers() {
+        // An entry stored before D24 may lack either of its guards.
+        for number in entry.possible_guards() {
             actions = actions.delete(
                 Part::Guard,
                 pk.clone(),
                 keys::dnc_number(number),
                 Some((
-                    "entry = :id",
+                    "attribute_not_exists(pk) OR entry = :id",
                     Expr::default().value(":id", s(entry.id.as_str())),
                 )),
             )?;
@@ -103,6 +98,63 @@ impl Store {
                     ))
                 })
             })
+    }
+
+    /// The entries stored before D24 without an E.164 form (read once, when the tenant's default
+    /// country is set: the whole list, filtered).
+    pub async fn dnc_entries_without_e164(&self, tenant: &Tenant) -> Result<Vec<DncEntry>, Error> {
+        let pk = keys::tenant(tenant);
+        let items = self
+            .query_all(
+                |query| {
+                    query
+                        .key_condition_expression("pk = :pk AND begins_with(sk, :prefix)")
+                        .filter_expression("attribute_not_exists(e164)")
+                        .expression_attribute_values(":pk", s(&pk))
+                        .expression_attribute_values(":prefix", s(keys::DNC_PREFIX))
+                },
+                None,
+            )
+            .await?;
+        items.into_iter().map(from_item).collect()
+    }
+
+    /// Gives an entry stored without an E.164 form the one `entry` now carries (D24): its
+    /// guard under that form is added beside the old one. Answers false, changing nothing, when
+    /// the entry is gone or has one already, or another entry lists that number.
+    pub async fn complete_dnc_entry(
+        &self,
+        tenant: &Tenant,
+        entry: &DncEntry,
+    ) -> Result<bool, Error> {
+        let pk = keys::tenant(tenant);
+        let Some(e164) = &entry.e164 else {
+            return Ok(false);
+        };
+        let mut values = Expr::default().value(":e164", s(e164));
+        let mut set = "SET e164 = :e164".to_owned();
+        if let Some(country) = entry.country {
+            values = values.value(":country", s(country.as_str()));
+            set.push_str(", country = :country");
+        }
+        let actions = Actions::new(&self.table)
+            .update(
+                Part::Entry,
+                pk.clone(),
+                keys::dnc_entry(&entry.id),
+                &set,
+                Some("attribute_exists(pk) AND attribute_not_exists(e164)"),
+                values,
+            )?
+            .put(
+                Part::Guard,
+                guard_item(&pk, entry),
+                Some(("attribute_not_exists(pk)", Expr::default())),
+            )?;
+        match self.transact("complete do-not-call entry", actions).await {
+            Ok(()) => Ok(true),
+            Err(failure) => failure.condition().map(|_| false),
+        }
     }
 
     /// A page of the tenant's entries, newest first (D5), filtered by a fragment of the number.
@@ -152,4 +204,14 @@ impl Store {
             .await?
             .try_map(from_item)
     }
+}
+
+/// The guard that lists `entry`'s number, under the key contacts are looked up by.
+fn guard_item(pk: &str, entry: &DncEntry) -> Item {
+    [
+        (PK.to_owned(), s(pk)),
+        (SK.to_owned(), s(keys::dnc_number(entry.guarded_number()))),
+        ("entry".to_owned(), s(entry.id.as_str())),
+    ]
+    .into()
 }

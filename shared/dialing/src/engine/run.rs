@@ -12,7 +12,7 @@ use outbound_adapters::store::dialing::{
     Attempts, Caps, ClaimRefused, FrequencyClaim, Gate, GiveBack, Skipped, SKIPS_IN_ONE,
 };
 use outbound_model::call::{CallRef, CallReport, Outcome, Skip, Target};
-use outbound_model::dnc::listed_forms;
+use outbound_model::dnc::lookup_key;
 use outbound_model::error::Error;
 use outbound_model::numbers::{e164, Country};
 use outbound_model::settings::FrequencyCap;
@@ -298,10 +298,7 @@ impl<P: Provider> Engine<P> {
             return Ok(Next::Skipped(Skip::FrequencyCap, Some(at)));
         }
         let gate = Gate {
-            numbers: listed_forms(&callee.target.phone, callee.e164.as_deref())
-                .into_iter()
-                .map(str::to_owned)
-                .collect(),
+            listed_as: Some(lookup_key(&callee.target.phone, callee.e164.as_deref()).to_owned()),
             frequency,
         };
         loop {

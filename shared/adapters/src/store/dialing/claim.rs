@@ -26,8 +26,8 @@ const RING: u64 = 100;
 /// What a claim checks of the number it calls, beside the contact (D16, D17).
 #[derive(Clone, Debug, Default)]
 pub struct Gate {
-    /// The forms of the number its do-not-call guards are kept under (D16).
-    pub numbers: Vec<String>,
+    /// The key a do-not-call guard of the number would be kept under (D16, D24).
+    pub listed_as: Option<String>,
     /// The tenant's frequency cap, and the number's attempts as read before the claim (D17).
     pub frequency: Option<FrequencyClaim>,
 }
@@ -110,7 +110,7 @@ impl Store {
         gate: &Gate,
         now: Timestamp,
     ) -> Result<Actions<'a, Claim>, Error> {
-        for number in &gate.numbers {
+        if let Some(number) = &gate.listed_as {
             actions = actions.check(
                 Claim::DoNotCall,
                 keys::tenant(tenant),
