@@ -128,6 +128,7 @@ async fn source_with_contacts(
         active_tasks: 0,
         contacts_added: 0,
         default_country: None,
+        rules_at: None,
     };
     stack.store.create_data_source(tenant, &source).await?;
     for n in 0..contacts {

@@ -14,6 +14,7 @@ export function DncPage() {
   const pages = useCursor();
   const [phone, setPhone] = useState('');
   const [reason, setReason] = useState('');
+  const [country, setCountry] = useState('');
   const [report, setReport] = useState<ImportReport | null>(null);
   const filter = useDebounced(search.trim());
   const list = useLoader(() => API.listDnc({ pageNum: 1, nextToken: pages.token, pageSize: PAGE_SIZE, phoneNumber: filter }), [pages.token, filter]);
@@ -25,11 +26,16 @@ export function DncPage() {
       return fail(new Error('Give the phone number to list.'));
     }
     const ok = await run(async () => {
-      const entry = await API.addDnc({ phoneNumber: phone.trim(), reason: reason.trim() || undefined });
+      const entry = await API.addDnc({
+        phoneNumber: phone.trim(),
+        country: country.trim().toUpperCase() || undefined,
+        reason: reason.trim() || undefined,
+      });
       return `${entry.phoneNumber} will never be called.`;
     });
     if (ok) {
       setPhone('');
+      setCountry('');
       setReason('');
     }
   }
@@ -37,7 +43,8 @@ export function DncPage() {
   async function remove(entry: Dnc) {
     if (!window.confirm(`Remove ${entry.phoneNumber} from the do-not-call list?`)) return;
     await run(async () => {
-      await API.deleteDnc(entry.phoneNumber);
+      // By its E.164 form: the number in the country it was listed in.
+      await API.deleteDnc(entry.e164 ?? entry.phoneNumber);
       return `${entry.phoneNumber} removed from the list.`;
     });
   }
@@ -56,11 +63,15 @@ export function DncPage() {
   return (
     <section>
       <h1>Do-not-call list</h1>
-      <p class="muted">Numbers on this list are never called by any task (matched on the number and its E.164 form).</p>
+      <p class="muted">Numbers on this list are never called by any task (matched on the number's E.164 form: a number written without + is read in the country given, else the tenant's default country).</p>
       <form class="card form-grid" aria-label="Add a number" onSubmit={add}>
         <div class="field">
           <label for="dnc-phone">Phone number</label>
           <input id="dnc-phone" type="tel" value={phone} onInput={(e) => setPhone(e.currentTarget.value)} />
+        </div>
+        <div class="field">
+          <label for="dnc-country">Country</label>
+          <input id="dnc-country" maxLength={2} placeholder="default" value={country} onInput={(e) => setCountry(e.currentTarget.value)} />
         </div>
         <div class="field">
           <label for="dnc-reason">Reason</label>
@@ -84,7 +95,7 @@ export function DncPage() {
             e.currentTarget.value = '';
           }}
         />
-        <small>A CSV or Excel file with a phone column (phoneNumber, phone, mobile) and an optional reason column.</small>
+        <small>A CSV or Excel file with a phone column (phoneNumber, phone, mobile) and optional reason and country columns.</small>
       </div>
       <ErrorAlert error={failure?.error} />
       {message && <Status>{message}</Status>}
@@ -101,6 +112,7 @@ export function DncPage() {
             <tr>
               <th scope="col">Phone number</th>
               <th scope="col">E.164</th>
+              <th scope="col">Country</th>
               <th scope="col">Reason</th>
               <th scope="col">Listed</th>
               <th scope="col">Actions</th>
@@ -108,9 +120,10 @@ export function DncPage() {
           </thead>
           <tbody>
             {rows.map((d) => (
-              <tr key={d.phoneNumber}>
+              <tr key={d.e164 ?? d.phoneNumber}>
                 <th scope="row">{d.phoneNumber}</th>
                 <td>{d.e164 ?? '—'}</td>
+                <td>{d.country ?? '—'}</td>
                 <td>{d.reason || '—'}</td>
                 <td>{time(d.createTime)}</td>
                 <td class="actions">
@@ -120,7 +133,7 @@ export function DncPage() {
                 </td>
               </tr>
             ))}
-            <EmptyRow show={!list.loading && rows.length === 0} columns={5}>
+            <EmptyRow show={!list.loading && rows.length === 0} columns={6}>
               {filter ? 'No listed number matches.' : 'The list is empty.'}
             </EmptyRow>
           </tbody>

@@ -26,6 +26,10 @@ pub struct DataSource {
     pub default_country: Option<Country>,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
+    /// When what decides its contacts' windows last changed (D24): its country, or a contact's
+    /// number or `timeZone`. Contacts parked outside their window before then are judged again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rules_at: Option<Timestamp>,
 }
 
 impl DataSource {

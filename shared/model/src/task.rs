@@ -2,6 +2,8 @@
 //! pure table, and the statistics derived from the task's counters.
 
 use super::call::{Reason, RetryRule, Skip};
+use super::datasource::DataSource;
+use super::settings::TenantSettings;
 use super::{Description, Id, Name, Timestamp};
 use crate::error::Error;
 use chrono_tz::Tz;
@@ -439,10 +441,25 @@ pub struct Task {
     /// [`IDLE_AT_MOST`] ahead, so a contact added meanwhile waits that long at most.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle_until: Option<Timestamp>,
+    /// The rules time ([`rules_time`]) the run that marked the task idle judged it under: a
+    /// later change of the rules wakes it at the next tick (D24).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_rules_at: Option<Timestamp>,
     /// When a dial run last had contacts due and no room in its share (D23): the task is held
     /// back by capacity, which diagnostics say (D19). A claim clears it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub held_back_at: Option<Timestamp>,
+}
+
+/// When the rules that judge a task's contacts' windows last changed (D24): the tenant's
+/// settings, or its data source's country or a contact's number or `timeZone`. Contacts parked
+/// outside their window under earlier rules are judged again; 0 when nothing was ever set.
+pub fn rules_time(settings: &TenantSettings, source: Option<&DataSource>) -> Timestamp {
+    let settings = settings.updated_at.map_or(0, |at| at.0);
+    let source = source
+        .and_then(|source| source.rules_at)
+        .map_or(0, |at| at.0);
+    Timestamp(settings.max(source))
 }
 
 /// The longest a running task is left without a dial run for having nothing due (D23).
@@ -501,6 +518,7 @@ impl Task {
             pending_recall_applied: 0,
             sweep: None,
             idle_until: None,
+            idle_rules_at: None,
             held_back_at: None,
         }
     }

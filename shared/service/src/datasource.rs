@@ -38,6 +38,7 @@ pub async fn add(store: &Store, tenant: &Tenant, new: NewDataSource) -> Result<D
         default_country: new.default_country,
         created_at: now,
         updated_at: now,
+        rules_at: None,
     };
     store.create_data_source(tenant, &source).await?;
     Ok(source)

@@ -17,7 +17,8 @@ use outbound_model::job::{DialJob, RecallManifest};
 use outbound_model::page::PageQuery;
 use outbound_model::reclaim::ReclaimJob;
 use outbound_model::task::{
-    check_retry_rules, ClockTime, DailyWindow, DialSettings, TaskOperation, WindowZone, ZoneName,
+    check_retry_rules, rules_time, ClockTime, DailyWindow, DialSettings, TaskOperation, WindowZone,
+    ZoneName,
 };
 use outbound_model::Tenant;
 use outbound_model::{Description, Id, Name, Page, Task, TaskStatus, Timestamp};
@@ -390,19 +391,18 @@ pub async fn diagnostics(
     zone: chrono_tz::Tz,
 ) -> Result<DiagnosticsView, Error> {
     let (task, counters) = store.task_with_counters(tenant, id).await?;
-    let total = async {
+    let source = async {
         match store.data_source(tenant, &task.data_source_id).await {
-            Ok(source) => Ok(source.contact_count),
-            Err(Error::NotFound(_)) => Ok(0),
+            Ok(source) => Ok(Some(source)),
+            Err(Error::NotFound(_)) => Ok(None),
             Err(error) => Err(error),
         }
     };
-    let (total, settings, earliest) = futures::future::try_join3(
-        total,
-        store.settings(tenant),
-        store.earliest_waiting(tenant, id),
-    )
-    .await?;
+    let (source, settings) = futures::future::try_join(source, store.settings(tenant)).await?;
+    let total = source.as_ref().map_or(0, |source| source.contact_count);
+    // Contacts parked under rules changed since are due now (D24), never shown as waiting.
+    let rules_at = rules_time(&settings, source.as_ref());
+    let earliest = store.earliest_waiting(tenant, id, rules_at).await?;
     let now = Timestamp::now();
     let in_flight = u64::from(task.in_flight);
     let not_dialled = total.saturating_sub(counters.waiting + counters.final_ + in_flight);

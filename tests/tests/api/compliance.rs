@@ -1295,6 +1295,7 @@ async fn a_runs_skips_are_written_together_or_each_alone_when_one_moved() {
         },
         skip: Skip::Dnc,
         until: None,
+        parked_under: None,
     };
     let (store, owner, now) = (&rig.engine.store, tenant(OWNER), rig.clock.now());
     // Another run skipped the second contact first: the two together fail on it, and the first
@@ -1405,5 +1406,76 @@ async fn calling_hours_end_before_their_end_minute_and_a_tasks_window_at_it() {
         rig.placed()
             .contains(&format!("{window}-{}-1", contacts[0])),
         "called at 21:00, the window's last minute"
+    );
+}
+
+#[tokio::test]
+async fn a_change_that_opens_a_window_reaches_parked_contacts_at_the_next_tick() {
+    let rig = rig().await;
+    // New York is at 11:00 (12:00 in summer): calling hours from an hour later park everyone.
+    let hour = New_York
+        .timestamp_millis_opt(rig.clock.now().0)
+        .unwrap()
+        .hour();
+    let start = format!("{:02}:00", hour + 1);
+    rig.settings(json!({"callingHours": {"start": start, "end": "21:00"}}))
+        .await;
+    let (source, contacts) = rig
+        .source(&[
+            ("+12125550101", json!({})),
+            ("+12125550102", json!({})),
+            ("+12125550103", json!({"timeZone": "Asia/Tokyo"})),
+        ])
+        .await;
+    let task = rig.published(&source, json!({})).await;
+    // The first run parks them; the next finds nothing due.
+    rig.api.dial_round(&rig.engine).await;
+    rig.clock.advance(Duration::from_secs(1));
+    rig.api.dial_round(&rig.engine).await;
+    assert!(rig.placed().is_empty());
+    assert!(
+        rig.api.stored_task(OWNER, &task).await.idle_until.is_some(),
+        "nothing due for an hour: the task rests"
+    );
+    assert_eq!(rig.diagnostics(&task).await["blockedBy"], "OUTSIDE_WINDOW");
+
+    // Open from 06:00: the next tick wakes the resting task and its run calls the New Yorkers;
+    // diagnostics never says a closed window once it is open.
+    rig.settings(json!({"callingHours": {"start": "06:00", "end": "23:59"}}))
+        .await;
+    let diagnostics = rig.diagnostics(&task).await;
+    assert_eq!(diagnostics["blockedBy"], Value::Null, "{diagnostics}");
+    assert_eq!(diagnostics["dialing"], true);
+    rig.clock.advance(Duration::from_secs(60));
+    rig.api.dial_round(&rig.engine).await;
+    let mut placed = rig.placed();
+    placed.sort();
+    let mut expected: Vec<String> = contacts[..2]
+        .iter()
+        .map(|contact| format!("{task}-{contact}-1"))
+        .collect();
+    expected.sort();
+    assert_eq!(placed, expected);
+    // 01:00 in Tokyo: still parked, under the new rules.
+    assert_eq!(
+        rig.state(&task, &contacts[2]).await.2,
+        Some(Skip::CallingHours)
+    );
+
+    // Its own zone edited to New York: called at the next tick.
+    rig.api
+        .post(
+            OWNER,
+            &format!("/api/dataSource/{source}/contact/update"),
+            json!({"contactId": contacts[2], "timeZone": "America/New_York"}),
+        )
+        .await
+        .ok();
+    rig.clock.advance(Duration::from_secs(60));
+    rig.api.dial_round(&rig.engine).await;
+    assert!(
+        rig.placed().contains(&format!("{task}-{}-1", contacts[2])),
+        "{:?}",
+        rig.placed()
     );
 }

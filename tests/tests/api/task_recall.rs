@@ -384,3 +384,37 @@ async fn the_tick_queues_a_lost_recall_job_again() {
     let states = api.stored_task_contacts("acme", &task.id).await;
     assert_eq!(states.values().filter(|s| s.recalled).count(), LARGE);
 }
+
+/// D12, D13: while a large recall waits for its job, the completion check neither runs nor
+/// saves a bookmark, so the chunks that reopen contacts behind it cannot be missed.
+#[tokio::test]
+async fn no_completion_bookmark_is_saved_while_a_recall_is_pending() {
+    use crate::dialing_support::{fast_settings, ManualClock, DEFAULT_MIX};
+    use outbound_dialing::lambda::DialInbox;
+    let api = TestApi::start().await;
+    let task = all_failed(&api).await;
+    recall(&api, &task.id, json!({})).await.ok();
+    let mut settings = fast_settings(&api, DEFAULT_MIX);
+    // A page far smaller than the task: a check would save a bookmark after its first page.
+    settings.sweep_page = 10;
+    let engine = api.engine(settings, ManualClock::starting_now());
+    let tenant = crate::support::tenant("acme");
+    // Runs enough to move the cursor past every contact (each was called already) and then
+    // reach the completion check, several times.
+    for _ in 0..(LARGE / 10 + 4) {
+        let report = engine.dial(&tenant, &id(&task.id), 10).await.unwrap();
+        assert!(!report.completed);
+        assert_eq!(report.placed, 0);
+    }
+    let stored = api.stored_task("acme", &task.id).await;
+    assert_eq!(stored.status, TaskStatus::Running);
+    assert!(stored.pending_recall.is_some());
+    assert_eq!(stored.sweep, None, "no bookmark under a pending recall");
+    // Once applied, every recalled contact is due, and none is final.
+    api.drain(&engine, DialInbox::Jobs).await;
+    let states = api.stored_task_contacts("acme", &task.id).await;
+    assert_eq!(
+        states.values().filter(|s| s.recalled && !s.done).count(),
+        LARGE
+    );
+}

@@ -6,6 +6,7 @@ use super::shards::ContactShards;
 use super::QueryBuilder;
 use super::{from_item, n, s, string_attr, to_item, Actions, Expr, Item, Store};
 use aws_sdk_dynamodb::types::AttributeValue;
+use outbound_model::contact::TIME_ZONE_FIELD;
 use outbound_model::error::Error;
 use outbound_model::page::{Page, PageQuery, Start};
 use outbound_model::Tenant;
@@ -447,8 +448,11 @@ impl Store {
             .custom_names()
             .filter(|name| current.fields.get(name).is_none())
             .collect();
+        // A new number or time zone moves the contact's windows: contacts parked under the
+        // data source's earlier rules are judged again (D24).
+        let rules_changed = moved || sent.contains(&TIME_ZONE_FIELD);
         let actions = Actions::new(&self.table);
-        let actions = if new_names.is_empty() {
+        let actions = if new_names.is_empty() && !rules_changed {
             actions.check(
                 Part::Head,
                 shards.home().to_owned(),
@@ -457,13 +461,21 @@ impl Store {
                 Expr::default(),
             )?
         } else {
-            let (add_names, names_fit, head_expr) =
+            let (add_names, names_fit, mut head_expr) =
                 field_names_update(&new_names, Expr::default(), true);
+            let mut head_update = String::new();
+            if rules_changed {
+                head_update.push_str("SET rules_at = :rules_at ");
+                head_expr = head_expr.value(":rules_at", n(next.updated_at.0));
+            }
+            if !add_names.is_empty() {
+                head_update.push_str(&format!("ADD{}", add_names.trim_start_matches(',')));
+            }
             actions.update(
                 Part::Head,
                 shards.home().to_owned(),
                 HEAD.to_owned(),
-                &format!("ADD{}", add_names.trim_start_matches(',')),
+                head_update.trim_end(),
                 Some(&format!("{HEAD_EXISTS}{names_fit}")),
                 head_expr,
             )?

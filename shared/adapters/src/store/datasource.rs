@@ -205,6 +205,12 @@ impl Store {
                 expr = expr.value(":country", s(country.as_str()));
             }
         }
+        if next.default_country != current.default_country {
+            // Its numbers' zones move: contacts parked under the earlier rules are judged
+            // again (D24).
+            sets.push("rules_at = :at");
+            next.rules_at = Some(next.updated_at);
+        }
         if described {
             sets.push("#description = :description");
             expr = expr

@@ -197,6 +197,20 @@ pub fn waiting_order(recall_priority: Option<u8>, due_at_millis: i64) -> String 
     )
 }
 
+/// GSI1 sort key of a contact parked outside its window (D15, D24): after every other waiting
+/// contact, first by the rules time it was judged under, then by when its window opens. A
+/// change of the rules leaves the earlier ones as a prefix, read again whatever their time.
+pub fn parked_order(rules_at_millis: i64, opens_at_millis: i64) -> String {
+    format!(
+        "{PARKED_RANK}{:013}#{:013}",
+        rules_at_millis.max(0),
+        opens_at_millis.max(0)
+    )
+}
+
+/// The rank of [`parked_order`]: after the recall priorities (1-5) and plain retries (6).
+pub const PARKED_RANK: &str = "7#";
+
 /// GSI2 partition of the calls in flight of one shard, sorted by the time they were claimed,
 /// so the tick finds the calls whose outcome never came without reading the others.
 pub fn in_flight_partition(partition: u32) -> String {

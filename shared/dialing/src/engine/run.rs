@@ -16,7 +16,7 @@ use outbound_model::dnc::lookup_key;
 use outbound_model::error::Error;
 use outbound_model::numbers::{e164, Country};
 use outbound_model::settings::FrequencyCap;
-use outbound_model::task::{Due, Fresh, IDLE_AT_MOST};
+use outbound_model::task::{rules_time, Due, Fresh, IDLE_AT_MOST};
 use outbound_model::Tenant;
 use outbound_model::{Id, Task, TaskStatus, Timestamp};
 use outbound_telemetry::Unit;
@@ -57,6 +57,8 @@ struct Rules {
     /// The caps a claim of this run stays under: the task's own is its share, so runs of one
     /// task that overlap never hold more than the share between them (D23).
     caps: Caps,
+    /// When these rules last changed (D24): contacts parked under older ones are judged again.
+    rules_at: Timestamp,
 }
 
 /// One due contact's number as the rules read it.
@@ -121,26 +123,31 @@ impl<P: Provider> Engine<P> {
         if room == 0 && task.in_flight > 0 {
             return Ok(report);
         }
-        let retries = if room > 0 {
-            self.store.due_retries(tenant, task_id, now, room).await?
-        } else {
-            Vec::new()
-        };
-        let fresh = self
-            .store
-            .contacts_after(
+        let share = budget.min(self.config.max_in_flight_per_task);
+        let (rules, fresh) = futures::future::try_join(
+            self.rules(tenant, &task, share),
+            self.store.contacts_after(
                 tenant,
                 &task.data_source_id,
                 task.cursor.as_deref(),
                 room.max(1),
-            )
-            .await?;
+            ),
+        )
+        .await?;
+        let retries = if room > 0 {
+            self.store
+                .due_retries(tenant, task_id, now, room, rules.rules_at)
+                .await?
+        } else {
+            Vec::new()
+        };
         if retries.is_empty() && fresh.is_empty() {
             if task.in_flight == 0 {
                 report.completed = self.complete_if_done(tenant, &task).await?;
             }
             if !report.completed && room > 0 {
-                self.rest_until_due(tenant, &task, now).await?;
+                self.rest_until_due(tenant, &task, now, rules.rules_at)
+                    .await?;
             }
             return Ok(report);
         }
@@ -150,18 +157,13 @@ impl<P: Provider> Engine<P> {
             return Ok(report);
         }
         let retry_ids: Vec<Id> = retries.iter().map(|s| s.contact_id.clone()).collect();
-        let share = budget.min(self.config.max_in_flight_per_task);
-        let (rules, mut targets) =
-            futures::future::try_join(self.rules(tenant, &task, share), async {
-                if retry_ids.is_empty() {
-                    Ok(HashMap::new())
-                } else {
-                    self.store
-                        .contact_targets(tenant, &task.data_source_id, &retry_ids)
-                        .await
-                }
-            })
-            .await?;
+        let mut targets = if retry_ids.is_empty() {
+            HashMap::new()
+        } else {
+            self.store
+                .contact_targets(tenant, &task.data_source_id, &retry_ids)
+                .await?
+        };
         for state in &retries {
             if !targets.contains_key(&state.contact_id) {
                 // Deleted from the data source: never dialled again, and no reason to wait (D13).
@@ -200,10 +202,12 @@ impl<P: Provider> Engine<P> {
                 }
                 Next::Skipped(skip, until) => {
                     settled.insert(one.contact_id.clone());
+                    let window = matches!(skip, Skip::OutsideWindow | Skip::CallingHours);
                     skipped.push(Skipped {
                         due: (*one).clone(),
                         skip,
                         until,
+                        parked_under: window.then_some(rules.rules_at),
                     });
                     if skipped.len() == SKIPS_IN_ONE {
                         self.skip(tenant, &task, std::mem::take(&mut skipped))
@@ -245,6 +249,7 @@ impl<P: Provider> Engine<P> {
                 per_task: share,
                 ..self.caps()
             },
+            rules_at: rules_time(&settings, Some(&source)),
         })
     }
 
@@ -257,8 +262,13 @@ impl<P: Provider> Engine<P> {
         tenant: &Tenant,
         task: &Task,
         now: Timestamp,
+        rules_at: Timestamp,
     ) -> Result<(), Error> {
-        let Some(due) = self.store.earliest_waiting(tenant, &task.id).await? else {
+        let Some(due) = self
+            .store
+            .earliest_waiting(tenant, &task.id, rules_at)
+            .await?
+        else {
             return Ok(());
         };
         let next_tick = Timestamp(now.0 + 60_000);
@@ -266,7 +276,7 @@ impl<P: Provider> Engine<P> {
             return Ok(());
         }
         let until = Timestamp(due.0.min(now.0 + IDLE_AT_MOST.as_millis() as i64));
-        self.store.mark_idle(tenant, task, until).await
+        self.store.mark_idle(tenant, task, until, rules_at).await
     }
 
     /// Calls one due contact, or records why not (D18). Answers what the run does next.

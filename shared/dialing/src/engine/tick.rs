@@ -9,7 +9,8 @@ use outbound_adapters::store::keys;
 use outbound_model::error::Error;
 use outbound_model::job::DialJob;
 use outbound_model::task::WindowZone;
-use outbound_model::{Id, Task, TaskStatus, Timestamp};
+use outbound_model::{Id, Task, TaskStatus, Tenant, Timestamp};
+use std::collections::HashSet;
 
 /// What one tick did.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -45,8 +46,11 @@ impl<P: Provider> Engine<P> {
         };
         running.retain(|r| r.task.status == TaskStatus::Running && self.may_dial_now(&r.task, now));
         report.in_window = running.len();
-        // A task with nothing due asks for nothing: no share, no dial run (D23).
-        running.retain(|r| !r.task.idle_at(now));
+        // A task with nothing due asks for nothing: no share, no dial run (D23), unless the
+        // rules it was judged under changed since (D24).
+        // Boxed: inline, the tick's future is too deep for the layout query of its function.
+        let changed = Box::pin(self.rules_changed_since_idle(&running, now)).await?;
+        running.retain(|r| !r.task.idle_at(now) || changed.contains(&r.task.id));
         report.idle = report.in_window - running.len();
         let mut jobs = Vec::new();
         if !running.is_empty() {
@@ -118,6 +122,35 @@ impl<P: Provider> Engine<P> {
         self.send_jobs(jobs).await?;
         tracing::info!(?report, "tick");
         Ok(report)
+    }
+
+    /// The idle tasks among `running` whose tenant settings or data source changed after the
+    /// run that marked them idle judged them (D24): a window opened by the change is dialled
+    /// at this tick, not when the mark runs out. Reads only when some task is idle.
+    async fn rules_changed_since_idle(
+        &self,
+        running: &[RunningTask],
+        now: Timestamp,
+    ) -> Result<HashSet<Id>, Error> {
+        let idle: Vec<&RunningTask> = running.iter().filter(|r| r.task.idle_at(now)).collect();
+        if idle.is_empty() {
+            return Ok(HashSet::new());
+        }
+        let wanted: Vec<(&Tenant, &Id)> = idle
+            .iter()
+            .map(|r| (&r.tenant, &r.task.data_source_id))
+            .collect();
+        let times = self.store.rules_times(&wanted).await?;
+        Ok(idle
+            .into_iter()
+            .filter(|r| {
+                let judged = r.task.idle_rules_at.map_or(0, |at| at.0);
+                times
+                    .get(&(r.tenant.clone(), r.task.data_source_id.clone()))
+                    .is_some_and(|at| at.0 > judged)
+            })
+            .map(|r| r.task.id.clone())
+            .collect())
     }
 
     async fn send_jobs(&self, jobs: Vec<(DialJob, u32)>) -> Result<(), Error> {

@@ -51,6 +51,59 @@ impl Store {
         Ok(tasks)
     }
 
+    /// The rules time (D24) of each of these tasks' tenant settings and data sources: the
+    /// later of the two stamps, read together (one BatchGetItem per 100 distinct items), so the
+    /// tick wakes an idle task whose rules changed since it was judged.
+    pub async fn rules_times(
+        &self,
+        tasks: &[(&Tenant, &Id)],
+    ) -> Result<HashMap<(Tenant, Id), Timestamp>, Error> {
+        let mut wanted: Vec<(String, String)> = Vec::new();
+        for (tenant, source) in tasks {
+            wanted.push((keys::tenant(tenant), keys::SETTINGS.to_owned()));
+            wanted.push((keys::data_source(tenant, source), keys::HEAD.to_owned()));
+        }
+        wanted.sort();
+        wanted.dedup();
+        let keys: Vec<Item> = wanted
+            .into_iter()
+            .map(|(pk, sk)| [(PK.to_owned(), s(pk)), (SK.to_owned(), s(sk))].into())
+            .collect();
+        let items = self
+            .batch_get_with(keys, Some("pk, sk, updated_at, rules_at"))
+            .await?;
+        let stamp = |item: &Item, name: &str| {
+            item.get(name)
+                .and_then(|value| value.as_n().ok())
+                .and_then(|value| value.parse::<i64>().ok())
+                .unwrap_or(0)
+        };
+        let mut stamps: HashMap<(String, String), i64> = HashMap::new();
+        for item in &items {
+            let (Some(pk), Some(sk)) = (string_attr(item, PK), string_attr(item, SK)) else {
+                continue;
+            };
+            let at = if sk == keys::SETTINGS {
+                stamp(item, "updated_at")
+            } else {
+                stamp(item, "rules_at")
+            };
+            stamps.insert((pk.to_owned(), sk.to_owned()), at);
+        }
+        let of = |pk: String, sk: &str| stamps.get(&(pk, sk.to_owned())).copied().unwrap_or(0);
+        Ok(tasks
+            .iter()
+            .map(|(tenant, source)| {
+                let settings = of(keys::tenant(tenant), keys::SETTINGS);
+                let head = of(keys::data_source(tenant, source), keys::HEAD);
+                (
+                    ((*tenant).clone(), (*source).clone()),
+                    Timestamp(settings.max(head)),
+                )
+            })
+            .collect())
+    }
+
     /// Calls in flight in the whole service: the sum over its capacity shards.
     pub async fn calls_in_flight(&self) -> Result<u32, Error> {
         let reads = (0..self.capacity_shards)
@@ -77,12 +130,13 @@ impl Store {
         tenant: &Tenant,
         task: &Task,
         until: Timestamp,
+        rules_at: Timestamp,
     ) -> Result<(), Error> {
         let written = self
             .update_one(
                 "mark a task idle",
                 (keys::tenant(tenant), keys::task(&task.id)),
-                "SET idle_until = :until",
+                "SET idle_until = :until, idle_rules_at = :rules_at",
                 Some(
                     "#status = :running AND updated_at = :seen \
                      AND (attribute_not_exists(revision) OR revision = :revision)",
@@ -92,7 +146,8 @@ impl Store {
                     .value(":running", n(TaskStatus::Running.code()))
                     .value(":seen", n(task.updated_at.0))
                     .value(":revision", n(task.revision))
-                    .value(":until", n(until.0)),
+                    .value(":until", n(until.0))
+                    .value(":rules_at", n(rules_at.0)),
             )
             .await;
         WriteFailure::took_effect(written).map(drop)
@@ -174,15 +229,17 @@ impl Store {
     }
 
     /// Up to `limit` of a task's contacts whose retry or recall call is due at `now`: recalled
-    /// ones by recall priority, then plain retries, each longest waiting first. One Query per
-    /// rank, bounded by `{rank}#{now}` so a contact not yet due is never read, stopping once
-    /// `limit` are found (D13).
+    /// ones by recall priority, then plain retries, each longest waiting first, then those
+    /// parked outside their window: any parked under rules older than `rules_at` (judged again
+    /// now, D24), then those whose window opens by `now`. One Query per rank, bounded so a
+    /// contact not yet due is never read, stopping once `limit` are found (D13).
     pub async fn due_retries(
         &self,
         tenant: &Tenant,
         task: &Id,
         now: Timestamp,
         limit: usize,
+        rules_at: Timestamp,
     ) -> Result<Vec<TaskContact>, Error> {
         let pk = keys::waiting(tenant, task);
         let mut states = Vec::new();
@@ -195,23 +252,57 @@ impl Store {
                 .await?;
             states.extend(found);
         }
+        if states.len() < limit {
+            let (first, before) = parked_under_older_rules(rules_at);
+            let stale = self
+                .waiting_between(&pk, &first, &before, limit - states.len())
+                .await?;
+            // Judged again now: the window they wait for was read under rules since changed.
+            states.extend(stale.into_iter().map(|state| TaskContact {
+                next_attempt_at: Some(now),
+                ..state
+            }));
+        }
+        if states.len() < limit {
+            let first = keys::parked_order(rules_at.0, 0);
+            let last = keys::parked_order(rules_at.0, now.0);
+            let open = self
+                .waiting_between(&pk, &first, &last, limit - states.len())
+                .await?;
+            states.extend(open);
+        }
         Ok(states)
     }
 
     /// When the earliest of the task's waiting contacts is due: one Query of one item per rank,
     /// at once (D19), whatever the number waiting.
+    /// A contact parked under rules older than `rules_at` is due since then (D24).
     pub async fn earliest_waiting(
         &self,
         tenant: &Tenant,
         task: &Id,
+        rules_at: Timestamp,
     ) -> Result<Option<Timestamp>, Error> {
         let pk = keys::waiting(tenant, task);
-        let firsts = WAITING_RANKS.map(|rank| self.waiting_of_rank(&pk, rank, i64::MAX, 1));
-        let firsts = futures::future::try_join_all(firsts).await?;
+        let (stale_first, stale_before) = parked_under_older_rules(rules_at);
+        let parked = (
+            keys::parked_order(rules_at.0, 0),
+            keys::parked_order(rules_at.0, MAX_MILLIS),
+        );
+        let (firsts, stale, parked) = futures::future::try_join3(
+            futures::future::try_join_all(
+                WAITING_RANKS.map(|rank| self.waiting_of_rank(&pk, rank, MAX_MILLIS, 1)),
+            ),
+            self.waiting_between(&pk, &stale_first, &stale_before, 1),
+            self.waiting_between(&pk, &parked.0, &parked.1, 1),
+        )
+        .await?;
         Ok(firsts
             .into_iter()
             .flatten()
+            .chain(parked)
             .filter_map(|state| state.next_attempt_at)
+            .chain(stale.first().map(|_| rules_at))
             .min())
     }
 
@@ -226,6 +317,18 @@ impl Store {
     ) -> Result<Vec<TaskContact>, Error> {
         let first = keys::waiting_order(rank, 0);
         let last = keys::waiting_order(rank, until);
+        self.waiting_between(pk, &first, &last, limit).await
+    }
+
+    /// Up to `limit` contacts of a task's waiting index (partition `pk`) whose sort key is
+    /// between `first` and `last`, both included, in key order.
+    async fn waiting_between(
+        &self,
+        pk: &str,
+        first: &str,
+        last: &str,
+        limit: usize,
+    ) -> Result<Vec<TaskContact>, Error> {
         let items = self
             .query_all(
                 |query| {
@@ -235,8 +338,8 @@ impl Store {
                             "gsi1pk = :pk AND gsi1sk BETWEEN :first AND :last",
                         )
                         .expression_attribute_values(":pk", s(pk))
-                        .expression_attribute_values(":first", s(&first))
-                        .expression_attribute_values(":last", s(&last))
+                        .expression_attribute_values(":first", s(first))
+                        .expression_attribute_values(":last", s(last))
                 },
                 Some(limit),
             )
@@ -330,6 +433,20 @@ impl Store {
             .map(from_item)
             .transpose()
     }
+}
+
+/// The latest time a waiting index's sort key can hold (13 digits of milliseconds).
+const MAX_MILLIS: i64 = 9_999_999_999_999;
+
+/// The sort keys of contacts parked under rules older than `rules_at` (D24): from the parked
+/// rank's start up to, not including, the keys of `rules_at` itself.
+fn parked_under_older_rules(rules_at: Timestamp) -> (String, String) {
+    (
+        keys::PARKED_RANK.to_owned(),
+        keys::parked_order(rules_at.0, 0)
+            .rsplit_once('#')
+            .map_or_else(String::new, |(prefix, _)| prefix.to_owned()),
+    )
 }
 
 /// A contact item's number and the fields that steer its call.

@@ -25,6 +25,9 @@ pub struct Skipped {
     pub due: Due,
     pub skip: Skip,
     pub until: Option<Timestamp>,
+    /// For a contact parked outside its window: the rules time it was judged under (D24), so
+    /// a later change of the rules finds it ([`keys::parked_order`]).
+    pub parked_under: Option<Timestamp>,
 }
 
 /// The most skips one transaction writes beside the task (DynamoDB takes 100 actions).
@@ -71,7 +74,13 @@ impl Store {
     ) -> Result<bool, Error> {
         let mut actions = Actions::new(&self.table);
         let mut moved = Deltas::default();
-        for Skipped { due, skip, until } in skipped {
+        for Skipped {
+            due,
+            skip,
+            until,
+            parked_under,
+        } in skipped
+        {
             let (skip, until) = (*skip, *until);
             let before = due.state.clone();
             let base = before.clone().unwrap_or_else(|| {
@@ -97,11 +106,11 @@ impl Store {
             let pk = keys::task_contacts(tenant, &task.id);
             let sk = keys::contact(&due.contact_id);
             let waiting = after.next_attempt_at.map(|at| {
-                let rank = after.recalled.then_some(after.priority);
-                (
-                    keys::waiting(tenant, &task.id),
-                    keys::waiting_order(rank, at.0),
-                )
+                let order = match parked_under {
+                    Some(rules_at) => keys::parked_order(rules_at.0, at.0),
+                    None => keys::waiting_order(after.recalled.then_some(after.priority), at.0),
+                };
+                (keys::waiting(tenant, &task.id), order)
             });
             actions = match &before {
                 // A new state: the whole item, if no run wrote one meanwhile.
