@@ -81,6 +81,7 @@ impl App {
     /// Builds everything from `sdk`, over a store built elsewhere (the tests count its calls
     /// and set its pace).
     pub fn with_store(config: Config, sdk: &aws_config::SdkConfig, store: Store) -> Self {
+        let store = store.with_tenant_limits(config.tenant_limits);
         let blob = Blob::from_config(sdk, config.bucket.clone(), config.s3_force_path_style);
         let sqs = {
             let sdk = sdk.clone();

@@ -28,6 +28,9 @@ pub enum Error {
     /// 409: a name or phone number already exists, or the record is in use.
     #[error("{0}")]
     Conflict(String),
+    /// 409: one of the tenant's limits (D26) is reached; the message names it. Nothing changed.
+    #[error("{0}")]
+    LimitReached(String),
     /// 413: the body or upload is larger than allowed.
     #[error("{0}")]
     TooLarge(String),
@@ -101,7 +104,7 @@ impl Error {
             Error::Forbidden(_) => 403,
             Error::NotFound(_) => 404,
             Error::NotAllowed(_) => 405,
-            Error::Conflict(_) => 409,
+            Error::Conflict(_) | Error::LimitReached(_) => 409,
             Error::TooLarge(_) => 413,
             Error::UnsupportedType(_) => 415,
             Error::Unavailable { .. } => 503,

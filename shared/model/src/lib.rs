@@ -14,6 +14,7 @@ pub mod export;
 pub mod id;
 pub mod import;
 pub mod job;
+pub mod limits;
 pub mod numbers;
 pub mod page;
 pub mod phone;

@@ -100,6 +100,9 @@ pub async fn list_dnc(
     store.dnc_page(tenant, page, fragment.as_deref()).await
 }
 
+/// The reason of a file's row refused because the tenant holds as many entries as it may.
+pub const TENANT_LIMIT_REACHED: &str = "tenant limit reached";
+
 /// Lists every number of a CSV or XLSX file (the D8 readers, titles and limits; a `reason`
 /// column is kept as the entry's reason). Rows refused by the reader, and numbers listed
 /// already, are reported; the others are listed.
@@ -162,6 +165,12 @@ pub async fn import_dnc(
                 row,
                 phone_number: phone,
                 reason: files::reason::ALREADY_EXISTS.into(),
+            }),
+            // The tenant's limit (D26): the rows past it are reported, the others listed.
+            Err(Error::LimitReached(_)) => details.push(RowFailure {
+                row,
+                phone_number: phone,
+                reason: TENANT_LIMIT_REACHED.into(),
             }),
             Err(error) => return Err(error),
         }

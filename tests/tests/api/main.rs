@@ -20,6 +20,7 @@ mod import_limits;
 mod imports;
 mod isolation;
 mod lambda_events;
+mod limits;
 mod paging;
 mod races;
 mod shards;

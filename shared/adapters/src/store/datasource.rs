@@ -6,6 +6,7 @@ use super::names::NameGuard;
 use super::paging::{Counted, RowFilter, TenantList};
 use super::{from_item, n, s, string_attr, to_item, Actions, Expr, Item, Store};
 use outbound_model::error::Error;
+use outbound_model::limits::Limited;
 use outbound_model::numbers::Country;
 use outbound_model::page::{Page, PageQuery};
 use outbound_model::reclaim::ReclaimJob;
@@ -77,13 +78,20 @@ impl Store {
                 Part::NameGuard,
                 &self.name_guard(tenant, &source.name, &source.id),
             )?
-            .count_change(Part::Count, tenant, Counted::DataSources, 1)?;
+            .count_one_more(
+                Part::Count,
+                tenant,
+                Counted::DataSources,
+                self.limits.data_sources,
+            )?;
         self.transact("create data source", actions)
             .await
             .map_err(|failure| {
                 failure.or_else(|condition| {
                     if condition.failed(Part::NameGuard) {
                         name_taken(&source.name)
+                    } else if condition.failed(Part::Count) {
+                        Limited::DataSources.reached(self.limits.data_sources)
                     } else {
                         Error::internal("create data source", "fresh id already stored")
                     }

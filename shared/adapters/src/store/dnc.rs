@@ -9,6 +9,7 @@ use super::paging::{Counted, RowFilter, TenantList};
 use super::{from_item, s, string_attr, to_item, Actions, Expr, Item, Store};
 use outbound_model::dnc::DncEntry;
 use outbound_model::error::Error;
+use outbound_model::limits::Limited;
 use outbound_model::page::PageQuery;
 use outbound_model::{Id, Page, Tenant};
 
@@ -32,15 +33,21 @@ impl Store {
                 guard_item(&pk, entry),
                 Some(("attribute_not_exists(pk)", Expr::default())),
             )?;
-        let actions = actions.count_change(Part::Count, tenant, Counted::DncEntries, 1)?;
+        let limit = self.limits.dnc_entries;
+        let actions = actions.count_one_more(Part::Count, tenant, Counted::DncEntries, limit)?;
         self.transact("add do-not-call entry", actions)
             .await
             .map_err(|failure| {
-                failure.or_else(|_| {
-                    Error::Conflict(format!(
-                        "phoneNumber {} is already on the do-not-call list",
-                        entry.phone
-                    ))
+                failure.or_else(|condition| {
+                    // A number listed already says so, at the limit or not.
+                    if condition.failed(Part::Count) && !condition.failed(Part::Guard) {
+                        Limited::DncEntries.reached(limit)
+                    } else {
+                        Error::Conflict(format!(
+                            "phoneNumber {} is already on the do-not-call list",
+                            entry.phone
+                        ))
+                    }
                 })
             })
     }

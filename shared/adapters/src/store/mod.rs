@@ -57,6 +57,8 @@ pub struct Store {
     /// The shards of the data sources seen so far, by partition key: fixed once a data source
     /// exists, so kept for the life of the process ([`Store::shards`]).
     pub(crate) shard_counts: std::sync::Arc<std::sync::Mutex<HashMap<String, u32>>>,
+    /// What one tenant may hold (D26), enforced on its counts in the creating transactions.
+    pub(crate) limits: outbound_model::limits::TenantLimits,
 }
 
 /// Why a conditional write or transaction did not happen. `L` labels the actions of a
@@ -305,7 +307,14 @@ impl Store {
             capacity_shards: 1,
             contact_shards: shards::DEFAULT_CONTACT_SHARDS,
             shard_counts: Default::default(),
+            limits: Default::default(),
         }
+    }
+
+    /// The same store, holding each tenant to `limits` (D26).
+    pub fn with_tenant_limits(mut self, limits: outbound_model::limits::TenantLimits) -> Self {
+        self.limits = limits;
+        self
     }
 
     /// The same store, creating data sources with `shards` contact shards (`CONTACT_SHARDS`).

@@ -62,6 +62,30 @@ impl Counted {
 const CHANGES: &str = "changes";
 
 impl<L> Actions<'_, L> {
+    /// Counts one more record of `counted` in the same transaction as the record, as the
+    /// action labelled `label`, on condition that the tenant holds fewer than `limit` (D26):
+    /// its failure is `Limited::reached`.
+    pub(crate) fn count_one_more(
+        self,
+        label: L,
+        tenant: &Tenant,
+        counted: Counted,
+        limit: u64,
+    ) -> Result<Self, Error> {
+        self.update(
+            label,
+            keys::tenant(tenant),
+            keys::COUNTS.to_owned(),
+            "ADD #count :one, #changes :one",
+            Some("attribute_not_exists(#count) OR #count < :limit"),
+            Expr::default()
+                .name("#count", counted.count())
+                .name("#changes", CHANGES)
+                .value(":one", n(1))
+                .value(":limit", n(limit)),
+        )
+    }
+
     /// Moves the tenant's count of `counted` by `delta` in the same transaction as the record,
     /// as the action labelled `label` (it has no condition).
     pub(crate) fn count_change(

@@ -10,6 +10,7 @@ use outbound_model::call::{Reason, Skip};
 use outbound_model::diagnostics::TaskCounters;
 use outbound_model::error::Error;
 use outbound_model::event::Event;
+use outbound_model::limits::Limited;
 use outbound_model::page::{Page, PageQuery};
 use outbound_model::task::{not_allowed, TaskContact, TaskOperation};
 use outbound_model::Tenant;
@@ -300,7 +301,7 @@ impl Store {
                 "attribute_exists(pk)",
                 Expr::default(),
             )?
-            .count_change(Part::Count, tenant, Counted::Tasks, 1)?;
+            .count_one_more(Part::Count, tenant, Counted::Tasks, self.limits.tasks)?;
         self.transact("create task", actions)
             .await
             .map_err(|failure| {
@@ -309,6 +310,8 @@ impl Store {
                         Error::invalid(format!("dataSource {} does not exist", task.data_source_id))
                     } else if condition.failed(Part::NameGuard) {
                         name_taken(&task.name)
+                    } else if condition.failed(Part::Count) {
+                        Limited::Tasks.reached(self.limits.tasks)
                     } else {
                         Error::internal("create task", "fresh id already stored")
                     }

@@ -10,6 +10,7 @@ use outbound_adapters::store::write_cost::{
 };
 use outbound_auth::AuthConfig;
 use outbound_model::error::{ConfigError, Error};
+use outbound_model::limits::TenantLimits;
 use outbound_model::page::PageTokens;
 
 /// Everything a function needs to know about its surroundings.
@@ -58,6 +59,9 @@ pub struct Config {
     /// Most imports of one tenant running at once, uploads waiting for their file included
     /// (`TENANT_RUNNING_IMPORTS`, default 4).
     pub tenant_running_imports: u32,
+    /// What one tenant may hold (D26): `TENANT_MAX_DATA_SOURCES` (1,000), `TENANT_MAX_TASKS`
+    /// (10,000), `TENANT_MAX_DNC_ENTRIES` (1,000,000).
+    pub tenant_limits: TenantLimits,
     /// OAuth scopes per route group, when required (`REQUIRE_SCOPES`, off by default).
     pub scopes: Option<outbound_auth::RequiredScopes>,
 }
@@ -126,6 +130,14 @@ impl Config {
             scopes: outbound_auth::RequiredScopes::from_lookup(&lookup)?,
             tenant_running_exports: at_least_one(&lookup, "TENANT_RUNNING_EXPORTS", 4)?,
             tenant_running_imports: at_least_one(&lookup, "TENANT_RUNNING_IMPORTS", 4)?,
+            tenant_limits: {
+                let defaults = TenantLimits::default();
+                TenantLimits {
+                    data_sources: limit(&lookup, "TENANT_MAX_DATA_SOURCES", defaults.data_sources)?,
+                    tasks: limit(&lookup, "TENANT_MAX_TASKS", defaults.tasks)?,
+                    dnc_entries: limit(&lookup, "TENANT_MAX_DNC_ENTRIES", defaults.dnc_entries)?,
+                }
+            },
             phone_filter_scan_most: number(
                 &lookup,
                 "PHONE_FILTER_SCAN_MOST",
@@ -189,6 +201,21 @@ fn at_least_one(
             name,
             problem: "must be from 1 to 1000".into(),
         }),
+    }
+}
+
+/// An optional tenant limit `name` (at least 1), `default` when absent (D26).
+fn limit(
+    lookup: &impl Fn(&str) -> Option<String>,
+    name: &'static str,
+    default: u64,
+) -> Result<u64, ConfigError> {
+    match number(lookup, name, default, "a number of records")? {
+        0 => Err(ConfigError {
+            name,
+            problem: "must be at least 1".into(),
+        }),
+        most => Ok(most),
     }
 }
 
