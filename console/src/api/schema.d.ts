@@ -1862,7 +1862,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description No token, or a malformed, expired or wrongly signed one (D2). */
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1871,7 +1871,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3). */
+            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1935,7 +1935,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description No token, or a malformed, expired or wrongly signed one (D2). */
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1944,7 +1944,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3). */
+            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2018,7 +2018,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description No token, or a malformed, expired or wrongly signed one (D2). */
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2027,7 +2027,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3). */
+            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2113,7 +2113,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description No token, or a malformed, expired or wrongly signed one (D2). */
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2122,7 +2122,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3). */
+            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2217,7 +2217,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description No token, or a malformed, expired or wrongly signed one (D2). */
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2226,7 +2226,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3). */
+            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2336,7 +2336,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description No token, or a malformed, expired or wrongly signed one (D2). */
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2345,7 +2345,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3). */
+            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2422,7 +2422,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description No token, or a malformed, expired or wrongly signed one (D2). */
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2431,7 +2431,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3). */
+            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2529,7 +2529,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description No token, or a malformed, expired or wrongly signed one (D2). */
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2538,7 +2538,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3). */
+            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2636,7 +2636,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description No token, or a malformed, expired or wrongly signed one (D2). */
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2645,7 +2645,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3). */
+            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2731,7 +2731,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description No token, or a malformed, expired or wrongly signed one (D2). */
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2740,7 +2740,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3). */
+            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2847,7 +2847,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description No token, or a malformed, expired or wrongly signed one (D2). */
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2856,7 +2856,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3). */
+            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2961,7 +2961,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description No token, or a malformed, expired or wrongly signed one (D2). */
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2970,7 +2970,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3). */
+            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3056,7 +3056,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description No token, or a malformed, expired or wrongly signed one (D2). */
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3065,7 +3065,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3). */
+            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3151,7 +3151,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description No token, or a malformed, expired or wrongly signed one (D2). */
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3160,7 +3160,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3). */
+            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3265,7 +3265,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description No token, or a malformed, expired or wrongly signed one (D2). */
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3274,7 +3274,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3). */
+            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3338,7 +3338,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description No token, or a malformed, expired or wrongly signed one (D2). */
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3347,7 +3347,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3). */
+            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3421,7 +3421,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description No token, or a malformed, expired or wrongly signed one (D2). */
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3430,7 +3430,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3). */
+            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3525,7 +3525,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description No token, or a malformed, expired or wrongly signed one (D2). */
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3534,7 +3534,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3). */
+            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3638,7 +3638,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description No token, or a malformed, expired or wrongly signed one (D2). */
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3647,7 +3647,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3). */
+            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3751,7 +3751,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description No token, or a malformed, expired or wrongly signed one (D2). */
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3760,7 +3760,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3). */
+            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3852,7 +3852,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description No token, or a malformed, expired or wrongly signed one (D2). */
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3861,7 +3861,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3). */
+            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3953,7 +3953,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description No token, or a malformed, expired or wrongly signed one (D2). */
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3962,7 +3962,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3). */
+            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4054,7 +4054,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description No token, or a malformed, expired or wrongly signed one (D2). */
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4063,7 +4063,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3). */
+            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4155,7 +4155,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description No token, or a malformed, expired or wrongly signed one (D2). */
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4164,7 +4164,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3). */
+            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4271,7 +4271,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description No token, or a malformed, expired or wrongly signed one (D2). */
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4280,7 +4280,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3). */
+            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4383,7 +4383,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description No token, or a malformed, expired or wrongly signed one (D2). */
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4392,7 +4392,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3). */
+            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4465,7 +4465,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description No token, or a malformed, expired or wrongly signed one (D2). */
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4474,7 +4474,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3). */
+            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4562,7 +4562,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description No token, or a malformed, expired or wrongly signed one (D2). */
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4571,7 +4571,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3). */
+            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4657,7 +4657,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description No token, or a malformed, expired or wrongly signed one (D2). */
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4666,7 +4666,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3). */
+            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4760,7 +4760,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description No token, or a malformed, expired or wrongly signed one (D2). */
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4769,7 +4769,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3). */
+            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4839,7 +4839,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description No token, or a malformed, expired or wrongly signed one (D2). */
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4848,7 +4848,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3). */
+            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4913,7 +4913,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description No token, or a malformed, expired or wrongly signed one (D2). */
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4922,7 +4922,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3). */
+            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4996,7 +4996,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description No token, or a malformed, expired or wrongly signed one (D2). */
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5005,7 +5005,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3). */
+            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5091,7 +5091,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description No token, or a malformed, expired or wrongly signed one (D2). */
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5100,7 +5100,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3). */
+            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5191,7 +5191,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description No token, or a malformed, expired or wrongly signed one (D2). */
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5200,7 +5200,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3). */
+            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5265,7 +5265,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description No token, or a malformed, expired or wrongly signed one (D2). */
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5274,7 +5274,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3). */
+            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
                     [name: string]: unknown;
