@@ -40,9 +40,11 @@ console:
 openapi:
 	OPENAPI_UPDATE=1 cargo test --quiet -p outbound-api --lib contract::tests
 
-## token: a development token for TENANT, valid 24 hours
+## token: a development access token for TENANT, valid 24 hours; SCOPES="outbound/read
+## outbound/operator" (space or comma separated, any scopes) puts them in its scope claim (D25)
+SCOPES ?=
 token:
-	@$(BUILD_LOCAL) && target/debug/dev-token $(TENANT)
+	@$(BUILD_LOCAL) && target/debug/dev-token $(TENANT) $(SCOPES)
 
 ## lambda-env: .local/lambda.env, the functions' environment for `cargo lambda watch --env-file`, on
 ## the stack `make run` serves (provisioned if missing); starts moto if none answers and leaves it

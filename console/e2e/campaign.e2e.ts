@@ -142,6 +142,10 @@ test('a whole campaign through the console', { timeout: 170_000 }, async (t) => 
     await nav('Data sources').waitFor();
     await heading('Data sources').waitFor();
     assert.doesNotMatch(page.url(), /signin/);
+    // The local server's config.json makes the console local; the header names the token's
+    // tenant and user (D25).
+    const header = (await page.getByRole('banner').textContent()) ?? '';
+    assert.match(header, /Tenant acme · User dev-acme/);
   });
 
   await step('create a data source and find it', async () => {

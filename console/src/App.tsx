@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { AppConfig } from './config';
 import { getToken, onSessionChange, setToken, signOut, takeNotice } from './auth/session';
+import { identity } from './auth/claims';
 import { navigate, useRoute } from './router';
 import { Layout } from './components/Layout';
 import { SignIn } from './pages/SignIn';
@@ -30,13 +31,20 @@ export function App(props: { config: AppConfig; initialNotice: string | null }) 
     [],
   );
 
-  // `#/signin?token=<jwt>` signs in directly, then takes the token out of the address bar.
+  // `#/signin?token=<jwt>` signs in directly on the local stack only, then takes the token out of
+  // the address bar. Anywhere else such a link would sign a person in as whoever made it: the
+  // token is dropped unused.
+  const local = props.config.auth.mode === 'local';
   const urlToken = route.name === 'signin' ? route.query.get('token') : null;
   useEffect(() => {
-    if (urlToken) {
+    if (!urlToken) return;
+    if (local) {
       setToken(urlToken);
       setNotice(null);
       navigate('#/datasources', true);
+    } else {
+      setNotice('A sign-in link with a token works only on the local stack. Sign in here instead.');
+      navigate('#/signin', true);
     }
   }, [urlToken]);
 
@@ -46,9 +54,10 @@ export function App(props: { config: AppConfig; initialNotice: string | null }) 
   }, [route.name, route.id]);
 
   const signedIn = !!token;
+  const who = identity(token, props.config.tenantClaim);
   let page;
   if (!signedIn || route.name === 'signin') {
-    if (signedIn && route.name === 'signin' && !urlToken) {
+    if (signedIn && route.name === 'signin' && !(urlToken && local)) {
       navigate('#/datasources', true);
     }
     page = (
@@ -94,7 +103,12 @@ export function App(props: { config: AppConfig; initialNotice: string | null }) 
   }
 
   return (
-    <Layout route={route.name} signedIn={signedIn && route.name !== 'signin'} onSignOut={() => signOut(props.config)}>
+    <Layout
+      route={route.name}
+      signedIn={signedIn && route.name !== 'signin'}
+      identity={who}
+      onSignOut={() => signOut(props.config)}
+    >
       {page}
     </Layout>
   );

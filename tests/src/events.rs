@@ -77,9 +77,10 @@ pub fn spawn(sdk: &aws_config::SdkConfig, resources: &EventResources, log: Event
             async move {
                 let event: Value = serde_json::from_str(&body)
                     .map_err(|e| outbound_model::Error::internal("decode event", e))?;
+                // Its id and kind only: the detail may hold what a person wrote.
                 tracing::info!(
+                    event_id = %event["detail"]["eventId"],
                     detail_type = %event["detail-type"],
-                    detail = %event["detail"],
                     "event delivered"
                 );
                 log.record(event);

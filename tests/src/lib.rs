@@ -106,8 +106,20 @@ pub async fn serve(listener: TcpListener, app: App) -> std::io::Result<()> {
 /// Where the console's built files are (`console/dist`, `make console` builds them).
 pub const CONSOLE_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../console/dist");
 
+/// The console's `config.json` on the local stack: local mode (development tokens, and the
+/// sign-in address `make run` prints), the API on the same origin, the tenant claim the API
+/// reads. A built console carries none, so only this server makes it local (D21, D25).
+pub fn console_config(config: &Config) -> serde_json::Value {
+    let tenant_claim = match &config.auth {
+        AuthConfig::Local(jwt) => jwt.tenant_claim.as_str(),
+        AuthConfig::ApiGateway { tenant_claim } => tenant_claim.as_str(),
+    };
+    serde_json::json!({"apiBase": "", "auth": {"mode": "local"}, "tenantClaim": tenant_claim})
+}
+
 /// Serves what `make run` serves until the process ends: every route, the events the bus
-/// delivered at `GET /local/events` (D20), and the console's files at `/`.
+/// delivered at `GET /local/events` (D20), the console's `config.json` ([`console_config`]) and
+/// its files at `/`.
 pub async fn serve_local(
     listener: TcpListener,
     app: App,
@@ -115,6 +127,7 @@ pub async fn serve_local(
 ) -> std::io::Result<()> {
     use axum::routing::get;
     use tower::ServiceExt;
+    let console = console_config(&app.config);
     let api = outbound_api::local_api(app);
     let local = axum::Router::new()
         .route(
@@ -122,6 +135,18 @@ pub async fn serve_local(
             get(move || {
                 let events = events.clone();
                 async move { axum::Json(events.recent()) }
+            }),
+        )
+        .route(
+            "/config.json",
+            get(move || {
+                let console = console.clone();
+                async move {
+                    (
+                        [(axum::http::header::CACHE_CONTROL, "no-store")],
+                        axum::Json(console),
+                    )
+                }
             }),
         )
         .fallback_service(tower_http::services::ServeDir::new(CONSOLE_DIR));

@@ -1879,7 +1879,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description No token, or a malformed, expired or wrongly signed one (D2). */
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1888,7 +1888,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3). */
+            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1952,7 +1952,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description No token, or a malformed, expired or wrongly signed one (D2). */
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1961,7 +1961,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3). */
+            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2035,7 +2035,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description No token, or a malformed, expired or wrongly signed one (D2). */
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2044,7 +2044,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3). */
+            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2130,7 +2130,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description No token, or a malformed, expired or wrongly signed one (D2). */
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2139,7 +2139,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3). */
+            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2234,7 +2234,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description No token, or a malformed, expired or wrongly signed one (D2). */
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2243,7 +2243,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3). */
+            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2353,7 +2353,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description No token, or a malformed, expired or wrongly signed one (D2). */
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2362,7 +2362,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3). */
+            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2439,7 +2439,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description No token, or a malformed, expired or wrongly signed one (D2). */
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2448,7 +2448,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3). */
+            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2546,7 +2546,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description No token, or a malformed, expired or wrongly signed one (D2). */
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2555,7 +2555,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3). */
+            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2653,7 +2653,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description No token, or a malformed, expired or wrongly signed one (D2). */
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2662,7 +2662,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3). */
+            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2748,7 +2748,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description No token, or a malformed, expired or wrongly signed one (D2). */
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2757,7 +2757,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3). */
+            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2864,7 +2864,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description No token, or a malformed, expired or wrongly signed one (D2). */
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2873,7 +2873,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3). */
+            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2978,7 +2978,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description No token, or a malformed, expired or wrongly signed one (D2). */
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2987,7 +2987,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3). */
+            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3073,7 +3073,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description No token, or a malformed, expired or wrongly signed one (D2). */
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3082,7 +3082,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3). */
+            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3168,7 +3168,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description No token, or a malformed, expired or wrongly signed one (D2). */
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3177,7 +3177,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3). */
+            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3282,7 +3282,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description No token, or a malformed, expired or wrongly signed one (D2). */
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3291,7 +3291,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3). */
+            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3355,7 +3355,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description No token, or a malformed, expired or wrongly signed one (D2). */
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3364,7 +3364,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3). */
+            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3438,7 +3438,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description No token, or a malformed, expired or wrongly signed one (D2). */
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3447,7 +3447,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3). */
+            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3542,7 +3542,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description No token, or a malformed, expired or wrongly signed one (D2). */
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3551,7 +3551,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3). */
+            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3655,7 +3655,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description No token, or a malformed, expired or wrongly signed one (D2). */
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3664,7 +3664,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3). */
+            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3768,7 +3768,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description No token, or a malformed, expired or wrongly signed one (D2). */
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3777,7 +3777,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3). */
+            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3869,7 +3869,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description No token, or a malformed, expired or wrongly signed one (D2). */
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3878,7 +3878,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3). */
+            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3970,7 +3970,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description No token, or a malformed, expired or wrongly signed one (D2). */
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3979,7 +3979,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3). */
+            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4071,7 +4071,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description No token, or a malformed, expired or wrongly signed one (D2). */
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4080,7 +4080,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3). */
+            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4172,7 +4172,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description No token, or a malformed, expired or wrongly signed one (D2). */
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4181,7 +4181,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3). */
+            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4288,7 +4288,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description No token, or a malformed, expired or wrongly signed one (D2). */
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4297,7 +4297,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3). */
+            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4400,7 +4400,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description No token, or a malformed, expired or wrongly signed one (D2). */
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4409,7 +4409,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3). */
+            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4482,7 +4482,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description No token, or a malformed, expired or wrongly signed one (D2). */
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4491,7 +4491,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3). */
+            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4579,7 +4579,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description No token, or a malformed, expired or wrongly signed one (D2). */
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4588,7 +4588,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3). */
+            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4674,7 +4674,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description No token, or a malformed, expired or wrongly signed one (D2). */
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4683,7 +4683,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3). */
+            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4777,7 +4777,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description No token, or a malformed, expired or wrongly signed one (D2). */
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4786,7 +4786,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3). */
+            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4856,7 +4856,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description No token, or a malformed, expired or wrongly signed one (D2). */
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4865,7 +4865,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3). */
+            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4930,7 +4930,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description No token, or a malformed, expired or wrongly signed one (D2). */
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4939,7 +4939,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3). */
+            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5013,7 +5013,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description No token, or a malformed, expired or wrongly signed one (D2). */
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5022,7 +5022,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3). */
+            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5108,7 +5108,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description No token, or a malformed, expired or wrongly signed one (D2). */
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5117,7 +5117,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3). */
+            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5208,7 +5208,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description No token, or a malformed, expired or wrongly signed one (D2). */
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5217,7 +5217,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3). */
+            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5282,7 +5282,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description No token, or a malformed, expired or wrongly signed one (D2). */
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5291,7 +5291,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3). */
+            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
                     [name: string]: unknown;

@@ -1,4 +1,5 @@
 import type { ComponentChildren } from 'preact';
+import type { Identity } from '../auth/claims';
 import { useBusyMessage } from '../state/busy';
 
 const LINKS = [
@@ -8,7 +9,14 @@ const LINKS = [
   { href: '#/dnc', label: 'Do-not-call list', match: ['dnc'] },
 ];
 
-export function Layout(props: { route: string; signedIn: boolean; onSignOut: () => void; children: ComponentChildren }) {
+export function Layout(props: {
+  route: string;
+  signedIn: boolean;
+  /** Who the token names, shown beside the sign-out button (display only). */
+  identity?: Identity | null;
+  onSignOut: () => void;
+  children: ComponentChildren;
+}) {
   const busy = useBusyMessage();
   return (
     <>
@@ -29,6 +37,13 @@ export function Layout(props: { route: string; signedIn: boolean; onSignOut: () 
               ))}
             </ul>
           </nav>
+        )}
+        {props.signedIn && props.identity && (
+          <p class="identity">
+            Tenant <strong>{props.identity.tenant ?? 'unknown'}</strong>
+            <span aria-hidden="true"> · </span>
+            User <strong>{props.identity.user ?? 'unknown'}</strong>
+          </p>
         )}
         {props.signedIn && (
           <button type="button" class="secondary signout" onClick={props.onSignOut}>

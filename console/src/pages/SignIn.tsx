@@ -28,7 +28,12 @@ export function SignIn(props: { config: AppConfig; notice: string | null; onSign
           {props.notice}
         </div>
       )}
-      {cognito ? (
+      {props.config.auth.mode === 'none' ? (
+        <p>
+          This console has no way to sign in: its <code>config.json</code> is missing or names no sign-in. Deploy it
+          with <code>scripts/deploy_console.sh</code>, or open it from the local API server (<code>make run</code>).
+        </p>
+      ) : cognito ? (
         <>
           <p>Sign in with your organisation account.</p>
           <button type="button" onClick={() => void startCognitoSignIn(props.config)}>

@@ -167,6 +167,7 @@ mod tests {
             "outbound-events",
         );
         let entry = EventEntry {
+            event_id: "01J".into(),
             event_type: "ImportFinished".into(),
             tenant: "acme".into(),
             detail: r#"{"eventId":"01J","tenant":"acme"}"#.into(),

@@ -1,14 +1,15 @@
 //! The tenant of a request (D2, D3), and the scope its route needs when scopes are required:
 //! the claims come from the HTTP API's JWT authorizer (the request context) in AWS, or from the
-//! bearer token verified in process locally ([`AuthConfig`]).
+//! bearer token verified in process locally ([`AuthConfig`]). Either way a token whose
+//! `token_use` is there and is not `access` (an ID token) is refused 401 (D25).
 
 use http::request::Parts;
-use outbound_auth::{tenant_from, AuthConfig, RequiredScopes};
+use outbound_auth::{check_token_use, tenant_from, AuthConfig, RequiredScopes};
 use outbound_model::error::Error;
 use outbound_model::Tenant;
 use serde_json::Value;
 
-/// The tenant of a request, or 401 / 403 (D2, D3).
+/// The tenant of a request, or 401 / 403 (D2, D3, D25).
 pub fn tenant_of(auth: &AuthConfig, request: &Parts) -> Result<Tenant, Error> {
     authorize(auth, request, None)
 }
@@ -24,10 +25,17 @@ pub fn authorize(
         AuthConfig::ApiGateway { tenant_claim } => {
             let claims = authorizer_claims(request)
                 .ok_or_else(|| Error::Unauthenticated("missing or invalid bearer token".into()))?;
+            check_token_use(claims.get("token_use").map(String::as_str))?;
             (tenant_claim, Box::new(|name| claims.get(name).cloned()))
         }
         AuthConfig::Local(jwt) => {
             let claims = jwt.verify(bearer_token(request)?)?;
+            // A `token_use` that is not text is there, and is not `access`.
+            check_token_use(
+                claims
+                    .get("token_use")
+                    .map(|value| value.as_str().unwrap_or_default()),
+            )?;
             (
                 &jwt.tenant_claim,
                 Box::new(move |name| claims.get(name).and_then(Value::as_str).map(str::to_owned)),

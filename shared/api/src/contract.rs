@@ -61,10 +61,10 @@ pub enum Refused {
     /// The request is malformed, or a field breaks its rules; the message names it (D1, D6).
     #[response(status = 400)]
     Invalid(Refusal),
-    /// No token, or a malformed, expired or wrongly signed one (D2).
+    /// No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25).
     #[response(status = 401)]
     Unauthenticated(Refusal),
-    /// A valid token without a tenant (D3).
+    /// A valid token without a tenant (D3), or without the route's scope (D25).
     #[response(status = 403)]
     Forbidden(Refusal),
     /// A dependency is busy; nothing changed, send the same request again after `Retry-After`

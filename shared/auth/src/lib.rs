@@ -1,6 +1,7 @@
-//! Authentication (D2) and tenants (D3): where a request's verified claims come from
+//! Authentication (D2, D25) and tenants (D3): where a request's verified claims come from
 //! ([`AuthConfig`]: the HTTP API's JWT authorizer in AWS, an HS256 secret verified in process
-//! locally), the scopes a route needs, and the tenant a claim names. Reading them from a request
+//! locally), that a token is an access token, the scope a route needs, and the tenant a claim
+//! names. Reading them from a request
 //! is the API's (`outbound_api::auth`).
 
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
@@ -89,18 +90,52 @@ impl AuthConfig {
     }
 }
 
-/// Optional OAuth scopes per route group (`REQUIRE_SCOPES=true`; off by default): reads
-/// (`GET`) need `{prefix}read`, the dialing operations (publish, pause, resume, stop, recall)
-/// `{prefix}dial`, every other change `{prefix}write`, with `SCOPE_PREFIX` (default
-/// `outbound/`, a Cognito resource server's identifier and `/`). The token's `scope` claim
-/// (space separated, as in Cognito access tokens) must hold it, else 403.
+/// The OAuth scopes of D25, each `{prefix}{name}` in a token's `scope` claim (space separated,
+/// as in Cognito access tokens), with `SCOPE_PREFIX` (default `outbound/`, a Cognito resource
+/// server's identifier and `/`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// Reads: every `GET`.
+    Read,
+    /// Every change that is not an administrator's.
+    Write,
+    /// The tenant's settings (`POST /api/settings/update`) and do-not-call deletes.
+    Admin,
+    /// The operator's routes (`/api/operator/...`), whatever the token's tenant.
+    Operator,
+}
+
+impl Scope {
+    /// The scope's name after the prefix.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Scope::Read => "read",
+            Scope::Write => "write",
+            Scope::Admin => "admin",
+            Scope::Operator => "operator",
+        }
+    }
+
+    /// The scope a route needs (D25): `/api/operator/...` the operator's, settings updates and
+    /// do-not-call deletes the administrator's, other reads `read`, other changes `write`.
+    pub fn of_route(method: &http::Method, path: &str) -> Scope {
+        let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
+        match (method, segments.as_slice()) {
+            (_, ["api", "operator", ..]) => Scope::Operator,
+            (&http::Method::GET | &http::Method::HEAD, _) => Scope::Read,
+            (_, ["api", "settings", "update"] | ["api", "dnc", "delete"]) => Scope::Admin,
+            _ => Scope::Write,
+        }
+    }
+}
+
+/// Optional scopes per route (`REQUIRE_SCOPES=true`; off by default): each route needs its
+/// [`Scope`], with `SCOPE_PREFIX` before its name. The token's `scope` claim must hold it, else
+/// 403.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RequiredScopes {
     prefix: String,
 }
-
-/// The task operations that start, stop or steer calls.
-const DIAL_OPERATIONS: [&str; 4] = ["publish", "pause", "resume", "stop"];
 
 impl RequiredScopes {
     /// `REQUIRE_SCOPES` (`true` or `false`, default `false`) and `SCOPE_PREFIX`.
@@ -119,16 +154,14 @@ impl RequiredScopes {
         }
     }
 
-    /// The scope a request's route needs.
+    /// `scope` as a token carries it.
+    pub fn spelled(&self, scope: Scope) -> String {
+        format!("{}{}", self.prefix, scope.name())
+    }
+
+    /// The scope a request's route needs, as a token carries it.
     pub fn needed(&self, method: &http::Method, path: &str) -> String {
-        let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
-        let group = match (method, segments.as_slice()) {
-            (&http::Method::GET | &http::Method::HEAD, _) => "read",
-            (_, ["api", "task", operation]) if DIAL_OPERATIONS.contains(operation) => "dial",
-            (_, ["api", "task", _, "recall"]) => "dial",
-            _ => "write",
-        };
-        format!("{}{group}", self.prefix)
+        self.spelled(Scope::of_route(method, path))
     }
 
     /// 403 unless `granted` (the token's `scope` claim) holds the scope the route needs.
@@ -146,6 +179,18 @@ impl RequiredScopes {
                 "this token lacks the scope {needed}"
             )))
         }
+    }
+}
+
+/// 401 unless a token's `token_use` claim is absent or `access` (D25): an ID token (`id`) or
+/// any other kind is not an access token, whatever else it says. `token_use` is the claim as
+/// text; a claim that is not text is passed as `Some("")`.
+pub fn check_token_use(token_use: Option<&str>) -> Result<(), Error> {
+    match token_use {
+        None | Some("access") => Ok(()),
+        Some(_) => Err(Error::Unauthenticated(
+            "token is not an access token".into(),
+        )),
     }
 }
 
@@ -189,8 +234,15 @@ impl LocalJwt {
             })
     }
 
-    /// Signs a development token for `tenant`, valid for `ttl_seconds`.
+    /// Signs a development token for `tenant`, valid for `ttl_seconds`: an access token
+    /// (`token_use`) without scopes.
     pub fn issue(&self, tenant: &str, ttl_seconds: i64) -> String {
+        self.issue_scoped(tenant, ttl_seconds, &[])
+    }
+
+    /// Signs a development access token for `tenant`, valid for `ttl_seconds`, whose `scope`
+    /// claim holds `scopes` (space separated; no claim when there are none).
+    pub fn issue_scoped(&self, tenant: &str, ttl_seconds: i64, scopes: &[&str]) -> String {
         let now = chrono::Utc::now().timestamp();
         let mut claims = Map::new();
         claims.insert("sub".into(), Value::from(format!("dev-{tenant}")));
@@ -199,6 +251,10 @@ impl LocalJwt {
         claims.insert("aud".into(), Value::from(self.audience.clone()));
         claims.insert("iat".into(), Value::from(now));
         claims.insert("exp".into(), Value::from(now + ttl_seconds));
+        claims.insert("token_use".into(), Value::from("access"));
+        if !scopes.is_empty() {
+            claims.insert("scope".into(), Value::from(scopes.join(" ")));
+        }
         self.sign(&Value::Object(claims))
     }
 
@@ -243,7 +299,7 @@ mod tests {
     }
 
     #[test]
-    fn each_route_group_needs_its_scope() {
+    fn each_route_needs_its_scope() {
         let scopes = RequiredScopes::from_lookup(&|name: &str| match name {
             "REQUIRE_SCOPES" => Some("true".into()),
             "SCOPE_PREFIX" => Some("api.example/".into()),
@@ -251,31 +307,66 @@ mod tests {
         })
         .unwrap()
         .unwrap();
+        use http::Method;
         for (method, path, needed) in [
-            (http::Method::GET, "/api/task/list", "api.example/read"),
+            (Method::GET, "/api/task/list", "api.example/read"),
             (
-                http::Method::GET,
+                Method::GET,
                 "/api/dataSource/x/contacts",
                 "api.example/read",
             ),
+            (Method::GET, "/api/settings", "api.example/read"),
+            (Method::GET, "/api/dnc/list", "api.example/read"),
+            (Method::POST, "/api/dataSource/add", "api.example/write"),
+            (Method::POST, "/api/task/update", "api.example/write"),
+            (Method::POST, "/api/task/close", "api.example/write"),
+            (Method::POST, "/api/task/publish", "api.example/write"),
+            (Method::POST, "/api/task/stop", "api.example/write"),
+            (Method::POST, "/api/task/x/recall", "api.example/write"),
+            (Method::POST, "/api/task/x/exportJob", "api.example/write"),
+            (Method::POST, "/api/dnc/add", "api.example/write"),
+            (Method::POST, "/api/dnc/batchImport", "api.example/write"),
+            (Method::POST, "/api/settings/update", "api.example/admin"),
+            (Method::POST, "/api/dnc/delete", "api.example/admin"),
             (
-                http::Method::POST,
-                "/api/dataSource/add",
-                "api.example/write",
+                Method::GET,
+                "/api/operator/telephony/acme",
+                "api.example/operator",
             ),
-            (http::Method::POST, "/api/task/update", "api.example/write"),
-            (http::Method::POST, "/api/task/close", "api.example/write"),
-            (http::Method::POST, "/api/task/publish", "api.example/dial"),
-            (http::Method::POST, "/api/task/stop", "api.example/dial"),
-            (http::Method::POST, "/api/task/x/recall", "api.example/dial"),
             (
-                http::Method::POST,
-                "/api/task/x/exportJob",
-                "api.example/write",
+                Method::POST,
+                "/api/operator/telephony/update",
+                "api.example/operator",
             ),
         ] {
             assert_eq!(scopes.needed(&method, path), needed, "{method} {path}");
         }
+        assert_eq!(scopes.spelled(Scope::Operator), "api.example/operator");
+        let check = |path: &str, granted: Option<&str>| {
+            scopes
+                .check(&Method::POST, path, granted)
+                .map_err(|e| e.to_string())
+        };
+        assert_eq!(
+            check("/api/settings/update", Some("api.example/write")),
+            Err("this token lacks the scope api.example/admin".into())
+        );
+        assert_eq!(
+            check(
+                "/api/settings/update",
+                Some("api.example/write api.example/admin")
+            ),
+            Ok(())
+        );
+        assert_eq!(
+            check("/api/dataSource/add", Some("api.example/writer")),
+            Err("this token lacks the scope api.example/write".into()),
+            "a scope is matched whole"
+        );
+        assert_eq!(
+            check("/api/dataSource/add", None),
+            Err("this token lacks the scope api.example/write".into())
+        );
         let off = |value: &str| {
             RequiredScopes::from_lookup(&|name: &str| {
                 (name == "REQUIRE_SCOPES").then(|| value.to_owned())
@@ -284,6 +375,37 @@ mod tests {
         assert_eq!(off("false").unwrap(), None);
         assert_eq!(RequiredScopes::from_lookup(&|_: &str| None).unwrap(), None);
         assert_eq!(off("yes").unwrap_err().name, "REQUIRE_SCOPES");
+    }
+
+    #[test]
+    fn only_access_tokens_pass() {
+        assert!(check_token_use(None).is_ok());
+        assert!(check_token_use(Some("access")).is_ok());
+        for other in ["id", "ACCESS", "", "refresh"] {
+            let error = check_token_use(Some(other)).unwrap_err();
+            assert_eq!(error.status_code(), 401, "{other}");
+            assert_eq!(error.to_string(), "token is not an access token");
+        }
+    }
+
+    #[test]
+    fn development_tokens_are_access_tokens_with_the_scopes_asked_for() {
+        let jwt = LocalJwt {
+            secret: "s".into(),
+            issuer: "i".into(),
+            audience: "a".into(),
+            tenant_claim: "tenant_id".into(),
+        };
+        let claims = jwt
+            .verify(&jwt.issue_scoped("acme", 60, &["outbound/read", "outbound/operator"]))
+            .unwrap();
+        assert_eq!(claims["token_use"], "access");
+        assert_eq!(claims["scope"], "outbound/read outbound/operator");
+        assert_eq!(claims["tenant_id"], "acme");
+        assert_eq!(claims["sub"], "dev-acme");
+        let plain = jwt.verify(&jwt.issue("acme", 60)).unwrap();
+        assert_eq!(plain["token_use"], "access");
+        assert!(!plain.contains_key("scope"));
     }
 
     #[test]

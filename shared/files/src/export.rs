@@ -3,7 +3,10 @@
 //!
 //! Columns are `id`, `phoneNumber`, the known fields, the custom fields the caller lists, then
 //! `status`, `callCount`, `createTime`, `updateTime`, and in a task's export `lastReason` and
-//! `skipReason` (D18); titles are the field names, so an export imports back unchanged. Text cells a spreadsheet could take for a formula get a leading `'`.
+//! `skipReason` (D18); titles are the field names, so an export imports back unchanged. A CSV
+//! cell a spreadsheet could take for a formula, and that is no number or phone number, gets a
+//! leading `'`; an `.xlsx` text cell is a string cell, which a spreadsheet never runs, written as
+//! it is (D27).
 //!
 //! CSV is UTF-8 with a BOM and CRLF line ends, written through to the output as rows arrive.
 //! `.xlsx` uses rust_xlsxwriter's constant-memory mode: each row goes to a temporary file (in the
@@ -163,7 +166,7 @@ pub struct ContactSheetWriter<W: Write + Send> {
     columns: ExportColumns,
     sink: Sink<W>,
     rows: u32,
-    /// Reused for guarded and numeric cells, so a row allocates nothing.
+    /// Reused for guarded and numeric CSV cells, so a row allocates nothing.
     scratch: String,
 }
 
@@ -243,9 +246,10 @@ impl<W: Write + Send> ContactSheetWriter<W> {
                 for (column, value) in (0u16..).zip(columns.cells(row)) {
                     match value {
                         Value::Text("") => {}
+                        // A string cell is never run: its text is written as it is (D27).
                         Value::Text(text) => {
                             sheet
-                                .write_string(line, column, guarded(text, scratch))
+                                .write_string(line, column, text)
                                 .map_err(xlsx_failed)?;
                         }
                         Value::Number(number) => {
@@ -295,7 +299,7 @@ impl<W: Write + Send> ContactSheetWriter<W> {
     }
 }
 
-/// `text`, or `'` + `text` in `scratch` when a spreadsheet could read it as a formula.
+/// `text`, or `'` + `text` in `scratch` when a spreadsheet could read it as a formula (D27).
 fn guarded<'s>(text: &'s str, scratch: &'s mut String) -> &'s str {
     if formula::needs_guard(text) {
         scratch.clear();
@@ -431,7 +435,7 @@ mod tests {
         assert_eq!(
             text,
             "\u{feff}id,phoneNumber,customerName,address,orderAmount,note,status,callCount,createTime,updateTime\r\n\
-             01HF0000000000000000000000,'+8613800138000,'=cmd|' /C calc'!A0,,,\"a, \"\"b\"\"\",1,2,2024-01-02 03:04:05,2024-01-02 03:04:06\r\n"
+             01HF0000000000000000000000,+8613800138000,'=cmd|' /C calc'!A0,,,\"a, \"\"b\"\"\",1,2,2024-01-02 03:04:05,2024-01-02 03:04:06\r\n"
         );
     }
 }

@@ -99,11 +99,14 @@ fn csv_file_level_refusals() {
     );
     assert_eq!(
         refusal(b"phone,phoneNumber\n"),
-        (400, "duplicate column title \"phoneNumber\"".into())
+        (400, "column 2 repeats the title of column 1".into())
     );
     let (status, message) = refusal("phone,备注\n12345,x\n".as_bytes());
     assert_eq!(status, 400);
-    assert!(message.starts_with("column 2 title \"备注\""), "{message}");
+    assert!(
+        message.starts_with("column 2 title is not a field name: "),
+        "{message}"
+    );
     let big = vec![b'a'; MAX_UPLOAD_BYTES + 1];
     assert_eq!(refusal(&big), (413, "file is larger than 20 MiB".into()));
 }
@@ -390,7 +393,7 @@ fn shared_strings_over_64_mib_are_refused_before_loading() {
 // ---------------------------------------------------------------- round trips
 
 fn tricky_contacts() -> Vec<Contact> {
-    let rows: [(&str, &[(&str, &str)]); 4] = [
+    let rows: [(&str, &[(&str, &str)]); 5] = [
         (
             "+8613800138000",
             &[
@@ -408,6 +411,10 @@ fn tricky_contacts() -> Vec<Contact> {
         ),
         ("+12345", &[("customerName", "张三"), ("note", "'quoted'")]),
         ("0101234567", &[]),
+        (
+            "+1 (212) 736-3100",
+            &[("customerName", "+A1"), ("note", "-5 units")],
+        ),
     ];
     rows.iter()
         .map(|(phone, fields)| {
@@ -466,12 +473,26 @@ fn exports_import_back_unchanged() {
 }
 
 #[test]
-fn exported_cells_carry_the_formula_guard() {
+fn csv_cells_keep_numbers_and_guard_formulas_and_xlsx_cells_are_never_prefixed() {
+    // D27: a number or phone number is written as it is; a formula start that is neither gets
+    // a ' in CSV; .xlsx text is a string cell, written as it is.
     let contacts = tricky_contacts();
     let csv = String::from_utf8(export(ExportFormat::Csv, &contacts)).unwrap();
     assert!(csv.starts_with('\u{feff}'));
     assert!(
-        csv.contains(",'+8613800138000,\"'=HYPERLINK(\"\"x\"\")\",,,'-5,'@home,2,3,"),
+        csv.contains(",+8613800138000,\"'=HYPERLINK(\"\"x\"\")\",,,-5,'@home,2,3,"),
+        "{csv}"
+    );
+    assert!(
+        csv.contains(",13800138001,,\"Road 1, \"\"Block\"\" 2\nFloor 3\",+12.50,,,2,3,"),
+        "{csv}"
+    );
+    assert!(
+        csv.contains(",+12127363100,'+A1,,,'-5 units,,2,3,"),
+        "{csv}"
+    );
+    assert!(
+        !csv.contains("'+8613800138000") && !csv.contains("'-5,"),
         "{csv}"
     );
 
@@ -483,8 +504,24 @@ fn exported_cells_carry_the_formula_guard() {
         &mut sheet,
     )
     .unwrap();
-    assert!(sheet.contains("<t>'+8613800138000</t>"), "{sheet}");
-    assert!(sheet.contains("<t>phoneNumber</t>"), "{sheet}");
+    for text in [
+        "<t>+8613800138000</t>",
+        "<t>=HYPERLINK(\"x\")</t>",
+        "<t>-5</t>",
+        "<t>@home</t>",
+        "<t>+A1</t>",
+        "<t>+12.50</t>",
+        "<t>phoneNumber</t>",
+    ] {
+        assert!(sheet.contains(text), "{text} in {sheet}");
+    }
+    for prefixed in ["<t>'+", "<t>'=", "<t>'-", "<t>'@"] {
+        assert!(
+            !sheet.contains(prefixed),
+            "no text cell is prefixed: {sheet}"
+        );
+    }
+    assert!(!sheet.contains("<f>"), "no cell is a formula: {sheet}");
 }
 
 #[test]

@@ -5,12 +5,14 @@
 //! Read-only columns (`id`, `status`, ...) and columns with an empty title are ignored. Any other
 //! title must be a valid custom field name (D7); one that is not refuses the whole file with a 400
 //! naming the column, because every row would fail the same way and the fix is in the title row.
+//! A refusal never quotes a title: in a file without a title row it is data (a phone number).
 
 use super::{too_many_columns, MAX_COLUMNS};
 use outbound_model::contact::{
     FieldName, KNOWN_FIELDS, PHONE_FIELD, READ_ONLY_FIELDS, TIME_ZONE_FIELD,
 };
 use outbound_model::error::Error;
+use outbound_model::Phone;
 
 /// What one column of the file fills.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -56,18 +58,19 @@ impl Titles {
             if index >= MAX_COLUMNS {
                 return Err(too_many_columns());
             }
-            let title = raw.trim();
-            let column = column_for(title, index)?;
-            let repeated = match &column {
-                Column::Phone => phone.replace(index).is_some(),
+            let column = column_for(raw.trim(), index)?;
+            let earlier = match &column {
+                Column::Phone => phone.replace(index),
                 Column::Field(name) => columns
                     .iter()
-                    .any(|seen| matches!(seen, Column::Field(other) if other == name)),
-                Column::Ignored => false,
+                    .position(|seen| matches!(seen, Column::Field(other) if other == name)),
+                Column::Ignored => None,
             };
-            if repeated {
+            if let Some(earlier) = earlier {
                 return Err(Error::invalid(format!(
-                    "duplicate column title \"{title}\""
+                    "column {} repeats the title of column {}",
+                    index + 1,
+                    earlier + 1
                 )));
             }
             columns.push(column);
@@ -142,15 +145,27 @@ fn column_for(title: &str, index: usize) -> Result<Column, Error> {
         Some(known) => FieldName::parse(known)
             .map(Column::Field)
             .map_err(Error::from),
-        None => FieldName::parse(title).map(Column::Field).map_err(|_| {
-            Error::invalid(format!(
-                "column {} title \"{title}\" is not a field name: use phoneNumber, customerName, \
-                 address, orderAmount, timeZone, or a custom name of letters, digits and _ starting with a \
-                 letter, at most 64 characters",
-                index + 1
-            ))
-        }),
+        None => FieldName::parse(title)
+            .map(Column::Field)
+            .map_err(|_| not_a_title(title, index)),
     }
+}
+
+/// The 400 of a title that is no field name. It says what is wrong and where, never what the
+/// cell holds: a file without a title row has data there, a phone number or a name.
+fn not_a_title(title: &str, index: usize) -> Error {
+    let column = index + 1;
+    if Phone::parse(title).is_ok() {
+        return Error::invalid(format!(
+            "file has no title row: column {column} of the first row holds a phone number; \
+             put a row of titles (phoneNumber, customerName, ...) first"
+        ));
+    }
+    Error::invalid(format!(
+        "column {column} title is not a field name: use phoneNumber, customerName, address, \
+         orderAmount, timeZone, or a custom name of letters, digits and _ starting with a letter, \
+         at most 64 characters"
+    ))
 }
 
 #[cfg(test)]
@@ -213,7 +228,7 @@ mod tests {
             parse(&["phone", "timezone", "TimeZone"])
                 .unwrap_err()
                 .to_string(),
-            "duplicate column title \"TimeZone\""
+            "column 3 repeats the title of column 2"
         );
     }
 
@@ -227,19 +242,56 @@ mod tests {
         assert_eq!(message(&[]), "file has no phoneNumber column");
         assert_eq!(
             message(&["phone", "mobile"]),
-            "duplicate column title \"mobile\""
+            "column 2 repeats the title of column 1"
         );
         assert_eq!(
-            message(&["phone", "姓名", "customername"]),
-            "duplicate column title \"customername\""
+            message(&["phone", "姓名", "address", "customername"]),
+            "column 4 repeats the title of column 2"
         );
-        assert!(
-            message(&["phone", "备注"]).starts_with("column 2 title \"备注\" is not a field name")
+        let not_a_name = "title is not a field name: use phoneNumber, customerName, address, \
+             orderAmount, timeZone, or a custom name of letters, digits and _ starting with a \
+             letter, at most 64 characters";
+        assert_eq!(
+            message(&["phone", "备注"]),
+            format!("column 2 {not_a_name}")
         );
-        assert!(message(&["phone", "1st"]).starts_with("column 2 title \"1st\""));
+        assert_eq!(message(&["phone", "1st"]), format!("column 2 {not_a_name}"));
         let wide: Vec<String> = (0..=MAX_COLUMNS).map(|i| format!("c{i}")).collect();
         let error = Titles::parse(wide.iter().map(String::as_str)).unwrap_err();
         assert_eq!(error.status_code(), 413);
+    }
+
+    /// A file without a title row has data where the titles should be: the refusal says so and
+    /// where, and quotes none of it.
+    #[test]
+    fn a_refusal_never_quotes_the_cell() {
+        let message = |titles: &[&str]| parse(titles).unwrap_err().to_string();
+        assert_eq!(
+            message(&["+1 212 736 3100", "Ada Lovelace"]),
+            "file has no title row: column 1 of the first row holds a phone number; \
+             put a row of titles (phoneNumber, customerName, ...) first"
+        );
+        assert_eq!(
+            message(&["Ada Lovelace", "13800138000"]),
+            format!(
+                "column 1 {}",
+                "title is not a field name: use phoneNumber, customerName, address, orderAmount, \
+                 timeZone, or a custom name of letters, digits and _ starting with a letter, at \
+                 most 64 characters"
+            )
+        );
+        for titles in [
+            &["+1 212 736 3100", "Ada Lovelace"][..],
+            &["Ada Lovelace", "13800138000"],
+            &["phone", "vip", "vip"],
+            &["phone", "ada@example.com"],
+        ] {
+            let message = message(titles);
+            for cell in titles.iter().filter(|cell| **cell != "phone") {
+                assert!(!message.contains(cell), "{message} quotes {cell}");
+            }
+            assert!(!message.contains("2127363100"), "{message}");
+        }
     }
 
     #[test]

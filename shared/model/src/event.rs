@@ -108,6 +108,10 @@ pub struct ExportFinished {
 /// An event as it is put on the bus: read back from its outbox item by the publisher.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Deserialize)]
 pub struct EventEntry {
+    /// The event's id (its `eventId`), from the outbox item's key: what a log line names it by,
+    /// since its `detail` may hold what a person wrote (names, file names).
+    #[serde(skip)]
+    pub event_id: String,
     pub event_type: String,
     pub tenant: String,
     pub detail: String,

@@ -12,9 +12,9 @@ use super::export::{self, OutcomeFilter, Rows, DOWNLOAD_URL_TTL};
 use chrono_tz::Tz;
 use outbound_adapters::blob::{self, Blob};
 use outbound_adapters::queue::Queue;
-use outbound_adapters::store::export::ExportSettlement;
+use outbound_adapters::store::export::{ExportSettlement, ExportStart};
 use outbound_adapters::store::keys;
-use outbound_adapters::store::slots::{Hold, JobKind};
+use outbound_adapters::store::slots::{slots_full, JobKind};
 use outbound_adapters::store::Store;
 use outbound_files as files;
 use outbound_model::error::Error;
@@ -28,7 +28,8 @@ pub const MAX_BUILD_ATTEMPTS: u32 = 3;
 
 /// Starts an export job: checks that its data source or task exists (404 as the direct
 /// exports answer), stores the record and queues the job. While a job of the same subject and
-/// format runs, that job is the answer; a tenant runs at most `cap` jobs at once (409 beyond).
+/// format runs, that job is the answer, to concurrent requests too; a tenant runs at most `cap`
+/// jobs at once (409 beyond).
 pub async fn start(
     store: &Store,
     queue: &Queue<ExportMessage>,
@@ -46,19 +47,10 @@ pub async fn start(
         }
     }
     let job = ExportJob::new(subject, format, Timestamp::now());
-    if let Some(running) = hold_subject(store, tenant, &job).await? {
-        return Ok(running);
-    }
-    let started = async {
-        store
-            .take_job_slot(tenant, JobKind::Export, &job.id, cap, job.created_at)
-            .await?;
-        store.create_export(tenant, &job).await
+    let job = match store_job(store, tenant, job, cap).await? {
+        Stored::New(job) => job,
+        Stored::Running(running) => return Ok(running),
     };
-    if let Err(error) = started.await {
-        release(store, tenant, &job).await;
-        return Err(error);
-    }
     let message = ExportMessage {
         tenant: tenant.clone(),
         id: job.id.clone(),
@@ -82,38 +74,79 @@ pub async fn start(
     Ok(job)
 }
 
-/// Takes the key of the job's subject and format (D8). Answers the job of that subject still
-/// running, if one is; a holder that has ended is replaced.
-async fn hold_subject(
+/// Rounds of [`store_job`]: each one that stores nothing lost to a request that changed the
+/// subject's key or took the slot meanwhile, which the next round reads.
+const START_ROUNDS: u32 = 5;
+
+/// What [`store_job`] answers.
+enum Stored {
+    /// The job asked for, stored, to be queued.
+    New(ExportJob),
+    /// The running job of the same subject and format.
+    Running(ExportJob),
+}
+
+/// Stores `job` unless a job of its subject and format runs, which is then the answer (D8).
+///
+/// The subject's key, the tenant's slot and the record are written by one transaction
+/// ([`Store::start_export`]), so a key read consistently names a record a consistent read finds:
+/// of concurrent requests for one subject, one stores its job and every other one reads that
+/// job and answers it, never a second job and never a refusal. A holder found ended (or
+/// missing) is replaced. Past [`START_ROUNDS`] of lost races, 503: the request may be sent again.
+async fn store_job(
     store: &Store,
     tenant: &Tenant,
-    job: &ExportJob,
-) -> Result<Option<ExportJob>, Error> {
+    job: ExportJob,
+    cap: u32,
+) -> Result<Stored, Error> {
     let key = (
         keys::tenant(tenant),
         keys::exporting(&job.subject, &job.format),
     );
-    let mut ended = None;
-    // Twice at most: a holder found ended is replaced once; a new one meanwhile is the answer.
-    for _ in 0..2 {
-        let holder = match store
-            .hold(key.clone(), &job.id, ended.as_ref(), job.created_at)
+    for _ in 0..START_ROUNDS {
+        let now = job.created_at;
+        let mut replace = None;
+        if let Some(holder) = store.holder(key.clone(), now).await? {
+            match running(store, tenant, &holder).await? {
+                Some(running) => return Ok(Stored::Running(running)),
+                None => replace = Some(holder),
+            }
+        }
+        let Some(slot) = store
+            .free_job_slot(tenant, JobKind::Export, cap, now)
+            .await?
+        else {
+            // Every slot is held. A job of this subject stored since the key was read holds one
+            // of them, and its key now: that job is the answer, not the cap.
+            if let Some(holder) = store.holder(key.clone(), now).await? {
+                if let Some(running) = running(store, tenant, &holder).await? {
+                    return Ok(Stored::Running(running));
+                }
+            }
+            return Err(slots_full(JobKind::Export, cap));
+        };
+        match store
+            .start_export(tenant, &job, slot, replace.as_ref())
             .await?
         {
-            Hold::Taken => return Ok(None),
-            Hold::HeldBy(Some(holder)) => holder,
-            // Held, by a job the answer did not name: never taken for free.
-            Hold::HeldBy(None) => break,
-        };
-        match store.export_job(tenant, &holder).await {
-            Ok(running) if running.status == ExportStatus::Processing => return Ok(Some(running)),
-            Ok(_) | Err(Error::NotFound(_)) => ended = Some(holder),
-            Err(error) => return Err(error),
+            ExportStart::Started => return Ok(Stored::New(job)),
+            // Another request stored its job (read in the next round) or took the slot.
+            ExportStart::SubjectHeld(_) | ExportStart::SlotTaken => continue,
         }
     }
-    Err(Error::Conflict(
-        "an export of this subject was just started by another request; try again".into(),
+    Err(Error::unavailable(
+        "start export job",
+        "the subject's key or the tenant's slots changed in every round",
     ))
+}
+
+/// The job `id` of the tenant if it is still PROCESSING; `None` when it has ended or is gone.
+async fn running(store: &Store, tenant: &Tenant, id: &Id) -> Result<Option<ExportJob>, Error> {
+    match store.export_job(tenant, id).await {
+        Ok(job) if job.status == ExportStatus::Processing => Ok(Some(job)),
+        Ok(_) | Err(Error::NotFound(_)) => Ok(None),
+        Err(error) => Err(error),
+    }
 }
 
 /// Gives back what a job held while it ran: its tenant's slot and its subject's key. Best

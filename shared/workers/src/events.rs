@@ -15,6 +15,8 @@
 //! record reported failed, as one the bus refused for now. The mapping's own retries are bounded
 //! too (`template.yaml`): a batch that still fails after them, for whatever reason, is handed to
 //! its on-failure queue (where it is named, by shard and sequence numbers) and the shard moves on.
+//!
+//! Its log names an event by its id and kind (and tenant), never by its `detail`.
 
 use aws_lambda_events::event::dynamodb::Event as StreamEvent;
 use aws_lambda_events::event::streams::{DynamoDbBatchItemFailure, DynamoDbEventResponse};
@@ -95,12 +97,7 @@ impl Publisher {
         for (index, fate) in fates.into_iter().enumerate() {
             let entry = entries[index];
             match fate {
-                Fate::Published => tracing::info!(
-                    event_type = %entry.event_type,
-                    tenant = %entry.tenant,
-                    detail = %entry.detail,
-                    "event published"
-                ),
+                Fate::Published => published(entry),
                 Fate::Rejected(code) => {
                     let refused = self.bus.refused(entry, &code);
                     self.dead_letters
@@ -109,6 +106,7 @@ impl Publisher {
                         .map_err(|error| (index, error))?;
                     tracing::error!(
                         %code,
+                        event_id = %entry.event_id,
                         event_type = %entry.event_type,
                         tenant = %entry.tenant,
                         "the bus refused an event for good; it is in the dead-letter queue"
@@ -161,6 +159,17 @@ impl Publisher {
         }
         (fates, None)
     }
+}
+
+/// The log line of an event put on the bus: its id, kind and tenant, never its `detail`, which
+/// may hold what a person wrote (a file name, a stop reason, an error about a file).
+fn published(entry: &EventEntry) {
+    tracing::info!(
+        event_id = %entry.event_id,
+        event_type = %entry.event_type,
+        tenant = %entry.tenant,
+        "event published"
+    );
 }
 
 /// The publisher Lambda: the bus named by `EVENT_BUS_NAME` and the dead-letter queue at

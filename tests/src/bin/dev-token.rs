@@ -1,7 +1,20 @@
-//! `make token TENANT=acme`: prints a development token valid for 24 hours.
+//! `make token TENANT=acme [SCOPES="outbound/read outbound/operator"]`: prints a development
+//! access token for the tenant, valid for 24 hours, whose `scope` claim holds the scopes given
+//! (any scopes, space or comma separated, D25; none by default).
+//!
+//! Usage: `dev-token [TENANT [SCOPE...]]`.
 
 fn main() {
-    let tenant = std::env::args().nth(1).unwrap_or_else(|| "acme".into());
+    let mut args = std::env::args().skip(1);
+    let tenant = args.next().unwrap_or_else(|| "acme".into());
+    let scopes: Vec<String> = args
+        .flat_map(|arg| {
+            arg.split([',', ' '])
+                .filter(|scope| !scope.is_empty())
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        })
+        .collect();
     let lookup = |name: &str| match name {
         "AUTH_MODE" => Some("local".to_owned()),
         "OUTBOUND_DEV_STACK" => Some("true".to_owned()),
@@ -11,5 +24,6 @@ fn main() {
     let outbound_auth::AuthConfig::Local(jwt) = auth else {
         unreachable!("AUTH_MODE is local")
     };
-    println!("{}", jwt.issue(&tenant, 24 * 3600));
+    let scopes: Vec<&str> = scopes.iter().map(String::as_str).collect();
+    println!("{}", jwt.issue_scoped(&tenant, 24 * 3600, &scopes));
 }

@@ -298,6 +298,43 @@ async fn the_tenant_comes_from_the_token() {
         .err(404, &format!("dataSource {id} not found"));
 }
 
+/// D25: a token whose `token_use` is there and is not `access` (an ID token, or a claim that
+/// is not even text) is 401 on every endpoint, as any other refused token, reading and changing
+/// nothing; `access` and no `token_use` at all pass.
+#[tokio::test]
+async fn a_token_that_is_not_an_access_token_is_401() {
+    let api = TestApi::start().await;
+    for token_use in [
+        json!("id"),
+        json!("refresh"),
+        json!("ACCESS"),
+        json!(""),
+        json!(5),
+    ] {
+        let token = api.jwt.sign(&claims_with(&api, "token_use", token_use));
+        refused_everywhere(
+            &api,
+            Some(&format!("Bearer {token}")),
+            401,
+            "token is not an access token",
+        )
+        .await;
+    }
+    for token_use in [json!("access"), Value::Null] {
+        let token = api
+            .jwt
+            .sign(&claims_with(&api, "token_use", token_use.clone()));
+        let answer = api
+            .send(
+                api.anonymous(Method::GET, "/api/dataSource/list")
+                    .bearer_auth(&token),
+            )
+            .await;
+        assert_eq!(answer.status, 200, "token_use {token_use}: {}", answer.body);
+        assert_eq!(answer.ok()["total"], 5, "acme's five data sources above");
+    }
+}
+
 /// A token for `acme` granting `scope` (space separated), signed with the server's secret.
 fn scoped_token(api: &TestApi, scope: &str) -> String {
     let now = chrono::Utc::now().timestamp();
@@ -307,106 +344,224 @@ fn scoped_token(api: &TestApi, scope: &str) -> String {
         "iss": api.jwt.issuer,
         "aud": api.jwt.audience,
         "exp": now + 600,
+        "token_use": "access",
         "scope": scope,
     }))
 }
 
-/// Optional scopes per route group (`REQUIRE_SCOPES`): reads need `outbound/read`, changes
-/// `outbound/write`, the dialing operations `outbound/dial`; a token without the route's scope
-/// is 403 naming it and changes nothing. Off by default: the rest of the suite's tokens carry
-/// no scope at all.
-#[tokio::test]
-async fn scopes_per_route_group_are_enforced_when_required() {
-    let api = TestApi::start_with(|config| {
+/// An API whose routes need their scopes (`REQUIRE_SCOPES=true`).
+async fn scoped_api() -> TestApi {
+    TestApi::start_with(|config| {
         config.scopes = outbound_auth::RequiredScopes::from_lookup(&|name: &str| {
             (name == "REQUIRE_SCOPES").then(|| "true".to_owned())
         })
         .unwrap();
     })
-    .await;
-    let send = |token: String, method: reqwest::Method, path: &str, body: Option<Value>| {
-        let request = api
-            .anonymous(method, path)
-            .header("Authorization", format!("Bearer {token}"));
-        let request = match body {
-            Some(body) => request.json(&body),
-            None => request,
-        };
-        api.send(request)
+    .await
+}
+
+/// Sends `method path` with `body` (if any) and the bearer `token`.
+async fn send_with(
+    api: &TestApi,
+    token: &str,
+    method: Method,
+    path: &str,
+    body: Option<Value>,
+) -> crate::support::Answer {
+    let request = api.anonymous(method, path).bearer_auth(token);
+    let request = match body {
+        Some(body) => request.json(&body),
+        None => request,
     };
+    api.send(request).await
+}
+
+/// D25 with `REQUIRE_SCOPES`: reads need `outbound/read`, changes `outbound/write` (publish and
+/// the other task actions too), the tenant's settings and do-not-call deletes `outbound/admin`;
+/// a token without the route's scope is 403 naming it, and nothing changes. Off by default: the
+/// rest of the suite's tokens carry no scope at all.
+#[tokio::test]
+async fn each_route_needs_its_scope_when_scopes_are_required() {
+    let api = scoped_api().await;
     let read = scoped_token(&api, "outbound/read");
     let write = scoped_token(&api, "outbound/read outbound/write");
-    let dial = scoped_token(&api, "outbound/dial");
+    let admin = scoped_token(&api, "outbound/admin");
+    let send = |token: &'_ str, method: Method, path: &'_ str, body: Option<Value>| {
+        let (token, path) = (token.to_owned(), path.to_owned());
+        let api = &api;
+        async move { send_with(api, &token, method, &path, body).await }
+    };
 
+    send(&read, Method::GET, "/api/dataSource/list", None)
+        .await
+        .ok();
     send(
-        read.clone(),
-        reqwest::Method::GET,
-        "/api/dataSource/list",
-        None,
-    )
-    .await
-    .ok();
-    send(
-        read.clone(),
-        reqwest::Method::POST,
+        &read,
+        Method::POST,
         "/api/dataSource/add",
         Some(json!({"dataSourceName": "Scoped"})),
     )
     .await
     .err(403, "this token lacks the scope outbound/write");
     assert_eq!(
-        send(read, reqwest::Method::GET, "/api/dataSource/list", None)
+        send(&read, Method::GET, "/api/dataSource/list", None)
             .await
             .ok()["total"],
         0,
         "the refused add stored nothing"
     );
     let added = send(
-        write.clone(),
-        reqwest::Method::POST,
+        &write,
+        Method::POST,
         "/api/dataSource/add",
         Some(json!({"dataSourceName": "Scoped"})),
     )
     .await;
     let source = added.ok()["id"].as_str().unwrap().to_owned();
     send(
-        write.clone(),
-        reqwest::Method::POST,
+        &write,
+        Method::POST,
         &contact_op(&source, "add"),
         Some(json!({"phoneNumber": "13800000001"})),
     )
     .await
     .ok();
     let task = send(
-        write.clone(),
-        reqwest::Method::POST,
+        &write,
+        Method::POST,
         "/api/task/add",
         Some(json!({"taskName": "Scoped task", "dataSourceId": source})),
     )
     .await;
     let task = task.ok()["id"].as_str().unwrap().to_owned();
     send(
-        write,
-        reqwest::Method::POST,
+        &admin,
+        Method::POST,
         "/api/task/publish",
         Some(json!({"id": task})),
     )
     .await
-    .err(403, "this token lacks the scope outbound/dial");
+    .err(403, "this token lacks the scope outbound/write");
     send(
-        dial.clone(),
-        reqwest::Method::POST,
+        &write,
+        Method::POST,
         "/api/task/publish",
         Some(json!({"id": task})),
     )
     .await
     .ok();
     send(
-        dial,
-        reqwest::Method::GET,
+        &admin,
+        Method::GET,
         &format!("/api/task/detail/{task}"),
         None,
     )
     .await
     .err(403, "this token lacks the scope outbound/read");
+
+    // The tenant's settings: read with read, changed with admin only.
+    let change = json!({"defaultCountry": "US"});
+    let before = send(&read, Method::GET, "/api/settings", None)
+        .await
+        .ok()
+        .clone();
+    send(
+        &write,
+        Method::POST,
+        "/api/settings/update",
+        Some(change.clone()),
+    )
+    .await
+    .err(403, "this token lacks the scope outbound/admin");
+    assert_eq!(
+        send(&read, Method::GET, "/api/settings", None).await.ok(),
+        &before,
+        "the refused update changed nothing"
+    );
+    let updated = send(&admin, Method::POST, "/api/settings/update", Some(change))
+        .await
+        .ok()
+        .clone();
+    assert_eq!(updated["defaultCountry"], "US");
+
+    // The do-not-call list: added with write, deleted with admin only.
+    let number = json!({"phoneNumber": "+12125550199"});
+    send(&admin, Method::POST, "/api/dnc/add", Some(number.clone()))
+        .await
+        .err(403, "this token lacks the scope outbound/write");
+    send(&write, Method::POST, "/api/dnc/add", Some(number.clone()))
+        .await
+        .ok();
+    send(
+        &write,
+        Method::POST,
+        "/api/dnc/delete",
+        Some(number.clone()),
+    )
+    .await
+    .err(403, "this token lacks the scope outbound/admin");
+    assert_eq!(
+        send(&read, Method::GET, "/api/dnc/list", None).await.ok()["total"],
+        1,
+        "the refused delete left the entry"
+    );
+    send(&admin, Method::POST, "/api/dnc/delete", Some(number))
+        .await
+        .ok();
+    assert_eq!(
+        send(&read, Method::GET, "/api/dnc/list", None).await.ok()["total"],
+        0
+    );
+}
+
+/// D25: `make token SCOPES=...` mints a development access token with any scopes, space or
+/// comma separated: the operator's too.
+#[tokio::test]
+async fn development_tokens_carry_the_scopes_asked_for() {
+    let api = scoped_api().await;
+    let mint = |args: &[&str]| {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_dev-token"))
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{output:?}");
+        String::from_utf8(output.stdout).unwrap().trim().to_owned()
+    };
+    let claims_of = |token: &str| api.jwt.verify(token).unwrap();
+    let plain = mint(&["acme"]);
+    assert_eq!(claims_of(&plain)["token_use"], "access");
+    assert!(!claims_of(&plain).contains_key("scope"));
+    send_with(&api, &plain, Method::GET, "/api/dataSource/list", None)
+        .await
+        .err(403, "this token lacks the scope outbound/read");
+
+    let scoped = mint(&["acme", "outbound/read,outbound/operator", "outbound/admin"]);
+    assert_eq!(
+        claims_of(&scoped)["scope"],
+        "outbound/read outbound/operator outbound/admin"
+    );
+    send_with(&api, &scoped, Method::GET, "/api/dataSource/list", None)
+        .await
+        .ok();
+    send_with(
+        &api,
+        &scoped,
+        Method::POST,
+        "/api/settings/update",
+        Some(json!({"defaultCountry": "GB"})),
+    )
+    .await
+    .ok();
+    send_with(
+        &api,
+        &scoped,
+        Method::POST,
+        "/api/dataSource/add",
+        Some(json!({"dataSourceName": "Not with these scopes"})),
+    )
+    .await
+    .err(403, "this token lacks the scope outbound/write");
+    let spaced = mint(&["globex", "outbound/read outbound/write"]);
+    assert_eq!(claims_of(&spaced)["scope"], "outbound/read outbound/write");
+    assert_eq!(claims_of(&spaced)["tenant_id"], "globex");
 }

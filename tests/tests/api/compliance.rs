@@ -972,10 +972,10 @@ async fn retry_rules_wait_and_end_by_reason() {
     let shown = columns(&rows, ["phoneNumber", "callCount", "lastReason"]);
     assert_eq!(
         shown,
-        // A cell a spreadsheet could read as a formula is written with a leading ' (D8).
+        // A phone number is written as it is (D27), never behind a '.
         [
-            ("'+12125550101", "3", "ANSWERED"),
-            ("'+12125550102", "1", "VOICEMAIL")
+            ("+12125550101", "3", "ANSWERED"),
+            ("+12125550102", "1", "VOICEMAIL")
         ]
     );
 }

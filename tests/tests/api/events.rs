@@ -702,3 +702,77 @@ async fn of_concurrent_pauses_the_one_that_commits_is_the_one_event() {
         ]
     );
 }
+
+/// What is logged on this thread while the guard lives, as plain text.
+fn capture_logs() -> (
+    std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+    tracing::subscriber::DefaultGuard,
+) {
+    #[derive(Clone)]
+    struct Sink(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+    impl std::io::Write for Sink {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let logs = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = Sink(logs.clone());
+    let subscriber = tracing_subscriber::fmt()
+        .with_ansi(false)
+        .with_max_level(tracing::Level::INFO)
+        .with_writer(move || sink.clone())
+        .finish();
+    (logs, tracing::subscriber::set_default(subscriber))
+}
+
+/// D20, D8: the publisher logs an event by its id and kind, never its detail; a file without
+/// a title row is refused with an `ImportFinished.error` (and import state) that says so and
+/// where, without quoting the cell that is there (a phone number).
+#[tokio::test]
+async fn the_publisher_logs_ids_and_kinds_and_an_import_error_quotes_no_cell() {
+    let api = TestApi::start().await;
+    let mut events = Events::on(&api, None).await;
+    let source = api.data_source("acme", &unique("No titles")).await;
+    let file = b"+14155550123,Ada Lovelace\n+14155550124,Grace Hopper\n".to_vec();
+    let import = api
+        .upload_and_import("acme", &source, "ada lovelace.csv", file)
+        .await;
+    let expected = "file has no title row: column 1 of the first row holds a phone number; \
+                    put a row of titles (phoneNumber, customerName, ...) first";
+    let state = api.import_status("acme", &source, &import).await;
+    assert_eq!(state.ok()["status"], "FAILED");
+    assert_eq!(state.ok()["error"], expected);
+
+    let committed = committed(&api).await;
+    assert_eq!(committed.len(), 1, "{committed:?}");
+    let (logs, guard) = capture_logs();
+    events.pump().await;
+    drop(guard);
+    let logs = String::from_utf8(logs.lock().unwrap().clone()).unwrap();
+    let published: Vec<&str> = logs
+        .lines()
+        .filter(|line| line.contains("event published"))
+        .collect();
+    let id = committed.keys().next().unwrap();
+    assert_eq!(published.len(), 1, "{logs}");
+    assert!(
+        published[0].contains(&format!("event_id={id}"))
+            && published[0].contains("event_type=ImportFinished")
+            && published[0].contains("tenant=acme"),
+        "{logs}"
+    );
+    for secret in ["4155550123", "Ada", "ada lovelace", "first row", "fileName"] {
+        assert!(!logs.contains(secret), "{secret} logged: {logs}");
+    }
+
+    let received = details(&events.received(&api, None).await);
+    let imports = of_kind(&received, "ImportFinished");
+    assert_eq!(imports.len(), 1, "{received:?}");
+    assert_eq!(imports[0]["status"], "FAILED");
+    assert_eq!(imports[0]["error"], expected);
+    assert_eq!(imports[0]["importId"], import.as_str());
+}

@@ -790,3 +790,134 @@ async fn a_tenant_runs_at_most_its_cap_of_export_jobs() {
     );
     start_job(&api, "acme", &source_job(&sources[2]), json!({})).await;
 }
+
+/// D8: simultaneous requests for one subject and format get one job: every one of them is
+/// answered 200 with the same `exportId`, one record is stored, one slot and the subject's key
+/// are held by it, and one job is queued. Rounds for a data source (CSV, then Excel) and a task.
+#[tokio::test]
+async fn simultaneous_requests_for_one_subject_get_one_job() {
+    const REQUESTS: usize = 4;
+    let api = TestApi::start().await;
+    let source = tricky_source(&api).await;
+    let task = api.task("acme", &unique("Task"), &source, json!({})).await;
+    let rounds = [
+        (source_job(&source), json!({"format": "csv"})),
+        (source_job(&source), json!({"format": "excel"})),
+        (task_job(&task), json!({"format": "csv", "status": 2})),
+    ];
+    let mut ids = Vec::new();
+    for (path, body) in &rounds {
+        let answers =
+            futures::future::join_all((0..REQUESTS).map(|_| api.post("acme", path, body.clone())))
+                .await;
+        let answered: Vec<String> = answers
+            .iter()
+            .map(|answer| {
+                assert_eq!(answer.status, StatusCode::OK, "{path}: {}", answer.body);
+                answer.ok()["exportId"].as_str().unwrap().to_owned()
+            })
+            .collect();
+        assert!(
+            answered.iter().all(|id| *id == answered[0]),
+            "{path} {body}: {answered:?}"
+        );
+        ids.push(answered[0].clone());
+    }
+    let snapshot = api.snapshot().await;
+    let stored = |prefix: &str| -> Vec<&Item> {
+        snapshot
+            .iter()
+            .filter(|((_, sk), _)| sk.starts_with(prefix))
+            .map(|(_, item)| item)
+            .collect()
+    };
+    let jobs: Vec<String> = stored("EXPORT#")
+        .iter()
+        .map(|item| {
+            item["sk"]
+                .as_s()
+                .unwrap()
+                .trim_start_matches("EXPORT#")
+                .to_owned()
+        })
+        .collect();
+    let mut expected = ids.clone();
+    expected.sort();
+    assert_eq!(jobs, expected, "one record a subject and format");
+    for prefix in ["JOBSLOT#EXPORT#", "EXPORTING#"] {
+        let mut holders: Vec<String> = stored(prefix)
+            .iter()
+            .map(|item| item["job_id"].as_s().unwrap().clone())
+            .collect();
+        holders.sort();
+        assert_eq!(holders, expected, "{prefix}");
+    }
+    for id in &ids {
+        assert_eq!(job_state(&api, "acme", id).await["status"], "PROCESSING");
+    }
+    assert_eq!(
+        api.drain_exports().await,
+        rounds.len(),
+        "one job queued a subject"
+    );
+}
+
+/// D8: with one slot left, simultaneous requests for one subject still get its one job (the
+/// slot its job holds is no reason to refuse them); a subject whose key names a job that has
+/// gone is started afresh; another subject meets the cap.
+#[tokio::test]
+async fn simultaneous_requests_at_the_tenants_cap_get_the_one_job() {
+    let api = TestApi::start_with(|config| config.tenant_running_exports = 1).await;
+    let source = tricky_source(&api).await;
+    let other = tricky_source(&api).await;
+    let path = source_job(&source);
+    let answers = futures::future::join_all(
+        (0..4).map(|_| api.post("acme", &path, json!({"format": "csv"}))),
+    )
+    .await;
+    let ids: Vec<&str> = answers
+        .iter()
+        .map(|answer| answer.ok()["exportId"].as_str().unwrap())
+        .collect();
+    assert!(ids.iter().all(|id| *id == ids[0]), "{ids:?}");
+    api.post("acme", &source_job(&other), json!({"format": "csv"}))
+        .await
+        .err(
+            409,
+            "this tenant already has 1 export jobs running, the most it may; try again when one has finished",
+        );
+    assert_eq!(api.drain_exports().await, 1);
+    assert_eq!(job_state(&api, "acme", ids[0]).await["status"], "SUCCEEDED");
+
+    // A key that names a job no longer stored (its record gone) is taken over at once.
+    let ghost = Id::new();
+    let until = Timestamp::now().0 + 60_000;
+    let key = |sk: String| -> Item {
+        [
+            (keys::PK.to_owned(), AttributeValue::S("T#acme".into())),
+            (keys::SK.to_owned(), AttributeValue::S(sk)),
+            ("job_id".to_owned(), AttributeValue::S(ghost.to_string())),
+            (
+                "held_until".to_owned(),
+                AttributeValue::N(until.to_string()),
+            ),
+        ]
+        .into()
+    };
+    api.put_directly(vec![key(format!("EXPORTING#DS#{other}#csv"))])
+        .await;
+    let fresh = start_job(&api, "acme", &source_job(&other), json!({"format": "csv"})).await;
+    assert_ne!(fresh, ghost.to_string());
+    assert_eq!(
+        job_state(&api, "acme", &fresh).await["status"],
+        "PROCESSING"
+    );
+    let snapshot = api.snapshot().await;
+    let held = &snapshot[&("T#acme".to_owned(), format!("EXPORTING#DS#{other}#csv"))];
+    assert_eq!(
+        held["job_id"].as_s().unwrap(),
+        &fresh,
+        "the key names the new job"
+    );
+    assert_eq!(api.drain_exports().await, 1);
+}

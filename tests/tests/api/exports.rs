@@ -73,9 +73,22 @@ fn assert_disposition(disposition: &str, prefix: &str, extension: &str) {
     assert!(skew <= 60, "{name} is {skew} s away from now");
 }
 
-/// A cell as an export writes it: `'` before what a spreadsheet could take for a formula.
-fn guarded(text: &str) -> String {
-    if text.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+/// The kind of file an export is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Csv,
+    Xlsx,
+}
+
+/// A cell as an export writes it (D27): in CSV, `'` before what a spreadsheet could take for a
+/// formula unless it is a number or a phone number; in `.xlsx`, text as it is.
+fn guarded(text: &str, kind: Kind) -> String {
+    let rest = text.strip_prefix(['+', '-']).unwrap_or(text);
+    let number = rest.chars().any(|c| c.is_ascii_digit())
+        && rest
+            .chars()
+            .all(|c| c.is_ascii_digit() || " .-()".contains(c));
+    if kind == Kind::Csv && text.starts_with(['=', '+', '-', '@', '\t', '\r']) && !number {
         format!("'{text}")
     } else {
         text.to_owned()
@@ -90,6 +103,7 @@ fn expected_rows(
     custom: &[&str],
     outcomes: &BTreeMap<String, (u8, u32)>,
     task: bool,
+    kind: Kind,
 ) -> Vec<Vec<String>> {
     let fixed = ["customerName", "address", "orderAmount"];
     let mut titles = vec!["id", "phoneNumber"];
@@ -102,7 +116,12 @@ fn expected_rows(
     let mut rows: Vec<Vec<String>> = contacts
         .iter()
         .map(|contact| {
-            let text = |name: &str| contact[name].as_str().map(guarded).unwrap_or_default();
+            let text = |name: &str| {
+                contact[name]
+                    .as_str()
+                    .map(|text| guarded(text, kind))
+                    .unwrap_or_default()
+            };
             let id = contact["id"].as_str().unwrap().to_owned();
             let (status, calls) = outcomes.get(&id).copied().unwrap_or((
                 contact["status"].as_u64().unwrap() as u8,
@@ -133,17 +152,18 @@ fn sorted_rows(bytes: &[u8]) -> Vec<Vec<String>> {
 #[tokio::test]
 async fn contacts_export_as_csv_and_excel_with_formula_safe_cells() {
     // D8: format csv or excel (default excel), named contacts_<time>, attachment, right type,
-    // CSV with a BOM, titles the field names, cells beginning with = + - @ prefixed with '.
+    // CSV with a BOM, titles the field names. D27: a CSV cell beginning with = + - @ that is no
+    // number or phone number is prefixed with '; .xlsx text cells are written as they are.
     let api = TestApi::start().await;
     let source = tricky_source(&api, "Export").await;
     let contacts = api.all_contacts("acme", &source).await;
-    let expected = expected_rows(&contacts, &["note", "vip"], &BTreeMap::new(), false);
-    assert_eq!(expected[1..].len(), 3);
+    let expected = |kind| expected_rows(&contacts, &["note", "vip"], &BTreeMap::new(), false, kind);
+    assert_eq!(expected(Kind::Csv)[1..].len(), 3);
     let base = format!("/api/dataSource/{source}/contact/batchExport");
-    for (query, content_type, extension) in [
-        ("", XLSX_TYPE, "xlsx"),
-        ("?format=excel", XLSX_TYPE, "xlsx"),
-        ("?format=csv", CSV_TYPE, "csv"),
+    for (query, content_type, extension, kind) in [
+        ("", XLSX_TYPE, "xlsx", Kind::Xlsx),
+        ("?format=excel", XLSX_TYPE, "xlsx", Kind::Xlsx),
+        ("?format=csv", CSV_TYPE, "csv", Kind::Csv),
     ] {
         let (status, headers, bytes) = api.download("acme", &format!("{base}{query}")).await;
         assert_eq!(status, StatusCode::OK, "{query}");
@@ -154,17 +174,25 @@ async fn contacts_export_as_csv_and_excel_with_formula_safe_cells() {
         } else {
             assert!(bytes.starts_with(b"PK\x03\x04"), "an .xlsx is a zip");
         }
-        assert_eq!(sorted_rows(&bytes), expected, "{query}");
+        assert_eq!(sorted_rows(&bytes), expected(kind), "{query}");
     }
-    // The guarded cells, spelled out once.
+    // The CSV cells, spelled out once: the phone number as it is, the formulas guarded.
     let (_, _, bytes) = api.download("acme", &format!("{base}?format=csv")).await;
     let text = String::from_utf8(bytes).unwrap();
     assert!(
-        text.contains(",'+8613800138000,'=SUM(A1),\"Road 1, Block 2\",99.5,"),
+        text.contains(",+8613800138000,'=SUM(A1),\"Road 1, Block 2\",99.5,"),
         "{text}"
     );
     assert!(text.contains(",'@home,"), "{text}");
     assert!(text.contains(",'-5 units,gold,"), "{text}");
+    // And the .xlsx ones: every text as it is.
+    let (_, _, bytes) = api.download("acme", &format!("{base}?format=excel")).await;
+    let rows = sorted_rows(&bytes);
+    let row = rows
+        .iter()
+        .find(|row| row[1] == "+8613800138000")
+        .unwrap_or_else(|| panic!("{rows:?}"));
+    assert_eq!(row[2], "=SUM(A1)");
 }
 
 #[tokio::test]
@@ -276,7 +304,13 @@ async fn a_large_export_redirects_to_a_presigned_download() {
     assert_eq!(download.status(), StatusCode::OK);
     let file = download.bytes().await.unwrap();
     let contacts = api.all_contacts("acme", &source).await;
-    let expected = expected_rows(&contacts, &["note", "vip"], &BTreeMap::new(), false);
+    let expected = expected_rows(
+        &contacts,
+        &["note", "vip"],
+        &BTreeMap::new(),
+        false,
+        Kind::Csv,
+    );
     assert_eq!(sorted_rows(&file), expected);
 
     // A client that follows redirects, as most do, just gets the file.
@@ -323,8 +357,9 @@ async fn task_export_filters_contacts_by_their_outcome_in_the_task() {
         api.seed_outcome("acme", &task, id, *outcome, *attempts)
             .await;
     }
-    let all = expected_rows(&contacts, &["note", "vip"], &outcomes, true);
-    let with_status = |codes: &[&str]| -> Vec<Vec<String>> {
+    let every = |kind| expected_rows(&contacts, &["note", "vip"], &outcomes, true, kind);
+    let all = every(Kind::Csv);
+    let with_status_in = |all: &[Vec<String>], codes: &[&str]| -> Vec<Vec<String>> {
         let mut rows = vec![all[0].clone()];
         rows.extend(
             all[1..]
@@ -334,6 +369,7 @@ async fn task_export_filters_contacts_by_their_outcome_in_the_task() {
         );
         rows
     };
+    let with_status = |codes: &[&str]| with_status_in(&all, codes);
     for (query, expected) in [
         ("", all.clone()),
         ("&status=0", all.clone()),
@@ -359,7 +395,10 @@ async fn task_export_filters_contacts_by_their_outcome_in_the_task() {
     assert_eq!(status, StatusCode::OK);
     assert_eq!(headers[CONTENT_TYPE], XLSX_TYPE);
     assert_attachment(&headers, &format!("task_contacts_{task}_"), "xlsx");
-    assert_eq!(sorted_rows(&bytes), with_status(&["2", "3"]));
+    assert_eq!(
+        sorted_rows(&bytes),
+        with_status_in(&every(Kind::Xlsx), &["2", "3"])
+    );
 
     for bad in ["4", "x", "-1", "1.5", "01x"] {
         api.get("acme", &format!("/api/task/{task}/export?status={bad}"))

@@ -79,6 +79,30 @@ async fn claims_without_a_tenant_are_403_and_change_nothing() {
     assert_eq!(stack.calls.take(), 0, "nothing is read or written");
 }
 
+/// D25: the authorizer lets an ID token through (it checks issuer and audience only); the
+/// function refuses it as any other refused token, 401 in the envelope, reading and writing
+/// nothing. The same event with an access token is served (`datasource-add.json`).
+#[tokio::test]
+async fn claims_of_an_id_token_are_401_and_change_nothing() {
+    let stack = Stack::provision().await;
+    let router = function(&stack);
+    stack.calls.take();
+    let refused = invoke(&router, "datasource-add-id-token.json").await;
+    refused.err(401, "token is not an access token");
+    assert_eq!(
+        refused.headers["x-request-id"].to_str().unwrap(),
+        "Jg3fPhn1IAMEVYx="
+    );
+    assert_eq!(stack.calls.take(), 0, "nothing is read or written");
+    let stored = stack
+        .store
+        .data_sources(&Tenant::parse("acme").unwrap())
+        .await
+        .unwrap();
+    assert!(stored.is_empty());
+    invoke(&router, "datasource-add.json").await.ok();
+}
+
 #[tokio::test]
 async fn no_authorizer_context_is_401_whatever_the_header() {
     let stack = Stack::provision().await;

@@ -1,10 +1,12 @@
-//! Exports (D8): export job records in the tenant partition (`T#{tenant}` / `EXPORT#{id}`), and
+//! Exports (D8): export job records in the tenant partition (`T#{tenant}` / `EXPORT#{id}`),
+//! stored with their subject's key and their tenant slot in one transaction, and
 //! the ordered, page-at-a-time reads an export is built from: a data source's contacts and a
 //! task's per-contact states, both ascending by contact id, so a task export is a merge join
 //! that never holds either partition in memory.
 
 use super::keys::{self, HEAD, PK, SK};
 use super::shards::Merged;
+use super::slots::{held, slot_key, JobKind, FREE, SLOT_LEASE_MILLIS};
 use super::{
     from_item, n, s, string_attr, to_item, Actions, Expr, Item, QueryBuilder, Store, WriteFailure,
 };
@@ -30,6 +32,18 @@ fn export_not_found(id: &Id) -> Error {
     Error::NotFound(format!("export {id} not found"))
 }
 
+/// What [`Store::start_export`] did.
+#[derive(Debug, PartialEq, Eq)]
+pub enum ExportStart {
+    /// The job is stored, holding its subject's key and its slot.
+    Started,
+    /// Another job holds the subject's key: its id, when the stored key names one. Nothing was
+    /// written.
+    SubjectHeld(Option<Id>),
+    /// Another job took the slot meanwhile. Nothing was written.
+    SlotTaken,
+}
+
 /// How a claimed (or, for `claim = None`, a not yet claimed) export job ends.
 #[derive(Debug)]
 pub enum ExportSettlement {
@@ -46,21 +60,72 @@ pub enum ExportSettlement {
 }
 
 impl Store {
-    /// Stores a new export job.
-    pub async fn create_export(&self, tenant: &Tenant, job: &ExportJob) -> Result<(), Error> {
-        let item = to_item(
-            job,
-            [(PK, keys::tenant(tenant)), (SK, keys::export(&job.id))],
-        )?;
-        self.client
-            .put_item()
-            .table_name(&self.table)
-            .set_item(Some(item))
-            .condition_expression("attribute_not_exists(pk)")
-            .send()
-            .await
-            .map_err(|e| Error::dependency("create export", e))?;
-        Ok(())
+    /// Stores a new export job (D8) with what it holds while it runs, in one transaction: the
+    /// key of its subject and format (`EXPORTING#...`, free, lapsed, or held by `replace`, a job
+    /// the caller found ended), the tenant's job slot `slot` (free or lapsed), and its record. So
+    /// a key that names a job names a stored one, and of concurrent starts of one subject one
+    /// is stored and the others find it.
+    pub async fn start_export(
+        &self,
+        tenant: &Tenant,
+        job: &ExportJob,
+        slot: u32,
+        replace: Option<&Id>,
+    ) -> Result<ExportStart, Error> {
+        #[derive(Clone, Copy, Debug, PartialEq)]
+        enum Part {
+            Subject,
+            Slot,
+            Record,
+        }
+        let now = job.created_at;
+        let until = now.0 + SLOT_LEASE_MILLIS;
+        let pk = keys::tenant(tenant);
+        let subject = keys::exporting(&job.subject, &job.format);
+        let (subject_free, subject_expr) = match replace {
+            Some(old) => (
+                format!("{FREE} OR job_id = :old"),
+                Expr::default()
+                    .value(":now", n(now.0))
+                    .value(":old", s(old.as_str())),
+            ),
+            None => (FREE.to_owned(), Expr::default().value(":now", n(now.0))),
+        };
+        let record = to_item(job, [(PK, pk.clone()), (SK, keys::export(&job.id))])?;
+        let actions = Actions::new(&self.table)
+            .put(
+                Part::Subject,
+                held(pk.clone(), subject, &job.id, until),
+                Some((&subject_free, subject_expr)),
+            )?
+            .put(
+                Part::Slot,
+                held(pk, slot_key(JobKind::Export, slot), &job.id, until),
+                Some((FREE, Expr::default().value(":now", n(now.0)))),
+            )?
+            .put(
+                Part::Record,
+                record,
+                Some(("attribute_not_exists(pk)", Expr::default())),
+            )?;
+        let failure = match self.transact("start export", actions).await {
+            Ok(()) => return Ok(ExportStart::Started),
+            Err(failure) => failure.condition()?,
+        };
+        if failure.failed(Part::Subject) {
+            let holder = failure
+                .stored(Part::Subject)
+                .and_then(|item| string_attr(item, "job_id"))
+                .and_then(Id::parse);
+            Ok(ExportStart::SubjectHeld(holder))
+        } else if failure.failed(Part::Slot) {
+            Ok(ExportStart::SlotTaken)
+        } else {
+            Err(Error::internal(
+                "start export",
+                format!("export {} is stored already", job.id),
+            ))
+        }
     }
 
     /// One export job of the tenant, read consistently; another tenant's is not found (D3).

@@ -105,6 +105,11 @@ pub fn event(tenant: &Tenant, id: &Id) -> (String, String) {
 }
 pub const EVENT: &str = "EVENT";
 
+/// The event id in the partition key of an outbox item ([`event`]).
+pub fn event_id(pk: &str) -> Option<&str> {
+    pk.rsplit_once("#EVT#").map(|(_, id)| id)
+}
+
 /// Sort key of an export job in the tenant partition (D8).
 pub fn export(id: &Id) -> String {
     format!("EXPORT#{id}")

@@ -39,10 +39,50 @@ impl<L> Actions<'_, L> {
 pub fn outbox_entry(image: impl Into<serde_dynamo::Item>) -> Option<EventEntry> {
     #[derive(Deserialize)]
     struct Outbox {
+        pk: String,
         sk: String,
         #[serde(flatten)]
         entry: EventEntry,
     }
-    let outbox: Outbox = serde_dynamo::from_item(image).ok()?;
-    (outbox.sk == keys::EVENT).then_some(outbox.entry)
+    let Outbox { pk, sk, mut entry } = serde_dynamo::from_item(image).ok()?;
+    if sk != keys::EVENT {
+        return None;
+    }
+    entry.event_id = keys::event_id(&pk)?.to_owned();
+    Some(entry)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use outbound_model::event::{EventBody, ImportFinished};
+    use outbound_model::import::ImportStatus;
+    use outbound_model::{Id, Tenant, Timestamp};
+
+    #[test]
+    fn an_outbox_item_reads_back_as_its_entry_with_its_id() {
+        let tenant = Tenant::parse("acme").unwrap();
+        let event = Event::new(
+            &tenant,
+            Timestamp(1_700_000_000_000),
+            EventBody::ImportFinished(ImportFinished {
+                data_source_id: Id::new(),
+                import_id: Id::new(),
+                file_name: "leads.csv".into(),
+                status: ImportStatus::Succeeded,
+                import_count: 1,
+                success_count: 1,
+                fail_count: 0,
+                error: None,
+            }),
+        );
+        let entry = outbox_entry(event_item(&event)).unwrap();
+        assert_eq!(entry.event_id, event.id.to_string());
+        assert_eq!(entry.event_type, "ImportFinished");
+        assert_eq!(entry.tenant, "acme");
+        assert_eq!(entry.detail, event.detail());
+        let mut other = event_item(&event);
+        other.insert(SK.to_owned(), s("HEAD"));
+        assert_eq!(outbox_entry(other), None, "not an outbox item");
+    }
 }

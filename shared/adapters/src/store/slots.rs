@@ -36,12 +36,12 @@ impl JobKind {
     }
 }
 
-fn slot_key(kind: JobKind, slot: u32) -> String {
+pub(crate) fn slot_key(kind: JobKind, slot: u32) -> String {
     format!("JOBSLOT#{}#{slot:03}", kind.name())
 }
 
 /// The item that holds a key for job `job` until `until`.
-fn held(pk: String, sk: String, job: &Id, until: i64) -> Item {
+pub(crate) fn held(pk: String, sk: String, job: &Id, until: i64) -> Item {
     [
         (PK.to_owned(), s(pk)),
         (SK.to_owned(), s(sk)),
@@ -49,6 +49,11 @@ fn held(pk: String, sk: String, job: &Id, until: i64) -> Item {
         ("held_until".to_owned(), n(until)),
     ]
     .into()
+}
+
+/// When the lease of a held key ends (`held_until`, epoch milliseconds).
+fn lease_end(item: &Item) -> Option<i64> {
+    item.get("held_until")?.as_n().ok()?.parse().ok()
 }
 
 /// What [`Store::hold`] found.
@@ -61,7 +66,15 @@ pub enum Hold {
 }
 
 /// Free, or held past its lease.
-const FREE: &str = "attribute_not_exists(pk) OR held_until < :now";
+pub(crate) const FREE: &str = "attribute_not_exists(pk) OR held_until < :now";
+
+/// The 409 of a tenant whose `cap` slots of `kind` are all held (D8).
+pub fn slots_full(kind: JobKind, cap: u32) -> Error {
+    Error::Conflict(format!(
+        "this tenant already has {cap} {} running, the most it may; try again when one has finished",
+        kind.plural()
+    ))
+}
 
 impl Store {
     /// Takes one of the tenant's `cap` slots of `kind` for job `job`; 409 naming the cap when
@@ -80,10 +93,54 @@ impl Store {
                 return Ok(());
             }
         }
-        Err(Error::Conflict(format!(
-            "this tenant already has {cap} {} running, the most it may; try again when one has finished",
-            kind.plural()
-        )))
+        Err(slots_full(kind, cap))
+    }
+
+    /// The first of the tenant's `cap` slots of `kind` that no job holds at `now`, read
+    /// consistently; `None` when every one is held.
+    pub async fn free_job_slot(
+        &self,
+        tenant: &Tenant,
+        kind: JobKind,
+        cap: u32,
+        now: Timestamp,
+    ) -> Result<Option<u32>, Error> {
+        let prefix = format!("JOBSLOT#{}#", kind.name());
+        let slots = self
+            .query_all(
+                |query| {
+                    query
+                        .key_condition_expression("pk = :pk AND begins_with(sk, :prefix)")
+                        .expression_attribute_values(":pk", s(keys::tenant(tenant)))
+                        .expression_attribute_values(":prefix", s(&prefix))
+                        .projection_expression("sk, held_until")
+                        .consistent_read(true)
+                },
+                None,
+            )
+            .await?;
+        let held: Vec<&str> = slots
+            .iter()
+            .filter(|slot| lease_end(slot).is_some_and(|until| until >= now.0))
+            .filter_map(|slot| string_attr(slot, SK))
+            .collect();
+        Ok((0..cap).find(|&slot| !held.contains(&slot_key(kind, slot).as_str())))
+    }
+
+    /// The job that holds the key `(pk, sk)` at `now`, read consistently; `None` when the key is
+    /// free or its lease has run out.
+    pub async fn holder(
+        &self,
+        (pk, sk): (String, String),
+        now: Timestamp,
+    ) -> Result<Option<Id>, Error> {
+        let Some(item) = self.get_item(pk, sk).await? else {
+            return Ok(None);
+        };
+        if lease_end(&item).is_none_or(|until| until < now.0) {
+            return Ok(None);
+        }
+        Ok(string_attr(&item, "job_id").and_then(Id::parse))
     }
 
     /// Gives back the slot job `job` holds, if it still holds one.
