@@ -11,18 +11,24 @@
 //!   DynamoDB requests, dial jobs and time;
 //! - a recall of 30,000 contacts of a RUNNING task, as three recalls of the most one recall
 //!   names (10,000): time from the request to applied, and the requests and items written;
-//! - 16 dial runs of one task at once: claims tried and lost per placed call, and the
-//!   transactions a placed call took.
+//! - 1, 4 and 16 dial runs of one task at once, each given the task's whole share (as the tick
+//!   gives every run of a task): calls placed, claims tried and lost per placed call, and the
+//!   transactions a placed call took (D23: each run takes its own slice).
+//!
+//! - 20 resting RUNNING tasks (every contact called, none answered, an hour's callInterval):
+//!   the tick's and the dial runs' DynamoDB requests a minute and the dial runs over the hour
+//!   until they are due (D23: none);
 //!
 //! - a national list (D15-D17): contacts over four US zones, half of them outside a window read
 //!   in each contact's local time, the tenant's frequency cap and do-not-call list set: items
 //!   read per placed call and per dial run until every contact of the open zones is called, and
 //!   the claim's requests, items and write units per call with those checks in it.
 //!
-//! `BENCH_DIALING=cheap` runs only the ticks with 1 and 100 tasks, `expensive` only the campaign,
+//! `BENCH_DIALING=cheap` runs only the ticks with 1 and 100 tasks and the resting tasks
+//! (`resting` only those), `expensive` only the campaign,
 //! the recall, the concurrent runs, the national list and the 10,000-task tick (`make bench`
-//! runs those once), `scale` only the recall and the concurrent runs, `national` only the
-//! national list, anything else all of them.
+//! runs those once), `scale` only the recall and the concurrent runs, `concurrent` only the
+//! concurrent runs, `national` only the national list, anything else all of them.
 //!
 //! moto is single-threaded Python, not DynamoDB: times say what the code costs against it; the
 //! request and unit counts are what AWS would see.
@@ -53,7 +59,7 @@ async fn main() -> Result<()> {
         "cheap" => (true, false, false),
         "expensive" => (false, true, true),
         "scale" => (false, false, true),
-        "national" => (false, false, false),
+        "national" | "concurrent" | "resting" => (false, false, false),
         _ => (true, true, true),
     };
     if expensive {
@@ -61,7 +67,14 @@ async fn main() -> Result<()> {
     }
     if scale {
         recall(3).await?;
-        concurrent_runs(16).await?;
+    }
+    if cheap || only == "resting" {
+        resting_tasks(20).await?;
+    }
+    if scale || only == "concurrent" {
+        for runs in [1, 4, 16] {
+            concurrent_runs(runs).await?;
+        }
     }
     if expensive || only == "national" {
         national().await?;
@@ -384,9 +397,9 @@ async fn recall(parts: usize) -> Result<()> {
     Ok(())
 }
 
-/// `runs` dial runs of one task at once, the service's caps far above what they place: how many
-/// claims they tried per call placed (a claim lost to another run's is tried again on the next
-/// contact), and every transaction a placed call took. moto applies one request at a time, so
+/// `runs` dial runs of one task at once, each with the task's whole share and the service's
+/// caps far above what they place: how many calls they placed (each run one slice), how many
+/// claims they tried per call placed, and every transaction a placed call took. moto applies one request at a time, so
 /// no transaction there is ever cancelled for a conflict; DynamoDB's would be retried with
 /// jittered backoff on top of these.
 async fn concurrent_runs(runs: usize) -> Result<()> {
@@ -405,7 +418,7 @@ async fn concurrent_runs(runs: usize) -> Result<()> {
     stack.calls.writes().take();
     let started = Instant::now();
     let mut placed = 0;
-    let budget = u32::try_from(ids.len() / runs)?;
+    let budget = u32::try_from(ids.len())?;
     let reports =
         futures::future::join_all((0..runs).map(|_| engine.dial(&tenant, &task.id, budget))).await;
     for report in reports {
@@ -449,6 +462,69 @@ async fn concurrent_runs(runs: usize) -> Result<()> {
     );
     stack.remove_table().await?;
     Ok(())
+}
+
+/// `tasks` RUNNING tasks of 10 contacts each whose every contact was called and not answered,
+/// with an hour's callInterval: what the tick and the dial runs cost each minute of that hour
+/// (D23: a resting task gets no dial run until a contact is due).
+async fn resting_tasks(tasks: usize) -> Result<()> {
+    let stack = Stack::provision().await;
+    let tenant = Tenant::parse("bench")?;
+    let settings = DialSettings {
+        call_interval: 3600,
+        ..DialSettings::default()
+    };
+    for n in 0..tasks {
+        let phone = move |i: usize| format!("+86137{:04}{i:04}", n);
+        seeded_task_with(&stack, &tenant, 10, phone, settings.clone()).await?;
+    }
+    let clock = ManualClock::starting_now();
+    let mut config = fast_settings();
+    config.simulated.mix.success = 0;
+    config.simulated.mix.failed = 0;
+    let engine = stack.engine(config, clock.clone());
+    let sqs = aws_sdk_sqs::Client::new(&stack.sdk);
+    // Every contact called once, and the run that finds nothing due.
+    for _ in 0..2 {
+        one_minute(&stack, &sqs, &engine).await?;
+        clock.advance(Duration::from_secs(60));
+    }
+    stack.calls.take();
+    let (mut runs, minutes) = (0, 57);
+    for _ in 0..minutes {
+        runs += one_minute(&stack, &sqs, &engine).await?;
+        clock.advance(Duration::from_secs(60));
+    }
+    let requests = stack.calls.take();
+    record(
+        &format!("dialing.resting_{tasks}_tasks.dial_runs_per_hour"),
+        runs as f64 * 60.0 / minutes as f64,
+    );
+    record(
+        &format!("dialing.resting_{tasks}_tasks.requests_per_minute"),
+        requests as f64 / minutes as f64,
+    );
+    stack.remove_table().await?;
+    Ok(())
+}
+
+/// A minute of the dialing functions: the tick, its dial jobs, the outcomes. Answers the dial
+/// jobs the tick sent.
+async fn one_minute(
+    stack: &Stack,
+    sqs: &aws_sdk_sqs::Client,
+    engine: &outbound_dialing::engine::Engine<outbound_dialing::telephony::Telephony>,
+) -> Result<usize> {
+    let report = engine.tick().await?;
+    poller::drain(sqs, &stack.resources.dial_queue_url, |body| {
+        DialInbox::Jobs.handle(engine, body)
+    })
+    .await?;
+    poller::drain(sqs, &stack.resources.call_events_queue_url, |body| {
+        DialInbox::CallEvents.handle(engine, body)
+    })
+    .await?;
+    Ok(report.dial_jobs)
 }
 
 /// One tick with `running` RUNNING tasks and as many DRAFT tasks beside them.

@@ -414,10 +414,20 @@ pub struct Task {
     /// Calls of this task in flight now (D13: capped per task).
     #[serde(default)]
     pub in_flight: u32,
-    /// Sort key of the newest data source contact the dialer has claimed a first attempt of:
+    /// Sort key of the newest data source contact a dial run has taken for a first attempt:
     /// contacts sort by creation, so the never-dialled ones, added ones included, come after it.
+    /// A run moves it past its slice before calling (D23), so concurrent runs take different
+    /// contacts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cursor: Option<String>,
+    /// Calls the runs of this task now going have room for beyond `in_flight` (D23): what
+    /// another run leaves them, so runs that overlap share the task's room instead of each
+    /// claiming all of it. Advisory (the claim's cap holds the share), and void after
+    /// `reserved_until`, so a run that died frees it.
+    #[serde(default)]
+    pub reserved: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reserved_until: Option<Timestamp>,
     /// Moves with every recall, so a completion that raced a recall is refused.
     #[serde(default)]
     pub revision: u64,
@@ -445,6 +455,10 @@ pub struct Task {
     /// later change of the rules wakes it at the next tick (D24).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle_rules_at: Option<Timestamp>,
+    /// The data source's `contacts_added` that run read: a contact added since wakes the task
+    /// at the next tick (D23).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_contacts_added: Option<u64>,
     /// When a dial run last had contacts due and no room in its share (D23): the task is held
     /// back by capacity, which diagnostics say (D19). A claim clears it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -462,14 +476,48 @@ pub fn rules_time(settings: &TenantSettings, source: Option<&DataSource>) -> Tim
     Timestamp(settings.max(source))
 }
 
-/// The longest a running task is left without a dial run for having nothing due (D23).
-pub const IDLE_AT_MOST: std::time::Duration = std::time::Duration::from_secs(600);
+/// The longest a running task is left without a dial run for having nothing due (D23): the
+/// events that make work due wake it sooner (an outcome, a recall, a resume at once; a contact
+/// added or a change of the rules at the next tick), so this only bounds a wake-up missed.
+pub const IDLE_AT_MOST: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// What a dial run judged a task's contacts under (D23, D24): the rules time and how many
+/// contacts its data source had ever had added. A resting task whose either moved since is
+/// woken by the tick.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Judged {
+    pub rules_at: Timestamp,
+    pub contacts_added: u64,
+}
+
+impl Judged {
+    /// Whether `now` says more than `self`: the rules changed or contacts were added since.
+    pub fn moved_since(&self, then: &Judged) -> bool {
+        self.rules_at.0 > then.rules_at.0 || self.contacts_added > then.contacts_added
+    }
+}
 
 impl Task {
+    /// The room runs still going have taken (D23): `reserved` until it runs out.
+    pub fn reserved_at(&self, now: Timestamp) -> u32 {
+        match self.reserved_until {
+            Some(until) if until.0 > now.0 => self.reserved,
+            _ => 0,
+        }
+    }
+
     /// Whether the task asks for nothing at `now` (D23): a run found nothing due before then,
     /// and no outcome, recall or resume has come since (its calls in flight end by an outcome).
     pub fn idle_at(&self, now: Timestamp) -> bool {
         self.idle_until.is_some_and(|until| until.0 > now.0)
+    }
+
+    /// What the run that marked the task idle judged it under.
+    pub fn idle_judged(&self) -> Judged {
+        Judged {
+            rules_at: self.idle_rules_at.unwrap_or(Timestamp(0)),
+            contacts_added: self.idle_contacts_added.unwrap_or(0),
+        }
     }
 }
 
@@ -519,6 +567,9 @@ impl Task {
             sweep: None,
             idle_until: None,
             idle_rules_at: None,
+            idle_contacts_added: None,
+            reserved: 0,
+            reserved_until: None,
             held_back_at: None,
         }
     }

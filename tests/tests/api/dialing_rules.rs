@@ -784,11 +784,15 @@ async fn dialled_out(rig: &Rig, count: usize) -> (TaskFixture, Vec<String>) {
         .await
         .unwrap();
     let last = outbound_adapters::store::keys::contact(&id(contacts.last().unwrap()));
-    rig.engine
+    // The cursor past every contact, as a run's slice moves it.
+    let stored = rig.engine.store.task(&owner, &task).await.unwrap();
+    let now = rig.clock.now();
+    assert!(rig
+        .engine
         .store
-        .advance_cursor(&owner, &task, &last)
+        .take_slice(&owner, &stored, Some(&last), 0, now, now)
         .await
-        .unwrap();
+        .unwrap());
     let fixture = TaskFixture {
         id: task_id,
         source,
@@ -1540,4 +1544,66 @@ async fn a_recall_during_a_call_still_grants_fresh_attempts() {
         [calls(&task, &[0], 1), calls(&task, &[0], 2)].concat()
     );
     assert_eq!(rig.contacts(&task.source).await[contact], (3, 2));
+}
+
+/// D23: runs of one task that overlap take different slices of its contacts and its room, so
+/// adding runs adds calls, never claims lost to each other.
+#[tokio::test]
+async fn overlapping_runs_take_different_slices_and_lose_no_claim() {
+    let rig = rig(ALL_SUCCESS, |s| {
+        s.max_in_flight = 1_000;
+        s.max_in_flight_per_task = 1_000;
+        s.rate_per_second = 1_000;
+    })
+    .await;
+    let task = rig.running(40, json!({"maxDialCount": 1})).await;
+    let (owner, task_id) = (tenant(OWNER), id(&task.id));
+    rig.api.calls.writes().take();
+    let reports =
+        futures::future::join_all((0..4).map(|_| rig.engine.dial(&owner, &task_id, 40))).await;
+    let placed: usize = reports.into_iter().map(|r| r.unwrap().placed).sum();
+    let claims = rig
+        .api
+        .calls
+        .writes()
+        .take()
+        .iter()
+        .filter(|w| w.transactional() && w.writes_sort_key("RATE#"))
+        .count();
+    assert_eq!(placed, 40, "every contact called once");
+    assert_eq!(claims, placed, "no claim lost to another run");
+    let stored = rig.stored(&task.id).await;
+    assert_eq!(stored.in_flight, 40);
+    assert_eq!(stored.reserved, 0, "each run gave back the room it took");
+}
+
+/// D23: a resting task gets no dial run until its earliest contact is due (here an hour's
+/// callInterval: none in the 59 ticks before), and a contact added to its data source wakes it
+/// at the next tick.
+#[tokio::test]
+async fn a_resting_task_gets_no_run_until_due_or_a_contact_is_added() {
+    let rig = rig(ALL_NO_ANSWER, |_| {}).await;
+    let task = rig
+        .running(2, json!({"maxDialCount": 3, "callInterval": 3600}))
+        .await;
+    rig.round().await;
+    rig.clock.advance(MINUTE);
+    rig.round().await;
+    assert_eq!(rig.placed().len(), 2);
+    let mut runs = 0;
+    for _ in 0..57 {
+        rig.clock.advance(MINUTE);
+        runs += rig.tick_and_dial().await.dial_jobs;
+    }
+    assert_eq!(runs, 0, "no dial run between due times");
+
+    let added = rig.api.contact(OWNER, &task.source, &phone(7000)).await;
+    rig.clock.advance(MINUTE);
+    let report = rig.tick_and_dial().await;
+    assert_eq!((report.idle, report.dial_jobs), (0, 1));
+    assert_eq!(
+        rig.placed().last().unwrap(),
+        &token(&task.id, &added, 1),
+        "the added contact, at the next tick"
+    );
 }

@@ -362,7 +362,8 @@ async fn measured(api: &TestApi, tenant: &str, what: &str, path: &str) -> (Value
 async fn a_task_or_data_source_page_reads_its_own_rows_whatever_the_tenant_holds() {
     const TASKS: usize = 1_200;
     const SOURCES: usize = 1_000;
-    let api = TestApi::start().await;
+    // More than the default limit of data sources (D26): this is about reads, not limits.
+    let api = TestApi::start_with(|config| config.tenant_limits.data_sources = 10_000).await;
     let big = tenant("big");
     let source = api.data_source("big", "Source 0000").await;
     let first = api.task("big", "Task 0000", &source, json!({})).await;

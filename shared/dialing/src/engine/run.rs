@@ -16,7 +16,7 @@ use outbound_model::dnc::lookup_key;
 use outbound_model::error::Error;
 use outbound_model::numbers::{e164, Country};
 use outbound_model::settings::FrequencyCap;
-use outbound_model::task::{rules_time, Due, Fresh, IDLE_AT_MOST};
+use outbound_model::task::{rules_time, Due, Fresh, Judged, IDLE_AT_MOST};
 use outbound_model::Tenant;
 use outbound_model::{Id, Task, TaskStatus, Timestamp};
 use outbound_telemetry::Unit;
@@ -32,10 +32,27 @@ pub struct DialReport {
 
 /// How long one dial run may wait for the provider rate before it leaves the rest to the next.
 const RUN_DEADLINE: Duration = Duration::from_secs(20);
+/// The most contacts one run takes (D23): about what it places before its deadline at the
+/// provider's 200 ms a call; more calls in flight come from more runs, each its own slice.
+const RUN_SLICE: usize = 100;
+/// How long past its deadline a run's room stays taken, should the run die without giving it
+/// back.
+const SLICE_GRACE: Duration = Duration::from_secs(10);
+/// Slices one run may lose to runs that took them first before it leaves the task to them.
+const SLICE_TRIES: usize = 4;
 /// Quota refusals in a row, with nothing else in flight, that mean a quota is missing.
 const QUOTA_TRIES: u32 = 5;
 /// How long a contact whose call the provider refused for rate or capacity waits.
 const BUSY_RETRY: Duration = Duration::from_secs(5);
+
+/// What one try at a slice came to.
+enum Slice {
+    /// `more`: the slice was full and every contact of it settled, so the task may have more
+    /// due and room for them: the run takes the next slice.
+    Done { report: DialReport, more: bool },
+    /// Another run moved the task's cursor or room first.
+    Lost,
+}
 
 enum Next {
     /// The contact is settled for the cursor: claimed by this run or another.
@@ -57,8 +74,9 @@ struct Rules {
     /// The caps a claim of this run stays under: the task's own is its share, so runs of one
     /// task that overlap never hold more than the share between them (D23).
     caps: Caps,
-    /// When these rules last changed (D24): contacts parked under older ones are judged again.
-    rules_at: Timestamp,
+    /// When these rules last changed (D24), and the data source's `contacts_added`: contacts
+    /// parked under older rules are judged again, and a resting task wakes when either moves.
+    judged: Judged,
 }
 
 /// One due contact's number as the rules read it.
@@ -96,6 +114,7 @@ impl<P: Provider> Engine<P> {
     /// Calls up to `budget` due contacts of one task (D13), each only when its window is open in
     /// its local time (D15), its number is not on the do-not-call list (D16) and under the
     /// frequency cap (D17); then, when nothing is left to call or in flight, completes it.
+    /// Runs that overlap take different slices of the task's contacts and room (D23).
     #[tracing::instrument(skip(self), fields(tenant = tenant.as_str()))]
     pub async fn dial(
         &self,
@@ -104,28 +123,66 @@ impl<P: Provider> Engine<P> {
         budget: u32,
     ) -> Result<DialReport, Error> {
         let mut report = DialReport::default();
-        let task = match self.store.task(tenant, task_id).await {
+        let started = Instant::now();
+        let mut lost = 0;
+        let mut task = match self.store.task(tenant, task_id).await {
             Ok(task) => task,
             Err(Error::NotFound(_)) => return Ok(report),
             Err(error) => return Err(error),
         };
-        let now = self.clock.now();
-        if task.status != TaskStatus::Running || !self.may_dial_now(&task, now) {
-            return Ok(report);
+        while lost < SLICE_TRIES && started.elapsed() < RUN_DEADLINE {
+            let now = self.clock.now();
+            if task.status != TaskStatus::Running || !self.may_dial_now(&task, now) {
+                break;
+            }
+            match self.dial_slice(tenant, &task, budget, now).await? {
+                Slice::Done { report: done, more } => {
+                    report.placed += done.placed;
+                    report.completed |= done.completed;
+                    if !more {
+                        break;
+                    }
+                }
+                // Another run took the slice first: the next one, after it.
+                Slice::Lost => lost += 1,
+            }
+            task = match self.store.task(tenant, task_id).await {
+                Ok(again) => again,
+                Err(Error::NotFound(_)) => break,
+                Err(error) => return Err(error),
+            };
         }
+        Ok(report)
+    }
+
+    /// One run over the slice of `task` (as read) that is due now: its retries, then the
+    /// never-dialled contacts after its cursor, at most its room. The cursor moves past the
+    /// slice, and the room is taken, before any call (D23).
+    async fn dial_slice(
+        &self,
+        tenant: &Tenant,
+        task: &Task,
+        budget: u32,
+        now: Timestamp,
+    ) -> Result<Slice, Error> {
+        let mut report = DialReport::default();
         // The budget is the task's share of calls in flight: this run tops it up to its share,
-        // so calls ended since the tick are replaced at once (D13).
-        let room = budget
-            .min(self.config.max_in_flight_per_task)
-            .saturating_sub(task.in_flight) as usize;
-        // Nothing to place and, with calls in flight, nothing to complete: no contact need be
-        // read (a read in contact order is one Query a contact shard).
-        if room == 0 && task.in_flight > 0 {
-            return Ok(report);
-        }
+        // less what runs still going have taken (D23), so calls ended since the tick are
+        // replaced at once (D13) and overlapping runs never claim the same room.
         let share = budget.min(self.config.max_in_flight_per_task);
+        let taken = task.reserved_at(now);
+        let room =
+            (share.saturating_sub(task.in_flight).saturating_sub(taken) as usize).min(RUN_SLICE);
+        // Nothing to place and, with calls in flight or runs going, nothing to complete: no
+        // contact need be read (a read in contact order is one Query a contact shard).
+        if room == 0 && (task.in_flight > 0 || taken > 0) {
+            return Ok(Slice::Done {
+                report,
+                more: false,
+            });
+        }
         let (rules, fresh) = futures::future::try_join(
-            self.rules(tenant, &task, share),
+            self.rules(tenant, task, share),
             self.store.contacts_after(
                 tenant,
                 &task.data_source_id,
@@ -136,25 +193,30 @@ impl<P: Provider> Engine<P> {
         .await?;
         let retries = if room > 0 {
             self.store
-                .due_retries(tenant, task_id, now, room, rules.rules_at)
+                .due_retries(tenant, &task.id, now, room, rules.judged.rules_at)
                 .await?
         } else {
             Vec::new()
         };
         if retries.is_empty() && fresh.is_empty() {
             if task.in_flight == 0 {
-                report.completed = self.complete_if_done(tenant, &task).await?;
+                report.completed = self.complete_if_done(tenant, task).await?;
             }
             if !report.completed && room > 0 {
-                self.rest_until_due(tenant, &task, now, rules.rules_at)
-                    .await?;
+                self.rest_until_due(tenant, task, now, rules.judged).await?;
             }
-            return Ok(report);
+            return Ok(Slice::Done {
+                report,
+                more: false,
+            });
         }
         if room == 0 {
             // Contacts due, and no room in the task's share: held back by capacity (D23).
-            self.store.mark_held_back(tenant, task_id, now).await?;
-            return Ok(report);
+            self.store.mark_held_back(tenant, &task.id, now).await?;
+            return Ok(Slice::Done {
+                report,
+                more: false,
+            });
         }
         let retry_ids: Vec<Id> = retries.iter().map(|s| s.contact_id.clone()).collect();
         let mut targets = if retry_ids.is_empty() {
@@ -167,7 +229,7 @@ impl<P: Provider> Engine<P> {
         for state in &retries {
             if !targets.contains_key(&state.contact_id) {
                 // Deleted from the data source: never dialled again, and no reason to wait (D13).
-                self.store.finish_deleted(tenant, task_id, state).await?;
+                self.store.finish_deleted(tenant, &task.id, state).await?;
             }
         }
         let fresh_ids: Vec<Fresh> = fresh.iter().map(|(f, _, _)| f.clone()).collect();
@@ -176,6 +238,27 @@ impl<P: Provider> Engine<P> {
         }
         let existing: HashSet<Id> = targets.keys().cloned().collect();
         let due = due_contacts(&retries, &fresh_ids, &existing, now, room);
+        // The slice: the cursor moves past the last never-dialled contact this run will try (and
+        // past those before it, called or deleted already), and the run's room is taken.
+        let in_slice: HashSet<&Id> = due
+            .iter()
+            .filter(|one| one.state.is_none())
+            .map(|one| &one.contact_id)
+            .collect();
+        let last = fresh
+            .iter()
+            .rev()
+            .find(|(f, _, _)| in_slice.contains(&f.contact_id))
+            .map(|(_, _, sk)| sk.as_str());
+        let claimed_room = u32::try_from(due.len()).unwrap_or(u32::MAX);
+        let until = Timestamp(now.0 + (RUN_DEADLINE + SLICE_GRACE).as_millis() as i64);
+        if !self
+            .store
+            .take_slice(tenant, task, last, claimed_room, now, until)
+            .await?
+        {
+            return Ok(Slice::Lost);
+        }
         let calls: Vec<(&Due, Callee)> = due
             .iter()
             .map(|one| (one, Callee::of(&targets[&one.contact_id], &rules)))
@@ -193,7 +276,7 @@ impl<P: Provider> Engine<P> {
         for (one, callee) in &calls {
             let seen = attempts.get(&callee.counted).cloned().unwrap_or_default();
             match self
-                .try_call(tenant, &task, one, callee, &rules, seen, started)
+                .try_call(tenant, task, one, callee, &rules, seen, started)
                 .await?
             {
                 Next::Settled { placed } => {
@@ -207,10 +290,10 @@ impl<P: Provider> Engine<P> {
                         due: (*one).clone(),
                         skip,
                         until,
-                        parked_under: window.then_some(rules.rules_at),
+                        parked_under: window.then_some(rules.judged.rules_at),
                     });
                     if skipped.len() == SKIPS_IN_ONE {
-                        self.skip(tenant, &task, std::mem::take(&mut skipped))
+                        self.skip(tenant, task, std::mem::take(&mut skipped))
                             .await?;
                     }
                 }
@@ -218,20 +301,67 @@ impl<P: Provider> Engine<P> {
                 Next::Stop => break,
             }
         }
-        // Before the cursor moves past them.
-        self.skip(tenant, &task, skipped).await?;
-        // The cursor moves past the fresh contacts settled in order, never past one left over.
-        let mut cursor = None;
-        for (f, _, sk) in &fresh {
-            if !settled.contains(&f.contact_id) && !retry_ids.contains(&f.contact_id) {
-                break;
+        self.skip(tenant, task, skipped).await?;
+        let more =
+            due.len() == RUN_SLICE && due.iter().all(|one| settled.contains(&one.contact_id));
+        self.end_slice(
+            tenant,
+            task,
+            &fresh,
+            &in_slice,
+            &settled,
+            last,
+            claimed_room,
+        )
+        .await?;
+        Ok(Slice::Done { report, more })
+    }
+
+    /// Ends a run's slice (D23): gives its room back, and returns the never-dialled contacts it
+    /// did not settle (its deadline, a busy provider). While no run has taken a slice after it,
+    /// the cursor moves back to the first of them, so they come next as if never taken;
+    /// otherwise they are queued as due retries, never left behind the cursor.
+    #[allow(clippy::too_many_arguments)]
+    async fn end_slice(
+        &self,
+        tenant: &Tenant,
+        task: &Task,
+        fresh: &[(Fresh, Target, String)],
+        in_slice: &HashSet<&Id>,
+        settled: &HashSet<Id>,
+        end: Option<&str>,
+        room: u32,
+    ) -> Result<(), Error> {
+        let left: Vec<Id> = in_slice
+            .iter()
+            .filter(|id| !settled.contains(**id))
+            .map(|id| (*id).clone())
+            .collect();
+        let back_to = if left.is_empty() {
+            None
+        } else {
+            let mut back = task.cursor.as_deref();
+            for (f, _, sk) in fresh {
+                if in_slice.contains(&f.contact_id) && !settled.contains(&f.contact_id) {
+                    break;
+                }
+                back = Some(sk.as_str());
             }
-            cursor = Some(sk);
+            Some(back)
+        };
+        if self
+            .store
+            .end_slice(tenant, &task.id, end, back_to, room)
+            .await?
+        {
+            return Ok(());
         }
-        if let Some(sk) = cursor {
-            self.store.advance_cursor(tenant, task_id, sk).await?;
+        if !left.is_empty() {
+            self.store
+                .queue_never_dialled(tenant, task, &left, self.clock.now())
+                .await?;
         }
-        Ok(report)
+        self.store.give_back_room(tenant, &task.id, room).await
     }
 
     /// What the tenant's settings and the task's data source say about its calls (D14-D17).
@@ -249,24 +379,27 @@ impl<P: Provider> Engine<P> {
                 per_task: share,
                 ..self.caps()
             },
-            rules_at: rules_time(&settings, Some(&source)),
+            judged: Judged {
+                rules_at: rules_time(&settings, Some(&source)),
+                contacts_added: source.contacts_added,
+            },
         })
     }
 
     /// A run that found nothing due (D23): the task gets no share and no dial run until its
-    /// earliest waiting contact is due (at most [`IDLE_AT_MOST`] ahead, so a contact added
-    /// meanwhile is not kept waiting longer), unless an outcome, a recall or a resume comes
-    /// first. Nothing is marked when a contact is due within the next tick.
+    /// earliest waiting contact is due (at most [`IDLE_AT_MOST`] ahead), unless an outcome, a
+    /// recall or a resume comes first, or the tick finds contacts added or the rules changed
+    /// since `judged`. Nothing is marked when a contact is due within the next tick.
     async fn rest_until_due(
         &self,
         tenant: &Tenant,
         task: &Task,
         now: Timestamp,
-        rules_at: Timestamp,
+        judged: Judged,
     ) -> Result<(), Error> {
         let Some(due) = self
             .store
-            .earliest_waiting(tenant, &task.id, rules_at)
+            .earliest_waiting(tenant, &task.id, judged.rules_at)
             .await?
         else {
             return Ok(());
@@ -276,7 +409,7 @@ impl<P: Provider> Engine<P> {
             return Ok(());
         }
         let until = Timestamp(due.0.min(now.0 + IDLE_AT_MOST.as_millis() as i64));
-        self.store.mark_idle(tenant, task, until, rules_at).await
+        self.store.mark_idle(tenant, task, until, judged).await
     }
 
     /// Calls one due contact, or records why not (D18). Answers what the run does next.

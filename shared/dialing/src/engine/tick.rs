@@ -46,10 +46,10 @@ impl<P: Provider> Engine<P> {
         };
         running.retain(|r| r.task.status == TaskStatus::Running && self.may_dial_now(&r.task, now));
         report.in_window = running.len();
-        // A task with nothing due asks for nothing: no share, no dial run (D23), unless the
-        // rules it was judged under changed since (D24).
+        // A task with nothing due asks for nothing: no share, no dial run (D23), unless
+        // contacts were added or the rules it was judged under changed since (D24).
         // Boxed: inline, the tick's future is too deep for the layout query of its function.
-        let changed = Box::pin(self.rules_changed_since_idle(&running, now)).await?;
+        let changed = Box::pin(self.woken_since_idle(&running, now)).await?;
         running.retain(|r| !r.task.idle_at(now) || changed.contains(&r.task.id));
         report.idle = report.in_window - running.len();
         let mut jobs = Vec::new();
@@ -124,10 +124,11 @@ impl<P: Provider> Engine<P> {
         Ok(report)
     }
 
-    /// The idle tasks among `running` whose tenant settings or data source changed after the
-    /// run that marked them idle judged them (D24): a window opened by the change is dialled
-    /// at this tick, not when the mark runs out. Reads only when some task is idle.
-    async fn rules_changed_since_idle(
+    /// The idle tasks among `running` whose data source gained contacts (D23) or whose tenant
+    /// settings or data source changed (D24) after the run that marked them idle judged them:
+    /// the new work is dialled at this tick, not when the mark runs out. Reads only when some
+    /// task is idle.
+    async fn woken_since_idle(
         &self,
         running: &[RunningTask],
         now: Timestamp,
@@ -140,14 +141,13 @@ impl<P: Provider> Engine<P> {
             .iter()
             .map(|r| (&r.tenant, &r.task.data_source_id))
             .collect();
-        let times = self.store.rules_times(&wanted).await?;
+        let now_judged = self.store.judged_now(&wanted).await?;
         Ok(idle
             .into_iter()
             .filter(|r| {
-                let judged = r.task.idle_rules_at.map_or(0, |at| at.0);
-                times
+                now_judged
                     .get(&(r.tenant.clone(), r.task.data_source_id.clone()))
-                    .is_some_and(|at| at.0 > judged)
+                    .is_some_and(|judged| judged.moved_since(&r.task.idle_judged()))
             })
             .map(|r| r.task.id.clone())
             .collect())

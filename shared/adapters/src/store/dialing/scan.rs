@@ -7,7 +7,7 @@ use crate::store::{from_item, n, s, string_attr, Expr, Store, WriteFailure};
 use outbound_model::call::{Target, SCRIPT_FIELD};
 use outbound_model::error::Error;
 use outbound_model::task::Fresh;
-use outbound_model::task::TaskContact;
+use outbound_model::task::{Judged, TaskContact};
 use outbound_model::Tenant;
 use outbound_model::{Id, Phone, Task, TaskStatus, Timestamp};
 use std::collections::HashMap;
@@ -51,13 +51,14 @@ impl Store {
         Ok(tasks)
     }
 
-    /// The rules time (D24) of each of these tasks' tenant settings and data sources: the
-    /// later of the two stamps, read together (one BatchGetItem per 100 distinct items), so the
-    /// tick wakes an idle task whose rules changed since it was judged.
-    pub async fn rules_times(
+    /// What each of these tasks' contacts would be judged under now (D23, D24): the rules time
+    /// of its tenant's settings and data source, and the data source's `contacts_added`, read
+    /// together (one BatchGetItem per 100 distinct items), so the tick wakes a resting task
+    /// whose rules changed or whose data source gained contacts since it was judged.
+    pub async fn judged_now(
         &self,
         tasks: &[(&Tenant, &Id)],
-    ) -> Result<HashMap<(Tenant, Id), Timestamp>, Error> {
+    ) -> Result<HashMap<(Tenant, Id), Judged>, Error> {
         let mut wanted: Vec<(String, String)> = Vec::new();
         for (tenant, source) in tasks {
             wanted.push((keys::tenant(tenant), keys::SETTINGS.to_owned()));
@@ -70,7 +71,7 @@ impl Store {
             .map(|(pk, sk)| [(PK.to_owned(), s(pk)), (SK.to_owned(), s(sk))].into())
             .collect();
         let items = self
-            .batch_get_with(keys, Some("pk, sk, updated_at, rules_at"))
+            .batch_get_with(keys, Some("pk, sk, updated_at, rules_at, contacts_added"))
             .await?;
         let stamp = |item: &Item, name: &str| {
             item.get(name)
@@ -78,28 +79,29 @@ impl Store {
                 .and_then(|value| value.parse::<i64>().ok())
                 .unwrap_or(0)
         };
-        let mut stamps: HashMap<(String, String), i64> = HashMap::new();
+        let mut stamps: HashMap<(String, String), (i64, i64)> = HashMap::new();
         for item in &items {
             let (Some(pk), Some(sk)) = (string_attr(item, PK), string_attr(item, SK)) else {
                 continue;
             };
-            let at = if sk == keys::SETTINGS {
-                stamp(item, "updated_at")
+            let read = if sk == keys::SETTINGS {
+                (stamp(item, "updated_at"), 0)
             } else {
-                stamp(item, "rules_at")
+                (stamp(item, "rules_at"), stamp(item, "contacts_added"))
             };
-            stamps.insert((pk.to_owned(), sk.to_owned()), at);
+            stamps.insert((pk.to_owned(), sk.to_owned()), read);
         }
-        let of = |pk: String, sk: &str| stamps.get(&(pk, sk.to_owned())).copied().unwrap_or(0);
+        let of = |pk: String, sk: &str| stamps.get(&(pk, sk.to_owned())).copied().unwrap_or((0, 0));
         Ok(tasks
             .iter()
             .map(|(tenant, source)| {
-                let settings = of(keys::tenant(tenant), keys::SETTINGS);
-                let head = of(keys::data_source(tenant, source), keys::HEAD);
-                (
-                    ((*tenant).clone(), (*source).clone()),
-                    Timestamp(settings.max(head)),
-                )
+                let (settings, _) = of(keys::tenant(tenant), keys::SETTINGS);
+                let (head, added) = of(keys::data_source(tenant, source), keys::HEAD);
+                let judged = Judged {
+                    rules_at: Timestamp(settings.max(head)),
+                    contacts_added: u64::try_from(added).unwrap_or(0),
+                };
+                (((*tenant).clone(), (*source).clone()), judged)
             })
             .collect())
     }
@@ -130,13 +132,14 @@ impl Store {
         tenant: &Tenant,
         task: &Task,
         until: Timestamp,
-        rules_at: Timestamp,
+        judged: Judged,
     ) -> Result<(), Error> {
         let written = self
             .update_one(
                 "mark a task idle",
                 (keys::tenant(tenant), keys::task(&task.id)),
-                "SET idle_until = :until, idle_rules_at = :rules_at",
+                "SET idle_until = :until, idle_rules_at = :rules_at, \
+                 idle_contacts_added = :added",
                 Some(
                     "#status = :running AND updated_at = :seen \
                      AND (attribute_not_exists(revision) OR revision = :revision)",
@@ -147,7 +150,8 @@ impl Store {
                     .value(":seen", n(task.updated_at.0))
                     .value(":revision", n(task.revision))
                     .value(":until", n(until.0))
-                    .value(":rules_at", n(rules_at.0)),
+                    .value(":rules_at", n(judged.rules_at.0))
+                    .value(":added", n(judged.contacts_added)),
             )
             .await;
         WriteFailure::took_effect(written).map(drop)

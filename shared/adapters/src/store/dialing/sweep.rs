@@ -1,5 +1,6 @@
-//! A task's completion check (D13): its cursor over the data source, the sweep that finds
-//! contacts never dialled or not final, and queueing the never-dialled ones.
+//! A task's cursor over its data source and the slices runs take of it (D13, D23), and the
+//! completion check: the sweep that finds contacts never dialled or not final, and queueing
+//! the never-dialled ones.
 
 use crate::store::keys::{self, PK, SK};
 use crate::store::{n, s, string_attr, to_item, Expr, Store, WriteFailure};
@@ -12,17 +13,119 @@ use std::collections::HashSet;
 use super::Sweep;
 
 impl Store {
-    /// Moves a task's cursor forward to `sk` (never back).
-    pub async fn advance_cursor(&self, tenant: &Tenant, task: &Id, sk: &str) -> Result<(), Error> {
+    /// Takes the next slice of a task's never-dialled contacts for one run (D23): moves the
+    /// cursor from where `task` (as read) had it to `to`, and adds `room` to the room runs have
+    /// taken, good until `until`. Answers false, changing nothing, when another run moved either
+    /// first (the run reads the task again and takes the slice after).
+    pub async fn take_slice(
+        &self,
+        tenant: &Tenant,
+        task: &Task,
+        to: Option<&str>,
+        room: u32,
+        now: Timestamp,
+        until: Timestamp,
+    ) -> Result<bool, Error> {
+        let mut expr = Expr::default()
+            .name("#cursor", "cursor")
+            .name("#status", "status")
+            .value(":running", n(TaskStatus::Running.code()))
+            .value(":reserved", n(task.reserved_at(now) + room))
+            .value(
+                ":until",
+                n(until.0.max(task.reserved_until.map_or(0, |at| at.0))),
+            );
+        let mut condition = vec!["#status = :running".to_owned()];
+        match &task.cursor {
+            Some(cursor) => {
+                condition.push("#cursor = :from".to_owned());
+                expr = expr.value(":from", s(cursor));
+            }
+            None => condition.push("attribute_not_exists(#cursor)".to_owned()),
+        }
+        match task.reserved_until {
+            Some(seen) => {
+                condition.push("reserved_until = :seen".to_owned());
+                expr = expr.value(":seen", n(seen.0));
+            }
+            None => condition.push("attribute_not_exists(reserved_until)".to_owned()),
+        }
+        let mut update = "SET reserved = :reserved, reserved_until = :until".to_owned();
+        if let Some(to) = to {
+            update.push_str(", #cursor = :to");
+            expr = expr.value(":to", s(to));
+        }
         let written = self
             .update_one(
-                "advance cursor",
+                "take a slice of contacts",
+                (keys::tenant(tenant), keys::task(&task.id)),
+                &update,
+                Some(&condition.join(" AND ")),
+                expr,
+            )
+            .await;
+        WriteFailure::took_effect(written)
+    }
+
+    /// Ends a run's slice: gives its `room` back and, when `back_to` is given, moves the cursor
+    /// back there (`None`: before the first contact), on condition that it is still at `end`,
+    /// where the run's slice left it. Answers false, changing nothing, when a later slice was
+    /// taken meanwhile (or the task is gone).
+    pub async fn end_slice(
+        &self,
+        tenant: &Tenant,
+        task: &Id,
+        end: Option<&str>,
+        back_to: Option<Option<&str>>,
+        room: u32,
+    ) -> Result<bool, Error> {
+        let mut expr = Expr::default()
+            .name("#cursor", "cursor")
+            .value(":minus", n(-i64::from(room)))
+            .value(":room", n(room));
+        let mut condition = "reserved >= :room".to_owned();
+        match end {
+            Some(end) => {
+                condition.push_str(" AND #cursor = :end");
+                expr = expr.value(":end", s(end));
+            }
+            None => condition.push_str(" AND attribute_not_exists(#cursor)"),
+        }
+        let update = match back_to {
+            None => "ADD reserved :minus".to_owned(),
+            Some(None) => "REMOVE #cursor ADD reserved :minus".to_owned(),
+            Some(Some(back)) => {
+                expr = expr.value(":back", s(back));
+                "SET #cursor = :back ADD reserved :minus".to_owned()
+            }
+        };
+        let written = self
+            .update_one(
+                "end a run's slice",
                 (keys::tenant(tenant), keys::task(task)),
-                "SET #cursor = :sk",
-                Some("attribute_exists(pk) AND (attribute_not_exists(#cursor) OR #cursor < :sk)"),
+                &update,
+                Some(&condition),
+                expr,
+            )
+            .await;
+        WriteFailure::took_effect(written)
+    }
+
+    /// Gives back the room a run took and did not use (best effort: the room runs out at its
+    /// time anyway).
+    pub async fn give_back_room(&self, tenant: &Tenant, task: &Id, room: u32) -> Result<(), Error> {
+        if room == 0 {
+            return Ok(());
+        }
+        let written = self
+            .update_one(
+                "give back a run's room",
+                (keys::tenant(tenant), keys::task(task)),
+                "ADD reserved :minus",
+                Some("reserved >= :room"),
                 Expr::default()
-                    .name("#cursor", "cursor")
-                    .value(":sk", s(sk)),
+                    .value(":minus", n(-i64::from(room)))
+                    .value(":room", n(room)),
             )
             .await;
         WriteFailure::took_effect(written).map(drop)
