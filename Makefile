@@ -21,16 +21,22 @@ run:
 	trap '[ -n "$$started" ] && scripts/stack.sh stop' EXIT; \
 	$(BUILD_LOCAL) && PORT=$(PORT) target/debug/local-api
 
-## test: formatting, lints, the template, and every test against single-threaded moto
+## test: formatting, lints, the template, and every test against single-threaded moto; then the
+## least-privilege check: every AWS action the functions performed under those tests (written to
+## AWS_ACTION_LOG) must be allowed by the function's role in template.yaml (scripts/iam_check.py)
+test: export AWS_ACTION_LOG = $(CURDIR)/.local/aws-actions.jsonl
 test:
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets -- -D warnings
 	@scripts/stack.sh setup
 	.venv/bin/cfn-lint template.yaml
+	.venv/bin/python -m unittest discover -s scripts -p 'test_*.py'
+	@rm -f "$$AWS_ACTION_LOG"
 	@started=$$(curl -fs -o /dev/null $(MOTO_ENDPOINT)/moto-api/ || echo yes); \
 	scripts/stack.sh start; \
 	trap '[ -n "$$started" ] && scripts/stack.sh stop' EXIT; \
 	cargo test --workspace && scripts/contract_test.sh && scripts/console.sh test
+	.venv/bin/python scripts/iam_check.py --log "$$AWS_ACTION_LOG"
 
 ## console: the console's static files into console/dist (npm ci and vite build, when changed)
 console:

@@ -41,7 +41,7 @@ impl EventLog {
 pub fn bus(sdk: &aws_config::SdkConfig, name: &str) -> Bus {
     let sdk = sdk.clone();
     Bus::new(
-        Lazy::new(move || aws_sdk_eventbridge::Client::new(&sdk)),
+        Lazy::new(move || outbound_adapters::aws::eventbridge(&sdk)),
         name,
     )
 }
@@ -57,7 +57,7 @@ pub fn publisher(
     Publisher::new(
         bus(bus_sdk, &resources.bus),
         Queue::new(
-            Lazy::new(move || aws_sdk_sqs::Client::new(&sqs)),
+            Lazy::new(move || outbound_adapters::aws::timing::sqs(&sqs)),
             Some(resources.dead_letter_queue_url.clone()),
         ),
     )

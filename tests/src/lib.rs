@@ -215,13 +215,7 @@ pub fn spawn_workers(
             // The reclaim function's schedule (every 15 minutes in AWS): once a minute here.
             if last_sweep.elapsed() >= std::time::Duration::from_secs(60) {
                 last_sweep = std::time::Instant::now();
-                let before = outbound_model::Timestamp(
-                    outbound_model::Timestamp::now().0
-                        - outbound_service::reclaim::RECLAIM_GRACE.as_millis() as i64,
-                );
-                if let Err(error) =
-                    outbound_service::reclaim::sweep(&app.store, &app.reclaim, before).await
-                {
+                if let Err(error) = outbound_workers::sweep_reclaims(&app).await {
                     tracing::warn!(%error, "reclaim sweep failed");
                 }
             }

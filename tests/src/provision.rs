@@ -41,6 +41,16 @@ pub async fn ensure(
     let export_queue_url = ensure_queue(&sqs, &format!("{bucket}-exports")).await?;
     let import_queue_arn = queue_arn(&sqs, &import_queue_url).await?;
     ensure_bucket(sdk, bucket, &import_queue_arn).await?;
+    // The variables the functions read these names from, for the least-privilege check.
+    outbound_adapters::aws::actions::name_resources(&[
+        ("TABLE_NAME", table),
+        ("BUCKET_NAME", bucket),
+        ("RECLAIM_QUEUE_URL", &reclaim_queue_url),
+        ("IMPORT_QUEUE_URL", &import_queue_url),
+        ("DIAL_QUEUE_URL", &dial_queue_url),
+        ("CALL_EVENTS_QUEUE_URL", &call_events_queue_url),
+        ("EXPORT_QUEUE_URL", &export_queue_url),
+    ]);
     Ok(Resources {
         table: table.to_owned(),
         bucket: bucket.to_owned(),
@@ -250,6 +260,11 @@ pub async fn ensure_events(
     let log_queue_url = ensure_queue(&sqs, &format!("{name}-log")).await?;
     subscribe(sdk, name, &format!("{name}-log"), &log_queue_url, None).await?;
     let dead_letter_queue_url = ensure_queue(&sqs, &format!("{name}-dead-letters")).await?;
+    outbound_adapters::aws::actions::name_resources(&[
+        ("TABLE_NAME", table),
+        ("EVENT_BUS_NAME", name),
+        ("EVENT_DEAD_LETTER_QUEUE_URL", &dead_letter_queue_url),
+    ]);
     Ok(EventResources {
         stream_arn,
         bus: name.to_owned(),

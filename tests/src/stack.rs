@@ -294,7 +294,7 @@ pub fn simulated_engine(
 ) -> Engine<Telephony> {
     let sqs = {
         let sdk = sdk.clone();
-        Lazy::new(move || aws_sdk_sqs::Client::new(&sdk))
+        Lazy::new(move || outbound_adapters::aws::timing::sqs(&sdk))
     };
     let simulated = SimulatedProvider::new(
         Queue::new(sqs.clone(), Some(resources.call_events_queue_url.clone())),

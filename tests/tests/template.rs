@@ -13,7 +13,13 @@
 //! outbox items; nothing holds its shard up for ever (bounded retries, then a dead-letter queue;
 //! the entries the bus refuses for good to another), each dead-letter queue has an alarm; only
 //! the publisher may put events, and only on the stack's bus; it may send to its two dead-letter
-//! queues and nowhere else.
+//! queues and nowhere else; the bus refuses the service's events from anyone else.
+//!
+//! Least privilege and bounds: every function has a role of its own, which SAM adds nothing to
+//! (what the roles allow is checked against what the code does by `scripts/iam_check.py`);
+//! every queue-fed function has a concurrency limit, the API functions keep capacity of their
+//! own, and one tenant's jobs never take every worker; the alarms always notify a topic. The API
+//! serves each route as the function the template routes it to.
 
 use outbound_adapters::store::keys;
 use outbound_model::{Id, Tenant};
@@ -167,29 +173,93 @@ fn the_page_token_secret_reaches_only_the_api_functions() {
 }
 
 #[test]
-fn background_queue_functions_have_a_concurrency_limit() {
+fn every_queue_fed_function_has_a_concurrency_limit() {
     let template = template();
-    for id in [
-        "ContactImportFunction",
-        "ExporterFunction",
-        "ReclaimFunction",
-    ] {
-        let function = resource(&template, id);
+    let mut fed = Vec::new();
+    for (id, function) in functions(&template) {
         let Yaml::Mapping(events) = &function["Properties"]["Events"] else {
-            panic!("{id} has events");
+            continue;
         };
-        let queues: Vec<&Yaml> = events
-            .values()
-            .filter(|event| event["Type"].as_str() == Some("SQS"))
-            .collect();
-        assert!(!queues.is_empty(), "{id} is fed by a queue");
-        for event in queues {
+        for event in events.values() {
+            if event["Type"].as_str() != Some("SQS") {
+                continue;
+            }
+            fed.push(id);
             let limit = &event["Properties"]["ScalingConfig"]["MaximumConcurrency"];
+            let parameter = intrinsic_text(limit, "Ref")
+                .unwrap_or_else(|| panic!("{id}: its queue's MaximumConcurrency is a parameter"));
             assert!(
-                !limit.is_null(),
-                "{id}: its queue's MaximumConcurrency is set"
+                template["Parameters"][parameter]["MinValue"].as_i64() >= Some(2),
+                "{id}: {parameter} is at least 2, SQS's least"
             );
         }
+    }
+    fed.sort_unstable();
+    assert_eq!(
+        fed,
+        [
+            "CallEventsFunction",
+            "ContactImportFunction",
+            "DialerFunction",
+            "ExporterFunction",
+            "ReclaimFunction"
+        ]
+    );
+}
+
+#[test]
+fn the_api_functions_keep_capacity_background_work_cannot_take() {
+    let template = template();
+    for id in ["DataSourceApiFunction", "TaskApiFunction"] {
+        let reserved = &resource(&template, id)["Properties"]["ReservedConcurrentExecutions"];
+        let choice = intrinsic(reserved, "If")
+            .and_then(Yaml::as_sequence)
+            .unwrap_or_else(|| panic!("{id}: reserved unless the parameter is 0: {reserved:?}"));
+        assert_eq!(choice[0].as_str(), Some("ReserveApiConcurrency"), "{id}");
+        assert_eq!(
+            intrinsic_text(&choice[1], "Ref"),
+            Some("ApiReservedConcurrency"),
+            "{id}"
+        );
+    }
+    let default = template["Parameters"]["ApiReservedConcurrency"]["Default"].as_i64();
+    assert!(default > Some(0), "reserved by default: {default:?}");
+}
+
+/// A tenant's share of the background work (D8) stays below the workers' number, so one tenant's
+/// jobs never hold every worker while another tenant's wait.
+#[test]
+fn one_tenants_jobs_never_take_every_worker() {
+    let template = template();
+    let globals = &template["Globals"]["Function"]["Environment"]["Variables"];
+    for (variable, cap, workers) in [
+        (
+            "TENANT_RUNNING_EXPORTS",
+            "TenantRunningExports",
+            "ExportMaxConcurrency",
+        ),
+        (
+            "TENANT_RUNNING_IMPORTS",
+            "TenantRunningImports",
+            "ImportMaxConcurrency",
+        ),
+    ] {
+        assert_eq!(
+            intrinsic_text(&globals[variable], "Ref"),
+            Some(cap),
+            "{variable}"
+        );
+        let default = |name: &str| {
+            template["Parameters"][name]["Default"]
+                .as_i64()
+                .unwrap_or_else(|| panic!("{name} has a default"))
+        };
+        assert!(
+            default(cap) < default(workers),
+            "{cap} ({}) below {workers} ({})",
+            default(cap),
+            default(workers)
+        );
     }
 }
 
@@ -246,6 +316,131 @@ fn statements(policy: &Yaml) -> &[Yaml] {
     policy["PolicyDocument"]["Statement"]
         .as_sequence()
         .expect("a policy's statements are a list")
+}
+
+/// The statements of a role's inline policies.
+fn role_statements(role: &Yaml) -> Vec<&Yaml> {
+    role["Properties"]["Policies"]
+        .as_sequence()
+        .into_iter()
+        .flatten()
+        .flat_map(|policy| statements(policy).iter())
+        .collect()
+}
+
+/// Each function runs with a role of its own that only Lambda may take, and that SAM adds
+/// nothing to: no AWS managed policy (AWSLambdaSQSQueueExecutionRole receives and deletes on
+/// every queue, AWSLambdaDynamoDBExecutionRole reads every stream), only the stack's own.
+#[test]
+fn every_function_has_a_role_of_its_own_with_only_the_stacks_policies() {
+    let template = template();
+    let mut roles = Vec::new();
+    for (id, function) in functions(&template) {
+        let properties = &function["Properties"];
+        assert!(properties["Policies"].is_null(), "{id}: no SAM policies");
+        let role = intrinsic_text(&properties["Role"], "GetAtt")
+            .and_then(|arn| arn.strip_suffix(".Arn"))
+            .unwrap_or_else(|| panic!("{id}: a role of the stack"));
+        assert!(!roles.contains(&role), "{id}: {role} is another's too");
+        roles.push(role);
+        let role = resource(&template, role);
+        assert_eq!(role["Type"].as_str(), Some("AWS::IAM::Role"), "{id}");
+        let trust = role["Properties"]["AssumeRolePolicyDocument"]["Statement"]
+            .as_sequence()
+            .expect("a trust policy");
+        assert_eq!(trust.len(), 1, "{id}");
+        assert_eq!(
+            trust[0]["Principal"]["Service"].as_str(),
+            Some("lambda.amazonaws.com"),
+            "{id}"
+        );
+        for managed in role["Properties"]["ManagedPolicyArns"]
+            .as_sequence()
+            .into_iter()
+            .flatten()
+        {
+            let policy = intrinsic_text(managed, "Ref")
+                .unwrap_or_else(|| panic!("{id}: only the stack's managed policies: {managed:?}"));
+            assert_eq!(
+                resource(&template, policy)["Type"].as_str(),
+                Some("AWS::IAM::ManagedPolicy"),
+                "{id}: {policy}"
+            );
+        }
+        for statement in role_statements(role) {
+            assert_eq!(statement["Effect"].as_str(), Some("Allow"), "{id}");
+            for action in actions(statement) {
+                assert!(
+                    !action.ends_with(":*") && action != "*",
+                    "{id}: every action by name: {action}"
+                );
+            }
+        }
+    }
+    assert_eq!(roles.len(), 9);
+}
+
+/// Only the publisher's role may put the service's events (source `outbound`) on the bus: the
+/// bus refuses them from any other principal, whatever its own policies allow.
+#[test]
+fn the_bus_takes_the_services_events_from_the_publishers_role_only() {
+    let template = template();
+    let policy = &resource(&template, "EventBusPolicy");
+    assert_eq!(policy["Type"].as_str(), Some("AWS::Events::EventBusPolicy"));
+    let properties = &policy["Properties"];
+    assert_eq!(
+        intrinsic_text(&properties["EventBusName"], "Ref"),
+        Some("EventBus")
+    );
+    let statement = &properties["Statement"];
+    assert_eq!(statement["Effect"].as_str(), Some("Deny"));
+    assert_eq!(statement["Principal"].as_str(), Some("*"));
+    assert_eq!(actions(statement), ["events:PutEvents"]);
+    assert_eq!(
+        intrinsic_text(&statement["Resource"], "GetAtt"),
+        Some("EventBus.Arn")
+    );
+    let condition = &statement["Condition"];
+    assert_eq!(
+        texts(&condition["ForAnyValue:StringEquals"]["events:source"]),
+        [outbound_model::event::SOURCE]
+    );
+    assert_eq!(
+        intrinsic_text(&condition["ArnNotEquals"]["aws:PrincipalArn"], "GetAtt"),
+        Some("EventPublisherRole.Arn")
+    );
+}
+
+/// The local server runs each request as the function `template.yaml` routes its path to, so
+/// that what the suite's requests ask of AWS is checked against that function's role.
+#[test]
+fn each_route_runs_as_the_function_the_api_routes_it_to() {
+    let template = template();
+    let mut checked = 0;
+    for (id, function) in functions(&template) {
+        let Yaml::Mapping(events) = &function["Properties"]["Events"] else {
+            continue;
+        };
+        let binary = function["Metadata"]["BuildProperties"]["Binary"]
+            .as_str()
+            .expect("a binary");
+        for event in events.values() {
+            if event["Type"].as_str() != Some("HttpApi") {
+                continue;
+            }
+            let route = event["Properties"]["Path"].as_str().expect("a path");
+            let path = route
+                .replace("{proxy+}", "01J9Z3K8Q4W6N2V5B7C1D3F5G7/list")
+                .replace("{exportId}", "01J9Z3K8Q4W6N2V5B7C1D3F5G7");
+            assert_eq!(
+                outbound_api::function_of(&path).name(),
+                binary,
+                "{id}: {route}"
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 20, "{checked} routes");
 }
 
 const CONSOLE_ORIGIN: &str = "https://${ConsoleDistribution.DomainName}";
@@ -618,14 +813,15 @@ fn only_the_event_publisher_puts_events_and_only_on_the_bus() {
         ),
         Some("EventBus")
     );
-    let policies = function["Policies"].as_sequence().expect("policies");
     assert_eq!(
-        policies.len(),
-        1,
-        "its own managed policy only: {policies:?}"
+        intrinsic_text(&function["Role"], "GetAtt"),
+        Some("EventPublisherRole.Arn")
     );
+    let role = &resource(&template, "EventPublisherRole")["Properties"];
+    let managed = role["ManagedPolicyArns"].as_sequence().expect("policies");
+    assert_eq!(managed.len(), 1, "its own managed policy only: {managed:?}");
     assert_eq!(
-        intrinsic_text(&policies[0], "Ref"),
+        intrinsic_text(&managed[0], "Ref"),
         Some("EventPublisherPolicy")
     );
 
@@ -674,12 +870,14 @@ fn only_the_event_publisher_puts_events_and_only_on_the_bus() {
         }
         let granted: Vec<&Yaml> = match resource["Type"].as_str() {
             Some("AWS::IAM::ManagedPolicy") => statements(&resource["Properties"]).iter().collect(),
-            Some("AWS::Serverless::Function") => resource["Properties"]["Policies"]
-                .as_sequence()
-                .into_iter()
-                .flatten()
-                .flat_map(|policy| policy["Statement"].as_sequence().into_iter().flatten())
-                .collect(),
+            Some("AWS::IAM::Role") => role_statements(resource),
+            Some("AWS::Serverless::Function") => {
+                assert!(
+                    resource["Properties"]["Policies"].is_null(),
+                    "{id}: a role of its own, no SAM policies"
+                );
+                continue;
+            }
             _ => continue,
         };
         for statement in granted {
@@ -795,7 +993,7 @@ fn each_event_dead_letter_queue_has_an_alarm() {
         assert_eq!(watching.len(), 1, "one alarm watches {queue}");
         let (id, alarm) = watching[0];
         let properties = &alarm["Properties"];
-        assert_eq!(alarm["Condition"].as_str(), Some("HasAlarmTopic"), "{id}");
+        assert!(alarm["Condition"].is_null(), "{id}: always created");
         assert_eq!(properties["Namespace"].as_str(), Some("AWS/SQS"), "{id}");
         assert_eq!(
             properties["MetricName"].as_str(),
@@ -808,14 +1006,58 @@ fn each_event_dead_letter_queue_has_an_alarm() {
             Some("GreaterThanThreshold"),
             "{id}: any message at all"
         );
-        for actions in ["AlarmActions", "OKActions"] {
-            let topics = properties[actions].as_sequence().expect("a list");
-            assert_eq!(topics.len(), 1, "{id}");
-            assert_eq!(
-                intrinsic_text(&topics[0], "Ref"),
-                Some("AlarmTopicArn"),
-                "{id}: {actions}"
-            );
-        }
+        assert_notifies_the_alarm_topic(id, properties);
+    }
+}
+
+/// The topic given (AlarmTopicArn), or else the stack's own.
+fn assert_notifies_the_alarm_topic(id: &str, properties: &Yaml) {
+    for actions in ["AlarmActions", "OKActions"] {
+        let topics = properties[actions].as_sequence().expect("a list");
+        assert_eq!(topics.len(), 1, "{id}");
+        let choice = intrinsic(&topics[0], "If")
+            .and_then(Yaml::as_sequence)
+            .unwrap_or_else(|| panic!("{id}: {actions} is the given topic or the stack's"));
+        assert_eq!(choice[0].as_str(), Some("HasAlarmTopic"), "{id}");
+        assert_eq!(
+            intrinsic_text(&choice[1], "Ref"),
+            Some("AlarmTopicArn"),
+            "{id}"
+        );
+        assert_eq!(
+            intrinsic_text(&choice[2], "Ref"),
+            Some("AlarmTopic"),
+            "{id}"
+        );
+    }
+}
+
+/// Every mapping of type `kind` anywhere in `value`: the resources of the template, those
+/// written once for many by `Fn::ForEach` included.
+fn of_type<'a>(value: &'a Yaml, kind: &str) -> Vec<&'a Yaml> {
+    match value {
+        Yaml::Mapping(_) if value["Type"].as_str() == Some(kind) => vec![value],
+        Yaml::Mapping(fields) => fields.values().flat_map(|v| of_type(v, kind)).collect(),
+        Yaml::Sequence(items) => items.iter().flat_map(|v| of_type(v, kind)).collect(),
+        Yaml::Tagged(tagged) => of_type(&tagged.value, kind),
+        _ => Vec::new(),
+    }
+}
+
+/// Without AlarmTopicArn the stack makes its own topic, and every alarm notifies a topic.
+#[test]
+fn every_alarm_notifies_a_topic_the_stacks_own_by_default() {
+    let template = template();
+    let topic = resource(&template, "AlarmTopic");
+    assert_eq!(topic["Type"].as_str(), Some("AWS::SNS::Topic"));
+    assert_eq!(topic["Condition"].as_str(), Some("CreateAlarmTopic"));
+    let alarms = of_type(&template["Resources"], "AWS::CloudWatch::Alarm");
+    assert!(alarms.len() >= 7, "{} alarms", alarms.len());
+    for alarm in alarms {
+        let id = alarm["Properties"]["AlarmDescription"]
+            .as_str()
+            .unwrap_or("an alarm");
+        assert!(alarm["Condition"].is_null(), "{id}: always created");
+        assert_notifies_the_alarm_topic(id, &alarm["Properties"]);
     }
 }

@@ -17,6 +17,7 @@ use axum::http::HeaderValue;
 use axum::middleware::Next;
 use axum::response::Response;
 use axum::Router;
+use outbound_adapters::aws::actions::Function;
 use outbound_adapters::aws::timing;
 use outbound_app::App;
 use outbound_model::error::Error;
@@ -92,6 +93,17 @@ pub fn local_api(app: App) -> Router {
     finish(all_routes().route("/api/openapi.yaml", serve_document), app)
 }
 
+/// The function `template.yaml` routes `path` to: `/api/task/...` is the task function's, every
+/// other path the data source function's (its routes, the export jobs', the settings', the
+/// do-not-call list's and the catch-all `/{proxy+}`). The local server, which serves them all,
+/// runs each request as the function that would serve it in AWS.
+pub fn function_of(path: &str) -> Function {
+    match path.strip_prefix("/api/task/") {
+        Some(rest) if !rest.is_empty() => Function::TaskApi,
+        _ => Function::DataSourceApi,
+    }
+}
+
 /// A file download (D8): the file itself with its name, or a 303 to a presigned download.
 pub fn file_response(file: ExportFile) -> Response {
     use axum::http::{header, StatusCode};
@@ -140,8 +152,12 @@ async fn observe(State(app): State<App>, request: Request, next: Next) -> Respon
     let request = Request::from_parts(parts, body);
     let span = tracing::info_span!("request", %request_id, %method, %route, %tenant);
     let wait = Arc::new(timing::StoreWait::default());
+    let function = function_of(request.uri().path());
     let started = Instant::now();
-    let mut response = wait.scope(next.run(request)).instrument(span.clone()).await;
+    let mut response = function
+        .scope(wait.scope(next.run(request)))
+        .instrument(span.clone())
+        .await;
     let elapsed = started.elapsed();
     let waited = wait.total();
     let status = response.status().as_u16();

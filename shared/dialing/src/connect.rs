@@ -15,6 +15,7 @@ use aws_sdk_connect::operation::start_outbound_voice_contact::{
 };
 use aws_sdk_connect::types::{AnswerMachineDetectionConfig, Contact, TrafficType};
 use chrono::{DateTime, Utc};
+use outbound_adapters::aws::actions;
 use outbound_adapters::aws::Dependency;
 use outbound_adapters::aws::Lazy;
 use outbound_model::call::{CallAttempt, CallReport, Outcome};
@@ -119,6 +120,37 @@ impl ConnectSettings {
             general_fallback,
         })
     }
+}
+
+/// The Amazon Connect client of `sdk`, its calls recorded when `AWS_ACTION_LOG` is set
+/// ([`outbound_adapters::aws::actions`]).
+pub fn client(sdk: &aws_config::SdkConfig) -> aws_sdk_connect::Client {
+    let builder = aws_sdk_connect::config::Builder::from(sdk);
+    let builder = match actions::interceptor(recorded_actions) {
+        Some(log) => builder.interceptor(log),
+        None => builder,
+    };
+    aws_sdk_connect::Client::from_conf(builder.build())
+}
+
+/// What a Connect request needs: its action on the contacts of the instance it names.
+fn recorded_actions(operation: &str, input: &actions::Input) -> Vec<actions::Access> {
+    use aws_sdk_connect::operation as op;
+    let instance = if let Some(input) = input.downcast_ref::<StartOutboundVoiceContactInput>() {
+        input.instance_id()
+    } else if let Some(input) = input.downcast_ref::<op::describe_contact::DescribeContactInput>() {
+        input.instance_id()
+    } else if let Some(input) =
+        input.downcast_ref::<op::get_contact_attributes::GetContactAttributesInput>()
+    {
+        input.instance_id()
+    } else {
+        None
+    };
+    vec![actions::Access::new(
+        format!("connect:{operation}"),
+        format!("connect/{}/contact/*", instance.unwrap_or_default()),
+    )]
 }
 
 /// Places and describes calls through one Connect instance.

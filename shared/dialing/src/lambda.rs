@@ -7,6 +7,7 @@ use crate::Provider;
 use aws_lambda_events::event::eventbridge::EventBridgeEvent;
 use aws_lambda_events::event::sqs::SqsEvent;
 use lambda_runtime::{service_fn, LambdaEvent};
+use outbound_adapters::aws::actions::Function;
 use outbound_adapters::queue;
 use outbound_app::lambda::each_message;
 use outbound_app::App;
@@ -45,14 +46,16 @@ pub enum DialInbox {
 }
 
 impl DialInbox {
-    /// Handles one message body of this queue.
     /// Handles one message body of this queue: decoded here, at the edge, so the engine takes
     /// typed values. A call event that ends no call is acknowledged and ignored.
     pub async fn handle<P: Provider>(self, engine: &Engine<P>, body: String) -> Result<(), Error> {
         match self {
-            DialInbox::Jobs => engine.run_job(queue::decode::<DialJob>(&body)?).await,
+            DialInbox::Jobs => {
+                let job = queue::decode::<DialJob>(&body)?;
+                Function::Dialer.scope(engine.run_job(job)).await
+            }
             DialInbox::CallEvents => match EndedCall::decode(&body)? {
-                Some(ended) => engine.call_ended(ended).await,
+                Some(ended) => Function::CallEvents.scope(engine.call_ended(ended)).await,
                 None => Ok(()),
             },
         }

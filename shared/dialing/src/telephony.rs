@@ -38,7 +38,7 @@ impl Telephony {
             ProviderKind::AmazonConnect => {
                 let sdk = app.sdk.clone();
                 Ok(Telephony::AmazonConnect(ConnectProvider::new(
-                    Lazy::new(move || aws_sdk_connect::Client::new(&sdk)),
+                    Lazy::new(move || super::connect::client(&sdk)),
                     ConnectSettings::from_env()?,
                 )))
             }

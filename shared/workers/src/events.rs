@@ -20,6 +20,7 @@
 
 use aws_lambda_events::event::dynamodb::Event as StreamEvent;
 use aws_lambda_events::event::streams::{DynamoDbBatchItemFailure, DynamoDbEventResponse};
+use outbound_adapters::aws::actions::Function;
 use outbound_adapters::aws::Lazy;
 use outbound_adapters::bus::{Bus, Put, RefusedEvent, PUT_EVENTS_MAX};
 use outbound_adapters::queue::Queue;
@@ -61,6 +62,12 @@ impl Publisher {
     /// nor dead-lettered, if any.
     #[tracing::instrument(skip_all, fields(records = event.records.len()))]
     pub async fn publish(&self, event: StreamEvent) -> DynamoDbEventResponse {
+        Function::EventPublisher
+            .scope(self.publish_records(event))
+            .await
+    }
+
+    async fn publish_records(&self, event: StreamEvent) -> DynamoDbEventResponse {
         let mut pending: Vec<(Option<String>, EventEntry)> = Vec::new();
         for record in event.records {
             if record.event_name != "INSERT" {
@@ -183,7 +190,7 @@ pub async fn serve() -> Result<(), lambda_runtime::Error> {
     let bus = Bus::new(
         Lazy::new({
             let sdk = sdk.clone();
-            move || aws_sdk_eventbridge::Client::new(&sdk)
+            move || outbound_adapters::aws::eventbridge(&sdk)
         }),
         name,
     );

@@ -8,6 +8,7 @@ pub mod events;
 
 use aws_lambda_events::event::eventbridge::EventBridgeEvent;
 use aws_lambda_events::event::sqs::SqsEvent;
+use outbound_adapters::aws::actions::Function;
 use outbound_adapters::queue;
 use outbound_app::lambda::each_message;
 use outbound_app::App;
@@ -80,11 +81,8 @@ pub async fn serve_reclaim() -> Result<(), lambda_runtime::Error> {
                     Ok::<_, lambda_runtime::Error>(serde_json::to_value(response)?)
                 }
                 ReclaimEvent::Schedule(_) => {
-                    let before = outbound_model::Timestamp(
-                        outbound_model::Timestamp::now().0
-                            - service::reclaim::RECLAIM_GRACE.as_millis() as i64,
-                    );
-                    let queued = service::reclaim::sweep(&app.store, &app.reclaim, before)
+                    // Boxed, as the jobs' futures are.
+                    let queued = Box::pin(sweep_reclaims(app))
                         .await
                         .map_err(|error| lambda_runtime::Error::from(error.to_string()))?;
                     Ok(serde_json::json!({ "queued": queued }))
@@ -93,6 +91,17 @@ pub async fn serve_reclaim() -> Result<(), lambda_runtime::Error> {
         },
     );
     lambda_runtime::run(handler).await
+}
+
+/// The reclaim function's schedule: queues again the reclaims whose job was lost (stored more
+/// than [`service::reclaim::RECLAIM_GRACE`] ago); answers how many.
+pub async fn sweep_reclaims(app: &App) -> Result<usize, Error> {
+    let before = outbound_model::Timestamp(
+        outbound_model::Timestamp::now().0 - service::reclaim::RECLAIM_GRACE.as_millis() as i64,
+    );
+    Function::Reclaim
+        .scope(service::reclaim::sweep(&app.store, &app.reclaim, before))
+        .await
 }
 
 /// The part of an S3 event notification the import needs. Read leniently, rather than with
@@ -126,12 +135,9 @@ pub async fn upload_message(app: &App, body: String) -> Result<(), Error> {
         serde_json::from_str(&body).map_err(|e| Error::internal("decode S3 notification", e))?;
     for record in notification.records {
         // Boxed: the import future is deep enough to overflow the layout query otherwise.
-        Box::pin(import::process_upload(
-            &app.store,
-            &app.blob,
-            &object_key(&record.s3.object.key),
-        ))
-        .await?;
+        let key = object_key(&record.s3.object.key);
+        let import = import::process_upload(&app.store, &app.blob, &key);
+        Box::pin(Function::ContactImport.scope(import)).await?;
     }
     Ok(())
 }
@@ -147,20 +153,19 @@ pub fn object_key(encoded: &str) -> String {
 /// A reclaim job.
 pub async fn reclaim_message(app: &App, body: String) -> Result<(), Error> {
     let job: ReclaimJob = queue::decode(&body)?;
-    service::reclaim::run(&app.store, &job).await.map(drop)
+    Function::Reclaim
+        .scope(service::reclaim::run(&app.store, &job))
+        .await
+        .map(drop)
 }
 
 /// An export job (D8).
 pub async fn export_message(app: &App, body: String) -> Result<(), Error> {
     let message: ExportMessage = queue::decode(&body)?;
     // Boxed: the export future is deep enough to overflow the layout query otherwise.
-    Box::pin(outbound_service::export_job::run(
-        &app.store,
-        &app.blob,
-        app.config.time_zone,
-        &message,
-    ))
-    .await
+    let export =
+        outbound_service::export_job::run(&app.store, &app.blob, app.config.time_zone, &message);
+    Box::pin(Function::Exporter.scope(export)).await
 }
 
 #[cfg(test)]

@@ -1,8 +1,11 @@
 //! Data source deletion (D11): the data source and its contacts disappear at once for every
 //! endpoint, the name is free again at once, and a job on the reclaim queue deletes every stored
-//! item of the partition, but never one whose data source still exists.
+//! item of the partition, but never one whose data source still exists. The reclaim's jobs and
+//! sweep run here as the reclaim function runs them (`Function::Reclaim`): what they ask of AWS
+//! is that function's.
 
 use crate::support::{contact_op, TestApi};
+use outbound_adapters::aws::actions::Function;
 use outbound_model::reclaim::ReclaimJob;
 use outbound_service::reclaim;
 use serde_json::json;
@@ -91,11 +94,20 @@ async fn the_reclaim_job_deletes_every_item_of_the_partition() {
     };
     assert_eq!(jobs, vec![expected.clone()]);
 
-    let deleted = reclaim::run(&api.store, &expected).await.unwrap();
+    let deleted = Function::Reclaim
+        .scope(reclaim::run(&api.store, &expected))
+        .await
+        .unwrap();
     assert_eq!(deleted, stored - 1);
     assert_eq!(api.partition_len("acme", &source).await, 0);
     // Running the same job again (a redelivered message) finds nothing to do.
-    assert_eq!(reclaim::run(&api.store, &expected).await.unwrap(), 0);
+    assert_eq!(
+        Function::Reclaim
+            .scope(reclaim::run(&api.store, &expected))
+            .await
+            .unwrap(),
+        0
+    );
 
     assert_eq!(api.partition_len("acme", &kept).await, stored);
     assert_eq!(
@@ -114,7 +126,13 @@ async fn reclaim_refuses_a_partition_whose_data_source_exists() {
         id: outbound_model::Id::parse(&source).unwrap(),
         contact_shards: outbound_adapters::store::shards::DEFAULT_CONTACT_SHARDS,
     };
-    assert_eq!(reclaim::run(&api.store, &job).await.unwrap(), 0);
+    assert_eq!(
+        Function::Reclaim
+            .scope(reclaim::run(&api.store, &job))
+            .await
+            .unwrap(),
+        0
+    );
     assert_eq!(api.snapshot().await, before);
     assert_eq!(
         api.contacts("acme", &source, "").await.ok()["total"],
@@ -152,14 +170,16 @@ async fn a_reclaim_whose_job_was_lost_is_queued_again_by_the_sweep() {
     // An intent younger than the grace time is left to its job.
     let past = Timestamp(Timestamp::now().0 - 60_000);
     assert_eq!(
-        reclaim::sweep(&api.store, &api.app.reclaim, past)
+        Function::Reclaim
+            .scope(reclaim::sweep(&api.store, &api.app.reclaim, past))
             .await
             .unwrap(),
         0
     );
     let soon = Timestamp(Timestamp::now().0 + 1);
     assert_eq!(
-        reclaim::sweep(&api.store, &api.app.reclaim, soon)
+        Function::Reclaim
+            .scope(reclaim::sweep(&api.store, &api.app.reclaim, soon))
             .await
             .unwrap(),
         1
@@ -173,11 +193,15 @@ async fn a_reclaim_whose_job_was_lost_is_queued_again_by_the_sweep() {
             contact_shards: outbound_adapters::store::shards::DEFAULT_CONTACT_SHARDS,
         }]
     );
-    reclaim::run(&api.store, &jobs[0]).await.unwrap();
+    Function::Reclaim
+        .scope(reclaim::run(&api.store, &jobs[0]))
+        .await
+        .unwrap();
     assert_eq!(api.partition_len("acme", &source).await, 0);
     // Done: the intent is gone, so the sweep has nothing more to queue.
     assert_eq!(
-        reclaim::sweep(&api.store, &api.app.reclaim, soon)
+        Function::Reclaim
+            .scope(reclaim::sweep(&api.store, &api.app.reclaim, soon))
             .await
             .unwrap(),
         0

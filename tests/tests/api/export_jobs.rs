@@ -349,6 +349,10 @@ async fn a_job_that_cannot_be_queued_is_recorded_failed_and_answered_503() {
             .export_queue_url
             .take()
             .map(|url| format!("{url}-gone"));
+        // The queue the API is told to use, for the least-privilege check.
+        if let Some(url) = &config.export_queue_url {
+            outbound_adapters::aws::actions::name_resources(&[("EXPORT_QUEUE_URL", url)]);
+        }
     })
     .await;
     let source = tricky_source(&api).await;

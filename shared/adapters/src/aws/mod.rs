@@ -6,6 +6,7 @@
 //! that builds its TLS connector on the first request: why, measured, is in `docs/scaling.md`
 //! (section 7, cold start).
 
+pub mod actions;
 pub mod failure;
 pub mod timing;
 
@@ -33,6 +34,17 @@ pub async fn sdk_config() -> SdkConfig {
         );
     }
     loader.load().await
+}
+
+/// The EventBridge client of `sdk` (the event publisher's bus), its calls recorded
+/// ([`actions`]).
+pub fn eventbridge(sdk: &SdkConfig) -> aws_sdk_eventbridge::Client {
+    let builder = aws_sdk_eventbridge::config::Builder::from(sdk);
+    let builder = match actions::interceptor(actions::eventbridge) {
+        Some(log) => builder.interceptor(log),
+        None => builder,
+    };
+    aws_sdk_eventbridge::Client::from_conf(builder.build())
 }
 
 /// The HTTP client the SDK would give each client, made one for all of them. `None` only in a

@@ -19,6 +19,7 @@
 //! they overlap: the wait is the wall time during which at least one call was in flight, so the
 //! service's own time (the handler's minus the wait) never goes negative.
 
+use super::actions;
 use aws_smithy_runtime_api::box_error::BoxError;
 use aws_smithy_runtime_api::client::interceptors::context::{
     BeforeDeserializationInterceptorContextRef, BeforeSerializationInterceptorContextRef,
@@ -244,23 +245,32 @@ impl Intercept for StoreTimer {
     }
 }
 
-/// The DynamoDB client configuration of `sdk`, its calls timed.
+/// The DynamoDB client configuration of `sdk`, its calls timed (and recorded, [`actions`]).
 pub fn dynamodb(sdk: &aws_config::SdkConfig) -> aws_sdk_dynamodb::config::Builder {
-    aws_sdk_dynamodb::config::Builder::from(sdk).interceptor(StoreTimer)
+    let builder = aws_sdk_dynamodb::config::Builder::from(sdk).interceptor(StoreTimer);
+    match actions::interceptor(actions::dynamodb) {
+        Some(log) => builder.interceptor(log),
+        None => builder,
+    }
 }
 
-/// The S3 client configuration of `sdk`, its calls timed.
+/// The S3 client configuration of `sdk`, its calls timed (and recorded, [`actions`]).
 pub fn s3(sdk: &aws_config::SdkConfig) -> aws_sdk_s3::config::Builder {
-    aws_sdk_s3::config::Builder::from(sdk).interceptor(StoreTimer)
+    let builder = aws_sdk_s3::config::Builder::from(sdk).interceptor(StoreTimer);
+    match actions::interceptor(actions::s3) {
+        Some(log) => builder.interceptor(log),
+        None => builder,
+    }
 }
 
-/// The SQS client of `sdk`, its calls timed.
+/// The SQS client of `sdk`, its calls timed (and recorded, [`actions`]).
 pub fn sqs(sdk: &aws_config::SdkConfig) -> aws_sdk_sqs::Client {
-    aws_sdk_sqs::Client::from_conf(
-        aws_sdk_sqs::config::Builder::from(sdk)
-            .interceptor(StoreTimer)
-            .build(),
-    )
+    let builder = aws_sdk_sqs::config::Builder::from(sdk).interceptor(StoreTimer);
+    let builder = match actions::interceptor(actions::sqs) {
+        Some(log) => builder.interceptor(log),
+        None => builder,
+    };
+    aws_sdk_sqs::Client::from_conf(builder.build())
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 use super::Engine;
 use crate::plan::{window_open, Claimant, Fairness};
 use crate::provider::Provider;
+use outbound_adapters::aws::actions::Function;
 use outbound_adapters::store::dialing::RunningTask;
 use outbound_adapters::store::keys;
 use outbound_model::error::Error;
@@ -32,6 +33,10 @@ impl<P: Provider> Engine<P> {
     /// Reads only the running-task and the calls-in-flight indexes, never every task.
     #[tracing::instrument(skip_all)]
     pub async fn tick(&self) -> Result<TickReport, Error> {
+        Function::DialerTick.scope(self.run_tick()).await
+    }
+
+    async fn run_tick(&self) -> Result<TickReport, Error> {
         let now = self.clock.now();
         // The shards are read at once: the tick's time does not grow with their number.
         let shards = (0..keys::INDEX_PARTITIONS).map(|shard| self.store.running_tasks(shard));

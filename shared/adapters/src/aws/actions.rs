@@ -1,0 +1,443 @@
+//! What each function asks of AWS, written down for the least-privilege check
+//! (`scripts/iam_check.py`, run by `make test`): it compares every action a function's code
+//! performed under the test suite with what `template.yaml` lets that function's role do.
+//!
+//! Only when `AWS_ACTION_LOG` names a file. Then every SDK client the service builds (the
+//! DynamoDB, S3 and SQS clients of [`super::timing`], the bus's [`super::eventbridge`], the
+//! dialer's Amazon Connect client) carries an [`ActionLog`], which appends to that file one JSON
+//! line per IAM action a request needs, once per process for each function, action and resource:
+//!
+//! ```json
+//! {"function":"exporter","action":"dynamodb:PutItem","resource":"table/t-01j..."}
+//! ```
+//!
+//! The action is the one IAM evaluates, not the operation's name: each item of a
+//! TransactWriteItems is its own `PutItem`, `UpdateItem`, `DeleteItem` or `ConditionCheckItem`
+//! on its table, a SendMessageBatch is `sqs:SendMessage`, a presigned PUT is `s3:PutObject`
+//! (the URL carries the function's authority). The resource is a kind and the name the request
+//! used: `table/{name}` (and `/index/{name}`), `bucket/{name}/{first key segment}/*`,
+//! `queue/{name}`, `event-bus/{name}`, `connect/{instance}`. Names are those of the stack
+//! the request ran against; [`name_resources`] writes which variable gave which name, so the
+//! check can tell which of the template's resources a name stands for.
+//!
+//! The function is the one whose entry point the request ran under: [`Function::scope`] is set
+//! by each function's handler (the API's routers by path, as the HTTP API routes them; each
+//! queue's handler; the tick; the event publisher), which the local stack and the tests call as
+//! the Lambdas do. A request outside every scope (a test's own set-up) is not written. Without
+//! the variable no client carries the interceptor, and a scope costs one task-local.
+
+use aws_smithy_runtime_api::box_error::BoxError;
+use aws_smithy_runtime_api::client::interceptors::context::BeforeSerializationInterceptorContextRef;
+use aws_smithy_runtime_api::client::interceptors::Intercept;
+use aws_smithy_runtime_api::client::orchestrator::Metadata;
+use aws_smithy_types::config_bag::ConfigBag;
+use std::collections::HashSet;
+use std::future::Future;
+use std::io::Write;
+use std::sync::{Mutex, OnceLock, PoisonError};
+
+pub use aws_smithy_runtime_api::client::interceptors::context::Input;
+
+/// The variable naming the file the actions are appended to.
+pub const ACTION_LOG: &str = "AWS_ACTION_LOG";
+
+/// The service's functions, by the name of their binary (`template.yaml` names each function's
+/// binary in its `BuildProperties`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Function {
+    DataSourceApi,
+    TaskApi,
+    ContactImport,
+    Exporter,
+    Reclaim,
+    DialerTick,
+    Dialer,
+    CallEvents,
+    EventPublisher,
+}
+
+tokio::task_local! {
+    static CURRENT: Function;
+}
+
+impl Function {
+    pub const fn name(self) -> &'static str {
+        match self {
+            Function::DataSourceApi => "datasource-api",
+            Function::TaskApi => "task-api",
+            Function::ContactImport => "contact-import",
+            Function::Exporter => "exporter",
+            Function::Reclaim => "reclaim",
+            Function::DialerTick => "dialer-tick",
+            Function::Dialer => "dialer",
+            Function::CallEvents => "call-events",
+            Function::EventPublisher => "event-publisher",
+        }
+    }
+
+    /// Runs `future` as this function's code: the AWS requests it makes are this function's.
+    pub fn scope<F: Future>(self, future: F) -> impl Future<Output = F::Output> {
+        CURRENT.scope(self, future)
+    }
+
+    /// The function whose code is running, if any.
+    pub fn current() -> Option<Function> {
+        CURRENT.try_with(|function| *function).ok()
+    }
+}
+
+/// One IAM action on one resource (see the module documentation for the resource's form).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Access {
+    pub action: String,
+    pub resource: String,
+}
+
+impl Access {
+    pub fn new(action: impl Into<String>, resource: impl Into<String>) -> Access {
+        Access {
+            action: action.into(),
+            resource: resource.into(),
+        }
+    }
+}
+
+/// What a request of one service needs: its operation's name and its input, to the accesses.
+pub type Describe = fn(&str, &Input) -> Vec<Access>;
+
+/// The file, and the lines this process has written to it.
+struct Log {
+    file: std::fs::File,
+    written: HashSet<String>,
+}
+
+fn log() -> Option<&'static Mutex<Log>> {
+    static LOG: OnceLock<Option<Mutex<Log>>> = OnceLock::new();
+    LOG.get_or_init(|| {
+        let path = std::env::var_os(ACTION_LOG).filter(|path| !path.is_empty())?;
+        // Appended to by every test process at once: each line is one write of its own.
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .unwrap_or_else(|e| panic!("{ACTION_LOG}={}: {e}", path.to_string_lossy()));
+        Some(Mutex::new(Log {
+            file,
+            written: HashSet::new(),
+        }))
+    })
+    .as_ref()
+}
+
+fn write_line(line: String) {
+    let Some(log) = log() else { return };
+    let mut log = log.lock().unwrap_or_else(PoisonError::into_inner);
+    if log.written.insert(line.clone()) {
+        let result = log.file.write_all(format!("{line}\n").as_bytes());
+        result.unwrap_or_else(|e| panic!("{ACTION_LOG}: {e}"));
+    }
+}
+
+/// Writes which name each variable gave the resources of a stack (`TABLE_NAME`, `BUCKET_NAME`,
+/// `DIAL_QUEUE_URL`, ...), as the functions read them: the check maps a recorded name to the
+/// template's resource through the variable the template sets to it.
+pub fn name_resources(names: &[(&str, &str)]) {
+    if log().is_none() {
+        return;
+    }
+    let names: serde_json::Map<String, serde_json::Value> = names
+        .iter()
+        .map(|(variable, name)| ((*variable).to_owned(), (*name).into()))
+        .collect();
+    write_line(serde_json::json!({ "names": names }).to_string());
+}
+
+/// The interceptor that records a client's requests with `describe`; `None` (no interceptor)
+/// unless `AWS_ACTION_LOG` is set.
+pub fn interceptor(describe: Describe) -> Option<ActionLog> {
+    log().map(|_| ActionLog(describe))
+}
+
+/// Records what each request of a function needs (see the module documentation).
+#[derive(Clone, Copy, Debug)]
+pub struct ActionLog(Describe);
+
+impl Intercept for ActionLog {
+    fn name(&self) -> &'static str {
+        "ActionLog"
+    }
+
+    fn read_before_execution(
+        &self,
+        context: &BeforeSerializationInterceptorContextRef<'_>,
+        cfg: &mut ConfigBag,
+    ) -> Result<(), BoxError> {
+        let Some(function) = Function::current() else {
+            return Ok(());
+        };
+        let operation = cfg.load::<Metadata>().map_or("unknown", Metadata::name);
+        for access in (self.0)(operation, context.input()) {
+            write_line(
+                serde_json::json!({
+                    "function": function.name(),
+                    "action": access.action,
+                    "resource": access.resource,
+                })
+                .to_string(),
+            );
+        }
+        Ok(())
+    }
+}
+
+/// The last segment of a queue's URL, its name.
+fn queue_name(url: Option<&str>) -> String {
+    let url = url.unwrap_or_default();
+    format!("queue/{}", url.rsplit('/').next().unwrap_or(url))
+}
+
+/// DynamoDB: the item actions of a transaction's items and of the single-item operations on
+/// their table, a Query's or Scan's on its index, a batch's on each of its tables.
+pub fn dynamodb(operation: &str, input: &Input) -> Vec<Access> {
+    use aws_sdk_dynamodb::operation as op;
+    let table = |name: &str| format!("table/{name}");
+    let one = |action: &str, name: Option<&str>| {
+        vec![Access::new(
+            format!("dynamodb:{action}"),
+            table(name.unwrap_or_default()),
+        )]
+    };
+    if let Some(input) = input.downcast_ref::<op::transact_write_items::TransactWriteItemsInput>() {
+        let mut accesses = Vec::new();
+        for item in input.transact_items() {
+            let (action, name) = if let Some(put) = item.put() {
+                ("PutItem", put.table_name())
+            } else if let Some(update) = item.update() {
+                ("UpdateItem", update.table_name())
+            } else if let Some(delete) = item.delete() {
+                ("DeleteItem", delete.table_name())
+            } else if let Some(check) = item.condition_check() {
+                ("ConditionCheckItem", check.table_name())
+            } else {
+                continue;
+            };
+            let access = Access::new(format!("dynamodb:{action}"), table(name));
+            if !accesses.contains(&access) {
+                accesses.push(access);
+            }
+        }
+        return accesses;
+    }
+    if let Some(input) = input.downcast_ref::<op::transact_get_items::TransactGetItemsInput>() {
+        let mut accesses = Vec::new();
+        for get in input.transact_items().iter().filter_map(|item| item.get()) {
+            let access = Access::new("dynamodb:GetItem", table(get.table_name()));
+            if !accesses.contains(&access) {
+                accesses.push(access);
+            }
+        }
+        return accesses;
+    }
+    if let Some(input) = input.downcast_ref::<op::batch_write_item::BatchWriteItemInput>() {
+        let tables = input
+            .request_items()
+            .into_iter()
+            .flat_map(|items| items.keys());
+        return tables
+            .map(|name| Access::new("dynamodb:BatchWriteItem", table(name)))
+            .collect();
+    }
+    if let Some(input) = input.downcast_ref::<op::batch_get_item::BatchGetItemInput>() {
+        let tables = input
+            .request_items()
+            .into_iter()
+            .flat_map(|items| items.keys());
+        return tables
+            .map(|name| Access::new("dynamodb:BatchGetItem", table(name)))
+            .collect();
+    }
+    if let Some(input) = input.downcast_ref::<op::query::QueryInput>() {
+        let name = match input.index_name() {
+            Some(index) => format!("{}/index/{index}", input.table_name().unwrap_or_default()),
+            None => input.table_name().unwrap_or_default().to_owned(),
+        };
+        return one("Query", Some(&name));
+    }
+    if let Some(input) = input.downcast_ref::<op::scan::ScanInput>() {
+        let name = match input.index_name() {
+            Some(index) => format!("{}/index/{index}", input.table_name().unwrap_or_default()),
+            None => input.table_name().unwrap_or_default().to_owned(),
+        };
+        return one("Scan", Some(&name));
+    }
+    if let Some(input) = input.downcast_ref::<op::get_item::GetItemInput>() {
+        return one("GetItem", input.table_name());
+    }
+    if let Some(input) = input.downcast_ref::<op::put_item::PutItemInput>() {
+        return one("PutItem", input.table_name());
+    }
+    if let Some(input) = input.downcast_ref::<op::update_item::UpdateItemInput>() {
+        return one("UpdateItem", input.table_name());
+    }
+    if let Some(input) = input.downcast_ref::<op::delete_item::DeleteItemInput>() {
+        return one("DeleteItem", input.table_name());
+    }
+    if let Some(input) = input.downcast_ref::<op::describe_table::DescribeTableInput>() {
+        return one("DescribeTable", input.table_name());
+    }
+    // An operation this list does not know: recorded on no resource the check can place.
+    one(operation, None)
+}
+
+/// S3: object actions on the key's first segment (`uploads/`, `exports/`, ...), which is what
+/// the template's statements grant by.
+pub fn s3(operation: &str, input: &Input) -> Vec<Access> {
+    use aws_sdk_s3::operation as op;
+    let object = |action: &str, bucket: Option<&str>, key: Option<&str>| {
+        let key = key.unwrap_or_default();
+        let prefix = match key.split_once('/') {
+            Some((first, _)) => format!("{first}/*"),
+            None => key.to_owned(),
+        };
+        vec![Access::new(
+            format!("s3:{action}"),
+            format!("bucket/{}/{prefix}", bucket.unwrap_or_default()),
+        )]
+    };
+    if let Some(input) = input.downcast_ref::<op::put_object::PutObjectInput>() {
+        return object("PutObject", input.bucket(), input.key());
+    }
+    if let Some(input) = input.downcast_ref::<op::get_object::GetObjectInput>() {
+        return object("GetObject", input.bucket(), input.key());
+    }
+    if let Some(input) = input.downcast_ref::<op::head_object::HeadObjectInput>() {
+        return object("GetObject", input.bucket(), input.key());
+    }
+    if let Some(input) = input.downcast_ref::<op::delete_object::DeleteObjectInput>() {
+        return object("DeleteObject", input.bucket(), input.key());
+    }
+    vec![Access::new(format!("s3:{operation}"), "bucket/")]
+}
+
+/// SQS: the queue a request names; a batch needs its single action.
+pub fn sqs(operation: &str, input: &Input) -> Vec<Access> {
+    use aws_sdk_sqs::operation as op;
+    let (action, url) = if let Some(input) =
+        input.downcast_ref::<op::send_message::SendMessageInput>()
+    {
+        ("SendMessage", input.queue_url())
+    } else if let Some(input) =
+        input.downcast_ref::<op::send_message_batch::SendMessageBatchInput>()
+    {
+        ("SendMessage", input.queue_url())
+    } else if let Some(input) = input.downcast_ref::<op::receive_message::ReceiveMessageInput>() {
+        ("ReceiveMessage", input.queue_url())
+    } else if let Some(input) = input.downcast_ref::<op::delete_message::DeleteMessageInput>() {
+        ("DeleteMessage", input.queue_url())
+    } else if let Some(input) =
+        input.downcast_ref::<op::delete_message_batch::DeleteMessageBatchInput>()
+    {
+        ("DeleteMessage", input.queue_url())
+    } else if let Some(input) =
+        input.downcast_ref::<op::get_queue_attributes::GetQueueAttributesInput>()
+    {
+        ("GetQueueAttributes", input.queue_url())
+    } else {
+        (operation, None)
+    };
+    vec![Access::new(format!("sqs:{action}"), queue_name(url))]
+}
+
+/// EventBridge: PutEvents on each bus its entries name (the account's default bus when none).
+pub fn eventbridge(operation: &str, input: &Input) -> Vec<Access> {
+    use aws_sdk_eventbridge::operation::put_events::PutEventsInput;
+    let Some(input) = input.downcast_ref::<PutEventsInput>() else {
+        return vec![Access::new(format!("events:{operation}"), "event-bus/")];
+    };
+    let mut accesses: Vec<Access> = Vec::new();
+    for entry in input.entries() {
+        let bus = entry.event_bus_name().unwrap_or("default");
+        // A bus may be named by its ARN.
+        let bus = bus.rsplit('/').next().unwrap_or(bus);
+        let access = Access::new("events:PutEvents", format!("event-bus/{bus}"));
+        if !accesses.contains(&access) {
+            accesses.push(access);
+        }
+    }
+    accesses
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsInput;
+    use aws_sdk_dynamodb::types::{AttributeValue, Delete, Put, TransactWriteItem, Update};
+
+    #[test]
+    fn a_transaction_needs_the_action_of_each_of_its_items() {
+        let key = || AttributeValue::S("k".into());
+        let put = Put::builder()
+            .table_name("t")
+            .item("pk", key())
+            .build()
+            .unwrap();
+        let update = Update::builder()
+            .table_name("t")
+            .key("pk", key())
+            .update_expression("SET a = :a")
+            .build()
+            .unwrap();
+        let delete = Delete::builder()
+            .table_name("t")
+            .key("pk", key())
+            .build()
+            .unwrap();
+        let input = TransactWriteItemsInput::builder()
+            .transact_items(TransactWriteItem::builder().put(put.clone()).build())
+            .transact_items(TransactWriteItem::builder().update(update).build())
+            .transact_items(TransactWriteItem::builder().delete(delete).build())
+            .transact_items(TransactWriteItem::builder().put(put).build())
+            .build()
+            .unwrap();
+        let accesses = dynamodb("TransactWriteItems", &Input::erase(input));
+        let actions: Vec<&str> = accesses.iter().map(|a| a.action.as_str()).collect();
+        assert_eq!(
+            actions,
+            [
+                "dynamodb:PutItem",
+                "dynamodb:UpdateItem",
+                "dynamodb:DeleteItem"
+            ]
+        );
+        assert!(accesses.iter().all(|a| a.resource == "table/t"));
+    }
+
+    #[test]
+    fn objects_are_named_by_their_keys_first_segment_and_queues_by_name() {
+        let input = aws_sdk_s3::operation::put_object::PutObjectInput::builder()
+            .bucket("b")
+            .key("exports/acme/01J/file.csv")
+            .build()
+            .unwrap();
+        assert_eq!(
+            s3("PutObject", &Input::erase(input)),
+            [Access::new("s3:PutObject", "bucket/b/exports/*")]
+        );
+        let input = aws_sdk_sqs::operation::send_message_batch::SendMessageBatchInput::builder()
+            .queue_url("http://127.0.0.1:5000/123456789012/b-dial")
+            .build()
+            .unwrap();
+        assert_eq!(
+            sqs("SendMessageBatch", &Input::erase(input)),
+            [Access::new("sqs:SendMessage", "queue/b-dial")]
+        );
+    }
+
+    #[tokio::test]
+    async fn a_scope_names_the_function_only_within_it() {
+        assert_eq!(Function::current(), None);
+        let inside = Function::Exporter.scope(async { Function::current() });
+        assert_eq!(inside.await, Some(Function::Exporter));
+        assert_eq!(Function::current(), None);
+    }
+}
