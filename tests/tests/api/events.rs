@@ -704,7 +704,7 @@ async fn of_concurrent_pauses_the_one_that_commits_is_the_one_event() {
 }
 
 /// What is logged on this thread while the guard lives, as plain text.
-fn capture_logs() -> (
+pub(crate) fn capture_logs() -> (
     std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
     tracing::subscriber::DefaultGuard,
 ) {
