@@ -2,13 +2,15 @@
 //! number (`DNC#{id}`, counted on `COUNTS` like the tenant's other lists) and a guard under its
 //! E.164 form (`DNCN#{number}`), written in one transaction, so a number is listed once and the
 //! claim of a call checks its guard's absence in its own transaction. Entries stored before D24
-//! may have a guard under their normal form as well, or only that one.
+//! may have a guard under their normal form as well, or only that one. An add or a delete puts
+//! its audit event (D25) in its own transaction.
 
 use super::keys::{self, PK, SK};
 use super::paging::{Counted, RowFilter, TenantList};
 use super::{from_item, s, string_attr, to_item, Actions, Expr, Item, Store};
 use outbound_model::dnc::DncEntry;
 use outbound_model::error::Error;
+use outbound_model::event::Event;
 use outbound_model::limits::Limited;
 use outbound_model::page::PageQuery;
 use outbound_model::{Id, Page, Tenant};
@@ -18,21 +20,32 @@ enum Part {
     Entry,
     Guard,
     Count,
+    Event,
 }
 
 impl Store {
-    /// Lists a number (D16): 409 when its E.164 form is listed already.
+    /// Lists a number (D16): 409 when its E.164 form is listed already. `event`, the add's audit
+    /// event (D25), is put in the same transaction; a file's rows are listed without one each,
+    /// their import having one event of its own.
     #[tracing::instrument(skip_all, fields(tenant = tenant.as_str()))]
-    pub async fn add_dnc(&self, tenant: &Tenant, entry: &DncEntry) -> Result<(), Error> {
+    pub async fn add_dnc(
+        &self,
+        tenant: &Tenant,
+        entry: &DncEntry,
+        event: Option<&Event>,
+    ) -> Result<(), Error> {
         let pk = keys::tenant(tenant);
         let item = to_item(entry, [(PK, pk.clone()), (SK, keys::dnc_entry(&entry.id))])?;
-        let actions = Actions::new(&self.table)
+        let mut actions = Actions::new(&self.table)
             .put(Part::Entry, item, None)?
             .put(
                 Part::Guard,
                 guard_item(&pk, entry),
                 Some(("attribute_not_exists(pk)", Expr::default())),
             )?;
+        if let Some(event) = event {
+            actions = actions.event(Part::Event, event)?;
+        }
         let limit = self.limits.dnc_entries;
         let actions = actions.count_one_more(Part::Count, tenant, Counted::DncEntries, limit)?;
         self.transact("add do-not-call entry", actions)
@@ -73,8 +86,14 @@ impl Store {
         Ok(None)
     }
 
-    /// Removes an entry and its guards; 404 when another delete removed it first.
-    pub async fn delete_dnc(&self, tenant: &Tenant, entry: &DncEntry) -> Result<(), Error> {
+    /// Removes an entry and its guards, with the delete's audit event (D25) in the same
+    /// transaction; 404 when another delete removed it first.
+    pub async fn delete_dnc(
+        &self,
+        tenant: &Tenant,
+        entry: &DncEntry,
+        event: &Event,
+    ) -> Result<(), Error> {
         let pk = keys::tenant(tenant);
         let mut actions = Actions::new(&self.table).delete(
             Part::Entry,
@@ -94,7 +113,9 @@ impl Store {
                 )),
             )?;
         }
-        let actions = actions.count_change(Part::Count, tenant, Counted::DncEntries, -1)?;
+        let actions = actions
+            .count_change(Part::Count, tenant, Counted::DncEntries, -1)?
+            .event(Part::Event, event)?;
         self.transact("delete do-not-call entry", actions)
             .await
             .map_err(|failure| {

@@ -1,9 +1,11 @@
-//! A tenant's settings record (D14), in the tenant partition.
+//! A tenant's settings record (D14), in the tenant partition; each change with its audit event
+//! (D25).
 
 use super::keys;
-use super::{from_item, s, string_attr, Expr, Store, WriteFailure};
+use super::{from_item, s, string_attr, Actions, Expr, Store};
 use aws_sdk_dynamodb::types::AttributeValue;
 use outbound_model::error::Error;
+use outbound_model::event::Event;
 use outbound_model::numbers::Country;
 use outbound_model::settings::{Change, SettingsChange, TenantSettings};
 use outbound_model::{Tenant, Timestamp};
@@ -60,12 +62,15 @@ impl Store {
         Ok(country(true).or_else(|| country(false)))
     }
 
-    /// Applies a change in one write (fields not named keep their value) and answers the result.
+    /// Applies a change (fields not named keep their value) and puts its audit event (D25) in
+    /// the same transaction, so the event exists exactly when the change does; then answers the
+    /// settings as they stand (a consistent read: a transaction returns no item).
     pub async fn update_settings(
         &self,
         tenant: &Tenant,
         change: &SettingsChange,
         now: Timestamp,
+        event: &Event,
     ) -> Result<TenantSettings, Error> {
         let mut set = vec!["updated_at = :now".to_owned()];
         let mut remove = Vec::new();
@@ -97,19 +102,26 @@ impl Store {
         if !remove.is_empty() {
             update.push_str(&format!(" REMOVE {}", remove.join(", ")));
         }
-        let item = self
-            .update_one(
-                "update settings",
-                (keys::tenant(tenant), keys::SETTINGS.to_owned()),
+        #[derive(Clone, Copy, PartialEq)]
+        enum Part {
+            Settings,
+            Event,
+        }
+        let actions = Actions::new(&self.table)
+            .update(
+                Part::Settings,
+                keys::tenant(tenant),
+                keys::SETTINGS.to_owned(),
                 &update,
                 None,
                 expr,
-            )
+            )?
+            .event(Part::Event, event)?;
+        self.transact("update settings", actions)
             .await
-            .map_err(|failure| match failure {
-                WriteFailure::Other(error) => error,
-                WriteFailure::Condition(_) => Error::internal("update settings", "no condition"),
+            .map_err(|failure| {
+                failure.or_else(|_| Error::internal("update settings", "no condition"))
             })?;
-        from_item(item)
+        self.settings(tenant).await
     }
 }
