@@ -5181,7 +5181,11 @@ export interface operations {
                  *     then ignored). Only valid with the same list and filters.
                  */
                 nextToken?: string;
-                /** @description Entries whose number (normal or E.164 form) contains this, separators ignored. */
+                /**
+                 * @description Entries whose number (normal or E.164 form) contains this, separators ignored. On a list
+                 *     of more than 10,000 entries (`PHONE_FILTER_SCAN_MOST`) only a whole number is looked up,
+                 *     answered by the entries that list it, and a partial one is 400 (D5).
+                 */
                 phoneNumber?: string;
             };
             header?: never;

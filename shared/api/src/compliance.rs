@@ -180,7 +180,9 @@ async fn dnc_delete(
 #[serde(rename_all = "camelCase")]
 #[into_params(parameter_in = Query)]
 struct DncFilter {
-    /// Entries whose number (normal or E.164 form) contains this, separators ignored.
+    /// Entries whose number (normal or E.164 form) contains this, separators ignored. On a list
+    /// of more than 10,000 entries (`PHONE_FILTER_SCAN_MOST`) only a whole number is looked up,
+    /// answered by the entries that list it, and a partial one is 400 (D5).
     phone_number: Option<String>,
 }
 
@@ -197,7 +199,8 @@ async fn dnc_list(
     let number = filter(&wanted.phone_number);
     let scope = ListScope::new(&tenant, "dnc/list").filter("phoneNumber", number);
     let page = paging.page_query(app.config.page_tokens()?, &scope)?;
-    let found = compliance::list_dnc(&app.store, &tenant, &page, number).await?;
+    let scan_most = app.config.phone_filter_scan_most;
+    let found = compliance::list_dnc(&app.store, &tenant, &page, number, scan_most).await?;
     let found = found.map(|entry| entry.view(app.zone()));
     Ok(Envelope(found.answer(app.config.page_tokens()?, &scope)))
 }

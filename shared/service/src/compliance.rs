@@ -100,14 +100,18 @@ pub async fn delete_dnc(
     }
 }
 
+/// A page of the do-not-call list (D5, D16), filtered by a fragment of a number: any part of
+/// one on a list of at most `scan_most` entries, only a whole number on a longer one (D5).
 pub async fn list_dnc(
     store: &Store,
     tenant: &Tenant,
     page: &PageQuery,
     phone: Option<&str>,
+    scan_most: u64,
 ) -> Result<Page<DncEntry>, Error> {
     let fragment = phone.map(Phone::filter_fragment).filter(|f| !f.is_empty());
-    store.dnc_page(tenant, page, fragment.as_deref()).await
+    let filter = fragment.as_deref().map(|fragment| (fragment, scan_most));
+    store.dnc_page(tenant, page, filter).await
 }
 
 /// The reason of a file's row refused because the tenant holds as many entries as it may.

@@ -8,12 +8,12 @@
 use super::keys::{self, PK, SK};
 use super::paging::{Counted, RowFilter, TenantList};
 use super::{from_item, s, string_attr, to_item, Actions, Expr, Item, Store};
-use outbound_model::dnc::DncEntry;
+use outbound_model::dnc::{listed_e164, DncEntry};
 use outbound_model::error::Error;
 use outbound_model::event::Event;
 use outbound_model::limits::Limited;
 use outbound_model::page::PageQuery;
-use outbound_model::{Id, Page, Tenant};
+use outbound_model::{Id, Page, Phone, Tenant};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Part {
@@ -185,13 +185,26 @@ impl Store {
         }
     }
 
-    /// A page of the tenant's entries, newest first (D5), filtered by a fragment of the number.
+    /// A page of the tenant's entries, newest first (D5), filtered by a fragment of the number
+    /// as D5 bounds the contacts' filter: on a list of at most `scan_most` entries (the count of
+    /// `COUNTS`, one GetItem) the Query projected to the numbers reads every entry and matches
+    /// any part of either form; on a longer one, where that read grows with the list, only a
+    /// whole number is looked up, by its guards ([`Store::dnc_entries_listing`]), and a partial
+    /// one is 400.
     pub async fn dnc_page(
         &self,
         tenant: &Tenant,
         page: &PageQuery,
-        fragment: Option<&str>,
+        phone_filter: Option<(&str, u64)>,
     ) -> Result<Page<DncEntry>, Error> {
+        if let Some((fragment, scan_most)) = phone_filter {
+            if self.record_count(tenant, Counted::DncEntries).await? > scan_most {
+                return self
+                    .dnc_entries_listing(tenant, page, fragment, scan_most)
+                    .await;
+            }
+        }
+        let fragment = phone_filter.map(|(fragment, _)| fragment);
         let pk = keys::tenant(tenant);
         let key = {
             let pk = pk.clone();
@@ -231,6 +244,73 @@ impl Store {
         self.list_page(tenant, &list, page, filter)
             .await?
             .try_map(from_item)
+    }
+}
+
+impl Store {
+    /// The filter of a do-not-call list longer than `scan_most` entries (D5): `fragment` must be
+    /// a whole number, and the entries that list it are the answer, found as a delete finds
+    /// one: by the guards of its E.164 form read in the tenant's default country (D24), of its
+    /// normal form (entries stored before D24), and, for a number written without `+`, of the
+    /// same digits with one. Reads: the settings, one BatchGetItem of those (at most three)
+    /// guards and one of their entries, whatever the list's length.
+    async fn dnc_entries_listing(
+        &self,
+        tenant: &Tenant,
+        page: &PageQuery,
+        fragment: &str,
+        scan_most: u64,
+    ) -> Result<Page<DncEntry>, Error> {
+        let phone = Phone::parse(fragment).map_err(|_| {
+            Error::invalid(format!(
+                "phoneNumber must be a whole phone number on a do-not-call list of more than \
+                 {scan_most} entries"
+            ))
+        })?;
+        let default_country = self.settings(tenant).await?.default_country;
+        let mut numbers = Vec::new();
+        if let Ok((e164, _)) = listed_e164(&phone, None, default_country) {
+            numbers.push(e164);
+        }
+        numbers.push(phone.as_str().to_owned());
+        if !phone.as_str().starts_with('+') {
+            numbers.push(format!("+{phone}"));
+        }
+        numbers.dedup();
+        let pk = keys::tenant(tenant);
+        let key = |sk: String| -> Item { [(PK.to_owned(), s(&pk)), (SK.to_owned(), s(sk))].into() };
+        let guards = self
+            .batch_get_with(
+                numbers
+                    .iter()
+                    .map(|number| key(keys::dnc_number(number)))
+                    .collect(),
+                None,
+            )
+            .await?;
+        let mut ids: Vec<Id> = guards
+            .iter()
+            .filter_map(|guard| string_attr(guard, "entry").and_then(Id::parse))
+            .collect();
+        // Newest first, as the list; an entry with two guards once.
+        ids.sort_by(|a, b| b.cmp(a));
+        ids.dedup();
+        let entries = self
+            .records_in_order(ids.iter().map(|id| key(keys::dnc_entry(id))).collect())
+            .await?;
+        let entries: Vec<DncEntry> = entries
+            .into_iter()
+            .map(from_item)
+            .collect::<Result<_, _>>()?;
+        let ids: Vec<Id> = entries.iter().map(|entry| entry.id.clone()).collect();
+        let total = ids.len() as u64;
+        let (ids, more) = page.pick(ids);
+        let next = more.then(|| ids.last().cloned()).flatten();
+        let rows = entries
+            .into_iter()
+            .filter(|entry| ids.contains(&entry.id))
+            .collect();
+        Ok(Page { total, rows, next })
     }
 }
 
