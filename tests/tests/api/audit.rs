@@ -304,3 +304,50 @@ async fn the_request_log_line_names_the_tokens_sub() {
         "{logs}"
     );
 }
+
+/// D25, D14: concurrent settings updates of different fields each commit once, with their own
+/// event, and none undoes another: each is conditioned on the settings it read.
+#[tokio::test]
+async fn concurrent_settings_updates_each_commit_with_their_event() {
+    let api = TestApi::start().await;
+    let admin = token(&api, "acme", Some(SUB));
+    let bodies = [
+        json!({"defaultCountry": "GB"}),
+        json!({"callingHours": {"start": "08:00", "end": "20:00"}}),
+        json!({"frequencyCap": {"maxCalls": 2, "periodHours": 12}}),
+    ];
+    let answers = futures::future::join_all(
+        bodies
+            .iter()
+            .map(|body| post_as(&api, &admin, "/api/settings/update", body.clone())),
+    )
+    .await;
+    for answer in &answers {
+        answer.ok();
+    }
+    let settings = api.get("acme", "/api/settings").await;
+    assert_eq!(
+        (
+            &settings.ok()["defaultCountry"],
+            &settings.ok()["callingHours"],
+            &settings.ok()["frequencyCap"]
+        ),
+        (
+            &json!("GB"),
+            &json!({"start": "08:00", "end": "20:00"}),
+            &json!({"maxCalls": 2, "periodHours": 12})
+        )
+    );
+    let mut changes: Vec<Value> = outbox(&api)
+        .await
+        .into_iter()
+        .map(|(kind, detail)| {
+            assert_eq!(kind, "SettingsChanged");
+            detail["changes"].clone()
+        })
+        .collect();
+    changes.sort_by_key(|change| change.to_string());
+    let mut expected = bodies.to_vec();
+    expected.sort_by_key(|change| change.to_string());
+    assert_eq!(changes, expected);
+}

@@ -63,8 +63,10 @@ impl Store {
     }
 
     /// Applies a change (fields not named keep their value) and puts its audit event (D25) in
-    /// the same transaction, so the event exists exactly when the change does; then answers the
-    /// settings as they stand (a consistent read: a transaction returns no item).
+    /// the same transaction, so the event exists exactly when the change does, and answers the
+    /// settings it leaves. A transaction returns no item, so the settings are read first and the
+    /// transaction is conditioned on them being as read (their `updated_at`); a change that
+    /// lost a race to another reads again, a few times, then is 503 with nothing changed.
     pub async fn update_settings(
         &self,
         tenant: &Tenant,
@@ -107,21 +109,53 @@ impl Store {
             Settings,
             Event,
         }
-        let actions = Actions::new(&self.table)
-            .update(
-                Part::Settings,
-                keys::tenant(tenant),
-                keys::SETTINGS.to_owned(),
-                &update,
-                None,
-                expr,
-            )?
-            .event(Part::Event, event)?;
-        self.transact("update settings", actions)
-            .await
-            .map_err(|failure| {
-                failure.or_else(|_| Error::internal("update settings", "no condition"))
-            })?;
-        self.settings(tenant).await
+        for attempt in 0..UPDATE_TRIES {
+            let stored = self
+                .get_item(keys::tenant(tenant), keys::SETTINGS.to_owned())
+                .await?;
+            let (condition, expr) = match stored.as_ref().and_then(|item| item.get("updated_at")) {
+                Some(seen) => (
+                    "updated_at = :seen",
+                    expr.clone().value(":seen", seen.clone()),
+                ),
+                None => ("attribute_not_exists(updated_at)", expr.clone()),
+            };
+            let before: TenantSettings = stored.map(from_item).transpose()?.unwrap_or_default();
+            let actions = Actions::new(&self.table)
+                .update(
+                    Part::Settings,
+                    keys::tenant(tenant),
+                    keys::SETTINGS.to_owned(),
+                    &update,
+                    Some(condition),
+                    expr,
+                )?
+                .event(Part::Event, event)?;
+            match self.transact("update settings", actions).await {
+                Ok(()) => {
+                    return Ok(TenantSettings {
+                        default_country: change
+                            .default_country
+                            .clone()
+                            .apply(before.default_country),
+                        calling_hours: change.calling_hours.clone().apply(before.calling_hours),
+                        frequency_cap: change.frequency_cap.clone().apply(before.frequency_cap),
+                        updated_at: Some(now),
+                    })
+                }
+                // Another change came between the read and the write: read again.
+                Err(failure) => {
+                    failure.condition()?;
+                    tokio::time::sleep(super::backoff(attempt)).await;
+                }
+            }
+        }
+        Err(Error::unavailable(
+            "update settings",
+            "the settings kept changing while they were updated",
+        ))
     }
 }
+
+/// Reads and tries of one settings change whose settings keep changing under it.
+const UPDATE_TRIES: u32 = 5;
