@@ -769,8 +769,14 @@ async fn the_do_not_call_filter_reads_a_bounded_amount_on_a_long_list() {
     )
     .await;
     assert_eq!(page["total"], 6);
-    // Above it: a whole number, written as listed, in E.164 or with separators.
-    for filter in ["2125550103", "%2B12125550103", "(212)%20555-0103"] {
+    // Above it: a whole number, written as listed, in E.164, with separators or with its
+    // country code and no `+`.
+    for filter in [
+        "2125550103",
+        "%2B12125550103",
+        "(212)%20555-0103",
+        "12125550103",
+    ] {
         let (page, read) = measured(&api, "long", "long, whole number", &path(filter)).await;
         assert_eq!(page["total"], 1, "{filter}");
         assert_eq!(numbers(&page), ["2125550103"], "{filter}");

@@ -268,15 +268,21 @@ impl Store {
             ))
         })?;
         let default_country = self.settings(tenant).await?.default_country;
-        let mut numbers = Vec::new();
+        let mut forms = Vec::new();
         if let Ok((e164, _)) = listed_e164(&phone, None, default_country) {
-            numbers.push(e164);
+            forms.push(e164);
         }
-        numbers.push(phone.as_str().to_owned());
+        forms.push(phone.as_str().to_owned());
         if !phone.as_str().starts_with('+') {
-            numbers.push(format!("+{phone}"));
+            forms.push(format!("+{phone}"));
         }
-        numbers.dedup();
+        // Each key once: a BatchGetItem refuses a repeated one.
+        let mut numbers: Vec<String> = Vec::new();
+        for form in forms {
+            if !numbers.contains(&form) {
+                numbers.push(form);
+            }
+        }
         let pk = keys::tenant(tenant);
         let key = |sk: String| -> Item { [(PK.to_owned(), s(&pk)), (SK.to_owned(), s(sk))].into() };
         let guards = self
