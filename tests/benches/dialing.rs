@@ -613,14 +613,18 @@ async fn national() -> Result<()> {
         frequency_cap: Change::Set(FrequencyCap::new(3, 24)?),
         ..SettingsChange::default()
     };
+    let now = Timestamp::now();
+    let actor = outbound_model::Actor::parse("bench")?;
+    let event =
+        outbound_model::event::Event::settings_changed(&tenant, now, &actor, change.changed());
     stack
         .store
-        .update_settings(&tenant, &change, Timestamp::now())
+        .update_settings(&tenant, &change, now, &event)
         .await?;
     for n in 0..100 {
         let phone = Phone::parse(&format!("+1646{}", 3_000_000 + n))?;
         let entry = outbound_model::dnc::DncEntry::new(phone, None, None, Default::default())?;
-        stack.store.add_dnc(&tenant, &entry).await?;
+        stack.store.add_dnc(&tenant, &entry, None).await?;
     }
     let mut settings = fast_settings();
     settings.simulated.mix.failed = 0;

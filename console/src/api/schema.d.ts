@@ -1888,7 +1888,10 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
+            /**
+             * @description A valid token without a tenant (D3), without the route's scope, or without a `sub` on a
+             *     change the audit records (D25).
+             */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1961,7 +1964,10 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
+            /**
+             * @description A valid token without a tenant (D3), without the route's scope, or without a `sub` on a
+             *     change the audit records (D25).
+             */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2044,7 +2050,10 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
+            /**
+             * @description A valid token without a tenant (D3), without the route's scope, or without a `sub` on a
+             *     change the audit records (D25).
+             */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2139,7 +2148,10 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
+            /**
+             * @description A valid token without a tenant (D3), without the route's scope, or without a `sub` on a
+             *     change the audit records (D25).
+             */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2243,7 +2255,10 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
+            /**
+             * @description A valid token without a tenant (D3), without the route's scope, or without a `sub` on a
+             *     change the audit records (D25).
+             */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2362,7 +2377,10 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
+            /**
+             * @description A valid token without a tenant (D3), without the route's scope, or without a `sub` on a
+             *     change the audit records (D25).
+             */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2448,7 +2466,10 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
+            /**
+             * @description A valid token without a tenant (D3), without the route's scope, or without a `sub` on a
+             *     change the audit records (D25).
+             */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2555,7 +2576,10 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
+            /**
+             * @description A valid token without a tenant (D3), without the route's scope, or without a `sub` on a
+             *     change the audit records (D25).
+             */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2662,7 +2686,10 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
+            /**
+             * @description A valid token without a tenant (D3), without the route's scope, or without a `sub` on a
+             *     change the audit records (D25).
+             */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2757,7 +2784,10 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
+            /**
+             * @description A valid token without a tenant (D3), without the route's scope, or without a `sub` on a
+             *     change the audit records (D25).
+             */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2873,7 +2903,10 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
+            /**
+             * @description A valid token without a tenant (D3), without the route's scope, or without a `sub` on a
+             *     change the audit records (D25).
+             */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2987,7 +3020,10 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
+            /**
+             * @description A valid token without a tenant (D3), without the route's scope, or without a `sub` on a
+             *     change the audit records (D25).
+             */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3082,7 +3118,10 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
+            /**
+             * @description A valid token without a tenant (D3), without the route's scope, or without a `sub` on a
+             *     change the audit records (D25).
+             */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3177,7 +3216,10 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
+            /**
+             * @description A valid token without a tenant (D3), without the route's scope, or without a `sub` on a
+             *     change the audit records (D25).
+             */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3291,7 +3333,10 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
+            /**
+             * @description A valid token without a tenant (D3), without the route's scope, or without a `sub` on a
+             *     change the audit records (D25).
+             */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3364,7 +3409,10 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
+            /**
+             * @description A valid token without a tenant (D3), without the route's scope, or without a `sub` on a
+             *     change the audit records (D25).
+             */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3447,7 +3495,10 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
+            /**
+             * @description A valid token without a tenant (D3), without the route's scope, or without a `sub` on a
+             *     change the audit records (D25).
+             */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3551,7 +3602,10 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
+            /**
+             * @description A valid token without a tenant (D3), without the route's scope, or without a `sub` on a
+             *     change the audit records (D25).
+             */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3664,7 +3718,10 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
+            /**
+             * @description A valid token without a tenant (D3), without the route's scope, or without a `sub` on a
+             *     change the audit records (D25).
+             */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3777,7 +3834,10 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
+            /**
+             * @description A valid token without a tenant (D3), without the route's scope, or without a `sub` on a
+             *     change the audit records (D25).
+             */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3878,7 +3938,10 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
+            /**
+             * @description A valid token without a tenant (D3), without the route's scope, or without a `sub` on a
+             *     change the audit records (D25).
+             */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3979,7 +4042,10 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
+            /**
+             * @description A valid token without a tenant (D3), without the route's scope, or without a `sub` on a
+             *     change the audit records (D25).
+             */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4080,7 +4146,10 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
+            /**
+             * @description A valid token without a tenant (D3), without the route's scope, or without a `sub` on a
+             *     change the audit records (D25).
+             */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4181,7 +4250,10 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
+            /**
+             * @description A valid token without a tenant (D3), without the route's scope, or without a `sub` on a
+             *     change the audit records (D25).
+             */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4297,7 +4369,10 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
+            /**
+             * @description A valid token without a tenant (D3), without the route's scope, or without a `sub` on a
+             *     change the audit records (D25).
+             */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4409,7 +4484,10 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
+            /**
+             * @description A valid token without a tenant (D3), without the route's scope, or without a `sub` on a
+             *     change the audit records (D25).
+             */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4491,7 +4569,10 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
+            /**
+             * @description A valid token without a tenant (D3), without the route's scope, or without a `sub` on a
+             *     change the audit records (D25).
+             */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4588,7 +4669,10 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
+            /**
+             * @description A valid token without a tenant (D3), without the route's scope, or without a `sub` on a
+             *     change the audit records (D25).
+             */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4683,7 +4767,10 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
+            /**
+             * @description A valid token without a tenant (D3), without the route's scope, or without a `sub` on a
+             *     change the audit records (D25).
+             */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4786,7 +4873,10 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
+            /**
+             * @description A valid token without a tenant (D3), without the route's scope, or without a `sub` on a
+             *     change the audit records (D25).
+             */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4865,7 +4955,10 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
+            /**
+             * @description A valid token without a tenant (D3), without the route's scope, or without a `sub` on a
+             *     change the audit records (D25).
+             */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4939,7 +5032,10 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
+            /**
+             * @description A valid token without a tenant (D3), without the route's scope, or without a `sub` on a
+             *     change the audit records (D25).
+             */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5022,7 +5118,10 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
+            /**
+             * @description A valid token without a tenant (D3), without the route's scope, or without a `sub` on a
+             *     change the audit records (D25).
+             */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5117,7 +5216,10 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
+            /**
+             * @description A valid token without a tenant (D3), without the route's scope, or without a `sub` on a
+             *     change the audit records (D25).
+             */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5181,7 +5283,11 @@ export interface operations {
                  *     then ignored). Only valid with the same list and filters.
                  */
                 nextToken?: string;
-                /** @description Entries whose number (normal or E.164 form) contains this, separators ignored. */
+                /**
+                 * @description Entries whose number (normal or E.164 form) contains this, separators ignored. On a list
+                 *     of more than 10,000 entries (`PHONE_FILTER_SCAN_MOST`) only a whole number is looked up,
+                 *     answered by the entries that list it, and a partial one is 400 (D5).
+                 */
                 phoneNumber?: string;
             };
             header?: never;
@@ -5217,7 +5323,10 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
+            /**
+             * @description A valid token without a tenant (D3), without the route's scope, or without a `sub` on a
+             *     change the audit records (D25).
+             */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5291,7 +5400,10 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
-            /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
+            /**
+             * @description A valid token without a tenant (D3), without the route's scope, or without a `sub` on a
+             *     change the audit records (D25).
+             */
             403: {
                 headers: {
                     [name: string]: unknown;

@@ -1,26 +1,58 @@
-//! The tenant of a request (D2, D3), and the scope its route needs when scopes are required:
-//! the claims come from the HTTP API's JWT authorizer (the request context) in AWS, or from the
-//! bearer token verified in process locally ([`AuthConfig`]). Either way a token whose
-//! `token_use` is there and is not `access` (an ID token) is refused 401 (D25).
+//! Who a request acts for (D2, D3, D25): its tenant, the `sub` of its token, and the scope its
+//! route needs when scopes are required. The claims come from the HTTP API's JWT authorizer (the
+//! request context) in AWS, or from the bearer token verified in process locally
+//! ([`AuthConfig`]). Either way a token whose `token_use` is there and is not `access` (an ID
+//! token) is refused 401 (D25).
 
 use http::request::Parts;
 use outbound_auth::{check_token_use, tenant_from, AuthConfig, RequiredScopes};
 use outbound_model::error::Error;
-use outbound_model::Tenant;
+use outbound_model::{Actor, Tenant};
 use serde_json::Value;
+
+/// Who a request acts for: its tenant (D3) and the token's `sub` (D25), `None` when the token
+/// has none that can name an actor.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Caller {
+    pub tenant: Tenant,
+    pub actor: Option<Actor>,
+}
+
+/// The tenant of a request and who made it: what a change the audit records is made by (D25).
+/// Its extractor refuses a token without a valid `sub` with 403, before anything is changed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Principal {
+    pub tenant: Tenant,
+    pub actor: Actor,
+}
+
+impl Caller {
+    /// The [`Principal`] of an audited change: 403 without a `sub`.
+    pub fn principal(self) -> Result<Principal, Error> {
+        let actor = self.actor.ok_or_else(|| {
+            Error::Forbidden(
+                "token has no valid sub claim, which names who made an audited change".into(),
+            )
+        })?;
+        Ok(Principal {
+            tenant: self.tenant,
+            actor,
+        })
+    }
+}
 
 /// The tenant of a request, or 401 / 403 (D2, D3, D25).
 pub fn tenant_of(auth: &AuthConfig, request: &Parts) -> Result<Tenant, Error> {
-    authorize(auth, request, None)
+    caller_of(auth, request, None).map(|caller| caller.tenant)
 }
 
-/// The tenant of a request whose token must also grant the scope `scopes` asks of its
-/// route, when scopes are required; 401 / 403 otherwise (D2, D3).
-pub fn authorize(
+/// Who a request acts for, whose token must also grant the scope `scopes` asks of its route,
+/// when scopes are required; 401 / 403 otherwise (D2, D3, D25).
+pub fn caller_of(
     auth: &AuthConfig,
     request: &Parts,
     scopes: Option<&RequiredScopes>,
-) -> Result<Tenant, Error> {
+) -> Result<Caller, Error> {
     let (tenant_claim, claim): (&str, ClaimOf) = match auth {
         AuthConfig::ApiGateway { tenant_claim } => {
             let claims = authorizer_claims(request)
@@ -50,7 +82,8 @@ pub fn authorize(
             claim("scope").as_deref(),
         )?;
     }
-    Ok(tenant)
+    let actor = claim("sub").and_then(|sub| Actor::parse(&sub).ok());
+    Ok(Caller { tenant, actor })
 }
 
 /// One verified claim of a request, by name.
@@ -114,6 +147,31 @@ mod tests {
         let token = jwt().issue("acme", 60);
         let tenant = tenant_of(&config, &parts(Some(&format!("Bearer {token}")))).unwrap();
         assert_eq!(tenant.as_str(), "acme");
+    }
+
+    #[test]
+    fn the_caller_is_the_tokens_tenant_and_sub() {
+        let config = AuthConfig::Local(jwt());
+        let token = jwt().issue("acme", 60);
+        let caller = caller_of(&config, &parts(Some(&format!("Bearer {token}"))), None).unwrap();
+        assert_eq!(caller.tenant.as_str(), "acme");
+        assert_eq!(caller.actor.as_ref().map(Actor::as_str), Some("dev-acme"));
+        assert_eq!(caller.principal().unwrap().actor.as_str(), "dev-acme");
+
+        let claims = serde_json::json!({"tenant_id": "acme", "iss": "i", "aud": "a",
+            "exp": chrono::Utc::now().timestamp() + 60});
+        let no_sub = jwt().sign(&claims);
+        let caller = caller_of(&config, &parts(Some(&format!("Bearer {no_sub}"))), None).unwrap();
+        assert_eq!(
+            caller.actor, None,
+            "any route but an audited change takes it"
+        );
+        let refused = caller.principal().unwrap_err();
+        assert_eq!(refused.status_code(), 403);
+        assert_eq!(
+            refused.to_string(),
+            "token has no valid sub claim, which names who made an audited change"
+        );
     }
 
     #[test]

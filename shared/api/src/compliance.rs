@@ -1,5 +1,8 @@
-//! `/api/settings` (D14) and `/api/dnc/...` (D16): what every task of a tenant obeys.
+//! `/api/settings` (D14) and `/api/dnc/...` (D16): what every task of a tenant obeys. Their
+//! changes are made by a [`Principal`], the token's tenant and `sub`, whom their audit events
+//! name (D25).
 
+use super::auth::Principal;
 use super::contract::{Conflict, NotFound, Nothing, Refused, Success, TooLarge, UnsupportedType};
 use super::extract::{filter, Paging, Payload, Query};
 use super::fields::{Nullable, Ranged, Text};
@@ -82,7 +85,7 @@ struct UpdateSettings {
     responses((status = 200, description = "Done; the result is in `data`", body = Success<SettingsView>), TooLarge, Refused))]
 async fn update_settings(
     State(app): State<App>,
-    tenant: Tenant,
+    Principal { tenant, actor }: Principal,
     Payload(body): Payload<UpdateSettings>,
 ) -> Reply<SettingsView> {
     let change = SettingsChange {
@@ -96,7 +99,7 @@ async fn update_settings(
             .frequency_cap
             .change(|cap| FrequencyCap::new(cap.max_calls.0, cap.period_hours.0))?,
     };
-    let settings = compliance::update_settings(&app.store, &tenant, &change).await?;
+    let settings = compliance::update_settings(&app.store, &tenant, &actor, &change).await?;
     Ok(Envelope(settings.view(app.zone())))
 }
 
@@ -124,7 +127,7 @@ struct AddDnc {
     responses((status = 200, description = "Done; the result is in `data`", body = Success<DncView>), Conflict, TooLarge, Refused))]
 async fn dnc_add(
     State(app): State<App>,
-    tenant: Tenant,
+    Principal { tenant, actor }: Principal,
     Payload(body): Payload<AddDnc>,
 ) -> Reply<DncView> {
     let number = Phone::parse(body.phone_number.as_str())?;
@@ -134,7 +137,7 @@ async fn dnc_add(
         .transpose()?
         .unwrap_or_default();
     let country = dnc_country(body.country.as_ref())?;
-    let entry = compliance::add_dnc(&app.store, &tenant, number, country, reason).await?;
+    let entry = compliance::add_dnc(&app.store, &tenant, &actor, number, country, reason).await?;
     Ok(Envelope(entry.view(app.zone())))
 }
 
@@ -163,12 +166,12 @@ fn dnc_country(country: Option<&Text>) -> Result<Option<Country>, Error> {
     responses((status = 200, description = "Done; the result is in `data`", body = Success<Nothing>), NotFound, TooLarge, Refused))]
 async fn dnc_delete(
     State(app): State<App>,
-    tenant: Tenant,
+    Principal { tenant, actor }: Principal,
     Payload(body): Payload<DeleteDnc>,
 ) -> Reply {
     let number = Phone::parse(body.phone_number.as_str())?;
     let country = dnc_country(body.country.as_ref())?;
-    compliance::delete_dnc(&app.store, &tenant, number, country).await?;
+    compliance::delete_dnc(&app.store, &tenant, &actor, number, country).await?;
     Ok(Envelope::empty())
 }
 
@@ -177,7 +180,9 @@ async fn dnc_delete(
 #[serde(rename_all = "camelCase")]
 #[into_params(parameter_in = Query)]
 struct DncFilter {
-    /// Entries whose number (normal or E.164 form) contains this, separators ignored.
+    /// Entries whose number (normal or E.164 form) contains this, separators ignored. On a list
+    /// of more than 10,000 entries (`PHONE_FILTER_SCAN_MOST`) only a whole number is looked up,
+    /// answered by the entries that list it, and a partial one is 400 (D5).
     phone_number: Option<String>,
 }
 
@@ -194,7 +199,8 @@ async fn dnc_list(
     let number = filter(&wanted.phone_number);
     let scope = ListScope::new(&tenant, "dnc/list").filter("phoneNumber", number);
     let page = paging.page_query(app.config.page_tokens()?, &scope)?;
-    let found = compliance::list_dnc(&app.store, &tenant, &page, number).await?;
+    let scan_most = app.config.phone_filter_scan_most;
+    let found = compliance::list_dnc(&app.store, &tenant, &page, number, scan_most).await?;
     let found = found.map(|entry| entry.view(app.zone()));
     Ok(Envelope(found.answer(app.config.page_tokens()?, &scope)))
 }
@@ -215,13 +221,13 @@ struct DncUpload {
     responses((status = 200, description = "Done; the result is in `data`", body = Success<ImportReport>), TooLarge, UnsupportedType, Refused))]
 async fn dnc_import(
     State(app): State<App>,
-    tenant: Tenant,
+    Principal { tenant, actor }: Principal,
     form: Multipart,
 ) -> Reply<ImportReport> {
     let too_large = || {
         Error::TooLarge("file is larger than 4 MiB, the most a request to the API can carry".into())
     };
     let (name, bytes) = super::datasource::posted_file(form, too_large).await?;
-    let report = compliance::import_dnc(&app.store, &tenant, &bytes, Some(&name)).await?;
+    let report = compliance::import_dnc(&app.store, &tenant, &actor, &bytes, Some(&name)).await?;
     Ok(Envelope(report))
 }

@@ -64,7 +64,8 @@ pub enum Refused {
     /// No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25).
     #[response(status = 401)]
     Unauthenticated(Refusal),
-    /// A valid token without a tenant (D3), or without the route's scope (D25).
+    /// A valid token without a tenant (D3), without the route's scope, or without a `sub` on a
+    /// change the audit records (D25).
     #[response(status = 403)]
     Forbidden(Refusal),
     /// A dependency is busy; nothing changed, send the same request again after `Retry-After`

@@ -1,6 +1,8 @@
-//! Request extractors: the authenticated [`Tenant`], JSON object bodies and query strings, each
-//! failing with the precise error of D1, D5 and D6.
+//! Request extractors: the authenticated [`Tenant`] (or [`Principal`], the tenant and who made
+//! an audited change), JSON object bodies and query strings, each failing with the precise error
+//! of D1, D5, D6 and D25.
 
+use super::auth::{caller_of, Principal};
 use super::{ApiState, Refusal};
 use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, Request};
@@ -24,11 +26,18 @@ impl FromRequestParts<ApiState> for Tenant {
         parts: &mut Parts,
         ApiState(app): &ApiState,
     ) -> Result<Self, Self::Rejection> {
-        Ok(crate::auth::authorize(
-            &app.config.auth,
-            parts,
-            app.config.scopes.as_ref(),
-        )?)
+        Ok(caller_of(&app.config.auth, parts, app.config.scopes.as_ref())?.tenant)
+    }
+}
+
+impl FromRequestParts<ApiState> for Principal {
+    type Rejection = Refusal;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        ApiState(app): &ApiState,
+    ) -> Result<Self, Self::Rejection> {
+        Ok(caller_of(&app.config.auth, parts, app.config.scopes.as_ref())?.principal()?)
     }
 }
 

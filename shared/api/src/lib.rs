@@ -127,10 +127,11 @@ pub fn file_response(file: ExportFile) -> Response {
 }
 
 /// Gives each request an id (API Gateway's own in AWS, so it matches the access log), answers it
-/// in `x-request-id`, logs one line with it, the tenant, the route template, the status and the
-/// latency (D1), and records the latency by route as a metric. The time waited on AWS and its
-/// calls go to the log line and, with the service's own time, to `Server-Timing`
-/// ([`timing`]). Nothing a client sent beyond the route is logged: no phone number or name ever is.
+/// in `x-request-id`, logs one line with it, the tenant, the token's `sub` (D25), the route
+/// template, the status and the latency (D1), and records the latency by route as a metric. The
+/// time waited on AWS and its calls go to the log line and, with the service's own time, to
+/// `Server-Timing` ([`timing`]). Nothing a client sent beyond the route is logged: no phone
+/// number or name ever is.
 async fn observe(State(app): State<App>, request: Request, next: Next) -> Response {
     use lambda_http::RequestExt;
     let gateway_id = match request.request_context_ref() {
@@ -147,10 +148,17 @@ async fn observe(State(app): State<App>, request: Request, next: Next) -> Respon
         .map_or("unmatched", |path| path.as_str())
         .to_owned();
     let (parts, body) = request.into_parts();
-    let tenant = auth::tenant_of(&app.config.auth, &parts)
-        .map_or_else(|_| "-".to_owned(), |tenant| tenant.as_str().to_owned());
+    let (tenant, sub) = match auth::caller_of(&app.config.auth, &parts, None) {
+        Ok(caller) => (
+            caller.tenant.as_str().to_owned(),
+            caller
+                .actor
+                .map_or_else(|| "-".to_owned(), |actor| actor.as_str().to_owned()),
+        ),
+        Err(_) => ("-".to_owned(), "-".to_owned()),
+    };
     let request = Request::from_parts(parts, body);
-    let span = tracing::info_span!("request", %request_id, %method, %route, %tenant);
+    let span = tracing::info_span!("request", %request_id, %method, %route, %tenant, %sub);
     let wait = Arc::new(timing::StoreWait::default());
     let function = function_of(request.uri().path());
     let started = Instant::now();

@@ -3,13 +3,18 @@
 //! (the outbox, `store::outbox`), and published from there; so it exists exactly when the change
 //! does. Its detail carries the tenant, so a rule can route a tenant's events; `events.schema.json`
 //! beside `openapi.yaml` documents every field, and a test holds the two together.
+//!
+//! The audit events (D25) tell who changed what the tenant's calls obey: `SettingsChanged` and
+//! `DncChanged`, each with the `sub` of the token that made the change and never a phone number.
 
 use crate::call::{CallRef, CallReport, Reason};
 use crate::export::{ExportJob, ExportSubject};
 use crate::import::{Import, ImportReport, ImportStatus};
+use crate::settings::ChangedSettings;
 use crate::task::TaskOperation;
-use crate::{Id, TaskStatus, Tenant, Timestamp};
+use crate::{Actor, Id, TaskStatus, Tenant, Timestamp};
 use serde::Serialize;
+use std::collections::BTreeMap;
 
 /// The `source` of every entry the service puts on its bus.
 pub const SOURCE: &str = "outbound";
@@ -32,6 +37,8 @@ pub enum EventBody {
     CallCompleted(CallCompleted),
     ImportFinished(ImportFinished),
     ExportFinished(ExportFinished),
+    SettingsChanged(SettingsChanged),
+    DncChanged(DncChanged),
 }
 
 /// A task moved from one state to another (D10).
@@ -105,6 +112,44 @@ pub struct ExportFinished {
     pub error: Option<String>,
 }
 
+/// The tenant's settings were changed (D14, D25).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SettingsChanged {
+    /// Who changed them: the token's `sub`.
+    pub sub: Actor,
+    /// Each field the change set or cleared, with its new value (`null`: cleared).
+    pub changes: ChangedSettings,
+}
+
+/// How the do-not-call list changed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DncAction {
+    Add,
+    Delete,
+    Import,
+}
+
+/// The do-not-call list changed (D16, D25): who changed it, how and by how many entries; never
+/// which numbers.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DncChanged {
+    /// Who changed it: the token's `sub`.
+    pub sub: Actor,
+    pub action: DncAction,
+    /// Entries added (`add`, `import`) or removed (`delete`).
+    pub count: usize,
+    /// An import's data rows read from its file; null otherwise.
+    pub row_count: Option<usize>,
+    /// An import's rows refused; null otherwise.
+    pub refused_count: Option<usize>,
+    /// An import's rows refused, by the reason its report gives them (`already exists`,
+    /// `invalid phoneNumber`, ...); null otherwise.
+    pub refused_reasons: Option<BTreeMap<String, usize>>,
+}
+
 /// An event as it is put on the bus: read back from its outbox item by the publisher.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Deserialize)]
 pub struct EventEntry {
@@ -145,6 +190,8 @@ impl Event {
             EventBody::CallCompleted(_) => "CallCompleted",
             EventBody::ImportFinished(_) => "ImportFinished",
             EventBody::ExportFinished(_) => "ExportFinished",
+            EventBody::SettingsChanged(_) => "SettingsChanged",
+            EventBody::DncChanged(_) => "DncChanged",
         }
     }
 
@@ -269,12 +316,73 @@ impl Event {
             }),
         )
     }
+
+    /// A change of the tenant's settings by `actor`: the fields it set or cleared.
+    pub fn settings_changed(
+        tenant: &Tenant,
+        at: Timestamp,
+        actor: &Actor,
+        changes: ChangedSettings,
+    ) -> Event {
+        Event::new(
+            tenant,
+            at,
+            EventBody::SettingsChanged(SettingsChanged {
+                sub: actor.clone(),
+                changes,
+            }),
+        )
+    }
+
+    /// One do-not-call entry added (`Add`) or removed (`Delete`) by `actor`.
+    pub fn dnc_changed(tenant: &Tenant, at: Timestamp, actor: &Actor, action: DncAction) -> Event {
+        Event::new(
+            tenant,
+            at,
+            EventBody::DncChanged(DncChanged {
+                sub: actor.clone(),
+                action,
+                count: 1,
+                row_count: None,
+                refused_count: None,
+                refused_reasons: None,
+            }),
+        )
+    }
+
+    /// A do-not-call file imported by `actor`: the entries it added and its rows refused, by
+    /// reason; the report's numbers stay out of it.
+    pub fn dnc_imported(
+        tenant: &Tenant,
+        at: Timestamp,
+        actor: &Actor,
+        report: &ImportReport,
+    ) -> Event {
+        let mut reasons = BTreeMap::new();
+        for failure in &report.details {
+            *reasons.entry(failure.reason.to_string()).or_insert(0) += 1;
+        }
+        Event::new(
+            tenant,
+            at,
+            EventBody::DncChanged(DncChanged {
+                sub: actor.clone(),
+                action: DncAction::Import,
+                count: report.success_count,
+                row_count: Some(report.import_count),
+                refused_count: Some(report.fail_count),
+                refused_reasons: Some(reasons),
+            }),
+        )
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::call::Outcome;
+    use crate::numbers::Country;
+    use crate::settings::{calling_hours, Change, FrequencyCap, SettingsChange};
     use serde_json::Value;
 
     /// The schema other systems read (`events.schema.json`).
@@ -282,11 +390,40 @@ mod tests {
         serde_json::from_str(include_str!("../../../events.schema.json")).unwrap()
     }
 
-    /// `value` against one property's schema: its `$ref`, `const`, `enum` and `type`.
+    /// `value` against one property's schema: its `$ref`, `const`, `enum` and `type`, and an
+    /// object's own `properties` (each field documented, the required ones present) or
+    /// `additionalProperties` (a map's values).
     fn check_value(defs: &Value, field: &str, property: &Value, value: &Value) {
         if let Some(reference) = property["$ref"].as_str() {
             let name = reference.trim_start_matches("#/$defs/");
             return check_value(defs, field, &defs[name], value);
+        }
+        if let Some(options) = property["oneOf"].as_array() {
+            // The one that applies: `null`, or the other.
+            let chosen = options
+                .iter()
+                .find(|option| (option["type"] == "null") == value.is_null())
+                .unwrap_or_else(|| panic!("{field}: {value} fits none of {options:?}"));
+            return check_value(defs, field, chosen, value);
+        }
+        if let Some(object) = value.as_object() {
+            if let Some(properties) = property["properties"].as_object() {
+                for required in property["required"].as_array().into_iter().flatten() {
+                    let required = required.as_str().unwrap();
+                    assert!(object.contains_key(required), "{field}.{required} missing");
+                }
+                for (name, inner) in object {
+                    let schema = properties
+                        .get(name)
+                        .unwrap_or_else(|| panic!("{field}.{name} is not in events.schema.json"));
+                    check_value(defs, &format!("{field}.{name}"), schema, inner);
+                }
+            } else if property["additionalProperties"].is_object() {
+                for (name, inner) in object {
+                    let schema = &property["additionalProperties"];
+                    check_value(defs, &format!("{field}.{name}"), schema, inner);
+                }
+            }
         }
         if let Some(constant) = property.get("const") {
             assert_eq!(value, constant, "{field}");
@@ -405,6 +542,29 @@ mod tests {
         for body in bodies {
             check(&Event::new(&tenant, at, body));
         }
+        let actor = Actor::parse("4f1c2e3a-9b8d-4c7e-a6f5-0123456789ab").unwrap();
+        let set_all = SettingsChange {
+            default_country: Change::Set(Country::parse("c", "US").unwrap()),
+            calling_hours: Change::Set(calling_hours("09:00", "21:00").unwrap()),
+            frequency_cap: Change::Set(FrequencyCap::new(3, 24).unwrap()),
+        };
+        let clear_all = SettingsChange {
+            default_country: Change::Clear,
+            calling_hours: Change::Clear,
+            frequency_cap: Change::Clear,
+        };
+        for change in [set_all, clear_all, SettingsChange::default()] {
+            check(&Event::settings_changed(
+                &tenant,
+                at,
+                &actor,
+                change.changed(),
+            ));
+        }
+        for action in [DncAction::Add, DncAction::Delete] {
+            check(&Event::dnc_changed(&tenant, at, &actor, action));
+        }
+        check(&Event::dnc_imported(&tenant, at, &actor, &import_report()));
         for reason in Reason::ALL {
             check_value(
                 &schema()["$defs"],
@@ -422,6 +582,76 @@ mod tests {
                 &Value::from(status.to_string()),
             );
         }
+    }
+
+    /// A do-not-call file's report: 2 rows listed, 3 refused.
+    fn import_report() -> ImportReport {
+        let refused = |row: u64, phone: &str, reason: &'static str| crate::import::RowFailure {
+            row,
+            phone_number: phone.into(),
+            reason: reason.into(),
+        };
+        ImportReport {
+            import_count: 5,
+            success_count: 2,
+            fail_count: 3,
+            details: vec![
+                refused(3, "+14155550100", "already exists"),
+                refused(4, "12", "invalid phoneNumber"),
+                refused(6, "+14155550101", "already exists"),
+            ],
+        }
+    }
+
+    /// D25: an audit event names who made the change and what changed, never a number.
+    #[test]
+    fn audit_events_carry_the_sub_and_counts_and_no_number() {
+        let tenant = Tenant::parse("acme").unwrap();
+        let at = Timestamp(1_764_000_000_123);
+        let actor = Actor::parse("dev-acme").unwrap();
+        let change = SettingsChange {
+            calling_hours: Change::Set(calling_hours("09:00", "20:30").unwrap()),
+            frequency_cap: Change::Clear,
+            ..SettingsChange::default()
+        };
+        let event = Event::settings_changed(&tenant, at, &actor, change.changed());
+        assert_eq!(event.detail_type(), "SettingsChanged");
+        let detail: Value = serde_json::from_str(&event.detail()).unwrap();
+        assert_eq!(
+            detail,
+            serde_json::json!({
+                "eventId": event.id.as_str(),
+                "tenant": "acme",
+                "time": "2025-11-24T16:00:00.123Z",
+                "sub": "dev-acme",
+                "changes": {"callingHours": {"start": "09:00", "end": "20:30"}, "frequencyCap": null},
+            })
+        );
+
+        let event = Event::dnc_imported(&tenant, at, &actor, &import_report());
+        assert_eq!(event.detail_type(), "DncChanged");
+        let detail: Value = serde_json::from_str(&event.detail()).unwrap();
+        assert_eq!(
+            detail,
+            serde_json::json!({
+                "eventId": event.id.as_str(),
+                "tenant": "acme",
+                "time": "2025-11-24T16:00:00.123Z",
+                "sub": "dev-acme",
+                "action": "import",
+                "count": 2,
+                "rowCount": 5,
+                "refusedCount": 3,
+                "refusedReasons": {"already exists": 2, "invalid phoneNumber": 1},
+            })
+        );
+        assert!(!event.detail().contains("4155550"), "no number");
+        let deleted = Event::dnc_changed(&tenant, at, &actor, DncAction::Delete);
+        let detail: Value = serde_json::from_str(&deleted.detail()).unwrap();
+        assert_eq!(
+            (&detail["action"], &detail["count"], &detail["rowCount"]),
+            (&Value::from("delete"), &Value::from(1), &Value::Null)
+        );
     }
 
     #[test]

@@ -32,7 +32,7 @@ pub use id::Id;
 pub use page::{Page, PageRequest};
 pub use phone::Phone;
 pub use task::{Task, TaskStatus};
-pub use tenant::Tenant;
+pub use tenant::{Actor, Tenant};
 pub use text::{Description, Name};
 pub use time::Timestamp;
 

@@ -95,6 +95,37 @@ impl SettingsChange {
     pub fn is_empty(&self) -> bool {
         self == &SettingsChange::default()
     }
+
+    /// The fields this change sets or clears, with their new values as the API shows them: what
+    /// its `SettingsChanged` event says (D25).
+    pub fn changed(&self) -> ChangedSettings {
+        fn shown<T, V>(change: &Change<T>, show: impl Fn(&T) -> V) -> Option<Option<V>> {
+            match change {
+                Change::Keep => None,
+                Change::Clear => Some(None),
+                Change::Set(value) => Some(Some(show(value))),
+            }
+        }
+        ChangedSettings {
+            default_country: shown(&self.default_country, |c| c.as_str().to_owned()),
+            calling_hours: shown(&self.calling_hours, HoursView::of),
+            frequency_cap: shown(&self.frequency_cap, |cap| *cap),
+        }
+    }
+}
+
+/// The settings fields a change set or cleared, each with its new value (`null`: cleared); the
+/// fields it left alone are absent. The settings hold no personal data, so their values may be
+/// told to every subscriber of the bus (D25).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChangedSettings {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub default_country: Option<Option<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub calling_hours: Option<Option<HoursView>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frequency_cap: Option<Option<FrequencyCap>>,
 }
 
 /// Calling hours from `{"start":"HH:MM","end":"HH:MM"}`, start before end.
@@ -113,10 +144,7 @@ impl TenantSettings {
     pub fn view(&self, zone: Tz) -> SettingsView {
         SettingsView {
             default_country: self.default_country.map(|c| c.as_str().to_owned()),
-            calling_hours: self.calling_hours.map(|hours| HoursView {
-                start: hours.start.to_string(),
-                end: hours.end.to_string(),
-            }),
+            calling_hours: self.calling_hours.as_ref().map(HoursView::of),
             frequency_cap: self.frequency_cap,
             update_time: self.updated_at.map(|at| at.display(zone)),
         }
@@ -124,12 +152,21 @@ impl TenantSettings {
 }
 
 /// `{"start":"HH:MM","end":"HH:MM"}`: calls from `start` up to, not at, `end` (D24).
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, ToSchema)]
 pub struct HoursView {
     #[schema(example = "08:00")]
     pub start: String,
     #[schema(example = "21:00")]
     pub end: String,
+}
+
+impl HoursView {
+    pub fn of(hours: &DailyWindow) -> HoursView {
+        HoursView {
+            start: hours.start.to_string(),
+            end: hours.end.to_string(),
+        }
+    }
 }
 
 /// The settings as the API shows them: unset fields are `null` (D14).

@@ -463,6 +463,11 @@ pub struct Task {
     /// back by capacity, which diagnostics say (D19). A claim clears it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub held_back_at: Option<Timestamp>,
+    /// Every outcome of this task has kept its failed and unanswered contacts marked since the
+    /// task was created, so an implicit recall reads the marks alone (D12); false for tasks
+    /// created before the marks, whose recall reads every contact state.
+    #[serde(default)]
+    pub recall_marks: bool,
 }
 
 /// When the rules that judge a task's contacts' windows last changed (D24): the tenant's
@@ -571,6 +576,7 @@ impl Task {
             reserved: 0,
             reserved_until: None,
             held_back_at: None,
+            recall_marks: true,
         }
     }
 

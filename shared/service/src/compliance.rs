@@ -1,5 +1,6 @@
 //! Tenant settings (D14) and the do-not-call list (D16): what a tenant's tasks obey on top of
-//! their own rules.
+//! their own rules. Every change of either is an audit event (D25) naming its [`Actor`]: written
+//! by the change's own transaction, except a file's import, whose one event follows its rows.
 
 use futures::stream::{self, StreamExt};
 use outbound_adapters::store::Store;
@@ -7,26 +8,29 @@ use outbound_files as files;
 use outbound_model::contact::FieldError;
 use outbound_model::dnc::{listed_e164, DncEntry};
 use outbound_model::error::Error;
+use outbound_model::event::{DncAction, Event};
 use outbound_model::import::{ImportReport, RowFailure};
 use outbound_model::numbers::{e164, Country};
 use outbound_model::page::PageQuery;
 use outbound_model::settings::{Change, SettingsChange, TenantSettings};
-use outbound_model::{ContactFields, Description, Page, Phone, Tenant, Timestamp};
+use outbound_model::{Actor, ContactFields, Description, Page, Phone, Tenant, Timestamp};
 
 pub async fn settings(store: &Store, tenant: &Tenant) -> Result<TenantSettings, Error> {
     store.settings(tenant).await
 }
 
-/// Changes the settings. A default country set gives the entries stored before D24 without an
-/// E.164 form the one they have in it.
+/// Changes the settings, `actor`'s change telling the bus which fields it set or cleared (D25).
+/// A default country set gives the entries stored before D24 without an E.164 form the one they
+/// have in it.
 pub async fn update_settings(
     store: &Store,
     tenant: &Tenant,
+    actor: &Actor,
     change: &SettingsChange,
 ) -> Result<TenantSettings, Error> {
-    let settings = store
-        .update_settings(tenant, change, Timestamp::now())
-        .await?;
+    let now = Timestamp::now();
+    let event = Event::settings_changed(tenant, now, actor, change.changed());
+    let settings = store.update_settings(tenant, change, now, &event).await?;
     if let (Change::Set(_), Some(country)) = (&change.default_country, settings.default_country) {
         complete_dnc_entries(store, tenant, country).await?;
     }
@@ -54,25 +58,28 @@ async fn complete_dnc_entries(
     Ok(())
 }
 
-/// Lists `phone` (D16), read as D24 says.
+/// Lists `phone` (D16), read as D24 says, with `actor`'s audit event (D25).
 pub async fn add_dnc(
     store: &Store,
     tenant: &Tenant,
+    actor: &Actor,
     phone: Phone,
     country: Option<Country>,
     reason: Description,
 ) -> Result<DncEntry, Error> {
     let default_country = store.settings(tenant).await?.default_country;
     let entry = DncEntry::new(phone, country, default_country, reason)?;
-    store.add_dnc(tenant, &entry).await?;
+    let event = Event::dnc_changed(tenant, entry.created_at, actor, DncAction::Add);
+    store.add_dnc(tenant, &entry, Some(&event)).await?;
     Ok(entry)
 }
 
-/// Removes the entry that lists `phone`, read as an entry would be (D24); an entry stored
-/// before D24 without an E.164 form is found by its normal form.
+/// Removes the entry that lists `phone`, read as an entry would be (D24), with `actor`'s audit
+/// event (D25); an entry stored before D24 without an E.164 form is found by its normal form.
 pub async fn delete_dnc(
     store: &Store,
     tenant: &Tenant,
+    actor: &Actor,
     phone: Phone,
     country: Option<Country>,
 ) -> Result<(), Error> {
@@ -83,21 +90,28 @@ pub async fn delete_dnc(
     }
     let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
     match store.dnc_entry_of(tenant, &keys).await? {
-        Some(entry) => store.delete_dnc(tenant, &entry).await,
+        Some(entry) => {
+            let event = Event::dnc_changed(tenant, Timestamp::now(), actor, DncAction::Delete);
+            store.delete_dnc(tenant, &entry, &event).await
+        }
         None => Err(Error::NotFound(format!(
             "phoneNumber {phone} is not on the do-not-call list"
         ))),
     }
 }
 
+/// A page of the do-not-call list (D5, D16), filtered by a fragment of a number: any part of
+/// one on a list of at most `scan_most` entries, only a whole number on a longer one (D5).
 pub async fn list_dnc(
     store: &Store,
     tenant: &Tenant,
     page: &PageQuery,
     phone: Option<&str>,
+    scan_most: u64,
 ) -> Result<Page<DncEntry>, Error> {
     let fragment = phone.map(Phone::filter_fragment).filter(|f| !f.is_empty());
-    store.dnc_page(tenant, page, fragment.as_deref()).await
+    let filter = fragment.as_deref().map(|fragment| (fragment, scan_most));
+    store.dnc_page(tenant, page, filter).await
 }
 
 /// The reason of a file's row refused because the tenant holds as many entries as it may.
@@ -105,10 +119,13 @@ pub const TENANT_LIMIT_REACHED: &str = "tenant limit reached";
 
 /// Lists every number of a CSV or XLSX file (the D8 readers, titles and limits; a `reason`
 /// column is kept as the entry's reason). Rows refused by the reader, and numbers listed
-/// already, are reported; the others are listed.
+/// already, are reported; the others are listed. Each row is its own transaction, so the
+/// import's one audit event (D25), with its counts, is put after the last of them: an import
+/// that fails midway (503) has none, and the same file sent again lists the rest and has it.
 pub async fn import_dnc(
     store: &Store,
     tenant: &Tenant,
+    actor: &Actor,
     bytes: &[u8],
     file_name: Option<&str>,
 ) -> Result<ImportReport, Error> {
@@ -151,7 +168,7 @@ pub async fn import_dnc(
     }
     let results: Vec<(u64, String, Result<(), Error>)> = stream::iter(entries)
         .map(|(row, phone, entry)| async move {
-            let added = store.add_dnc(tenant, &entry).await;
+            let added = store.add_dnc(tenant, &entry, None).await;
             (row, phone, added)
         })
         .buffer_unordered(8)
@@ -176,12 +193,21 @@ pub async fn import_dnc(
         }
     }
     details.sort_by_key(|failure| failure.row);
-    Ok(ImportReport {
+    let report = ImportReport {
         import_count: parsed.import_count,
         success_count: success,
         fail_count: details.len(),
         details,
-    })
+    };
+    store
+        .put_event(&Event::dnc_imported(
+            tenant,
+            Timestamp::now(),
+            actor,
+            &report,
+        ))
+        .await?;
+    Ok(report)
 }
 
 /// The value of a do-not-call file's column `name`, whatever the case of its title.

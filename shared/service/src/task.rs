@@ -250,7 +250,7 @@ pub async fn recall(
     let candidates: Vec<Id> = if contact_ids.is_empty() {
         // Bounded as a list of ids is (D12): the answer's recallIds fit any response.
         store
-            .failed_task_contacts(tenant, id, MAX_RECALL_IDS)
+            .failed_task_contacts(tenant, &task, MAX_RECALL_IDS)
             .await?
     } else {
         let mut seen = HashSet::new();

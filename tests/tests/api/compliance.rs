@@ -774,7 +774,7 @@ async fn an_entry_stored_without_e164_gains_it_when_a_default_country_is_set() {
     };
     rig.engine
         .store
-        .add_dnc(&tenant(OWNER), &legacy)
+        .add_dnc(&tenant(OWNER), &legacy, None)
         .await
         .unwrap();
     let (source, contacts) = source_in(&rig, "US", &["2125550101", "2125550102"]).await;

@@ -907,15 +907,16 @@ async fn the_failed_contacts_a_recall_takes_are_bounded() {
         rig.api.seed_outcome(OWNER, &task.id, contact, 2, 1).await;
     }
     let failed: Vec<outbound_model::Id> = failed.iter().map(|c| id(c)).collect();
-    let (owner, task_id) = (tenant(OWNER), id(&task.id));
+    let owner = tenant(OWNER);
+    let stored = rig.api.stored_task(OWNER, &task.id).await;
     let store = &rig.engine.store;
     let first = store
-        .failed_task_contacts(&owner, &task_id, 25)
+        .failed_task_contacts(&owner, &stored, 25)
         .await
         .unwrap();
     assert_eq!(first, failed[..25]);
     let every = store
-        .failed_task_contacts(&owner, &task_id, 10_000)
+        .failed_task_contacts(&owner, &stored, 10_000)
         .await
         .unwrap();
     assert_eq!(every, failed);

@@ -16,7 +16,7 @@ use std::time::Duration;
 
 /// A test's events: its table's stream and bus, the mapping that publishes, and the queue
 /// every event of the bus reaches.
-struct Events {
+pub(crate) struct Events {
     resources: EventResources,
     mapping: StreamMapping,
     sqs: aws_sdk_sqs::Client,
@@ -24,7 +24,7 @@ struct Events {
 
 impl Events {
     /// Events on `api`'s table, published through `proxy` when one is given.
-    async fn on(api: &TestApi, proxy: Option<&FaultProxy>) -> Events {
+    pub(crate) async fn on(api: &TestApi, proxy: Option<&FaultProxy>) -> Events {
         require_committed_streams().await;
         let resources = provision::ensure_events(&api.sdk, &api.resources.table, &unique("bus"))
             .await
@@ -58,7 +58,7 @@ impl Events {
         url
     }
 
-    async fn pump(&mut self) -> Pumped {
+    pub(crate) async fn pump(&mut self) -> Pumped {
         self.mapping.pump().await.unwrap()
     }
 
@@ -74,7 +74,7 @@ impl Events {
     }
 
     /// Every event waiting on `queue` (the bus's log queue when `None`), in arrival order.
-    async fn received(&self, api: &TestApi, queue: Option<&str>) -> Vec<Value> {
+    pub(crate) async fn received(&self, api: &TestApi, queue: Option<&str>) -> Vec<Value> {
         let url = queue.unwrap_or(&self.resources.log_queue_url);
         let bodies = api.take_messages(url).await;
         bodies
@@ -101,7 +101,7 @@ async fn require_committed_streams() {
 }
 
 /// The outbox items in the table: the events committed, by id.
-async fn committed(api: &TestApi) -> BTreeMap<String, Value> {
+pub(crate) async fn committed(api: &TestApi) -> BTreeMap<String, Value> {
     api.snapshot()
         .await
         .into_values()
@@ -114,7 +114,7 @@ async fn committed(api: &TestApi) -> BTreeMap<String, Value> {
 }
 
 /// `(detail-type, detail)` of each event, with the envelope's `source` checked.
-fn details(events: &[Value]) -> Vec<(String, Value)> {
+pub(crate) fn details(events: &[Value]) -> Vec<(String, Value)> {
     events
         .iter()
         .map(|event| {
@@ -704,7 +704,7 @@ async fn of_concurrent_pauses_the_one_that_commits_is_the_one_event() {
 }
 
 /// What is logged on this thread while the guard lives, as plain text.
-fn capture_logs() -> (
+pub(crate) fn capture_logs() -> (
     std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
     tracing::subscriber::DefaultGuard,
 ) {

@@ -717,3 +717,87 @@ async fn the_phone_filter_reads_a_bounded_amount_on_a_large_data_source() {
         "phoneNumber must be a whole phone number on a dataSource of more than 20 contacts",
     );
 }
+
+/// D5, D16: the do-not-call list's `phoneNumber` filter follows the contacts' rule with the same
+/// bound (`PHONE_FILTER_SCAN_MOST`, 5 here): on a list of at most 5 entries it matches any part
+/// of a number, as before; on a longer one a whole number, in any form the list reads it, is
+/// found by its guards (a bounded read: the count, the settings, the guards and the entry, no
+/// Query) and a partial one is 400, so no request's cost grows with the list.
+#[tokio::test]
+async fn the_do_not_call_filter_reads_a_bounded_amount_on_a_long_list() {
+    let api = TestApi::start_with(|config| config.phone_filter_scan_most = 5).await;
+    for (tenant, entries) in [("short", 5), ("long", 6)] {
+        api.post(
+            tenant,
+            "/api/settings/update",
+            json!({"defaultCountry": "US"}),
+        )
+        .await
+        .ok();
+        for n in 0..entries {
+            api.post(
+                tenant,
+                "/api/dnc/add",
+                json!({"phoneNumber": format!("212555010{n}")}),
+            )
+            .await
+            .ok();
+        }
+    }
+    let path = |filter: &str| format!("/api/dnc/list?phoneNumber={filter}");
+    let numbers = |page: &Value| -> Vec<String> {
+        page["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|row| row["phoneNumber"].as_str().unwrap().to_owned())
+            .collect()
+    };
+
+    // At the bound: any part of a number, every entry holding it.
+    let (page, _) = measured(&api, "short", "short, partial", &path("555010")).await;
+    assert_eq!(page["total"], 5);
+    let (page, _) = measured(&api, "short", "short, e164 part", &path("%2B1212")).await;
+    assert_eq!(page["total"], 5, "the E.164 form matches too");
+
+    // A tenant's count is taken from its entries once, by the first read that needs it (D5's
+    // `COUNTS`), and kept exact from then on: here a page that does not reach the end.
+    let (page, _) = measured(
+        &api,
+        "long",
+        "long, first count",
+        "/api/dnc/list?pageSize=1",
+    )
+    .await;
+    assert_eq!(page["total"], 6);
+    // Above it: a whole number, written as listed, in E.164, with separators or with its
+    // country code and no `+`.
+    for filter in [
+        "2125550103",
+        "%2B12125550103",
+        "(212)%20555-0103",
+        "12125550103",
+    ] {
+        let (page, read) = measured(&api, "long", "long, whole number", &path(filter)).await;
+        assert_eq!(page["total"], 1, "{filter}");
+        assert_eq!(numbers(&page), ["2125550103"], "{filter}");
+        assert_eq!(page["rows"][0]["e164"], "+12125550103");
+        assert_eq!(page["nextToken"], Value::Null);
+        // COUNTS, SETTINGS, the guards that exist and the entry: nothing scanned.
+        assert!(
+            read.returned() <= 4 && read.scanned == 0,
+            "{filter}: {read}"
+        );
+    }
+    let (page, read) = measured(&api, "long", "long, unlisted", &path("2125550199")).await;
+    assert_eq!((page["total"].as_u64(), numbers(&page).len()), (Some(0), 0));
+    assert_eq!(read.scanned, 0, "{read}");
+
+    // A partial number there would read every entry: refused, naming the bound.
+    api.get("long", &path("0103")).await.err(
+        400,
+        "phoneNumber must be a whole phone number on a do-not-call list of more than 5 entries",
+    );
+    // Without the filter the list pages as before.
+    assert_eq!(api.get("long", "/api/dnc/list").await.ok()["total"], 6);
+}

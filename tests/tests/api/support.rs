@@ -311,6 +311,35 @@ impl TestApi {
             .send()
             .await
             .expect("write the task contact state");
+        self.seed_recall_mark(&tenant, &task, &state.contact_id, outcome)
+            .await;
+    }
+
+    /// The recall mark (D12) the engine's outcome keeps beside a state whose latest outcome is
+    /// failed (2) or no answer (3), and deletes otherwise.
+    async fn seed_recall_mark(&self, tenant: &Tenant, task: &Id, contact: &Id, outcome: u8) {
+        let pk = AttributeValue::S(keys::task_contacts(tenant, task));
+        let sk = AttributeValue::S(keys::recallable(contact));
+        let client = self.raw_dynamodb();
+        if matches!(outcome, 2 | 3) {
+            client
+                .put_item()
+                .table_name(&self.resources.table)
+                .item(keys::PK, pk)
+                .item(keys::SK, sk)
+                .send()
+                .await
+                .expect("write the recall mark");
+        } else {
+            client
+                .delete_item()
+                .table_name(&self.resources.table)
+                .key(keys::PK, pk)
+                .key(keys::SK, sk)
+                .send()
+                .await
+                .expect("delete the recall mark");
+        }
     }
 
     /// Runs `request` and answers it with the number of DynamoDB calls it made.
@@ -815,6 +844,8 @@ impl TestApi {
             .send()
             .await
             .unwrap();
+        self.seed_recall_mark(&tenant(tenant_name), &id(task), &id(contact), outcome)
+            .await;
     }
 
     /// Stands in for the dialing engine's counters on the task record (calls, outcomes, seconds).

@@ -2,6 +2,7 @@
 //! failed / no-answer default, and COMPLETED -> RUNNING (D10).
 
 use crate::support::{id, TaskFixture, TestApi};
+use aws_sdk_dynamodb::types::AttributeValue;
 use outbound_model::task::TaskContact;
 use outbound_model::{Id, TaskStatus};
 use serde_json::{json, Value};
@@ -417,4 +418,145 @@ async fn no_completion_bookmark_is_saved_while_a_recall_is_pending() {
         states.values().filter(|s| s.recalled && !s.done).count(),
         LARGE
     );
+}
+
+/// A COMPLETED task of `source`, dialled to its end by `engine` (two attempts a contact).
+async fn dialled_to_completion(
+    api: &TestApi,
+    engine: &crate::dialing_support::TestEngine,
+    clock: &crate::dialing_support::ManualClock,
+    source: &str,
+    name: &str,
+) -> String {
+    let task = api
+        .task(
+            "acme",
+            name,
+            source,
+            json!({"maxDialCount": 2, "callInterval": 10}),
+        )
+        .await;
+    api.post("acme", "/api/task/publish", json!({"id": task}))
+        .await
+        .ok();
+    api.dial_until(
+        engine,
+        clock,
+        std::time::Duration::from_secs(11),
+        ("acme", &task),
+        TaskStatus::Completed,
+        10,
+    )
+    .await;
+    task
+}
+
+/// The contacts of `task` whose latest outcome in it is failed (2) or no answer (3), as their
+/// states say: what an implicit recall recalls (D12), sorted.
+async fn failed_or_unanswered(api: &TestApi, task: &str) -> Vec<String> {
+    let mut ids: Vec<String> = api
+        .stored_task_contacts("acme", task)
+        .await
+        .into_iter()
+        .filter(|(_, state)| matches!(state.last_outcome, 2 | 3))
+        .map(|(id, _)| id)
+        .collect();
+    ids.sort();
+    ids
+}
+
+/// D12: a recall without ids reads the marks the outcomes keep of the contacts whose latest
+/// outcome in the task is failed or no answer (a Query of those alone, not of the task's
+/// contacts), and recalls exactly the contacts it recalled when it read every contact state: a
+/// contact whose last attempt failed or went unanswered, never one that answered at its second.
+/// A task created before the marks reads every state, and recalls the same.
+#[tokio::test]
+async fn the_implicit_recall_reads_only_the_marked_contacts_and_recalls_the_same_ones() {
+    use crate::dialing_support::{fast_settings, ManualClock, ALL_SUCCESS};
+    use outbound_adapters::store::keys;
+    const CONTACTS: usize = 30;
+    let api = TestApi::start().await;
+    let clock = ManualClock::starting_now();
+    clock.advance_to_utc(16, 0, 0);
+    let engine = api.engine(fast_settings(&api, ALL_SUCCESS), clock.clone());
+    let source = api.data_source("acme", "Recall marks").await;
+    // Two attempts each: failed twice, unanswered twice, failed then answered, unanswered then
+    // failed, unanswered then answered, a number refused as invalid; the rest answer at once.
+    let scripts = [
+        "BUSY,BUSY",
+        "NO_ANSWER,VOICEMAIL",
+        "BUSY,ANSWERED",
+        "VOICEMAIL,ERROR",
+        "NO_ANSWER,ANSWERED",
+        "INVALID_NUMBER",
+    ];
+    let mut contacts = Vec::new();
+    for n in 0..CONTACTS {
+        let mut body = json!({"phoneNumber": format!("+1212555{n:04}")});
+        if let Some(script) = scripts.get(n) {
+            body["simulatedOutcomes"] = json!(script);
+        }
+        let added = api
+            .post(
+                "acme",
+                &format!("/api/dataSource/{source}/contact/add"),
+                body,
+            )
+            .await;
+        contacts.push(added.ok()["id"].as_str().unwrap().to_owned());
+    }
+    let mut expected = vec![
+        contacts[0].clone(),
+        contacts[1].clone(),
+        contacts[3].clone(),
+        contacts[5].clone(),
+    ];
+    expected.sort();
+
+    let task = dialled_to_completion(&api, &engine, &clock, &source, "Marked").await;
+    assert_eq!(failed_or_unanswered(&api, &task).await, expected);
+    api.calls.items().take();
+    let answer = recall(&api, &task, json!({})).await;
+    let read = api.calls.items().take();
+    assert_eq!(recalled(answer.ok()), expected);
+    // The Query read the 4 marks, not the 30 states.
+    assert_eq!(read.scanned, expected.len(), "{read}");
+    assert_eq!(
+        api.stored_task("acme", &task).await.status,
+        TaskStatus::Running,
+        "requeued with its recall (D10)"
+    );
+
+    // A task as one created before the marks: its outcomes left none.
+    let old = dialled_to_completion(&api, &engine, &clock, &source, "Unmarked").await;
+    assert_eq!(failed_or_unanswered(&api, &old).await, expected);
+    let (owner, old_id) = (crate::support::tenant("acme"), id(&old));
+    let dynamodb = api.dynamodb();
+    dynamodb
+        .update_item()
+        .table_name(api.store.table())
+        .key(keys::PK, AttributeValue::S(keys::tenant(&owner)))
+        .key(keys::SK, AttributeValue::S(keys::task(&old_id)))
+        .update_expression("REMOVE recall_marks")
+        .send()
+        .await
+        .unwrap();
+    for contact in &expected {
+        dynamodb
+            .delete_item()
+            .table_name(api.store.table())
+            .key(
+                keys::PK,
+                AttributeValue::S(keys::task_contacts(&owner, &old_id)),
+            )
+            .key(keys::SK, AttributeValue::S(keys::recallable(&id(contact))))
+            .send()
+            .await
+            .unwrap();
+    }
+    api.calls.items().take();
+    let answer = recall(&api, &old, json!({})).await;
+    let read = api.calls.items().take();
+    assert_eq!(recalled(answer.ok()), expected);
+    assert!(read.scanned >= CONTACTS, "every state read: {read}");
 }

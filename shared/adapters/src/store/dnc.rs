@@ -2,37 +2,50 @@
 //! number (`DNC#{id}`, counted on `COUNTS` like the tenant's other lists) and a guard under its
 //! E.164 form (`DNCN#{number}`), written in one transaction, so a number is listed once and the
 //! claim of a call checks its guard's absence in its own transaction. Entries stored before D24
-//! may have a guard under their normal form as well, or only that one.
+//! may have a guard under their normal form as well, or only that one. An add or a delete puts
+//! its audit event (D25) in its own transaction.
 
 use super::keys::{self, PK, SK};
 use super::paging::{Counted, RowFilter, TenantList};
 use super::{from_item, s, string_attr, to_item, Actions, Expr, Item, Store};
-use outbound_model::dnc::DncEntry;
+use outbound_model::dnc::{listed_e164, DncEntry};
 use outbound_model::error::Error;
+use outbound_model::event::Event;
 use outbound_model::limits::Limited;
 use outbound_model::page::PageQuery;
-use outbound_model::{Id, Page, Tenant};
+use outbound_model::{Id, Page, Phone, Tenant};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Part {
     Entry,
     Guard,
     Count,
+    Event,
 }
 
 impl Store {
-    /// Lists a number (D16): 409 when its E.164 form is listed already.
+    /// Lists a number (D16): 409 when its E.164 form is listed already. `event`, the add's audit
+    /// event (D25), is put in the same transaction; a file's rows are listed without one each,
+    /// their import having one event of its own.
     #[tracing::instrument(skip_all, fields(tenant = tenant.as_str()))]
-    pub async fn add_dnc(&self, tenant: &Tenant, entry: &DncEntry) -> Result<(), Error> {
+    pub async fn add_dnc(
+        &self,
+        tenant: &Tenant,
+        entry: &DncEntry,
+        event: Option<&Event>,
+    ) -> Result<(), Error> {
         let pk = keys::tenant(tenant);
         let item = to_item(entry, [(PK, pk.clone()), (SK, keys::dnc_entry(&entry.id))])?;
-        let actions = Actions::new(&self.table)
+        let mut actions = Actions::new(&self.table)
             .put(Part::Entry, item, None)?
             .put(
                 Part::Guard,
                 guard_item(&pk, entry),
                 Some(("attribute_not_exists(pk)", Expr::default())),
             )?;
+        if let Some(event) = event {
+            actions = actions.event(Part::Event, event)?;
+        }
         let limit = self.limits.dnc_entries;
         let actions = actions.count_one_more(Part::Count, tenant, Counted::DncEntries, limit)?;
         self.transact("add do-not-call entry", actions)
@@ -73,8 +86,14 @@ impl Store {
         Ok(None)
     }
 
-    /// Removes an entry and its guards; 404 when another delete removed it first.
-    pub async fn delete_dnc(&self, tenant: &Tenant, entry: &DncEntry) -> Result<(), Error> {
+    /// Removes an entry and its guards, with the delete's audit event (D25) in the same
+    /// transaction; 404 when another delete removed it first.
+    pub async fn delete_dnc(
+        &self,
+        tenant: &Tenant,
+        entry: &DncEntry,
+        event: &Event,
+    ) -> Result<(), Error> {
         let pk = keys::tenant(tenant);
         let mut actions = Actions::new(&self.table).delete(
             Part::Entry,
@@ -94,7 +113,9 @@ impl Store {
                 )),
             )?;
         }
-        let actions = actions.count_change(Part::Count, tenant, Counted::DncEntries, -1)?;
+        let actions = actions
+            .count_change(Part::Count, tenant, Counted::DncEntries, -1)?
+            .event(Part::Event, event)?;
         self.transact("delete do-not-call entry", actions)
             .await
             .map_err(|failure| {
@@ -164,13 +185,26 @@ impl Store {
         }
     }
 
-    /// A page of the tenant's entries, newest first (D5), filtered by a fragment of the number.
+    /// A page of the tenant's entries, newest first (D5), filtered by a fragment of the number
+    /// as D5 bounds the contacts' filter: on a list of at most `scan_most` entries (the count of
+    /// `COUNTS`, one GetItem) the Query projected to the numbers reads every entry and matches
+    /// any part of either form; on a longer one, where that read grows with the list, only a
+    /// whole number is looked up, by its guards ([`Store::dnc_entries_listing`]), and a partial
+    /// one is 400.
     pub async fn dnc_page(
         &self,
         tenant: &Tenant,
         page: &PageQuery,
-        fragment: Option<&str>,
+        phone_filter: Option<(&str, u64)>,
     ) -> Result<Page<DncEntry>, Error> {
+        if let Some((fragment, scan_most)) = phone_filter {
+            if self.record_count(tenant, Counted::DncEntries).await? > scan_most {
+                return self
+                    .dnc_entries_listing(tenant, page, fragment, scan_most)
+                    .await;
+            }
+        }
+        let fragment = phone_filter.map(|(fragment, _)| fragment);
         let pk = keys::tenant(tenant);
         let key = {
             let pk = pk.clone();
@@ -210,6 +244,79 @@ impl Store {
         self.list_page(tenant, &list, page, filter)
             .await?
             .try_map(from_item)
+    }
+}
+
+impl Store {
+    /// The filter of a do-not-call list longer than `scan_most` entries (D5): `fragment` must be
+    /// a whole number, and the entries that list it are the answer, found as a delete finds
+    /// one: by the guards of its E.164 form read in the tenant's default country (D24), of its
+    /// normal form (entries stored before D24), and, for a number written without `+`, of the
+    /// same digits with one. Reads: the settings, one BatchGetItem of those (at most three)
+    /// guards and one of their entries, whatever the list's length.
+    async fn dnc_entries_listing(
+        &self,
+        tenant: &Tenant,
+        page: &PageQuery,
+        fragment: &str,
+        scan_most: u64,
+    ) -> Result<Page<DncEntry>, Error> {
+        let phone = Phone::parse(fragment).map_err(|_| {
+            Error::invalid(format!(
+                "phoneNumber must be a whole phone number on a do-not-call list of more than \
+                 {scan_most} entries"
+            ))
+        })?;
+        let default_country = self.settings(tenant).await?.default_country;
+        let mut forms = Vec::new();
+        if let Ok((e164, _)) = listed_e164(&phone, None, default_country) {
+            forms.push(e164);
+        }
+        forms.push(phone.as_str().to_owned());
+        if !phone.as_str().starts_with('+') {
+            forms.push(format!("+{phone}"));
+        }
+        // Each key once: a BatchGetItem refuses a repeated one.
+        let mut numbers: Vec<String> = Vec::new();
+        for form in forms {
+            if !numbers.contains(&form) {
+                numbers.push(form);
+            }
+        }
+        let pk = keys::tenant(tenant);
+        let key = |sk: String| -> Item { [(PK.to_owned(), s(&pk)), (SK.to_owned(), s(sk))].into() };
+        let guards = self
+            .batch_get_with(
+                numbers
+                    .iter()
+                    .map(|number| key(keys::dnc_number(number)))
+                    .collect(),
+                None,
+            )
+            .await?;
+        let mut ids: Vec<Id> = guards
+            .iter()
+            .filter_map(|guard| string_attr(guard, "entry").and_then(Id::parse))
+            .collect();
+        // Newest first, as the list; an entry with two guards once.
+        ids.sort_by(|a, b| b.cmp(a));
+        ids.dedup();
+        let entries = self
+            .records_in_order(ids.iter().map(|id| key(keys::dnc_entry(id))).collect())
+            .await?;
+        let entries: Vec<DncEntry> = entries
+            .into_iter()
+            .map(from_item)
+            .collect::<Result<_, _>>()?;
+        let ids: Vec<Id> = entries.iter().map(|entry| entry.id.clone()).collect();
+        let total = ids.len() as u64;
+        let (ids, more) = page.pick(ids);
+        let next = more.then(|| ids.last().cloned()).flatten();
+        let rows = entries
+            .into_iter()
+            .filter(|entry| ids.contains(&entry.id))
+            .collect();
+        Ok(Page { total, rows, next })
     }
 }
 

@@ -43,6 +43,15 @@ pub fn task_contacts(tenant: &Tenant, id: &Id) -> String {
     format!("T#{}#TASK#{}", tenant.as_str(), id)
 }
 
+/// Sort key, in a task's partition ([`task_contacts`]), of the mark of a contact whose latest
+/// outcome in the task is failed or no answer: a sparse list of what an implicit recall
+/// recalls (D12), kept by the outcome's own transaction, in contact order and apart from the
+/// states (`C#`), so reading it costs the marks, not the task's contacts.
+pub fn recallable(id: &Id) -> String {
+    format!("{RECALLABLE_PREFIX}{id}")
+}
+pub const RECALLABLE_PREFIX: &str = "F#";
+
 /// Sort key of a contact in its data source partition.
 pub fn contact(id: &Id) -> String {
     format!("{CONTACT_PREFIX}{id}")

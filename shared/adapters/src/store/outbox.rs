@@ -2,10 +2,12 @@
 //! event puts the event's item in the same transaction ([`Actions::event`]): a refused or failed
 //! write leaves none, a committed one leaves exactly one, whatever happens to the function after
 //! the commit. The table's stream carries each new outbox item to the publisher, which puts it on
-//! the bus; the item itself lapses a day later (TTL).
+//! the bus; the item itself lapses a day later (TTL). The one change that is many transactions, a
+//! do-not-call file's import, puts its one event after them ([`super::Store::put_event`]).
 
 use super::keys::{self, PK, SK};
 use super::{n, s, Actions, Item};
+use crate::aws::Dependency;
 use outbound_model::error::Error;
 use outbound_model::event::{Event, EventEntry};
 use serde::Deserialize;
@@ -31,6 +33,22 @@ impl<L> Actions<'_, L> {
     /// Puts `event` in the outbox as part of this transaction.
     pub(crate) fn event(self, label: L, event: &Event) -> Result<Self, Error> {
         self.put(label, event_item(event), None)
+    }
+}
+
+impl super::Store {
+    /// Puts `event` in the outbox on its own, after the writes it tells of: the one event of a
+    /// change made by many transactions, which cannot ride on each of them (a do-not-call
+    /// file's import, D25). A failure here leaves the change without its event.
+    pub async fn put_event(&self, event: &Event) -> Result<(), Error> {
+        self.client
+            .put_item()
+            .table_name(&self.table)
+            .set_item(Some(event_item(event)))
+            .send()
+            .await
+            .map_err(|e| Error::dependency("put event", e))?;
+        Ok(())
     }
 }
 

@@ -1,9 +1,11 @@
-//! A tenant's settings record (D14), in the tenant partition.
+//! A tenant's settings record (D14), in the tenant partition; each change with its audit event
+//! (D25).
 
 use super::keys;
-use super::{from_item, s, string_attr, Expr, Store, WriteFailure};
+use super::{from_item, s, string_attr, Actions, Expr, Store};
 use aws_sdk_dynamodb::types::AttributeValue;
 use outbound_model::error::Error;
+use outbound_model::event::Event;
 use outbound_model::numbers::Country;
 use outbound_model::settings::{Change, SettingsChange, TenantSettings};
 use outbound_model::{Tenant, Timestamp};
@@ -60,12 +62,17 @@ impl Store {
         Ok(country(true).or_else(|| country(false)))
     }
 
-    /// Applies a change in one write (fields not named keep their value) and answers the result.
+    /// Applies a change (fields not named keep their value) and puts its audit event (D25) in
+    /// the same transaction, so the event exists exactly when the change does, and answers the
+    /// settings it leaves. A transaction returns no item, so the settings are read first and the
+    /// transaction is conditioned on them being as read (their `updated_at`); a change that
+    /// lost a race to another reads again, a few times, then is 503 with nothing changed.
     pub async fn update_settings(
         &self,
         tenant: &Tenant,
         change: &SettingsChange,
         now: Timestamp,
+        event: &Event,
     ) -> Result<TenantSettings, Error> {
         let mut set = vec!["updated_at = :now".to_owned()];
         let mut remove = Vec::new();
@@ -97,19 +104,58 @@ impl Store {
         if !remove.is_empty() {
             update.push_str(&format!(" REMOVE {}", remove.join(", ")));
         }
-        let item = self
-            .update_one(
-                "update settings",
-                (keys::tenant(tenant), keys::SETTINGS.to_owned()),
-                &update,
-                None,
-                expr,
-            )
-            .await
-            .map_err(|failure| match failure {
-                WriteFailure::Other(error) => error,
-                WriteFailure::Condition(_) => Error::internal("update settings", "no condition"),
-            })?;
-        from_item(item)
+        #[derive(Clone, Copy, PartialEq)]
+        enum Part {
+            Settings,
+            Event,
+        }
+        for attempt in 0..UPDATE_TRIES {
+            let stored = self
+                .get_item(keys::tenant(tenant), keys::SETTINGS.to_owned())
+                .await?;
+            let (condition, expr) = match stored.as_ref().and_then(|item| item.get("updated_at")) {
+                Some(seen) => (
+                    "updated_at = :seen",
+                    expr.clone().value(":seen", seen.clone()),
+                ),
+                None => ("attribute_not_exists(updated_at)", expr.clone()),
+            };
+            let before: TenantSettings = stored.map(from_item).transpose()?.unwrap_or_default();
+            let actions = Actions::new(&self.table)
+                .update(
+                    Part::Settings,
+                    keys::tenant(tenant),
+                    keys::SETTINGS.to_owned(),
+                    &update,
+                    Some(condition),
+                    expr,
+                )?
+                .event(Part::Event, event)?;
+            match self.transact("update settings", actions).await {
+                Ok(()) => {
+                    return Ok(TenantSettings {
+                        default_country: change
+                            .default_country
+                            .clone()
+                            .apply(before.default_country),
+                        calling_hours: change.calling_hours.clone().apply(before.calling_hours),
+                        frequency_cap: change.frequency_cap.clone().apply(before.frequency_cap),
+                        updated_at: Some(now),
+                    })
+                }
+                // Another change came between the read and the write: read again.
+                Err(failure) => {
+                    failure.condition()?;
+                    tokio::time::sleep(super::backoff(attempt)).await;
+                }
+            }
+        }
+        Err(Error::unavailable(
+            "update settings",
+            "the settings kept changing while they were updated",
+        ))
     }
 }
+
+/// Reads and tries of one settings change whose settings keep changing under it.
+const UPDATE_TRIES: u32 = 5;

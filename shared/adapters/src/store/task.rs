@@ -760,15 +760,41 @@ impl Store {
         Ok(found)
     }
 
-    /// Contacts whose latest outcome in the task is failed or no answer (D12), the first `most`
-    /// of them in contact order: the read stops there, whatever the task's size.
+    /// The first `most` contacts of `task`, in contact order, whose latest outcome in it is
+    /// failed or no answer (D12). A task whose outcomes keep recall marks reads only its marks:
+    /// one Query of `F#` keys, at most `most` of them, whatever its number of contacts. One
+    /// created before the marks reads every contact state (filtered on the outcome), as before.
     pub async fn failed_task_contacts(
         &self,
         tenant: &Tenant,
-        task: &Id,
+        task: &Task,
         most: usize,
     ) -> Result<Vec<Id>, Error> {
-        let pk = keys::task_contacts(tenant, task);
+        let pk = keys::task_contacts(tenant, &task.id);
+        if task.recall_marks {
+            let marks = self
+                .query_all(
+                    |query| {
+                        query
+                            .key_condition_expression("pk = :pk AND begins_with(sk, :prefix)")
+                            .expression_attribute_values(":pk", s(&pk))
+                            .expression_attribute_values(":prefix", s(keys::RECALLABLE_PREFIX))
+                            .projection_expression("sk")
+                            .consistent_read(true)
+                    },
+                    Some(most),
+                )
+                .await?;
+            return Ok(marks
+                .iter()
+                .filter_map(|mark| {
+                    string_attr(mark, SK)
+                        .and_then(|sk| sk.strip_prefix(keys::RECALLABLE_PREFIX))
+                        .and_then(Id::parse)
+                })
+                .take(most)
+                .collect());
+        }
         let items = self
             .query_all(
                 |query| {

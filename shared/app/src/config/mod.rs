@@ -50,9 +50,9 @@ pub struct Config {
     /// Partition keys the contacts and phone guards of a new data source are spread over
     /// (`CONTACT_SHARDS`, 1-64, default 8), so a bulk import's writes are not all one key's.
     pub contact_shards: u32,
-    /// Most contacts a data source may have for a partial `phoneNumber` filter, which reads
-    /// every contact (`PHONE_FILTER_SCAN_MOST`, default 10,000); above it only a whole number
-    /// is looked up, by its phone guard (D5).
+    /// Most contacts a data source, or entries a tenant's do-not-call list, may have for a
+    /// partial `phoneNumber` filter, which reads every one (`PHONE_FILTER_SCAN_MOST`, default
+    /// 10,000); above it only a whole number is looked up, by its guards (D5).
     pub phone_filter_scan_most: u64,
     /// Most export jobs of one tenant running at once (`TENANT_RUNNING_EXPORTS`, default 4).
     pub tenant_running_exports: u32,

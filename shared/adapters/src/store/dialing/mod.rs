@@ -104,6 +104,8 @@ enum Call {
     Record,
     /// The outcome's event in the outbox (D20).
     Event,
+    /// The contact's mark as failed or unanswered in the task, for an implicit recall (D12).
+    Recallable,
 }
 
 /// Moves of a task's diagnostic counters (D19), written by the same transaction that moves the

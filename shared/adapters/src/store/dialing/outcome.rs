@@ -6,6 +6,7 @@ use crate::store::shards::ContactShards;
 use crate::store::{from_item, n, s, Actions, ConditionFailure, Expr, Store, WriteFailure};
 use aws_sdk_dynamodb::types::AttributeValue;
 use outbound_model::call::{AfterOutcome, CallRef, CallReport};
+use outbound_model::contact::status;
 use outbound_model::error::Error;
 use outbound_model::event::Event;
 use outbound_model::task::TaskContact;
@@ -19,8 +20,9 @@ use outbound_model::call::Reason;
 impl Store {
     /// Records the outcome of a call exactly once (D7, D13): the contact's state in the task,
     /// the task's counters and calls in flight, the contact's status and call count, and the
-    /// service's calls in flight, and the outcome's event (D20), in one transaction conditioned on
-    /// that attempt being in flight.
+    /// service's calls in flight, the outcome's event (D20), and the contact's recall mark
+    /// (D12: put when the outcome is failed or no answer, deleted when a later attempt
+    /// succeeds), in one transaction conditioned on that attempt being in flight.
     #[tracing::instrument(skip_all, fields(tenant = %call.tenant, task = %call.task_id, contact = %call.contact_id, attempt = call.attempt))]
     pub async fn record_outcome(
         &self,
@@ -84,6 +86,19 @@ impl Store {
                 Call::Event,
                 &Event::call_completed(tenant, now, call, report, reason, next.done),
             )?;
+        let pk = keys::task_contacts(tenant, &call.task_id);
+        let mark = keys::recallable(&call.contact_id);
+        if matches!(report.outcome.code(), status::FAILED | status::NO_ANSWER) {
+            let item = [
+                (keys::PK.to_owned(), s(&pk)),
+                (keys::SK.to_owned(), s(mark)),
+            ]
+            .into();
+            actions = actions.put(Call::Recallable, item, None)?;
+        } else if call.attempt > 1 {
+            // An earlier attempt of this task may have left one; the first has none to delete.
+            actions = actions.delete(Call::Recallable, pk, mark, None)?;
+        }
         if with_contact {
             // Its data source gone, the contact is not found where one shard would hold it,
             // and the outcome is recorded on the task alone.
