@@ -54,19 +54,8 @@ impl TryFrom<u8> for Outcome {
 
 /// Why an attempt ended as it did (D18): recorded per attempt, counted per task, matched by
 /// retry rules. The outcome class of D13 follows from it.
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Serialize,
-    Deserialize,
-    utoipa::ToSchema,
-)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum Reason {
     /// A person answered (success).
@@ -162,19 +151,8 @@ impl Reason {
 }
 
 /// Why a contact was not called when its turn came (D18): never an attempt.
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Serialize,
-    Deserialize,
-    utoipa::ToSchema,
-)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum Skip {
     /// Its number is on the tenant's do-not-call list (D16): final.
@@ -341,7 +319,8 @@ impl CallRef {
 
 /// A retry rule of a task (D18): after an attempt that ended for `reason`, wait `delay_seconds`
 /// instead of the task's `callInterval`, and make no more attempts once `max_attempts` are made.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct RetryRule {
     /// NO_ANSWER, VOICEMAIL, BUSY, ERROR or NO_OUTCOME.

@@ -317,7 +317,8 @@ impl Contact {
 
 /// A contact as the API shows it: the fixed fields, the known ones (null when unset) and the
 /// custom ones beside them (D6).
-#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ContactView {
     pub id: Id,
@@ -334,7 +335,7 @@ pub struct ContactView {
     #[serde(flatten)]
     pub custom: std::collections::BTreeMap<String, String>,
     /// The latest outcome over all tasks: 0 not dialled, 1 success, 2 failed, 3 no answer (D7).
-    #[schema(minimum = 0, maximum = 3)]
+    #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 3))]
     pub status: u8,
     pub call_count: u32,
     pub create_time: String,

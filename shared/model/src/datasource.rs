@@ -48,7 +48,8 @@ impl DataSource {
 }
 
 /// A data source as the API shows it. Times are `yyyy-MM-dd HH:mm:ss` in the service's zone (D4).
-#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct DataSourceView {
     pub id: Id,
@@ -57,7 +58,7 @@ pub struct DataSourceView {
     pub contact_count: u64,
     /// ISO 3166-1 alpha-2: the country of its numbers written without `+`; `null` uses the
     /// tenant's (D14).
-    #[schema(example = "US")]
+    #[cfg_attr(feature = "openapi", schema(example = "US"))]
     pub default_country: Option<String>,
     pub create_time: String,
     pub update_time: String,

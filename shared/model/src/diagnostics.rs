@@ -4,7 +4,6 @@
 use super::call::{Reason, Skip};
 use super::{Id, TaskStatus, Timestamp};
 use serde::Serialize;
-use utoipa::ToSchema;
 
 /// A task's counters as stored on its item (D19).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -36,7 +35,8 @@ impl TaskCounters {
 }
 
 /// What blocks a task from dialling (D19), the first that holds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ToSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum Blocked {
     NotRunning,
@@ -98,7 +98,8 @@ pub fn blocked_by(s: &Situation) -> (Option<Blocked>, Option<Timestamp>) {
 }
 
 /// `contacts` of the diagnostics: each contact of the data source in exactly one (D19).
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ContactCounts {
     pub total: u64,
@@ -110,7 +111,8 @@ pub struct ContactCounts {
 }
 
 /// Contacts whose current state is each skip (D18).
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SkipCounts {
     #[serde(rename = "DNC")]
     pub dnc: u64,
@@ -127,7 +129,8 @@ pub struct SkipCounts {
 }
 
 /// Attempts by the reason they ended (D18).
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ReasonCounts {
     #[serde(rename = "ANSWERED")]
     pub answered: u64,
@@ -173,7 +176,8 @@ impl ReasonCounts {
 }
 
 /// `GET /api/task/{id}/diagnostics` (D19).
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct DiagnosticsView {
     pub task_id: Id,

@@ -107,7 +107,8 @@ pub fn lookup_key<'a>(phone: &'a Phone, e164: Option<&'a str>) -> &'a str {
 }
 
 /// An entry as the API shows it.
-#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct DncView {
     /// The number as listed, in normal form (D7).

@@ -50,7 +50,8 @@ pub struct ExportMessage {
 }
 
 /// Where an export job is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum ExportStatus {
     /// Queued or being built.
@@ -160,7 +161,8 @@ impl ExportJob {
 }
 
 /// `GET /api/export/{exportId}` (D8).
-#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ExportView {
     pub export_id: Id,

@@ -4,9 +4,8 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// A record id. Always a canonical 26-character ULID, so it is safe inside storage keys.
-#[derive(
-    Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, utoipa::ToSchema,
-)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(try_from = "String", into = "String")]
 pub struct Id(String);
 

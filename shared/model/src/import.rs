@@ -6,7 +6,8 @@ use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 
 /// Where an import is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum ImportStatus {
     /// A presigned upload URL was handed out; no file yet.
@@ -33,7 +34,8 @@ pub struct Import {
 }
 
 /// The import result record (D8): counts and one entry per refused row.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ImportReport {
     pub import_count: usize,
@@ -58,7 +60,8 @@ impl Import {
 }
 
 /// `GET /api/dataSource/{id}/contact/import/{importId}` (D8).
-#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ImportView {
     pub import_id: Id,
@@ -73,7 +76,8 @@ pub struct ImportView {
 }
 
 /// A refused data row, shaped as an entry of the import result's `details` (D8).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct RowFailure {
     /// Line number in the file, title row = 1. For CSV, the line a record starts on (a quoted
     /// value may span lines); for `.xlsx`, the sheet's row number. Both count from the top of the
@@ -84,7 +88,7 @@ pub struct RowFailure {
     #[serde(rename = "phoneNumber")]
     pub phone_number: String,
     /// One of the D8 reasons: [`reason`] or a field error's reason.
-    #[schema(value_type = String)]
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
     pub reason: Cow<'static, str>,
 }
 

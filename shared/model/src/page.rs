@@ -152,7 +152,8 @@ impl<T: Serialize> Page<T> {
 }
 
 /// One page of a list (D5).
-#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct PageView<T> {
     /// Every row matching the filters, not only this page's.

@@ -8,17 +8,17 @@ use super::Timestamp;
 use crate::error::Error;
 use chrono_tz::Tz;
 use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
 
 /// At most `max_calls` call attempts to one number within any `period_hours` (D17).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct FrequencyCap {
     /// 1-100.
-    #[schema(minimum = 1, maximum = 100)]
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 100))]
     pub max_calls: u32,
     /// 1-720.
-    #[schema(minimum = 1, maximum = 720)]
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 720))]
     pub period_hours: u32,
 }
 
@@ -152,11 +152,12 @@ impl TenantSettings {
 }
 
 /// `{"start":"HH:MM","end":"HH:MM"}`: calls from `start` up to, not at, `end` (D24).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, ToSchema)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct HoursView {
-    #[schema(example = "08:00")]
+    #[cfg_attr(feature = "openapi", schema(example = "08:00"))]
     pub start: String,
-    #[schema(example = "21:00")]
+    #[cfg_attr(feature = "openapi", schema(example = "21:00"))]
     pub end: String,
 }
 
@@ -170,11 +171,12 @@ impl HoursView {
 }
 
 /// The settings as the API shows them: unset fields are `null` (D14).
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct SettingsView {
     /// ISO 3166-1 alpha-2: the country of numbers written without `+`.
-    #[schema(example = "US")]
+    #[cfg_attr(feature = "openapi", schema(example = "US"))]
     pub default_country: Option<String>,
     /// A legal floor in the called party's local time that every task obeys (D15).
     pub calling_hours: Option<HoursView>,

@@ -25,6 +25,7 @@ pub enum TaskStatus {
 
 /// The schema of a status: its code, 0 DRAFT, 1 RUNNING, 2 PAUSED, 3 STOPPED, 4 COMPLETED,
 /// 5 FAILED, 6 CLOSED (D10).
+#[cfg(feature = "openapi")]
 impl utoipa::PartialSchema for TaskStatus {
     fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
         utoipa::openapi::schema::ObjectBuilder::new()
@@ -38,6 +39,7 @@ impl utoipa::PartialSchema for TaskStatus {
     }
 }
 
+#[cfg(feature = "openapi")]
 impl utoipa::ToSchema for TaskStatus {}
 
 impl TaskStatus {
@@ -237,7 +239,8 @@ impl DailyWindow {
 }
 
 /// An IANA time zone name, checked against the zone database.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(transparent)]
 pub struct ZoneName(String);
 
@@ -268,7 +271,8 @@ pub fn in_range(field: &str, value: i64, min: i64, max: i64) -> Result<i64, Erro
 }
 
 /// Where a task's daily window is read (D15).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum WindowZone {
     /// In each contact's local time; a number with several zones only while it is open in all.
@@ -649,7 +653,8 @@ impl Task {
 }
 
 /// A row of `GET /api/task/list`. Times are `yyyy-MM-dd HH:mm:ss` in the service's zone (D4).
-#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct TaskRow {
     pub id: Id,
@@ -667,7 +672,8 @@ pub struct TaskRow {
 
 /// A whole task: detail, add and update: its list row and the rest. Rates are fractions
 /// rounded to 4 places (D7).
-#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct TaskView {
     #[serde(flatten)]
@@ -698,7 +704,8 @@ pub struct TaskView {
 }
 
 /// `GET /api/task/{id}/stat` (D7).
-#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct TaskStat {
     pub task_id: Id,
