@@ -480,17 +480,20 @@ async fn resting_tasks(tasks: usize) -> Result<()> {
     }
     let clock = ManualClock::starting_now();
     let mut config = fast_settings();
+    config.max_in_flight_per_task = 10;
     config.simulated.mix.success = 0;
     config.simulated.mix.failed = 0;
     let engine = stack.engine(config, clock.clone());
     let sqs = aws_sdk_sqs::Client::new(&stack.sdk);
-    // Every contact called once, and the run that finds nothing due.
-    for _ in 0..2 {
+    // Every contact called once (the shares go to the oldest tasks first, D13), and each task's
+    // run that finds nothing due: ten minutes.
+    for _ in 0..10 {
         one_minute(&stack, &sqs, &engine).await?;
         clock.advance(Duration::from_secs(60));
     }
     stack.calls.take();
-    let (mut runs, minutes) = (0, 57);
+    // The next 40 minutes, before the first retries come due.
+    let (mut runs, minutes) = (0, 40);
     for _ in 0..minutes {
         runs += one_minute(&stack, &sqs, &engine).await?;
         clock.advance(Duration::from_secs(60));

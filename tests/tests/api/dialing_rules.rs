@@ -1608,3 +1608,40 @@ async fn a_resting_task_gets_no_run_until_due_or_a_contact_is_added() {
         "the added contact, at the next tick"
     );
 }
+
+/// D23 at more than one task: twenty resting tasks sharing the service's calls get no dial run
+/// in the hour before their contacts are due.
+#[tokio::test]
+async fn twenty_resting_tasks_get_no_run_until_due() {
+    let rig = rig(ALL_NO_ANSWER, |s| {
+        s.max_in_flight = 100;
+        s.max_in_flight_per_task = 10;
+    })
+    .await;
+    for _ in 0..20 {
+        rig.running(10, json!({"maxDialCount": 3, "callInterval": 3600}))
+            .await;
+    }
+    // The shares go to the oldest tasks first (D13): every contact is called within a few
+    // minutes, and each task rests after the run that finds nothing due.
+    let mut minutes = 0;
+    while rig.placed().len() < 200 && minutes < 10 {
+        rig.round().await;
+        rig.clock.advance(MINUTE);
+        minutes += 1;
+    }
+    assert_eq!(rig.placed().len(), 200);
+    for _ in 0..2 {
+        rig.round().await;
+        rig.clock.advance(MINUTE);
+    }
+    let mut runs = Vec::new();
+    for _ in 0..40 {
+        runs.push(rig.tick_and_dial().await.dial_jobs);
+        rig.clock.advance(MINUTE);
+    }
+    assert!(
+        runs.iter().all(|n| *n == 0),
+        "dial runs each minute: {runs:?}"
+    );
+}
