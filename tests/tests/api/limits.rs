@@ -11,6 +11,7 @@ async fn small_limits() -> TestApi {
             data_sources: 2,
             tasks: 1,
             dnc_entries: 2,
+            ..TenantLimits::default()
         }
     })
     .await
