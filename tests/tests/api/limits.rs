@@ -1,8 +1,12 @@
 //! Per-tenant limits (D26) over HTTP: data sources, tasks and do-not-call entries stop at the
-//! deployment's limit with a 409 naming it, nothing changed, and another tenant is unaffected.
+//! deployment's limit with a 409 naming it, nothing changed, and another tenant is unaffected;
+//! so do RUNNING tasks, whose places every way out of RUNNING gives back.
 
-use crate::support::{unique, TestApi};
+use crate::support::{count_status, id, tenant, unique, Answer, TestApi};
+use aws_sdk_dynamodb::types::AttributeValue;
 use outbound_model::limits::TenantLimits;
+use outbound_model::TaskStatus;
+use outbound_service::task as engine;
 use serde_json::json;
 
 async fn small_limits() -> TestApi {
@@ -102,4 +106,186 @@ async fn do_not_call_entries_stop_at_the_tenants_limit() {
     )
     .await
     .ok();
+}
+
+const RUNNING_FULL: &str =
+    "tenant limit reached: at most 1 RUNNING tasks (TENANT_MAX_RUNNING_TASKS); pause or stop one first";
+
+/// The tenant's count of RUNNING tasks holding a place, as stored (`None`: never counted).
+async fn running_count(api: &TestApi, tenant: &str) -> Option<i64> {
+    let item = api
+        .dynamodb()
+        .get_item()
+        .table_name(&api.resources.table)
+        .key("pk", AttributeValue::S(format!("T#{tenant}")))
+        .key("sk", AttributeValue::S("COUNTS".into()))
+        .consistent_read(true)
+        .send()
+        .await
+        .unwrap()
+        .item?;
+    item.get("running_tasks")
+        .map(|count| count.as_n().unwrap().parse().unwrap())
+}
+
+async fn act(api: &TestApi, action: &str, task: &str) -> Answer {
+    api.post("acme", &format!("/api/task/{action}"), json!({"id": task}))
+        .await
+}
+
+/// D26: a publish, resume or recall that would run more tasks than the tenant may is 409 naming
+/// the limit, and changes nothing; pause, stop, completion and failure each give the place back.
+#[tokio::test]
+async fn running_tasks_stop_at_the_tenants_limit_and_every_way_out_gives_the_place_back() {
+    let api = TestApi::start_with(|config| config.tenant_limits.running_tasks = 1).await;
+    let (source, contacts) = api.source_with_contacts("acme", 2).await;
+    let first = api.task("acme", &unique("Task"), &source, json!({})).await;
+    let second = api.task("acme", &unique("Task"), &source, json!({})).await;
+    act(&api, "publish", &first).await.ok();
+    assert_eq!(running_count(&api, "acme").await, Some(1));
+
+    let before = api.snapshot().await;
+    act(&api, "publish", &second).await.err(409, RUNNING_FULL);
+    assert_eq!(api.snapshot().await, before, "nothing changed");
+    // Another tenant runs its own.
+    let (theirs, _) = api.source_with_contacts("other", 1).await;
+    let their_task = api.task("other", &unique("Task"), &theirs, json!({})).await;
+    api.post("other", "/api/task/publish", json!({"id": their_task}))
+        .await
+        .ok();
+
+    // A pause gives the place back; a second pause is refused and gives back nothing.
+    act(&api, "pause", &first).await.ok();
+    act(&api, "pause", &first)
+        .await
+        .err(405, "cannot pause a task in state PAUSED");
+    assert_eq!(running_count(&api, "acme").await, Some(0));
+    act(&api, "publish", &second).await.ok();
+    let before = api.snapshot().await;
+    act(&api, "resume", &first).await.err(409, RUNNING_FULL);
+    assert_eq!(api.snapshot().await, before, "nothing changed");
+    assert_eq!(
+        api.stored_task("acme", &first).await.status,
+        TaskStatus::Paused
+    );
+    // A stop does too.
+    act(&api, "stop", &second).await.ok();
+    act(&api, "resume", &first).await.ok();
+    assert_eq!(running_count(&api, "acme").await, Some(1));
+
+    // So does the dialing engine's completion; a recall that runs the task again takes one.
+    engine::complete(&api.store, &tenant("acme"), &id(&first))
+        .await
+        .unwrap();
+    assert_eq!(running_count(&api, "acme").await, Some(0));
+    let third = api.task("acme", &unique("Task"), &source, json!({})).await;
+    act(&api, "publish", &third).await.ok();
+    let recall = format!("/api/task/{first}/recall");
+    let before = api.snapshot().await;
+    api.post("acme", &recall, json!({"contactIds": contacts}))
+        .await
+        .err(409, RUNNING_FULL);
+    assert_eq!(api.snapshot().await, before, "nothing changed");
+    assert_eq!(
+        api.stored_task("acme", &first).await.status,
+        TaskStatus::Completed
+    );
+    act(&api, "stop", &third).await.ok();
+    let recalled = api
+        .post("acme", &recall, json!({"contactIds": contacts}))
+        .await;
+    assert_eq!(recalled.ok()["recallCount"], 2);
+    assert_eq!(
+        api.stored_task("acme", &first).await.status,
+        TaskStatus::Running
+    );
+    assert_eq!(running_count(&api, "acme").await, Some(1));
+
+    // And the engine's failure of the task.
+    engine::fail(
+        &api.store,
+        &tenant("acme"),
+        &id(&first),
+        "carrier refused".into(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(running_count(&api, "acme").await, Some(0));
+    assert_eq!(running_count(&api, "other").await, Some(1));
+}
+
+/// D26: of concurrent publishes past the limit exactly the limit's number run; the count is
+/// moved in the same transaction as each status, so it never passes the limit.
+#[tokio::test]
+async fn concurrent_publishes_run_no_more_tasks_than_the_limit() {
+    let api = TestApi::start_with(|config| config.tenant_limits.running_tasks = 2).await;
+    let (source, _) = api.source_with_contacts("acme", 1).await;
+    let mut tasks = Vec::new();
+    for _ in 0..5 {
+        tasks.push(api.task("acme", &unique("Task"), &source, json!({})).await);
+    }
+    let answers: Vec<Answer> =
+        futures::future::join_all(tasks.iter().map(|task| act(&api, "publish", task))).await;
+    assert_eq!(count_status(&answers, 200), 2, "{answers:?}");
+    assert_eq!(count_status(&answers, 409), 3, "{answers:?}");
+    for refused in answers
+        .iter()
+        .filter(|answer| answer.status.as_u16() == 409)
+    {
+        refused.err(
+            409,
+            "tenant limit reached: at most 2 RUNNING tasks (TENANT_MAX_RUNNING_TASKS); pause or stop one first",
+        );
+    }
+    let mut running = 0;
+    for task in &tasks {
+        running += usize::from(api.stored_task("acme", task).await.status == TaskStatus::Running);
+    }
+    assert_eq!(running, 2);
+    assert_eq!(running_count(&api, "acme").await, Some(2));
+}
+
+/// A task RUNNING from before places were counted holds none: leaving RUNNING gives none back
+/// (the count never goes below what runs), and running again takes one like any other.
+#[tokio::test]
+async fn a_task_running_before_places_were_counted_gives_none_back() {
+    let api = TestApi::start().await;
+    let (source, _) = api.source_with_contacts("acme", 1).await;
+    let task = api.task("acme", &unique("Task"), &source, json!({})).await;
+    act(&api, "publish", &task).await.ok();
+    // As such a task is stored: no mark, and a count that does not include it.
+    let key = |sk: String| {
+        [
+            ("pk".to_owned(), AttributeValue::S("T#acme".into())),
+            ("sk".to_owned(), AttributeValue::S(sk)),
+        ]
+        .into()
+    };
+    api.dynamodb()
+        .update_item()
+        .table_name(&api.resources.table)
+        .set_key(Some(key(format!("TASK#{task}"))))
+        .update_expression("REMOVE run_place")
+        .send()
+        .await
+        .unwrap();
+    api.dynamodb()
+        .update_item()
+        .table_name(&api.resources.table)
+        .set_key(Some(key("COUNTS".into())))
+        .update_expression("REMOVE running_tasks")
+        .send()
+        .await
+        .unwrap();
+
+    act(&api, "pause", &task).await.ok();
+    assert_eq!(
+        running_count(&api, "acme").await,
+        None,
+        "nothing given back"
+    );
+    act(&api, "resume", &task).await.ok();
+    assert_eq!(running_count(&api, "acme").await, Some(1));
+    act(&api, "stop", &task).await.ok();
+    assert_eq!(running_count(&api, "acme").await, Some(0));
 }
