@@ -2054,8 +2054,9 @@ export interface operations {
                 };
             };
             /**
-             * @description A name or phone number already exists, the record is in use, a concurrent change won, or
-             *     the tenant already runs as many imports or export jobs as it may.
+             * @description A name or phone number already exists, the record is in use, a concurrent change won, the
+             *     tenant already runs as many imports or export jobs as it may, or one of its limits is
+             *     reached (D26: records held, RUNNING tasks, direct exports at once); the message names it.
              */
             409: {
                 headers: {
@@ -2158,8 +2159,9 @@ export interface operations {
                 };
             };
             /**
-             * @description A name or phone number already exists, the record is in use, a concurrent change won, or
-             *     the tenant already runs as many imports or export jobs as it may.
+             * @description A name or phone number already exists, the record is in use, a concurrent change won, the
+             *     tenant already runs as many imports or export jobs as it may, or one of its limits is
+             *     reached (D26: records held, RUNNING tasks, direct exports at once); the message names it.
              */
             409: {
                 headers: {
@@ -2262,8 +2264,9 @@ export interface operations {
                 };
             };
             /**
-             * @description A name or phone number already exists, the record is in use, a concurrent change won, or
-             *     the tenant already runs as many imports or export jobs as it may.
+             * @description A name or phone number already exists, the record is in use, a concurrent change won, the
+             *     tenant already runs as many imports or export jobs as it may, or one of its limits is
+             *     reached (D26: records held, RUNNING tasks, direct exports at once); the message names it.
              */
             409: {
                 headers: {
@@ -2467,8 +2470,9 @@ export interface operations {
                 };
             };
             /**
-             * @description A name or phone number already exists, the record is in use, a concurrent change won, or
-             *     the tenant already runs as many imports or export jobs as it may.
+             * @description A name or phone number already exists, the record is in use, a concurrent change won, the
+             *     tenant already runs as many imports or export jobs as it may, or one of its limits is
+             *     reached (D26: records held, RUNNING tasks, direct exports at once); the message names it.
              */
             409: {
                 headers: {
@@ -2574,8 +2578,9 @@ export interface operations {
                 };
             };
             /**
-             * @description A name or phone number already exists, the record is in use, a concurrent change won, or
-             *     the tenant already runs as many imports or export jobs as it may.
+             * @description A name or phone number already exists, the record is in use, a concurrent change won, the
+             *     tenant already runs as many imports or export jobs as it may, or one of its limits is
+             *     reached (D26: records held, RUNNING tasks, direct exports at once); the message names it.
              */
             409: {
                 headers: {
@@ -2776,8 +2781,9 @@ export interface operations {
                 };
             };
             /**
-             * @description A name or phone number already exists, the record is in use, a concurrent change won, or
-             *     the tenant already runs as many imports or export jobs as it may.
+             * @description A name or phone number already exists, the record is in use, a concurrent change won, the
+             *     tenant already runs as many imports or export jobs as it may, or one of its limits is
+             *     reached (D26: records held, RUNNING tasks, direct exports at once); the message names it.
              */
             409: {
                 headers: {
@@ -2892,8 +2898,9 @@ export interface operations {
                 };
             };
             /**
-             * @description A name or phone number already exists, the record is in use, a concurrent change won, or
-             *     the tenant already runs as many imports or export jobs as it may.
+             * @description A name or phone number already exists, the record is in use, a concurrent change won, the
+             *     tenant already runs as many imports or export jobs as it may, or one of its limits is
+             *     reached (D26: records held, RUNNING tasks, direct exports at once); the message names it.
              */
             409: {
                 headers: {
@@ -3100,6 +3107,19 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
+            /**
+             * @description A name or phone number already exists, the record is in use, a concurrent change won, the
+             *     tenant already runs as many imports or export jobs as it may, or one of its limits is
+             *     reached (D26: records held, RUNNING tasks, direct exports at once); the message names it.
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
             /** @description The body or file is larger than allowed; the message names the way that takes it. */
             413: {
                 headers: {
@@ -3196,8 +3216,9 @@ export interface operations {
                 };
             };
             /**
-             * @description A name or phone number already exists, the record is in use, a concurrent change won, or
-             *     the tenant already runs as many imports or export jobs as it may.
+             * @description A name or phone number already exists, the record is in use, a concurrent change won, the
+             *     tenant already runs as many imports or export jobs as it may, or one of its limits is
+             *     reached (D26: records held, RUNNING tasks, direct exports at once); the message names it.
              */
             409: {
                 headers: {
@@ -3466,8 +3487,9 @@ export interface operations {
                 };
             };
             /**
-             * @description A name or phone number already exists, the record is in use, a concurrent change won, or
-             *     the tenant already runs as many imports or export jobs as it may.
+             * @description A name or phone number already exists, the record is in use, a concurrent change won, the
+             *     tenant already runs as many imports or export jobs as it may, or one of its limits is
+             *     reached (D26: records held, RUNNING tasks, direct exports at once); the message names it.
              */
             409: {
                 headers: {
@@ -3579,8 +3601,9 @@ export interface operations {
                 };
             };
             /**
-             * @description A name or phone number already exists, the record is in use, a concurrent change won, or
-             *     the tenant already runs as many imports or export jobs as it may.
+             * @description A name or phone number already exists, the record is in use, a concurrent change won, the
+             *     tenant already runs as many imports or export jobs as it may, or one of its limits is
+             *     reached (D26: records held, RUNNING tasks, direct exports at once); the message names it.
              */
             409: {
                 headers: {
@@ -3692,8 +3715,9 @@ export interface operations {
                 };
             };
             /**
-             * @description A name or phone number already exists, the record is in use, a concurrent change won, or
-             *     the tenant already runs as many imports or export jobs as it may.
+             * @description A name or phone number already exists, the record is in use, a concurrent change won, the
+             *     tenant already runs as many imports or export jobs as it may, or one of its limits is
+             *     reached (D26: records held, RUNNING tasks, direct exports at once); the message names it.
              */
             409: {
                 headers: {
@@ -3898,6 +3922,19 @@ export interface operations {
             };
             /** @description The operation is not allowed in the task's state (D10). */
             405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /**
+             * @description A name or phone number already exists, the record is in use, a concurrent change won, the
+             *     tenant already runs as many imports or export jobs as it may, or one of its limits is
+             *     reached (D26: records held, RUNNING tasks, direct exports at once); the message names it.
+             */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4209,8 +4246,9 @@ export interface operations {
                 };
             };
             /**
-             * @description A name or phone number already exists, the record is in use, a concurrent change won, or
-             *     the tenant already runs as many imports or export jobs as it may.
+             * @description A name or phone number already exists, the record is in use, a concurrent change won, the
+             *     tenant already runs as many imports or export jobs as it may, or one of its limits is
+             *     reached (D26: records held, RUNNING tasks, direct exports at once); the message names it.
              */
             409: {
                 headers: {
@@ -4325,8 +4363,9 @@ export interface operations {
                 };
             };
             /**
-             * @description A name or phone number already exists, the record is in use, a concurrent change won, or
-             *     the tenant already runs as many imports or export jobs as it may.
+             * @description A name or phone number already exists, the record is in use, a concurrent change won, the
+             *     tenant already runs as many imports or export jobs as it may, or one of its limits is
+             *     reached (D26: records held, RUNNING tasks, direct exports at once); the message names it.
              */
             409: {
                 headers: {
@@ -4606,6 +4645,19 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
+            /**
+             * @description A name or phone number already exists, the record is in use, a concurrent change won, the
+             *     tenant already runs as many imports or export jobs as it may, or one of its limits is
+             *     reached (D26: records held, RUNNING tasks, direct exports at once); the message names it.
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
             /** @description The body or file is larger than allowed; the message names the way that takes it. */
             413: {
                 headers: {
@@ -4702,8 +4754,9 @@ export interface operations {
                 };
             };
             /**
-             * @description A name or phone number already exists, the record is in use, a concurrent change won, or
-             *     the tenant already runs as many imports or export jobs as it may.
+             * @description A name or phone number already exists, the record is in use, a concurrent change won, the
+             *     tenant already runs as many imports or export jobs as it may, or one of its limits is
+             *     reached (D26: records held, RUNNING tasks, direct exports at once); the message names it.
              */
             409: {
                 headers: {
@@ -5032,8 +5085,9 @@ export interface operations {
                 };
             };
             /**
-             * @description A name or phone number already exists, the record is in use, a concurrent change won, or
-             *     the tenant already runs as many imports or export jobs as it may.
+             * @description A name or phone number already exists, the record is in use, a concurrent change won, the
+             *     tenant already runs as many imports or export jobs as it may, or one of its limits is
+             *     reached (D26: records held, RUNNING tasks, direct exports at once); the message names it.
              */
             409: {
                 headers: {
@@ -5293,6 +5347,19 @@ export interface operations {
             };
             /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /**
+             * @description A name or phone number already exists, the record is in use, a concurrent change won, the
+             *     tenant already runs as many imports or export jobs as it may, or one of its limits is
+             *     reached (D26: records held, RUNNING tasks, direct exports at once); the message names it.
+             */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -88,8 +88,9 @@ pub struct NotFound(Refusal);
 #[allow(dead_code)]
 pub struct NotAllowed(Refusal);
 
-/// A name or phone number already exists, the record is in use, a concurrent change won, or
-/// the tenant already runs as many imports or export jobs as it may.
+/// A name or phone number already exists, the record is in use, a concurrent change won, the
+/// tenant already runs as many imports or export jobs as it may, or one of its limits is
+/// reached (D26: records held, RUNNING tasks, direct exports at once); the message names it.
 #[derive(IntoResponses)]
 #[response(status = 409)]
 #[allow(dead_code)]

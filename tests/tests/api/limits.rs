@@ -1,11 +1,12 @@
 //! Per-tenant limits (D26) over HTTP: data sources, tasks and do-not-call entries stop at the
 //! deployment's limit with a 409 naming it, nothing changed, and another tenant is unaffected;
-//! so do RUNNING tasks, whose places every way out of RUNNING gives back.
+//! so do RUNNING tasks, whose places every way out of RUNNING gives back, and direct exports
+//! and do-not-call imports, each holding one of its tenant's slots while it runs.
 
 use crate::support::{count_status, id, tenant, unique, Answer, TestApi};
 use aws_sdk_dynamodb::types::AttributeValue;
 use outbound_model::limits::TenantLimits;
-use outbound_model::TaskStatus;
+use outbound_model::{TaskStatus, Timestamp};
 use outbound_service::task as engine;
 use serde_json::json;
 
@@ -288,4 +289,141 @@ async fn a_task_running_before_places_were_counted_gives_none_back() {
     assert_eq!(running_count(&api, "acme").await, Some(1));
     act(&api, "stop", &task).await.ok();
     assert_eq!(running_count(&api, "acme").await, Some(0));
+}
+
+/// A slot of `tenant`'s (`JOBSLOT#{kind}#000`) held by another request until `held_until`
+/// (epoch milliseconds): one running in another function instance, or one that died.
+async fn hold_slot(api: &TestApi, tenant: &str, kind: &str, held_until: i64) {
+    let item = [
+        ("pk", AttributeValue::S(format!("T#{tenant}"))),
+        ("sk", AttributeValue::S(format!("JOBSLOT#{kind}#000"))),
+        (
+            "job_id",
+            AttributeValue::S(outbound_model::Id::new().to_string()),
+        ),
+        ("held_until", AttributeValue::N(held_until.to_string())),
+    ]
+    .into_iter()
+    .map(|(name, value)| (name.to_owned(), value))
+    .collect();
+    api.put_directly(vec![item]).await;
+}
+
+/// The tenant-partition slot items of `kind` left in the table.
+async fn slots_left(api: &TestApi, tenant: &str, kind: &str) -> usize {
+    let prefix = format!("JOBSLOT#{kind}#");
+    api.snapshot()
+        .await
+        .keys()
+        .filter(|(pk, sk)| *pk == format!("T#{tenant}") && sk.starts_with(&prefix))
+        .count()
+}
+
+/// D26: a direct export holds one of its tenant's slots while it is built and gives it back
+/// after; with every slot held it is 409 naming the limit, nothing changed; a slot whose holder
+/// died lapses. Another tenant has slots of its own.
+#[tokio::test]
+async fn direct_exports_hold_one_of_the_tenants_slots_while_they_run() {
+    let api = TestApi::start_with(|config| config.tenant_limits.direct_exports = 1).await;
+    let (source, _) = api.source_with_contacts("acme", 1).await;
+    let task = api.task("acme", &unique("Task"), &source, json!({})).await;
+    let export = format!("/api/dataSource/{source}/contact/batchExport?format=csv");
+    let task_export = format!("/api/task/{task}/export?format=csv");
+    let full =
+        "tenant limit reached: at most 1 direct exports at once (TENANT_MAX_DIRECT_EXPORTS); \
+                try again when one has finished";
+
+    let (status, _, _) = api.download("acme", &export).await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        slots_left(&api, "acme", "DIRECT_EXPORT").await,
+        0,
+        "given back"
+    );
+
+    // Another request holds the only slot.
+    hold_slot(&api, "acme", "DIRECT_EXPORT", Timestamp::now().0 + 60_000).await;
+    let before = (api.snapshot().await, api.object_keys().await);
+    api.get("acme", &export).await.err(409, full);
+    api.get("acme", &task_export).await.err(409, full);
+    assert_eq!(
+        (api.snapshot().await, api.object_keys().await),
+        before,
+        "nothing changed, no file written"
+    );
+    let (theirs, _) = api.source_with_contacts("other", 1).await;
+    let (status, _, _) = api
+        .download(
+            "other",
+            &format!("/api/dataSource/{theirs}/contact/batchExport?format=csv"),
+        )
+        .await;
+    assert_eq!(status, 200, "another tenant's exports are not held back");
+
+    // Its holder died: the slot lapsed, and the next export takes it and gives it back.
+    hold_slot(&api, "acme", "DIRECT_EXPORT", Timestamp::now().0 - 1).await;
+    let (status, _, body) = api.download("acme", &task_export).await;
+    assert_eq!(status, 200);
+    assert!(String::from_utf8_lossy(&body).contains("phoneNumber"));
+    assert_eq!(
+        slots_left(&api, "acme", "DIRECT_EXPORT").await,
+        0,
+        "given back"
+    );
+}
+
+/// A slot taken within a request lapses two minutes after it was taken, not an hour: only a
+/// function that died leaves it held, and not for long.
+#[tokio::test]
+async fn a_slot_taken_within_a_request_lapses_within_minutes() {
+    use outbound_adapters::store::slots::{JobKind, REQUEST_SLOT_LEASE_MILLIS};
+    let api = TestApi::start().await;
+    let holder = outbound_model::Id::new();
+    let now = Timestamp::now();
+    let slot = api
+        .store
+        .take_request_slot(&tenant("acme"), JobKind::DirectExport, &holder, 4, now)
+        .await
+        .unwrap();
+    assert_eq!(slot, 0);
+    let stored = api.snapshot().await;
+    let item = &stored[&("T#acme".to_owned(), "JOBSLOT#DIRECT_EXPORT#000".to_owned())];
+    assert_eq!(item["job_id"].as_s().unwrap(), holder.as_str());
+    assert_eq!(
+        item["held_until"].as_n().unwrap(),
+        &(now.0 + REQUEST_SLOT_LEASE_MILLIS).to_string()
+    );
+    assert_eq!(REQUEST_SLOT_LEASE_MILLIS, 120_000);
+}
+
+/// D26: a do-not-call import holds one of the tenant's import slots (`TENANT_RUNNING_IMPORTS`)
+/// while it lists its rows and gives it back after; with every one held it is 409 and nothing
+/// is listed.
+#[tokio::test]
+async fn do_not_call_imports_hold_an_import_slot() {
+    let api = TestApi::start_with(|config| config.tenant_running_imports = 1).await;
+    let import = |csv: &'static str| {
+        let part = reqwest::multipart::Part::bytes(csv.as_bytes().to_vec()).file_name("dnc.csv");
+        let form = reqwest::multipart::Form::new().part("file", part);
+        api.send(
+            api.request("acme", reqwest::Method::POST, "/api/dnc/batchImport")
+                .multipart(form),
+        )
+    };
+    hold_slot(&api, "acme", "IMPORT", Timestamp::now().0 + 60_000).await;
+    let before = api.snapshot().await;
+    import("phoneNumber\n+12125550101\n").await.err(
+        409,
+        "this tenant already has 1 imports running, the most it may; try again when one has finished",
+    );
+    assert_eq!(api.snapshot().await, before, "nothing listed");
+
+    hold_slot(&api, "acme", "IMPORT", Timestamp::now().0 - 1).await;
+    let answer = import("phoneNumber\n+12125550101\n").await;
+    assert_eq!(
+        answer.ok(),
+        &json!({"importCount": 1, "successCount": 1, "failCount": 0, "details": []})
+    );
+    assert_eq!(slots_left(&api, "acme", "IMPORT").await, 0, "given back");
+    assert_eq!(api.get("acme", "/api/dnc/list").await.ok()["total"], 1);
 }
