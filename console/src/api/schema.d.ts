@@ -1897,6 +1897,20 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
             /** @description An internal failure; the cause is logged under the request's `x-request-id`. */
             500: {
                 headers: {
@@ -1973,6 +1987,20 @@ export interface operations {
             /** @description No such record for this tenant: another tenant's record answers the same (D3). */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2069,6 +2097,20 @@ export interface operations {
             /** @description The body or file is larger than allowed; the message names the way that takes it. */
             413: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2180,6 +2222,20 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
             /** @description An internal failure; the cause is logged under the request's `x-request-id`. */
             500: {
                 headers: {
@@ -2285,6 +2341,20 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
             /** @description An internal failure; the cause is logged under the request's `x-request-id`. */
             500: {
                 headers: {
@@ -2377,6 +2447,20 @@ export interface operations {
             /** @description No such record for this tenant: another tenant's record answers the same (D3). */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2491,6 +2575,20 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
             /** @description An internal failure; the cause is logged under the request's `x-request-id`. */
             500: {
                 headers: {
@@ -2599,6 +2697,20 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
             /** @description An internal failure; the cause is logged under the request's `x-request-id`. */
             500: {
                 headers: {
@@ -2688,6 +2800,20 @@ export interface operations {
             /** @description The body or file is larger than allowed; the message names the way that takes it. */
             413: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2811,6 +2937,20 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
             /** @description An internal failure; the cause is logged under the request's `x-request-id`. */
             500: {
                 headers: {
@@ -2928,6 +3068,20 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
             /** @description An internal failure; the cause is logged under the request's `x-request-id`. */
             500: {
                 headers: {
@@ -3006,6 +3160,20 @@ export interface operations {
             /** @description No such record for this tenant: another tenant's record answers the same (D3). */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3129,6 +3297,20 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
             /** @description An internal failure; the cause is logged under the request's `x-request-id`. */
             500: {
                 headers: {
@@ -3237,6 +3419,20 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
             /** @description An internal failure; the cause is logged under the request's `x-request-id`. */
             500: {
                 headers: {
@@ -3321,6 +3517,20 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
             /** @description An internal failure; the cause is logged under the request's `x-request-id`. */
             500: {
                 headers: {
@@ -3397,6 +3607,20 @@ export interface operations {
             /** @description No such record for this tenant: another tenant's record answers the same (D3). */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3502,6 +3726,20 @@ export interface operations {
             /** @description The body or file is larger than allowed; the message names the way that takes it. */
             413: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3622,6 +3860,20 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
             /** @description An internal failure; the cause is logged under the request's `x-request-id`. */
             500: {
                 headers: {
@@ -3736,6 +3988,20 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
             /** @description An internal failure; the cause is logged under the request's `x-request-id`. */
             500: {
                 headers: {
@@ -3831,6 +4097,20 @@ export interface operations {
             /** @description The body or file is larger than allowed; the message names the way that takes it. */
             413: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3951,6 +4231,20 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
             /** @description An internal failure; the cause is logged under the request's `x-request-id`. */
             500: {
                 headers: {
@@ -4052,6 +4346,20 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
             /** @description An internal failure; the cause is logged under the request's `x-request-id`. */
             500: {
                 headers: {
@@ -4147,6 +4455,20 @@ export interface operations {
             /** @description The body or file is larger than allowed; the message names the way that takes it. */
             413: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4261,6 +4583,20 @@ export interface operations {
             /** @description The body or file is larger than allowed; the message names the way that takes it. */
             413: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4384,6 +4720,20 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
             /** @description An internal failure; the cause is logged under the request's `x-request-id`. */
             500: {
                 headers: {
@@ -4466,6 +4816,20 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
             /** @description An internal failure; the cause is logged under the request's `x-request-id`. */
             500: {
                 headers: {
@@ -4542,6 +4906,20 @@ export interface operations {
             /** @description No such record for this tenant: another tenant's record answers the same (D3). */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4667,6 +5045,20 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
             /** @description An internal failure; the cause is logged under the request's `x-request-id`. */
             500: {
                 headers: {
@@ -4775,6 +5167,20 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
             /** @description An internal failure; the cause is logged under the request's `x-request-id`. */
             500: {
                 headers: {
@@ -4857,6 +5263,20 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
             /** @description An internal failure; the cause is logged under the request's `x-request-id`. */
             500: {
                 headers: {
@@ -4921,6 +5341,20 @@ export interface operations {
             /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5004,6 +5438,20 @@ export interface operations {
             /** @description The body or file is larger than allowed; the message names the way that takes it. */
             413: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5106,6 +5554,20 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
             /** @description An internal failure; the cause is logged under the request's `x-request-id`. */
             500: {
                 headers: {
@@ -5198,6 +5660,20 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
             /** @description An internal failure; the cause is logged under the request's `x-request-id`. */
             500: {
                 headers: {
@@ -5274,6 +5750,20 @@ export interface operations {
             /** @description A valid token without a tenant (D3), or without the route's scope (D25). */
             403: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5379,6 +5869,20 @@ export interface operations {
             /** @description The file is of a type the service does not read (CSV and `.xlsx` only). */
             415: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {

@@ -67,6 +67,10 @@ pub enum Refused {
     /// A valid token without a tenant (D3), or without the route's scope (D25).
     #[response(status = 403)]
     Forbidden(Refusal),
+    /// The tenant sent requests faster than its rate (D26); nothing was done, send the same
+    /// request again after `Retry-After` seconds.
+    #[response(status = 429, headers(("Retry-After" = u32, description = "seconds to wait")))]
+    TooManyRequests(Refusal),
     /// A dependency is busy; nothing changed, send the same request again after `Retry-After`
     /// seconds (D1).
     #[response(status = 503, headers(("Retry-After" = u32, description = "seconds to wait")))]

@@ -325,7 +325,9 @@ impl TestApi {
         aws_sdk_dynamodb::Client::new(&self.sdk)
     }
 
-    /// Every item of the table by (pk, sk): two equal snapshots prove nothing was written.
+    /// Every item of the table by (pk, sk): two equal snapshots prove nothing was written. The
+    /// tenants' request-rate items (D26) are left out: every request moves its tenant's, the
+    /// refused ones included, and they hold no record of the service.
     pub async fn snapshot(&self) -> BTreeMap<(String, String), Item> {
         let items = self
             .dynamodb()
@@ -341,6 +343,7 @@ impl TestApi {
         items
             .into_iter()
             .map(|item| ((key(&item, keys::PK), key(&item, keys::SK)), item))
+            .filter(|((pk, sk), _)| !(pk.ends_with("#RATE") && sk == "RATE"))
             .collect()
     }
 
