@@ -106,3 +106,149 @@ async fn a_limiter_that_cannot_reach_its_table_lets_requests_through() {
         5
     );
 }
+
+/// Microseconds since the epoch, as the limiter reads the time.
+fn now_micros() -> i64 {
+    let since = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap();
+    since.as_micros() as i64
+}
+
+/// Mean, median and 95th percentile of `samples` in milliseconds.
+fn summary(mut samples: Vec<f64>) -> String {
+    samples.sort_by(f64::total_cmp);
+    let mean = samples.iter().sum::<f64>() / samples.len() as f64;
+    let at = |q: f64| samples[((samples.len() - 1) as f64 * q).round() as usize];
+    format!(
+        "mean {mean:.2} ms, median {:.2} ms, p95 {:.2} ms",
+        at(0.5),
+        at(0.95)
+    )
+}
+
+/// What the limiter costs on the local stack (docs/scaling.md): the conditional writes one
+/// request makes, and the time it adds to a request, measured over 200 requests through the
+/// same routes with and without its layer. A measurement, not a check: run it with
+/// `cargo test -p outbound-local --test api -- --ignored --nocapture measure_the_limiter`.
+#[tokio::test]
+#[ignore]
+async fn measure_the_limiters_cost_and_latency() {
+    use outbound_adapters::store::rate::{Admission, RequestLimiter};
+    const REQUESTS: usize = 200;
+    let unlimited = RequestRate {
+        per_second: 1_000_000,
+        burst: 1_000_000,
+    };
+    let api = TestApi::start_with(|config| config.tenant_limits.requests = unlimited).await;
+    let acme = crate::support::tenant("acme");
+
+    // Writes a request: the limiter over the stack's counted client, at the default rate.
+    let limiter = RequestLimiter::over(api.store.clone(), RequestRate::default());
+    api.calls.take();
+    for _ in 0..REQUESTS {
+        let admitted = limiter.admit(&acme, now_micros()).await.unwrap();
+        assert_eq!(admitted, Admission::Admitted);
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    println!(
+        "within the rate (40/s, one instance): {} writes for {REQUESTS} requests",
+        api.calls.take(),
+    );
+    let (mut passed, mut refused) = (0, 0);
+    let globex = crate::support::tenant("globex");
+    for _ in 0..REQUESTS {
+        match limiter.admit(&globex, now_micros()).await.unwrap() {
+            Admission::Admitted => passed += 1,
+            Admission::Refused { .. } => refused += 1,
+        }
+    }
+    println!(
+        "back to back (one instance): {passed} admitted, {refused} refused, {} writes",
+        api.calls.take()
+    );
+    let instances = [
+        RequestLimiter::over(api.store.clone(), RequestRate::default()),
+        RequestLimiter::over(api.store.clone(), RequestRate::default()),
+    ];
+    let initech = crate::support::tenant("initech");
+    for n in 0..REQUESTS {
+        instances[n % 2]
+            .admit(&initech, now_micros())
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(if n % 4 < 2 { 5 } else { 45 })).await;
+    }
+    println!(
+        "two instances taking turns, at times busy and idle: {} writes for {REQUESTS} requests",
+        api.calls.take()
+    );
+    let item = api
+        .snapshot_with_rate()
+        .await
+        .into_iter()
+        .find(|((pk, _), _)| pk == "T#acme#RATE")
+        .map(|(_, item)| item)
+        .unwrap();
+    let size: usize = item
+        .iter()
+        .map(|(name, value)| {
+            name.len()
+                + match value {
+                    aws_sdk_dynamodb::types::AttributeValue::S(text) => text.len(),
+                    aws_sdk_dynamodb::types::AttributeValue::N(number) => number.len() / 2 + 1,
+                    _ => 0,
+                }
+        })
+        .sum();
+    println!("the rate item: {size} bytes (a write of it is 1 WCU)");
+
+    // The time it adds: the same routes with and without its layer, taking turns.
+    let app = api.app.clone();
+    let bare = || {
+        outbound_api::all_routes()
+            .split_for_parts()
+            .0
+            .with_state(outbound_api::ApiState(app.clone()))
+    };
+    let limited = outbound_api::all_routes()
+        .split_for_parts()
+        .0
+        .layer(axum::middleware::from_fn_with_state(
+            app.clone(),
+            outbound_api::rate::limit,
+        ))
+        .with_state(outbound_api::ApiState(app.clone()));
+    let serve = |router: axum::Router| async move {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(async move { axum::serve(listener, router).await });
+        base
+    };
+    let (without, with) = (serve(bare()).await, serve(limited).await);
+    let token = api.token("acme");
+    let mut times = [Vec::new(), Vec::new()];
+    for n in 0..2 * REQUESTS + 20 {
+        let base = [&without, &with][n % 2];
+        let started = std::time::Instant::now();
+        let response = api
+            .http
+            .get(format!("{base}/api/dataSource/list"))
+            .bearer_auth(&token)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200);
+        response.bytes().await.unwrap();
+        // The first ten of each warm the connections.
+        if n >= 20 {
+            times[n % 2].push(started.elapsed().as_secs_f64() * 1000.0);
+        }
+    }
+    let [without, with] = times;
+    println!(
+        "GET /api/dataSource/list, {REQUESTS} each, taking turns: without the limiter {}; with it {}",
+        summary(without),
+        summary(with)
+    );
+}

@@ -329,6 +329,13 @@ impl TestApi {
     /// tenants' request-rate items (D26) are left out: every request moves its tenant's, the
     /// refused ones included, and they hold no record of the service.
     pub async fn snapshot(&self) -> BTreeMap<(String, String), Item> {
+        let mut items = self.snapshot_with_rate().await;
+        items.retain(|(pk, sk), _| !(pk.ends_with("#RATE") && sk == "RATE"));
+        items
+    }
+
+    /// Every item of the table by (pk, sk), the request-rate items included.
+    pub async fn snapshot_with_rate(&self) -> BTreeMap<(String, String), Item> {
         let items = self
             .dynamodb()
             .scan()
@@ -343,7 +350,6 @@ impl TestApi {
         items
             .into_iter()
             .map(|item| ((key(&item, keys::PK), key(&item, keys::SK)), item))
-            .filter(|((pk, sk), _)| !(pk.ends_with("#RATE") && sk == "RATE"))
             .collect()
     }
 

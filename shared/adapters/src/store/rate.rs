@@ -87,6 +87,15 @@ impl RequestLimiter {
         }
     }
 
+    /// A limiter of `rate` over `store`'s client and table (the measurements count its calls).
+    pub fn over(store: Store, rate: RequestRate) -> Self {
+        RequestLimiter {
+            store: Lazy::new(move || store.clone()),
+            rate,
+            seen: Default::default(),
+        }
+    }
+
     pub fn rate(&self) -> RequestRate {
         self.rate
     }
