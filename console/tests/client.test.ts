@@ -120,6 +120,19 @@ describe('503 retry', () => {
     expect(err).toMatchObject({ status: 503, message: 'dependency busy' });
   });
 
+  it('waits out a 429 of the tenant\'s request rate the same way', async () => {
+    const sleep = vi.fn(async () => {});
+    const onBusy = vi.fn();
+    const f = vi
+      .fn()
+      .mockResolvedValueOnce(json(429, { code: 429, message: 'too many requests', data: null }, { 'Retry-After': '1' }))
+      .mockResolvedValueOnce(json(200, { code: 0, message: 'success', data: 'ok' }));
+    await expect(client(f as unknown as typeof fetch, { sleep, onBusy }).get('/api/settings')).resolves.toBe('ok');
+    expect(f).toHaveBeenCalledTimes(2);
+    expect(onBusy).toHaveBeenCalledWith(1, 1);
+    expect(sleep).toHaveBeenCalledWith(1000);
+  });
+
   it('reads Retry-After as seconds or an HTTP date', () => {
     expect(retryAfterSeconds('5')).toBe(5);
     expect(retryAfterSeconds(null)).toBe(1);

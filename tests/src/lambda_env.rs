@@ -52,6 +52,21 @@ pub fn variables(resources: &Resources, events: &EventResources) -> BTreeMap<Str
     set("AWS_SECRET_ACCESS_KEY", crate::CREDENTIALS.1);
     // template.yaml's, and what the local API runs unless told otherwise.
     set("RUST_LOG", "info");
+    // The tenant limits (D26) the template sets, as the local API runs them.
+    let limits = config.tenant_limits;
+    set(
+        "TENANT_MAX_RUNNING_TASKS",
+        &limits.running_tasks.to_string(),
+    );
+    set(
+        "TENANT_MAX_DIRECT_EXPORTS",
+        &limits.direct_exports.to_string(),
+    );
+    set(
+        "TENANT_REQUESTS_PER_SECOND",
+        &limits.requests.per_second.to_string(),
+    );
+    set("TENANT_REQUEST_BURST", &limits.requests.burst.to_string());
     variables
         .entry("DIAL_PROVIDER".into())
         .or_insert_with(|| "simulated".into());

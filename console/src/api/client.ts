@@ -3,8 +3,9 @@
 // that path, through openapi-fetch. On top of it:
 //   - the `{code, message, data}` envelope (D1) is unwrapped, or an ApiError thrown with the
 //     envelope's message;
-//   - a 503 is retried after its Retry-After (at most `maxTries` tries in all), with `onBusy` /
-//     `onBusyEnd` around each wait so the app can show a notice;
+//   - a 503, or a 429 of the tenant's request rate (D26), is retried after its Retry-After (at
+//     most `maxTries` tries in all), with `onBusy` / `onBusyEnd` around each wait so the app can
+//     show a notice;
 //   - a 401 is reported to the app (`onUnauthorized`) so it can send the person back to sign-in.
 import createFetchClient, { type MaybeOptionalInit } from 'openapi-fetch';
 import type { paths } from './schema';
@@ -26,7 +27,7 @@ export interface ClientOptions {
   /** Sends one request (default: the global fetch); called with a Request. */
   fetch?: (request: Request) => Promise<Response>;
   sleep?: (ms: number) => Promise<void>;
-  /** Called before waiting out a 503: `seconds` to wait, `attempt` the try that failed (1-based). */
+  /** Called before waiting out a 503 or 429: `seconds` to wait, `attempt` the try that failed (1-based). */
   onBusy?: (seconds: number, attempt: number) => void;
   /** Called when a wait ends or the request settles, so a busy notice can be cleared. */
   onBusyEnd?: () => void;
@@ -130,7 +131,8 @@ export function createClient(options: ClientOptions): ApiClient {
   const sleep = options.sleep ?? defaultSleep;
   const maxTries = options.maxTries ?? 3;
 
-  /** Sends `request` with the token; waits out a 503 (up to `maxTries` tries). */
+  /** Sends `request` with the token; waits out a 503 or 429 (up to `maxTries` tries): nothing
+   *  was done, and the same request may be sent again after Retry-After. */
   async function transport(request: Request): Promise<Response> {
     for (let attempt = 1; ; attempt++) {
       const req = request.clone();
@@ -144,7 +146,7 @@ export function createClient(options: ClientOptions): ApiClient {
         options.onBusyEnd?.();
         throw new ApiError(0, 0, 'The service could not be reached. Check your connection and try again.');
       }
-      if (res.status === 503 && attempt < maxTries) {
+      if ((res.status === 503 || res.status === 429) && attempt < maxTries) {
         const seconds = retryAfterSeconds(res.headers.get('Retry-After'));
         options.onBusy?.(seconds, attempt);
         await sleep(seconds * 1000);

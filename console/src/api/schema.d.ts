@@ -1900,6 +1900,20 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
             /** @description An internal failure; the cause is logged under the request's `x-request-id`. */
             500: {
                 headers: {
@@ -1985,6 +1999,20 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
             /** @description An internal failure; the cause is logged under the request's `x-request-id`. */
             500: {
                 headers: {
@@ -2063,8 +2091,9 @@ export interface operations {
                 };
             };
             /**
-             * @description A name or phone number already exists, the record is in use, a concurrent change won, or
-             *     the tenant already runs as many imports or export jobs as it may.
+             * @description A name or phone number already exists, the record is in use, a concurrent change won, the
+             *     tenant already runs as many imports or export jobs as it may, or one of its limits is
+             *     reached (D26: records held, RUNNING tasks, direct exports at once); the message names it.
              */
             409: {
                 headers: {
@@ -2077,6 +2106,20 @@ export interface operations {
             /** @description The body or file is larger than allowed; the message names the way that takes it. */
             413: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2170,8 +2213,9 @@ export interface operations {
                 };
             };
             /**
-             * @description A name or phone number already exists, the record is in use, a concurrent change won, or
-             *     the tenant already runs as many imports or export jobs as it may.
+             * @description A name or phone number already exists, the record is in use, a concurrent change won, the
+             *     tenant already runs as many imports or export jobs as it may, or one of its limits is
+             *     reached (D26: records held, RUNNING tasks, direct exports at once); the message names it.
              */
             409: {
                 headers: {
@@ -2184,6 +2228,20 @@ export interface operations {
             /** @description The body or file is larger than allowed; the message names the way that takes it. */
             413: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2277,8 +2335,9 @@ export interface operations {
                 };
             };
             /**
-             * @description A name or phone number already exists, the record is in use, a concurrent change won, or
-             *     the tenant already runs as many imports or export jobs as it may.
+             * @description A name or phone number already exists, the record is in use, a concurrent change won, the
+             *     tenant already runs as many imports or export jobs as it may, or one of its limits is
+             *     reached (D26: records held, RUNNING tasks, direct exports at once); the message names it.
              */
             409: {
                 headers: {
@@ -2291,6 +2350,20 @@ export interface operations {
             /** @description The body or file is larger than allowed; the message names the way that takes it. */
             413: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2398,6 +2471,20 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
             /** @description An internal failure; the cause is logged under the request's `x-request-id`. */
             500: {
                 headers: {
@@ -2488,8 +2575,9 @@ export interface operations {
                 };
             };
             /**
-             * @description A name or phone number already exists, the record is in use, a concurrent change won, or
-             *     the tenant already runs as many imports or export jobs as it may.
+             * @description A name or phone number already exists, the record is in use, a concurrent change won, the
+             *     tenant already runs as many imports or export jobs as it may, or one of its limits is
+             *     reached (D26: records held, RUNNING tasks, direct exports at once); the message names it.
              */
             409: {
                 headers: {
@@ -2502,6 +2590,20 @@ export interface operations {
             /** @description The body or file is larger than allowed; the message names the way that takes it. */
             413: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2598,8 +2700,9 @@ export interface operations {
                 };
             };
             /**
-             * @description A name or phone number already exists, the record is in use, a concurrent change won, or
-             *     the tenant already runs as many imports or export jobs as it may.
+             * @description A name or phone number already exists, the record is in use, a concurrent change won, the
+             *     tenant already runs as many imports or export jobs as it may, or one of its limits is
+             *     reached (D26: records held, RUNNING tasks, direct exports at once); the message names it.
              */
             409: {
                 headers: {
@@ -2612,6 +2715,20 @@ export interface operations {
             /** @description The body or file is larger than allowed; the message names the way that takes it. */
             413: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2716,6 +2833,20 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
             /** @description An internal failure; the cause is logged under the request's `x-request-id`. */
             500: {
                 headers: {
@@ -2806,8 +2937,9 @@ export interface operations {
                 };
             };
             /**
-             * @description A name or phone number already exists, the record is in use, a concurrent change won, or
-             *     the tenant already runs as many imports or export jobs as it may.
+             * @description A name or phone number already exists, the record is in use, a concurrent change won, the
+             *     tenant already runs as many imports or export jobs as it may, or one of its limits is
+             *     reached (D26: records held, RUNNING tasks, direct exports at once); the message names it.
              */
             409: {
                 headers: {
@@ -2829,6 +2961,20 @@ export interface operations {
             /** @description The file is of a type the service does not read (CSV and `.xlsx` only). */
             415: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2925,8 +3071,9 @@ export interface operations {
                 };
             };
             /**
-             * @description A name or phone number already exists, the record is in use, a concurrent change won, or
-             *     the tenant already runs as many imports or export jobs as it may.
+             * @description A name or phone number already exists, the record is in use, a concurrent change won, the
+             *     tenant already runs as many imports or export jobs as it may, or one of its limits is
+             *     reached (D26: records held, RUNNING tasks, direct exports at once); the message names it.
              */
             409: {
                 headers: {
@@ -2948,6 +3095,20 @@ export interface operations {
             /** @description The file is of a type the service does not read (CSV and `.xlsx` only). */
             415: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3035,6 +3196,20 @@ export interface operations {
             /** @description No such record for this tenant: another tenant's record answers the same (D3). */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3139,9 +3314,36 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
+            /**
+             * @description A name or phone number already exists, the record is in use, a concurrent change won, the
+             *     tenant already runs as many imports or export jobs as it may, or one of its limits is
+             *     reached (D26: records held, RUNNING tasks, direct exports at once); the message names it.
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
             /** @description The body or file is larger than allowed; the message names the way that takes it. */
             413: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3238,8 +3440,9 @@ export interface operations {
                 };
             };
             /**
-             * @description A name or phone number already exists, the record is in use, a concurrent change won, or
-             *     the tenant already runs as many imports or export jobs as it may.
+             * @description A name or phone number already exists, the record is in use, a concurrent change won, the
+             *     tenant already runs as many imports or export jobs as it may, or one of its limits is
+             *     reached (D26: records held, RUNNING tasks, direct exports at once); the message names it.
              */
             409: {
                 headers: {
@@ -3252,6 +3455,20 @@ export interface operations {
             /** @description The body or file is larger than allowed; the message names the way that takes it. */
             413: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3345,6 +3562,20 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
             /** @description An internal failure; the cause is logged under the request's `x-request-id`. */
             500: {
                 headers: {
@@ -3424,6 +3655,20 @@ export interface operations {
             /** @description No such record for this tenant: another tenant's record answers the same (D3). */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3517,8 +3762,9 @@ export interface operations {
                 };
             };
             /**
-             * @description A name or phone number already exists, the record is in use, a concurrent change won, or
-             *     the tenant already runs as many imports or export jobs as it may.
+             * @description A name or phone number already exists, the record is in use, a concurrent change won, the
+             *     tenant already runs as many imports or export jobs as it may, or one of its limits is
+             *     reached (D26: records held, RUNNING tasks, direct exports at once); the message names it.
              */
             409: {
                 headers: {
@@ -3531,6 +3777,20 @@ export interface operations {
             /** @description The body or file is larger than allowed; the message names the way that takes it. */
             413: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3633,8 +3893,9 @@ export interface operations {
                 };
             };
             /**
-             * @description A name or phone number already exists, the record is in use, a concurrent change won, or
-             *     the tenant already runs as many imports or export jobs as it may.
+             * @description A name or phone number already exists, the record is in use, a concurrent change won, the
+             *     tenant already runs as many imports or export jobs as it may, or one of its limits is
+             *     reached (D26: records held, RUNNING tasks, direct exports at once); the message names it.
              */
             409: {
                 headers: {
@@ -3647,6 +3908,20 @@ export interface operations {
             /** @description The body or file is larger than allowed; the message names the way that takes it. */
             413: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3749,8 +4024,9 @@ export interface operations {
                 };
             };
             /**
-             * @description A name or phone number already exists, the record is in use, a concurrent change won, or
-             *     the tenant already runs as many imports or export jobs as it may.
+             * @description A name or phone number already exists, the record is in use, a concurrent change won, the
+             *     tenant already runs as many imports or export jobs as it may, or one of its limits is
+             *     reached (D26: records held, RUNNING tasks, direct exports at once); the message names it.
              */
             409: {
                 headers: {
@@ -3763,6 +4039,20 @@ export interface operations {
             /** @description The body or file is larger than allowed; the message names the way that takes it. */
             413: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3873,6 +4163,20 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
             /** @description An internal failure; the cause is logged under the request's `x-request-id`. */
             500: {
                 headers: {
@@ -3968,9 +4272,36 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
+            /**
+             * @description A name or phone number already exists, the record is in use, a concurrent change won, the
+             *     tenant already runs as many imports or export jobs as it may, or one of its limits is
+             *     reached (D26: records held, RUNNING tasks, direct exports at once); the message names it.
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
             /** @description The body or file is larger than allowed; the message names the way that takes it. */
             413: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4081,6 +4412,20 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
             /** @description An internal failure; the cause is logged under the request's `x-request-id`. */
             500: {
                 headers: {
@@ -4185,6 +4530,20 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
             /** @description An internal failure; the cause is logged under the request's `x-request-id`. */
             500: {
                 headers: {
@@ -4281,8 +4640,9 @@ export interface operations {
                 };
             };
             /**
-             * @description A name or phone number already exists, the record is in use, a concurrent change won, or
-             *     the tenant already runs as many imports or export jobs as it may.
+             * @description A name or phone number already exists, the record is in use, a concurrent change won, the
+             *     tenant already runs as many imports or export jobs as it may, or one of its limits is
+             *     reached (D26: records held, RUNNING tasks, direct exports at once); the message names it.
              */
             409: {
                 headers: {
@@ -4295,6 +4655,20 @@ export interface operations {
             /** @description The body or file is larger than allowed; the message names the way that takes it. */
             413: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4400,8 +4774,9 @@ export interface operations {
                 };
             };
             /**
-             * @description A name or phone number already exists, the record is in use, a concurrent change won, or
-             *     the tenant already runs as many imports or export jobs as it may.
+             * @description A name or phone number already exists, the record is in use, a concurrent change won, the
+             *     tenant already runs as many imports or export jobs as it may, or one of its limits is
+             *     reached (D26: records held, RUNNING tasks, direct exports at once); the message names it.
              */
             409: {
                 headers: {
@@ -4414,6 +4789,20 @@ export interface operations {
             /** @description The body or file is larger than allowed; the message names the way that takes it. */
             413: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4505,6 +4894,20 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
             /** @description An internal failure; the cause is logged under the request's `x-request-id`. */
             500: {
                 headers: {
@@ -4584,6 +4987,20 @@ export interface operations {
             /** @description No such record for this tenant: another tenant's record answers the same (D3). */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4690,9 +5107,36 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
+            /**
+             * @description A name or phone number already exists, the record is in use, a concurrent change won, the
+             *     tenant already runs as many imports or export jobs as it may, or one of its limits is
+             *     reached (D26: records held, RUNNING tasks, direct exports at once); the message names it.
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
             /** @description The body or file is larger than allowed; the message names the way that takes it. */
             413: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4789,8 +5233,9 @@ export interface operations {
                 };
             };
             /**
-             * @description A name or phone number already exists, the record is in use, a concurrent change won, or
-             *     the tenant already runs as many imports or export jobs as it may.
+             * @description A name or phone number already exists, the record is in use, a concurrent change won, the
+             *     tenant already runs as many imports or export jobs as it may, or one of its limits is
+             *     reached (D26: records held, RUNNING tasks, direct exports at once); the message names it.
              */
             409: {
                 headers: {
@@ -4803,6 +5248,20 @@ export interface operations {
             /** @description The body or file is larger than allowed; the message names the way that takes it. */
             413: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4894,6 +5353,20 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
             /** @description An internal failure; the cause is logged under the request's `x-request-id`. */
             500: {
                 headers: {
@@ -4961,6 +5434,20 @@ export interface operations {
              */
             403: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5053,6 +5540,20 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
             /** @description An internal failure; the cause is logged under the request's `x-request-id`. */
             500: {
                 headers: {
@@ -5131,8 +5632,9 @@ export interface operations {
                 };
             };
             /**
-             * @description A name or phone number already exists, the record is in use, a concurrent change won, or
-             *     the tenant already runs as many imports or export jobs as it may.
+             * @description A name or phone number already exists, the record is in use, a concurrent change won, the
+             *     tenant already runs as many imports or export jobs as it may, or one of its limits is
+             *     reached (D26: records held, RUNNING tasks, direct exports at once); the message names it.
              */
             409: {
                 headers: {
@@ -5145,6 +5647,20 @@ export interface operations {
             /** @description The body or file is larger than allowed; the message names the way that takes it. */
             413: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5246,6 +5762,20 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
             /** @description An internal failure; the cause is logged under the request's `x-request-id`. */
             500: {
                 headers: {
@@ -5335,6 +5865,20 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
             /** @description An internal failure; the cause is logged under the request's `x-request-id`. */
             500: {
                 headers: {
@@ -5412,6 +5956,19 @@ export interface operations {
                     "application/json": components["schemas"]["Refusal"];
                 };
             };
+            /**
+             * @description A name or phone number already exists, the record is in use, a concurrent change won, the
+             *     tenant already runs as many imports or export jobs as it may, or one of its limits is
+             *     reached (D26: records held, RUNNING tasks, direct exports at once); the message names it.
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
             /** @description The body or file is larger than allowed; the message names the way that takes it. */
             413: {
                 headers: {
@@ -5424,6 +5981,20 @@ export interface operations {
             /** @description The file is of a type the service does not read (CSV and `.xlsx` only). */
             415: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {

@@ -1,4 +1,4 @@
-// The "Service busy, retrying in N s" notice shown while the client waits out a 503.
+// The "Service busy, retrying in N s" notice shown while the client waits out a 503 or a 429.
 import { useEffect, useState } from 'preact/hooks';
 
 let message: string | null = null;

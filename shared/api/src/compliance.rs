@@ -218,7 +218,7 @@ struct DncUpload {
 #[utoipa::path(post, operation_id = "importDnc", path = "/api/dnc/batchImport", tag = "dnc",
     summary = "List every number of a file (D16): the D8 readers and limits, rows refused reported",
     request_body(content = DncUpload, content_type = "multipart/form-data"),
-    responses((status = 200, description = "Done; the result is in `data`", body = Success<ImportReport>), TooLarge, UnsupportedType, Refused))]
+    responses((status = 200, description = "Done; the result is in `data`", body = Success<ImportReport>), Conflict, TooLarge, UnsupportedType, Refused))]
 async fn dnc_import(
     State(app): State<App>,
     Principal { tenant, actor }: Principal,
@@ -228,6 +228,14 @@ async fn dnc_import(
         Error::TooLarge("file is larger than 4 MiB, the most a request to the API can carry".into())
     };
     let (name, bytes) = super::datasource::posted_file(form, too_large).await?;
-    let report = compliance::import_dnc(&app.store, &tenant, &actor, &bytes, Some(&name)).await?;
+    let report = compliance::import_dnc(
+        &app.store,
+        &tenant,
+        &actor,
+        &bytes,
+        Some(&name),
+        app.config.tenant_running_imports,
+    )
+    .await?;
     Ok(Envelope(report))
 }

@@ -68,6 +68,10 @@ pub enum Refused {
     /// change the audit records (D25).
     #[response(status = 403)]
     Forbidden(Refusal),
+    /// The tenant sent requests faster than its rate (D26); nothing was done, send the same
+    /// request again after `Retry-After` seconds.
+    #[response(status = 429, headers(("Retry-After" = u32, description = "seconds to wait")))]
+    TooManyRequests(Refusal),
     /// A dependency is busy; nothing changed, send the same request again after `Retry-After`
     /// seconds (D1).
     #[response(status = 503, headers(("Retry-After" = u32, description = "seconds to wait")))]
@@ -89,8 +93,9 @@ pub struct NotFound(Refusal);
 #[allow(dead_code)]
 pub struct NotAllowed(Refusal);
 
-/// A name or phone number already exists, the record is in use, a concurrent change won, or
-/// the tenant already runs as many imports or export jobs as it may.
+/// A name or phone number already exists, the record is in use, a concurrent change won, the
+/// tenant already runs as many imports or export jobs as it may, or one of its limits is
+/// reached (D26: records held, RUNNING tasks, direct exports at once); the message names it.
 #[derive(IntoResponses)]
 #[response(status = 409)]
 #[allow(dead_code)]

@@ -514,7 +514,7 @@ pub struct FormatQuery {
 #[utoipa::path(get, operation_id = "exportContacts", path = "/api/dataSource/{id}/contact/batchExport", tag = "dataSource",
     summary = "Export every contact as CSV or Excel (D8)",
     params(("id" = String, Path, description = "The data source's id"), FormatQuery),
-    responses(super::contract::FileResponses, NotFound, TooLarge, Refused))]
+    responses(super::contract::FileResponses, NotFound, Conflict, TooLarge, Refused))]
 async fn batch_export(
     State(app): State<App>,
     tenant: Tenant,

@@ -70,13 +70,20 @@ impl IntoResponse for Refusal {
         }
         let status = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
         let body = json!({"code": code, "message": error.client_message(), "data": null});
-        let mut response = (status, Json(body)).into_response();
-        if code == 503 {
+        let retry_after = match &error {
+            // D26: the tenant's rate lets a request through again after this many seconds.
+            Error::TooManyRequests {
+                retry_after_secs, ..
+            } => Some((*retry_after_secs).max(1)),
             // D1: the same request may be sent again, after a moment.
-            response.headers_mut().insert(
-                axum::http::header::RETRY_AFTER,
-                axum::http::HeaderValue::from_static("1"),
-            );
+            Error::Unavailable { .. } => Some(1),
+            _ => None,
+        };
+        let mut response = (status, Json(body)).into_response();
+        if let Some(seconds) = retry_after {
+            response
+                .headers_mut()
+                .insert(axum::http::header::RETRY_AFTER, seconds.into());
         }
         response
     }

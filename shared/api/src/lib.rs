@@ -10,6 +10,7 @@ pub mod envelope;
 pub mod export;
 pub mod extract;
 pub mod fields;
+pub mod rate;
 pub mod task;
 
 use axum::extract::{DefaultBodyLimit, FromRef, Request, State};
@@ -41,8 +42,8 @@ impl FromRef<ApiState> for App {
     }
 }
 
-/// Adds what every router shares: the 404 and 405 envelopes, the body limit, and the request id
-/// and log line of every request.
+/// Adds what every router shares: the 404 and 405 envelopes, the body limit, each tenant's
+/// request rate (D26), and the request id and log line of every request.
 pub fn finish(router: OpenApiRouter<ApiState>, app: App) -> Router {
     let (router, _) = router.split_for_parts();
     router
@@ -52,6 +53,10 @@ pub fn finish(router: OpenApiRouter<ApiState>, app: App) -> Router {
         })
         .layer(DefaultBodyLimit::max(extract::MAX_JSON_BODY))
         .layer(axum::middleware::map_response(envelope::envelope_refusals))
+        .layer(axum::middleware::from_fn_with_state(
+            app.clone(),
+            rate::limit,
+        ))
         .layer(axum::middleware::from_fn_with_state(app.clone(), observe))
         .with_state(ApiState(app))
 }
@@ -129,9 +134,9 @@ pub fn file_response(file: ExportFile) -> Response {
 /// Gives each request an id (API Gateway's own in AWS, so it matches the access log), answers it
 /// in `x-request-id`, logs one line with it, the tenant, the token's `sub` (D25), the route
 /// template, the status and the latency (D1), and records the latency by route as a metric. The
-/// time waited on AWS and its calls go to the log line and, with the service's own time, to
-/// `Server-Timing` ([`timing`]). Nothing a client sent beyond the route is logged: no phone
-/// number or name ever is.
+/// time waited on AWS and its calls, and on the tenant's request limiter (D26), go to the log
+/// line and, with the service's own time, to `Server-Timing` ([`timing`]). Nothing a client sent
+/// beyond the route is logged: no phone number or name ever is.
 async fn observe(State(app): State<App>, request: Request, next: Next) -> Response {
     use lambda_http::RequestExt;
     let gateway_id = match request.request_context_ref() {
@@ -171,7 +176,21 @@ async fn observe(State(app): State<App>, request: Request, next: Next) -> Respon
     let status = response.status().as_u16();
     let millis = timing::millis(elapsed);
     let (store_ms, store_calls) = (timing::millis(waited.time), waited.calls);
-    span.in_scope(|| tracing::info!(status, millis, store_ms, store_calls, "request done"));
+    let rate = response
+        .extensions()
+        .get::<rate::RateCheck>()
+        .map_or(std::time::Duration::ZERO, |check| check.0);
+    let rate_ms = timing::millis(rate);
+    span.in_scope(|| {
+        tracing::info!(
+            status,
+            millis,
+            store_ms,
+            store_calls,
+            rate_ms,
+            "request done"
+        );
+    });
     outbound_telemetry::metrics(
         &[("Route", &route)],
         &[("Latency", millis, outbound_telemetry::Unit::Milliseconds)],
@@ -179,7 +198,7 @@ async fn observe(State(app): State<App>, request: Request, next: Next) -> Respon
     if let Ok(value) = HeaderValue::from_str(&request_id) {
         response.headers_mut().insert("x-request-id", value);
     }
-    if let Ok(value) = HeaderValue::from_str(&waited.server_timing(elapsed)) {
+    if let Ok(value) = HeaderValue::from_str(&waited.server_timing(elapsed, rate)) {
         response.headers_mut().insert("server-timing", value);
     }
     response

@@ -379,7 +379,7 @@ async fn pause(
 #[utoipa::path(post, operation_id = "resumeTask", path = "/api/task/resume", tag = "task",
     summary = "Resume a PAUSED task (D10)",
     request_body = ById,
-    responses((status = 200, description = "Done; the result is in `data`", body = Success<StateChange>), NotFound, NotAllowed, TooLarge, Refused))]
+    responses((status = 200, description = "Done; the result is in `data`", body = Success<StateChange>), NotFound, NotAllowed, Conflict, TooLarge, Refused))]
 async fn resume(
     State(app): State<App>,
     tenant: Tenant,
@@ -522,7 +522,7 @@ struct OutcomeQuery {
 #[utoipa::path(get, operation_id = "exportTask", path = "/api/task/{id}/export", tag = "task",
     summary = "Export a task's contacts with their outcomes (D8)",
     params(("id" = String, Path, description = "The task's id"), FormatQuery, OutcomeQuery),
-    responses(FileResponses, NotFound, TooLarge, Refused))]
+    responses(FileResponses, NotFound, Conflict, TooLarge, Refused))]
 async fn export_contacts(
     State(app): State<App>,
     tenant: Tenant,

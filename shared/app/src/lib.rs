@@ -4,7 +4,8 @@
 //! an [`App`] (the dialing engine, an export's target); nothing below builds a client.
 //!
 //! Clients a function may never use are [`Lazy`]: DynamoDB is built at start (every event of
-//! every function reads it), S3 and SQS on their first call.
+//! every function reads it), S3, SQS and the request limiter's own DynamoDB client on their
+//! first call.
 
 pub mod config;
 pub mod lambda;
@@ -14,6 +15,7 @@ use chrono_tz::Tz;
 use outbound_adapters::aws::{timing, Lazy};
 use outbound_adapters::blob::Blob;
 use outbound_adapters::queue::Queue;
+use outbound_adapters::store::rate::RequestLimiter;
 use outbound_adapters::store::Store;
 use outbound_model::error::ConfigError;
 use outbound_model::export::ExportMessage;
@@ -48,6 +50,9 @@ pub struct AppParts {
     pub sqs: Lazy<aws_sdk_sqs::Client>,
     /// The SDK configuration the lazy clients are built from.
     pub sdk: aws_config::SdkConfig,
+    /// Each tenant's request rate (D26), shared by every instance through the table; its own
+    /// client, built on the first request.
+    pub limiter: RequestLimiter,
 }
 
 impl std::ops::Deref for App {
@@ -87,7 +92,13 @@ impl App {
             let sdk = sdk.clone();
             Lazy::new(move || timing::sqs(&sdk))
         };
+        let limiter = RequestLimiter::from_config(
+            sdk,
+            config.rate_table.clone(),
+            config.tenant_limits.requests,
+        );
         App(Arc::new(AppParts {
+            limiter,
             reclaim: Queue::new(sqs.clone(), Some(config.reclaim_queue_url.clone())),
             exports: Queue::new(sqs.clone(), config.export_queue_url.clone()),
             dial_jobs: Queue::new(sqs.clone(), config.dialing.dial_queue_url.clone()),

@@ -37,6 +37,13 @@ pub enum Error {
     /// 415: the upload is of a type the service does not read.
     #[error("{0}")]
     UnsupportedType(String),
+    /// 429 with `Retry-After: retry_after_secs`: the tenant sent requests faster than its rate
+    /// (D26). Nothing was done; the same request may be sent again after that many seconds.
+    #[error("{message}")]
+    TooManyRequests {
+        message: String,
+        retry_after_secs: u64,
+    },
     /// 503 with `Retry-After`: a dependency is throttled, over capacity, failing or unreachable,
     /// or concurrent writes kept conflicting past bounded retries (D1). Nothing was changed and
     /// the request may be sent again. The cause is logged, never sent.
@@ -107,6 +114,7 @@ impl Error {
             Error::Conflict(_) | Error::LimitReached(_) => 409,
             Error::TooLarge(_) => 413,
             Error::UnsupportedType(_) => 415,
+            Error::TooManyRequests { .. } => 429,
             Error::Unavailable { .. } => 503,
             Error::Internal { .. } => 500,
         }
@@ -149,6 +157,14 @@ mod tests {
             (Error::Conflict("x".into()), 409),
             (Error::TooLarge("x".into()), 413),
             (Error::UnsupportedType("x".into()), 415),
+            (Error::LimitReached("x".into()), 409),
+            (
+                Error::TooManyRequests {
+                    message: "x".into(),
+                    retry_after_secs: 1,
+                },
+                429,
+            ),
         ];
         for (error, status) in cases {
             assert_eq!(error.status_code(), status);

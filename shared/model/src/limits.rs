@@ -1,10 +1,12 @@
-//! Per-tenant limits (D26): how many records of each kind one tenant may hold, so no tenant
-//! grows the service's costs or another tenant's latency without bound. Deployment settings;
-//! a limit reached is 409 naming it, and nothing changes.
+//! Per-tenant limits (D26): how many records of each kind one tenant may hold, how many of its
+//! tasks may run and how many of its direct exports may be built at once, and how fast it may
+//! send requests, so no tenant grows the service's costs or another tenant's latency without
+//! bound. Deployment settings; a limit reached is 409 naming it (the request rate: 429), and
+//! nothing changes.
 
 use crate::error::Error;
 
-/// A tenant's limits on what it holds.
+/// A tenant's limits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TenantLimits {
     /// `TENANT_MAX_DATA_SOURCES`.
@@ -13,6 +15,12 @@ pub struct TenantLimits {
     pub tasks: u64,
     /// `TENANT_MAX_DNC_ENTRIES`.
     pub dnc_entries: u64,
+    /// `TENANT_MAX_RUNNING_TASKS`: tasks in state RUNNING at once.
+    pub running_tasks: u64,
+    /// `TENANT_MAX_DIRECT_EXPORTS`: direct (not job) exports being built at once.
+    pub direct_exports: u32,
+    /// `TENANT_REQUESTS_PER_SECOND` and `TENANT_REQUEST_BURST`.
+    pub requests: RequestRate,
 }
 
 impl Default for TenantLimits {
@@ -21,6 +29,52 @@ impl Default for TenantLimits {
             data_sources: 1_000,
             tasks: 10_000,
             dnc_entries: 1_000_000,
+            running_tasks: 200,
+            direct_exports: 4,
+            requests: RequestRate::default(),
+        }
+    }
+}
+
+/// How fast one tenant may send requests, over every function instance: `per_second` on
+/// average, up to `burst` at once after a quiet spell (a token bucket of `burst` tokens
+/// refilled at `per_second`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RequestRate {
+    pub per_second: u32,
+    pub burst: u32,
+}
+
+impl Default for RequestRate {
+    fn default() -> Self {
+        RequestRate {
+            per_second: 50,
+            burst: 100,
+        }
+    }
+}
+
+impl RequestRate {
+    /// Microseconds between two requests at the steady rate (the bucket's refill of one token).
+    pub fn interval_micros(self) -> i64 {
+        1_000_000 / i64::from(self.per_second.max(1))
+    }
+
+    /// How far ahead of now the bucket's schedule may run: `burst - 1` intervals, so `burst`
+    /// requests pass at once from a full bucket.
+    pub fn tolerance_micros(self) -> i64 {
+        self.interval_micros() * (i64::from(self.burst.max(1)) - 1)
+    }
+
+    /// The 429 of a request beyond the rate, to be sent again after `retry_after_secs`.
+    pub fn exceeded(self, retry_after_secs: u64) -> Error {
+        Error::TooManyRequests {
+            message: format!(
+                "too many requests: this tenant may send {} a second, {} at once \
+                 (TENANT_REQUESTS_PER_SECOND, TENANT_REQUEST_BURST); try again after {} s",
+                self.per_second, self.burst, retry_after_secs
+            ),
+            retry_after_secs,
         }
     }
 }
@@ -31,6 +85,8 @@ pub enum Limited {
     DataSources,
     Tasks,
     DncEntries,
+    RunningTasks,
+    DirectExports,
 }
 
 impl Limited {
@@ -40,18 +96,76 @@ impl Limited {
             Limited::DataSources => limits.data_sources,
             Limited::Tasks => limits.tasks,
             Limited::DncEntries => limits.dnc_entries,
+            Limited::RunningTasks => limits.running_tasks,
+            Limited::DirectExports => u64::from(limits.direct_exports),
         }
     }
 
-    /// The refusal once the tenant holds `limit` of them (409, D26).
+    /// The refusal once the tenant holds (or runs) `limit` of them (409, D26).
     pub fn reached(self, limit: u64) -> Error {
-        let (what, setting) = match self {
-            Limited::DataSources => ("data sources", "TENANT_MAX_DATA_SOURCES"),
-            Limited::Tasks => ("tasks", "TENANT_MAX_TASKS"),
-            Limited::DncEntries => ("do-not-call entries", "TENANT_MAX_DNC_ENTRIES"),
+        let (what, setting, remedy) = match self {
+            Limited::DataSources => (
+                "data sources",
+                "TENANT_MAX_DATA_SOURCES",
+                "delete some first",
+            ),
+            Limited::Tasks => ("tasks", "TENANT_MAX_TASKS", "delete some first"),
+            Limited::DncEntries => (
+                "do-not-call entries",
+                "TENANT_MAX_DNC_ENTRIES",
+                "delete some first",
+            ),
+            Limited::RunningTasks => (
+                "RUNNING tasks",
+                "TENANT_MAX_RUNNING_TASKS",
+                "pause or stop one first",
+            ),
+            Limited::DirectExports => (
+                "direct exports at once",
+                "TENANT_MAX_DIRECT_EXPORTS",
+                "try again when one has finished",
+            ),
         };
         Error::LimitReached(format!(
-            "tenant limit reached: at most {limit} {what} ({setting}); delete some first"
+            "tenant limit reached: at most {limit} {what} ({setting}); {remedy}"
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_request_rate_is_a_bucket_of_burst_tokens_refilled_per_second() {
+        let rate = RequestRate::default();
+        assert_eq!(rate.interval_micros(), 20_000);
+        assert_eq!(rate.tolerance_micros(), 99 * 20_000);
+        let one = RequestRate {
+            per_second: 1,
+            burst: 1,
+        };
+        assert_eq!(
+            one.tolerance_micros(),
+            0,
+            "a burst of one waits every interval"
+        );
+    }
+
+    #[test]
+    fn refusals_name_the_limit_and_its_setting() {
+        let error = Limited::RunningTasks.reached(200);
+        assert_eq!(error.status_code(), 409);
+        assert_eq!(
+            error.client_message(),
+            "tenant limit reached: at most 200 RUNNING tasks (TENANT_MAX_RUNNING_TASKS); pause or stop one first"
+        );
+        let error = RequestRate::default().exceeded(1);
+        assert_eq!(error.status_code(), 429);
+        assert_eq!(
+            error.client_message(),
+            "too many requests: this tenant may send 50 a second, 100 at once \
+             (TENANT_REQUESTS_PER_SECOND, TENANT_REQUEST_BURST); try again after 1 s"
+        );
     }
 }

@@ -3,6 +3,7 @@
 //! by the change's own transaction, except a file's import, whose one event follows its rows.
 
 use futures::stream::{self, StreamExt};
+use outbound_adapters::store::slots::JobKind;
 use outbound_adapters::store::Store;
 use outbound_files as files;
 use outbound_model::contact::FieldError;
@@ -13,7 +14,7 @@ use outbound_model::import::{ImportReport, RowFailure};
 use outbound_model::numbers::{e164, Country};
 use outbound_model::page::PageQuery;
 use outbound_model::settings::{Change, SettingsChange, TenantSettings};
-use outbound_model::{Actor, ContactFields, Description, Page, Phone, Tenant, Timestamp};
+use outbound_model::{Actor, ContactFields, Description, Id, Page, Phone, Tenant, Timestamp};
 
 pub async fn settings(store: &Store, tenant: &Tenant) -> Result<TenantSettings, Error> {
     store.settings(tenant).await
@@ -119,17 +120,48 @@ pub const TENANT_LIMIT_REACHED: &str = "tenant limit reached";
 
 /// Lists every number of a CSV or XLSX file (the D8 readers, titles and limits; a `reason`
 /// column is kept as the entry's reason). Rows refused by the reader, and numbers listed
-/// already, are reported; the others are listed. Each row is its own transaction, so the
-/// import's one audit event (D25), with its counts, is put after the last of them: an import
-/// that fails midway (503) has none, and the same file sent again lists the rest and has it.
+/// already, are reported; the others are listed. The listing holds one of the tenant's
+/// `import_slots` import slots (D8, D26), given back when it ends (a function that dies leaves
+/// it to lapse in minutes); 409 when every one is held, and nothing is listed. Each row is its
+/// own transaction, so the import's one audit event (D25), with its counts, is put after the
+/// last of them: an import that fails midway (503) has none, and the same file sent again
+/// lists the rest and has it.
 pub async fn import_dnc(
     store: &Store,
     tenant: &Tenant,
     actor: &Actor,
     bytes: &[u8],
     file_name: Option<&str>,
+    import_slots: u32,
 ) -> Result<ImportReport, Error> {
     let parsed = files::read_contacts(bytes, file_name)?;
+    let holder = Id::new();
+    let slot = store
+        .take_request_slot(
+            tenant,
+            JobKind::Import,
+            &holder,
+            import_slots,
+            Timestamp::now(),
+        )
+        .await?;
+    let listed = list_parsed(store, tenant, actor, parsed).await;
+    if let Err(error) = store
+        .release_slot(tenant, JobKind::Import, slot, &holder)
+        .await
+    {
+        tracing::warn!(%error, slot, "do-not-call import's slot not given back; it lapses");
+    }
+    listed
+}
+
+/// Lists the rows of a do-not-call file read by [`import_dnc`].
+async fn list_parsed(
+    store: &Store,
+    tenant: &Tenant,
+    actor: &Actor,
+    parsed: files::ParsedFile,
+) -> Result<ImportReport, Error> {
     let country = store.settings(tenant).await?.default_country;
     let mut details = parsed.failures;
     let mut entries = Vec::with_capacity(parsed.rows.len());

@@ -7,6 +7,7 @@
 use chrono_tz::Tz;
 use outbound_adapters::blob::{self, Blob};
 use outbound_adapters::store::export::TaskCell;
+use outbound_adapters::store::slots::JobKind;
 use outbound_adapters::store::Store;
 use outbound_app::App;
 use outbound_files::{self as files, ContactSheetWriter, ExportColumns, ExportRow};
@@ -47,6 +48,8 @@ pub struct ExportTarget<'a> {
     pub inline_max_bytes: u64,
     /// Most contacts exported within a request; more are 413, to be exported by a job.
     pub direct_max_contacts: u64,
+    /// Most direct exports of one tenant built at once (`TENANT_MAX_DIRECT_EXPORTS`, D26).
+    pub direct_slots: u32,
 }
 
 impl<'a> ExportTarget<'a> {
@@ -58,6 +61,7 @@ impl<'a> ExportTarget<'a> {
             zone: app.zone(),
             inline_max_bytes: app.config.export_inline_max_bytes,
             direct_max_contacts: app.config.export_job_threshold,
+            direct_slots: app.config.tenant_limits.direct_exports,
         }
     }
 }
@@ -134,16 +138,19 @@ pub async fn contacts(
     let job_path = format!("/api/dataSource/{source}/contact/exportJob");
     refuse_large("dataSource", head.contact_count, target, &job_path)?;
     let file_name = files::contacts_file_name(target.format, Timestamp::now(), target.zone);
-    let built = build(
-        store,
-        tenant,
-        source,
-        target.format,
-        target.zone,
-        Rows::Contacts,
-    )
-    .await?;
-    deliver(target, tenant, file_name, built).await
+    in_slot(store, target, tenant, async {
+        let built = build(
+            store,
+            tenant,
+            source,
+            target.format,
+            target.zone,
+            Rows::Contacts,
+        )
+        .await?;
+        deliver(target, tenant, file_name, built).await
+    })
+    .await
 }
 
 /// The contacts of a task's data source with their latest outcome and attempts in the task.
@@ -163,16 +170,49 @@ pub async fn task_contacts(
         task: &task.id,
         filter,
     };
-    let built = build(
-        store,
-        tenant,
-        &task.data_source_id,
-        target.format,
-        target.zone,
-        rows,
-    )
-    .await?;
-    deliver(target, tenant, file_name, built).await
+    in_slot(store, target, tenant, async {
+        let built = build(
+            store,
+            tenant,
+            &task.data_source_id,
+            target.format,
+            target.zone,
+            rows,
+        )
+        .await?;
+        deliver(target, tenant, file_name, built).await
+    })
+    .await
+}
+
+/// Runs a direct export holding one of its tenant's `direct_slots` slots (D26), given back when
+/// it ends; 409 naming the limit when every one is held. A function that dies while building
+/// leaves its slot to lapse
+/// ([`outbound_adapters::store::slots::REQUEST_SLOT_LEASE_MILLIS`]).
+async fn in_slot<T>(
+    store: &Store,
+    target: &ExportTarget<'_>,
+    tenant: &Tenant,
+    export: impl std::future::Future<Output = Result<T, Error>>,
+) -> Result<T, Error> {
+    let holder = Id::new();
+    let slot = store
+        .take_request_slot(
+            tenant,
+            JobKind::DirectExport,
+            &holder,
+            target.direct_slots,
+            Timestamp::now(),
+        )
+        .await?;
+    let exported = export.await;
+    if let Err(error) = store
+        .release_slot(tenant, JobKind::DirectExport, slot, &holder)
+        .await
+    {
+        tracing::warn!(%error, slot, "direct export's slot not given back; it lapses");
+    }
+    exported
 }
 
 /// 413 for more contacts than a request may export (D8), naming the job endpoint to use.

@@ -24,6 +24,7 @@ mod lambda_events;
 mod limits;
 mod paging;
 mod races;
+mod request_rate;
 mod shards;
 mod support;
 mod task_calls;

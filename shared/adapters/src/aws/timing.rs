@@ -101,19 +101,25 @@ impl StoreWait {
 }
 
 impl Waited {
-    /// The `Server-Timing` value of a request that took `total` in the handler:
-    /// `store;dur=<ms>;desc="<n> calls", app;dur=<ms>`, app being `total` minus the wait;
-    /// retries, when there were any, follow the calls (`desc="<n> calls, <r> retries"`).
-    pub fn server_timing(&self, total: Duration) -> String {
+    /// The `Server-Timing` value of a request that took `total` in the handler, `rate` of it
+    /// in its tenant's request limiter (D26, whose client is not timed here):
+    /// `store;dur=<ms>;desc="<n> calls", rate;dur=<ms>, app;dur=<ms>`, app being `total` minus
+    /// the wait and the limiter; retries, when there were any, follow the calls
+    /// (`desc="<n> calls, <r> retries"`); `rate` only when the limiter was asked.
+    pub fn server_timing(&self, total: Duration, rate: Duration) -> String {
         let retries = match self.retries {
             0 => String::new(),
             r => format!(", {r} retries"),
         };
+        let limiter = match rate.is_zero() {
+            true => String::new(),
+            false => format!(", rate;dur={:.3}", millis(rate)),
+        };
         format!(
-            "store;dur={:.3};desc=\"{} calls{retries}\", app;dur={:.3}",
+            "store;dur={:.3};desc=\"{} calls{retries}\"{limiter}, app;dur={:.3}",
             millis(self.time),
             self.calls,
-            millis(total.saturating_sub(self.time)),
+            millis(total.saturating_sub(self.time).saturating_sub(rate)),
         )
     }
 }
@@ -125,6 +131,8 @@ pub struct ServerTiming {
     pub store_ms: f64,
     pub store_calls: u32,
     pub store_retries: u32,
+    /// The tenant's request limiter (D26); 0 when it was not asked.
+    pub rate_ms: f64,
     pub app_ms: f64,
 }
 
@@ -132,6 +140,7 @@ impl ServerTiming {
     /// Reads `value`; `None` unless it has both metrics, with their durations and call count.
     pub fn parse(value: &str) -> Option<ServerTiming> {
         let (mut store_ms, mut store_calls, mut store_retries, mut app_ms) = (None, None, 0, None);
+        let mut rate_ms = 0.0;
         // A quoted desc may hold a comma: metrics split only outside quotes.
         let mut quoted = false;
         let metrics = value.split(|c| {
@@ -146,6 +155,7 @@ impl ServerTiming {
                 match (name, key) {
                     ("store", "dur") => store_ms = raw.parse().ok(),
                     ("app", "dur") => app_ms = raw.parse().ok(),
+                    ("rate", "dur") => rate_ms = raw.parse().ok()?,
                     ("store", "desc") => {
                         let mut parts = raw.trim_matches('"').split(", ");
                         store_calls = parts.next()?.strip_suffix(" calls")?.parse().ok();
@@ -161,6 +171,7 @@ impl ServerTiming {
             store_ms: store_ms?,
             store_calls: store_calls?,
             store_retries,
+            rate_ms,
             app_ms: app_ms?,
         })
     }
@@ -303,27 +314,39 @@ mod tests {
             retries: 0,
             time: Duration::from_micros(2500),
         };
+        let none = Duration::ZERO;
         assert_eq!(
-            waited.server_timing(Duration::from_millis(4)),
+            waited.server_timing(Duration::from_millis(4), none),
             "store;dur=2.500;desc=\"3 calls\", app;dur=1.500"
         );
         assert!(waited
-            .server_timing(Duration::from_millis(1))
+            .server_timing(Duration::from_millis(1), none)
             .ends_with("app;dur=0.000"));
         assert_eq!(
-            ServerTiming::parse(&waited.server_timing(Duration::from_millis(4))),
+            ServerTiming::parse(&waited.server_timing(Duration::from_millis(4), none)),
             Some(ServerTiming {
                 store_ms: 2.5,
                 store_calls: 3,
                 store_retries: 0,
+                rate_ms: 0.0,
                 app_ms: 1.5,
             })
+        );
+        // The limiter's time shows apart, out of the service's own.
+        let limited = waited.server_timing(Duration::from_millis(4), Duration::from_micros(500));
+        assert_eq!(
+            limited,
+            "store;dur=2.500;desc=\"3 calls\", rate;dur=0.500, app;dur=1.000"
+        );
+        assert_eq!(
+            ServerTiming::parse(&limited).map(|t| (t.rate_ms, t.app_ms)),
+            Some((0.5, 1.0))
         );
         let retried = Waited {
             retries: 2,
             ..waited
         };
-        let header = retried.server_timing(Duration::from_millis(4));
+        let header = retried.server_timing(Duration::from_millis(4), none);
         assert_eq!(
             header,
             "store;dur=2.500;desc=\"3 calls, 2 retries\", app;dur=1.500"

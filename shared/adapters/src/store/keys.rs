@@ -32,6 +32,12 @@ pub fn frequency(tenant: &Tenant, number: &str) -> (String, String) {
     )
 }
 
+/// Partition and sort key of a tenant's request rate (D26): its own partition, apart from the
+/// tenant's records, since every request of the tenant writes it.
+pub fn request_rate(tenant: &Tenant) -> (String, String) {
+    (format!("T#{}#RATE", tenant.as_str()), "RATE".to_owned())
+}
+
 /// Partition of one data source: its head record, its imports, and shard 0 of its contacts and
 /// phone guards ([`super::shards::ContactShards`]).
 pub fn data_source(tenant: &Tenant, id: &Id) -> String {

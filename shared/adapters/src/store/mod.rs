@@ -20,6 +20,7 @@ pub mod keys;
 mod names;
 pub mod outbox;
 mod paging;
+pub mod rate;
 pub mod recall;
 pub mod reclaim;
 pub mod settings;

@@ -1,23 +1,34 @@
-//! A tenant's share of the service's background work: at most N imports and N export jobs of a
-//! tenant run at once (`TENANT_RUNNING_IMPORTS`, `TENANT_RUNNING_EXPORTS`), and one export job a
-//! subject (D8). Each running job holds a slot item in the tenant's partition
-//! (`JOBSLOT#{kind}#{n}`, `n` below the cap), taken by a conditional put and given back when the
-//! job ends. A slot also lapses an hour after it was taken (`held_until`), so a job whose end was
-//! never recorded (a worker that died, an upload URL never used) cannot hold it for ever.
+//! A tenant's share of the service's heavy work: at most N imports and N export jobs of a
+//! tenant run at once (`TENANT_RUNNING_IMPORTS`, `TENANT_RUNNING_EXPORTS`), one export job a
+//! subject (D8), and at most N direct exports built within requests at once
+//! (`TENANT_MAX_DIRECT_EXPORTS`, D26). Each running job holds a slot item in the tenant's
+//! partition (`JOBSLOT#{kind}#{n}`, `n` below the cap), taken by a conditional put and given back
+//! when the job ends. A slot also lapses a while after it was taken (`held_until`: an hour for
+//! background work, two minutes for work done within a request), so a job whose end was never
+//! recorded (a worker or function that died, an upload URL never used) cannot hold it for ever.
 
 use super::keys::{self, PK, SK};
 use super::{n, s, string_attr, Expr, Item, Store, WriteFailure};
 use outbound_model::error::Error;
+use outbound_model::limits::Limited;
 use outbound_model::{Id, Tenant, Timestamp};
 
 /// How long a slot is held at most: past any import's or export's run (15 minutes, retried).
 pub const SLOT_LEASE_MILLIS: i64 = 60 * 60 * 1000;
 
-/// The kinds of background work a tenant's slots are counted for.
+/// How long a slot taken within a request is held at most: four times the longest request
+/// (API Gateway gives up after 30 s), so only a function that died leaves it that long.
+pub const REQUEST_SLOT_LEASE_MILLIS: i64 = 2 * 60 * 1000;
+
+/// The kinds of work a tenant's slots are counted for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum JobKind {
+    /// Imports of contacts (uploaded or posted) and of do-not-call entries.
     Import,
+    /// Export jobs (D8).
     Export,
+    /// Direct exports, built within the request (D26).
+    DirectExport,
 }
 
 impl JobKind {
@@ -25,6 +36,7 @@ impl JobKind {
         match self {
             JobKind::Import => "IMPORT",
             JobKind::Export => "EXPORT",
+            JobKind::DirectExport => "DIRECT_EXPORT",
         }
     }
 
@@ -32,6 +44,7 @@ impl JobKind {
         match self {
             JobKind::Import => "imports",
             JobKind::Export => "export jobs",
+            JobKind::DirectExport => "direct exports",
         }
     }
 }
@@ -68,8 +81,12 @@ pub enum Hold {
 /// Free, or held past its lease.
 pub(crate) const FREE: &str = "attribute_not_exists(pk) OR held_until < :now";
 
-/// The 409 of a tenant whose `cap` slots of `kind` are all held (D8).
+/// The 409 of a tenant whose `cap` slots of `kind` are all held (D8; direct exports: the
+/// tenant's limit, D26).
 pub fn slots_full(kind: JobKind, cap: u32) -> Error {
+    if kind == JobKind::DirectExport {
+        return Limited::DirectExports.reached(u64::from(cap));
+    }
     Error::Conflict(format!(
         "this tenant already has {cap} {} running, the most it may; try again when one has finished",
         kind.plural()
@@ -77,8 +94,8 @@ pub fn slots_full(kind: JobKind, cap: u32) -> Error {
 }
 
 impl Store {
-    /// Takes one of the tenant's `cap` slots of `kind` for job `job`; 409 naming the cap when
-    /// every one is held (the job is not started).
+    /// Takes one of the tenant's `cap` slots of `kind` for job `job`, for at most an hour; 409
+    /// naming the cap when every one is held (the job is not started).
     pub async fn take_job_slot(
         &self,
         tenant: &Tenant,
@@ -86,14 +103,56 @@ impl Store {
         job: &Id,
         cap: u32,
         now: Timestamp,
-    ) -> Result<(), Error> {
+    ) -> Result<u32, Error> {
+        self.take_slot(tenant, kind, job, cap, now, SLOT_LEASE_MILLIS)
+            .await
+    }
+
+    /// Takes one of the tenant's `cap` slots of `kind` for work done within one request (`job`
+    /// names it), for at most [`REQUEST_SLOT_LEASE_MILLIS`]: answers the slot, to be given back
+    /// with [`Store::release_slot`]; 409 when every one is held.
+    pub async fn take_request_slot(
+        &self,
+        tenant: &Tenant,
+        kind: JobKind,
+        job: &Id,
+        cap: u32,
+        now: Timestamp,
+    ) -> Result<u32, Error> {
+        self.take_slot(tenant, kind, job, cap, now, REQUEST_SLOT_LEASE_MILLIS)
+            .await
+    }
+
+    /// The first free (or lapsed) of the tenant's `cap` slots of `kind`, taken for `job` until
+    /// `lease_millis` after `now`: one conditional put a slot tried, none read first.
+    async fn take_slot(
+        &self,
+        tenant: &Tenant,
+        kind: JobKind,
+        job: &Id,
+        cap: u32,
+        now: Timestamp,
+        lease_millis: i64,
+    ) -> Result<u32, Error> {
         for slot in 0..cap {
             let key = (keys::tenant(tenant), slot_key(kind, slot));
-            if self.hold(key, job, None, now).await? == Hold::Taken {
-                return Ok(());
+            if self.hold_for(key, job, None, now, lease_millis).await? == Hold::Taken {
+                return Ok(slot);
             }
         }
         Err(slots_full(kind, cap))
+    }
+
+    /// Gives back slot `slot` of `kind` if job `job` still holds it: one conditional delete.
+    pub async fn release_slot(
+        &self,
+        tenant: &Tenant,
+        kind: JobKind,
+        slot: u32,
+        job: &Id,
+    ) -> Result<(), Error> {
+        self.release_held(keys::tenant(tenant), slot_key(kind, slot), job)
+            .await
     }
 
     /// The first of the tenant's `cap` slots of `kind` that no job holds at `now`, read
@@ -179,10 +238,23 @@ impl Store {
     /// happened. A holder named in `replace` is replaced (the caller found that job ended).
     pub async fn hold(
         &self,
+        key: (String, String),
+        job: &Id,
+        replace: Option<&Id>,
+        now: Timestamp,
+    ) -> Result<Hold, Error> {
+        self.hold_for(key, job, replace, now, SLOT_LEASE_MILLIS)
+            .await
+    }
+
+    /// [`Store::hold`] for at most `lease_millis`.
+    async fn hold_for(
+        &self,
         (pk, sk): (String, String),
         job: &Id,
         replace: Option<&Id>,
         now: Timestamp,
+        lease_millis: i64,
     ) -> Result<Hold, Error> {
         let (condition, expr) = match replace {
             Some(old) => (
@@ -196,7 +268,7 @@ impl Store {
             .client
             .put_item()
             .table_name(&self.table)
-            .set_item(Some(held(pk, sk, job, now.0 + SLOT_LEASE_MILLIS)))
+            .set_item(Some(held(pk, sk, job, now.0 + lease_millis)))
             .condition_expression(condition)
             .set_expression_attribute_values(expr.values())
             .return_values_on_condition_check_failure(

@@ -46,6 +46,36 @@ impl Hold {
     }
 }
 
+/// What a state change does to the tenant's count of RUNNING tasks (D26): the count is moved
+/// in the same transaction as the status, so each entry into RUNNING takes a place and each
+/// exit gives it back exactly once, however often a change is sent again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum RunPlace {
+    /// Neither state is RUNNING, or both are.
+    Keep,
+    /// Into RUNNING: one more, on condition that the tenant runs fewer than its limit. The task
+    /// is marked (`RUN_PLACE`) as holding a place.
+    Take,
+    /// Out of RUNNING. `counted`: the task holds a place (it is marked) and gives it back;
+    /// otherwise it entered RUNNING before places were counted and has none to give back.
+    GiveBack { counted: bool },
+}
+
+impl RunPlace {
+    fn between(from: TaskStatus, to: TaskStatus) -> RunPlace {
+        match (from == TaskStatus::Running, to == TaskStatus::Running) {
+            (false, true) => RunPlace::Take,
+            (true, false) => RunPlace::GiveBack { counted: true },
+            _ => RunPlace::Keep,
+        }
+    }
+}
+
+/// The task attribute that marks a RUNNING task as holding one of its tenant's places (D26).
+const RUN_PLACE: &str = "run_place";
+/// The tenant's count of RUNNING tasks holding a place, on its `COUNTS` item (D26).
+const RUNNING_TASKS: &str = "running_tasks";
+
 /// A state change: from any of `from` to `to`, with what it records.
 #[derive(Clone, Debug)]
 pub struct Transition {
@@ -126,6 +156,9 @@ impl Transition {
 enum Moved {
     /// The task is in `status` now, which the change may also leave: try again from there.
     To(TaskStatus),
+    /// The task left RUNNING holds no place (it entered RUNNING before places were counted):
+    /// try again without giving one back.
+    Uncounted,
     Refused(Error),
 }
 
@@ -195,11 +228,16 @@ fn transition_expression(
     id: &Id,
     from: TaskStatus,
     change: &Transition,
+    place: RunPlace,
 ) -> (String, String, Expr) {
     let mut sets = vec!["#status = :to", "updated_at = :at"];
     let mut expr = Expr::default()
         .value(":to", n(change.to.code()))
         .value(":at", n(change.at.0));
+    if place == RunPlace::Take {
+        sets.push("#run_place = :run_place");
+        expr = expr.name("#run_place", RUN_PLACE).value(":run_place", n(1));
+    }
     if change.set_started {
         sets.push("started_at = :at");
     }
@@ -238,6 +276,16 @@ fn transition_expression(
         update.push_str(" REMOVE gsi1pk, gsi1sk");
     }
     let (mut condition, mut expr) = status_in(&[from], expr);
+    if let RunPlace::GiveBack { counted } = place {
+        // The place given back is the one this task took: none for a task that holds none.
+        if counted {
+            update.push_str(", #run_place");
+            condition.push_str(" AND attribute_exists(#run_place)");
+        } else {
+            condition.push_str(" AND attribute_not_exists(#run_place)");
+        }
+        expr = expr.name("#run_place", RUN_PLACE);
+    }
     if let Some(revision) = change.idle_at_revision {
         condition.push_str(
             " AND (attribute_not_exists(in_flight) OR in_flight = :no_calls) \
@@ -561,11 +609,17 @@ impl Store {
         first: TaskStatus,
         change: &Transition,
     ) -> Result<(), Error> {
-        let mut from = first;
-        for _ in 0..change.from.len() {
-            match self.transition_from(tenant, id, source, from, change).await {
+        let (mut from, mut counted) = (first, true);
+        // Each round either commits, refuses, or learns one thing: another source state, or
+        // that the task holds no place to give back.
+        for _ in 0..=change.from.len() {
+            match self
+                .transition_from(tenant, id, source, from, change, counted)
+                .await
+            {
                 Ok(()) => return Ok(()),
                 Err(Moved::To(status)) => from = status,
+                Err(Moved::Uncounted) => counted = false,
                 Err(Moved::Refused(error)) => return Err(error),
             }
         }
@@ -575,7 +629,8 @@ impl Store {
     }
 
     /// One try of a transition of task `id`, from `from` exactly; `source` is its data source,
-    /// needed when the change takes or gives back its hold.
+    /// needed when the change takes or gives back its hold. A change out of RUNNING gives back
+    /// the task's place when `counted` (see [`RunPlace`]).
     async fn transition_from(
         &self,
         tenant: &Tenant,
@@ -583,18 +638,25 @@ impl Store {
         source: Option<&Id>,
         from: TaskStatus,
         change: &Transition,
+        counted: bool,
     ) -> Result<(), Moved> {
         if !change.from.contains(&from) {
             return Err(Moved::Refused(not_allowed(change.operation, from)));
         }
-        let (update, condition, expr) = transition_expression(tenant, id, from, change);
+        let place = match RunPlace::between(from, change.to) {
+            RunPlace::GiveBack { .. } => RunPlace::GiveBack { counted },
+            place => place,
+        };
+        let (update, condition, expr) = transition_expression(tenant, id, from, change, place);
         let (pk, sk) = (keys::tenant(tenant), keys::task(id));
         #[derive(PartialEq)]
         enum Part {
             Task,
             Event,
             DataSource,
+            RunningCount,
         }
+        let limit = self.limits.running_tasks;
         let event = Event::task_state_changed(
             tenant,
             change.at,
@@ -621,6 +683,37 @@ impl Store {
                 )))
             }
         };
+        let running = |update: &str, condition: Option<&str>, expr: Expr| {
+            let expr = expr.name("#running", RUNNING_TASKS);
+            (update.to_owned(), condition.map(str::to_owned), expr)
+        };
+        let count = match place {
+            RunPlace::Take => Some(running(
+                "ADD #running :one",
+                Some("attribute_not_exists(#running) OR #running < :limit"),
+                Expr::default()
+                    .value(":one", n(1))
+                    .value(":limit", n(limit)),
+            )),
+            RunPlace::GiveBack { counted: true } => Some(running(
+                "ADD #running :minus_one",
+                None,
+                Expr::default().value(":minus_one", n(-1)),
+            )),
+            RunPlace::GiveBack { counted: false } | RunPlace::Keep => None,
+        };
+        if let Some((update, condition, expr)) = count {
+            actions = actions
+                .update(
+                    Part::RunningCount,
+                    keys::tenant(tenant),
+                    keys::COUNTS.to_owned(),
+                    &update,
+                    condition.as_deref(),
+                    expr,
+                )
+                .map_err(Moved::Refused)?;
+        }
         if let Some(source) = source {
             let (hold_update, hold_condition, hold_values) = hold_expression(change);
             actions = actions
@@ -646,8 +739,17 @@ impl Store {
                 Some(Ok(task)) if task.status != from && change.from.contains(&task.status) => {
                     return Err(Moved::To(task.status));
                 }
+                Some(Ok(task))
+                    if task.status == from
+                        && place == (RunPlace::GiveBack { counted: true })
+                        && stored.is_some_and(|item| !item.contains_key(RUN_PLACE)) =>
+                {
+                    return Err(Moved::Uncounted);
+                }
                 _ => refused(change.operation, id, stored),
             }
+        } else if condition.failed(Part::RunningCount) {
+            Limited::RunningTasks.reached(limit)
         } else if change.hold == Hold::Release && change.contacts_added.is_some() {
             Error::Conflict(format!(
                 "dataSource {source} gained contacts during the completion check"

@@ -10,7 +10,7 @@ use outbound_adapters::store::write_cost::{
 };
 use outbound_auth::AuthConfig;
 use outbound_model::error::{ConfigError, Error};
-use outbound_model::limits::TenantLimits;
+use outbound_model::limits::{RequestRate, TenantLimits};
 use outbound_model::page::PageTokens;
 
 /// Everything a function needs to know about its surroundings.
@@ -59,9 +59,15 @@ pub struct Config {
     /// Most imports of one tenant running at once, uploads waiting for their file included
     /// (`TENANT_RUNNING_IMPORTS`, default 4).
     pub tenant_running_imports: u32,
-    /// What one tenant may hold (D26): `TENANT_MAX_DATA_SOURCES` (1,000), `TENANT_MAX_TASKS`
-    /// (10,000), `TENANT_MAX_DNC_ENTRIES` (1,000,000).
+    /// What one tenant may hold and run, and how fast it may send requests (D26):
+    /// `TENANT_MAX_DATA_SOURCES` (1,000), `TENANT_MAX_TASKS` (10,000), `TENANT_MAX_DNC_ENTRIES`
+    /// (1,000,000), `TENANT_MAX_RUNNING_TASKS` (200), `TENANT_MAX_DIRECT_EXPORTS` (4),
+    /// `TENANT_REQUESTS_PER_SECOND` (50) and `TENANT_REQUEST_BURST` (100).
     pub tenant_limits: TenantLimits,
+    /// The table of the request rate's buckets (D26): the service's own (`TABLE_NAME`). Not a
+    /// setting of its own; the tests point it at a table that does not exist to show that the
+    /// API answers when the limiter cannot.
+    pub rate_table: String,
     /// OAuth scopes per route group, when required (`REQUIRE_SCOPES`, off by default).
     pub scopes: Option<outbound_auth::RequiredScopes>,
 }
@@ -89,8 +95,10 @@ impl Config {
                 problem: format!("{name:?} is not an IANA time zone"),
             })?,
         };
+        let table = required("TABLE_NAME")?;
         Ok(Config {
-            table: required("TABLE_NAME")?,
+            rate_table: table.clone(),
+            table,
             bucket: required("BUCKET_NAME")?,
             reclaim_queue_url: required("RECLAIM_QUEUE_URL")?,
             time_zone,
@@ -136,6 +144,28 @@ impl Config {
                     data_sources: limit(&lookup, "TENANT_MAX_DATA_SOURCES", defaults.data_sources)?,
                     tasks: limit(&lookup, "TENANT_MAX_TASKS", defaults.tasks)?,
                     dnc_entries: limit(&lookup, "TENANT_MAX_DNC_ENTRIES", defaults.dnc_entries)?,
+                    running_tasks: limit(
+                        &lookup,
+                        "TENANT_MAX_RUNNING_TASKS",
+                        defaults.running_tasks,
+                    )?,
+                    direct_exports: at_least_one(
+                        &lookup,
+                        "TENANT_MAX_DIRECT_EXPORTS",
+                        defaults.direct_exports,
+                    )?,
+                    requests: RequestRate {
+                        per_second: per_second(
+                            &lookup,
+                            "TENANT_REQUESTS_PER_SECOND",
+                            defaults.requests.per_second,
+                        )?,
+                        burst: per_second(
+                            &lookup,
+                            "TENANT_REQUEST_BURST",
+                            defaults.requests.burst,
+                        )?,
+                    },
                 }
             },
             phone_filter_scan_most: number(
@@ -216,6 +246,21 @@ fn limit(
             problem: "must be at least 1".into(),
         }),
         most => Ok(most),
+    }
+}
+
+/// An optional number of requests `name` (1 to 1,000,000), `default` when absent (D26).
+fn per_second(
+    lookup: &impl Fn(&str) -> Option<String>,
+    name: &'static str,
+    default: u32,
+) -> Result<u32, ConfigError> {
+    match number(lookup, name, default, "a number of requests")? {
+        count @ 1..=1_000_000 => Ok(count),
+        _ => Err(ConfigError {
+            name,
+            problem: "must be from 1 to 1000000".into(),
+        }),
     }
 }
 
@@ -341,6 +386,54 @@ mod tests {
         pairs.push(("EXPORT_JOB_THRESHOLD", "many"));
         let error = Config::from_lookup(lookup(&pairs)).unwrap_err();
         assert_eq!(error.name, "EXPORT_JOB_THRESHOLD");
+    }
+
+    #[test]
+    fn tenant_limits_have_their_defaults_and_refuse_zero() {
+        let config = Config::from_lookup(lookup(&BASE)).unwrap();
+        assert_eq!(config.tenant_limits, TenantLimits::default());
+        assert_eq!(config.tenant_limits.running_tasks, 200);
+        assert_eq!(config.tenant_limits.direct_exports, 4);
+        assert_eq!(
+            config.tenant_limits.requests,
+            RequestRate {
+                per_second: 50,
+                burst: 100
+            }
+        );
+        assert_eq!(
+            config.rate_table, "t",
+            "the rate lives in the service's table"
+        );
+        let mut pairs = BASE.to_vec();
+        pairs.extend([
+            ("TENANT_MAX_RUNNING_TASKS", "3"),
+            ("TENANT_MAX_DIRECT_EXPORTS", "2"),
+            ("TENANT_REQUESTS_PER_SECOND", "5"),
+            ("TENANT_REQUEST_BURST", "7"),
+        ]);
+        let limits = Config::from_lookup(lookup(&pairs)).unwrap().tenant_limits;
+        assert_eq!(
+            (limits.running_tasks, limits.direct_exports, limits.requests),
+            (
+                3,
+                2,
+                RequestRate {
+                    per_second: 5,
+                    burst: 7
+                }
+            )
+        );
+        for name in [
+            "TENANT_MAX_RUNNING_TASKS",
+            "TENANT_MAX_DIRECT_EXPORTS",
+            "TENANT_REQUESTS_PER_SECOND",
+            "TENANT_REQUEST_BURST",
+        ] {
+            let mut pairs = BASE.to_vec();
+            pairs.push((name, "0"));
+            assert_eq!(Config::from_lookup(lookup(&pairs)).unwrap_err().name, name);
+        }
     }
 
     #[test]
