@@ -31,6 +31,8 @@ GOALS = [
     ("cold_start_ratio_vs_hello", "<=", 1.5),
     ("dialing.requests_per_call.total", "<=", 4),
     ("import.partition_wcu_share.*", "<=", 1),
+    ("dialing.concurrent_*_runs.claims_tried_per_call", "<=", 1.2),
+    ("dialing.resting_*_tasks.dial_runs_per_hour", "<=", 0),
 ]
 
 # The tables, in this order: key prefixes (a key belongs to the first group with a prefix equal
