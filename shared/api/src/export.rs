@@ -23,7 +23,8 @@ pub fn routes() -> OpenApiRouter<ApiState> {
     OpenApiRouter::new().routes(routes!(status))
 }
 
-/// The body of a job request: a JSON object, or none at all (every field has a default).
+/// The body of a job request: a JSON object, or none at all (every field has a default). A body
+/// of only whitespace is not JSON, and is refused as any malformed body is.
 pub struct JobBody<T>(T);
 
 impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JobBody<T> {
@@ -31,7 +32,7 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JobBody<T> {
 
     async fn from_request(request: Request, state: &S) -> Result<Self, Self::Rejection> {
         let bytes = body_bytes(request, state).await?;
-        let object = if bytes.iter().all(u8::is_ascii_whitespace) {
+        let object = if bytes.is_empty() {
             serde_json::Map::new()
         } else {
             Body::parse(&bytes)?.0

@@ -455,6 +455,9 @@ async fn export_job_format_and_status_are_checked_as_the_direct_exports_check_th
     api.post_raw("acme", &source_job(&source), "[1]")
         .await
         .err(400, "request body must be a JSON object");
+    // Whitespace is not JSON; only an empty body is no body.
+    let blank = api.post_raw("acme", &source_job(&source), "\r").await;
+    assert_eq!(blank.status.as_u16(), 400, "{}", blank.body);
     assert_eq!(api.snapshot().await, before, "nothing stored");
     assert_eq!(api.drain_exports().await, 0, "nothing queued");
 }
