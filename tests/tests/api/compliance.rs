@@ -391,16 +391,7 @@ async fn the_do_not_call_list_matches_the_e164_form_and_reports_bad_rows() {
          2125550112,\n2125550113,{}\n",
         "x".repeat(501)
     );
-    let part = reqwest::multipart::Part::bytes(csv.as_bytes().to_vec()).file_name("dnc.csv");
-    let form = reqwest::multipart::Form::new().part("file", part);
-    let answer = rig
-        .api
-        .send(
-            rig.api
-                .request(OWNER, reqwest::Method::POST, "/api/dnc/batchImport")
-                .multipart(form),
-        )
-        .await;
+    let answer = rig.api.import_dnc(OWNER, &csv).await;
     assert_eq!(
         answer.ok(),
         &json!({"importCount": 6, "successCount": 2, "failCount": 4, "details": [
@@ -729,16 +720,7 @@ async fn a_do_not_call_file_reads_each_row_in_its_country_column() {
     let rig = rig().await;
     let csv = "phoneNumber,Country\n0612345678,NL\n0612345678,FR\n0612345679,FR\n0612345670,\n\
                0612345671,ZZ\n+12125550100,\n";
-    let part = reqwest::multipart::Part::bytes(csv.as_bytes().to_vec()).file_name("dnc.csv");
-    let form = reqwest::multipart::Form::new().part("file", part);
-    let answer = rig
-        .api
-        .send(
-            rig.api
-                .request(OWNER, reqwest::Method::POST, "/api/dnc/batchImport")
-                .multipart(form),
-        )
-        .await;
+    let answer = rig.api.import_dnc(OWNER, csv).await;
     // No tenant country: a national number needs its row's. A file lists each number as
     // written once (D8), whatever its country column says.
     assert_eq!(

@@ -84,14 +84,7 @@ async fn do_not_call_entries_stop_at_the_tenants_limit() {
     );
     // A file's rows past the limit are reported, never listed.
     let csv = "phoneNumber\n+12125550104\n+12125550101\n";
-    let part = reqwest::multipart::Part::bytes(csv.as_bytes().to_vec()).file_name("dnc.csv");
-    let form = reqwest::multipart::Form::new().part("file", part);
-    let answer = api
-        .send(
-            api.request("acme", reqwest::Method::POST, "/api/dnc/batchImport")
-                .multipart(form),
-        )
-        .await;
+    let answer = api.import_dnc("acme", csv).await;
     assert_eq!(
         answer.ok(),
         &json!({"importCount": 2, "successCount": 0, "failCount": 2, "details": [
@@ -402,14 +395,7 @@ async fn a_slot_taken_within_a_request_lapses_within_minutes() {
 #[tokio::test]
 async fn do_not_call_imports_hold_an_import_slot() {
     let api = TestApi::start_with(|config| config.tenant_running_imports = 1).await;
-    let import = |csv: &'static str| {
-        let part = reqwest::multipart::Part::bytes(csv.as_bytes().to_vec()).file_name("dnc.csv");
-        let form = reqwest::multipart::Form::new().part("file", part);
-        api.send(
-            api.request("acme", reqwest::Method::POST, "/api/dnc/batchImport")
-                .multipart(form),
-        )
-    };
+    let import = |csv: &'static str| api.import_dnc("acme", csv);
     hold_slot(&api, "acme", "IMPORT", Timestamp::now().0 + 60_000).await;
     let before = api.snapshot().await;
     import("phoneNumber\n+12125550101\n").await.err(

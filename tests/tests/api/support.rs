@@ -166,6 +166,17 @@ impl TestApi {
         self.send(request).await
     }
 
+    /// `POST /api/dnc/batchImport` of a CSV file's text (D16).
+    pub async fn import_dnc(&self, tenant: &str, csv: &str) -> Answer {
+        let part = reqwest::multipart::Part::bytes(csv.as_bytes().to_vec()).file_name("dnc.csv");
+        let form = reqwest::multipart::Form::new().part("file", part);
+        self.send(
+            self.request(tenant, Method::POST, "/api/dnc/batchImport")
+                .multipart(form),
+        )
+        .await
+    }
+
     /// `GET /api/dataSource/list?{query}`.
     pub async fn sources(&self, tenant: &str, query: &str) -> Answer {
         self.get(tenant, &format!("/api/dataSource/list?{query}"))

@@ -72,18 +72,7 @@ impl<L> Actions<'_, L> {
         counted: Counted,
         limit: u64,
     ) -> Result<Self, Error> {
-        self.update(
-            label,
-            keys::tenant(tenant),
-            keys::COUNTS.to_owned(),
-            "ADD #count :one, #changes :one",
-            Some("attribute_not_exists(#count) OR #count < :limit"),
-            Expr::default()
-                .name("#count", counted.count())
-                .name("#changes", CHANGES)
-                .value(":one", n(1))
-                .value(":limit", n(limit)),
-        )
+        self.move_count(label, tenant, counted, 1, Some(limit))
     }
 
     /// Moves the tenant's count of `counted` by `delta` in the same transaction as the record,
@@ -95,17 +84,32 @@ impl<L> Actions<'_, L> {
         counted: Counted,
         delta: i64,
     ) -> Result<Self, Error> {
+        self.move_count(label, tenant, counted, delta, None)
+    }
+
+    fn move_count(
+        self,
+        label: L,
+        tenant: &Tenant,
+        counted: Counted,
+        delta: i64,
+        below: Option<u64>,
+    ) -> Result<Self, Error> {
+        let mut expr = Expr::default()
+            .name("#count", counted.count())
+            .name("#changes", CHANGES)
+            .value(":delta", n(delta))
+            .value(":one", n(1));
+        if let Some(limit) = below {
+            expr = expr.value(":limit", n(limit));
+        }
         self.update(
             label,
             keys::tenant(tenant),
             keys::COUNTS.to_owned(),
             "ADD #count :delta, #changes :one",
-            None,
-            Expr::default()
-                .name("#count", counted.count())
-                .name("#changes", CHANGES)
-                .value(":delta", n(delta))
-                .value(":one", n(1)),
+            below.map(|_| "attribute_not_exists(#count) OR #count < :limit"),
+            expr,
         )
     }
 }
