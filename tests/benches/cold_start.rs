@@ -23,6 +23,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::routing::{get, post};
 use axum::Router;
 use outbound_local::bench::record;
+use outbound_local::FUNCTIONS;
 use std::error::Error;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -31,18 +32,6 @@ use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 type Result<T> = std::result::Result<T, Box<dyn Error>>;
-
-const FUNCTIONS: [&str; 9] = [
-    "datasource-api",
-    "task-api",
-    "contact-import",
-    "reclaim",
-    "dialer-tick",
-    "dialer",
-    "call-events",
-    "exporter",
-    "event-publisher",
-];
 
 const HELLO: &str = "hello-lambda";
 

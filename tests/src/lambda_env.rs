@@ -177,17 +177,7 @@ mod tests {
             .behavior_version(aws_config::BehaviorVersion::latest())
             .region(aws_config::Region::new(crate::REGION))
             .build();
-        for function in [
-            "datasource-api",
-            "task-api",
-            "contact-import",
-            "reclaim",
-            "dialer-tick",
-            "dialer",
-            "call-events",
-            "exporter",
-            "event-publisher",
-        ] {
+        for function in crate::FUNCTIONS {
             let lookup = |name: &str| match name {
                 "AWS_LAMBDA_FUNCTION_NAME" => Some(function.to_owned()),
                 other => variables.get(other).cloned(),

@@ -1,6 +1,19 @@
 //! The local stack: provisions the stand-ins (moto) with the resources `template.yaml` creates in
 //! AWS, and serves every route with the same routers the Lambdas use.
 
+/// The service's functions, one binary each, in the template's order.
+pub const FUNCTIONS: [&str; 9] = [
+    "datasource-api",
+    "task-api",
+    "contact-import",
+    "reclaim",
+    "dialer-tick",
+    "dialer",
+    "call-events",
+    "exporter",
+    "event-publisher",
+];
+
 pub mod bench;
 pub mod capacity;
 pub mod events;

@@ -48,7 +48,7 @@ impl DncEntry {
     /// The key its guard is stored under: its E.164 form, or (stored before D24 without one)
     /// its normal form.
     pub fn guarded_number(&self) -> &str {
-        self.e164.as_deref().unwrap_or(self.phone.as_str())
+        lookup_key(&self.phone, self.e164.as_deref())
     }
 
     /// Every key a guard of this entry may be stored under: entries stored before D24 had one

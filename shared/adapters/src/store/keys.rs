@@ -222,10 +222,16 @@ pub fn waiting_order(recall_priority: Option<u8>, due_at_millis: i64) -> String 
 /// change of the rules leaves the earlier ones as a prefix, read again whatever their time.
 pub fn parked_order(rules_at_millis: i64, opens_at_millis: i64) -> String {
     format!(
-        "{PARKED_RANK}{:013}#{:013}",
-        rules_at_millis.max(0),
+        "{}#{:013}",
+        parked_under(rules_at_millis),
         opens_at_millis.max(0)
     )
+}
+
+/// The start every [`parked_order`] of one rules time shares: those of earlier rules times sort
+/// before it, its own after.
+pub fn parked_under(rules_at_millis: i64) -> String {
+    format!("{PARKED_RANK}{:013}", rules_at_millis.max(0))
 }
 
 /// The rank of [`parked_order`]: after the recall priorities (1-5) and plain retries (6).

@@ -10,11 +10,14 @@ use outbound_model::Tenant;
 
 impl<P: Provider> Engine<P> {
     /// Completes a task when every contact of its data source has a final outcome and nothing is
-    /// in flight (D10, D13). Answers whether it did.
+    /// in flight (D10, D13). `contacts_added` is the data source's count as the run read it: the
+    /// completion is conditioned on it, so a contact added since refuses it. Answers whether it
+    /// did.
     pub(super) async fn complete_if_done(
         &self,
         tenant: &Tenant,
         task: &Task,
+        contacts_added: u64,
     ) -> Result<bool, Error> {
         // A recall being applied in chunks reopens contacts the check may already have read,
         // under the revision the check would save with its bookmark: no check (and no bookmark)
@@ -22,16 +25,12 @@ impl<P: Provider> Engine<P> {
         if task.pending_recall.is_some() || self.store.any_waiting(tenant, &task.id).await? {
             return Ok(false);
         }
-        let source = match self.store.data_source(tenant, &task.data_source_id).await {
-            Ok(source) => source,
-            Err(Error::NotFound(_)) => return Ok(false),
-            Err(error) => return Err(error),
-        };
         // The check reads a bounded page of contacts a run, resuming where the last run
         // stopped while nothing was recalled or added since (D13).
-        let resume = task.sweep.as_ref().filter(|mark| {
-            mark.revision == task.revision && mark.contacts_added == source.contacts_added
-        });
+        let resume = task
+            .sweep
+            .as_ref()
+            .filter(|mark| mark.revision == task.revision && mark.contacts_added == contacts_added);
         let after = resume.map(|mark| mark.after.as_str());
         let sweep = self
             .store
@@ -50,7 +49,7 @@ impl<P: Provider> Engine<P> {
             let mark = SweepMark {
                 after,
                 revision: task.revision,
-                contacts_added: source.contacts_added,
+                contacts_added,
             };
             self.store.save_sweep(tenant, &task.id, &mark).await?;
             return Ok(false);
@@ -58,11 +57,7 @@ impl<P: Provider> Engine<P> {
         if after.is_none() && task.sweep.is_some() {
             tracing::info!(task = %task.id, "completion check started over");
         }
-        match self
-            .store
-            .complete_idle(tenant, task, source.contacts_added)
-            .await
-        {
+        match self.store.complete_idle(tenant, task, contacts_added).await {
             Ok(_) => {
                 tracing::info!(task = %task.id, "task completed");
                 Ok(true)

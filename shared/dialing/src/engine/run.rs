@@ -181,7 +181,7 @@ impl<P: Provider> Engine<P> {
                 more: false,
             });
         }
-        let (rules, fresh) = futures::future::try_join(
+        let read = futures::future::try_join(
             self.rules(tenant, task, share),
             self.store.contacts_after(
                 tenant,
@@ -190,7 +190,19 @@ impl<P: Provider> Engine<P> {
                 room.max(1),
             ),
         )
-        .await?;
+        .await;
+        let (rules, fresh) = match read {
+            Ok(read) => read,
+            // Its data source is gone (D11 keeps it while the task runs): nothing to dial, and
+            // nothing the completion check could read.
+            Err(Error::NotFound(_)) => {
+                return Ok(Slice::Done {
+                    report,
+                    more: false,
+                })
+            }
+            Err(error) => return Err(error),
+        };
         let retries = if room > 0 {
             self.store
                 .due_retries(tenant, &task.id, now, room, rules.judged.rules_at)
@@ -200,7 +212,9 @@ impl<P: Provider> Engine<P> {
         };
         if retries.is_empty() && fresh.is_empty() {
             if task.in_flight == 0 {
-                report.completed = self.complete_if_done(tenant, task).await?;
+                report.completed = self
+                    .complete_if_done(tenant, task, rules.judged.contacts_added)
+                    .await?;
             }
             if !report.completed && room > 0 {
                 self.rest_until_due(tenant, task, now, rules.judged).await?;

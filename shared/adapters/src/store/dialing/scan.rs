@@ -445,12 +445,7 @@ const MAX_MILLIS: i64 = 9_999_999_999_999;
 /// The sort keys of contacts parked under rules older than `rules_at` (D24): from the parked
 /// rank's start up to, not including, the keys of `rules_at` itself.
 fn parked_under_older_rules(rules_at: Timestamp) -> (String, String) {
-    (
-        keys::PARKED_RANK.to_owned(),
-        keys::parked_order(rules_at.0, 0)
-            .rsplit_once('#')
-            .map_or_else(String::new, |(prefix, _)| prefix.to_owned()),
-    )
+    (keys::PARKED_RANK.to_owned(), keys::parked_under(rules_at.0))
 }
 
 /// A contact item's number and the fields that steer its call.
