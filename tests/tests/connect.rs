@@ -117,6 +117,7 @@ async fn every_detection_status_of_describe_contact_has_its_outcome() {
             _ => Outcome::NoAnswer,
         };
         let want = CallReport {
+            results: Default::default(),
             outcome,
             duration: case["duration"].as_u64().unwrap(),
             invalid_number: case["invalidNumber"].as_bool().unwrap(),

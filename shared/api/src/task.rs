@@ -17,6 +17,10 @@ use outbound_model::page::{ListScope, PageView};
 use outbound_model::task::{
     in_range, ClockTime, TaskOperation, TaskRow, TaskStat, TaskView, WindowZone, ZoneName,
 };
+use outbound_model::telephony::{
+    check_result_name, refuse_own, CallerIdChoice, Voicemail, MAX_CALL_ATTRIBUTES,
+    MAX_RESULT_ATTRIBUTES,
+};
 use outbound_model::Tenant;
 use outbound_model::{Description, Id, Name, TaskStatus};
 use outbound_service::export::{self, OutcomeFilter};
@@ -84,6 +88,32 @@ struct SettingsInput {
     #[serde(default)]
     #[schema(value_type = Option<Vec<RetryRule>>)]
     retry_rules: Option<Vec<RetryRuleInput>>,
+    /// One of the tenant's caller IDs (E.164) or `LOCAL_PRESENCE`: per call, the tenant's
+    /// number in the called party's country and area code (D22). Unset: the tenant's
+    /// `defaultCallerId`; `""` clears it on update.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, example = "LOCAL_PRESENCE")]
+    caller_id: Option<Text>,
+    /// One of the tenant's contact flows. Unset: the tenant's `defaultContactFlowId`; `""`
+    /// clears it on update.
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    contact_flow_id: Option<Text>,
+    /// Up to 20 contact fields (known, custom, or `e164`) whose values each call sends its flow
+    /// as attributes; `[]` clears them on update.
+    #[serde(default)]
+    #[schema(value_type = Option<Vec<String>>, example = json!(["name", "orderId"]))]
+    call_attributes: Option<Strings>,
+    /// Up to 10 names (`[A-Za-z0-9_]{1,32}`) the flow may set, recorded when an answered call
+    /// ends; `[]` clears them on update.
+    #[serde(default)]
+    #[schema(value_type = Option<Vec<String>>, example = json!(["outcome", "callbackAt"]))]
+    result_attributes: Option<Strings>,
+    /// `HANG_UP` (default) or `LEAVE_MESSAGE`: a call that reaches voicemail waits for the beep
+    /// and plays the flow's message.
+    #[serde(default)]
+    #[schema(value_type = Option<Voicemail>)]
+    voicemail: Option<Text>,
 }
 
 /// A retry rule as sent (D18).
@@ -156,8 +186,73 @@ impl SettingsInput {
                     value => ZoneName::parse(value).map(Some),
                 })
                 .transpose()?,
+            caller_id: self.caller_id.map(|raw| match raw.as_str().trim() {
+                "" => None,
+                value => Some(CallerIdChoice::from(value.to_owned())),
+            }),
+            contact_flow_id: self.contact_flow_id.map(|raw| match raw.as_str().trim() {
+                "" => None,
+                value => Some(value.to_owned()),
+            }),
+            call_attributes: self
+                .call_attributes
+                .map(|names| call_attributes(names.0))
+                .transpose()?,
+            result_attributes: self
+                .result_attributes
+                .map(|names| result_attributes(names.0))
+                .transpose()?,
+            voicemail: self
+                .voicemail
+                .map(|raw| Voicemail::parse("voicemail", raw.as_str()))
+                .transpose()?,
         })
     }
+}
+
+/// `callAttributes` as sent: at most 20 distinct names, none of the service's own (D22).
+/// Whether each names a field of the data source is the service's check.
+fn call_attributes(names: Vec<String>) -> Result<Vec<String>, Error> {
+    distinct_names("callAttributes", names, MAX_CALL_ATTRIBUTES, |field, name| {
+        if name.is_empty() || name.chars().count() > 64 {
+            return Err(Error::invalid(format!("{field} must be 1-64 characters")));
+        }
+        refuse_own(field, name)
+    })
+}
+
+/// `resultAttributes` as sent: at most 10 distinct names of `[A-Za-z0-9_]{1,32}` (D22).
+fn result_attributes(names: Vec<String>) -> Result<Vec<String>, Error> {
+    distinct_names(
+        "resultAttributes",
+        names,
+        MAX_RESULT_ATTRIBUTES,
+        check_result_name,
+    )
+}
+
+fn distinct_names(
+    list: &str,
+    names: Vec<String>,
+    most: usize,
+    check: impl Fn(&str, &str) -> Result<(), Error>,
+) -> Result<Vec<String>, Error> {
+    if names.len() > most {
+        return Err(Error::invalid(format!(
+            "{list} must have at most {most} names"
+        )));
+    }
+    let mut kept: Vec<String> = Vec::with_capacity(names.len());
+    for (at, name) in names.into_iter().enumerate() {
+        let name = name.trim().to_owned();
+        let field = format!("{list}[{at}]");
+        check(&field, &name)?;
+        if kept.contains(&name) {
+            return Err(Error::invalid(format!("{field} '{name}' is listed twice")));
+        }
+        kept.push(name);
+    }
+    Ok(kept)
 }
 
 fn description(raw: Option<Text>) -> Result<Option<Description>, Error> {

@@ -409,6 +409,7 @@ pub fn report(
         .filter(|text| !text.is_empty());
     let amd = amd_status.map(str::trim).filter(|text| !text.is_empty());
     let ended = |outcome: Outcome, why: &str| CallReport {
+        results: Default::default(),
         outcome,
         duration: 0,
         invalid_number: false,
@@ -1019,6 +1020,7 @@ mod tests {
         assert_eq!(
             contact_status(&talked),
             CallStatus::Ended(CallReport {
+                results: Default::default(),
                 outcome: Outcome::Success,
                 duration: 102,
                 invalid_number: false,
@@ -1067,6 +1069,7 @@ mod tests {
 
     fn success(why: &str) -> CallReport {
         CallReport {
+            results: Default::default(),
             outcome: Outcome::Success,
             duration: 102,
             invalid_number: false,
@@ -1076,6 +1079,7 @@ mod tests {
 
     fn ended(outcome: Outcome, why: &str) -> CallReport {
         CallReport {
+            results: Default::default(),
             outcome,
             duration: 0,
             invalid_number: false,
@@ -1206,6 +1210,7 @@ mod tests {
         Disconnect {
             contact_id: contact_id.into(),
             report: CallReport {
+                results: Default::default(),
                 outcome,
                 duration,
                 invalid_number,

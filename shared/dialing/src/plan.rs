@@ -426,6 +426,7 @@ mod tests {
 
     fn report(outcome: Outcome, invalid_number: bool) -> CallReport {
         CallReport {
+            results: Default::default(),
             outcome,
             duration: 0,
             invalid_number,

@@ -3,6 +3,7 @@
 //! ([`CallRef`]), and what an outcome makes of the contact's state ([`after_outcome`]). The
 //! engine, the providers and the store all speak them; none of them owns them.
 
+use super::telephony::{Results, Voicemail};
 use super::{Id, Tenant, Timestamp};
 use serde::{Deserialize, Serialize};
 
@@ -146,6 +147,7 @@ impl Reason {
             },
             invalid_number: self == Reason::InvalidNumber,
             reason: code.to_owned(),
+            results: Results::new(),
         }
     }
 }
@@ -214,6 +216,11 @@ pub struct CallReport {
     /// The provider's own words for it (`TELECOM_NUMBER_INVALID`, `no outcome`, ...), for the log.
     #[serde(default)]
     pub reason: String,
+    /// What the call's flow reported, as the provider told it (the simulated provider's
+    /// `simulatedResults`); the flow's results in Amazon Connect come on the call record
+    /// instead ([`CallRef::results`]). Only the task's `resultAttributes` are kept (D22).
+    #[serde(default, skip_serializing_if = "Results::is_empty")]
+    pub results: Results,
 }
 
 impl CallReport {
@@ -224,6 +231,7 @@ impl CallReport {
             duration: 0,
             invalid_number: false,
             reason: NO_OUTCOME.into(),
+            results: Results::new(),
         }
     }
 }
@@ -292,6 +300,20 @@ pub struct CallRef {
     pub rules: Vec<RetryRule>,
     #[serde(default)]
     pub max_dial_count: u32,
+    /// The number the call was placed from (D22).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub caller_id: Option<String>,
+    /// The task's `resultAttributes` when the call was claimed (D22).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub result_attributes: Vec<String>,
+    /// The task's voicemail choice when the call was claimed (D22).
+    #[serde(default, skip_serializing_if = "Voicemail::is_default")]
+    pub voicemail: Voicemail,
+    /// What the call's flow reported to the service during the call (Amazon Connect's flow
+    /// invokes the flow-results function, which writes them here), read with the record when
+    /// the call ends (D22).
+    #[serde(default, skip_serializing_if = "Results::is_empty")]
+    pub results: Results,
 }
 
 impl CallRef {
@@ -394,6 +416,10 @@ mod tests {
             shard: 0,
             rules,
             max_dial_count: 3,
+            caller_id: None,
+            result_attributes: Vec::new(),
+            voicemail: Voicemail::HangUp,
+            results: Results::new(),
         }
     }
 

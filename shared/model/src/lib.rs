@@ -21,6 +21,7 @@ pub mod phone;
 pub mod reclaim;
 pub mod settings;
 pub mod task;
+pub mod telephony;
 pub mod tenant;
 pub mod text;
 pub mod time;

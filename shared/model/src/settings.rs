@@ -4,6 +4,7 @@
 
 use super::numbers::Country;
 use super::task::{ClockTime, DailyWindow};
+use super::telephony::ContactFlow;
 use super::Timestamp;
 use crate::error::Error;
 use chrono_tz::Tz;
@@ -62,6 +63,18 @@ pub struct TenantSettings {
     pub frequency_cap: Option<FrequencyCap>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub updated_at: Option<Timestamp>,
+    /// The numbers the operator assigned the tenant, in E.164 (D22).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub caller_ids: Vec<String>,
+    /// The contact flows the operator assigned the tenant (D22).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub contact_flows: Vec<ContactFlow>,
+    /// One of `caller_ids`: what a task without its own calls from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_caller_id: Option<String>,
+    /// One of `contact_flows`: what a task without its own plays.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_contact_flow_id: Option<String>,
 }
 
 /// A change to one setting: absent keeps it, `null` clears it, a value sets it.

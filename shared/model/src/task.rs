@@ -4,6 +4,7 @@
 use super::call::{Reason, RetryRule, Skip};
 use super::datasource::DataSource;
 use super::settings::TenantSettings;
+use super::telephony::{CallerIdChoice, Results, Voicemail};
 use super::{Description, Id, Name, Timestamp};
 use crate::error::Error;
 use chrono_tz::Tz;
@@ -349,6 +350,20 @@ pub struct DialSettings {
     pub window_zone: WindowZone,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub retry_rules: Vec<RetryRule>,
+    /// One of the tenant's numbers or local presence; unset: the tenant's default (D22).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub caller_id: Option<CallerIdChoice>,
+    /// One of the tenant's flows; unset: the tenant's default (D22).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contact_flow_id: Option<String>,
+    /// The contact fields (known, custom, `e164`) whose values each call sends its flow.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub call_attributes: Vec<String>,
+    /// The names the flow may set, recorded at the call's end.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub result_attributes: Vec<String>,
+    #[serde(default, skip_serializing_if = "Voicemail::is_default")]
+    pub voicemail: Voicemail,
 }
 
 impl Default for DialSettings {
@@ -361,6 +376,11 @@ impl Default for DialSettings {
             time_zone: None,
             window_zone: WindowZone::CalledParty,
             retry_rules: Vec::new(),
+            caller_id: None,
+            contact_flow_id: None,
+            call_attributes: Vec::new(),
+            result_attributes: Vec::new(),
+            voicemail: Voicemail::HangUp,
         }
     }
 }
@@ -625,6 +645,11 @@ impl Task {
             time_zone: s.time_zone.clone(),
             window_time_zone: s.window_zone,
             retry_rules: s.retry_rules.clone(),
+            caller_id: s.caller_id.as_ref().map(|c| c.as_str().to_owned()),
+            contact_flow_id: s.contact_flow_id.clone(),
+            call_attributes: s.call_attributes.clone(),
+            result_attributes: s.result_attributes.clone(),
+            voicemail: s.voicemail,
             update_time: self.updated_at.display(zone),
             stop_reason: self.stop_reason.clone(),
             fail_reason: self.fail_reason.clone(),
@@ -697,6 +722,16 @@ pub struct TaskView {
     pub window_time_zone: WindowZone,
     /// Waits and attempt limits by the reason an attempt ended (D18).
     pub retry_rules: Vec<RetryRule>,
+    /// One of the tenant's numbers, `LOCAL_PRESENCE`, or `null`: the tenant's default (D22).
+    pub caller_id: Option<String>,
+    /// One of the tenant's flows, or `null`: the tenant's default (D22).
+    pub contact_flow_id: Option<String>,
+    /// The contact fields each call sends its flow (D22).
+    pub call_attributes: Vec<String>,
+    /// The names the flow may set, recorded when an answered call ends (D22).
+    pub result_attributes: Vec<String>,
+    /// What a call that reaches voicemail does (D22).
+    pub voicemail: Voicemail,
     pub update_time: String,
     pub stop_reason: Option<String>,
     /// Why the provider refused the task (FAILED).
@@ -778,6 +813,15 @@ pub struct TaskContact {
     /// Why the contact was not called when its turn last came, while that holds (D18).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skip: Option<Skip>,
+    /// The number the latest attempt called from (D22).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub caller_id: Option<String>,
+    /// What the flow of the contact's answered attempt reported (D22).
+    #[serde(default, skip_serializing_if = "Results::is_empty")]
+    pub results: Results,
+    /// The latest attempt reached voicemail and left the task's message (D22).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub message_left: bool,
 }
 
 impl TaskContact {
@@ -803,6 +847,9 @@ impl TaskContact {
             refused: None,
             last_reason: None,
             skip: None,
+            caller_id: None,
+            results: Results::new(),
+            message_left: false,
         }
     }
 

@@ -20,6 +20,7 @@ use outbound_model::task::{
     check_retry_rules, rules_time, ClockTime, DailyWindow, DialSettings, TaskOperation, WindowZone,
     ZoneName,
 };
+use outbound_model::telephony::{CallerIdChoice, Voicemail};
 use outbound_model::Tenant;
 use outbound_model::{Description, Id, Name, Page, Task, TaskStatus, Timestamp};
 use std::collections::HashSet;
@@ -36,6 +37,13 @@ pub struct SettingsPatch {
     pub time_zone: Option<Option<ZoneName>>,
     pub window_zone: Option<WindowZone>,
     pub retry_rules: Option<Vec<RetryRule>>,
+    /// `Some(None)` clears it (D22).
+    pub caller_id: Option<Option<CallerIdChoice>>,
+    /// `Some(None)` clears it (D22).
+    pub contact_flow_id: Option<Option<String>>,
+    pub call_attributes: Option<Vec<String>>,
+    pub result_attributes: Option<Vec<String>>,
+    pub voicemail: Option<Voicemail>,
 }
 
 impl SettingsPatch {
@@ -51,6 +59,11 @@ impl SettingsPatch {
             time_zone: self.time_zone.unwrap_or(base.time_zone),
             window_zone: self.window_zone.unwrap_or(base.window_zone),
             retry_rules: self.retry_rules.unwrap_or(base.retry_rules),
+            caller_id: self.caller_id.unwrap_or(base.caller_id),
+            contact_flow_id: self.contact_flow_id.unwrap_or(base.contact_flow_id),
+            call_attributes: self.call_attributes.unwrap_or(base.call_attributes),
+            result_attributes: self.result_attributes.unwrap_or(base.result_attributes),
+            voicemail: self.voicemail.unwrap_or(base.voicemail),
         };
         check_retry_rules(&settings.retry_rules, settings.max_dial_count)?;
         Ok(settings)

@@ -141,6 +141,7 @@ impl Store {
                         calling_hours: change.calling_hours.clone().apply(before.calling_hours),
                         frequency_cap: change.frequency_cap.clone().apply(before.frequency_cap),
                         updated_at: Some(now),
+                        ..before
                     })
                 }
                 // Another change came between the read and the write: read again.

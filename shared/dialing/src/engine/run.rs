@@ -565,6 +565,7 @@ impl<P: Provider> Engine<P> {
             }
             Err(PlaceError::NumberRefused(why)) => {
                 let report = CallReport {
+                    results: Default::default(),
                     outcome: Outcome::Failed,
                     duration: 0,
                     invalid_number: true,

@@ -346,6 +346,11 @@ impl Store {
             shard,
             rules: task.settings.retry_rules.clone(),
             max_dial_count: u32::from(task.settings.max_dial_count),
+            // Chosen when the call is placed (local presence needs the called number).
+            caller_id: None,
+            result_attributes: task.settings.result_attributes.clone(),
+            voicemail: task.settings.voicemail,
+            results: Default::default(),
         }
     }
 

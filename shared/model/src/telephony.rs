@@ -1,0 +1,326 @@
+//! Caller IDs, contact flows and what a call carries and learns (D22): a tenant's numbers and
+//! flows as the operator assigns them, a task's choice among them, the attributes a call sends
+//! its flow and the results the flow sends back, and local presence (the tenant's number nearest
+//! the called party).
+
+use crate::error::Error;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// At most this many caller IDs per tenant.
+pub const MAX_CALLER_IDS: usize = 100;
+/// At most this many contact flows per tenant.
+pub const MAX_CONTACT_FLOWS: usize = 50;
+/// At most this many contact fields a task sends its flow.
+pub const MAX_CALL_ATTRIBUTES: usize = 20;
+/// At most this many results a task records.
+pub const MAX_RESULT_ATTRIBUTES: usize = 10;
+/// A result's value is cut at this many characters.
+pub const RESULT_VALUE_CHARS: usize = 256;
+/// The attributes every call of the service carries (what its outcome is matched by): no task
+/// may send or record a field of these names.
+pub const OWN_ATTRIBUTES: [&str; 4] = ["tenant", "taskId", "contactId", "attempt"];
+/// A task's `callerId` that picks a number per call (D22).
+pub const LOCAL_PRESENCE: &str = "LOCAL_PRESENCE";
+/// The contact field whose `name=value;name=value` is what the simulated provider's flow sets on
+/// an answered call.
+pub const SIMULATED_RESULTS_FIELD: &str = "simulatedResults";
+
+/// What a call's flow reported, by result name: only the task's `resultAttributes`, each value
+/// at most [`RESULT_VALUE_CHARS`] characters.
+pub type Results = BTreeMap<String, String>;
+
+/// A contact flow the operator assigned to a tenant: the provider's id and a name to show.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ContactFlow {
+    /// The provider's id of the flow (Amazon Connect: the flow's id in the instance), 1-128
+    /// characters of letters, digits, `-` and `_`.
+    #[cfg_attr(feature = "openapi", schema(example = "8c2f1a9e-1b7d-4c3e-9f7a-2d4e6b8c0a1f"))]
+    pub id: String,
+    /// 1-100 characters.
+    #[cfg_attr(feature = "openapi", schema(example = "Order reminder"))]
+    pub name: String,
+}
+
+impl ContactFlow {
+    /// A flow as sent, checked; `field` names it in the refusal.
+    pub fn new(field: &str, id: &str, name: &str) -> Result<Self, Error> {
+        let id = id.trim();
+        let name = name.trim();
+        if !is_flow_id(id) {
+            return Err(Error::invalid(format!(
+                "{field}.id must be 1-128 letters, digits, '-' or '_'"
+            )));
+        }
+        if name.is_empty() || name.chars().count() > 100 {
+            return Err(Error::invalid(format!(
+                "{field}.name must be 1-100 characters"
+            )));
+        }
+        Ok(ContactFlow {
+            id: id.to_owned(),
+            name: name.to_owned(),
+        })
+    }
+}
+
+/// Whether `id` can be a flow's id: 1-128 letters, digits, `-` and `_`.
+pub fn is_flow_id(id: &str) -> bool {
+    (1..=128).contains(&id.len())
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+/// The caller ID a task calls from.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "String", from = "String")]
+pub enum CallerIdChoice {
+    /// One of the tenant's numbers, in E.164.
+    Number(String),
+    /// Per call, the tenant's number nearest the called party (D22).
+    LocalPresence,
+}
+
+impl CallerIdChoice {
+    pub fn as_str(&self) -> &str {
+        match self {
+            CallerIdChoice::Number(number) => number,
+            CallerIdChoice::LocalPresence => LOCAL_PRESENCE,
+        }
+    }
+}
+
+impl From<String> for CallerIdChoice {
+    fn from(raw: String) -> Self {
+        if raw == LOCAL_PRESENCE {
+            CallerIdChoice::LocalPresence
+        } else {
+            CallerIdChoice::Number(raw)
+        }
+    }
+}
+
+impl From<CallerIdChoice> for String {
+    fn from(choice: CallerIdChoice) -> Self {
+        choice.as_str().to_owned()
+    }
+}
+
+/// What a call that reaches voicemail does (D22).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Voicemail {
+    /// Hangs up (the default).
+    #[default]
+    HangUp,
+    /// Waits for the beep and plays the flow's message (Amazon Connect:
+    /// `AwaitAnswerMachinePrompt`).
+    LeaveMessage,
+}
+
+impl Voicemail {
+    pub fn name(self) -> &'static str {
+        match self {
+            Voicemail::HangUp => "HANG_UP",
+            Voicemail::LeaveMessage => "LEAVE_MESSAGE",
+        }
+    }
+
+    pub fn parse(field: &str, raw: &str) -> Result<Self, Error> {
+        match raw.trim() {
+            "HANG_UP" => Ok(Voicemail::HangUp),
+            "LEAVE_MESSAGE" => Ok(Voicemail::LeaveMessage),
+            _ => Err(Error::invalid(format!(
+                "{field} must be HANG_UP or LEAVE_MESSAGE"
+            ))),
+        }
+    }
+
+    pub fn is_default(&self) -> bool {
+        *self == Voicemail::HangUp
+    }
+}
+
+/// A result name a flow may set: `[A-Za-z0-9_]{1,32}`, not one of the service's own.
+pub fn check_result_name(field: &str, name: &str) -> Result<(), Error> {
+    let well_formed = (1..=32).contains(&name.len())
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    if !well_formed {
+        return Err(Error::invalid(format!(
+            "{field} must be 1-32 letters, digits or '_'"
+        )));
+    }
+    refuse_own(field, name)
+}
+
+/// Refuses one of the service's own attribute names (`tenant`, `taskId`, `contactId`,
+/// `attempt`).
+pub fn refuse_own(field: &str, name: &str) -> Result<(), Error> {
+    if OWN_ATTRIBUTES.contains(&name) {
+        return Err(Error::invalid(format!(
+            "{field} '{name}' is one of the service's own attributes (tenant, taskId, contactId, attempt)"
+        )));
+    }
+    Ok(())
+}
+
+/// The results a flow reported that the task records: the names in `wanted` only, values cut at
+/// [`RESULT_VALUE_CHARS`] characters. Empty values count as not set.
+pub fn kept_results<'a>(
+    reported: impl IntoIterator<Item = (&'a str, &'a str)>,
+    wanted: &[String],
+) -> Results {
+    reported
+        .into_iter()
+        .filter(|(name, value)| !value.is_empty() && wanted.iter().any(|w| w == name))
+        .map(|(name, value)| {
+            let cut = match value.char_indices().nth(RESULT_VALUE_CHARS) {
+                Some((at, _)) => &value[..at],
+                None => value,
+            };
+            (name.to_owned(), cut.to_owned())
+        })
+        .collect()
+}
+
+/// `name=value;name=value` (the contact field `simulatedResults`): the pairs in order, blank
+/// entries and entries without `=` left out.
+pub fn parse_simulated_results(raw: &str) -> Vec<(&str, &str)> {
+    raw.split(';')
+        .filter_map(|pair| pair.split_once('='))
+        .map(|(name, value)| (name.trim(), value.trim()))
+        .filter(|(name, _)| !name.is_empty())
+        .collect()
+}
+
+/// The tenant's numbers by where they are, for local presence (D22): built once per dial run, a
+/// lookup per call.
+#[derive(Clone, Debug, Default)]
+pub struct NumberMap {
+    by_area: std::collections::HashMap<(String, u64), String>,
+    by_country: std::collections::HashMap<String, String>,
+}
+
+impl NumberMap {
+    /// The tenant's `numbers` (E.164), each under its country and, in the North American
+    /// Numbering Plan, its area code; the first listed wins a place two share.
+    pub fn new(numbers: &[String]) -> Self {
+        let mut map = NumberMap::default();
+        for number in numbers {
+            let Some((country, area)) = place_of(number) else {
+                continue;
+            };
+            if let Some(area) = area {
+                map.by_area
+                    .entry((country.clone(), area))
+                    .or_insert_with(|| number.clone());
+            }
+            map.by_country.entry(country).or_insert_with(|| number.clone());
+        }
+        map
+    }
+
+    /// The number that shares `to`'s country and area code, else its country; `None` when the
+    /// tenant has no number in its country (the task's default applies).
+    pub fn pick(&self, to: &str) -> Option<&str> {
+        let (country, area) = place_of(to)?;
+        area.and_then(|area| self.by_area.get(&(country.clone(), area)))
+            .or_else(|| self.by_country.get(&country))
+            .map(String::as_str)
+    }
+}
+
+/// A number's country (ISO alpha-2, from libphonenumber's metadata) and, for a number of the
+/// North American Numbering Plan (calling code 1), its area code.
+fn place_of(e164: &str) -> Option<(String, Option<u64>)> {
+    let number = phonenumber::parse(None, e164).ok()?;
+    let country = number.country().id()?;
+    let national = number.national().value();
+    let area = (number.code().value() == 1 && national >= 1_000_000_000)
+        .then_some(national / 10_000_000);
+    Some((country.as_ref().to_owned(), area))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn results_keep_only_the_wanted_names_and_cut_long_values() {
+        let long = "é".repeat(300);
+        let reported = [
+            ("outcome", "confirmed"),
+            ("note", long.as_str()),
+            ("other", "x"),
+            ("empty", ""),
+        ];
+        let wanted = ["outcome".to_owned(), "note".to_owned(), "empty".to_owned()];
+        let kept = kept_results(reported, &wanted);
+        assert_eq!(kept.len(), 2);
+        assert_eq!(kept["outcome"], "confirmed");
+        assert_eq!(kept["note"].chars().count(), RESULT_VALUE_CHARS);
+    }
+
+    #[test]
+    fn result_names_are_short_words_and_never_the_services_own() {
+        assert!(check_result_name("r", "wants_callback_2").is_ok());
+        for bad in ["", "has space", "dash-ed", &"x".repeat(33)] {
+            assert!(check_result_name("r", bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(
+            check_result_name("resultAttributes[0]", "taskId")
+                .unwrap_err()
+                .to_string(),
+            "resultAttributes[0] 'taskId' is one of the service's own attributes (tenant, taskId, contactId, attempt)"
+        );
+    }
+
+    #[test]
+    fn simulated_results_read_as_pairs() {
+        assert_eq!(
+            parse_simulated_results("outcome=confirmed; amount = 12.50;;junk;=x"),
+            [("outcome", "confirmed"), ("amount", "12.50")]
+        );
+    }
+
+    #[test]
+    fn caller_id_choice_reads_local_presence_and_numbers() {
+        assert_eq!(
+            CallerIdChoice::from("LOCAL_PRESENCE".to_owned()),
+            CallerIdChoice::LocalPresence
+        );
+        assert_eq!(
+            CallerIdChoice::from("+12125550100".to_owned()).as_str(),
+            "+12125550100"
+        );
+        assert_eq!(
+            Voicemail::parse("voicemail", "BEEP").unwrap_err().to_string(),
+            "voicemail must be HANG_UP or LEAVE_MESSAGE"
+        );
+    }
+
+    #[test]
+    fn local_presence_prefers_the_area_code_then_the_country() {
+        let numbers = [
+            "+12125550100".to_owned(), // New York 212
+            "+13125550100".to_owned(), // Chicago 312
+            "+14165550100".to_owned(), // Toronto, CA
+            "+442071234567".to_owned(), // London
+        ];
+        let map = NumberMap::new(&numbers);
+        assert_eq!(map.pick("+12125550199"), Some("+12125550100"));
+        assert_eq!(map.pick("+13125550199"), Some("+13125550100"));
+        assert_eq!(
+            map.pick("+16175550199"),
+            Some("+12125550100"),
+            "Boston: no 617 number, the first US one"
+        );
+        assert_eq!(map.pick("+16045550199"), Some("+14165550100"), "Vancouver: Canada");
+        assert_eq!(map.pick("+447911123456"), Some("+442071234567"));
+        assert_eq!(map.pick("+33612345678"), None, "no French number");
+        assert_eq!(map.pick("not a number"), None);
+    }
+}
