@@ -319,7 +319,7 @@ mod tests {
             "Boston: no 617 number, the first US one"
         );
         assert_eq!(map.pick("+16045550199"), Some("+14165550100"), "Vancouver: Canada");
-        assert_eq!(map.pick("+447911123456"), Some("+442071234567"));
+        assert_eq!(map.pick("+447400123456"), Some("+442071234567"));
         assert_eq!(map.pick("+33612345678"), None, "no French number");
         assert_eq!(map.pick("not a number"), None);
     }
