@@ -10,6 +10,7 @@ use super::{ApiState, App, Envelope, Refusal, Reply};
 use axum::extract::{Path, State};
 use axum::response::Response;
 use outbound_model::call::{Reason, RetryRule};
+use outbound_model::contact::{FieldName, PHONE_FIELD};
 use outbound_model::diagnostics::DiagnosticsView;
 use outbound_model::error::Error;
 use outbound_model::export::ExportFormat;
@@ -18,7 +19,7 @@ use outbound_model::task::{
     in_range, ClockTime, TaskOperation, TaskRow, TaskStat, TaskView, WindowZone, ZoneName,
 };
 use outbound_model::telephony::{
-    check_result_name, refuse_own, CallerIdChoice, Voicemail, MAX_CALL_ATTRIBUTES,
+    check_result_name, refuse_own, CallerIdChoice, Voicemail, E164_FIELD, MAX_CALL_ATTRIBUTES,
     MAX_RESULT_ATTRIBUTES,
 };
 use outbound_model::Tenant;
@@ -213,12 +214,24 @@ impl SettingsInput {
 /// `callAttributes` as sent: at most 20 distinct names, none of the service's own (D22).
 /// Whether each names a field of the data source is the service's check.
 fn call_attributes(names: Vec<String>) -> Result<Vec<String>, Error> {
-    distinct_names("callAttributes", names, MAX_CALL_ATTRIBUTES, |field, name| {
-        if name.is_empty() || name.chars().count() > 64 {
-            return Err(Error::invalid(format!("{field} must be 1-64 characters")));
-        }
-        refuse_own(field, name)
-    })
+    distinct_names(
+        "callAttributes",
+        names,
+        MAX_CALL_ATTRIBUTES,
+        |field, name| {
+            refuse_own(field, name)?;
+            let contact_field =
+                FieldName::parse(name).is_ok() || [PHONE_FIELD, E164_FIELD].contains(&name);
+            if !contact_field {
+                return Err(Error::invalid(format!(
+                    "{field} must be a contact field: customerName, address, orderAmount, e164, \
+                 phoneNumber, or a custom field name (letters, digits and _, starting with a \
+                 letter, at most 64)"
+                )));
+            }
+            Ok(())
+        },
+    )
 }
 
 /// `resultAttributes` as sent: at most 10 distinct names of `[A-Za-z0-9_]{1,32}` (D22).
@@ -439,7 +452,7 @@ async fn publish(
     Payload(body): Payload<ById>,
 ) -> Reply<Published> {
     let id = existing_id(KIND, body.id.as_str())?;
-    let published = task::publish(&app.store, &tenant, &id).await?;
+    let published = task::publish(&app.store, &tenant, &id, app.config.dialing.telephony).await?;
     Ok(Envelope(Published {
         id: published.id,
         status: published.status,

@@ -22,6 +22,8 @@ pub const RESULT_VALUE_CHARS: usize = 256;
 pub const OWN_ATTRIBUTES: [&str; 4] = ["tenant", "taskId", "contactId", "attempt"];
 /// A task's `callerId` that picks a number per call (D22).
 pub const LOCAL_PRESENCE: &str = "LOCAL_PRESENCE";
+/// The name under which a call may send its flow the contact's number in E.164.
+pub const E164_FIELD: &str = "e164";
 /// The contact field whose `name=value;name=value` is what the simulated provider's flow sets on
 /// an answered call.
 pub const SIMULATED_RESULTS_FIELD: &str = "simulatedResults";
@@ -36,7 +38,10 @@ pub type Results = BTreeMap<String, String>;
 pub struct ContactFlow {
     /// The provider's id of the flow (Amazon Connect: the flow's id in the instance), 1-128
     /// characters of letters, digits, `-` and `_`.
-    #[cfg_attr(feature = "openapi", schema(example = "8c2f1a9e-1b7d-4c3e-9f7a-2d4e6b8c0a1f"))]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(example = "8c2f1a9e-1b7d-4c3e-9f7a-2d4e6b8c0a1f")
+    )]
     pub id: String,
     /// 1-100 characters.
     #[cfg_attr(feature = "openapi", schema(example = "Order reminder"))]
@@ -218,7 +223,9 @@ impl NumberMap {
                     .entry((country.clone(), area))
                     .or_insert_with(|| number.clone());
             }
-            map.by_country.entry(country).or_insert_with(|| number.clone());
+            map.by_country
+                .entry(country)
+                .or_insert_with(|| number.clone());
         }
         map
     }
@@ -239,8 +246,8 @@ fn place_of(e164: &str) -> Option<(String, Option<u64>)> {
     let number = phonenumber::parse(None, e164).ok()?;
     let country = number.country().id()?;
     let national = number.national().value();
-    let area = (number.code().value() == 1 && national >= 1_000_000_000)
-        .then_some(national / 10_000_000);
+    let area =
+        (number.code().value() == 1 && national >= 1_000_000_000).then_some(national / 10_000_000);
     Some((country.as_ref().to_owned(), area))
 }
 
@@ -297,7 +304,9 @@ mod tests {
             "+12125550100"
         );
         assert_eq!(
-            Voicemail::parse("voicemail", "BEEP").unwrap_err().to_string(),
+            Voicemail::parse("voicemail", "BEEP")
+                .unwrap_err()
+                .to_string(),
             "voicemail must be HANG_UP or LEAVE_MESSAGE"
         );
     }
@@ -305,9 +314,9 @@ mod tests {
     #[test]
     fn local_presence_prefers_the_area_code_then_the_country() {
         let numbers = [
-            "+12125550100".to_owned(), // New York 212
-            "+13125550100".to_owned(), // Chicago 312
-            "+14165550100".to_owned(), // Toronto, CA
+            "+12125550100".to_owned(),  // New York 212
+            "+13125550100".to_owned(),  // Chicago 312
+            "+14165550100".to_owned(),  // Toronto, CA
             "+442071234567".to_owned(), // London
         ];
         let map = NumberMap::new(&numbers);
@@ -318,7 +327,11 @@ mod tests {
             Some("+12125550100"),
             "Boston: no 617 number, the first US one"
         );
-        assert_eq!(map.pick("+16045550199"), Some("+14165550100"), "Vancouver: Canada");
+        assert_eq!(
+            map.pick("+16045550199"),
+            Some("+14165550100"),
+            "Vancouver: Canada"
+        );
         assert_eq!(map.pick("+447400123456"), Some("+442071234567"));
         assert_eq!(map.pick("+33612345678"), None, "no French number");
         assert_eq!(map.pick("not a number"), None);

@@ -6,7 +6,7 @@ use outbound_adapters::queue::Queue;
 use outbound_adapters::store::recall::RECALL_IN_ONE;
 use outbound_adapters::store::task::{Hold, Transition};
 use outbound_adapters::store::Store;
-use outbound_app::config::dialing::DialerConfig;
+use outbound_app::config::dialing::{DialerConfig, TelephonyRules};
 use outbound_dialing::local_time::Windows;
 use outbound_model::call::{RetryRule, Skip};
 use outbound_model::diagnostics::{
@@ -16,6 +16,7 @@ use outbound_model::error::Error;
 use outbound_model::job::{DialJob, RecallManifest};
 use outbound_model::page::PageQuery;
 use outbound_model::reclaim::ReclaimJob;
+use outbound_model::settings::TenantSettings;
 use outbound_model::task::{
     check_retry_rules, rules_time, ClockTime, DailyWindow, DialSettings, TaskOperation, WindowZone,
     ZoneName,
@@ -47,6 +48,12 @@ pub struct SettingsPatch {
 }
 
 impl SettingsPatch {
+    /// Whether it names a caller ID or flow, which must be the tenant's (D22).
+    fn names_telephony(&self) -> bool {
+        matches!(self.caller_id, Some(Some(CallerIdChoice::Number(_))))
+            || matches!(self.contact_flow_id, Some(Some(_)))
+    }
+
     /// The settings after this patch; the window must still be both-or-neither, start < end.
     pub fn apply(self, base: DialSettings) -> Result<DialSettings, Error> {
         let start = self.daily_start.unwrap_or(base.window.map(|w| w.start));
@@ -93,7 +100,11 @@ fn unknown_data_source(raw: &str) -> Error {
 }
 
 pub async fn add(store: &Store, tenant: &Tenant, new: NewTask) -> Result<Task, Error> {
+    let names_telephony = new.settings.names_telephony();
     let settings = new.settings.apply(DialSettings::default())?;
+    if names_telephony {
+        check_telephony(&store.settings(tenant).await?, &settings)?;
+    }
     let source_id =
         Id::parse(&new.data_source_id).ok_or_else(|| unknown_data_source(&new.data_source_id))?;
     let source = store
@@ -136,6 +147,7 @@ pub async fn list(
 pub async fn update(store: &Store, tenant: &Tenant, update: TaskUpdate) -> Result<Task, Error> {
     let current = store.task(tenant, &update.id).await?;
     TaskOperation::Update.apply(current.status)?;
+    let names_telephony = update.settings.names_telephony();
     let next = Task {
         name: update.name.unwrap_or_else(|| current.name.clone()),
         description: update
@@ -145,14 +157,96 @@ pub async fn update(store: &Store, tenant: &Tenant, update: TaskUpdate) -> Resul
         updated_at: Timestamp::now(),
         ..current.clone()
     };
+    if names_telephony {
+        check_telephony(&store.settings(tenant).await?, &next.settings)?;
+    }
     store.update_task(tenant, &current, &next).await?;
     Ok(next)
 }
 
+/// A task's caller ID and flow are among its tenant's (D22): a number or flow the operator has
+/// not assigned it is 400.
+fn check_telephony(tenant: &TenantSettings, settings: &DialSettings) -> Result<(), Error> {
+    if let Some(CallerIdChoice::Number(number)) = &settings.caller_id {
+        if !tenant.caller_ids.contains(number) {
+            return Err(Error::invalid(format!(
+                "callerId {number} is not one of the tenant's caller IDs"
+            )));
+        }
+    }
+    if let Some(flow) = &settings.contact_flow_id {
+        if !tenant.contact_flows.iter().any(|known| &known.id == flow) {
+            return Err(Error::invalid(format!(
+                "contactFlowId {flow} is not one of the tenant's contact flows"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Whether a task can call as the deployment allows (D22): its number and flow still the
+/// tenant's; a per-call caller ID only where the provider can set one; and, with
+/// `TELEPHONY_FALLBACK=off`, a number and a flow of its own or its tenant's for every call.
+fn check_calls_possible(
+    rules: TelephonyRules,
+    tenant: &TenantSettings,
+    settings: &DialSettings,
+) -> Result<(), Error> {
+    check_telephony(tenant, settings)?;
+    let number = match &settings.caller_id {
+        Some(CallerIdChoice::Number(number)) => Some(number.as_str()),
+        // Numbers in countries where the tenant has none call from the task's default.
+        Some(CallerIdChoice::LocalPresence) | None => tenant.default_caller_id.as_deref(),
+    };
+    if !rules.per_call_caller_id {
+        if let Some(shown) = settings
+            .caller_id
+            .as_ref()
+            .map(CallerIdChoice::as_str)
+            .or(number)
+        {
+            return Err(Error::invalid(format!(
+                "callerId {shown} cannot be used: this deployment places its calls through an \
+                 Amazon Connect queue (CONNECT_QUEUE_ID), which calls from the queue's own number"
+            )));
+        }
+    }
+    if rules.fallback {
+        return Ok(());
+    }
+    let mut missing = Vec::new();
+    if number.is_none() {
+        missing.push(match settings.caller_id {
+            Some(CallerIdChoice::LocalPresence) => {
+                "callerId (LOCAL_PRESENCE needs the tenant's defaultCallerId for the numbers no \
+                 caller ID of the tenant is local to)"
+            }
+            _ => "callerId (neither the task's nor the tenant's defaultCallerId)",
+        });
+    }
+    if settings.contact_flow_id.is_none() && tenant.default_contact_flow_id.is_none() {
+        missing.push("contactFlowId (neither the task's nor the tenant's defaultContactFlowId)");
+    }
+    if missing.is_empty() {
+        return Ok(());
+    }
+    Err(Error::invalid(format!(
+        "the task cannot be published without {}: this deployment does not call with its own \
+         number and flow (TELEPHONY_FALLBACK=off)",
+        missing.join(" and ")
+    )))
+}
+
 /// Publish (D10): DRAFT -> RUNNING, refreshing `contactCount`; a data source without contacts is 400.
-pub async fn publish(store: &Store, tenant: &Tenant, id: &Id) -> Result<Task, Error> {
+pub async fn publish(
+    store: &Store,
+    tenant: &Tenant,
+    id: &Id,
+    rules: TelephonyRules,
+) -> Result<Task, Error> {
     let current = store.task(tenant, id).await?;
     TaskOperation::Publish.apply(current.status)?;
+    check_calls_possible(rules, &store.settings(tenant).await?, &current.settings)?;
     let source = store
         .data_source(tenant, &current.data_source_id)
         .await

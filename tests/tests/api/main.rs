@@ -31,6 +31,7 @@ mod task_calls;
 mod task_races;
 mod task_recall;
 mod task_states;
+mod task_telephony;
 mod task_views;
 mod tasks;
 mod timing;

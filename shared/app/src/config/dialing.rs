@@ -77,6 +77,27 @@ pub struct DialerConfig {
     /// The queue of call outcomes (`CALL_EVENTS_QUEUE_URL`): the simulated provider sends.
     pub call_events_queue_url: Option<String>,
     pub simulated: SimulatedSettings,
+    pub telephony: TelephonyRules,
+}
+
+/// What the deployment allows a task's calls (D22).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TelephonyRules {
+    /// A task with no caller ID or flow of its own or its tenant's calls with the deployment's
+    /// (`TELEPHONY_FALLBACK`, `on` by default; `off` makes such a task unpublishable).
+    pub fallback: bool,
+    /// Each call may set its own caller ID: not so when Amazon Connect places calls through a
+    /// queue (`CONNECT_QUEUE_ID`), whose outbound caller ID is the queue's.
+    pub per_call_caller_id: bool,
+}
+
+impl Default for TelephonyRules {
+    fn default() -> Self {
+        TelephonyRules {
+            fallback: true,
+            per_call_caller_id: true,
+        }
+    }
 }
 
 impl Default for DialerConfig {
@@ -105,6 +126,7 @@ impl Default for DialerConfig {
                 delay: Duration::from_secs(1),
                 max_talk_seconds: 180,
             },
+            telephony: TelephonyRules::default(),
         }
     }
 }
@@ -151,7 +173,23 @@ impl DialerConfig {
             })?,
         };
         let url = |name| lookup(name).filter(|value| !value.trim().is_empty());
+        let fallback = match lookup("TELEPHONY_FALLBACK").as_deref().map(str::trim) {
+            None | Some("on") => true,
+            Some("off") => false,
+            Some(other) => {
+                return Err(ConfigError {
+                    name: "TELEPHONY_FALLBACK",
+                    problem: format!("{other:?} is neither on nor off"),
+                })
+            }
+        };
+        let queue_mode =
+            provider == ProviderKind::AmazonConnect && url("CONNECT_QUEUE_ID").is_some();
         let config = DialerConfig {
+            telephony: TelephonyRules {
+                fallback,
+                per_call_caller_id: !queue_mode,
+            },
             provider,
             rate_per_second: small("DIAL_RATE_PER_SECOND", defaults.rate_per_second, 1, 1000)?,
             max_in_flight_per_task: small(
