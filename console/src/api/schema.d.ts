@@ -1035,6 +1035,37 @@ export interface components {
             windowTimeZone?: components["schemas"]["WindowZone"] | null;
             /** @description Up to 6 rules, one per reason (D18); `[]` clears them on update. */
             retryRules?: components["schemas"]["RetryRule"][] | null;
+            /**
+             * @description One of the tenant's caller IDs (E.164) or `LOCAL_PRESENCE`: per call, the tenant's
+             *     number in the called party's country and area code (D22). Unset: the tenant's
+             *     `defaultCallerId`; `""` clears it on update.
+             * @example LOCAL_PRESENCE
+             */
+            callerId?: string | null;
+            /**
+             * @description One of the tenant's contact flows. Unset: the tenant's `defaultContactFlowId`; `""`
+             *     clears it on update.
+             */
+            contactFlowId?: string | null;
+            /**
+             * @description Up to 20 contact fields (known, custom, or `e164`) whose values each call sends its flow
+             *     as attributes; `[]` clears them on update.
+             * @example [
+             *       "name",
+             *       "orderId"
+             *     ]
+             */
+            callAttributes?: string[] | null;
+            /**
+             * @description Up to 10 names (`[A-Za-z0-9_]{1,32}`) the flow may set, recorded when an answered call
+             *     ends; `[]` clears them on update.
+             * @example [
+             *       "outcome",
+             *       "callbackAt"
+             *     ]
+             */
+            resultAttributes?: string[] | null;
+            voicemail?: components["schemas"]["Voicemail"] | null;
         };
         /** @description The settings as the API shows them: unset fields are `null` (D14). */
         SettingsView: {
@@ -1653,6 +1684,16 @@ export interface components {
                 windowTimeZone: components["schemas"]["WindowZone"];
                 /** @description Waits and attempt limits by the reason an attempt ended (D18). */
                 retryRules: components["schemas"]["RetryRule"][];
+                /** @description One of the tenant's numbers, `LOCAL_PRESENCE`, or `null`: the tenant's default (D22). */
+                callerId?: string | null;
+                /** @description One of the tenant's flows, or `null`: the tenant's default (D22). */
+                contactFlowId?: string | null;
+                /** @description The contact fields each call sends its flow (D22). */
+                callAttributes: string[];
+                /** @description The names the flow may set, recorded when an answered call ends (D22). */
+                resultAttributes: string[];
+                /** @description What a call that reaches voicemail does (D22). */
+                voicemail: components["schemas"]["Voicemail"];
                 updateTime: string;
                 stopReason?: string | null;
                 /** @description Why the provider refused the task (FAILED). */
@@ -1775,6 +1816,16 @@ export interface components {
             windowTimeZone: components["schemas"]["WindowZone"];
             /** @description Waits and attempt limits by the reason an attempt ended (D18). */
             retryRules: components["schemas"]["RetryRule"][];
+            /** @description One of the tenant's numbers, `LOCAL_PRESENCE`, or `null`: the tenant's default (D22). */
+            callerId?: string | null;
+            /** @description One of the tenant's flows, or `null`: the tenant's default (D22). */
+            contactFlowId?: string | null;
+            /** @description The contact fields each call sends its flow (D22). */
+            callAttributes: string[];
+            /** @description The names the flow may set, recorded when an answered call ends (D22). */
+            resultAttributes: string[];
+            /** @description What a call that reaches voicemail does (D22). */
+            voicemail: components["schemas"]["Voicemail"];
             updateTime: string;
             stopReason?: string | null;
             /** @description Why the provider refused the task (FAILED). */
@@ -1824,6 +1875,11 @@ export interface components {
             headers: components["schemas"]["UploadHeaders"];
             expiresAt: string;
         };
+        /**
+         * @description What a call that reaches voicemail does (D22).
+         * @enum {string}
+         */
+        Voicemail: "HANG_UP" | "LEAVE_MESSAGE";
         /**
          * @description Where a task's daily window is read (D15).
          * @enum {string}
