@@ -11,6 +11,13 @@ const SAVED: Settings = {
   callingHours: { start: '08:00', end: '21:00' },
   frequencyCap: { maxCalls: 3, periodHours: 24 },
   updateTime: '2030-01-02T03:04:05Z',
+  callerIds: ['+12125550100', '+442071838750'],
+  contactFlows: [
+    { id: 'flow-remind', name: 'Order reminder' },
+    { id: 'flow-survey', name: 'Survey' },
+  ],
+  defaultCallerId: '+12125550100',
+  defaultContactFlowId: null,
 };
 
 afterEach(cleanup);
@@ -51,7 +58,7 @@ describe('settings form', () => {
   });
 
   it('shows empty fields for settings never set', async () => {
-    await open({ defaultCountry: null, callingHours: null, frequencyCap: null, updateTime: null });
+    await open({ defaultCountry: null, callingHours: null, frequencyCap: null, updateTime: null, callerIds: [], contactFlows: [] });
     for (const label of ['Default country', 'Calling hours start', 'Calling hours end', 'Max calls', 'Period (hours)']) {
       expect(field(label).value).toBe('');
     }
@@ -115,5 +122,59 @@ describe('settings form', () => {
     expect(await screen.findByRole('alert')).toHaveProperty('textContent', 'defaultCountry ZZ is not a country');
     await waitFor(() => expect(screen.getByRole('button', { name: 'Save settings' })).toHaveProperty('disabled', false));
     expect(screen.queryByText('Settings saved.')).toBeNull();
+  });
+});
+
+const select = (label: string) => screen.getByRole('combobox', { name: label }) as HTMLSelectElement;
+const choicesOf = (label: string) => [...select(label).options].map((o) => [o.value, o.textContent]);
+const listed = (name: RegExp) => screen.getByRole('list', { name }).querySelectorAll('li');
+
+describe('settings: caller IDs and contact flows (D22)', () => {
+  it('lists what the operator assigned, read-only, and the defaults to choose among them', async () => {
+    await open(SAVED);
+    const group = screen.getByRole('group', { name: 'Caller IDs and contact flows' });
+    expect(group.textContent).toContain('The operator of the service assigns your organisation’s caller IDs and contact flows');
+    expect([...listed(/^Caller IDs \(2\)$/)].map((li) => li.textContent)).toEqual(['+12125550100', '+442071838750']);
+    expect([...listed(/^Contact flows \(2\)$/)].map((li) => li.textContent)).toEqual(['Order reminder flow-remind', 'Survey flow-survey']);
+    // Nothing to edit in the lists themselves: the only controls are the two defaults.
+    expect(group.querySelectorAll('input')).toHaveLength(0);
+    expect(choicesOf('Default caller ID')).toEqual([
+      ['', 'None'],
+      ['+12125550100', '+12125550100'],
+      ['+442071838750', '+442071838750'],
+    ]);
+    expect(select('Default caller ID').value).toBe('+12125550100');
+    expect(choicesOf('Default contact flow')).toEqual([
+      ['', 'None'],
+      ['flow-remind', 'Order reminder'],
+      ['flow-survey', 'Survey'],
+    ]);
+    expect(select('Default contact flow').value).toBe('');
+  });
+
+  it('says when nothing is assigned yet', async () => {
+    await open({ ...SAVED, callerIds: [], contactFlows: [], defaultCallerId: null });
+    expect(screen.getByText('No caller ID is assigned yet.')).toBeTruthy();
+    expect(screen.getByText('No contact flow is assigned yet.')).toBeTruthy();
+    expect(choicesOf('Default caller ID')).toEqual([['', 'None']]);
+    expect(choicesOf('Default contact flow')).toEqual([['', 'None']]);
+  });
+
+  it('sends the defaults chosen', async () => {
+    const sent = await open(SAVED);
+    fireEvent.change(select('Default caller ID'), { target: { value: '+442071838750' } });
+    fireEvent.change(select('Default contact flow'), { target: { value: 'flow-survey' } });
+    save();
+    await screen.findByText('Settings saved.');
+    expect(updates(sent).map((s) => s.body)).toEqual([{ defaultCallerId: '+442071838750', defaultContactFlowId: 'flow-survey' }]);
+    expect(select('Default contact flow').value).toBe('flow-survey');
+  });
+
+  it('sends null for a default set back to none, and nothing for one left alone', async () => {
+    const sent = await open({ ...SAVED, defaultContactFlowId: 'flow-remind' });
+    fireEvent.change(select('Default caller ID'), { target: { value: '' } });
+    save();
+    await screen.findByText('Settings saved.');
+    expect(updates(sent).map((s) => s.body)).toEqual([{ defaultCallerId: null }]);
   });
 });

@@ -3,10 +3,11 @@
 // sends, alone and from the pages that use it (Tasks: create; TaskActions: edit).
 import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/preact';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { AddTask, DataSource, TaskView } from '../src/api/types';
+import type { AddTask, Contact, DataSource, Settings, TaskView } from '../src/api/types';
 import { TaskActions } from '../src/components/TaskActions';
 import { TaskForm } from '../src/components/TaskForm';
 import { TasksPage } from '../src/pages/Tasks';
+import { attributeChoices } from '../src/state/telephony';
 import { fakeApi } from './support/fakeApi';
 
 const source = (id: string, name: string, contactCount: number): DataSource => ({
@@ -48,13 +49,62 @@ const DRAFT: TaskView = {
   timeZone: 'Europe/Paris',
   windowTimeZone: 'TASK',
   retryRules: [{ reason: 'BUSY', delaySeconds: 300, maxAttempts: 2 }, { reason: 'NO_ANSWER' }],
+  callerId: null,
+  contactFlowId: null,
+  callAttributes: [],
+  resultAttributes: [],
+  voicemail: 'HANG_UP',
 };
+
+/** The tenant's telephony as the operator assigned it (D22). */
+const SETTINGS: Settings = {
+  defaultCountry: 'US',
+  callingHours: null,
+  frequencyCap: null,
+  updateTime: null,
+  callerIds: ['+12125550100', '+442071838750'],
+  contactFlows: [
+    { id: 'flow-remind', name: 'Order reminder' },
+    { id: 'flow-survey', name: 'Survey' },
+  ],
+  defaultCallerId: '+12125550100',
+  defaultContactFlowId: 'flow-survey',
+};
+
+// (The generated type of a contact, fixed fields beside a string index, has no literal: cast.)
+const contact = (id: string, custom: Record<string, string>) =>
+  ({
+  id,
+  dataSourceId: 'ds-1',
+  phoneNumber: '12025550101',
+  e164: '+12025550101',
+  customerName: 'Ada',
+  status: 0,
+  callCount: 0,
+  createTime: '2030-01-01T00:00:00Z',
+  updateTime: '2030-01-01T00:00:00Z',
+  ...custom,
+  }) as unknown as Contact;
+
+/** The first page of each data source's contacts: their custom fields are what a call may send. */
+const CONTACTS: Record<string, Contact[]> = {
+  'ds-1': [contact('c-1', { orderId: 'A-1' }), contact('c-2', { orderId: 'A-2', plan: 'gold' })],
+  'ds-2': [contact('c-3', { region: 'north' })],
+};
+
+/** The routes of the telephony fields: the tenant's settings and a data source's contacts. */
+function telephonyRoutes(settings: Settings = SETTINGS) {
+  return {
+    'GET /api/settings': () => settings,
+    ...Object.fromEntries(Object.entries(CONTACTS).map(([id, rows]) => [`GET /api/dataSource/${id}/contacts`, () => page(rows)])),
+  };
+}
 
 afterEach(cleanup);
 
 /** The form alone over a fake API listing `sources`; answers the onSubmit spy and the form. */
-async function openForm(props: { initial?: TaskView; sources?: DataSource[] } = {}) {
-  const sent = fakeApi({ 'GET /api/dataSource/list': () => page(props.sources ?? SOURCES) });
+async function openForm(props: { initial?: TaskView; sources?: DataSource[]; settings?: Settings } = {}) {
+  const sent = fakeApi({ 'GET /api/dataSource/list': () => page(props.sources ?? SOURCES), ...telephonyRoutes(props.settings) });
   const onSubmit = vi.fn<(body: AddTask) => void>();
   const onCancel = vi.fn();
   const label = props.initial ? 'Edit task' : 'New task';
@@ -63,6 +113,14 @@ async function openForm(props: { initial?: TaskView; sources?: DataSource[] } = 
   // The data sources have loaded once the select lists them (or the list came back empty).
   await waitFor(() => expect(sent.some((s) => s.path === '/api/dataSource/list')).toBe(true));
   await waitFor(() => expect(within(form).getByLabelText('Data source').querySelectorAll('option').length).toBe(props.initial ? 2 : (props.sources ?? SOURCES).length));
+  // So have the tenant's caller IDs (after the tenant's default and local presence, and the
+  // task's own when the tenant no longer lists it) and the data source's fields.
+  const numbers = (props.settings ?? SETTINGS).callerIds ?? [];
+  const own = props.initial?.callerId && props.initial.callerId !== 'LOCAL_PRESENCE' && !numbers.includes(props.initial.callerId) ? 1 : 0;
+  await waitFor(() => expect(within(form).getByRole('combobox', { name: 'Caller ID' }).querySelectorAll('option').length).toBe(2 + numbers.length + own));
+  const shown = props.initial?.dataSourceId ?? (props.sources ?? SOURCES)[0]?.id;
+  const fields = attributeChoices(CONTACTS[shown] ?? [], props.initial?.callAttributes ?? []);
+  await waitFor(() => expect(within(form).getAllByRole('checkbox')).toHaveLength(fields.length));
   return { form: within(form), onSubmit, onCancel, sent };
 }
 
@@ -250,6 +308,11 @@ describe('task form', () => {
       dailyEndTime: '',
       windowTimeZone: 'TASK',
       timeZone: '',
+      callerId: '',
+      contactFlowId: '',
+      callAttributes: [],
+      resultAttributes: [],
+      voicemail: 'HANG_UP',
     });
   });
 });
@@ -258,6 +321,7 @@ describe('what the pages send from the task form', () => {
   it('New task posts the form to /api/task/add and says the draft is created', async () => {
     const sent = fakeApi({
       'GET /api/dataSource/list': () => page(SOURCES),
+      ...telephonyRoutes(),
       'GET /api/task/list': () => page([]),
       'POST /api/task/add': (one) => ({ ...DRAFT, ...(one.body as object), id: 'task-9' }),
     });
@@ -289,6 +353,7 @@ describe('what the pages send from the task form', () => {
   it('Edit posts the draft to /api/task/update with its id and without its data source', async () => {
     const sent = fakeApi({
       'GET /api/dataSource/list': () => page(SOURCES),
+      ...telephonyRoutes(),
       'POST /api/task/update': (one) => ({ ...DRAFT, ...(one.body as object) }),
     });
     const onChanged = vi.fn();
@@ -312,6 +377,11 @@ describe('what the pages send from the task form', () => {
         dailyEndTime: '18:00',
         windowTimeZone: 'TASK',
         timeZone: 'Europe/Paris',
+        callerId: '',
+        contactFlowId: '',
+        callAttributes: [],
+        resultAttributes: [],
+        voicemail: 'HANG_UP',
       },
     ]);
     expect(onChanged).toHaveBeenCalled();
@@ -321,6 +391,7 @@ describe('what the pages send from the task form', () => {
   it('shows the message of a refusal from the API and keeps the form', async () => {
     fakeApi({
       'GET /api/dataSource/list': () => page(SOURCES),
+      ...telephonyRoutes(),
       'GET /api/task/list': () => page([]),
       'POST /api/task/add': () =>
         new Response(JSON.stringify({ code: 409, message: 'a task named Autumn campaign exists', data: null }), { status: 409 }),
@@ -333,5 +404,192 @@ describe('what the pages send from the task form', () => {
     fireEvent.click(form.getByRole('button', { name: 'Create' }));
     expect((await screen.findByRole('alert')).textContent).toBe('a task named Autumn campaign exists');
     expect(screen.getByRole('form', { name: 'New task' })).toBeTruthy();
+  });
+});
+
+const select = (form: Form, name: string) => form.getByRole('combobox', { name }) as HTMLSelectElement;
+const choicesOf = (select: HTMLSelectElement) => [...select.options].map((o) => [o.value, o.textContent]);
+const attributes = (form: Form) => within(form.getByRole('group', { name: 'Call attributes (optional)' }));
+const attributeNames = (form: Form) => attributes(form).getAllByRole('checkbox').map((box) => box.parentElement?.textContent);
+const resultName = (form: Form, n: number) => form.getByRole('textbox', { name: `Result name ${n}` }) as HTMLInputElement;
+const addResult = (form: Form, name: string) => {
+  fireEvent.click(form.getByRole('button', { name: 'Add result name' }));
+  const inputs = form.getAllByRole('textbox', { name: /^Result name \d+$/ });
+  fireEvent.input(inputs[inputs.length - 1], { target: { value: name } });
+};
+
+describe('task form telephony (D22)', () => {
+  it('lists the tenant default, local presence and the tenant’s caller IDs and flows', async () => {
+    const { form, sent } = await openForm();
+    expect(choicesOf(select(form, 'Caller ID'))).toEqual([
+      ['', 'Tenant default (+12125550100)'],
+      ['LOCAL_PRESENCE', 'Local presence'],
+      ['+12125550100', '+12125550100'],
+      ['+442071838750', '+442071838750'],
+    ]);
+    expect(select(form, 'Caller ID').value).toBe('');
+    expect(choicesOf(select(form, 'Contact flow'))).toEqual([
+      ['', 'Tenant default (Survey)'],
+      ['flow-remind', 'Order reminder'],
+      ['flow-survey', 'Survey'],
+    ]);
+    expect(choicesOf(select(form, 'On voicemail'))).toEqual([
+      ['HANG_UP', 'Hang up'],
+      ['LEAVE_MESSAGE', 'Leave a message'],
+    ]);
+    expect(select(form, 'On voicemail').value).toBe('HANG_UP');
+    // The fields a call may send: the known ones, then the custom ones of the first page of contacts.
+    expect(sent.find((s) => s.path === '/api/dataSource/ds-1/contacts')?.query).toEqual({ pageNum: '1', pageSize: '100' });
+    expect(attributeNames(form)).toEqual(['customerName', 'address', 'orderAmount', 'phoneNumber', 'e164', 'orderId', 'plan']);
+    expect(attributes(form).getAllByRole('checkbox').every((box) => !(box as HTMLInputElement).checked)).toBe(true);
+    expect(form.queryAllByRole('textbox', { name: /^Result name \d+$/ })).toEqual([]);
+  });
+
+  it('offers the custom fields of the data source chosen', async () => {
+    const { form } = await openForm();
+    fireEvent.change(form.getByLabelText('Data source'), { target: { value: 'ds-2' } });
+    await waitFor(() => expect(attributeNames(form)).toEqual(['customerName', 'address', 'orderAmount', 'phoneNumber', 'e164', 'region']));
+  });
+
+  it('says when the tenant has no caller ID yet, and still offers the default and local presence', async () => {
+    const none: Settings = { ...SETTINGS, callerIds: [], contactFlows: [], defaultCallerId: null, defaultContactFlowId: null };
+    const { form } = await openForm({ settings: none });
+    expect(choicesOf(select(form, 'Caller ID'))).toEqual([
+      ['', 'Tenant default (not set)'],
+      ['LOCAL_PRESENCE', 'Local presence'],
+    ]);
+    expect(choicesOf(select(form, 'Contact flow'))).toEqual([['', 'Tenant default (not set)']]);
+    expect(form.getByText('No caller ID is assigned to your organisation yet: the operator assigns them.')).toBeTruthy();
+  });
+
+  it('sends nothing of the telephony a new task leaves at its defaults', async () => {
+    const { form, onSubmit } = await openForm();
+    type(form, 'Name', 'Defaults');
+    fireEvent.click(form.getByRole('button', { name: 'Create' }));
+    const body = onSubmit.mock.calls[0][0];
+    for (const key of ['callerId', 'contactFlowId', 'callAttributes', 'resultAttributes', 'voicemail']) expect(body).not.toHaveProperty(key);
+  });
+
+  it('sends the caller ID, flow, attributes, result names and voicemail chosen', async () => {
+    const { form, onSubmit } = await openForm();
+    type(form, 'Name', 'Telephony');
+    fireEvent.change(select(form, 'Caller ID'), { target: { value: 'LOCAL_PRESENCE' } });
+    fireEvent.change(select(form, 'Contact flow'), { target: { value: 'flow-remind' } });
+    fireEvent.change(select(form, 'On voicemail'), { target: { value: 'LEAVE_MESSAGE' } });
+    // Sent in the order offered, whatever the order ticked.
+    fireEvent.click(attributes(form).getByRole('checkbox', { name: 'orderId' }));
+    fireEvent.click(attributes(form).getByRole('checkbox', { name: 'e164' }));
+    fireEvent.click(attributes(form).getByRole('checkbox', { name: 'customerName' }));
+    expect(form.getByText('The contact fields each call sends its flow: 3 of at most 20 chosen.')).toBeTruthy();
+    addResult(form, ' outcome ');
+    addResult(form, 'callback_at');
+    addResult(form, 'dropped');
+    fireEvent.click(form.getByRole('button', { name: 'Remove result name 3' }));
+    fireEvent.click(form.getByRole('button', { name: 'Create' }));
+    expect(form.queryByRole('alert')).toBeNull();
+    expect(onSubmit.mock.calls[0][0]).toMatchObject({
+      callerId: 'LOCAL_PRESENCE',
+      contactFlowId: 'flow-remind',
+      callAttributes: ['customerName', 'e164', 'orderId'],
+      resultAttributes: ['outcome', 'callback_at'],
+      voicemail: 'LEAVE_MESSAGE',
+    });
+  });
+
+  it('sends one of the tenant’s numbers', async () => {
+    const { form, onSubmit } = await openForm();
+    type(form, 'Name', 'From London');
+    fireEvent.change(select(form, 'Caller ID'), { target: { value: '+442071838750' } });
+    fireEvent.click(form.getByRole('button', { name: 'Create' }));
+    expect(onSubmit.mock.calls[0][0].callerId).toBe('+442071838750');
+  });
+
+  it('takes at most 20 call attributes: the rest are disabled until one is unticked', async () => {
+    const many = Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`field${i + 1}`, 'x']));
+    CONTACTS['ds-3'] = [contact('c-9', many)];
+    try {
+      const { form, onSubmit } = await openForm({ sources: [...SOURCES, source('ds-3', 'Wide', 1)] });
+      fireEvent.change(form.getByLabelText('Data source'), { target: { value: 'ds-3' } });
+      await waitFor(() => expect(attributeNames(form)).toHaveLength(25));
+      const boxes = () => attributes(form).getAllByRole('checkbox') as HTMLInputElement[];
+      for (const box of boxes().slice(0, 20)) fireEvent.click(box);
+      expect(form.getByText('The contact fields each call sends its flow: 20 of at most 20 chosen.')).toBeTruthy();
+      expect(boxes().map((b) => b.disabled)).toEqual([...Array(20).fill(false), ...Array(5).fill(true)]);
+      fireEvent.click(boxes()[21]);
+      expect(boxes()[21].checked).toBe(false);
+      fireEvent.click(boxes()[0]);
+      expect(boxes().some((b) => b.disabled)).toBe(false);
+      fireEvent.click(boxes()[24]);
+      type(form, 'Name', 'Wide');
+      fireEvent.click(form.getByRole('button', { name: 'Create' }));
+      const sentNames = onSubmit.mock.calls[0][0].callAttributes ?? [];
+      expect(sentNames).toHaveLength(20);
+      expect(sentNames).not.toContain('customerName');
+      expect(sentNames[19]).toBe('field20');
+    } finally {
+      delete CONTACTS['ds-3'];
+    }
+  });
+
+  it.each([
+    [['has space'], "resultAttributes[0] must be 1-32 letters, digits or '_'"],
+    [['ok', ''], "resultAttributes[1] must be 1-32 letters, digits or '_'"],
+    [['x'.repeat(33)], "resultAttributes[0] must be 1-32 letters, digits or '_'"],
+    [['outcome', 'taskId'], "resultAttributes[1] 'taskId' is one of the service's own attributes (tenant, taskId, contactId, attempt)"],
+    [['outcome', ' outcome'], "resultAttributes[1] 'outcome' is listed twice"],
+  ])('refuses the result names %j as the API would, and sends nothing', async (names, message) => {
+    const { form, onSubmit } = await openForm();
+    type(form, 'Name', 'Results');
+    for (const name of names) addResult(form, name);
+    fireEvent.click(form.getByRole('button', { name: 'Create' }));
+    expect(form.getByRole('alert').textContent).toBe(message);
+    expect(onSubmit).not.toHaveBeenCalled();
+  });
+
+  it('takes at most 10 result names', async () => {
+    const { form, onSubmit } = await openForm();
+    type(form, 'Name', 'Ten results');
+    for (let i = 1; i <= 10; i++) addResult(form, `r${i}`);
+    expect(form.queryByRole('button', { name: 'Add result name' })).toBeNull();
+    expect(resultName(form, 10).value).toBe('r10');
+    fireEvent.click(form.getByRole('button', { name: 'Create' }));
+    expect(onSubmit.mock.calls[0][0].resultAttributes).toEqual(['r1', 'r2', 'r3', 'r4', 'r5', 'r6', 'r7', 'r8', 'r9', 'r10']);
+  });
+
+  it('shows a draft’s telephony, keeps a field the data source no longer shows, and clears on edit', async () => {
+    const draft: TaskView = {
+      ...DRAFT,
+      callerId: '+442071838750',
+      contactFlowId: 'flow-remind',
+      callAttributes: ['customerName', 'loyaltyTier'],
+      resultAttributes: ['outcome'],
+      voicemail: 'LEAVE_MESSAGE',
+    };
+    const { form, onSubmit } = await openForm({ initial: draft });
+    expect(select(form, 'Caller ID').value).toBe('+442071838750');
+    expect(select(form, 'Contact flow').value).toBe('flow-remind');
+    expect(select(form, 'On voicemail').value).toBe('LEAVE_MESSAGE');
+    expect(attributeNames(form)).toEqual(['customerName', 'address', 'orderAmount', 'phoneNumber', 'e164', 'region', 'loyaltyTier']);
+    const checked = (attributes(form).getAllByRole('checkbox') as HTMLInputElement[]).filter((b) => b.checked);
+    expect(checked.map((b) => b.parentElement?.textContent)).toEqual(['customerName', 'loyaltyTier']);
+    expect(resultName(form, 1).value).toBe('outcome');
+    fireEvent.change(select(form, 'Caller ID'), { target: { value: '' } });
+    fireEvent.change(select(form, 'Contact flow'), { target: { value: '' } });
+    fireEvent.click(attributes(form).getByRole('checkbox', { name: 'loyaltyTier' }));
+    fireEvent.click(form.getByRole('button', { name: 'Remove result name 1' }));
+    fireEvent.click(form.getByRole('button', { name: 'Save' }));
+    expect(onSubmit.mock.calls[0][0]).toMatchObject({
+      callerId: '',
+      contactFlowId: '',
+      callAttributes: ['customerName'],
+      resultAttributes: [],
+      voicemail: 'LEAVE_MESSAGE',
+    });
+  });
+
+  it('shows a draft’s number the tenant no longer lists', async () => {
+    const { form } = await openForm({ initial: { ...DRAFT, callerId: '+15550001111' } });
+    expect(select(form, 'Caller ID').value).toBe('+15550001111');
+    expect(choicesOf(select(form, 'Caller ID'))[2]).toEqual(['+15550001111', '+15550001111']);
   });
 });

@@ -1,9 +1,11 @@
-import { useState } from 'preact/hooks';
+import { useMemo, useState } from 'preact/hooks';
 import * as API from '../api/endpoints';
 import type { AddTask, TaskView, WindowZone } from '../api/types';
+import { attributeChoices, telephonyBody, telephonyFrom, telephonyProblem } from '../state/telephony';
 import { useLoader } from './hooks';
 import { RetryRulesEditor, rowsFromRules, rulesFromRows, type RuleRow } from './RetryRules';
 import { FormFooter } from './FormFooter';
+import { TelephonyFields } from './TelephonyFields';
 
 /** The task form: "New task" (create) and a DRAFT task's "Edit" (update). */
 export function TaskForm(props: {
@@ -27,16 +29,26 @@ export function TaskForm(props: {
   const [zone, setZone] = useState<WindowZone | ''>(t ? t.windowTimeZone : '');
   const [timeZone, setTimeZone] = useState(t?.timeZone ?? '');
   const [rules, setRules] = useState<RuleRow[]>(rowsFromRules(t?.retryRules));
+  const [telephony, setTelephony] = useState(telephonyFrom(t));
+  const settings = useLoader(() => API.getSettings(), []);
   const [problem, setProblem] = useState<string | null>(null);
   const p = t ? `task-edit` : 'task-new';
   const options = sources.data?.rows ?? [];
   const selected = dataSourceId || (t ? '' : options[0]?.id ?? '');
+  // The custom fields a call may send are those on the data source's first page of contacts.
+  const contacts = useLoader(
+    () => (selected ? API.listContacts(selected, { pageNum: 1, pageSize: 100 }) : Promise.resolve(null)),
+    [selected],
+  );
+  const fields = useMemo(() => attributeChoices(contacts.data?.rows ?? [], telephony.callAttributes), [contacts.data, telephony.callAttributes]);
 
   function submit(e: Event) {
     e.preventDefault();
     if (!name.trim()) return setProblem('Name is required.');
     if (!t && !selected) return setProblem('Choose a data source (create one first).');
     if ((start && !end) || (!start && end)) return setProblem('Give both a daily start time and a daily end time, or neither.');
+    const refused = telephonyProblem(telephony);
+    if (refused) return setProblem(refused);
     setProblem(null);
     const body: AddTask = {
       taskName: name.trim(),
@@ -46,6 +58,7 @@ export function TaskForm(props: {
       maxDialCount: Number(maxDial),
       callInterval: Number(interval),
       retryRules: rulesFromRows(rules),
+      ...telephonyBody(telephony, !!t),
     };
     if (start || t) body.dailyStartTime = start.slice(0, 5);
     if (end || t) body.dailyEndTime = end.slice(0, 5);
@@ -108,6 +121,7 @@ export function TaskForm(props: {
         <small>Optional IANA name; default the service’s zone.</small>
       </div>
       <RetryRulesEditor rows={rules} onChange={setRules} />
+      <TelephonyFields prefix={p} value={telephony} onChange={setTelephony} settings={settings.data} settingsError={settings.error} fields={fields} />
       <FormFooter problem={problem} busy={props.busy} submitLabel={props.submitLabel} onCancel={props.onCancel} />
     </form>
   );

@@ -1,3 +1,4 @@
+import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import * as API from '../api/endpoints';
 import { ErrorAlert, Status } from '../components/Alert';
@@ -49,6 +50,24 @@ export function SettingsPage() {
       </div>
     );
 
+  const choice = (key: 'defaultCallerId' | 'defaultContactFlowId', label: string, options: [string, string][]) =>
+    form && (
+      <div class="field">
+        <label for={`settings-${key}`}>{label}</label>
+        <select id={`settings-${key}`} value={form[key]} onChange={(e) => setForm({ ...form, [key]: e.currentTarget.value })}>
+          <option value="">None</option>
+          {form[key] && !options.some(([v]) => v === form[key]) && <option value={form[key]}>{form[key]}</option>}
+          {options.map(([v, text]) => (
+            <option key={v} value={v}>
+              {text}
+            </option>
+          ))}
+        </select>
+      </div>
+    );
+  const numbers = settings.data?.callerIds ?? [];
+  const flows = settings.data?.contactFlows ?? [];
+
   return (
     <section>
       <h1>Settings</h1>
@@ -62,6 +81,27 @@ export function SettingsPage() {
             <small id="country-hint" class="wide">
               Two letters (ISO 3166), e.g. US: the country of numbers written without +.
             </small>
+          </fieldset>
+          <fieldset class="form-grid">
+            <legend>Caller IDs and contact flows</legend>
+            <p class="muted wide">
+              The operator of the service assigns your organisation’s caller IDs and contact flows: ask them to add or
+              remove one. A task calls with its own choice among them, else with these defaults.
+            </p>
+            <Assigned id="assigned-callers" label={`Caller IDs (${numbers.length})`} empty="No caller ID is assigned yet.">
+              {numbers.map((n) => (
+                <li key={n}>{n}</li>
+              ))}
+            </Assigned>
+            <Assigned id="assigned-flows" label={`Contact flows (${flows.length})`} empty="No contact flow is assigned yet.">
+              {flows.map((f) => (
+                <li key={f.id}>
+                  {f.name} <small>{f.id}</small>
+                </li>
+              ))}
+            </Assigned>
+            {choice('defaultCallerId', 'Default caller ID', numbers.map((n) => [n, n]))}
+            {choice('defaultContactFlowId', 'Default contact flow', flows.map((f) => [f.id, f.name]))}
           </fieldset>
           <fieldset class="form-grid">
             <legend>Calling hours (the called party’s local time)</legend>
@@ -84,5 +124,17 @@ export function SettingsPage() {
         </form>
       )}
     </section>
+  );
+}
+
+/** A read-only list the operator keeps (D22), or a sentence saying it is empty. */
+function Assigned(props: { id: string; label: string; empty: string; children: ComponentChildren[] }) {
+  return (
+    <div>
+      <p id={props.id} class="list-label">
+        {props.label}
+      </p>
+      {props.children.length ? <ul aria-labelledby={props.id}>{props.children}</ul> : <p class="muted">{props.empty}</p>}
+    </div>
   );
 }

@@ -7,6 +7,10 @@ export interface SettingsForm {
   hoursEnd: string;
   maxCalls: string;
   periodHours: string;
+  /** One of the tenant's caller IDs, or '' for none (D22). */
+  defaultCallerId: string;
+  /** One of the tenant's flows, or '' for none (D22). */
+  defaultContactFlowId: string;
 }
 
 export function formFromSettings(s: Settings): SettingsForm {
@@ -16,6 +20,8 @@ export function formFromSettings(s: Settings): SettingsForm {
     hoursEnd: s.callingHours?.end ?? '',
     maxCalls: s.frequencyCap ? String(s.frequencyCap.maxCalls) : '',
     periodHours: s.frequencyCap ? String(s.frequencyCap.periodHours) : '',
+    defaultCallerId: s.defaultCallerId ?? '',
+    defaultContactFlowId: s.defaultContactFlowId ?? '',
   };
 }
 
@@ -39,5 +45,10 @@ export function settingsUpdate(original: Settings, f: SettingsForm): { body: Upd
   const cap = max ? { maxCalls: Number(max), periodHours: Number(period) } : null;
   const oldCap = original.frequencyCap ? { maxCalls: original.frequencyCap.maxCalls, periodHours: original.frequencyCap.periodHours } : null;
   if (JSON.stringify(cap) !== JSON.stringify(oldCap)) body.frequencyCap = cap;
+
+  if ((f.defaultCallerId || null) !== (original.defaultCallerId ?? null)) body.defaultCallerId = f.defaultCallerId || null;
+  if ((f.defaultContactFlowId || null) !== (original.defaultContactFlowId ?? null)) {
+    body.defaultContactFlowId = f.defaultContactFlowId || null;
+  }
   return { body };
 }
