@@ -1,15 +1,17 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import * as API from '../api/endpoints';
-import type { Diagnostics, TaskStat } from '../api/types';
+import type { Diagnostics, TaskResults, TaskStat } from '../api/types';
 import { ErrorAlert } from '../components/Alert';
 import { DiagnosticsView, ReasonBars } from '../components/Diagnostics';
 import { ExportButtons } from '../components/ExportButtons';
 import { useLoader, usePageTitle, usePolling } from '../components/hooks';
 import { StatusBadge } from '../components/StatusBadge';
 import { TaskActions } from '../components/TaskActions';
+import { TaskResultsView } from '../components/TaskResults';
 import { TaskStats } from '../components/TaskStats';
 import { duration, humanize, isFinalStatus, time } from '../format';
 import { addSample, sampleFrom, type Sample } from '../state/series';
+import { callerIdLabel, flowLabel, VOICEMAIL_LABELS } from '../state/telephony';
 
 export const FAST_POLL_MS = 3000;
 export const SLOW_POLL_MS = 10000;
@@ -27,6 +29,10 @@ export function TaskPage({ id }: { id: string }) {
   usePageTitle(task ? task.taskName : 'Task');
   const [stat, setStat] = useState<TaskStat | null>(null);
   const [diag, setDiag] = useState<Diagnostics | null>(null);
+  const [results, setResults] = useState<TaskResults | null>(null);
+  // The tenant's flows and defaults, to name the task's.
+  const settings = useLoader(() => API.getSettings(), []);
+  const wantsResults = (task?.resultAttributes.length ?? 0) > 0;
   const [samples, setSamples] = useState<Sample[]>([]);
   const [pollError, setPollError] = useState<unknown>(null);
   const [filter, setFilter] = useState('0');
@@ -35,9 +41,14 @@ export function TaskPage({ id }: { id: string }) {
   const knownStatus = useRef<number | undefined>(undefined);
   knownStatus.current = task?.status;
 
-  /** One sample of the statistics and the diagnostics (dropped when `signal` says it is stale). */
+  /** One sample of the statistics, the diagnostics and the results, when the task records any
+   *  (dropped when `signal` says it is stale). */
   async function tick(signal?: AbortSignal) {
-    const [s, d] = await Promise.allSettled([API.getTaskStat(id), API.getDiagnostics(id)]);
+    const [s, d, r] = await Promise.allSettled([
+      API.getTaskStat(id),
+      API.getDiagnostics(id),
+      wantsResults ? API.getTaskResults(id) : Promise.resolve(null),
+    ]);
     if (signal?.aborted) return;
     if (s.status === 'fulfilled') {
       setStat(s.value);
@@ -45,17 +56,20 @@ export function TaskPage({ id }: { id: string }) {
       if (knownStatus.current !== undefined && s.value.status !== knownStatus.current) void detail.reload();
     }
     if (d.status === 'fulfilled') setDiag(d.value);
-    setPollError(s.status === 'rejected' ? s.reason : d.status === 'rejected' ? d.reason : null);
+    if (r.status === 'fulfilled' && r.value) setResults(r.value);
+    setPollError([s, d, r].find((one) => one.status === 'rejected')?.reason ?? null);
   }
 
   useEffect(() => {
     setSamples([]);
     setStat(null);
     setDiag(null);
+    setResults(null);
   }, [id]);
 
   // Every 3 s while the tab is visible; every 10 s once the task is final (a recall still shows).
-  usePolling(tick, { every: final ? SLOW_POLL_MS : FAST_POLL_MS }, [id]);
+  // Once the task shows it records results, they are read too (from a tick at once).
+  usePolling(tick, { every: final ? SLOW_POLL_MS : FAST_POLL_MS }, [id, wantsResults]);
 
   const refresh = () => {
     void detail.reload();
@@ -102,6 +116,16 @@ export function TaskPage({ id }: { id: string }) {
                       .map((r) => `${humanize(r.reason)}: ${r.delaySeconds != null ? `wait ${duration(r.delaySeconds)}` : 'usual wait'}${r.maxAttempts != null ? `, at most ${r.maxAttempts} attempts` : ''}`)
                       .join('; ')}
               </dd>
+              <dt>Caller ID</dt>
+              <dd>{callerIdLabel(task.callerId, settings.data)}</dd>
+              <dt>Contact flow</dt>
+              <dd>{flowLabel(task.contactFlowId, settings.data)}</dd>
+              <dt>Call attributes</dt>
+              <dd>{task.callAttributes.length ? task.callAttributes.join(', ') : 'None'}</dd>
+              <dt>Result attributes</dt>
+              <dd>{task.resultAttributes.length ? task.resultAttributes.join(', ') : 'None'}</dd>
+              <dt>On voicemail</dt>
+              <dd>{VOICEMAIL_LABELS[task.voicemail]}</dd>
               <dt>Created</dt>
               <dd>{time(task.createTime)}</dd>
               <dt>Started</dt>
@@ -130,6 +154,7 @@ export function TaskPage({ id }: { id: string }) {
           <ErrorAlert error={pollError} />
           <TaskStats stat={stat} samples={samples} />
           <ReasonBars reasons={diag?.reasons ?? null} />
+          {wantsResults && <TaskResultsView results={results} />}
           <DiagnosticsView diag={diag} />
           <section aria-labelledby="task-export-heading">
             <h2 id="task-export-heading">Export outcomes</h2>
