@@ -394,6 +394,29 @@ mod tests {
     }
 
     #[test]
+    fn telephony_rules_follow_the_fallback_switch_and_connects_queue_mode() {
+        assert_eq!(read(&[]).unwrap().telephony, TelephonyRules::default());
+        let off = read(&[("TELEPHONY_FALLBACK", "off")]).unwrap().telephony;
+        assert!(!off.fallback && off.per_call_caller_id);
+        assert_eq!(
+            read(&[("TELEPHONY_FALLBACK", "no")]).unwrap_err().name,
+            "TELEPHONY_FALLBACK"
+        );
+        let queue = [
+            ("DIAL_PROVIDER", "amazon-connect"),
+            ("CONNECT_QUEUE_ID", "q-1"),
+        ];
+        assert!(!read(&queue).unwrap().telephony.per_call_caller_id);
+        // Only Connect's queue mode: the simulated provider sets any number.
+        assert!(
+            read(&[("CONNECT_QUEUE_ID", "q-1")])
+                .unwrap()
+                .telephony
+                .per_call_caller_id
+        );
+    }
+
+    #[test]
     fn tenant_weights_and_caps_are_read_or_refused() {
         let config = read(&[
             ("DIAL_TENANT_WEIGHTS", " acme=3, globex=1 "),
