@@ -7,19 +7,7 @@ import type { ExportView, ImportView } from '../src/api/types';
 import { ExportButtons } from '../src/components/ExportButtons';
 import { ImportPanel } from '../src/components/ImportPanel';
 import { fakeApi } from './support/fakeApi';
-
-/** Lets timers and the promises they settle run for `ms`. */
-async function wait(ms: number) {
-  await act(async () => {
-    await vi.advanceTimersByTimeAsync(ms);
-  });
-  // What that set off settles too: each act renders, and runs the effects, of the one before.
-  for (let i = 0; i < 5; i++) {
-    await act(async () => {
-      await vi.advanceTimersByTimeAsync(0);
-    });
-  }
-}
+import { wait } from './support/timers';
 
 beforeEach(() => {
   vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });

@@ -1,12 +1,13 @@
 // @vitest-environment happy-dom
 // A task's results (D22): the bars and table of each result attribute, and the task page that
 // reads them with its statistics (one poll) and shows the task's telephony in its details.
-import { act, cleanup, render, screen, within } from '@testing-library/preact';
+import { cleanup, render, screen, within } from '@testing-library/preact';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Diagnostics, Settings, TaskResults, TaskStat, TaskView } from '../src/api/types';
 import { TaskResultsView } from '../src/components/TaskResults';
 import { FAST_POLL_MS, TaskPage } from '../src/pages/Task';
 import { fakeApi } from './support/fakeApi';
+import { wait } from './support/timers';
 
 const RESULTS: TaskResults = {
   attributes: [
@@ -131,18 +132,6 @@ describe('task page', () => {
     vi.useRealTimers();
   });
 
-  /** Lets timers, and what they set off, run for `ms`. */
-  async function wait(ms: number) {
-    await act(async () => {
-      await vi.advanceTimersByTimeAsync(ms);
-    });
-    for (let i = 0; i < 5; i++) {
-      await act(async () => {
-        await vi.advanceTimersByTimeAsync(0);
-      });
-    }
-  }
-
   function open(task: TaskView) {
     let answered = 0;
     const sent = fakeApi({
@@ -160,14 +149,18 @@ describe('task page', () => {
     return sent;
   }
 
+  /** The task's details, term to description. */
+  const details = () => {
+    const list = screen.getByRole('heading', { level: 1, name: 'Reminders' }).parentElement!.querySelector('dl')!;
+    return Object.fromEntries([...list.querySelectorAll('dt')].map((dt) => [dt.textContent, dt.nextElementSibling?.textContent]));
+  };
+
   const reads = (sent: { path: string }[], what: string) => sent.filter((s) => s.path === `/api/task/task-1/${what}`).length;
 
   it('shows the task’s caller ID, flow, attributes and voicemail', async () => {
     open(TASK);
     await wait(0);
-    const details = screen.getByRole('heading', { level: 1, name: 'Reminders' }).parentElement!.querySelector('dl')!;
-    const pairs = Object.fromEntries([...details.querySelectorAll('dt')].map((dt) => [dt.textContent, dt.nextElementSibling?.textContent]));
-    expect(pairs).toMatchObject({
+    expect(details()).toMatchObject({
       'Caller ID': 'Local presence',
       'Contact flow': 'Order reminder',
       'Call attributes': 'customerName, e164',
@@ -179,9 +172,7 @@ describe('task page', () => {
   it('shows the tenant’s defaults for a task without its own', async () => {
     open({ ...TASK, callerId: null, contactFlowId: null, callAttributes: [], resultAttributes: [], voicemail: 'HANG_UP' });
     await wait(0);
-    const details = screen.getByRole('heading', { level: 1, name: 'Reminders' }).parentElement!.querySelector('dl')!;
-    const pairs = Object.fromEntries([...details.querySelectorAll('dt')].map((dt) => [dt.textContent, dt.nextElementSibling?.textContent]));
-    expect(pairs).toMatchObject({
+    expect(details()).toMatchObject({
       'Caller ID': 'Tenant default (+12125550100)',
       'Contact flow': 'Tenant default (not set)',
       'Call attributes': 'None',
