@@ -5,6 +5,9 @@ use outbound_model::Tenant;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+/// Amazon Connect's queue (queue mode): its outbound caller ID is every call's.
+pub const CONNECT_QUEUE_ID: &str = "CONNECT_QUEUE_ID";
+
 /// Which telephony provider places the calls (`DIAL_PROVIDER`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ProviderKind {
@@ -76,6 +79,10 @@ pub struct DialerConfig {
     pub dial_queue_url: Option<String>,
     /// The queue of call outcomes (`CALL_EVENTS_QUEUE_URL`): the simulated provider sends.
     pub call_events_queue_url: Option<String>,
+    /// Whether a call can go out from a number of its own (D22): not with Amazon Connect in
+    /// queue mode (`CONNECT_QUEUE_ID` set), where every call shows the queue's caller ID. A
+    /// task that needs its own number (a tenant's, or local presence) cannot run without it.
+    pub per_call_caller_id: bool,
     pub simulated: SimulatedSettings,
     pub telephony: TelephonyRules,
 }
@@ -117,6 +124,7 @@ impl Default for DialerConfig {
             tenant_max_in_flight: None,
             dial_queue_url: None,
             call_events_queue_url: None,
+            per_call_caller_id: true,
             simulated: SimulatedSettings {
                 mix: OutcomeMix {
                     success: 60,
@@ -235,6 +243,8 @@ impl DialerConfig {
             },
             dial_queue_url: url("DIAL_QUEUE_URL"),
             call_events_queue_url: url("CALL_EVENTS_QUEUE_URL"),
+            per_call_caller_id: provider != ProviderKind::AmazonConnect
+                || url(CONNECT_QUEUE_ID).is_none(),
             simulated: SimulatedSettings {
                 mix,
                 delay: Duration::from_secs(number(
@@ -383,6 +393,14 @@ mod tests {
         ])
         .unwrap();
         assert_eq!(settings.provider, ProviderKind::AmazonConnect);
+        assert!(settings.per_call_caller_id);
+        let queue_mode = read(&[
+            ("DIAL_PROVIDER", "amazon-connect"),
+            (CONNECT_QUEUE_ID, "7b2e9f40-1c6d-4a83-b5e2-0f9d3c7a1e68"),
+        ])
+        .unwrap();
+        assert!(!queue_mode.per_call_caller_id);
+        assert!(read(&[(CONNECT_QUEUE_ID, "q")]).unwrap().per_call_caller_id);
         assert_eq!(
             settings.simulated.mix,
             OutcomeMix {
