@@ -79,10 +79,6 @@ pub struct DialerConfig {
     pub dial_queue_url: Option<String>,
     /// The queue of call outcomes (`CALL_EVENTS_QUEUE_URL`): the simulated provider sends.
     pub call_events_queue_url: Option<String>,
-    /// Whether a call can go out from a number of its own (D22): not with Amazon Connect in
-    /// queue mode (`CONNECT_QUEUE_ID` set), where every call shows the queue's caller ID. A
-    /// task that needs its own number (a tenant's, or local presence) cannot run without it.
-    pub per_call_caller_id: bool,
     pub simulated: SimulatedSettings,
     pub telephony: TelephonyRules,
 }
@@ -124,7 +120,6 @@ impl Default for DialerConfig {
             tenant_max_in_flight: None,
             dial_queue_url: None,
             call_events_queue_url: None,
-            per_call_caller_id: true,
             simulated: SimulatedSettings {
                 mix: OutcomeMix {
                     success: 60,
@@ -191,8 +186,7 @@ impl DialerConfig {
                 })
             }
         };
-        let queue_mode =
-            provider == ProviderKind::AmazonConnect && url("CONNECT_QUEUE_ID").is_some();
+        let queue_mode = provider == ProviderKind::AmazonConnect && url(CONNECT_QUEUE_ID).is_some();
         let config = DialerConfig {
             telephony: TelephonyRules {
                 fallback,
@@ -243,8 +237,6 @@ impl DialerConfig {
             },
             dial_queue_url: url("DIAL_QUEUE_URL"),
             call_events_queue_url: url("CALL_EVENTS_QUEUE_URL"),
-            per_call_caller_id: provider != ProviderKind::AmazonConnect
-                || url(CONNECT_QUEUE_ID).is_none(),
             simulated: SimulatedSettings {
                 mix,
                 delay: Duration::from_secs(number(
@@ -393,14 +385,6 @@ mod tests {
         ])
         .unwrap();
         assert_eq!(settings.provider, ProviderKind::AmazonConnect);
-        assert!(settings.per_call_caller_id);
-        let queue_mode = read(&[
-            ("DIAL_PROVIDER", "amazon-connect"),
-            (CONNECT_QUEUE_ID, "7b2e9f40-1c6d-4a83-b5e2-0f9d3c7a1e68"),
-        ])
-        .unwrap();
-        assert!(!queue_mode.per_call_caller_id);
-        assert!(read(&[(CONNECT_QUEUE_ID, "q")]).unwrap().per_call_caller_id);
         assert_eq!(
             settings.simulated.mix,
             OutcomeMix {
@@ -422,12 +406,12 @@ mod tests {
         );
         let queue = [
             ("DIAL_PROVIDER", "amazon-connect"),
-            ("CONNECT_QUEUE_ID", "q-1"),
+            (CONNECT_QUEUE_ID, "q-1"),
         ];
         assert!(!read(&queue).unwrap().telephony.per_call_caller_id);
         // Only Connect's queue mode: the simulated provider sets any number.
         assert!(
-            read(&[("CONNECT_QUEUE_ID", "q-1")])
+            read(&[(CONNECT_QUEUE_ID, "q-1")])
                 .unwrap()
                 .telephony
                 .per_call_caller_id
