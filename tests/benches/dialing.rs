@@ -180,7 +180,7 @@ async fn campaign() -> Result<()> {
     let source = source_with_contacts(&stack, &tenant, CONTACTS).await?;
     let draft = task(&source, TaskStatus::Draft, 0)?;
     stack.store.create_task(&tenant, &draft).await?;
-    outbound_service::task::publish(&stack.store, &tenant, &draft.id).await?;
+    outbound_service::task::publish(&stack.store, &tenant, &draft.id, Default::default()).await?;
     let clock = ManualClock::starting_now();
     let engine = stack.engine(fast_settings(), clock.clone());
     let sqs = aws_sdk_sqs::Client::new(&stack.sdk);

@@ -15,6 +15,7 @@ pub const FUNCTIONS: [&str; 9] = [
 ];
 
 pub mod bench;
+pub mod calls;
 pub mod capacity;
 pub mod events;
 pub mod faults;
@@ -131,18 +132,19 @@ pub fn console_config(config: &Config) -> serde_json::Value {
 }
 
 /// Serves what `make run` serves until the process ends: every route, the events the bus
-/// delivered at `GET /local/events` (D20), the console's `config.json` ([`console_config`]) and
-/// its files at `/`.
+/// delivered at `GET /local/events` (D20), the calls the dialer placed at `GET /local/calls`
+/// (D22), the console's `config.json` ([`console_config`]) and its files at `/`.
 pub async fn serve_local(
     listener: TcpListener,
     app: App,
     events: events::EventLog,
+    calls: &calls::CallLog,
 ) -> std::io::Result<()> {
     use axum::routing::get;
-    use tower::ServiceExt;
     let console = console_config(&app.config);
     let api = outbound_api::local_api(app);
-    let local = axum::Router::new()
+    let local = calls
+        .route()
         .route(
             "/local/events",
             get(move || {
@@ -163,8 +165,13 @@ pub async fn serve_local(
             }),
         )
         .fallback_service(tower_http::services::ServeDir::new(CONSOLE_DIR));
-    // By prefix, not by a route: the API keeps its own routing (its path parameters, its
-    // envelope 404 for paths it does not know).
+    axum::serve(listener, beside_api(api, local)).await
+}
+
+/// `/api/...` to `api`, every other path to `local`. By prefix, not by a route: the API keeps
+/// its own routing (its path parameters, its envelope 404 for paths it does not know).
+fn beside_api(api: axum::Router, local: axum::Router) -> axum::Router {
+    use tower::ServiceExt;
     let by_prefix = tower::service_fn(move |request: axum::extract::Request| {
         let router = if request.uri().path().starts_with("/api/") {
             api.clone()
@@ -173,15 +180,28 @@ pub async fn serve_local(
         };
         router.oneshot(request)
     });
-    axum::serve(listener, axum::Router::new().fallback_service(by_prefix)).await
+    axum::Router::new().fallback_service(by_prefix)
 }
 
 /// Serves `app` in the background on a free loopback port and answers its base URL
 /// (`http://127.0.0.1:<port>`): the in-process API of the HTTP suite and the benchmarks.
 pub async fn serve_on_loopback(app: App) -> std::io::Result<String> {
+    on_loopback(outbound_api::local_api(app)).await
+}
+
+/// [`serve_on_loopback`], with the calls of `calls` at `GET /local/calls` beside the API (the
+/// HTTP suite's dialing tests).
+pub async fn serve_on_loopback_with_calls(
+    app: App,
+    calls: &calls::CallLog,
+) -> std::io::Result<String> {
+    on_loopback(beside_api(outbound_api::local_api(app), calls.route())).await
+}
+
+async fn on_loopback(routes: axum::Router) -> std::io::Result<String> {
     let listener = TcpListener::bind("127.0.0.1:0").await?;
     let base = format!("http://{}", listener.local_addr()?);
-    tokio::spawn(serve(listener, app));
+    tokio::spawn(async move { axum::serve(listener, routes).await });
     Ok(base)
 }
 
@@ -189,7 +209,7 @@ pub async fn serve_on_loopback(app: App) -> std::io::Result<String> {
 /// call-events Lambdas, and the dialer's tick every `tick` (the EventBridge schedule's minute in AWS).
 pub fn spawn_workers(
     app: &App,
-    engine: std::sync::Arc<Engine<Telephony>>,
+    engine: std::sync::Arc<Engine<calls::Recording<Telephony>>>,
     resources: &provision::Resources,
     sdk: &aws_config::SdkConfig,
     tick: std::time::Duration,

@@ -1,32 +1,57 @@
 //! The Amazon Connect provider through the real SDK against answers in the API's documented
 //! shapes (`events/connect-api-samples.json`), served by a stand-in on loopback: every
 //! answering-machine detection status DescribeContact can report maps to its D13 outcome, a
-//! live contact stays in progress, and GetContactAttributes names our calls' attempts and no
-//! other contact's.
+//! live contact stays in progress, GetContactAttributes names our calls' attempts and no
+//! other contact's, and StartOutboundVoiceContact is sent each call's caller ID, flow,
+//! attributes and voicemail choice as the wire carries them (D22).
 
 use axum::extract::State;
-use axum::http::Uri;
+use axum::http::{Method, Uri};
 use axum::Router;
 use outbound_adapters::aws::Lazy;
 use outbound_dialing::connect::{ConnectProvider, ConnectSettings};
-use outbound_dialing::{CallStatus, Provider};
+use outbound_dialing::{CallRequest, CallStatus, Provider};
 use outbound_model::call::{CallAttempt, CallReport, Outcome};
-use outbound_model::{Id, Tenant};
-use serde_json::Value;
-use std::sync::Arc;
+use outbound_model::telephony::Voicemail;
+use outbound_model::{Id, Phone, Tenant};
+use serde_json::{json, Value};
+use std::sync::{Arc, Mutex};
 
 const INSTANCE: &str = "5c1b0f2e-8d4a-4e6b-9a37-2f61c0d8e915";
+const FLOW: &str = "9e4a7c12-3b8d-4f60-a1e5-d27f0b6c8a34";
+const QUEUE: &str = "2a7c9e14-5b3d-4f8a-b6e2-0c9d1f3a7e58";
 
 fn samples() -> Value {
     serde_json::from_str(include_str!("../events/connect-api-samples.json")).unwrap()
 }
 
+/// What the stand-in answers, and the StartOutboundVoiceContact bodies it was sent.
+struct StandIn {
+    answers: Value,
+    started: Mutex<Vec<Value>>,
+}
+
 /// Answers `GET /contacts/{instance}/{contact}` (DescribeContact) and
 /// `GET /contact/attributes/{instance}/{contact}` (GetContactAttributes) from `answers`, keyed
-/// by contact id; anything else is Connect's 404.
-async fn answer(State(answers): State<Arc<Value>>, uri: Uri) -> axum::response::Response {
+/// by contact id, and `PUT /contact/outbound-voice` (StartOutboundVoiceContact) with the
+/// sample's answer, keeping the request's body; anything else is Connect's 404.
+async fn answer(
+    State(stand_in): State<Arc<StandIn>>,
+    method: Method,
+    uri: Uri,
+    body: String,
+) -> axum::response::Response {
     use axum::response::IntoResponse;
     let path = uri.path();
+    if method == Method::PUT && path == "/contact/outbound-voice" {
+        stand_in
+            .started
+            .lock()
+            .unwrap()
+            .push(serde_json::from_str(&body).unwrap());
+        return axum::Json(samples()["startOutboundVoiceContact"]["response"].clone())
+            .into_response();
+    }
     let (kind, rest) = if let Some(rest) = path.strip_prefix(&format!("/contacts/{INSTANCE}/")) {
         ("describe", rest)
     } else if let Some(rest) = path.strip_prefix(&format!("/contact/attributes/{INSTANCE}/")) {
@@ -34,7 +59,7 @@ async fn answer(State(answers): State<Arc<Value>>, uri: Uri) -> axum::response::
     } else {
         ("", "")
     };
-    match answers.get(kind).and_then(|by_id| by_id.get(rest)) {
+    match stand_in.answers.get(kind).and_then(|by_id| by_id.get(rest)) {
         Some(body) => axum::Json(body.clone()).into_response(),
         None => (
             axum::http::StatusCode::NOT_FOUND,
@@ -45,11 +70,24 @@ async fn answer(State(answers): State<Arc<Value>>, uri: Uri) -> axum::response::
     }
 }
 
-/// A Connect provider whose SDK client talks to a stand-in answering `answers`.
+/// A Connect provider in queue mode whose SDK client talks to a stand-in answering `answers`.
 async fn provider(answers: Value) -> ConnectProvider {
+    provider_with(answers, ("CONNECT_QUEUE_ID", QUEUE)).await.0
+}
+
+/// A Connect provider whose caller ID is `source` (`CONNECT_SOURCE_PHONE_NUMBER` or
+/// `CONNECT_QUEUE_ID`, and its value), and the stand-in it talks to.
+async fn provider_with(
+    answers: Value,
+    source: (&'static str, &'static str),
+) -> (ConnectProvider, Arc<StandIn>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let endpoint = format!("http://{}", listener.local_addr().unwrap());
-    let app = Router::new().fallback(answer).with_state(Arc::new(answers));
+    let stand_in = Arc::new(StandIn {
+        answers,
+        started: Mutex::new(Vec::new()),
+    });
+    let app = Router::new().fallback(answer).with_state(stand_in.clone());
     tokio::spawn(async move { axum::serve(listener, app).await });
     let config = aws_sdk_connect::Config::builder()
         .behavior_version(aws_sdk_connect::config::BehaviorVersion::latest())
@@ -59,15 +97,16 @@ async fn provider(answers: Value) -> ConnectProvider {
         .build();
     let settings = ConnectSettings::from_lookup(|name| match name {
         "CONNECT_INSTANCE_ID" => Some(INSTANCE.into()),
-        "CONNECT_CONTACT_FLOW_ID" => Some("9e4a7c12-3b8d-4f60-a1e5-d27f0b6c8a34".into()),
-        "CONNECT_QUEUE_ID" => Some("2a7c9e14-5b3d-4f8a-b6e2-0c9d1f3a7e58".into()),
+        "CONNECT_CONTACT_FLOW_ID" => Some(FLOW.into()),
+        name if name == source.0 => Some(source.1.into()),
         _ => None,
     })
     .unwrap();
-    ConnectProvider::new(
+    let provider = ConnectProvider::new(
         Lazy::new(move || aws_sdk_connect::Client::from_conf(config.clone())),
         settings,
-    )
+    );
+    (provider, stand_in)
 }
 
 #[tokio::test]
@@ -163,4 +202,98 @@ async fn contact_attributes_name_our_attempts_and_no_other_contact() {
     );
     assert_eq!(connect.attempt_of("inbound").await.unwrap(), None);
     assert_eq!(connect.attempt_of("gone").await.unwrap(), None);
+}
+
+/// A call to `+12125550199`, attempt 2, with `fields` sent to the flow beside the service's own.
+fn call(fields: &[(&str, &str)]) -> CallRequest {
+    let attempt = CallAttempt {
+        tenant: Tenant::parse("acme").unwrap(),
+        task_id: Id::parse("01J9Z3K8Q4W6N2V5B7C1D3F5G7").unwrap(),
+        contact_id: Id::parse("01J9Z3K8Q4W6N2V5B7C1D3F5G8").unwrap(),
+        attempt: 2,
+    };
+    let sent = fields
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()));
+    CallRequest {
+        attributes: sent.chain(attempt.attributes()).collect(),
+        tenant: attempt.tenant,
+        task_id: attempt.task_id,
+        contact_id: attempt.contact_id,
+        attempt: attempt.attempt,
+        phone: Phone::parse("+12125550199").unwrap(),
+        e164: Some("+12125550199".into()),
+        script: None,
+        caller_id: None,
+        contact_flow_id: None,
+        voicemail: Voicemail::HangUp,
+    }
+}
+
+/// D22 on the wire: a call's own caller ID and flow replace the deployment's, its attributes
+/// are the service's four and the task's fields, `LEAVE_MESSAGE` waits for the machine's
+/// prompt; without them, the deployment's number and flow. In queue mode the queue is sent and
+/// no number, whatever the call names.
+#[tokio::test]
+async fn start_outbound_voice_contact_carries_each_calls_choices() {
+    let (connect, stand_in) =
+        provider_with(json!({}), ("CONNECT_SOURCE_PHONE_NUMBER", "+442038089410")).await;
+    assert!(connect.per_call_caller_id());
+    let mut chosen = call(&[("customerName", "Ada Lovelace"), ("e164", "+12125550199")]);
+    chosen.caller_id = Some("+12125550100".into());
+    chosen.contact_flow_id = Some("3f6e1a2b-7c4d-4e8f-9a0b-1c2d3e4f5a6b".into());
+    chosen.voicemail = Voicemail::LeaveMessage;
+    let started = samples()["startOutboundVoiceContact"]["response"]["ContactId"].clone();
+    assert_eq!(json!(connect.place(&chosen).await.unwrap()), started);
+    connect.place(&call(&[])).await.unwrap();
+    let sent = stand_in.started.lock().unwrap().clone();
+    let own = json!({
+        "tenant": "acme",
+        "taskId": "01J9Z3K8Q4W6N2V5B7C1D3F5G7",
+        "contactId": "01J9Z3K8Q4W6N2V5B7C1D3F5G8",
+        "attempt": "2",
+    });
+    let mut with_fields = own.clone();
+    with_fields["customerName"] = json!("Ada Lovelace");
+    with_fields["e164"] = json!("+12125550199");
+    assert_eq!(
+        sent,
+        [
+            json!({
+                "InstanceId": INSTANCE,
+                "ContactFlowId": "3f6e1a2b-7c4d-4e8f-9a0b-1c2d3e4f5a6b",
+                "DestinationPhoneNumber": "+12125550199",
+                "SourcePhoneNumber": "+12125550100",
+                "ClientToken": "01J9Z3K8Q4W6N2V5B7C1D3F5G7-01J9Z3K8Q4W6N2V5B7C1D3F5G8-2",
+                "Attributes": with_fields,
+                "AnswerMachineDetectionConfig": {
+                    "EnableAnswerMachineDetection": true,
+                    "AwaitAnswerMachinePrompt": true,
+                },
+                "TrafficType": "CAMPAIGN",
+            }),
+            json!({
+                "InstanceId": INSTANCE,
+                "ContactFlowId": FLOW,
+                "DestinationPhoneNumber": "+12125550199",
+                "SourcePhoneNumber": "+442038089410",
+                "ClientToken": "01J9Z3K8Q4W6N2V5B7C1D3F5G7-01J9Z3K8Q4W6N2V5B7C1D3F5G8-2",
+                "Attributes": own,
+                // The SDK leaves a false flag off the wire: Connect's default, no waiting.
+                "AnswerMachineDetectionConfig": {"EnableAnswerMachineDetection": true},
+                "TrafficType": "CAMPAIGN",
+            }),
+        ]
+    );
+
+    let (queued, stand_in) = provider_with(json!({}), ("CONNECT_QUEUE_ID", QUEUE)).await;
+    assert!(!queued.per_call_caller_id());
+    queued.place(&chosen).await.unwrap();
+    let sent = stand_in.started.lock().unwrap()[0].clone();
+    assert_eq!(sent["QueueId"], QUEUE);
+    assert_eq!(sent.get("SourcePhoneNumber"), None);
+    assert_eq!(
+        sent["ContactFlowId"],
+        "3f6e1a2b-7c4d-4e8f-9a0b-1c2d3e4f5a6b"
+    );
 }

@@ -1092,6 +1092,8 @@ export interface components {
             FREQUENCY_CAP: number;
             /** Format: int64 */
             NO_COMMON_WINDOW: number;
+            /** Format: int64 */
+            ATTRIBUTES_TOO_LARGE: number;
         };
         /** @description A task's new state. */
         StateChange: {

@@ -30,6 +30,7 @@ export const SKIP_WORDS: Record<keyof Diagnostics['skips'], string> = {
   CALLING_HOURS: "outside the tenant's calling hours",
   FREQUENCY_CAP: 'over the frequency cap',
   NO_COMMON_WINDOW: 'as their zones never share an open minute of the window',
+  ATTRIBUTES_TOO_LARGE: 'as the fields sent to their call are too large for the provider',
 };
 
 function plural(n: number, one: string, many: string): string {

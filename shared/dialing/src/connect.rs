@@ -21,15 +21,17 @@ use outbound_adapters::aws::Lazy;
 use outbound_model::call::{CallAttempt, CallReport, Outcome};
 use outbound_model::error::ConfigError;
 use outbound_model::error::Error;
+use outbound_model::telephony::Voicemail;
 use outbound_model::Phone;
 use serde::Deserialize;
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 const INSTANCE_ID: &str = "CONNECT_INSTANCE_ID";
 const CONTACT_FLOW_ID: &str = "CONNECT_CONTACT_FLOW_ID";
 const SOURCE_PHONE_NUMBER: &str = "CONNECT_SOURCE_PHONE_NUMBER";
-const QUEUE_ID: &str = "CONNECT_QUEUE_ID";
+const QUEUE_ID: &str = outbound_app::config::dialing::CONNECT_QUEUE_ID;
 const CAMPAIGN_FALLBACK: &str = "CONNECT_CAMPAIGN_FALLBACK";
 
 /// Where and how calls are placed, read once at cold start.
@@ -120,6 +122,38 @@ impl ConnectSettings {
             general_fallback,
         })
     }
+
+    /// Whether a call can go out from a number of its own (D22): not in queue mode, where
+    /// Connect calls from the queue's outbound caller ID whatever the request names.
+    pub fn per_call_caller_id(&self) -> bool {
+        matches!(self.source, CallerSource::Number(_))
+    }
+}
+
+/// The most UTF-8 bytes a contact's user-defined attributes may hold, keys and values together
+/// (StartOutboundVoiceContact's `Attributes`, and the instance's quota of 32 KB of attributes
+/// per contact): past it, Connect sends the contact down its flow's Error branch.
+pub const ATTRIBUTES_MAX_BYTES: usize = 32_768;
+
+/// Whether `attributes`, with `reserved` bytes more that the flow may set, fit what Connect
+/// takes: every key 1-32,767 letters, digits, `-` and `_`, every value at most 32,767 bytes,
+/// and all of them at most [`ATTRIBUTES_MAX_BYTES`].
+pub fn attributes_fit(attributes: &BTreeMap<String, String>, reserved: usize) -> bool {
+    const ONE_MOST: usize = 32_767;
+    let key_ok = |key: &str| {
+        (1..=ONE_MOST).contains(&key.len())
+            && key
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    };
+    let mut total = reserved;
+    for (key, value) in attributes {
+        if !key_ok(key) || value.len() > ONE_MOST {
+            return false;
+        }
+        total += key.len() + value.len();
+    }
+    total <= ATTRIBUTES_MAX_BYTES
 }
 
 /// The Amazon Connect client of `sdk`, its calls recorded when `AWS_ACTION_LOG` is set
@@ -212,6 +246,14 @@ impl Provider for ConnectProvider {
         true
     }
 
+    fn attributes_fit(&self, attributes: &BTreeMap<String, String>, reserved: usize) -> bool {
+        attributes_fit(attributes, reserved)
+    }
+
+    fn per_call_caller_id(&self) -> bool {
+        self.settings.per_call_caller_id()
+    }
+
     fn fall_back(&self) -> bool {
         if self.settings.general_fallback {
             self.general.store(true, Ordering::Relaxed);
@@ -250,9 +292,12 @@ impl Provider for ConnectProvider {
     }
 }
 
-/// The `StartOutboundVoiceContact` request of one attempt. Answering-machine detection is on so
-/// that a voicemail is told from a person (D13); Connect accepts it only on `CAMPAIGN` traffic,
-/// which has its own quota. Without `campaign`, GENERAL traffic without detection.
+/// The `StartOutboundVoiceContact` request of one attempt: the call's own flow and number when
+/// it names them (D22), else the deployment's; its attributes. Answering-machine detection is
+/// on so that a voicemail is told from a person (D13), and with `LEAVE_MESSAGE` the flow waits
+/// for the machine's prompt to play its message (D22); Connect accepts detection only on
+/// `CAMPAIGN` traffic, which has its own quota. Without `campaign`, GENERAL traffic without
+/// detection. In queue mode the queue's caller ID is used, whatever the call names.
 fn start_request(
     settings: &ConnectSettings,
     call: &CallRequest,
@@ -260,19 +305,25 @@ fn start_request(
 ) -> StartOutboundVoiceContactInputBuilder {
     let request = StartOutboundVoiceContactInput::builder()
         .instance_id(&settings.instance_id)
-        .contact_flow_id(&settings.contact_flow_id)
+        .contact_flow_id(
+            call.contact_flow_id
+                .as_deref()
+                .unwrap_or(&settings.contact_flow_id),
+        )
         .set_destination_phone_number(call.e164.clone())
         .client_token(call.token())
-        .attributes("tenant", call.tenant.as_str())
-        .attributes("taskId", call.task_id.as_str())
-        .attributes("contactId", call.contact_id.as_str())
-        .attributes("attempt", call.attempt.to_string());
+        .set_attributes(Some(
+            call.attributes
+                .iter()
+                .map(|(key, value)| (key.clone(), value.clone()))
+                .collect(),
+        ));
     let request = if campaign {
         request
             .answer_machine_detection_config(
                 AnswerMachineDetectionConfig::builder()
                     .enable_answer_machine_detection(true)
-                    .await_answer_machine_prompt(false)
+                    .await_answer_machine_prompt(call.voicemail == Voicemail::LeaveMessage)
                     .build(),
             )
             .traffic_type(TrafficType::Campaign)
@@ -280,7 +331,9 @@ fn start_request(
         request.traffic_type(TrafficType::General)
     };
     match &settings.source {
-        CallerSource::Number(number) => request.source_phone_number(number),
+        CallerSource::Number(number) => {
+            request.source_phone_number(call.caller_id.as_deref().unwrap_or(number))
+        }
         CallerSource::Queue(queue) => request.queue_id(queue),
     }
 }
@@ -722,14 +775,24 @@ mod tests {
     }
 
     fn call(phone: &str) -> CallRequest {
-        CallRequest {
+        let attempt = CallAttempt {
             tenant: outbound_model::Tenant::parse("acme").unwrap(),
             task_id: Id::parse("01HZX3K5Q8M2N4P6R8T0V2W4Y6").unwrap(),
             contact_id: Id::parse("01HZX3K9B7C5D3E1F0G2H4J6K8").unwrap(),
             attempt: 2,
+        };
+        CallRequest {
+            attributes: attempt.attributes().into_iter().collect(),
+            tenant: attempt.tenant,
+            task_id: attempt.task_id,
+            contact_id: attempt.contact_id,
+            attempt: attempt.attempt,
             phone: Phone::parse(phone).unwrap(),
             e164: Some(format!("+{}", phone.trim_start_matches('+'))),
             script: None,
+            caller_id: None,
+            contact_flow_id: None,
+            voicemail: Voicemail::HangUp,
         }
     }
 
@@ -795,6 +858,56 @@ mod tests {
         // General traffic, after the instance refused campaign calls for quota.
         assert_eq!(request.traffic_type(), Some(&TrafficType::General));
         assert_eq!(request.answer_machine_detection_config(), None);
+    }
+
+    #[test]
+    fn start_request_takes_the_calls_number_flow_fields_and_voicemail() {
+        let mut one = call("+12125550199");
+        one.caller_id = Some("+12125550100".into());
+        one.contact_flow_id = Some("3f6e1a2b-7c4d-4e8f-9a0b-1c2d3e4f5a6b".into());
+        one.attributes
+            .insert("customerName".into(), "Ada Lovelace".into());
+        one.voicemail = Voicemail::LeaveMessage;
+        let number = settings(CallerSource::Number("+442038089410".into()));
+        let request = start_request(&number, &one, true).build().unwrap();
+        assert_eq!(request.source_phone_number(), Some("+12125550100"));
+        assert_eq!(
+            request.contact_flow_id(),
+            Some("3f6e1a2b-7c4d-4e8f-9a0b-1c2d3e4f5a6b")
+        );
+        let attributes = request.attributes().unwrap();
+        assert_eq!(attributes.len(), 5);
+        assert_eq!(attributes["customerName"], "Ada Lovelace");
+        assert_eq!(attributes["attempt"], "2");
+        let detection = request.answer_machine_detection_config().unwrap();
+        assert!(detection.enable_answer_machine_detection());
+        assert!(detection.await_answer_machine_prompt(), "LEAVE_MESSAGE");
+        // In queue mode the queue's number is the caller ID: the call's own is not sent.
+        let queue = settings(CallerSource::Queue("q".into()));
+        assert!(number.per_call_caller_id());
+        assert!(!queue.per_call_caller_id());
+        let request = start_request(&queue, &one, true).build().unwrap();
+        assert_eq!(
+            (request.source_phone_number(), request.queue_id()),
+            (None, Some("q"))
+        );
+    }
+
+    #[test]
+    fn attributes_fit_connects_bounds() {
+        let own = call("+12125550199").attributes;
+        let own_bytes: usize = own.iter().map(|(k, v)| k.len() + v.len()).sum();
+        assert!(attributes_fit(&own, ATTRIBUTES_MAX_BYTES - own_bytes));
+        assert!(!attributes_fit(&own, ATTRIBUTES_MAX_BYTES - own_bytes + 1));
+        let mut big = own.clone();
+        // Bytes, not characters: 8,192 four-byte characters are 32 KB.
+        big.insert("note".into(), "😀".repeat(8_192));
+        assert!(!attributes_fit(&big, 0));
+        big.insert("note".into(), "😀".repeat(8_000));
+        assert!(attributes_fit(&big, 0));
+        let mut odd = own;
+        odd.insert("has space".into(), "x".into());
+        assert!(!attributes_fit(&odd, 0), "keys: letters, digits, - and _");
     }
 
     fn meta(code: &str, message: &str) -> ErrorMetadata {

@@ -3,7 +3,9 @@
 
 use outbound_model::call::{CallAttempt, CallReport};
 use outbound_model::error::{Cause, Error};
+use outbound_model::telephony::Voicemail;
 use outbound_model::{Id, Phone, Tenant};
+use std::collections::BTreeMap;
 use std::future::Future;
 
 /// One call to place: attempt `attempt` of contact `contact_id` in task `task_id`.
@@ -19,6 +21,16 @@ pub struct CallRequest {
     pub e164: Option<String>,
     /// The contact's `simulatedOutcomes` field (D18): read by the simulated provider only.
     pub script: Option<String>,
+    /// The number the call goes out from (D22); `None`: the provider's own.
+    pub caller_id: Option<String>,
+    /// The flow the call runs (D22); `None`: the provider's own.
+    pub contact_flow_id: Option<String>,
+    /// What the call carries to its flow: the service's own `tenant`, `taskId`, `contactId` and
+    /// `attempt` (what its outcome is matched by), and the contact's values of the task's
+    /// `callAttributes` (D22).
+    pub attributes: BTreeMap<String, String>,
+    /// What the call does when voicemail answers (D22).
+    pub voicemail: Voicemail,
 }
 
 impl CallRequest {
@@ -142,6 +154,22 @@ pub trait Provider: Send + Sync {
     /// as `INVALID_NUMBER`, never sent.
     fn needs_e164(&self) -> bool {
         false
+    }
+
+    /// Whether a call of `attributes` fits what the provider takes, with room for `reserved`
+    /// bytes more that its flow may set during the call (D22). A call that does not is skipped
+    /// as `ATTRIBUTES_TOO_LARGE` before it takes a place in flight; a provider without a bound
+    /// takes every call (the default).
+    fn attributes_fit(&self, attributes: &BTreeMap<String, String>, reserved: usize) -> bool {
+        let _ = (attributes, reserved);
+        true
+    }
+
+    /// Whether a call can go out from a number of its own (D22). Amazon Connect in queue mode
+    /// calls from the queue's number whatever the request names: there, every call is placed
+    /// with the provider's own and records none.
+    fn per_call_caller_id(&self) -> bool {
+        true
     }
 
     /// Which attempt call `call_id` is, from what the call carries; `None` for a call that is

@@ -125,6 +125,15 @@ impl Provider for SimulatedProvider {
         Ok(call_id)
     }
 
+    /// The simulation stands in for Amazon Connect: a call must fit Connect's bounds too.
+    fn attributes_fit(
+        &self,
+        attributes: &std::collections::BTreeMap<String, String>,
+        reserved: usize,
+    ) -> bool {
+        super::connect::attributes_fit(attributes, reserved)
+    }
+
     /// The simulation keeps no record of its calls: a lost outcome stays lost, and the engine
     /// records it as failed "no outcome" (D13).
     async fn describe(&self, _call_id: &str) -> Result<CallStatus, Error> {

@@ -12,6 +12,7 @@ use outbound_app::App;
 use outbound_model::call::CallAttempt;
 use outbound_model::error::ConfigError;
 use outbound_model::error::Error;
+use std::collections::BTreeMap;
 
 /// The provider chosen by `DIAL_PROVIDER`.
 pub enum Telephony {
@@ -70,6 +71,20 @@ impl Provider for Telephony {
 
     fn needs_e164(&self) -> bool {
         matches!(self, Telephony::AmazonConnect(_))
+    }
+
+    fn attributes_fit(&self, attributes: &BTreeMap<String, String>, reserved: usize) -> bool {
+        match self {
+            Telephony::Simulated(provider) => provider.attributes_fit(attributes, reserved),
+            Telephony::AmazonConnect(provider) => provider.attributes_fit(attributes, reserved),
+        }
+    }
+
+    fn per_call_caller_id(&self) -> bool {
+        match self {
+            Telephony::Simulated(provider) => provider.per_call_caller_id(),
+            Telephony::AmazonConnect(provider) => provider.per_call_caller_id(),
+        }
     }
 
     async fn attempt_of(&self, call_id: &str) -> Result<Option<CallAttempt>, Error> {

@@ -6,6 +6,7 @@
 use super::telephony::{Results, Voicemail};
 use super::{Id, Tenant, Timestamp};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// The outcome classes of D13, stored and shown as the contact status codes of D7.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -170,16 +171,20 @@ pub enum Skip {
     /// Without a `timeZone` of its own, the zones of its number never share an open minute of
     /// the task's window and the calling hours (D24): final.
     NoCommonWindow,
+    /// The fields the task sends its flow do not fit the provider's bound on a call's
+    /// attributes (Amazon Connect: 32,768 UTF-8 bytes in all, D22): final.
+    AttributesTooLarge,
 }
 
 impl Skip {
-    pub const ALL: [Skip; 6] = [
+    pub const ALL: [Skip; 7] = [
         Skip::Dnc,
         Skip::InvalidNumber,
         Skip::OutsideWindow,
         Skip::CallingHours,
         Skip::FrequencyCap,
         Skip::NoCommonWindow,
+        Skip::AttributesTooLarge,
     ];
 
     pub fn name(self) -> &'static str {
@@ -190,13 +195,17 @@ impl Skip {
             Skip::CallingHours => "CALLING_HOURS",
             Skip::FrequencyCap => "FREQUENCY_CAP",
             Skip::NoCommonWindow => "NO_COMMON_WINDOW",
+            Skip::AttributesTooLarge => "ATTRIBUTES_TOO_LARGE",
         }
     }
 
     /// Final for the task (D18): the contact is never called by it, and counts as final for
     /// completion (D13).
     pub fn is_final(self) -> bool {
-        matches!(self, Skip::Dnc | Skip::InvalidNumber | Skip::NoCommonWindow)
+        matches!(
+            self,
+            Skip::Dnc | Skip::InvalidNumber | Skip::NoCommonWindow | Skip::AttributesTooLarge
+        )
     }
 }
 
@@ -236,13 +245,17 @@ impl CallReport {
     }
 }
 
-/// What a dial run reads of a contact it may call: its number, and the fields that steer its
-/// call (D15's `timeZone`, D18's `simulatedOutcomes`).
+/// What a dial run reads of a contact it may call: its number, the fields that steer its call
+/// (D15's `timeZone`, D18's `simulatedOutcomes`), and its values of the fields its task sends
+/// the call's flow (D22).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Target {
     pub phone: super::Phone,
     pub time_zone: Option<String>,
     pub script: Option<String>,
+    /// The task's `callAttributes` the contact has (known and custom fields), by name; empty
+    /// for a task that sends none.
+    pub fields: BTreeMap<String, String>,
 }
 
 /// The contact field that scripts the simulated provider's reasons, one per attempt (D18).
@@ -261,17 +274,27 @@ pub struct CallAttempt {
 }
 
 impl CallAttempt {
+    /// The attributes every call of the service carries, named by
+    /// [`crate::telephony::OWN_ATTRIBUTES`]: what [`CallAttempt::from_attributes`] reads back.
+    pub fn attributes(&self) -> [(String, String); 4] {
+        let [tenant, task, contact, attempt] = crate::telephony::OWN_ATTRIBUTES;
+        [
+            (tenant.to_owned(), self.tenant.as_str().to_owned()),
+            (task.to_owned(), self.task_id.as_str().to_owned()),
+            (contact.to_owned(), self.contact_id.as_str().to_owned()),
+            (attempt.to_owned(), self.attempt.to_string()),
+        ]
+    }
+
     /// The attempt named by a call's attributes (`tenant`, `taskId`, `contactId`, `attempt`);
     /// `None` when any is missing or malformed: not a call of this service.
     pub fn from_attributes(get: impl Fn(&str) -> Option<String>) -> Option<Self> {
+        let [tenant, task, contact, attempt] = crate::telephony::OWN_ATTRIBUTES;
         Some(CallAttempt {
-            tenant: Tenant::parse(&get("tenant")?).ok()?,
-            task_id: Id::parse(&get("taskId")?)?,
-            contact_id: Id::parse(&get("contactId")?)?,
-            attempt: get("attempt")?
-                .parse()
-                .ok()
-                .filter(|attempt| *attempt > 0)?,
+            tenant: Tenant::parse(&get(tenant)?).ok()?,
+            task_id: Id::parse(&get(task)?)?,
+            contact_id: Id::parse(&get(contact)?)?,
+            attempt: get(attempt)?.parse().ok().filter(|attempt| *attempt > 0)?,
         })
     }
 }

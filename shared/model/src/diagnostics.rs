@@ -126,6 +126,8 @@ pub struct SkipCounts {
     pub frequency_cap: u64,
     #[serde(rename = "NO_COMMON_WINDOW")]
     pub no_common_window: u64,
+    #[serde(rename = "ATTRIBUTES_TOO_LARGE")]
+    pub attributes_too_large: u64,
 }
 
 /// Attempts by the reason they ended (D18).
@@ -157,6 +159,7 @@ impl SkipCounts {
             calling_hours: counters.skip(Skip::CallingHours),
             frequency_cap: counters.skip(Skip::FrequencyCap),
             no_common_window: counters.skip(Skip::NoCommonWindow),
+            attributes_too_large: counters.skip(Skip::AttributesTooLarge),
         }
     }
 }

@@ -4,6 +4,8 @@
 //! the called party).
 
 use crate::error::Error;
+use crate::settings::TenantSettings;
+use crate::task::DialSettings;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -20,6 +22,8 @@ pub const RESULT_VALUE_CHARS: usize = 256;
 /// The attributes every call of the service carries (what its outcome is matched by): no task
 /// may send or record a field of these names.
 pub const OWN_ATTRIBUTES: [&str; 4] = ["tenant", "taskId", "contactId", "attempt"];
+/// The call attribute that sends the called number in E.164 (D22), beside the contact's fields.
+pub const E164_ATTRIBUTE: &str = "e164";
 /// A task's `callerId` that picks a number per call (D22).
 pub const LOCAL_PRESENCE: &str = "LOCAL_PRESENCE";
 /// The name under which a call may send its flow the contact's number in E.164.
@@ -201,6 +205,84 @@ pub fn parse_simulated_results(raw: &str) -> Vec<(&str, &str)> {
         .collect()
 }
 
+/// What a task's calls are placed with (D22), resolved once per dial run from the task's
+/// choices and the tenant's numbers and flows. A choice naming a number or flow the tenant no
+/// longer holds falls back as an unset one does: a call never goes out from a number, or runs
+/// a flow, that is not the tenant's.
+#[derive(Clone, Debug, Default)]
+pub struct CallSetup {
+    caller: Caller,
+    /// The flow every call of the task runs; `None`: the deployment's.
+    pub contact_flow_id: Option<String>,
+}
+
+#[derive(Clone, Debug)]
+enum Caller {
+    /// One number for every call; `None`: the deployment's.
+    Fixed(Option<String>),
+    /// Per call, the tenant's number nearest the called party, else `otherwise`.
+    Local {
+        numbers: NumberMap,
+        otherwise: Option<String>,
+    },
+}
+
+impl Default for Caller {
+    fn default() -> Self {
+        Caller::Fixed(None)
+    }
+}
+
+impl CallSetup {
+    /// The caller ID: the task's number, or local presence over the tenant's numbers, else the
+    /// tenant's `defaultCallerId`, else the deployment's. The flow: the task's, else the
+    /// tenant's default, else the deployment's.
+    pub fn new(task: &DialSettings, tenant: &TenantSettings) -> Self {
+        let held = |number: &String| tenant.caller_ids.contains(number);
+        let default = tenant.default_caller_id.clone().filter(held);
+        let caller = match &task.caller_id {
+            Some(CallerIdChoice::Number(number)) if held(number) => {
+                Caller::Fixed(Some(number.clone()))
+            }
+            Some(CallerIdChoice::LocalPresence) => Caller::Local {
+                numbers: NumberMap::new(&tenant.caller_ids),
+                otherwise: default,
+            },
+            _ => Caller::Fixed(default),
+        };
+        let flow_held = |id: &String| tenant.contact_flows.iter().any(|flow| &flow.id == id);
+        let contact_flow_id = task
+            .contact_flow_id
+            .clone()
+            .filter(flow_held)
+            .or_else(|| tenant.default_contact_flow_id.clone().filter(flow_held));
+        CallSetup {
+            caller,
+            contact_flow_id,
+        }
+    }
+
+    /// The number a call to `to` (E.164, when it has one) goes out from; `None`: the
+    /// deployment's.
+    pub fn caller_id(&self, to: Option<&str>) -> Option<&str> {
+        match &self.caller {
+            Caller::Fixed(number) => number.as_deref(),
+            Caller::Local { numbers, otherwise } => {
+                to.and_then(|to| numbers.pick(to)).or(otherwise.as_deref())
+            }
+        }
+    }
+}
+
+/// The most UTF-8 bytes the results named `names` can add to a call's attributes when its flow
+/// sets them: each name and a value of [`RESULT_VALUE_CHARS`] characters of four bytes.
+pub fn results_room(names: &[String]) -> usize {
+    names
+        .iter()
+        .map(|name| name.len() + RESULT_VALUE_CHARS * 4)
+        .sum()
+}
+
 /// The tenant's numbers by where they are, for local presence (D22): built once per dial run, a
 /// lookup per call.
 #[derive(Clone, Debug, Default)]
@@ -309,6 +391,81 @@ mod tests {
                 .to_string(),
             "voicemail must be HANG_UP or LEAVE_MESSAGE"
         );
+    }
+
+    fn tenant(numbers: &[&str], default: Option<&str>, flows: &[&str]) -> TenantSettings {
+        TenantSettings {
+            caller_ids: numbers.iter().map(|n| (*n).to_owned()).collect(),
+            default_caller_id: default.map(str::to_owned),
+            contact_flows: flows
+                .iter()
+                .map(|id| ContactFlow::new("f", id, id).unwrap())
+                .collect(),
+            ..TenantSettings::default()
+        }
+    }
+
+    fn task(caller: Option<&str>, flow: Option<&str>) -> DialSettings {
+        DialSettings {
+            caller_id: caller.map(|c| CallerIdChoice::from(c.to_owned())),
+            contact_flow_id: flow.map(str::to_owned),
+            ..DialSettings::default()
+        }
+    }
+
+    #[test]
+    fn a_call_uses_the_tasks_choice_then_the_tenants_default_then_the_deployments() {
+        let acme = tenant(
+            &["+12125550100", "+13125550100"],
+            Some("+13125550100"),
+            &["reminder", "survey"],
+        );
+        let fixed = CallSetup::new(&task(Some("+12125550100"), Some("survey")), &acme);
+        assert_eq!(fixed.caller_id(Some("+33612345678")), Some("+12125550100"));
+        assert_eq!(fixed.contact_flow_id.as_deref(), Some("survey"));
+        let unset = CallSetup::new(&task(None, None), &acme);
+        assert_eq!(unset.caller_id(None), Some("+13125550100"));
+        assert_eq!(
+            unset.contact_flow_id, None,
+            "no default flow: the deployment's"
+        );
+        // A number or flow the tenant no longer holds falls back as an unset one does.
+        let stale = CallSetup::new(&task(Some("+14155550100"), Some("gone")), &acme);
+        assert_eq!(stale.caller_id(None), Some("+13125550100"));
+        assert_eq!(stale.contact_flow_id, None);
+        let mut lost_default = acme.clone();
+        lost_default.default_caller_id = Some("+14155550100".into());
+        lost_default.default_contact_flow_id = Some("reminder".into());
+        let unset = CallSetup::new(&task(None, None), &lost_default);
+        assert_eq!(
+            unset.caller_id(None),
+            None,
+            "never a number the tenant lacks"
+        );
+        assert_eq!(unset.contact_flow_id.as_deref(), Some("reminder"));
+        let nothing = CallSetup::new(
+            &task(Some("+12125550100"), None),
+            &TenantSettings::default(),
+        );
+        assert_eq!(nothing.caller_id(None), None);
+    }
+
+    #[test]
+    fn local_presence_falls_back_to_the_tasks_default() {
+        let acme = tenant(&["+12125550100"], Some("+12125550100"), &[]);
+        let mut with_london = acme.clone();
+        with_london.caller_ids.push("+442071234567".into());
+        let local = CallSetup::new(&task(Some(LOCAL_PRESENCE), None), &with_london);
+        assert_eq!(
+            local.caller_id(Some("+447400123456")),
+            Some("+442071234567")
+        );
+        assert_eq!(local.caller_id(Some("+33612345678")), Some("+12125550100"));
+        assert_eq!(local.caller_id(None), Some("+12125550100"), "no E.164 form");
+        let no_default = tenant(&["+12125550100"], None, &[]);
+        let local = CallSetup::new(&task(Some(LOCAL_PRESENCE), None), &no_default);
+        assert_eq!(local.caller_id(Some("+33612345678")), None);
+        assert_eq!(results_room(&["outcome".into()]), 7 + 1024);
     }
 
     #[test]

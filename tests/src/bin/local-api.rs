@@ -1,5 +1,6 @@
 //! `make run`: provisions the stand-ins, serves the API on 127.0.0.1:$PORT (default 3000) and the
-//! console at `/`, publishes the domain events and logs what the bus delivers, and prints a
+//! console at `/`, publishes the domain events and logs what the bus delivers, keeps the calls
+//! the dialer places (`/local/calls`), and prints a
 //! development token and the console's sign-in address. `LOCAL_STACK` (default `outbound`)
 //! names the table, and the bucket, queues and bus after it, so a second server (the contract
 //! check, the browser test) keeps its own data.
@@ -40,7 +41,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let config = local_config(&resources);
     let token = local_jwt(&config).issue("acme", 24 * 3600);
     let app = App::with_sdk(config, &sdk);
-    let engine = outbound_dialing::engine::Engine::from_app(&app)?;
+    let calls = outbound_local::calls::CallLog::default();
+    let engine = outbound_dialing::engine::Engine::from_app(&app)?.with_provider(|inner| {
+        outbound_local::calls::Recording {
+            inner,
+            log: calls.clone(),
+        }
+    });
     let tick = std::time::Duration::from_millis(
         std::env::var("DIAL_TICK_MS")
             .ok()
@@ -61,7 +68,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     }
     println!("console, signed in as tenant acme (24 h):\n  http://127.0.0.1:{port}/#/signin?token={token}\n");
     println!("development token for tenant acme (24 h):\n{token}\n");
-    println!("events the bus delivered: http://127.0.0.1:{port}/local/events\n");
+    println!("events the bus delivered: http://127.0.0.1:{port}/local/events");
+    println!("calls the dialer placed: http://127.0.0.1:{port}/local/calls\n");
     if let Some(path) = &lambda_env {
         println!(
             "the functions' environment on this stack, for cargo lambda watch --env-file:\n  {}\n",
@@ -71,6 +79,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     println!(
         "try: curl -s -H \"Authorization: Bearer {token}\" -H 'Content-Type: application/json' \\\n  -d '{{\"dataSourceName\":\"First list\"}}' http://127.0.0.1:{port}/api/dataSource/add"
     );
-    serve_local(listener, app, log).await?;
+    serve_local(listener, app, log, &calls).await?;
     Ok(())
 }

@@ -56,24 +56,7 @@ impl Rig {
 
     /// A data source with contacts of these numbers and extra fields: its id and contact ids.
     async fn source(&self, contacts: &[(&str, Value)]) -> (String, Vec<String>) {
-        let source = self.api.data_source(OWNER, &unique("Source")).await;
-        let mut ids = Vec::new();
-        for (phone, extra) in contacts {
-            let mut body = json!({"phoneNumber": phone});
-            for (field, value) in extra.as_object().cloned().unwrap_or_default() {
-                body[field] = value;
-            }
-            let answer = self
-                .api
-                .post(
-                    OWNER,
-                    &format!("/api/dataSource/{source}/contact/add"),
-                    body,
-                )
-                .await;
-            ids.push(answer.ok()["id"].as_str().unwrap().to_owned());
-        }
-        (source, ids)
+        self.api.source_of(OWNER, contacts).await
     }
 
     async fn published(&self, source: &str, extra: Value) -> String {

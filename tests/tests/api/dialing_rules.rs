@@ -539,14 +539,24 @@ async fn placed_unsaved(
         rig.clock.now(),
     );
     let call = claim.await.unwrap();
-    let request = CallRequest {
+    let attempt = outbound_model::call::CallAttempt {
         tenant: owner,
         task_id: id(&task.id),
         contact_id: id(&task.contacts[index]),
         attempt: 1,
+    };
+    let request = CallRequest {
+        attributes: attempt.attributes().into_iter().collect(),
+        tenant: attempt.tenant,
+        task_id: attempt.task_id,
+        contact_id: attempt.contact_id,
+        attempt: attempt.attempt,
         phone: outbound_model::Phone::parse(&phone(index)).unwrap(),
         e164: None,
         script: None,
+        caller_id: None,
+        contact_flow_id: None,
+        voicemail: Default::default(),
     };
     let call_id = rig.engine.provider.place(&request).await.unwrap();
     (call, call_id)

@@ -9,17 +9,20 @@ use outbound_dialing::lambda::DialInbox;
 pub use outbound_dialing::plan::ManualClock;
 use outbound_dialing::telephony::Telephony;
 use outbound_dialing::{CallRequest, CallStatus, PlaceError, Provider};
+use outbound_local::calls::Recording;
 use outbound_model::call::CallAttempt;
 use outbound_model::error::Error;
 use outbound_model::TaskStatus;
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-/// The simulated provider, remembering the token of every call it placed; while `live` is set,
-/// it describes every call as still connected, as Connect does a long call.
+/// The simulated provider, remembering the token of every call it placed (and, as the local
+/// stack does, the calls themselves for `GET /local/calls`); while `live` is set, it describes
+/// every call as still connected, as Connect does a long call.
 pub struct Recorder {
-    inner: Telephony,
+    inner: Recording<Telephony>,
     pub placed: Mutex<Vec<String>>,
     pub live: AtomicBool,
 }
@@ -40,6 +43,14 @@ impl Provider for Recorder {
 
     async fn attempt_of(&self, call_id: &str) -> Result<Option<CallAttempt>, Error> {
         self.inner.attempt_of(call_id).await
+    }
+
+    fn attributes_fit(&self, attributes: &BTreeMap<String, String>, reserved: usize) -> bool {
+        self.inner.attributes_fit(attributes, reserved)
+    }
+
+    fn per_call_caller_id(&self) -> bool {
+        self.inner.per_call_caller_id()
     }
 }
 
@@ -85,7 +96,10 @@ impl TestApi {
             clock,
         )
         .with_provider(|inner| Recorder {
-            inner,
+            inner: Recording {
+                inner,
+                log: self.local_calls.clone(),
+            },
             placed: Mutex::new(Vec::new()),
             live: AtomicBool::new(false),
         })

@@ -34,4 +34,5 @@ mod task_states;
 mod task_telephony;
 mod task_views;
 mod tasks;
+mod telephony_calls;
 mod timing;

@@ -6,6 +6,7 @@ use outbound_adapters::store::{keys, Item, Store};
 use outbound_app::config::Config;
 use outbound_app::App;
 use outbound_auth::LocalJwt;
+use outbound_local::calls::CallLog;
 pub use outbound_local::stack::{unique, CallCounter, Stack};
 use outbound_local::{local_config, local_jwt, provision};
 use outbound_model::reclaim::ReclaimJob;
@@ -48,6 +49,8 @@ pub struct TestApi {
     pub sdk: aws_config::SdkConfig,
     /// The app the server runs, for feeding queue messages to the same handlers.
     pub app: App,
+    /// The calls this test's dialing engines placed, served at `GET /local/calls` (D22).
+    pub local_calls: CallLog,
 }
 
 /// Paging values that are refused on every list (D5), with the message each gets.
@@ -62,6 +65,14 @@ pub const BAD_PAGING: [(&str, &str); 9] = [
     ("pageSize=1.5", "pageSize must be an integer from 1 to 100"),
     ("pageSize=-1", "pageSize must be an integer from 1 to 100"),
 ];
+
+/// `body` with the fields of the object `extra` set on it.
+pub fn with_fields(mut body: Value, extra: &Value) -> Value {
+    for (field, value) in extra.as_object().cloned().unwrap_or_default() {
+        body[field] = value;
+    }
+    body
+}
 
 /// Path of a contact operation (`add`, `update`, `delete`) of data source `source`.
 pub fn contact_op(source: &str, op: &str) -> String {
@@ -109,7 +120,8 @@ impl TestApi {
         tweak(&mut config);
         let jwt = local_jwt(&config);
         let app = stack.app(config);
-        let base = outbound_local::serve_on_loopback(app.clone())
+        let local_calls = CallLog::default();
+        let base = outbound_local::serve_on_loopback_with_calls(app.clone(), &local_calls)
             .await
             .unwrap();
         TestApi {
@@ -121,6 +133,7 @@ impl TestApi {
             resources: stack.resources,
             sdk: stack.sdk,
             app,
+            local_calls,
         }
     }
 
@@ -728,12 +741,25 @@ impl TestApi {
         (source, contacts)
     }
 
+    /// A data source of contacts with these numbers and extra fields: its id and contact ids.
+    pub async fn source_of(
+        &self,
+        tenant: &str,
+        contacts: &[(&str, Value)],
+    ) -> (String, Vec<String>) {
+        let source = self.data_source(tenant, &unique("Source")).await;
+        let mut ids = Vec::new();
+        for (phone, extra) in contacts {
+            let body = with_fields(json!({"phoneNumber": phone}), extra);
+            let answer = self.post(tenant, &contact_op(&source, "add"), body).await;
+            ids.push(answer.ok()["id"].as_str().unwrap().to_owned());
+        }
+        (source, ids)
+    }
+
     /// Adds a DRAFT task with `extra` body fields on `source` and answers its id.
     pub async fn task(&self, tenant: &str, name: &str, source: &str, extra: Value) -> String {
-        let mut body = serde_json::json!({"taskName": name, "dataSourceId": source});
-        for (field, value) in extra.as_object().cloned().unwrap_or_default() {
-            body[field] = value;
-        }
+        let body = with_fields(json!({"taskName": name, "dataSourceId": source}), &extra);
         let answer = self.post(tenant, "/api/task/add", body).await;
         answer.ok()["id"].as_str().unwrap().to_owned()
     }
@@ -866,6 +892,57 @@ impl TestApi {
             .unwrap();
         self.seed_recall_mark(&tenant(tenant_name), &id(task), &id(contact), outcome)
             .await;
+    }
+
+    /// Stands in for the operator's assignment (D22): writes `tenant`'s caller IDs, its contact
+    /// flows (each flow named by its id) and its defaults onto its settings item, past the API,
+    /// keeping its other settings.
+    pub async fn seed_telephony(
+        &self,
+        tenant_name: &str,
+        (caller_ids, default_caller_id): (&[&str], Option<&str>),
+        (flows, default_flow): (&[&str], Option<&str>),
+    ) {
+        let flows: Vec<outbound_model::telephony::ContactFlow> = flows
+            .iter()
+            .map(|id| outbound_model::telephony::ContactFlow::new("contactFlows", id, id).unwrap())
+            .collect();
+        let mut set = vec![
+            "caller_ids = :ids".to_owned(),
+            "contact_flows = :flows".to_owned(),
+        ];
+        let mut values = HashMap::from([
+            (
+                ":ids".to_owned(),
+                serde_dynamo::to_attribute_value(caller_ids).unwrap(),
+            ),
+            (
+                ":flows".to_owned(),
+                serde_dynamo::to_attribute_value(&flows).unwrap(),
+            ),
+        ]);
+        for (name, value) in [
+            ("default_caller_id", default_caller_id),
+            ("default_contact_flow_id", default_flow),
+        ] {
+            if let Some(value) = value {
+                set.push(format!("{name} = :{name}"));
+                values.insert(format!(":{name}"), AttributeValue::S(value.into()));
+            }
+        }
+        self.raw_dynamodb()
+            .update_item()
+            .table_name(&self.resources.table)
+            .key(
+                keys::PK,
+                AttributeValue::S(keys::tenant(&tenant(tenant_name))),
+            )
+            .key(keys::SK, AttributeValue::S(keys::SETTINGS.into()))
+            .update_expression(format!("SET {}", set.join(", ")))
+            .set_expression_attribute_values(Some(values))
+            .send()
+            .await
+            .unwrap();
     }
 
     /// Stands in for the dialing engine's counters on the task record (calls, outcomes, seconds).

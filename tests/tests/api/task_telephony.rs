@@ -4,33 +4,20 @@
 //! mode).
 
 use crate::support::{unique, TestApi};
-use aws_sdk_dynamodb::types::AttributeValue;
-use outbound_adapters::store::keys;
-use outbound_model::settings::TenantSettings;
-use outbound_model::telephony::ContactFlow;
 use serde_json::{json, Value};
 
 const NEW_YORK: &str = "+12125550100";
 const FLOW: &str = "8c2f1a9e-1b7d-4c3e-9f7a-2d4e6b8c0a1f";
 
-/// Gives `tenant` the caller ID and flow above, and the defaults given, as the operator's
-/// assignment stores them.
+/// Gives `tenant` the caller ID and flow above, with them as its defaults or not.
 async fn assign(api: &TestApi, tenant: &str, defaults: bool) {
-    let settings = TenantSettings {
-        caller_ids: vec![NEW_YORK.to_owned()],
-        contact_flows: vec![ContactFlow::new("f", FLOW, "Reminder").unwrap()],
-        default_caller_id: defaults.then(|| NEW_YORK.to_owned()),
-        default_contact_flow_id: defaults.then(|| FLOW.to_owned()),
-        ..TenantSettings::default()
-    };
-    let mut item: outbound_adapters::store::Item = serde_dynamo::to_item(&settings).unwrap();
-    let owner = crate::support::tenant(tenant);
-    item.insert(keys::PK.into(), AttributeValue::S(keys::tenant(&owner)));
-    item.insert(
-        keys::SK.into(),
-        AttributeValue::S(keys::SETTINGS.to_owned()),
-    );
-    api.put_directly(vec![item]).await;
+    let chosen = |value| defaults.then_some(value);
+    api.seed_telephony(
+        tenant,
+        (&[NEW_YORK], chosen(NEW_YORK)),
+        (&[FLOW], chosen(FLOW)),
+    )
+    .await;
 }
 
 async fn add(api: &TestApi, tenant: &str, source: &str, extra: Value) -> crate::support::Answer {

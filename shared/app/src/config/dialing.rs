@@ -5,6 +5,9 @@ use outbound_model::Tenant;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+/// Amazon Connect's queue (queue mode): its outbound caller ID is every call's.
+pub const CONNECT_QUEUE_ID: &str = "CONNECT_QUEUE_ID";
+
 /// Which telephony provider places the calls (`DIAL_PROVIDER`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ProviderKind {
@@ -183,8 +186,7 @@ impl DialerConfig {
                 })
             }
         };
-        let queue_mode =
-            provider == ProviderKind::AmazonConnect && url("CONNECT_QUEUE_ID").is_some();
+        let queue_mode = provider == ProviderKind::AmazonConnect && url(CONNECT_QUEUE_ID).is_some();
         let config = DialerConfig {
             telephony: TelephonyRules {
                 fallback,
@@ -404,12 +406,12 @@ mod tests {
         );
         let queue = [
             ("DIAL_PROVIDER", "amazon-connect"),
-            ("CONNECT_QUEUE_ID", "q-1"),
+            (CONNECT_QUEUE_ID, "q-1"),
         ];
         assert!(!read(&queue).unwrap().telephony.per_call_caller_id);
         // Only Connect's queue mode: the simulated provider sets any number.
         assert!(
-            read(&[("CONNECT_QUEUE_ID", "q-1")])
+            read(&[(CONNECT_QUEUE_ID, "q-1")])
                 .unwrap()
                 .telephony
                 .per_call_caller_id

@@ -1,7 +1,8 @@
-//! A dial run (D13-D18): one task's due contacts claimed and called up to its share, each
+//! A dial run (D13-D18, D22): one task's due contacts claimed and called up to its share, each
 //! only inside its window in the called party's time, off the do-not-call list and under the
-//! frequency cap; a contact that may not be called is skipped with its reason, and a call the
-//! provider refuses is given back (not an attempt).
+//! frequency cap, from the caller ID and with the flow and attributes the task and its tenant
+//! chose; a contact that may not be called is skipped with its reason, and a call the provider
+//! refuses is given back (not an attempt).
 
 use super::Engine;
 use crate::local_time::{contact_zones, own_zone, Windows};
@@ -11,12 +12,13 @@ use chrono_tz::Tz;
 use outbound_adapters::store::dialing::{
     Attempts, Caps, ClaimRefused, FrequencyClaim, Gate, GiveBack, Skipped, SKIPS_IN_ONE,
 };
-use outbound_model::call::{CallRef, CallReport, Outcome, Skip, Target};
+use outbound_model::call::{CallAttempt, CallRef, CallReport, Outcome, Skip, Target};
 use outbound_model::dnc::lookup_key;
 use outbound_model::error::Error;
 use outbound_model::numbers::{e164, Country};
 use outbound_model::settings::FrequencyCap;
 use outbound_model::task::{rules_time, Due, Fresh, Judged, IDLE_AT_MOST};
+use outbound_model::telephony::{results_room, CallSetup, E164_ATTRIBUTE};
 use outbound_model::Tenant;
 use outbound_model::{Id, Task, TaskStatus, Timestamp};
 use outbound_telemetry::Unit;
@@ -77,6 +79,10 @@ struct Rules {
     /// When these rules last changed (D24), and the data source's `contacts_added`: contacts
     /// parked under older rules are judged again, and a resting task wakes when either moves.
     judged: Judged,
+    /// The caller ID and flow of the task's calls (D22), local presence's numbers mapped once.
+    setup: CallSetup,
+    /// The bytes of attributes the flow may add during a call: the task's results (D22).
+    results_room: usize,
 }
 
 /// One due contact's number as the rules read it.
@@ -188,6 +194,7 @@ impl<P: Provider> Engine<P> {
                 &task.data_source_id,
                 task.cursor.as_deref(),
                 room.max(1),
+                &task.settings.call_attributes,
             ),
         )
         .await;
@@ -237,7 +244,12 @@ impl<P: Provider> Engine<P> {
             HashMap::new()
         } else {
             self.store
-                .contact_targets(tenant, &task.data_source_id, &retry_ids)
+                .contact_targets(
+                    tenant,
+                    &task.data_source_id,
+                    &retry_ids,
+                    &task.settings.call_attributes,
+                )
                 .await?
         };
         for state in &retries {
@@ -397,6 +409,8 @@ impl<P: Provider> Engine<P> {
                 rules_at: rules_time(&settings, Some(&source)),
                 contacts_added: source.contacts_added,
             },
+            setup: CallSetup::new(&task.settings, &settings),
+            results_room: results_room(&task.settings.result_attributes),
         })
     }
 
@@ -441,6 +455,13 @@ impl<P: Provider> Engine<P> {
         if callee.e164.is_none() && self.provider.needs_e164() {
             return Ok(Next::Skipped(Skip::InvalidNumber, None));
         }
+        let request = self.request(tenant, task, due, callee, rules);
+        if !self
+            .provider
+            .attributes_fit(&request.attributes, rules.results_room)
+        {
+            return Ok(Next::Skipped(Skip::AttributesTooLarge, None));
+        }
         let frequency = rules.cap.map(|cap| FrequencyClaim {
             number: callee.counted.clone(),
             cap,
@@ -475,7 +496,7 @@ impl<P: Provider> Engine<P> {
                 .claim_call(tenant, task, due, &gate, rules.caps, now)
                 .await
             {
-                Ok(call) => return self.place(call, callee, gate.frequency.as_ref()).await,
+                Ok(call) => return self.place(call, &request, gate.frequency.as_ref()).await,
                 Err(ClaimRefused::Taken) => return Ok(Next::Settled { placed: false }),
                 Err(ClaimRefused::DoNotCall) => return Ok(Next::Skipped(Skip::Dnc, None)),
                 Err(ClaimRefused::Capped(at)) => {
@@ -509,24 +530,69 @@ impl<P: Provider> Engine<P> {
         Ok(())
     }
 
-    /// Places a claimed call. `frequency` is the attempt the claim counted toward the frequency
-    /// cap, taken back should the provider refuse the call.
-    async fn place(
+    /// The call attempt `due.attempt` to `callee` would be (D22): from the number the task and
+    /// its tenant chose for it (none where the provider shows its own whatever the call names),
+    /// with their flow, the service's own attributes and the contact's values of the task's
+    /// `callAttributes` (a field it lacks is left out).
+    fn request(
         &self,
-        call: CallRef,
+        tenant: &Tenant,
+        task: &Task,
+        due: &Due,
         callee: &Callee,
-        frequency: Option<&FrequencyClaim>,
-    ) -> Result<Next, Error> {
-        let request = CallRequest {
-            tenant: call.tenant.clone(),
-            task_id: call.task_id.clone(),
-            contact_id: call.contact_id.clone(),
-            attempt: call.attempt,
+        rules: &Rules,
+    ) -> CallRequest {
+        let attempt = CallAttempt {
+            tenant: tenant.clone(),
+            task_id: task.id.clone(),
+            contact_id: due.contact_id.clone(),
+            attempt: due.attempt,
+        };
+        let sent = task.settings.call_attributes.iter().filter_map(|name| {
+            let value = match name.as_str() {
+                E164_ATTRIBUTE => callee.e164.as_ref(),
+                field => callee.target.fields.get(field),
+            };
+            Some((name.clone(), value?.clone()))
+        });
+        // The service's own last: they name the attempt, whatever a field is called.
+        let attributes = sent.chain(attempt.attributes()).collect();
+        let caller_id = if self.provider.per_call_caller_id() {
+            rules
+                .setup
+                .caller_id(callee.e164.as_deref())
+                .map(str::to_owned)
+        } else {
+            None
+        };
+        CallRequest {
+            tenant: attempt.tenant,
+            task_id: attempt.task_id,
+            contact_id: attempt.contact_id,
+            attempt: attempt.attempt,
             phone: callee.target.phone.clone(),
             e164: callee.e164.clone(),
             script: callee.target.script.clone(),
-        };
-        match self.provider.place(&request).await {
+            caller_id,
+            contact_flow_id: rules.setup.contact_flow_id.clone(),
+            attributes,
+            voicemail: task.settings.voicemail,
+        }
+    }
+
+    /// Places a claimed call as `request` (built before the claim, for the attempt it took).
+    /// `frequency` is the attempt the claim counted toward the frequency cap, taken back should
+    /// the provider refuse the call.
+    async fn place(
+        &self,
+        mut call: CallRef,
+        request: &CallRequest,
+        frequency: Option<&FrequencyClaim>,
+    ) -> Result<Next, Error> {
+        debug_assert_eq!(request.attempt, call.attempt);
+        // Recorded with the call, so its outcome writes it on the contact's state (D22).
+        call.caller_id = request.caller_id.clone();
+        match self.provider.place(request).await {
             Ok(call_id) => self.placed(&call, &call_id).await,
             Err(PlaceError::Busy { kind, detail }) => {
                 tracing::warn!(%detail, ?kind, "provider busy; the contact waits");
@@ -581,7 +647,7 @@ impl<P: Provider> Engine<P> {
                 // flight with no id, and its outcome event (which names the attempt) records it
                 // whenever it comes, up to DIAL_MAX_CALL_SECONDS (reconcile).
                 tracing::warn!(error = %cause, task = %call.task_id, "placing a call failed; asked again");
-                match self.provider.place(&request).await {
+                match self.provider.place(request).await {
                     Ok(call_id) => self.placed(&call, &call_id).await,
                     Err(again) => {
                         tracing::error!(error = %again, task = %call.task_id, "placing a call failed twice; left to reconcile");

@@ -370,14 +370,15 @@ impl Store {
     }
 
     /// Up to `limit` contacts of a data source created after the one with sort key `after`,
-    /// oldest first, with their phone numbers: the never-dialled ones a task's cursor has not
-    /// reached.
+    /// oldest first, with their phone numbers and their values of the fields named `sent` (the
+    /// task's `callAttributes`): the never-dialled ones a task's cursor has not reached.
     pub async fn contacts_after(
         &self,
         tenant: &Tenant,
         source: &Id,
         after: Option<&str>,
         limit: usize,
+        sent: &[String],
     ) -> Result<Vec<(Fresh, Target, String)>, Error> {
         let items = self
             .contacts_after_key(tenant, source, after, limit, "sk, phone, #fields")
@@ -389,7 +390,7 @@ impl Store {
             };
             let (Some(id), Some(target)) = (
                 sk.strip_prefix(keys::CONTACT_PREFIX).and_then(Id::parse),
-                target_of(&item),
+                target_of(&item, sent),
             ) else {
                 continue;
             };
@@ -401,12 +402,14 @@ impl Store {
         Ok(contacts)
     }
 
-    /// What a call needs of those of `ids` that are still contacts of data source `source`.
+    /// What a call needs of those of `ids` that are still contacts of data source `source`,
+    /// with their values of the fields named `sent`.
     pub async fn contact_targets(
         &self,
         tenant: &Tenant,
         source: &Id,
         ids: &[Id],
+        sent: &[String],
     ) -> Result<HashMap<Id, Target>, Error> {
         let Some(shards) = self.shards_if_exists(tenant, source).await? else {
             return Ok(HashMap::new());
@@ -420,7 +423,7 @@ impl Store {
                 let id = string_attr(item, SK)?
                     .strip_prefix(keys::CONTACT_PREFIX)
                     .and_then(Id::parse)?;
-                Some((id, target_of(item)?))
+                Some((id, target_of(item, sent)?))
             })
             .collect())
     }
@@ -448,8 +451,9 @@ fn parked_under_older_rules(rules_at: Timestamp) -> (String, String) {
     (keys::PARKED_RANK.to_owned(), keys::parked_under(rules_at.0))
 }
 
-/// A contact item's number and the fields that steer its call.
-fn target_of(item: &Item) -> Option<Target> {
+/// A contact item's number, the fields that steer its call, and those of the fields named
+/// `sent` it has.
+fn target_of(item: &Item, sent: &[String]) -> Option<Target> {
     let phone = Phone::parse(string_attr(item, "phone")?).ok()?;
     let fields = item.get("fields").and_then(|fields| fields.as_m().ok());
     let field = |name: &str| {
@@ -462,5 +466,9 @@ fn target_of(item: &Item) -> Option<Target> {
         phone,
         time_zone: field("timeZone"),
         script: field(SCRIPT_FIELD),
+        fields: sent
+            .iter()
+            .filter_map(|name| Some((name.clone(), field(name)?)))
+            .collect(),
     })
 }

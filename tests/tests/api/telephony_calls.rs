@@ -1,0 +1,293 @@
+//! What each call carries (D22), seen at `GET /local/calls`: the number it goes out from (the
+//! task's, local presence's nearest, the tenant's default, the deployment's), the flow it runs,
+//! and the attributes its flow receives; a contact whose attributes the provider cannot take is
+//! skipped, final, not an attempt. Tenants' numbers and flows are written onto their settings
+//! as the operator's assignment leaves them.
+
+use crate::dialing_support::*;
+use crate::support::{id, tenant, unique, TestApi};
+use outbound_model::call::Skip;
+use outbound_model::TaskStatus;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+const OWNER: &str = "acme";
+
+struct Rig {
+    api: TestApi,
+    clock: Arc<ManualClock>,
+    engine: TestEngine,
+}
+
+async fn rig() -> Rig {
+    let api = TestApi::start().await;
+    let clock = ManualClock::starting_now();
+    let engine = api.engine(fast_settings(&api, ALL_SUCCESS), clock.clone());
+    Rig { api, clock, engine }
+}
+
+impl Rig {
+    /// A published task with `extra` body fields over a fresh data source of `contacts`: its id
+    /// and its contacts' ids.
+    async fn running(&self, contacts: &[(&str, Value)], extra: Value) -> (String, Vec<String>) {
+        let (source, ids) = self.api.source_of(OWNER, contacts).await;
+        let task = self.api.task(OWNER, &unique("Task"), &source, extra).await;
+        let answer = self
+            .api
+            .post(OWNER, "/api/task/publish", json!({"id": task}))
+            .await;
+        assert_eq!(answer.ok()["status"], 1);
+        (task, ids)
+    }
+
+    /// Rounds of the dialing functions, a second apart, until `task` is COMPLETED.
+    async fn complete(&self, task: &str) {
+        self.api
+            .dial_until(
+                &self.engine,
+                &self.clock,
+                Duration::from_secs(1),
+                (OWNER, task),
+                TaskStatus::Completed,
+                4,
+            )
+            .await;
+    }
+
+    /// `GET /local/calls`: the calls of `task`, by contact id.
+    async fn calls(&self, task: &str) -> BTreeMap<String, Value> {
+        let answer = self
+            .api
+            .http
+            .get(format!("{}/local/calls", self.api.base))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer.status(), 200);
+        let calls: Vec<Value> = answer.json().await.unwrap();
+        calls
+            .into_iter()
+            .filter(|call| call["taskId"] == task)
+            .map(|call| (call["contactId"].as_str().unwrap().to_owned(), call))
+            .collect()
+    }
+
+    /// The number the call record of `contact`'s first attempt in `task` names.
+    async fn recorded_caller_id(&self, task: &str, contact: &str) -> Option<String> {
+        let call_id = format!("sim-{task}-{contact}-1");
+        let call = self.api.store.call_by_provider_id(&call_id).await.unwrap();
+        call.expect("the call record").caller_id
+    }
+}
+
+const NEW_YORK: &str = "+12125550100";
+const CHICAGO: &str = "+13125550100";
+const SAN_FRANCISCO: &str = "+14155550100";
+
+#[tokio::test]
+async fn a_call_goes_out_from_the_tasks_number_with_its_flow_and_fields() {
+    let rig = rig().await;
+    rig.api
+        .seed_telephony(
+            OWNER,
+            (&[NEW_YORK, CHICAGO, SAN_FRANCISCO], Some(SAN_FRANCISCO)),
+            (&["reminder", "survey"], Some("reminder")),
+        )
+        .await;
+    let contacts = [
+        (
+            "+12125550199",
+            json!({"customerName": "Ada Lovelace", "plan": "gold"}),
+        ),
+        // No `plan` of its own: left out of its call's attributes.
+        ("+13125550111", json!({"customerName": "Bob"})),
+    ];
+    let (task, ids) = rig
+        .running(
+            &contacts,
+            json!({"callerId": CHICAGO, "contactFlowId": "survey",
+                "callAttributes": ["customerName", "plan", "e164"]}),
+        )
+        .await;
+    rig.complete(&task).await;
+    let calls = rig.calls(&task).await;
+    let own = |task: &str, contact: &str| json!({"tenant": OWNER, "taskId": task, "contactId": contact, "attempt": "1"});
+    let mut first = own(&task, &ids[0]);
+    first["customerName"] = json!("Ada Lovelace");
+    first["plan"] = json!("gold");
+    first["e164"] = json!("+12125550199");
+    let mut second = own(&task, &ids[1]);
+    second["customerName"] = json!("Bob");
+    second["e164"] = json!("+13125550111");
+    let call = |contact: &str, to: &str, attributes: Value| {
+        json!({"tenant": OWNER, "taskId": task, "contactId": contact, "attempt": 1, "to": to,
+            "callerId": CHICAGO, "contactFlowId": "survey", "attributes": attributes})
+    };
+    assert_eq!(
+        calls,
+        BTreeMap::from([
+            (ids[0].clone(), call(&ids[0], "+12125550199", first)),
+            (ids[1].clone(), call(&ids[1], "+13125550111", second)),
+        ])
+    );
+    // The number is on the call record, for the outcome to write on the contact.
+    assert_eq!(
+        rig.recorded_caller_id(&task, &ids[0]).await.as_deref(),
+        Some(CHICAGO)
+    );
+
+    // Unset: the tenant's defaults, and only the service's own attributes.
+    let (plain, plain_ids) = rig.running(&contacts[..1], json!({})).await;
+    rig.complete(&plain).await;
+    let call = &rig.calls(&plain).await[&plain_ids[0]];
+    assert_eq!(
+        (
+            &call["callerId"],
+            &call["contactFlowId"],
+            &call["attributes"]
+        ),
+        (
+            &json!(SAN_FRANCISCO),
+            &json!("reminder"),
+            &own(&plain, &plain_ids[0])
+        )
+    );
+
+    // A number and flow the tenant no longer holds, its defaults neither: the deployment's own.
+    let (stale, stale_ids) = rig
+        .running(
+            &contacts[..1],
+            json!({"callerId": CHICAGO, "contactFlowId": "survey"}),
+        )
+        .await;
+    rig.api
+        .seed_telephony(OWNER, (&[NEW_YORK], None), (&[], None))
+        .await;
+    rig.complete(&stale).await;
+    let call = &rig.calls(&stale).await[&stale_ids[0]];
+    assert_eq!(
+        (&call["callerId"], &call["contactFlowId"]),
+        (&Value::Null, &Value::Null)
+    );
+    assert_eq!(rig.recorded_caller_id(&stale, &stale_ids[0]).await, None);
+}
+
+#[tokio::test]
+async fn local_presence_calls_from_the_nearest_number() {
+    let rig = rig().await;
+    rig.api
+        .seed_telephony(OWNER, (&[NEW_YORK, CHICAGO], Some(CHICAGO)), (&[], None))
+        .await;
+    let (task, ids) = rig
+        .running(
+            &[
+                ("+12125550199", json!({})), // New York: its area code
+                ("+16175550199", json!({})), // Boston: the first US number
+                ("+33612345678", json!({})), // France: the tenant's default
+            ],
+            json!({"callerId": "LOCAL_PRESENCE"}),
+        )
+        .await;
+    rig.complete(&task).await;
+    let calls = rig.calls(&task).await;
+    let from: Vec<&Value> = ids.iter().map(|id| &calls[id]["callerId"]).collect();
+    assert_eq!(from, [&json!(NEW_YORK), &json!(NEW_YORK), &json!(CHICAGO)]);
+    assert_eq!(
+        rig.recorded_caller_id(&task, &ids[2]).await.as_deref(),
+        Some(CHICAGO)
+    );
+}
+
+#[tokio::test]
+async fn attributes_too_large_for_the_provider_are_a_final_skip() {
+    let rig = rig().await;
+    // Nine fields of 1,000 four-byte characters: 36,000 bytes, past Amazon Connect's 32,768
+    // (the simulated provider takes what Connect takes). Each field is within D7's limits.
+    let big: serde_json::Map<String, Value> = (0..9)
+        .map(|n| (format!("note{n}"), json!("😀".repeat(1_000))))
+        .collect();
+    let names: Vec<String> = big.keys().cloned().collect();
+    let (task, ids) = rig
+        .running(
+            &[
+                ("+12125550199", Value::Object(big)),
+                ("+12125550198", json!({})),
+            ],
+            json!({"callAttributes": names}),
+        )
+        .await;
+    rig.complete(&task).await;
+    let calls = rig.calls(&task).await;
+    assert_eq!(
+        calls.keys().collect::<Vec<_>>(),
+        [&ids[1]],
+        "only the contact whose attributes fit is called"
+    );
+    let states = rig.api.stored_task_contacts(OWNER, &task).await;
+    let skipped = &states[&ids[0]];
+    assert_eq!(
+        (skipped.attempts, skipped.skip, skipped.done),
+        (0, Some(Skip::AttributesTooLarge), true)
+    );
+    let diagnostics = rig
+        .api
+        .get(OWNER, &format!("/api/task/{task}/diagnostics"))
+        .await;
+    let diagnostics = diagnostics.ok();
+    assert_eq!(diagnostics["skips"]["ATTRIBUTES_TOO_LARGE"], 1);
+    assert_eq!(
+        diagnostics["contacts"],
+        json!({"total": 2, "notDialled": 0, "waiting": 0, "inFlight": 0, "final": 2})
+    );
+    let detail = rig
+        .api
+        .get(OWNER, &format!("/api/task/detail/{task}"))
+        .await;
+    assert_eq!(detail.ok()["callCount"], 1, "a skip is not an attempt");
+}
+
+#[tokio::test]
+async fn the_chosen_number_flow_and_fields_cost_no_more_requests() {
+    // The fields come with the contact items a run reads anyway, and the tenant's numbers with
+    // the settings it reads anyway: a run of a task that sends fields and picks numbers asks
+    // DynamoDB for exactly what a run of one that does neither asks.
+    let rig = rig().await;
+    rig.api
+        .seed_telephony(
+            OWNER,
+            (&[NEW_YORK, CHICAGO], Some(CHICAGO)),
+            (&["survey"], None),
+        )
+        .await;
+    let contacts = [
+        (
+            "+12125550199",
+            json!({"customerName": "Ada", "plan": "gold"}),
+        ),
+        ("+16175550199", json!({"customerName": "Bob"})),
+    ];
+    let (plain, _) = rig.running(&contacts, json!({})).await;
+    let (chosen, _) = rig
+        .running(
+            &contacts,
+            json!({"callerId": "LOCAL_PRESENCE", "contactFlowId": "survey",
+                "callAttributes": ["customerName", "plan", "e164"]}),
+        )
+        .await;
+    let mut costs = Vec::new();
+    for task in [&plain, &chosen] {
+        rig.api.calls.take();
+        rig.api.calls.items().take();
+        let report = rig
+            .engine
+            .dial(&tenant(OWNER), &id(task), 10)
+            .await
+            .unwrap();
+        assert_eq!(report.placed, 2);
+        costs.push((rig.api.calls.take(), rig.api.calls.items().take()));
+    }
+    assert_eq!(costs[0], costs[1]);
+    assert_eq!(rig.calls(&chosen).await.len(), 2);
+}
