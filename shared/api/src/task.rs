@@ -213,12 +213,17 @@ impl SettingsInput {
 /// `callAttributes` as sent: at most 20 distinct names, none of the service's own (D22).
 /// Whether each names a field of the data source is the service's check.
 fn call_attributes(names: Vec<String>) -> Result<Vec<String>, Error> {
-    distinct_names("callAttributes", names, MAX_CALL_ATTRIBUTES, |field, name| {
-        if name.is_empty() || name.chars().count() > 64 {
-            return Err(Error::invalid(format!("{field} must be 1-64 characters")));
-        }
-        refuse_own(field, name)
-    })
+    distinct_names(
+        "callAttributes",
+        names,
+        MAX_CALL_ATTRIBUTES,
+        |field, name| {
+            if name.is_empty() || name.chars().count() > 64 {
+                return Err(Error::invalid(format!("{field} must be 1-64 characters")));
+            }
+            refuse_own(field, name)
+        },
+    )
 }
 
 /// `resultAttributes` as sent: at most 10 distinct names of `[A-Za-z0-9_]{1,32}` (D22).
