@@ -33,4 +33,5 @@ mod task_recall;
 mod task_states;
 mod task_views;
 mod tasks;
+mod telephony;
 mod timing;
