@@ -63,11 +63,7 @@ pub fn caller_of(
     let (tenant_claim, claim) = claims_of(auth, request)?;
     let tenant = tenant_from(claim(tenant_claim).as_deref(), tenant_claim)?;
     if let Some(scopes) = scopes {
-        scopes.check(
-            &request.method,
-            request.uri.path(),
-            claim("scope").as_deref(),
-        )?;
+        granted(scopes, request, &claim)?;
     }
     Ok(Caller {
         tenant,
@@ -84,14 +80,19 @@ pub fn operator_of(
     scopes: &RequiredScopes,
 ) -> Result<Operator, Error> {
     let (_, claim) = claims_of(auth, request)?;
+    granted(scopes, request, &claim)?;
+    Ok(Operator {
+        actor: actor_of(&claim).ok_or_else(no_sub)?,
+    })
+}
+
+/// 403 unless the token's `scope` claim grants what `scopes` asks of the request's route.
+fn granted(scopes: &RequiredScopes, request: &Parts, claim: &ClaimOf) -> Result<(), Error> {
     scopes.check(
         &request.method,
         request.uri.path(),
         claim("scope").as_deref(),
-    )?;
-    Ok(Operator {
-        actor: actor_of(&claim).ok_or_else(no_sub)?,
-    })
+    )
 }
 
 /// The actor the `sub` claim names, if it can name one.

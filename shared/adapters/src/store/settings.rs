@@ -136,15 +136,14 @@ impl Store {
             if let Some(refused) = change.refused(&before) {
                 return Err(refused);
             }
-            let (update, condition, expr) = revision.update(&set, &remove, expr.clone());
             let actions = Actions::new(&self.table)
-                .update(
+                .settings_at(
                     Part::Settings,
-                    keys::tenant(tenant),
-                    keys::SETTINGS.to_owned(),
-                    &update,
-                    Some(condition),
-                    expr,
+                    tenant,
+                    revision,
+                    &set,
+                    &remove,
+                    expr.clone(),
                 )?
                 .event(Part::Event, event)?;
             match self.transact("update settings", actions).await {
@@ -172,15 +171,34 @@ const REVISION: &str = "revision";
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Revision(Option<u64>);
 
-impl Revision {
-    /// The update that `SET`s `set` and `REMOVE`s `remove` (each `name = :value`, with `expr`'s
-    /// values) and moves the revision on, with its condition that the revision is still this one.
-    pub(crate) fn update(
+impl<L> Actions<'_, L> {
+    /// The update of the tenant's settings that `SET`s `set` and `REMOVE`s `remove` (each
+    /// `name = :value`, with `expr`'s values) and moves the revision on, on condition that it is
+    /// still `revision`.
+    pub(crate) fn settings_at(
         self,
+        label: L,
+        tenant: &Tenant,
+        revision: Revision,
         set: &[String],
         remove: &[String],
         expr: Expr,
-    ) -> (String, &'static str, Expr) {
+    ) -> Result<Self, Error> {
+        let (update, condition, expr) = revision.update(set, remove, expr);
+        self.update(
+            label,
+            keys::tenant(tenant),
+            keys::SETTINGS.to_owned(),
+            &update,
+            Some(condition),
+            expr,
+        )
+    }
+}
+
+impl Revision {
+    /// The update expression, condition and values of [`Actions::settings_at`].
+    fn update(self, set: &[String], remove: &[String], expr: Expr) -> (String, &'static str, Expr) {
         let next = self.0.map_or(1, |seen| seen + 1);
         let mut update = format!("SET {REVISION} = :revision");
         for clause in set {

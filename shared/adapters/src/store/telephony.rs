@@ -117,15 +117,14 @@ impl Store {
             if change.clears_default_contact_flow_id {
                 remove.push("default_contact_flow_id".to_owned());
             }
-            let (update, condition, expr) = revision.update(&set, &remove, lists.clone());
             let actions = Actions::new(&self.table)
-                .update(
+                .settings_at(
                     Part::Settings,
-                    keys::tenant(tenant),
-                    keys::SETTINGS.to_owned(),
-                    &update,
-                    Some(condition),
-                    expr,
+                    tenant,
+                    revision,
+                    &set,
+                    &remove,
+                    lists.clone(),
                 )?
                 .event(Part::Event, &event(&change))?;
             match self.transact("assign caller IDs and flows", actions).await {
@@ -328,14 +327,13 @@ impl Store {
                     "the tenant's settings kept changing while its numbers were released",
                 ));
             }
-            let (update, condition, expr) = revision.update(&[], &[], Expr::default());
-            let mut actions = Actions::new(&self.table).update(
+            let mut actions = Actions::new(&self.table).settings_at(
                 Part::Settings,
-                keys::tenant(tenant),
-                keys::SETTINGS.to_owned(),
-                &update,
-                Some(condition),
-                expr,
+                tenant,
+                revision,
+                &[],
+                &[],
+                Expr::default(),
             )?;
             for (at, number) in chunk.iter().enumerate() {
                 let (pk, sk) = keys::caller_id(number);
