@@ -318,13 +318,19 @@ fn statements(policy: &Yaml) -> &[Yaml] {
         .expect("a policy's statements are a list")
 }
 
-/// The statements of a role's inline policies.
+/// The statements of a role's inline policies; one that a condition adds (`!If [condition,
+/// statement, !Ref AWS::NoValue]`) as the statement it adds.
 fn role_statements(role: &Yaml) -> Vec<&Yaml> {
     role["Properties"]["Policies"]
         .as_sequence()
         .into_iter()
         .flatten()
         .flat_map(|policy| statements(policy).iter())
+        .map(|statement| {
+            intrinsic(statement, "If")
+                .and_then(|branches| branches.get(1))
+                .unwrap_or(statement)
+        })
         .collect()
 }
 

@@ -1,9 +1,11 @@
 //! The dialing engine (D13): which contacts a running task calls and when ([`plan`]), the
 //! telephony providers that place the calls ([`provider`], [`simulated`], [`connect`]), and the
 //! three entry points the functions run ([`engine`]): the tick that finds running tasks, the
-//! dialer that claims and places calls for one task, and the recorder of call outcomes.
+//! dialer that claims and places calls for one task, and the recorder of call outcomes; and what
+//! the provider holds that an operator's assignment of numbers and flows may name ([`catalog`]).
 
 pub mod call_event;
+pub mod catalog;
 pub mod connect;
 pub mod engine;
 pub mod lambda;

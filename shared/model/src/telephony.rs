@@ -74,6 +74,150 @@ impl ContactFlow {
     }
 }
 
+/// A caller ID as the operator assigns it (D22): E.164 exactly (`+`, the country code and the
+/// national number, nothing else) and valid in libphonenumber's metadata. `field` names the entry
+/// in the refusal.
+pub fn caller_id(field: &str, raw: &str) -> Result<String, Error> {
+    crate::Phone::parse(raw)
+        .ok()
+        .and_then(|phone| crate::numbers::e164(&phone, None))
+        .filter(|e164| e164 == raw)
+        .ok_or_else(|| {
+            Error::invalid(format!(
+                "{field} must be a valid phone number in E.164, e.g. +12125550100"
+            ))
+        })
+}
+
+/// The numbers and flows the operator assigns a tenant (D22), every entry checked: at most
+/// [`MAX_CALLER_IDS`] numbers and [`MAX_CONTACT_FLOWS`] flows, none twice.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Assignment {
+    pub caller_ids: Vec<String>,
+    pub contact_flows: Vec<ContactFlow>,
+}
+
+impl Assignment {
+    /// The lists as sent (`contactFlows` as `(id, name)` pairs); a refusal names the entry.
+    pub fn new(caller_ids: &[String], contact_flows: &[(String, String)]) -> Result<Self, Error> {
+        if caller_ids.len() > MAX_CALLER_IDS {
+            return Err(Error::invalid(format!(
+                "callerIds may hold at most {MAX_CALLER_IDS} numbers"
+            )));
+        }
+        if contact_flows.len() > MAX_CONTACT_FLOWS {
+            return Err(Error::invalid(format!(
+                "contactFlows may hold at most {MAX_CONTACT_FLOWS} flows"
+            )));
+        }
+        let mut numbers: Vec<String> = Vec::with_capacity(caller_ids.len());
+        for (at, raw) in caller_ids.iter().enumerate() {
+            let number = caller_id(&format!("callerIds[{at}]"), raw)?;
+            if numbers.contains(&number) {
+                return Err(Error::invalid(format!(
+                    "callerIds[{at}] {number} is listed twice"
+                )));
+            }
+            numbers.push(number);
+        }
+        let mut flows: Vec<ContactFlow> = Vec::with_capacity(contact_flows.len());
+        for (at, (id, name)) in contact_flows.iter().enumerate() {
+            let flow = ContactFlow::new(&format!("contactFlows[{at}]"), id, name)?;
+            if flows.iter().any(|seen| seen.id == flow.id) {
+                return Err(Error::invalid(format!(
+                    "contactFlows[{at}].id {} is listed twice",
+                    flow.id
+                )));
+            }
+            flows.push(flow);
+        }
+        Ok(Assignment {
+            caller_ids: numbers,
+            contact_flows: flows,
+        })
+    }
+
+    /// What replacing `before` (the tenant's settings as stored) with this assignment changes.
+    pub fn change_from(&self, before: &TenantSettings) -> AssignmentChange {
+        let new_flow = |id: &String| self.contact_flows.iter().any(|flow| &flow.id == id);
+        let old_flow = |id: &String| before.contact_flows.iter().any(|flow| &flow.id == id);
+        let numbers_added = (self.caller_ids.iter())
+            .filter(|number| !before.caller_ids.contains(number))
+            .cloned()
+            .collect();
+        let numbers_removed = (before.caller_ids.iter())
+            .filter(|number| !self.caller_ids.contains(number))
+            .cloned()
+            .collect();
+        let flows_added = (self.contact_flows.iter().map(|flow| &flow.id))
+            .filter(|id| !old_flow(id))
+            .cloned()
+            .collect();
+        let flows_removed = (before.contact_flows.iter().map(|flow| &flow.id))
+            .filter(|id| !new_flow(id))
+            .cloned()
+            .collect();
+        AssignmentChange {
+            numbers_added,
+            numbers_removed,
+            flows_added,
+            flows_removed,
+            clears_default_caller_id: (before.default_caller_id.as_ref())
+                .is_some_and(|number| !self.caller_ids.contains(number)),
+            clears_default_contact_flow_id: (before.default_contact_flow_id.as_ref())
+                .is_some_and(|id| !new_flow(id)),
+        }
+    }
+}
+
+/// What an assignment changes of the tenant's: the numbers and flow ids it adds and removes, and
+/// the defaults it clears because they are no longer the tenant's (D22).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AssignmentChange {
+    pub numbers_added: Vec<String>,
+    pub numbers_removed: Vec<String>,
+    pub flows_added: Vec<String>,
+    pub flows_removed: Vec<String>,
+    pub clears_default_caller_id: bool,
+    pub clears_default_contact_flow_id: bool,
+}
+
+impl AssignmentChange {
+    /// The settings fields the change clears, as the API names them.
+    pub fn cleared_defaults(&self) -> Vec<&'static str> {
+        [
+            (self.clears_default_caller_id, "defaultCallerId"),
+            (self.clears_default_contact_flow_id, "defaultContactFlowId"),
+        ]
+        .into_iter()
+        .filter_map(|(cleared, name)| cleared.then_some(name))
+        .collect()
+    }
+}
+
+/// A tenant's numbers and flows as the operator's routes show them (D22).
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct TelephonyView {
+    #[cfg_attr(feature = "openapi", schema(example = "acme"))]
+    pub tenant: String,
+    /// E.164.
+    #[cfg_attr(feature = "openapi", schema(example = json!(["+12125550100"])))]
+    pub caller_ids: Vec<String>,
+    pub contact_flows: Vec<ContactFlow>,
+}
+
+impl TelephonyView {
+    pub fn of(tenant: &crate::Tenant, settings: TenantSettings) -> Self {
+        TelephonyView {
+            tenant: tenant.as_str().to_owned(),
+            caller_ids: settings.caller_ids,
+            contact_flows: settings.contact_flows,
+        }
+    }
+}
+
 /// Whether `id` can be a flow's id: 1-128 letters, digits, `-` and `_`.
 pub fn is_flow_id(id: &str) -> bool {
     (1..=128).contains(&id.len())
@@ -372,6 +516,97 @@ mod tests {
         assert_eq!(
             parse_simulated_results("outcome=confirmed; amount = 12.50;;junk;=x"),
             [("outcome", "confirmed"), ("amount", "12.50")]
+        );
+    }
+
+    fn refusal(numbers: &[&str], flows: &[(&str, &str)]) -> String {
+        let numbers: Vec<String> = numbers.iter().map(|n| (*n).to_owned()).collect();
+        let flows: Vec<(String, String)> = flows
+            .iter()
+            .map(|(id, name)| ((*id).to_owned(), (*name).to_owned()))
+            .collect();
+        Assignment::new(&numbers, &flows).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn an_assignment_holds_valid_e164_numbers_and_flows_each_once() {
+        let assignment = Assignment::new(
+            &["+12125550100".to_owned(), "+447400123456".to_owned()],
+            &[("reminder".to_owned(), " Order reminder ".to_owned())],
+        )
+        .unwrap();
+        assert_eq!(assignment.caller_ids, ["+12125550100", "+447400123456"]);
+        assert_eq!(assignment.contact_flows[0].name, "Order reminder");
+        for (bad, why) in [
+            ("12125550100", "no +"),
+            ("+1 212 555 0100", "separators"),
+            ("+1212555010", "too short for the US"),
+            ("+440207123456", "a trunk 0 inside"),
+            ("tel:+12125550100", "not a number"),
+        ] {
+            assert_eq!(
+                refusal(&["+12125550100", bad], &[]),
+                "callerIds[1] must be a valid phone number in E.164, e.g. +12125550100",
+                "{why}"
+            );
+        }
+        assert_eq!(
+            refusal(&["+12125550100", "+13125550100", "+12125550100"], &[]),
+            "callerIds[2] +12125550100 is listed twice"
+        );
+        assert_eq!(
+            refusal(&[], &[("a", "A"), ("b", "B"), ("a", "Again")]),
+            "contactFlows[2].id a is listed twice"
+        );
+        assert_eq!(
+            refusal(&[], &[("a", "A"), ("bad id", "B")]),
+            "contactFlows[1].id must be 1-128 letters, digits, '-' or '_'"
+        );
+        let many: Vec<String> = (0..101).map(|n| format!("+1212555{n:04}")).collect();
+        let many: Vec<&str> = many.iter().map(String::as_str).collect();
+        assert_eq!(
+            refusal(&many, &[]),
+            "callerIds may hold at most 100 numbers"
+        );
+        let flows: Vec<(String, String)> = (0..51).map(|n| (format!("f{n}"), "F".into())).collect();
+        assert_eq!(
+            Assignment::new(&[], &flows).unwrap_err().to_string(),
+            "contactFlows may hold at most 50 flows"
+        );
+    }
+
+    #[test]
+    fn a_change_lists_what_is_gained_and_lost_and_the_defaults_it_clears() {
+        let flow = |id: &str| ContactFlow::new("f", id, id).unwrap();
+        let before = TenantSettings {
+            caller_ids: vec!["+12125550100".into(), "+13125550100".into()],
+            contact_flows: vec![flow("a"), flow("b")],
+            default_caller_id: Some("+13125550100".into()),
+            default_contact_flow_id: Some("a".into()),
+            ..TenantSettings::default()
+        };
+        let next = Assignment {
+            caller_ids: vec!["+12125550100".into(), "+14155550100".into()],
+            contact_flows: vec![flow("a"), flow("c")],
+        };
+        let change = next.change_from(&before);
+        assert_eq!(
+            change,
+            AssignmentChange {
+                numbers_added: vec!["+14155550100".into()],
+                numbers_removed: vec!["+13125550100".into()],
+                flows_added: vec!["c".into()],
+                flows_removed: vec!["b".into()],
+                clears_default_caller_id: true,
+                clears_default_contact_flow_id: false,
+            }
+        );
+        assert_eq!(change.cleared_defaults(), ["defaultCallerId"]);
+        assert_eq!(
+            Assignment::default()
+                .change_from(&before)
+                .cleared_defaults(),
+            ["defaultCallerId", "defaultContactFlowId"]
         );
     }
 
