@@ -730,6 +730,7 @@ mod tests {
             phone: Phone::parse(phone).unwrap(),
             e164: Some(format!("+{}", phone.trim_start_matches('+'))),
             script: None,
+            simulated_results: None,
         }
     }
 

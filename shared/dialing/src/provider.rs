@@ -19,6 +19,8 @@ pub struct CallRequest {
     pub e164: Option<String>,
     /// The contact's `simulatedOutcomes` field (D18): read by the simulated provider only.
     pub script: Option<String>,
+    /// The contact's `simulatedResults` field (D22): read by the simulated provider only.
+    pub simulated_results: Option<String>,
 }
 
 impl CallRequest {

@@ -36,7 +36,10 @@ pub type Results = BTreeMap<String, String>;
 pub struct ContactFlow {
     /// The provider's id of the flow (Amazon Connect: the flow's id in the instance), 1-128
     /// characters of letters, digits, `-` and `_`.
-    #[cfg_attr(feature = "openapi", schema(example = "8c2f1a9e-1b7d-4c3e-9f7a-2d4e6b8c0a1f"))]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(example = "8c2f1a9e-1b7d-4c3e-9f7a-2d4e6b8c0a1f")
+    )]
     pub id: String,
     /// 1-100 characters.
     #[cfg_attr(feature = "openapi", schema(example = "Order reminder"))]
@@ -176,14 +179,90 @@ pub fn kept_results<'a>(
     reported
         .into_iter()
         .filter(|(name, value)| !value.is_empty() && wanted.iter().any(|w| w == name))
-        .map(|(name, value)| {
-            let cut = match value.char_indices().nth(RESULT_VALUE_CHARS) {
-                Some((at, _)) => &value[..at],
-                None => value,
-            };
-            (name.to_owned(), cut.to_owned())
-        })
+        .map(|(name, value)| (name.to_owned(), cut_result_value(value).to_owned()))
         .collect()
+}
+
+/// A result's value as recorded: its first [`RESULT_VALUE_CHARS`] characters.
+pub fn cut_result_value(value: &str) -> &str {
+    match value.char_indices().nth(RESULT_VALUE_CHARS) {
+        Some((at, _)) => &value[..at],
+        None => value,
+    }
+}
+
+/// How many of a result's most common values `GET /api/task/{id}/results` names (D22).
+pub const SHOWN_RESULT_VALUES: usize = 50;
+
+/// One result name's counters in a task, as stored (D22): the values kept with their counts,
+/// the answered contacts whose value was not kept (past the store's cap of distinct values),
+/// and the answered contacts that set the name at all.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ResultTally {
+    pub kept: Vec<(String, u64)>,
+    pub other: u64,
+    pub set: u64,
+}
+
+impl ResultTally {
+    /// The name's view among `answered` answered contacts: its [`SHOWN_RESULT_VALUES`] most
+    /// common values (ties in value order), the rest counted in `otherCount`, and the answered
+    /// contacts that did not set it in `missingCount`.
+    pub fn view(mut self, name: &str, answered: u64) -> ResultAttribute {
+        self.kept.retain(|(_, count)| *count > 0);
+        self.kept
+            .sort_by(|(a, a_count), (b, b_count)| b_count.cmp(a_count).then_with(|| a.cmp(b)));
+        let rest: u64 = self
+            .kept
+            .iter()
+            .skip(SHOWN_RESULT_VALUES)
+            .map(|(_, count)| count)
+            .sum();
+        self.kept.truncate(SHOWN_RESULT_VALUES);
+        ResultAttribute {
+            name: name.to_owned(),
+            values: self
+                .kept
+                .into_iter()
+                .map(|(value, count)| ResultValue { value, count })
+                .collect(),
+            other_count: rest + self.other,
+            missing_count: answered.saturating_sub(self.set),
+        }
+    }
+}
+
+/// `GET /api/task/{id}/results` (D22): what the flows of the task's answered calls reported,
+/// over each contact's latest answered attempt.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct TaskResults {
+    /// One entry per result attribute of the task, in the task's order.
+    pub attributes: Vec<ResultAttribute>,
+}
+
+/// One result attribute's values among the task's answered contacts.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ResultAttribute {
+    #[cfg_attr(feature = "openapi", schema(example = "outcome"))]
+    pub name: String,
+    /// The 50 most common values, most common first (ties in value order).
+    pub values: Vec<ResultValue>,
+    /// Answered contacts that set a value not listed in `values`.
+    pub other_count: u64,
+    /// Answered contacts that did not set it.
+    pub missing_count: u64,
+}
+
+/// A value and the answered contacts that set it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ResultValue {
+    #[cfg_attr(feature = "openapi", schema(example = "confirmed"))]
+    pub value: String,
+    pub count: u64,
 }
 
 /// `name=value;name=value` (the contact field `simulatedResults`): the pairs in order, blank
@@ -218,7 +297,9 @@ impl NumberMap {
                     .entry((country.clone(), area))
                     .or_insert_with(|| number.clone());
             }
-            map.by_country.entry(country).or_insert_with(|| number.clone());
+            map.by_country
+                .entry(country)
+                .or_insert_with(|| number.clone());
         }
         map
     }
@@ -239,8 +320,8 @@ fn place_of(e164: &str) -> Option<(String, Option<u64>)> {
     let number = phonenumber::parse(None, e164).ok()?;
     let country = number.country().id()?;
     let national = number.national().value();
-    let area = (number.code().value() == 1 && national >= 1_000_000_000)
-        .then_some(national / 10_000_000);
+    let area =
+        (number.code().value() == 1 && national >= 1_000_000_000).then_some(national / 10_000_000);
     Some((country.as_ref().to_owned(), area))
 }
 
@@ -262,6 +343,30 @@ mod tests {
         assert_eq!(kept.len(), 2);
         assert_eq!(kept["outcome"], "confirmed");
         assert_eq!(kept["note"].chars().count(), RESULT_VALUE_CHARS);
+    }
+
+    #[test]
+    fn a_results_view_names_the_most_common_values_and_counts_the_rest() {
+        let mut kept: Vec<(String, u64)> = (0..60).map(|n| (format!("v{n:02}"), 1)).collect();
+        kept.push(("top".into(), 5));
+        kept.push(("b".into(), 2));
+        kept.push(("a".into(), 2));
+        kept.push(("gone".into(), 0));
+        let tally = ResultTally {
+            kept,
+            other: 3,
+            set: 70,
+        };
+        let view = tally.view("outcome", 75);
+        assert_eq!(view.values.len(), SHOWN_RESULT_VALUES);
+        let first: Vec<(&str, u64)> = view.values[..4]
+            .iter()
+            .map(|v| (v.value.as_str(), v.count))
+            .collect();
+        assert_eq!(first, [("top", 5), ("a", 2), ("b", 2), ("v00", 1)]);
+        assert_eq!(view.values[49].value, "v46");
+        // v47..v59 (13 of 1 each) beyond the 50 shown, and 3 never kept.
+        assert_eq!((view.other_count, view.missing_count), (16, 5));
     }
 
     #[test]
@@ -297,7 +402,9 @@ mod tests {
             "+12125550100"
         );
         assert_eq!(
-            Voicemail::parse("voicemail", "BEEP").unwrap_err().to_string(),
+            Voicemail::parse("voicemail", "BEEP")
+                .unwrap_err()
+                .to_string(),
             "voicemail must be HANG_UP or LEAVE_MESSAGE"
         );
     }
@@ -305,9 +412,9 @@ mod tests {
     #[test]
     fn local_presence_prefers_the_area_code_then_the_country() {
         let numbers = [
-            "+12125550100".to_owned(), // New York 212
-            "+13125550100".to_owned(), // Chicago 312
-            "+14165550100".to_owned(), // Toronto, CA
+            "+12125550100".to_owned(),  // New York 212
+            "+13125550100".to_owned(),  // Chicago 312
+            "+14165550100".to_owned(),  // Toronto, CA
             "+442071234567".to_owned(), // London
         ];
         let map = NumberMap::new(&numbers);
@@ -318,7 +425,11 @@ mod tests {
             Some("+12125550100"),
             "Boston: no 617 number, the first US one"
         );
-        assert_eq!(map.pick("+16045550199"), Some("+14165550100"), "Vancouver: Canada");
+        assert_eq!(
+            map.pick("+16045550199"),
+            Some("+14165550100"),
+            "Vancouver: Canada"
+        );
         assert_eq!(map.pick("+447400123456"), Some("+442071234567"));
         assert_eq!(map.pick("+33612345678"), None, "no French number");
         assert_eq!(map.pick("not a number"), None);

@@ -547,6 +547,7 @@ async fn placed_unsaved(
         phone: outbound_model::Phone::parse(&phone(index)).unwrap(),
         e164: None,
         script: None,
+        simulated_results: None,
     };
     let call_id = rig.engine.provider.place(&request).await.unwrap();
     (call, call_id)

@@ -525,6 +525,7 @@ impl<P: Provider> Engine<P> {
             phone: callee.target.phone.clone(),
             e164: callee.e164.clone(),
             script: callee.target.script.clone(),
+            simulated_results: callee.target.simulated_results.clone(),
         };
         match self.provider.place(&request).await {
             Ok(call_id) => self.placed(&call, &call_id).await,
