@@ -18,7 +18,7 @@ use outbound_model::task::{
     in_range, ClockTime, TaskOperation, TaskRow, TaskStat, TaskView, WindowZone, ZoneName,
 };
 use outbound_model::telephony::{
-    check_result_name, refuse_own, CallerIdChoice, Voicemail, MAX_CALL_ATTRIBUTES,
+    check_result_name, refuse_own, CallerIdChoice, TaskResults, Voicemail, MAX_CALL_ATTRIBUTES,
     MAX_RESULT_ATTRIBUTES,
 };
 use outbound_model::Tenant;
@@ -47,6 +47,7 @@ pub fn routes() -> OpenApiRouter<ApiState> {
         .routes(routes!(recall))
         .routes(routes!(stat))
         .routes(routes!(diagnostics))
+        .routes(routes!(results))
         .routes(routes!(export_contacts))
         .routes(routes!(super::export::task_job))
 }
@@ -213,12 +214,17 @@ impl SettingsInput {
 /// `callAttributes` as sent: at most 20 distinct names, none of the service's own (D22).
 /// Whether each names a field of the data source is the service's check.
 fn call_attributes(names: Vec<String>) -> Result<Vec<String>, Error> {
-    distinct_names("callAttributes", names, MAX_CALL_ATTRIBUTES, |field, name| {
-        if name.is_empty() || name.chars().count() > 64 {
-            return Err(Error::invalid(format!("{field} must be 1-64 characters")));
-        }
-        refuse_own(field, name)
-    })
+    distinct_names(
+        "callAttributes",
+        names,
+        MAX_CALL_ATTRIBUTES,
+        |field, name| {
+            if name.is_empty() || name.chars().count() > 64 {
+                return Err(Error::invalid(format!("{field} must be 1-64 characters")));
+            }
+            refuse_own(field, name)
+        },
+    )
 }
 
 /// `resultAttributes` as sent: at most 10 distinct names of `[A-Za-z0-9_]{1,32}` (D22).
@@ -324,6 +330,23 @@ async fn diagnostics(
     let zone = app.zone();
     let view = task::diagnostics(&app.store, &tenant, &id, &app.config.dialing, zone).await?;
     Ok(Envelope(view))
+}
+
+#[utoipa::path(get, operation_id = "getTaskResults", path = "/api/task/{id}/results", tag = "task",
+    summary = "What the flows of the task's answered calls reported (D22)",
+    description = "For each of the task's `resultAttributes`, in order, over each contact's latest \
+        answered attempt: its 50 most common values with their counts (most common first, ties in \
+        value order), the answered contacts that set another value (`otherCount`) and those that \
+        did not set it (`missingCount`).",
+    params(("id" = String, Path, description = "The task's id")),
+    responses((status = 200, description = "Done; the result is in `data`", body = Success<TaskResults>), NotFound, Refused))]
+async fn results(
+    State(app): State<App>,
+    tenant: Tenant,
+    Path(id): Path<String>,
+) -> Reply<TaskResults> {
+    let found = task::results(&app.store, &tenant, &existing_id(KIND, &id)?).await?;
+    Ok(Envelope(found))
 }
 
 #[utoipa::path(get, operation_id = "getTaskStat", path = "/api/task/{id}/stat", tag = "task",
