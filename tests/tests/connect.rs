@@ -389,6 +389,7 @@ fn call(fields: &[(&str, &str)]) -> CallRequest {
         .iter()
         .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()));
     CallRequest {
+        simulated_results: None,
         attributes: sent.chain(attempt.attributes()).collect(),
         tenant: attempt.tenant,
         task_id: attempt.task_id,

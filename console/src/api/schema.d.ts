@@ -463,6 +463,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/task/{id}/results": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What the flows of the task's answered calls reported (D22)
+         * @description For each of the task's `resultAttributes`, in order, over each contact's latest answered attempt: its 50 most common values with their counts (most common first, ties in value order), the answered contacts that set another value (`otherCount`) and those that did not set it (`missingCount`).
+         */
+        get: operations["getTaskResults"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/task/{id}/export": {
         parameters: {
             query?: never;
@@ -1037,6 +1057,30 @@ export interface components {
             code: number;
             message: string;
             data: components["schemas"]["Nothing"];
+        };
+        /** @description One result attribute's values among the task's answered contacts. */
+        ResultAttribute: {
+            /** @example outcome */
+            name: string;
+            /** @description The 50 most common values, most common first (ties in value order). */
+            values: components["schemas"]["ResultValue"][];
+            /**
+             * Format: int64
+             * @description Answered contacts that set a value not listed in `values`.
+             */
+            otherCount: number;
+            /**
+             * Format: int64
+             * @description Answered contacts that did not set it.
+             */
+            missingCount: number;
+        };
+        /** @description A value and the answered contacts that set it. */
+        ResultValue: {
+            /** @example confirmed */
+            value: string;
+            /** Format: int64 */
+            count: number;
         };
         /**
          * @description A retry rule of a task (D18): after an attempt that ended for `reason`, wait `delay_seconds`
@@ -1703,6 +1747,27 @@ export interface components {
             };
         };
         /** @description A success (D1): `{"code":0,"message":"success","data":...}`. */
+        Success_TaskResults: {
+            /**
+             * Format: int32
+             * @description Always 0.
+             */
+            code: number;
+            /**
+             * @description Always `success`.
+             * @example success
+             */
+            message: string;
+            /**
+             * @description `GET /api/task/{id}/results` (D22): what the flows of the task's answered calls reported,
+             *     over each contact's latest answered attempt.
+             */
+            data: {
+                /** @description One entry per result attribute of the task, in the task's order. */
+                attributes: components["schemas"]["ResultAttribute"][];
+            };
+        };
+        /** @description A success (D1): `{"code":0,"message":"success","data":...}`. */
         Success_TaskStat: {
             /**
              * Format: int32
@@ -1865,6 +1930,14 @@ export interface components {
              * @description 0 all (default), 1 success, 2 failed or no answer, 3 not dialled.
              */
             status?: number | null;
+        };
+        /**
+         * @description `GET /api/task/{id}/results` (D22): what the flows of the task's answered calls reported,
+         *     over each contact's latest answered attempt.
+         */
+        TaskResults: {
+            /** @description One entry per result attribute of the task, in the task's order. */
+            attributes: components["schemas"]["ResultAttribute"][];
         };
         /** @description A row of `GET /api/task/list`. Times are `yyyy-MM-dd HH:mm:ss` in the service's zone (D4). */
         TaskRow: {
@@ -5159,6 +5232,105 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Success_DiagnosticsView"];
+                };
+            };
+            /** @description The request is malformed, or a field breaks its rules; the message names it (D1, D6). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /**
+             * @description A valid token without a tenant (D3), without the route's scope, or without a `sub` on a
+             *     change the audit records (D25).
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /** @description No such record for this tenant: another tenant's record answers the same (D3). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /** @description An internal failure; the cause is logged under the request's `x-request-id`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /**
+             * @description A dependency is busy; nothing changed, send the same request again after `Retry-After`
+             *     seconds (D1).
+             */
+            503: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+        };
+    };
+    getTaskResults: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The task's id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done; the result is in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success_TaskResults"];
                 };
             };
             /** @description The request is malformed, or a field breaks its rules; the message names it (D1, D6). */

@@ -927,6 +927,7 @@ mod tests {
             caller_id: None,
             contact_flow_id: None,
             voicemail: Voicemail::HangUp,
+            simulated_results: None,
         }
     }
 

@@ -8,12 +8,12 @@
 //! `DncChanged` and `TelephonyChanged`, each with the `sub` of the token that made the change and
 //! never a phone number.
 
-use crate::call::{CallRef, CallReport, Reason};
+use crate::call::{CallRef, CallReport, Learnt, Reason};
 use crate::export::{ExportJob, ExportSubject};
 use crate::import::{Import, ImportReport, ImportStatus};
 use crate::settings::ChangedSettings;
 use crate::task::TaskOperation;
-use crate::telephony::{Assignment, AssignmentChange};
+use crate::telephony::{Assignment, AssignmentChange, Results};
 use crate::{Actor, Id, TaskStatus, Tenant, Timestamp};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -79,6 +79,13 @@ pub struct CallCompleted {
     /// No further attempt will be made for this contact (until a recall).
     #[serde(rename = "final")]
     pub done: bool,
+    /// What the call's flow reported of the task's `resultAttributes` on an answered call
+    /// (D22); empty otherwise.
+    pub results: Results,
+    /// The call reached voicemail and left the task's message (D22).
+    pub message_left: bool,
+    /// The number the call was placed from (D22), when known.
+    pub caller_id: Option<String>,
 }
 
 /// An import of a file into a data source ended (D8).
@@ -255,13 +262,13 @@ impl Event {
         )
     }
 
-    /// The outcome of `call`, recorded `at`; `done` when no attempt follows it.
+    /// The outcome of `call`, recorded `at` with what it `learnt`; `done` when no attempt
+    /// follows it.
     pub fn call_completed(
         tenant: &Tenant,
         at: Timestamp,
-        call: &CallRef,
-        report: &CallReport,
-        reason: Reason,
+        (call, report): (&CallRef, &CallReport),
+        learnt: &Learnt,
         done: bool,
     ) -> Event {
         Event::new(
@@ -273,9 +280,12 @@ impl Event {
                 attempt: call.attempt,
                 outcome: report.outcome.name(),
                 outcome_code: report.outcome.code(),
-                reason,
+                reason: Reason::of(report),
                 duration_seconds: report.duration,
                 done,
+                results: learnt.results.clone(),
+                message_left: learnt.message_left,
+                caller_id: learnt.caller_id.clone(),
             }),
         )
     }
@@ -560,6 +570,22 @@ mod tests {
                 reason: Reason::Voicemail,
                 duration_seconds: 0,
                 done: false,
+                results: Results::new(),
+                message_left: true,
+                caller_id: None,
+            }),
+            EventBody::CallCompleted(CallCompleted {
+                task_id: Id::new(),
+                contact_id: Id::new(),
+                attempt: 1,
+                outcome: Outcome::Success.name(),
+                outcome_code: Outcome::Success.code(),
+                reason: Reason::Answered,
+                duration_seconds: 42,
+                done: true,
+                results: [("outcome".to_owned(), "confirmed".to_owned())].into(),
+                message_left: false,
+                caller_id: Some("+12125550100".into()),
             }),
             EventBody::ImportFinished(ImportFinished {
                 data_source_id: Id::new(),

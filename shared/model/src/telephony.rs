@@ -26,8 +26,6 @@ pub const OWN_ATTRIBUTES: [&str; 4] = ["tenant", "taskId", "contactId", "attempt
 pub const E164_ATTRIBUTE: &str = "e164";
 /// A task's `callerId` that picks a number per call (D22).
 pub const LOCAL_PRESENCE: &str = "LOCAL_PRESENCE";
-/// The name under which a call may send its flow the contact's number in E.164.
-pub const E164_FIELD: &str = "e164";
 /// The contact field whose `name=value;name=value` is what the simulated provider's flow sets on
 /// an answered call.
 pub const SIMULATED_RESULTS_FIELD: &str = "simulatedResults";
@@ -329,14 +327,90 @@ pub fn kept_results<'a>(
     reported
         .into_iter()
         .filter(|(name, value)| !value.is_empty() && wanted.iter().any(|w| w == name))
-        .map(|(name, value)| {
-            let cut = match value.char_indices().nth(RESULT_VALUE_CHARS) {
-                Some((at, _)) => &value[..at],
-                None => value,
-            };
-            (name.to_owned(), cut.to_owned())
-        })
+        .map(|(name, value)| (name.to_owned(), cut_result_value(value).to_owned()))
         .collect()
+}
+
+/// A result's value as recorded: its first [`RESULT_VALUE_CHARS`] characters.
+pub fn cut_result_value(value: &str) -> &str {
+    match value.char_indices().nth(RESULT_VALUE_CHARS) {
+        Some((at, _)) => &value[..at],
+        None => value,
+    }
+}
+
+/// How many of a result's most common values `GET /api/task/{id}/results` names (D22).
+pub const SHOWN_RESULT_VALUES: usize = 50;
+
+/// One result name's counters in a task, as stored (D22): the values kept with their counts,
+/// the answered contacts whose value was not kept (past the store's cap of distinct values),
+/// and the answered contacts that set the name at all.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ResultTally {
+    pub kept: Vec<(String, u64)>,
+    pub other: u64,
+    pub set: u64,
+}
+
+impl ResultTally {
+    /// The name's view among `answered` answered contacts: its [`SHOWN_RESULT_VALUES`] most
+    /// common values (ties in value order), the rest counted in `otherCount`, and the answered
+    /// contacts that did not set it in `missingCount`.
+    pub fn view(mut self, name: &str, answered: u64) -> ResultAttribute {
+        self.kept.retain(|(_, count)| *count > 0);
+        self.kept
+            .sort_by(|(a, a_count), (b, b_count)| b_count.cmp(a_count).then_with(|| a.cmp(b)));
+        let rest: u64 = self
+            .kept
+            .iter()
+            .skip(SHOWN_RESULT_VALUES)
+            .map(|(_, count)| count)
+            .sum();
+        self.kept.truncate(SHOWN_RESULT_VALUES);
+        ResultAttribute {
+            name: name.to_owned(),
+            values: self
+                .kept
+                .into_iter()
+                .map(|(value, count)| ResultValue { value, count })
+                .collect(),
+            other_count: rest + self.other,
+            missing_count: answered.saturating_sub(self.set),
+        }
+    }
+}
+
+/// `GET /api/task/{id}/results` (D22): what the flows of the task's answered calls reported,
+/// over each contact's latest answered attempt.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct TaskResults {
+    /// One entry per result attribute of the task, in the task's order.
+    pub attributes: Vec<ResultAttribute>,
+}
+
+/// One result attribute's values among the task's answered contacts.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ResultAttribute {
+    #[cfg_attr(feature = "openapi", schema(example = "outcome"))]
+    pub name: String,
+    /// The 50 most common values, most common first (ties in value order).
+    pub values: Vec<ResultValue>,
+    /// Answered contacts that set a value not listed in `values`.
+    pub other_count: u64,
+    /// Answered contacts that did not set it.
+    pub missing_count: u64,
+}
+
+/// A value and the answered contacts that set it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ResultValue {
+    #[cfg_attr(feature = "openapi", schema(example = "confirmed"))]
+    pub value: String,
+    pub count: u64,
 }
 
 /// `name=value;name=value` (the contact field `simulatedResults`): the pairs in order, blank
@@ -495,6 +569,30 @@ mod tests {
         assert_eq!(kept.len(), 2);
         assert_eq!(kept["outcome"], "confirmed");
         assert_eq!(kept["note"].chars().count(), RESULT_VALUE_CHARS);
+    }
+
+    #[test]
+    fn a_results_view_names_the_most_common_values_and_counts_the_rest() {
+        let mut kept: Vec<(String, u64)> = (0..60).map(|n| (format!("v{n:02}"), 1)).collect();
+        kept.push(("top".into(), 5));
+        kept.push(("b".into(), 2));
+        kept.push(("a".into(), 2));
+        kept.push(("gone".into(), 0));
+        let tally = ResultTally {
+            kept,
+            other: 3,
+            set: 70,
+        };
+        let view = tally.view("outcome", 75);
+        assert_eq!(view.values.len(), SHOWN_RESULT_VALUES);
+        let first: Vec<(&str, u64)> = view.values[..4]
+            .iter()
+            .map(|v| (v.value.as_str(), v.count))
+            .collect();
+        assert_eq!(first, [("top", 5), ("a", 2), ("b", 2), ("v00", 1)]);
+        assert_eq!(view.values[49].value, "v46");
+        // v47..v59 (13 of 1 each) beyond the 50 shown, and 3 never kept.
+        assert_eq!((view.other_count, view.missing_count), (16, 5));
     }
 
     #[test]

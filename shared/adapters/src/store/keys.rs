@@ -67,6 +67,12 @@ pub fn recallable(id: &Id) -> String {
 }
 pub const RECALLABLE_PREFIX: &str = "F#";
 
+/// Sort key, in a task's partition ([`task_contacts`]), of the task's counters of one result
+/// name (D22): apart from the states (`C#`) and the recall marks (`F#`).
+pub fn result_counts(name: &str) -> String {
+    format!("R#{name}")
+}
+
 /// Sort key of a contact in its data source partition.
 pub fn contact(id: &Id) -> String {
     format!("{CONTACT_PREFIX}{id}")
