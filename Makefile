@@ -85,12 +85,12 @@ package:
 ## figure is a sample in .local/bench/samples.jsonl (fresh each time), summarised at the end into
 ## bench/results.json and BENCHMARKS.md (median, min, max) by scripts/bench_report.py
 BENCH_RUNS ?= 3
-FUNCTIONS := datasource-api task-api contact-import reclaim dialer-tick dialer call-events exporter event-publisher
+FUNCTIONS := datasource-api task-api contact-import reclaim dialer-tick dialer call-events exporter event-publisher flow-results
 bench bench-run bench-once: export BENCH_DIR ?= $(CURDIR)/.local/bench
 bench:
 	@mkdir -p $(BENCH_DIR) && rm -f $(BENCH_DIR)/samples.jsonl
 	@$(MAKE) --no-print-directory bench-venv
-	@# The cold-start bench spawns the nine functions and the hello baseline, release builds.
+	@# The cold-start bench spawns the ten functions and the hello baseline, release builds.
 	cargo build --quiet --profile bench $(addprefix -p ,$(FUNCTIONS))
 	cargo build --quiet --profile bench -p outbound-local --bin hello-lambda
 	@started=$$(curl -fs -o /dev/null $(MOTO_ENDPOINT)/moto-api/ || echo yes); \

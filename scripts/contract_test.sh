@@ -3,7 +3,7 @@
 # .local/venv-contract) generates requests from openapi.yaml and sends them to the local API,
 # with a valid token, against moto. It fails on any 5xx and on any response the document does
 # not describe (status code, content type, headers, body). Needs moto up and
-# target/debug/local-api built (both done by `make test` before it).
+# target/debug/local-api and target/debug/dev-token built (all done by `make test` before it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv=.local/venv-contract
@@ -53,18 +53,31 @@ parameters = { "path.id" = "$source_id" }
 [[operations]]
 include-path-regex = "^/api/task/"
 parameters = { "path.id" = "$task_id" }
+
+[[operations]]
+include-path-regex = "^/api/operator/"
+parameters = { "path.tenant" = "acme" }
 TOML
+# The operator's routes (D22) need the operator's scope, whatever the token's tenant: they are
+# sent with a token of their own; the tenant's token is refused there (403, as documented).
+operator_token=$(target/debug/dev-token ops outbound/operator)
 
 # positive_data_acceptance is left out: schema-valid requests are refused by rules JSON Schema
 # cannot state (pageNum * pageSize <= 10,000, signed nextTokens, names unique per tenant, phone
 # digits after normalising, IANA zones, a task's state), each with its documented 400/405/409.
-"$venv/bin/st" --config-file "$config" run openapi.yaml \
-  --url "http://127.0.0.1:$port" \
-  --header "Authorization: Bearer $token" \
-  --checks all \
-  --exclude-checks positive_data_acceptance \
-  --max-examples "${CONTRACT_EXAMPLES:-30}" \
-  --seed "${CONTRACT_SEED:-20261126}" \
-  --workers 1 \
-  --no-color \
-  "$@"
+contract() {
+  local bearer=$1
+  shift
+  "$venv/bin/st" --config-file "$config" run openapi.yaml \
+    --url "http://127.0.0.1:$port" \
+    --header "Authorization: Bearer $bearer" \
+    --checks all \
+    --exclude-checks positive_data_acceptance \
+    --max-examples "${CONTRACT_EXAMPLES:-30}" \
+    --seed "${CONTRACT_SEED:-20261126}" \
+    --workers 1 \
+    --no-color \
+    "$@"
+}
+contract "$token" --exclude-path-regex '^/api/operator/' "$@"
+contract "$operator_token" --include-path-regex '^/api/operator/' "$@"

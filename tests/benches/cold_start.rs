@@ -1,5 +1,5 @@
 //! Cold-start benchmark (`make bench`, binaries built beforehand with the bench profile): how long each of the
-//! nine function binaries takes from `exec` to its first request for an event
+//! ten function binaries takes from `exec` to its first request for an event
 //! (`GET /2018-06-01/runtime/invocation/next`), the span Lambda reports as Init Duration:
 //! configuration read, SDK clients built, runtime started.
 //!
@@ -282,7 +282,7 @@ fn main() -> Result<()> {
     .max(1);
     let dir = binaries_dir()?;
     // `COLD_START_FUNCTIONS=dialer,task-api` measures those alone (beside hello), to compare
-    // builds without building all nine; `make bench` measures all of them.
+    // builds without building all ten; `make bench` measures all of them.
     let only = std::env::var("COLD_START_FUNCTIONS").ok();
     let chosen = |name: &&str| {
         only.as_deref()

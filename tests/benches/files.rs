@@ -226,6 +226,9 @@ fn export_child(format: &str, path: &Path) -> Result<()> {
             update_time: "2024-05-02 18:00:00",
             last_reason: None,
             skip: None,
+            caller_id: None,
+            message_left: None,
+            results: None,
         })?;
     }
     writer.finish()?;

@@ -62,6 +62,10 @@ pub enum FaultPlan {
     /// `FailedEntryCount`, per entry `ValidationException`, as for an entry too large or a
     /// detail it will not take), on every PutEvents; the other entries are put on the bus.
     RejectEventsOfKind(&'static str),
+    /// Holds back every `TransactWriteItems` whose request holds `text` for `millis` before
+    /// forwarding it: a write that read what it depends on, then lands after a write of another
+    /// request that came later.
+    DelayTransactionsHolding { text: &'static str, millis: u64 },
 }
 
 /// The `X-Amz-Target` of EventBridge's PutEvents.
@@ -174,7 +178,8 @@ impl Shared {
             FaultPlan::None
             | FaultPlan::EventsDown
             | FaultPlan::RefuseOddEvents
-            | FaultPlan::RejectEventsOfKind(_) => None,
+            | FaultPlan::RejectEventsOfKind(_)
+            | FaultPlan::DelayTransactionsHolding { .. } => None,
             FaultPlan::All => Some(Fault::Throttle),
             FaultPlan::CancelTransactions => transaction.then_some(Fault::CancelTransaction),
             FaultPlan::Rate { percent, .. } => {
@@ -187,6 +192,19 @@ impl Shared {
                 }
             }
         }
+    }
+
+    /// How long to hold back a request to `operation` with `body` before forwarding it.
+    fn delay(&self, operation: &str, body: &[u8]) -> Option<std::time::Duration> {
+        let plan = self.plan.lock().unwrap().0;
+        let FaultPlan::DelayTransactionsHolding { text, millis } = plan else {
+            return None;
+        };
+        let holds = body
+            .windows(text.len())
+            .any(|window| window == text.as_bytes());
+        (operation == "TransactWriteItems" && holds)
+            .then(|| std::time::Duration::from_millis(millis))
     }
 
     fn count(&self, operation: &str) {
@@ -351,6 +369,10 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
         .map(str::to_owned);
     if let Some(operation) = &operation {
         shared.requests.fetch_add(1, Ordering::SeqCst);
+        if let Some(delay) = shared.delay(operation, &body) {
+            shared.count(operation);
+            tokio::time::sleep(delay).await;
+        }
         if let Some(fault) = shared.pick(operation) {
             shared.count(operation);
             return match fault {

@@ -1,6 +1,6 @@
 //! `.local/lambda.env`: the environment a deployed function has (`template.yaml`'s globals and
 //! each function's own variables) pointed at the local stack, so that
-//! `cargo lambda watch --env-file .local/lambda.env` runs any of the nine functions against the
+//! `cargo lambda watch --env-file .local/lambda.env` runs any of the ten functions against the
 //! same stand-ins as `make run` (README, "Running a function under cargo lambda").
 //!
 //! It is written from the local API's own configuration ([`crate::read_local_config`]: the
@@ -158,7 +158,7 @@ mod tests {
         (resources, events)
     }
 
-    /// Each of the nine functions starts with the file's variables as `cargo lambda` gives them:
+    /// Each of the ten functions starts with the file's variables as `cargo lambda` gives them:
     /// inside Lambda (`AWS_LAMBDA_FUNCTION_NAME` set), where no development default applies.
     #[tokio::test]
     async fn every_function_starts_inside_lambda_with_the_file() {

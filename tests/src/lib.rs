@@ -2,7 +2,7 @@
 //! AWS, and serves every route with the same routers the Lambdas use.
 
 /// The service's functions, one binary each, in the template's order.
-pub const FUNCTIONS: [&str; 9] = [
+pub const FUNCTIONS: [&str; 10] = [
     "datasource-api",
     "task-api",
     "contact-import",
@@ -12,6 +12,7 @@ pub const FUNCTIONS: [&str; 9] = [
     "call-events",
     "exporter",
     "event-publisher",
+    "flow-results",
 ];
 
 pub mod bench;

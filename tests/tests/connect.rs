@@ -1,18 +1,23 @@
 //! The Amazon Connect provider through the real SDK against answers in the API's documented
 //! shapes (`events/connect-api-samples.json`), served by a stand-in on loopback: every
 //! answering-machine detection status DescribeContact can report maps to its D13 outcome, a
-//! live contact stays in progress, GetContactAttributes names our calls' attempts and no
-//! other contact's, and StartOutboundVoiceContact is sent each call's caller ID, flow,
-//! attributes and voicemail choice as the wire carries them (D22).
+//! live contact stays in progress, and GetContactAttributes names our calls' attempts and no
+//! other contact's; StartOutboundVoiceContact is sent each call's caller ID, flow, attributes
+//! and voicemail choice as the wire carries them (D22). The instance's catalog (D22) takes only numbers claimed to the instance
+//! (ListPhoneNumbersV2 by its ARN, every page) and its published, active contact flows
+//! (DescribeContactFlow), and an outage of Connect is 503.
 
+use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::{Method, Uri};
+use axum::http::{Method, StatusCode, Uri};
 use axum::Router;
 use outbound_adapters::aws::Lazy;
-use outbound_dialing::connect::{ConnectProvider, ConnectSettings};
+use outbound_dialing::catalog::Catalog;
+use outbound_dialing::connect::{ConnectCatalog, ConnectProvider, ConnectSettings};
 use outbound_dialing::{CallRequest, CallStatus, Provider};
 use outbound_model::call::{CallAttempt, CallReport, Outcome};
-use outbound_model::telephony::Voicemail;
+use outbound_model::settings::TenantSettings;
+use outbound_model::telephony::{Assignment, Voicemail};
 use outbound_model::{Id, Phone, Tenant};
 use serde_json::{json, Value};
 use std::sync::{Arc, Mutex};
@@ -20,9 +25,22 @@ use std::sync::{Arc, Mutex};
 const INSTANCE: &str = "5c1b0f2e-8d4a-4e6b-9a37-2f61c0d8e915";
 const FLOW: &str = "9e4a7c12-3b8d-4f60-a1e5-d27f0b6c8a34";
 const QUEUE: &str = "2a7c9e14-5b3d-4f8a-b6e2-0c9d1f3a7e58";
+const INSTANCE_ARN: &str =
+    "arn:aws:connect:eu-west-1:482915736204:instance/5c1b0f2e-8d4a-4e6b-9a37-2f61c0d8e915";
 
 fn samples() -> Value {
     serde_json::from_str(include_str!("../events/connect-api-samples.json")).unwrap()
+}
+
+/// Connect's error answer: `kind` in `x-amzn-ErrorType`.
+fn refusal(status: StatusCode, kind: &'static str) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    (
+        status,
+        [("x-amzn-ErrorType", kind)],
+        axum::Json(serde_json::json!({"Message": kind})),
+    )
+        .into_response()
 }
 
 /// What the stand-in answers, and the StartOutboundVoiceContact bodies it was sent.
@@ -31,56 +49,72 @@ struct StandIn {
     started: Mutex<Vec<Value>>,
 }
 
-/// Answers `GET /contacts/{instance}/{contact}` (DescribeContact) and
-/// `GET /contact/attributes/{instance}/{contact}` (GetContactAttributes) from `answers`, keyed
-/// by contact id, and `PUT /contact/outbound-voice` (StartOutboundVoiceContact) with the
-/// sample's answer, keeping the request's body; anything else is Connect's 404.
+/// Answers from `answers`: `GET /contacts/{instance}/{contact}` (DescribeContact),
+/// `GET /contact/attributes/{instance}/{contact}` (GetContactAttributes) and
+/// `GET /contact-flows/{instance}/{flow}` (DescribeContactFlow) by id, anything else Connect's
+/// 404; `POST /phone-number/list` (ListPhoneNumbersV2) the page its `NextToken` names, only for
+/// the instance's ARN; `PUT /contact/outbound-voice` (StartOutboundVoiceContact) the sample's
+/// answer, keeping the request's body. With `"down": "<error type>"` every request is that error (a 500 or a
+/// 429).
 async fn answer(
     State(stand_in): State<Arc<StandIn>>,
     method: Method,
     uri: Uri,
-    body: String,
+    body: Bytes,
 ) -> axum::response::Response {
     use axum::response::IntoResponse;
+    let answers = &stand_in.answers;
+    match answers["down"].as_str() {
+        Some("ThrottlingException") => {
+            return refusal(StatusCode::TOO_MANY_REQUESTS, "ThrottlingException")
+        }
+        Some(_) => {
+            return refusal(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "InternalServiceException",
+            )
+        }
+        None => {}
+    }
     let path = uri.path();
     if method == Method::PUT && path == "/contact/outbound-voice" {
-        stand_in
-            .started
-            .lock()
-            .unwrap()
-            .push(serde_json::from_str(&body).unwrap());
+        let request = serde_json::from_slice(&body).unwrap();
+        stand_in.started.lock().unwrap().push(request);
         return axum::Json(samples()["startOutboundVoiceContact"]["response"].clone())
             .into_response();
+    }
+    if method == Method::POST && path == "/phone-number/list" {
+        let request: Value = serde_json::from_slice(&body).unwrap_or_default();
+        if request["TargetArn"] != INSTANCE_ARN {
+            return refusal(StatusCode::BAD_REQUEST, "InvalidParameterException");
+        }
+        let page = match request["NextToken"].as_str() {
+            None => 0,
+            Some("page-2") => 1,
+            Some(_) => return refusal(StatusCode::BAD_REQUEST, "InvalidParameterException"),
+        };
+        return axum::Json(answers["numbers"][page].clone()).into_response();
     }
     let (kind, rest) = if let Some(rest) = path.strip_prefix(&format!("/contacts/{INSTANCE}/")) {
         ("describe", rest)
     } else if let Some(rest) = path.strip_prefix(&format!("/contact/attributes/{INSTANCE}/")) {
         ("attributes", rest)
+    } else if let Some(rest) = path.strip_prefix(&format!("/contact-flows/{INSTANCE}/")) {
+        ("flows", rest)
     } else {
         ("", "")
     };
-    match stand_in.answers.get(kind).and_then(|by_id| by_id.get(rest)) {
+    match answers.get(kind).and_then(|by_id| by_id.get(rest)) {
         Some(body) => axum::Json(body.clone()).into_response(),
-        None => (
-            axum::http::StatusCode::NOT_FOUND,
-            [("x-amzn-ErrorType", "ResourceNotFoundException")],
-            axum::Json(serde_json::json!({"Message": "Contact not found"})),
-        )
-            .into_response(),
+        None if rest == "unpublished" => {
+            refusal(StatusCode::NOT_FOUND, "ContactFlowNotPublishedException")
+        }
+        None => refusal(StatusCode::NOT_FOUND, "ResourceNotFoundException"),
     }
 }
 
-/// A Connect provider in queue mode whose SDK client talks to a stand-in answering `answers`.
-async fn provider(answers: Value) -> ConnectProvider {
-    provider_with(answers, ("CONNECT_QUEUE_ID", QUEUE)).await.0
-}
-
-/// A Connect provider whose caller ID is `source` (`CONNECT_SOURCE_PHONE_NUMBER` or
-/// `CONNECT_QUEUE_ID`, and its value), and the stand-in it talks to.
-async fn provider_with(
-    answers: Value,
-    source: (&'static str, &'static str),
-) -> (ConnectProvider, Arc<StandIn>) {
+/// A Connect client that talks to a stand-in answering `answers`, and the stand-in.
+async fn client(answers: Value) -> (Lazy<aws_sdk_connect::Client>, Arc<StandIn>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let endpoint = format!("http://{}", listener.local_addr().unwrap());
     let stand_in = Arc::new(StandIn {
@@ -95,18 +129,42 @@ async fn provider_with(
         .credentials_provider(aws_sdk_connect::config::Credentials::for_tests())
         .endpoint_url(endpoint)
         .build();
-    let settings = ConnectSettings::from_lookup(|name| match name {
+    let client = Lazy::new(move || aws_sdk_connect::Client::from_conf(config.clone()));
+    (client, stand_in)
+}
+
+/// The deployment's Connect settings, its caller ID from `source` (`CONNECT_SOURCE_PHONE_NUMBER`
+/// or `CONNECT_QUEUE_ID`, and its value).
+fn settings_with(source: (&'static str, &'static str)) -> ConnectSettings {
+    ConnectSettings::from_lookup(|name| match name {
         "CONNECT_INSTANCE_ID" => Some(INSTANCE.into()),
+        "CONNECT_INSTANCE_ARN" => Some(INSTANCE_ARN.into()),
         "CONNECT_CONTACT_FLOW_ID" => Some(FLOW.into()),
         name if name == source.0 => Some(source.1.into()),
         _ => None,
     })
-    .unwrap();
-    let provider = ConnectProvider::new(
-        Lazy::new(move || aws_sdk_connect::Client::from_conf(config.clone())),
-        settings,
-    );
-    (provider, stand_in)
+    .unwrap()
+}
+
+fn settings() -> ConnectSettings {
+    settings_with(("CONNECT_QUEUE_ID", QUEUE))
+}
+
+/// A Connect provider in queue mode whose SDK client talks to a stand-in answering `answers`.
+async fn provider(answers: Value) -> ConnectProvider {
+    ConnectProvider::new(client(answers).await.0, settings())
+}
+
+/// A Connect provider whose caller ID is `source`, and the stand-in it talks to.
+async fn provider_with(
+    answers: Value,
+    source: (&'static str, &'static str),
+) -> (ConnectProvider, Arc<StandIn>) {
+    let (client, stand_in) = client(answers).await;
+    (
+        ConnectProvider::new(client, settings_with(source)),
+        stand_in,
+    )
 }
 
 #[tokio::test]
@@ -204,6 +262,121 @@ async fn contact_attributes_name_our_attempts_and_no_other_contact() {
     assert_eq!(connect.attempt_of("gone").await.unwrap(), None);
 }
 
+/// The instance's catalog over the recorded numbers (two pages) and flows.
+async fn catalog(down: Option<&str>) -> ConnectCatalog {
+    let samples = samples();
+    let answers = serde_json::json!({
+        "numbers": samples["listPhoneNumbersV2"],
+        "flows": samples["describeContactFlow"],
+        "down": down,
+    });
+    ConnectCatalog::new(client(answers).await.0, settings())
+}
+
+const ACTIVE: &str = "9e4a7c12-3b8d-4f60-a1e5-d27f0b6c8a34";
+const ARCHIVED: &str = "b71d3e58-2c9a-4f06-8e1b-5a3c7d9f2e41";
+const QUEUE_FLOW: &str = "c4e8a2f6-7d1b-4a93-b5c0-3e9f1d7a6b28";
+
+fn assignment(numbers: &[&str], flows: &[&str]) -> Assignment {
+    let numbers: Vec<String> = numbers.iter().map(|n| (*n).to_owned()).collect();
+    let flows: Vec<(String, String)> = flows
+        .iter()
+        .map(|id| ((*id).to_owned(), "Flow".to_owned()))
+        .collect();
+    Assignment::new(&numbers, &flows).unwrap()
+}
+
+/// D22: a caller ID must be a number claimed to the instance (found on any page of the list
+/// by the instance's ARN), a flow one of its published, active contact flows; the refusal names
+/// the entry. What the tenant holds already is not asked about again.
+#[tokio::test]
+async fn the_catalog_takes_claimed_numbers_and_the_instances_contact_flows() {
+    let connect = catalog(None).await;
+    let none = TenantSettings::default();
+    let refusal = |result: Result<(), outbound_model::Error>| {
+        let error = result.unwrap_err();
+        assert_eq!(error.status_code(), 400, "{error}");
+        error.to_string()
+    };
+    connect
+        .check(
+            &assignment(&["+12125550100", "+442071234567"], &[ACTIVE]),
+            &none,
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        refusal(
+            connect
+                .check(&assignment(&["+12125550101", "+13125550100"], &[]), &none)
+                .await
+        ),
+        "callerIds[1] +13125550100 is not a number the Amazon Connect instance has claimed"
+    );
+    for (flow, why) in [
+        (
+            "f0e1d2c3-0000-4000-8000-000000000000",
+            "is not a flow of the Amazon Connect instance",
+        ),
+        (
+            "unpublished",
+            "is not published in the Amazon Connect instance",
+        ),
+        (ARCHIVED, "is archived in the Amazon Connect instance"),
+        (
+            QUEUE_FLOW,
+            "is not a contact flow (its type is not CONTACT_FLOW)",
+        ),
+    ] {
+        assert_eq!(
+            refusal(
+                connect
+                    .check(&assignment(&[], &[ACTIVE, flow]), &none)
+                    .await
+            ),
+            format!("contactFlows[1].id {flow} {why}")
+        );
+    }
+    let held = TenantSettings {
+        caller_ids: vec!["+13125550100".into()],
+        contact_flows: assignment(&[], &[ARCHIVED]).contact_flows,
+        ..TenantSettings::default()
+    };
+    connect
+        .check(
+            &assignment(&["+13125550100", "+12125550100"], &[ARCHIVED, ACTIVE]),
+            &held,
+        )
+        .await
+        .unwrap();
+}
+
+/// D22: when Connect cannot answer (failing or throttling past the SDK's retries) the check is
+/// 503, never a refusal of the entry; an assignment that adds nothing asks Connect nothing.
+#[tokio::test]
+async fn a_connect_outage_is_503() {
+    for down in ["InternalServiceException", "ThrottlingException"] {
+        let connect = catalog(Some(down)).await;
+        let none = TenantSettings::default();
+        for new in [
+            assignment(&["+12125550100"], &[]),
+            assignment(&[], &[ACTIVE]),
+        ] {
+            let error = connect.check(&new, &none).await.unwrap_err();
+            assert_eq!(error.status_code(), 503, "{down}: {error}");
+        }
+        let held = TenantSettings {
+            caller_ids: vec!["+12125550100".into()],
+            contact_flows: assignment(&[], &[ACTIVE]).contact_flows,
+            ..TenantSettings::default()
+        };
+        connect
+            .check(&assignment(&["+12125550100"], &[ACTIVE]), &held)
+            .await
+            .unwrap();
+    }
+}
+
 /// A call to `+12125550199`, attempt 2, with `fields` sent to the flow beside the service's own.
 fn call(fields: &[(&str, &str)]) -> CallRequest {
     let attempt = CallAttempt {
@@ -216,6 +389,7 @@ fn call(fields: &[(&str, &str)]) -> CallRequest {
         .iter()
         .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()));
     CallRequest {
+        simulated_results: None,
         attributes: sent.chain(attempt.attributes()).collect(),
         tenant: attempt.tenant,
         task_id: attempt.task_id,

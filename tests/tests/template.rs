@@ -19,7 +19,8 @@
 //! (what the roles allow is checked against what the code does by `scripts/iam_check.py`);
 //! every queue-fed function has a concurrency limit, the API functions keep capacity of their
 //! own, and one tenant's jobs never take every worker; the alarms always notify a topic. The API
-//! serves each route as the function the template routes it to.
+//! serves each route as the function the template routes it to. Only the stack's Amazon Connect
+//! instance may invoke the flow-results function (D22), whose role updates call records only.
 
 use outbound_adapters::store::keys;
 use outbound_model::{Id, Tenant};
@@ -318,13 +319,19 @@ fn statements(policy: &Yaml) -> &[Yaml] {
         .expect("a policy's statements are a list")
 }
 
-/// The statements of a role's inline policies.
+/// The statements of a role's inline policies; one that a condition adds (`!If [condition,
+/// statement, !Ref AWS::NoValue]`) as the statement it adds.
 fn role_statements(role: &Yaml) -> Vec<&Yaml> {
     role["Properties"]["Policies"]
         .as_sequence()
         .into_iter()
         .flatten()
         .flat_map(|policy| statements(policy).iter())
+        .map(|statement| {
+            intrinsic(statement, "If")
+                .and_then(|branches| branches.get(1))
+                .unwrap_or(statement)
+        })
         .collect()
 }
 
@@ -377,7 +384,73 @@ fn every_function_has_a_role_of_its_own_with_only_the_stacks_policies() {
             }
         }
     }
-    assert_eq!(roles.len(), 9);
+    assert_eq!(roles.len(), 10);
+}
+
+/// Amazon Connect's flows reach the flow-results function (D22): only the stack's instance of
+/// the stack's account may invoke it, the instance lists it for its flows, both only with Amazon
+/// Connect, and its role updates call records and nothing else.
+#[test]
+fn only_the_instance_invokes_the_flow_results_function_which_writes_call_records_only() {
+    let template = template();
+    let instance =
+        "arn:aws:connect:eu-west-1:482915736204:instance/5c1b0f2e-8d4a-4e6b-9a37-2f61c0d8e915";
+    let permission = resource(&template, "FlowResultsConnectPermission");
+    assert_eq!(permission["Type"].as_str(), Some("AWS::Lambda::Permission"));
+    assert_eq!(permission["Condition"].as_str(), Some("UseAmazonConnect"));
+    let properties = &permission["Properties"];
+    assert_eq!(
+        intrinsic_text(&properties["FunctionName"], "GetAtt"),
+        Some("FlowResultsFunction.Arn")
+    );
+    assert_eq!(properties["Action"].as_str(), Some("lambda:InvokeFunction"));
+    assert_eq!(
+        properties["Principal"].as_str(),
+        Some("connect.amazonaws.com")
+    );
+    assert_eq!(
+        intrinsic_text(&properties["SourceAccount"], "Ref"),
+        Some("AWS::AccountId")
+    );
+    assert_eq!(
+        resolve(&properties["SourceArn"], &DEPLOYED).as_deref(),
+        Some(instance)
+    );
+    let integration = resource(&template, "FlowResultsIntegration");
+    assert_eq!(
+        integration["Type"].as_str(),
+        Some("AWS::Connect::IntegrationAssociation")
+    );
+    assert_eq!(integration["Condition"].as_str(), Some("UseAmazonConnect"));
+    let properties = &integration["Properties"];
+    assert_eq!(
+        properties["IntegrationType"].as_str(),
+        Some("LAMBDA_FUNCTION")
+    );
+    assert_eq!(
+        resolve(&properties["InstanceId"], &DEPLOYED).as_deref(),
+        Some(instance)
+    );
+    assert_eq!(
+        intrinsic_text(&properties["IntegrationArn"], "GetAtt"),
+        Some("FlowResultsFunction.Arn")
+    );
+    let function = resource(&template, "FlowResultsFunction");
+    let timeout = function["Properties"]["Timeout"].as_i64().unwrap();
+    assert!(timeout <= 8, "inside Connect's longest wait: {timeout}");
+    let role = resource(&template, "FlowResultsRole");
+    let table: Vec<&Yaml> = role_statements(role)
+        .into_iter()
+        .filter(|statement| {
+            actions(statement)
+                .iter()
+                .any(|a| a.starts_with("dynamodb:"))
+        })
+        .collect();
+    assert_eq!(table.len(), 1);
+    assert_eq!(actions(table[0]), ["dynamodb:UpdateItem"]);
+    let leading = &table[0]["Condition"]["ForAllValues:StringLike"]["dynamodb:LeadingKeys"];
+    assert_eq!(texts(leading), [format!("{}*", keys::call("")).as_str()]);
 }
 
 /// Only the publisher's role may put the service's events (source `outbound`) on the bus: the

@@ -463,6 +463,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/task/{id}/results": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What the flows of the task's answered calls reported (D22)
+         * @description For each of the task's `resultAttributes`, in order, over each contact's latest answered attempt: its 50 most common values with their counts (most common first, ties in value order), the answered contacts that set another value (`otherCount`) and those that did not set it (`missingCount`).
+         */
+        get: operations["getTaskResults"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/task/{id}/export": {
         parameters: {
             query?: never;
@@ -540,7 +560,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Change the tenant's settings (D14): the fields sent change, null clears one */
+        /**
+         * Change the tenant's settings (D14): the fields sent change, null clears one
+         * @description `defaultCallerId` and `defaultContactFlowId` must name one of the tenant's `callerIds` and `contactFlows` (400 naming it), which the operator assigns: a request that sends `callerIds` or `contactFlows` is 400 (D22).
+         */
         post: operations["updateSettings"];
         delete?: never;
         options?: never;
@@ -616,6 +639,43 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/operator/telephony/{tenant}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A tenant's caller IDs and contact flows (D22); empty lists for a tenant assigned none */
+        get: operations["getTelephony"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/operator/telephony/update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replace a tenant's caller IDs and contact flows (D22); a default no longer assigned is cleared
+         * @description With Amazon Connect each new number must be claimed by the instance and each new flow one of its published contact flows (400 naming it). 409: a number another tenant holds, or a number or flow removed that a DRAFT, RUNNING or PAUSED task of the tenant names (the message names the number or the task); nothing changes then. Every assignment is a TelephonyChanged audit event (D25).
+         */
+        post: operations["assignTelephony"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -654,6 +714,23 @@ export interface components {
             taskDesc?: string | null;
             dataSourceId: string;
         };
+        /** @description `POST /api/operator/telephony/update`: the tenant's whole lists, which replace its own. */
+        AssignTelephony: {
+            /**
+             * @description The tenant assigned.
+             * @example acme
+             */
+            tenant: string;
+            /**
+             * @description Up to 100 numbers in E.164 (valid per libphonenumber), each once and of no other tenant.
+             * @example [
+             *       "+12125550100"
+             *     ]
+             */
+            callerIds: string[];
+            /** @description Up to 50 flows, each id once. */
+            contactFlows: components["schemas"]["ContactFlow"][];
+        };
         /**
          * @description What blocks a task from dialling (D19), the first that holds.
          * @enum {string}
@@ -681,6 +758,20 @@ export interface components {
             inFlight: number;
             /** Format: int64 */
             final: number;
+        };
+        /** @description A contact flow the operator assigned to a tenant: the provider's id and a name to show. */
+        ContactFlow: {
+            /**
+             * @description The provider's id of the flow (Amazon Connect: the flow's id in the instance), 1-128
+             *     characters of letters, digits, `-` and `_`.
+             * @example 8c2f1a9e-1b7d-4c3e-9f7a-2d4e6b8c0a1f
+             */
+            id: string;
+            /**
+             * @description 1-100 characters.
+             * @example Order reminder
+             */
+            name: string;
         };
         /**
          * @description A contact's fields (D6): `phoneNumber`, the known fields and up to 30 custom ones, every
@@ -967,6 +1058,30 @@ export interface components {
             message: string;
             data: components["schemas"]["Nothing"];
         };
+        /** @description One result attribute's values among the task's answered contacts. */
+        ResultAttribute: {
+            /** @example outcome */
+            name: string;
+            /** @description The 50 most common values, most common first (ties in value order). */
+            values: components["schemas"]["ResultValue"][];
+            /**
+             * Format: int64
+             * @description Answered contacts that set a value not listed in `values`.
+             */
+            otherCount: number;
+            /**
+             * Format: int64
+             * @description Answered contacts that did not set it.
+             */
+            missingCount: number;
+        };
+        /** @description A value and the answered contacts that set it. */
+        ResultValue: {
+            /** @example confirmed */
+            value: string;
+            /** Format: int64 */
+            count: number;
+        };
         /**
          * @description A retry rule of a task (D18): after an attempt that ended for `reason`, wait `delay_seconds`
          *     instead of the task's `callInterval`, and make no more attempts once `max_attempts` are made.
@@ -1077,6 +1192,22 @@ export interface components {
             callingHours?: components["schemas"]["HoursView"] | null;
             frequencyCap?: components["schemas"]["FrequencyCap"] | null;
             updateTime?: string | null;
+            /**
+             * @description The numbers the operator assigned the tenant, in E.164 (D22); read-only here.
+             * @example [
+             *       "+12125550100"
+             *     ]
+             */
+            callerIds: string[];
+            /** @description The contact flows the operator assigned the tenant (D22); read-only here. */
+            contactFlows: components["schemas"]["ContactFlow"][];
+            /**
+             * @description One of `callerIds`: what a task without its own calls from (D22).
+             * @example +12125550100
+             */
+            defaultCallerId?: string | null;
+            /** @description The id of one of `contactFlows`: what a task without its own plays (D22). */
+            defaultContactFlowId?: string | null;
         };
         /** @description Contacts whose current state is each skip (D18). */
         SkipCounts: {
@@ -1579,6 +1710,22 @@ export interface components {
                 callingHours?: components["schemas"]["HoursView"] | null;
                 frequencyCap?: components["schemas"]["FrequencyCap"] | null;
                 updateTime?: string | null;
+                /**
+                 * @description The numbers the operator assigned the tenant, in E.164 (D22); read-only here.
+                 * @example [
+                 *       "+12125550100"
+                 *     ]
+                 */
+                callerIds: string[];
+                /** @description The contact flows the operator assigned the tenant (D22); read-only here. */
+                contactFlows: components["schemas"]["ContactFlow"][];
+                /**
+                 * @description One of `callerIds`: what a task without its own calls from (D22).
+                 * @example +12125550100
+                 */
+                defaultCallerId?: string | null;
+                /** @description The id of one of `contactFlows`: what a task without its own plays (D22). */
+                defaultContactFlowId?: string | null;
             };
         };
         /** @description A success (D1): `{"code":0,"message":"success","data":...}`. */
@@ -1597,6 +1744,27 @@ export interface components {
             data: {
                 id: components["schemas"]["Id"];
                 status: components["schemas"]["TaskStatus"];
+            };
+        };
+        /** @description A success (D1): `{"code":0,"message":"success","data":...}`. */
+        Success_TaskResults: {
+            /**
+             * Format: int32
+             * @description Always 0.
+             */
+            code: number;
+            /**
+             * @description Always `success`.
+             * @example success
+             */
+            message: string;
+            /**
+             * @description `GET /api/task/{id}/results` (D22): what the flows of the task's answered calls reported,
+             *     over each contact's latest answered attempt.
+             */
+            data: {
+                /** @description One entry per result attribute of the task, in the task's order. */
+                attributes: components["schemas"]["ResultAttribute"][];
             };
         };
         /** @description A success (D1): `{"code":0,"message":"success","data":...}`. */
@@ -1703,6 +1871,32 @@ export interface components {
             };
         };
         /** @description A success (D1): `{"code":0,"message":"success","data":...}`. */
+        Success_TelephonyView: {
+            /**
+             * Format: int32
+             * @description Always 0.
+             */
+            code: number;
+            /**
+             * @description Always `success`.
+             * @example success
+             */
+            message: string;
+            /** @description A tenant's numbers and flows as the operator's routes show them (D22). */
+            data: {
+                /** @example acme */
+                tenant: string;
+                /**
+                 * @description E.164.
+                 * @example [
+                 *       "+12125550100"
+                 *     ]
+                 */
+                callerIds: string[];
+                contactFlows: components["schemas"]["ContactFlow"][];
+            };
+        };
+        /** @description A success (D1): `{"code":0,"message":"success","data":...}`. */
         Success_UploadTicketView: {
             /**
              * Format: int32
@@ -1736,6 +1930,14 @@ export interface components {
              * @description 0 all (default), 1 success, 2 failed or no answer, 3 not dialled.
              */
             status?: number | null;
+        };
+        /**
+         * @description `GET /api/task/{id}/results` (D22): what the flows of the task's answered calls reported,
+         *     over each contact's latest answered attempt.
+         */
+        TaskResults: {
+            /** @description One entry per result attribute of the task, in the task's order. */
+            attributes: components["schemas"]["ResultAttribute"][];
         };
         /** @description A row of `GET /api/task/list`. Times are `yyyy-MM-dd HH:mm:ss` in the service's zone (D4). */
         TaskRow: {
@@ -1833,6 +2035,19 @@ export interface components {
             /** @description Why the provider refused the task (FAILED). */
             failReason?: string | null;
         };
+        /** @description A tenant's numbers and flows as the operator's routes show them (D22). */
+        TelephonyView: {
+            /** @example acme */
+            tenant: string;
+            /**
+             * @description E.164.
+             * @example [
+             *       "+12125550100"
+             *     ]
+             */
+            callerIds: string[];
+            contactFlows: components["schemas"]["ContactFlow"][];
+        };
         /** @description `POST /api/dataSource/update`: the fields sent change, the others stay. */
         UpdateDataSource: {
             id: string;
@@ -1853,6 +2068,13 @@ export interface components {
             defaultCountry?: string | null;
             callingHours?: components["schemas"]["HoursInput"] | null;
             frequencyCap?: components["schemas"]["CapInput"] | null;
+            /**
+             * @description One of the tenant's `callerIds`: what a task without its own calls from (D22).
+             * @example +12125550100
+             */
+            defaultCallerId?: string | null;
+            /** @description The id of one of the tenant's `contactFlows`: what a task without its own plays (D22). */
+            defaultContactFlowId?: string | null;
         };
         /** @description `POST /api/task/update`: a DRAFT task's fields that change. */
         UpdateTask: components["schemas"]["SettingsInput"] & {
@@ -5090,6 +5312,105 @@ export interface operations {
             };
         };
     };
+    getTaskResults: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The task's id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done; the result is in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success_TaskResults"];
+                };
+            };
+            /** @description The request is malformed, or a field breaks its rules; the message names it (D1, D6). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /**
+             * @description A valid token without a tenant (D3), without the route's scope, or without a `sub` on a
+             *     change the audit records (D25).
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /** @description No such record for this tenant: another tenant's record answers the same (D3). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /** @description An internal failure; the cause is logged under the request's `x-request-id`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /**
+             * @description A dependency is busy; nothing changed, send the same request again after `Retry-After`
+             *     seconds (D1).
+             */
+            503: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+        };
+    };
     exportTask: {
         parameters: {
             query?: {
@@ -6038,6 +6359,209 @@ export interface operations {
             };
             /** @description The file is of a type the service does not read (CSV and `.xlsx` only). */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /** @description An internal failure; the cause is logged under the request's `x-request-id`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /**
+             * @description A dependency is busy; nothing changed, send the same request again after `Retry-After`
+             *     seconds (D1).
+             */
+            503: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+        };
+    };
+    getTelephony: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The tenant's id */
+                tenant: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done; the result is in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success_TelephonyView"];
+                };
+            };
+            /** @description The request is malformed, or a field breaks its rules; the message names it (D1, D6). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /**
+             * @description A valid token without a tenant (D3), without the route's scope, or without a `sub` on a
+             *     change the audit records (D25).
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /** @description An internal failure; the cause is logged under the request's `x-request-id`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /**
+             * @description A dependency is busy; nothing changed, send the same request again after `Retry-After`
+             *     seconds (D1).
+             */
+            503: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+        };
+    };
+    assignTelephony: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AssignTelephony"];
+            };
+        };
+        responses: {
+            /** @description Done; the result is in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success_TelephonyView"];
+                };
+            };
+            /** @description The request is malformed, or a field breaks its rules; the message names it (D1, D6). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /**
+             * @description A valid token without a tenant (D3), without the route's scope, or without a `sub` on a
+             *     change the audit records (D25).
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /**
+             * @description A name or phone number already exists, the record is in use, a concurrent change won, the
+             *     tenant already runs as many imports or export jobs as it may, or one of its limits is
+             *     reached (D26: records held, RUNNING tasks, direct exports at once); the message names it.
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /** @description The body or file is larger than allowed; the message names the way that takes it. */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };

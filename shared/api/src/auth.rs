@@ -1,5 +1,6 @@
 //! Who a request acts for (D2, D3, D25): its tenant, the `sub` of its token, and the scope its
-//! route needs when scopes are required. The claims come from the HTTP API's JWT authorizer (the
+//! route needs when scopes are required; on the operator's routes (D22), the operator, whose
+//! scope is needed always. The claims come from the HTTP API's JWT authorizer (the
 //! request context) in AWS, or from the bearer token verified in process locally
 //! ([`AuthConfig`]). Either way a token whose `token_use` is there and is not `access` (an ID
 //! token) is refused 401 (D25).
@@ -26,19 +27,25 @@ pub struct Principal {
     pub actor: Actor,
 }
 
+/// Who makes a request of the operator's routes (D22, D25): the token's `sub`, whatever tenant
+/// the token names, if any.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Operator {
+    pub actor: Actor,
+}
+
 impl Caller {
     /// The [`Principal`] of an audited change: 403 without a `sub`.
     pub fn principal(self) -> Result<Principal, Error> {
-        let actor = self.actor.ok_or_else(|| {
-            Error::Forbidden(
-                "token has no valid sub claim, which names who made an audited change".into(),
-            )
-        })?;
         Ok(Principal {
             tenant: self.tenant,
-            actor,
+            actor: self.actor.ok_or_else(no_sub)?,
         })
     }
+}
+
+fn no_sub() -> Error {
+    Error::Forbidden("token has no valid sub claim, which names who made an audited change".into())
 }
 
 /// The tenant of a request, or 401 / 403 (D2, D3, D25).
@@ -53,7 +60,53 @@ pub fn caller_of(
     request: &Parts,
     scopes: Option<&RequiredScopes>,
 ) -> Result<Caller, Error> {
-    let (tenant_claim, claim): (&str, ClaimOf) = match auth {
+    let (tenant_claim, claim) = claims_of(auth, request)?;
+    let tenant = tenant_from(claim(tenant_claim).as_deref(), tenant_claim)?;
+    if let Some(scopes) = scopes {
+        granted(scopes, request, &claim)?;
+    }
+    Ok(Caller {
+        tenant,
+        actor: actor_of(&claim),
+    })
+}
+
+/// The [`Operator`] of a request of the operator's routes, whose token must grant their scope as
+/// `scopes` spells it, whatever `REQUIRE_SCOPES` says and whatever tenant it names: 401 without
+/// a valid access token, 403 without the scope or a `sub` (D22, D25).
+pub fn operator_of(
+    auth: &AuthConfig,
+    request: &Parts,
+    scopes: &RequiredScopes,
+) -> Result<Operator, Error> {
+    let (_, claim) = claims_of(auth, request)?;
+    granted(scopes, request, &claim)?;
+    Ok(Operator {
+        actor: actor_of(&claim).ok_or_else(no_sub)?,
+    })
+}
+
+/// 403 unless the token's `scope` claim grants what `scopes` asks of the request's route.
+fn granted(scopes: &RequiredScopes, request: &Parts, claim: &ClaimOf) -> Result<(), Error> {
+    scopes.check(
+        &request.method,
+        request.uri.path(),
+        claim("scope").as_deref(),
+    )
+}
+
+/// The actor the `sub` claim names, if it can name one.
+fn actor_of(claim: &ClaimOf) -> Option<Actor> {
+    claim("sub").and_then(|sub| Actor::parse(&sub).ok())
+}
+
+/// The name of the tenant claim and the verified claims of a request: 401 without a valid
+/// access token.
+fn claims_of<'a>(
+    auth: &'a AuthConfig,
+    request: &'a Parts,
+) -> Result<(&'a str, ClaimOf<'a>), Error> {
+    Ok(match auth {
         AuthConfig::ApiGateway { tenant_claim } => {
             let claims = authorizer_claims(request)
                 .ok_or_else(|| Error::Unauthenticated("missing or invalid bearer token".into()))?;
@@ -73,17 +126,7 @@ pub fn caller_of(
                 Box::new(move |name| claims.get(name).and_then(Value::as_str).map(str::to_owned)),
             )
         }
-    };
-    let tenant = tenant_from(claim(tenant_claim).as_deref(), tenant_claim)?;
-    if let Some(scopes) = scopes {
-        scopes.check(
-            &request.method,
-            request.uri.path(),
-            claim("scope").as_deref(),
-        )?;
-    }
-    let actor = claim("sub").and_then(|sub| Actor::parse(&sub).ok());
-    Ok(Caller { tenant, actor })
+    })
 }
 
 /// One verified claim of a request, by name.

@@ -1,4 +1,4 @@
-//! `/api/settings` (D14) and `/api/dnc/...` (D16): what every task of a tenant obeys. Their
+//! `/api/settings` (D14, D22) and `/api/dnc/...` (D16): what every task of a tenant obeys. Their
 //! changes are made by a [`Principal`], the token's tenant and `sub`, whom their audit events
 //! name (D25).
 
@@ -77,10 +77,46 @@ struct UpdateSettings {
     #[serde(default)]
     #[schema(value_type = Option<CapInput>)]
     frequency_cap: Nullable<CapInput>,
+    /// One of the tenant's `callerIds`: what a task without its own calls from (D22).
+    #[serde(default)]
+    #[schema(value_type = Option<String>, example = "+12125550100")]
+    default_caller_id: Nullable<Text>,
+    /// The id of one of the tenant's `contactFlows`: what a task without its own plays (D22).
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    default_contact_flow_id: Nullable<Text>,
+    /// Assigned by the operator (D22): a request that sends it is refused.
+    #[serde(default)]
+    #[schema(ignore)]
+    caller_ids: Nullable<serde_json::Value>,
+    /// Assigned by the operator (D22): a request that sends it is refused.
+    #[serde(default)]
+    #[schema(ignore)]
+    contact_flows: Nullable<serde_json::Value>,
+}
+
+impl UpdateSettings {
+    /// 400 when the request tries to set what only the operator assigns (D22).
+    fn refuse_assignments(&self) -> Result<(), Error> {
+        for (field, sent) in [
+            ("callerIds", &self.caller_ids),
+            ("contactFlows", &self.contact_flows),
+        ] {
+            if !matches!(sent, Nullable::Absent) {
+                return Err(Error::invalid(format!(
+                    "{field} are assigned by the operator (POST /api/operator/telephony/update), not set here"
+                )));
+            }
+        }
+        Ok(())
+    }
 }
 
 #[utoipa::path(post, operation_id = "updateSettings", path = "/api/settings/update", tag = "settings",
     summary = "Change the tenant's settings (D14): the fields sent change, null clears one",
+    description = "`defaultCallerId` and `defaultContactFlowId` must name one of the tenant's \
+        `callerIds` and `contactFlows` (400 naming it), which the operator assigns: a request that \
+        sends `callerIds` or `contactFlows` is 400 (D22).",
     request_body = UpdateSettings,
     responses((status = 200, description = "Done; the result is in `data`", body = Success<SettingsView>), TooLarge, Refused))]
 async fn update_settings(
@@ -88,6 +124,8 @@ async fn update_settings(
     Principal { tenant, actor }: Principal,
     Payload(body): Payload<UpdateSettings>,
 ) -> Reply<SettingsView> {
+    body.refuse_assignments()?;
+    let trimmed = |text: Text| Ok::<_, Error>(text.as_str().trim().to_owned());
     let change = SettingsChange {
         default_country: body
             .default_country
@@ -98,6 +136,8 @@ async fn update_settings(
         frequency_cap: body
             .frequency_cap
             .change(|cap| FrequencyCap::new(cap.max_calls.0, cap.period_hours.0))?,
+        default_caller_id: body.default_caller_id.change(trimmed)?,
+        default_contact_flow_id: body.default_contact_flow_id.change(trimmed)?,
     };
     let settings = compliance::update_settings(&app.store, &tenant, &actor, &change).await?;
     Ok(Envelope(settings.view(app.zone())))

@@ -168,6 +168,8 @@ impl IntoResponses for FileResponses {
         (name = "export", description = "Export jobs (D8)"),
         (name = "settings", description = "The tenant's settings (D14)"),
         (name = "dnc", description = "The tenant's do-not-call list (D16)"),
+        (name = "operator", description = "The operator's assignment of caller IDs and contact \
+            flows to tenants (D22): the outbound/operator scope, whatever the token's tenant"),
     )
 )]
 struct Base;

@@ -1,8 +1,9 @@
 //! Request extractors: the authenticated [`Tenant`] (or [`Principal`], the tenant and who made
-//! an audited change), JSON object bodies and query strings, each failing with the precise error
+//! an audited change; or the [`Operator`] of the operator's routes), JSON object bodies and
+//! query strings, each failing with the precise error
 //! of D1, D5, D6 and D25.
 
-use super::auth::{caller_of, Principal};
+use super::auth::{caller_of, operator_of, Operator, Principal};
 use super::{ApiState, Refusal};
 use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, Request};
@@ -38,6 +39,21 @@ impl FromRequestParts<ApiState> for Principal {
         ApiState(app): &ApiState,
     ) -> Result<Self, Self::Rejection> {
         Ok(caller_of(&app.config.auth, parts, app.config.scopes.as_ref())?.principal()?)
+    }
+}
+
+impl FromRequestParts<ApiState> for Operator {
+    type Rejection = Refusal;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        ApiState(app): &ApiState,
+    ) -> Result<Self, Self::Rejection> {
+        Ok(operator_of(
+            &app.config.auth,
+            parts,
+            &app.config.operator_scopes,
+        )?)
     }
 }
 

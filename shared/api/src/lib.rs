@@ -10,6 +10,7 @@ pub mod envelope;
 pub mod export;
 pub mod extract;
 pub mod fields;
+pub mod operator;
 pub mod rate;
 pub mod task;
 
@@ -62,12 +63,13 @@ pub fn finish(router: OpenApiRouter<ApiState>, app: App) -> Router {
 }
 
 /// The router of the data source function, which also answers the state of export jobs, the
-/// tenant's settings and its do-not-call list.
+/// tenant's settings and its do-not-call list, and the operator's routes (D22).
 pub fn datasource_api(app: App) -> Router {
     finish(
         datasource::routes()
             .merge(export::routes())
-            .merge(compliance::routes()),
+            .merge(compliance::routes())
+            .merge(operator::routes()),
         app,
     )
 }
@@ -83,6 +85,7 @@ pub fn all_routes() -> OpenApiRouter<ApiState> {
         .merge(task::routes())
         .merge(export::routes())
         .merge(compliance::routes())
+        .merge(operator::routes())
 }
 
 /// The local server: every route the Lambdas serve, and the OpenAPI document at
@@ -100,7 +103,7 @@ pub fn local_api(app: App) -> Router {
 
 /// The function `template.yaml` routes `path` to: `/api/task/...` is the task function's, every
 /// other path the data source function's (its routes, the export jobs', the settings', the
-/// do-not-call list's and the catch-all `/{proxy+}`). The local server, which serves them all,
+/// do-not-call list's, the operator's and the catch-all `/{proxy+}`). The local server, which serves them all,
 /// runs each request as the function that would serve it in AWS.
 pub fn function_of(path: &str) -> Function {
     match path.strip_prefix("/api/task/") {

@@ -19,8 +19,8 @@ use outbound_model::task::{
     in_range, ClockTime, TaskOperation, TaskRow, TaskStat, TaskView, WindowZone, ZoneName,
 };
 use outbound_model::telephony::{
-    check_result_name, refuse_own, CallerIdChoice, Voicemail, E164_FIELD, MAX_CALL_ATTRIBUTES,
-    MAX_RESULT_ATTRIBUTES,
+    check_result_name, refuse_own, CallerIdChoice, TaskResults, Voicemail, E164_ATTRIBUTE,
+    MAX_CALL_ATTRIBUTES, MAX_RESULT_ATTRIBUTES,
 };
 use outbound_model::Tenant;
 use outbound_model::{Description, Id, Name, TaskStatus};
@@ -48,6 +48,7 @@ pub fn routes() -> OpenApiRouter<ApiState> {
         .routes(routes!(recall))
         .routes(routes!(stat))
         .routes(routes!(diagnostics))
+        .routes(routes!(results))
         .routes(routes!(export_contacts))
         .routes(routes!(super::export::task_job))
 }
@@ -221,7 +222,7 @@ fn call_attributes(names: Vec<String>) -> Result<Vec<String>, Error> {
         |field, name| {
             refuse_own(field, name)?;
             let contact_field =
-                FieldName::parse(name).is_ok() || [PHONE_FIELD, E164_FIELD].contains(&name);
+                FieldName::parse(name).is_ok() || [PHONE_FIELD, E164_ATTRIBUTE].contains(&name);
             if !contact_field {
                 return Err(Error::invalid(format!(
                     "{field} must be a contact field: customerName, address, orderAmount, e164, \
@@ -337,6 +338,23 @@ async fn diagnostics(
     let zone = app.zone();
     let view = task::diagnostics(&app.store, &tenant, &id, &app.config.dialing, zone).await?;
     Ok(Envelope(view))
+}
+
+#[utoipa::path(get, operation_id = "getTaskResults", path = "/api/task/{id}/results", tag = "task",
+    summary = "What the flows of the task's answered calls reported (D22)",
+    description = "For each of the task's `resultAttributes`, in order, over each contact's latest \
+        answered attempt: its 50 most common values with their counts (most common first, ties in \
+        value order), the answered contacts that set another value (`otherCount`) and those that \
+        did not set it (`missingCount`).",
+    params(("id" = String, Path, description = "The task's id")),
+    responses((status = 200, description = "Done; the result is in `data`", body = Success<TaskResults>), NotFound, Refused))]
+async fn results(
+    State(app): State<App>,
+    tenant: Tenant,
+    Path(id): Path<String>,
+) -> Reply<TaskResults> {
+    let found = task::results(&app.store, &tenant, &existing_id(KIND, &id)?).await?;
+    Ok(Envelope(found))
 }
 
 #[utoipa::path(get, operation_id = "getTaskStat", path = "/api/task/{id}/stat", tag = "task",

@@ -144,13 +144,19 @@ impl RequiredScopes {
     ) -> Result<Option<Self>, ConfigError> {
         match lookup("REQUIRE_SCOPES").as_deref().map(str::trim) {
             None | Some("") | Some("false") => Ok(None),
-            Some("true") => Ok(Some(RequiredScopes {
-                prefix: lookup("SCOPE_PREFIX").unwrap_or_else(|| "outbound/".into()),
-            })),
+            Some("true") => Ok(Some(RequiredScopes::always(lookup))),
             Some(other) => Err(ConfigError {
                 name: "REQUIRE_SCOPES",
                 problem: format!("{other:?} is neither true nor false"),
             }),
+        }
+    }
+
+    /// Every route's scope whatever `REQUIRE_SCOPES` says, with `SCOPE_PREFIX`: what the
+    /// operator's routes check always (D25).
+    pub fn always(lookup: &impl Fn(&str) -> Option<String>) -> Self {
+        RequiredScopes {
+            prefix: lookup("SCOPE_PREFIX").unwrap_or_else(|| "outbound/".into()),
         }
     }
 

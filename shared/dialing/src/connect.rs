@@ -4,7 +4,8 @@
 //! task, the number, or only this moment; reading the contact events EventBridge delivers to the
 //! call-events queue ([`parse_event`]); and the one mapping from Connect's disconnect reasons and
 //! answering-machine statuses to the outcomes of D13 ([`report`]), shared by events and
-//! `DescribeContact`.
+//! `DescribeContact`; and the instance's claimed numbers and flows, which an operator's
+//! assignment may name (D22: [`ConnectCatalog`]).
 
 use super::provider::{Busy, CallRequest, CallStatus, PlaceError, Provider, ServiceRefusal};
 use aws_sdk_connect::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
@@ -21,6 +22,8 @@ use outbound_adapters::aws::Lazy;
 use outbound_model::call::{CallAttempt, CallReport, Outcome};
 use outbound_model::error::ConfigError;
 use outbound_model::error::Error;
+use outbound_model::settings::TenantSettings;
+use outbound_model::telephony::Assignment;
 use outbound_model::telephony::Voicemail;
 use outbound_model::Phone;
 use serde::Deserialize;
@@ -29,6 +32,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 const INSTANCE_ID: &str = "CONNECT_INSTANCE_ID";
+const INSTANCE_ARN: &str = "CONNECT_INSTANCE_ARN";
 const CONTACT_FLOW_ID: &str = "CONNECT_CONTACT_FLOW_ID";
 const SOURCE_PHONE_NUMBER: &str = "CONNECT_SOURCE_PHONE_NUMBER";
 const QUEUE_ID: &str = outbound_app::config::dialing::CONNECT_QUEUE_ID;
@@ -39,6 +43,9 @@ const CAMPAIGN_FALLBACK: &str = "CONNECT_CAMPAIGN_FALLBACK";
 pub struct ConnectSettings {
     /// The Connect instance (`CONNECT_INSTANCE_ID`).
     pub instance_id: String,
+    /// Its ARN (`CONNECT_INSTANCE_ARN`): the numbers claimed to it are listed by it (D22); unset,
+    /// by its id.
+    pub instance_arn: Option<String>,
     /// The contact flow every call runs (`CONNECT_CONTACT_FLOW_ID`).
     pub contact_flow_id: String,
     /// The caller id the called party sees.
@@ -65,8 +72,9 @@ impl ConnectSettings {
         Self::from_lookup(|name| std::env::var(name).ok())
     }
 
-    /// Reads `CONNECT_INSTANCE_ID`, `CONNECT_CONTACT_FLOW_ID` and exactly one of
-    /// `CONNECT_SOURCE_PHONE_NUMBER` and `CONNECT_QUEUE_ID` through `lookup`.
+    /// Reads `CONNECT_INSTANCE_ID`, `CONNECT_CONTACT_FLOW_ID`, exactly one of
+    /// `CONNECT_SOURCE_PHONE_NUMBER` and `CONNECT_QUEUE_ID`, and `CONNECT_INSTANCE_ARN` if set,
+    /// through `lookup`.
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
         let set = |name: &str| {
             lookup(name)
@@ -117,6 +125,7 @@ impl ConnectSettings {
         };
         Ok(ConnectSettings {
             instance_id,
+            instance_arn: set(INSTANCE_ARN),
             contact_flow_id,
             source,
             general_fallback,
@@ -167,9 +176,30 @@ pub fn client(sdk: &aws_config::SdkConfig) -> aws_sdk_connect::Client {
     aws_sdk_connect::Client::from_conf(builder.build())
 }
 
-/// What a Connect request needs: its action on the contacts of the instance it names.
+/// What a Connect request needs: its action on the contacts, flows or numbers of the instance it
+/// names.
 fn recorded_actions(operation: &str, input: &actions::Input) -> Vec<actions::Access> {
     use aws_sdk_connect::operation as op;
+    if let Some(input) = input.downcast_ref::<op::describe_contact_flow::DescribeContactFlowInput>()
+    {
+        return vec![actions::Access::new(
+            format!("connect:{operation}"),
+            format!(
+                "connect/{}/contact-flow/{}",
+                input.instance_id().unwrap_or_default(),
+                input.contact_flow_id().unwrap_or_default()
+            ),
+        )];
+    }
+    if let Some(input) = input.downcast_ref::<op::list_phone_numbers_v2::ListPhoneNumbersV2Input>()
+    {
+        let instance = (input.instance_id())
+            .or_else(|| input.target_arn().and_then(|arn| arn.rsplit('/').next()));
+        return vec![actions::Access::new(
+            format!("connect:{operation}"),
+            format!("connect/{}/phone-number/*", instance.unwrap_or_default()),
+        )];
+    }
     let instance = if let Some(input) = input.downcast_ref::<StartOutboundVoiceContactInput>() {
         input.instance_id()
     } else if let Some(input) = input.downcast_ref::<op::describe_contact::DescribeContactInput>() {
@@ -289,6 +319,108 @@ impl Provider for ConnectProvider {
             }
             Err(error) => Err(Error::dependency("get contact attributes", error)),
         }
+    }
+}
+
+/// The numbers claimed to the instance and its flows: what an operator's assignment may name
+/// (D22). Every caller ID must be a number the instance has claimed (`ListPhoneNumbersV2` by the
+/// instance's ARN, every page) and every flow one of its published, active contact flows
+/// (`DescribeContactFlow`); only the entries the tenant does not hold already are asked about.
+#[derive(Clone, Debug)]
+pub struct ConnectCatalog {
+    client: Lazy<aws_sdk_connect::Client>,
+    settings: ConnectSettings,
+}
+
+impl ConnectCatalog {
+    pub fn new(client: Lazy<aws_sdk_connect::Client>, settings: ConnectSettings) -> Self {
+        ConnectCatalog { client, settings }
+    }
+
+    /// Every number claimed to the instance, in E.164.
+    async fn claimed_numbers(&self) -> Result<std::collections::HashSet<String>, Error> {
+        let request = self.client.get().list_phone_numbers_v2().max_results(1000);
+        let request = match &self.settings.instance_arn {
+            Some(arn) => request.target_arn(arn),
+            None => request.instance_id(&self.settings.instance_id),
+        };
+        let mut pages = request.into_paginator().send();
+        let mut claimed = std::collections::HashSet::new();
+        while let Some(page) = pages.next().await {
+            let page = page.map_err(|error| Error::dependency("list claimed numbers", error))?;
+            claimed.extend(
+                page.list_phone_numbers_summary_list()
+                    .iter()
+                    .filter_map(|number| number.phone_number())
+                    .map(str::to_owned),
+            );
+        }
+        Ok(claimed)
+    }
+
+    /// Why the instance's flow `id` cannot be a tenant's (missing, not published, archived, or
+    /// not a contact flow); `None` when it can.
+    async fn flow_refusal(&self, id: &str) -> Result<Option<&'static str>, Error> {
+        use aws_sdk_connect::types::{ContactFlowState, ContactFlowType};
+        let answer = self
+            .client
+            .get()
+            .describe_contact_flow()
+            .instance_id(&self.settings.instance_id)
+            .contact_flow_id(id)
+            .send()
+            .await;
+        let flow = match answer {
+            Ok(output) => output.contact_flow,
+            Err(error) => {
+                let service = error.as_service_error();
+                if service.is_some_and(|e| e.is_resource_not_found_exception()) {
+                    return Ok(Some("is not a flow of the Amazon Connect instance"));
+                }
+                if service.is_some_and(|e| e.is_contact_flow_not_published_exception()) {
+                    return Ok(Some("is not published in the Amazon Connect instance"));
+                }
+                return Err(Error::dependency("describe contact flow", error));
+            }
+        };
+        Ok(match flow {
+            None => Some("is not a flow of the Amazon Connect instance"),
+            Some(flow) if flow.state() == Some(&ContactFlowState::Archived) => {
+                Some("is archived in the Amazon Connect instance")
+            }
+            Some(flow) if flow.r#type() != Some(&ContactFlowType::ContactFlow) => {
+                Some("is not a contact flow (its type is not CONTACT_FLOW)")
+            }
+            Some(_) => None,
+        })
+    }
+}
+
+impl super::catalog::Catalog for ConnectCatalog {
+    async fn check(&self, assignment: &Assignment, held: &TenantSettings) -> Result<(), Error> {
+        let new_numbers: Vec<(usize, &String)> = (assignment.caller_ids.iter().enumerate())
+            .filter(|(_, number)| !held.caller_ids.contains(number))
+            .collect();
+        if !new_numbers.is_empty() {
+            let claimed = self.claimed_numbers().await?;
+            if let Some((at, number)) = new_numbers.iter().find(|(_, n)| !claimed.contains(*n)) {
+                return Err(Error::invalid(format!(
+                    "callerIds[{at}] {number} is not a number the Amazon Connect instance has claimed"
+                )));
+            }
+        }
+        for (at, flow) in assignment.contact_flows.iter().enumerate() {
+            if held.contact_flows.iter().any(|old| old.id == flow.id) {
+                continue;
+            }
+            if let Some(why) = self.flow_refusal(&flow.id).await? {
+                return Err(Error::invalid(format!(
+                    "contactFlows[{at}].id {} {why}",
+                    flow.id
+                )));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -694,6 +826,7 @@ mod tests {
             settings,
             ConnectSettings {
                 instance_id: "5c1b0f2e-8d4a-4e6b-9a37-2f61c0d8e915".into(),
+                instance_arn: None,
                 contact_flow_id: "9e4a7c12-3b8d-4f60-a1e5-d27f0b6c8a34".into(),
                 source: CallerSource::Number("+442038089410".into()),
                 general_fallback: false,
@@ -768,6 +901,7 @@ mod tests {
     fn settings(source: CallerSource) -> ConnectSettings {
         ConnectSettings {
             instance_id: "5c1b0f2e-8d4a-4e6b-9a37-2f61c0d8e915".into(),
+            instance_arn: None,
             contact_flow_id: "9e4a7c12-3b8d-4f60-a1e5-d27f0b6c8a34".into(),
             source,
             general_fallback: false,
@@ -793,6 +927,7 @@ mod tests {
             caller_id: None,
             contact_flow_id: None,
             voicemail: Voicemail::HangUp,
+            simulated_results: None,
         }
     }
 

@@ -3,6 +3,7 @@
 
 use crate::call_event::EndedCall;
 use crate::engine::Engine;
+use crate::flow_results::{self, ContactFlowEvent};
 use crate::Provider;
 use aws_lambda_events::event::eventbridge::EventBridgeEvent;
 use aws_lambda_events::event::sqs::SqsEvent;
@@ -60,6 +61,22 @@ impl DialInbox {
             },
         }
     }
+}
+
+/// flow-results: each Amazon Connect flow's report of what it found (D22), written on its
+/// call's record; answered with the flat object of strings Connect takes.
+pub async fn serve_flow_results() -> Result<(), lambda_runtime::Error> {
+    outbound_telemetry::init();
+    let app = App::from_env().await?;
+    let store = &app.store;
+    lambda_runtime::run(service_fn(
+        move |event: LambdaEvent<ContactFlowEvent>| async move {
+            flow_results::record(store, &event.payload, flow_results::PATIENCE)
+                .await
+                .map_err(|error| lambda_runtime::Error::from(error.to_string()))
+        },
+    ))
+    .await
 }
 
 /// dialer and call-events: every SQS batch, failed messages reported for redelivery.

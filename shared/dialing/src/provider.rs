@@ -31,6 +31,8 @@ pub struct CallRequest {
     pub attributes: BTreeMap<String, String>,
     /// What the call does when voicemail answers (D22).
     pub voicemail: Voicemail,
+    /// The contact's `simulatedResults` field (D22): read by the simulated provider only.
+    pub simulated_results: Option<String>,
 }
 
 impl CallRequest {

@@ -6,8 +6,9 @@
 use super::provider::{Busy, CallRequest, CallStatus, PlaceError, Provider};
 use outbound_adapters::queue::{Message, Queue};
 use outbound_app::config::dialing::SimulatedSettings;
-use outbound_model::call::{CallAttempt, CallReport, Reason};
+use outbound_model::call::{CallAttempt, CallReport, Outcome, Reason};
 use outbound_model::error::Error;
+use outbound_model::telephony::{parse_simulated_results, Results};
 use serde::{Deserialize, Serialize};
 
 /// The message the simulated provider sends when a call ends.
@@ -93,18 +94,33 @@ pub fn decide(
     reason.report(duration)
 }
 
+/// What the simulated flow sets on a call that ended with `report`: the pairs of the contact's
+/// `simulatedResults` (D22) when it was answered, nothing otherwise. The outcome keeps the
+/// task's `resultAttributes` among them.
+pub fn flow_results(report: &CallReport, simulated_results: Option<&str>) -> Results {
+    match simulated_results {
+        Some(raw) if report.outcome == Outcome::Success => parse_simulated_results(raw)
+            .into_iter()
+            .map(|(name, value)| (name.to_owned(), value.to_owned()))
+            .collect(),
+        _ => Results::new(),
+    }
+}
+
 impl Provider for SimulatedProvider {
     async fn place(&self, call: &CallRequest) -> Result<String, PlaceError> {
         let call_id = format!("sim-{}", call.token());
+        let mut report = decide(
+            &self.settings,
+            call.phone.as_str(),
+            call.attempt,
+            call.script.as_deref(),
+        );
+        report.results = flow_results(&report, call.simulated_results.as_deref());
         let event = SimulatedEvent {
             simulated_call: SimulatedOutcome {
                 call_id: call_id.clone(),
-                report: decide(
-                    &self.settings,
-                    call.phone.as_str(),
-                    call.attempt,
-                    call.script.as_deref(),
-                ),
+                report,
                 attempt: Some(CallAttempt {
                     tenant: call.tenant.clone(),
                     task_id: call.task_id.clone(),
@@ -145,7 +161,6 @@ impl Provider for SimulatedProvider {
 mod tests {
     use super::*;
     use outbound_app::config::dialing::{DialerConfig, OutcomeMix};
-    use outbound_model::call::Outcome;
 
     #[test]
     fn outcomes_repeat_and_follow_the_mix() {
@@ -165,6 +180,26 @@ mod tests {
         assert!((1700..=1900).contains(&counts[0]), "{counts:?}");
         assert!((500..=700).contains(&counts[1]), "{counts:?}");
         assert!((500..=700).contains(&counts[2]), "{counts:?}");
+    }
+
+    #[test]
+    fn the_simulated_flow_sets_its_results_on_answered_calls_only() {
+        let raw = Some("outcome=confirmed;amount=12.50");
+        let answered = flow_results(&Reason::Answered.report(5), raw);
+        assert_eq!(
+            answered.into_iter().collect::<Vec<_>>(),
+            [
+                ("amount".to_owned(), "12.50".to_owned()),
+                ("outcome".to_owned(), "confirmed".to_owned())
+            ]
+        );
+        for reason in [Reason::NoAnswer, Reason::Voicemail, Reason::Busy] {
+            assert!(
+                flow_results(&reason.report(0), raw).is_empty(),
+                "{reason:?}"
+            );
+        }
+        assert!(flow_results(&Reason::Answered.report(5), None).is_empty());
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //!
 //! Columns are `id`, `phoneNumber`, the known fields, the custom fields the caller lists, then
 //! `status`, `callCount`, `createTime`, `updateTime`, and in a task's export `lastReason` and
-//! `skipReason` (D18); titles are the field names, so an export imports back unchanged. A CSV
+//! `skipReason` (D18), `callerId`, `messageLeft` and one `result.<name>` per result attribute of
+//! the task (D22); titles are the field names, so a contact export imports back unchanged. A CSV
 //! cell a spreadsheet could take for a formula, and that is no number or phone number, gets a
 //! leading `'`; an `.xlsx` text cell is a string cell, which a spreadsheet never runs, written as
 //! it is (D27).
@@ -18,6 +19,7 @@ use chrono_tz::Tz;
 use outbound_model::contact::{KNOWN_FIELDS, PHONE_FIELD, READ_ONLY_FIELDS};
 use outbound_model::error::Error;
 use outbound_model::export::ExportFormat;
+use outbound_model::telephony::Results;
 use outbound_model::{Contact, ContactFields, Id, Timestamp};
 use rust_xlsxwriter::{Workbook, XlsxError};
 use std::fmt::Write as _;
@@ -45,8 +47,10 @@ pub fn task_contacts_file_name(
 
 const LEADING: [&str; 2] = ["id", PHONE_FIELD];
 const TRAILING: [&str; 4] = ["status", "callCount", "createTime", "updateTime"];
-/// A task export's last columns (D18).
-const TASK_COLUMNS: [&str; 2] = ["lastReason", "skipReason"];
+/// A task export's columns after the contact's (D18, D22), before its result columns.
+const TASK_COLUMNS: [&str; 4] = ["lastReason", "skipReason", "callerId", "messageLeft"];
+/// The title of a task's result column: `result.<name>` (D22).
+const RESULT_PREFIX: &str = "result.";
 /// The most data rows a worksheet holds (Excel's 1,048,576 rows, less the title row).
 const MAX_XLSX_ROWS: u32 = 1_048_575;
 
@@ -55,6 +59,8 @@ const MAX_XLSX_ROWS: u32 = 1_048_575;
 pub struct ExportColumns {
     custom: Vec<String>,
     task: bool,
+    /// A task's `result.<name>` titles, in its order of result attributes.
+    results: Vec<String>,
 }
 
 impl ExportColumns {
@@ -80,12 +86,20 @@ impl ExportColumns {
         ExportColumns {
             custom: names,
             task: false,
+            results: Vec::new(),
         }
     }
 
-    /// The same columns with a task's `lastReason` and `skipReason` last.
-    pub fn with_task_columns(mut self) -> Self {
+    /// The same columns with a task's last: `lastReason`, `skipReason`, `callerId`,
+    /// `messageLeft`, and `result.<name>` for each of `result_names`.
+    pub fn with_task_columns<S: AsRef<str>>(mut self, result_names: &[S]) -> Self {
         self.task = true;
+        self.results = result_names
+            .iter()
+            .map(|name| format!("{RESULT_PREFIX}{}", name.as_ref()))
+            .collect();
+        let results = &self.results;
+        self.custom.retain(|name| !results.contains(name));
         self
     }
 
@@ -97,6 +111,7 @@ impl ExportColumns {
             .chain(self.custom.iter().map(String::as_str))
             .chain(TRAILING)
             .chain(TASK_COLUMNS.into_iter().filter(|_| self.task))
+            .chain(self.results.iter().map(String::as_str))
     }
 
     /// The cells of `row`, in title order.
@@ -113,11 +128,22 @@ impl ExportColumns {
                 Value::Text(row.update_time),
             ])
             .chain(
-                [row.last_reason, row.skip]
-                    .into_iter()
-                    .filter(|_| self.task)
-                    .map(|text| Value::Text(text.unwrap_or(""))),
+                [
+                    row.last_reason,
+                    row.skip,
+                    row.caller_id,
+                    row.message_left
+                        .map(|left| if left { "true" } else { "false" }),
+                ]
+                .into_iter()
+                .filter(|_| self.task)
+                .map(|text| Value::Text(text.unwrap_or(""))),
             )
+            .chain(self.results.iter().map(move |title| {
+                let name = &title[RESULT_PREFIX.len()..];
+                let value = row.results.and_then(|results| results.get(name));
+                Value::Text(value.map_or("", String::as_str))
+            }))
     }
 }
 
@@ -135,6 +161,11 @@ pub struct ExportRow<'a> {
     /// A task export's `lastReason` and `skipReason` (D18).
     pub last_reason: Option<&'a str>,
     pub skip: Option<&'a str>,
+    /// A task export's `callerId` and `messageLeft` (`None` when never attempted), and the
+    /// results of the latest answered attempt (D22).
+    pub caller_id: Option<&'a str>,
+    pub message_left: Option<bool>,
+    pub results: Option<&'a Results>,
 }
 
 impl<'a> ExportRow<'a> {
@@ -150,6 +181,9 @@ impl<'a> ExportRow<'a> {
             update_time,
             last_reason: None,
             skip: None,
+            caller_id: None,
+            message_left: None,
+            results: None,
         }
     }
 }
@@ -359,31 +393,64 @@ mod tests {
     }
 
     #[test]
-    fn a_task_export_ends_with_the_reason_columns() {
-        let columns = ExportColumns::new(["lastReason", "note"]).with_task_columns();
+    fn a_task_export_ends_with_the_reason_caller_and_result_columns() {
+        let columns = ExportColumns::new(["lastReason", "note", "result.amount", "callerId"])
+            .with_task_columns(&["outcome", "amount"]);
         let titles: Vec<_> = columns.titles().collect();
         assert_eq!(
-            titles[titles.len() - 3..],
-            ["updateTime", "lastReason", "skipReason"]
+            titles[titles.len() - 7..],
+            [
+                "updateTime",
+                "lastReason",
+                "skipReason",
+                "callerId",
+                "messageLeft",
+                "result.outcome",
+                "result.amount"
+            ]
         );
         assert!(titles.contains(&"note"));
+        assert_eq!(titles.iter().filter(|t| **t == "result.amount").count(), 1);
         let mut writer = ContactSheetWriter::new(ExportFormat::Csv, columns, Vec::new()).unwrap();
         let fields = ContactFields::default();
+        let skipped = ExportRow {
+            id: "01HF0000000000000000000000",
+            phone: "2125550101",
+            fields: &fields,
+            status: 0,
+            call_count: 0,
+            create_time: "t0",
+            update_time: "t1",
+            last_reason: None,
+            skip: Some("DNC"),
+            caller_id: None,
+            message_left: None,
+            results: None,
+        };
+        writer.write(&skipped).unwrap();
+        let results: Results = [("amount".to_owned(), "=1+2".to_owned())].into();
         writer
             .write(&ExportRow {
-                id: "01HF0000000000000000000000",
-                phone: "2125550101",
-                fields: &fields,
-                status: 0,
-                call_count: 0,
-                create_time: "t0",
-                update_time: "t1",
-                last_reason: None,
-                skip: Some("DNC"),
+                status: 1,
+                call_count: 1,
+                last_reason: Some("ANSWERED"),
+                skip: None,
+                caller_id: Some("+12125550100"),
+                message_left: Some(false),
+                results: Some(&results),
+                ..skipped
             })
             .unwrap();
         let text = String::from_utf8(writer.finish().unwrap()).unwrap();
-        assert!(text.ends_with(",0,0,t0,t1,,DNC\r\n"), "{text}");
+        // The caller ID is a phone number, written as it is; a result that reads as a formula
+        // is guarded (D27).
+        assert!(
+            text.ends_with(
+                ",0,0,t0,t1,,DNC,,,,\r\n\
+                 01HF0000000000000000000000,2125550101,,,,,1,1,t0,t1,ANSWERED,,+12125550100,false,,'=1+2\r\n"
+            ),
+            "{text}"
+        );
     }
 
     #[test]
@@ -427,6 +494,9 @@ mod tests {
                 update_time: "2024-01-02 03:04:06",
                 last_reason: None,
                 skip: None,
+                caller_id: None,
+                message_left: None,
+                results: None,
             })
             .unwrap();
         assert_eq!(writer.rows_written(), 1);

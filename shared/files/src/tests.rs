@@ -540,6 +540,9 @@ fn task_export_rows_take_the_tasks_values() {
             update_time: "2024-01-01 00:00:01",
             last_reason: None,
             skip: None,
+            caller_id: None,
+            message_left: None,
+            results: None,
         })
         .unwrap();
     let csv = String::from_utf8(writer.finish().unwrap()).unwrap();

@@ -3,7 +3,7 @@
 //! ([`CallRef`]), and what an outcome makes of the contact's state ([`after_outcome`]). The
 //! engine, the providers and the store all speak them; none of them owns them.
 
-use super::telephony::{Results, Voicemail};
+use super::telephony::{kept_results, Results, Voicemail};
 use super::{Id, Tenant, Timestamp};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -246,8 +246,8 @@ impl CallReport {
 }
 
 /// What a dial run reads of a contact it may call: its number, the fields that steer its call
-/// (D15's `timeZone`, D18's `simulatedOutcomes`), and its values of the fields its task sends
-/// the call's flow (D22).
+/// (D15's `timeZone`, D18's `simulatedOutcomes`, D22's `simulatedResults`), and its values of
+/// the fields its task sends the call's flow (D22).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Target {
     pub phone: super::Phone,
@@ -256,6 +256,7 @@ pub struct Target {
     /// The task's `callAttributes` the contact has (known and custom fields), by name; empty
     /// for a task that sends none.
     pub fields: BTreeMap<String, String>,
+    pub simulated_results: Option<String>,
 }
 
 /// The contact field that scripts the simulated provider's reasons, one per attempt (D18).
@@ -337,9 +338,47 @@ pub struct CallRef {
     /// the call ends (D22).
     #[serde(default, skip_serializing_if = "Results::is_empty")]
     pub results: Results,
+    /// The results of the contact's answered attempt before this call, when it had one (a
+    /// recall may name an answered contact, D12), as the claim found them: an answer now
+    /// replaces them in the task's result counters, so each contact counts once (D22).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub earlier_results: Option<Results>,
+}
+
+/// What an outcome records of what its call learnt (D22), on the attempt, in its event and in
+/// the task's result counters.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Learnt {
+    /// The task's `resultAttributes` the flow set on an answered call (empty otherwise).
+    pub results: Results,
+    /// The number the call was placed from.
+    pub caller_id: Option<String>,
+    /// The call reached voicemail and the task leaves a message there.
+    pub message_left: bool,
 }
 
 impl CallRef {
+    /// What the call that ended with `report` learnt: for an answered call, the task's result
+    /// attributes among what the flow reported during the call and what the provider reported
+    /// at its end (the latter wins a name both set), values cut at 256 characters.
+    pub fn learnt(&self, report: &CallReport) -> Learnt {
+        let results = if report.outcome == Outcome::Success {
+            let reported = self.results.iter().chain(&report.results);
+            kept_results(
+                reported.map(|(name, value)| (name.as_str(), value.as_str())),
+                &self.result_attributes,
+            )
+        } else {
+            Results::new()
+        };
+        Learnt {
+            results,
+            caller_id: self.caller_id.clone(),
+            message_left: Reason::of(report) == Reason::Voicemail
+                && self.voicemail == Voicemail::LeaveMessage,
+        }
+    }
+
     /// What an outcome ended at `ended_at` makes of the contact's state (D13, D18).
     pub fn after(&self, report: &CallReport, ended_at: Timestamp) -> AfterOutcome {
         let reason = Reason::of(report);
@@ -443,7 +482,42 @@ mod tests {
             result_attributes: Vec::new(),
             voicemail: Voicemail::HangUp,
             results: Results::new(),
+            earlier_results: None,
         }
+    }
+
+    #[test]
+    fn an_answered_call_learns_the_tasks_results_and_a_voicemail_the_message_left() {
+        let mut call = call(1, 3, Vec::new());
+        call.result_attributes = vec!["outcome".into(), "amount".into()];
+        call.caller_id = Some("+12125550100".into());
+        call.results = [
+            ("outcome".to_owned(), "pending".to_owned()),
+            ("amount".to_owned(), "12.50".to_owned()),
+        ]
+        .into();
+        let mut answered = Reason::Answered.report(30);
+        answered.results = [
+            ("outcome".to_owned(), "confirmed".to_owned()),
+            ("note".to_owned(), "not wanted".to_owned()),
+        ]
+        .into();
+        let learnt = call.learnt(&answered);
+        assert_eq!(
+            learnt.results,
+            Results::from([
+                ("amount".to_owned(), "12.50".to_owned()),
+                ("outcome".to_owned(), "confirmed".to_owned())
+            ]),
+            "the provider's word at the end wins the flow's during the call"
+        );
+        assert_eq!(learnt.caller_id.as_deref(), Some("+12125550100"));
+        assert!(!learnt.message_left);
+        assert!(call.learnt(&Reason::NoAnswer.report(0)).results.is_empty());
+        assert!(!call.learnt(&Reason::Voicemail.report(0)).message_left);
+        call.voicemail = Voicemail::LeaveMessage;
+        assert!(call.learnt(&Reason::Voicemail.report(0)).message_left);
+        assert!(!call.learnt(&Reason::NoAnswer.report(0)).message_left);
     }
 
     #[test]

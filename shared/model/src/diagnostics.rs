@@ -16,6 +16,8 @@ pub struct TaskCounters {
     pub last_outcome_at: Option<Timestamp>,
     /// Until when the provider last refused a call for rate or capacity.
     pub busy_until: Option<Timestamp>,
+    /// Contacts with an answered attempt (D22).
+    pub answered: u64,
 }
 
 impl TaskCounters {

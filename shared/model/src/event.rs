@@ -4,14 +4,16 @@
 //! does. Its detail carries the tenant, so a rule can route a tenant's events; `events.schema.json`
 //! beside `openapi.yaml` documents every field, and a test holds the two together.
 //!
-//! The audit events (D25) tell who changed what the tenant's calls obey: `SettingsChanged` and
-//! `DncChanged`, each with the `sub` of the token that made the change and never a phone number.
+//! The audit events (D25) tell who changed what the tenant's calls obey: `SettingsChanged`,
+//! `DncChanged` and `TelephonyChanged`, each with the `sub` of the token that made the change and
+//! never a phone number.
 
-use crate::call::{CallRef, CallReport, Reason};
+use crate::call::{CallRef, CallReport, Learnt, Reason};
 use crate::export::{ExportJob, ExportSubject};
 use crate::import::{Import, ImportReport, ImportStatus};
 use crate::settings::ChangedSettings;
 use crate::task::TaskOperation;
+use crate::telephony::{Assignment, AssignmentChange, Results};
 use crate::{Actor, Id, TaskStatus, Tenant, Timestamp};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -39,6 +41,7 @@ pub enum EventBody {
     ExportFinished(ExportFinished),
     SettingsChanged(SettingsChanged),
     DncChanged(DncChanged),
+    TelephonyChanged(TelephonyChanged),
 }
 
 /// A task moved from one state to another (D10).
@@ -76,6 +79,13 @@ pub struct CallCompleted {
     /// No further attempt will be made for this contact (until a recall).
     #[serde(rename = "final")]
     pub done: bool,
+    /// What the call's flow reported of the task's `resultAttributes` on an answered call
+    /// (D22); empty otherwise.
+    pub results: Results,
+    /// The call reached voicemail and left the task's message (D22).
+    pub message_left: bool,
+    /// The number the call was placed from (D22), when known.
+    pub caller_id: Option<String>,
 }
 
 /// An import of a file into a data source ended (D8).
@@ -150,6 +160,25 @@ pub struct DncChanged {
     pub refused_reasons: Option<BTreeMap<String, usize>>,
 }
 
+/// The operator assigned a tenant its caller IDs and contact flows (D22, D25): who, and how many
+/// of each the tenant holds, gained and lost; never which numbers.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TelephonyChanged {
+    /// Who assigned them: the operator token's `sub`.
+    pub sub: Actor,
+    /// The tenant's caller IDs and contact flows after the assignment.
+    pub caller_id_count: usize,
+    pub contact_flow_count: usize,
+    pub numbers_added: usize,
+    pub numbers_removed: usize,
+    pub flows_added: usize,
+    pub flows_removed: usize,
+    /// The tenant's defaults the assignment cleared, no longer being the tenant's
+    /// (`defaultCallerId`, `defaultContactFlowId`).
+    pub cleared_defaults: Vec<&'static str>,
+}
+
 /// An event as it is put on the bus: read back from its outbox item by the publisher.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Deserialize)]
 pub struct EventEntry {
@@ -192,6 +221,7 @@ impl Event {
             EventBody::ExportFinished(_) => "ExportFinished",
             EventBody::SettingsChanged(_) => "SettingsChanged",
             EventBody::DncChanged(_) => "DncChanged",
+            EventBody::TelephonyChanged(_) => "TelephonyChanged",
         }
     }
 
@@ -232,13 +262,13 @@ impl Event {
         )
     }
 
-    /// The outcome of `call`, recorded `at`; `done` when no attempt follows it.
+    /// The outcome of `call`, recorded `at` with what it `learnt`; `done` when no attempt
+    /// follows it.
     pub fn call_completed(
         tenant: &Tenant,
         at: Timestamp,
-        call: &CallRef,
-        report: &CallReport,
-        reason: Reason,
+        (call, report): (&CallRef, &CallReport),
+        learnt: &Learnt,
         done: bool,
     ) -> Event {
         Event::new(
@@ -250,9 +280,12 @@ impl Event {
                 attempt: call.attempt,
                 outcome: report.outcome.name(),
                 outcome_code: report.outcome.code(),
-                reason,
+                reason: Reason::of(report),
                 duration_seconds: report.duration,
                 done,
+                results: learnt.results.clone(),
+                message_left: learnt.message_left,
+                caller_id: learnt.caller_id.clone(),
             }),
         )
     }
@@ -350,6 +383,30 @@ impl Event {
         )
     }
 
+    /// The operator `actor`'s assignment of `assignment` to the tenant, which made `change`.
+    pub fn telephony_changed(
+        tenant: &Tenant,
+        at: Timestamp,
+        actor: &Actor,
+        assignment: &Assignment,
+        change: &AssignmentChange,
+    ) -> Event {
+        Event::new(
+            tenant,
+            at,
+            EventBody::TelephonyChanged(TelephonyChanged {
+                sub: actor.clone(),
+                caller_id_count: assignment.caller_ids.len(),
+                contact_flow_count: assignment.contact_flows.len(),
+                numbers_added: change.numbers_added.len(),
+                numbers_removed: change.numbers_removed.len(),
+                flows_added: change.flows_added.len(),
+                flows_removed: change.flows_removed.len(),
+                cleared_defaults: change.cleared_defaults(),
+            }),
+        )
+    }
+
     /// A do-not-call file imported by `actor`: the entries it added and its rows refused, by
     /// reason; the report's numbers stay out of it.
     pub fn dnc_imported(
@@ -425,6 +482,11 @@ mod tests {
                 }
             }
         }
+        if let (Some(items), Some(values)) = (property.get("items"), value.as_array()) {
+            for (at, inner) in values.iter().enumerate() {
+                check_value(defs, &format!("{field}[{at}]"), items, inner);
+            }
+        }
         if let Some(constant) = property.get("const") {
             assert_eq!(value, constant, "{field}");
         }
@@ -446,6 +508,7 @@ mod tests {
             "boolean" => value.is_boolean(),
             "null" => value.is_null(),
             "object" => value.is_object(),
+            "array" => value.is_array(),
             _ => false,
         };
         assert!(
@@ -507,6 +570,22 @@ mod tests {
                 reason: Reason::Voicemail,
                 duration_seconds: 0,
                 done: false,
+                results: Results::new(),
+                message_left: true,
+                caller_id: None,
+            }),
+            EventBody::CallCompleted(CallCompleted {
+                task_id: Id::new(),
+                contact_id: Id::new(),
+                attempt: 1,
+                outcome: Outcome::Success.name(),
+                outcome_code: Outcome::Success.code(),
+                reason: Reason::Answered,
+                duration_seconds: 42,
+                done: true,
+                results: [("outcome".to_owned(), "confirmed".to_owned())].into(),
+                message_left: false,
+                caller_id: Some("+12125550100".into()),
             }),
             EventBody::ImportFinished(ImportFinished {
                 data_source_id: Id::new(),
@@ -547,11 +626,15 @@ mod tests {
             default_country: Change::Set(Country::parse("c", "US").unwrap()),
             calling_hours: Change::Set(calling_hours("09:00", "21:00").unwrap()),
             frequency_cap: Change::Set(FrequencyCap::new(3, 24).unwrap()),
+            default_caller_id: Change::Set("+12125550100".into()),
+            default_contact_flow_id: Change::Set("reminder".into()),
         };
         let clear_all = SettingsChange {
             default_country: Change::Clear,
             calling_hours: Change::Clear,
             frequency_cap: Change::Clear,
+            default_caller_id: Change::Clear,
+            default_contact_flow_id: Change::Clear,
         };
         for change in [set_all, clear_all, SettingsChange::default()] {
             check(&Event::settings_changed(
@@ -565,6 +648,14 @@ mod tests {
             check(&Event::dnc_changed(&tenant, at, &actor, action));
         }
         check(&Event::dnc_imported(&tenant, at, &actor, &import_report()));
+        let (assignment, before) = telephony();
+        check(&Event::telephony_changed(
+            &tenant,
+            at,
+            &actor,
+            &assignment,
+            &assignment.change_from(&before),
+        ));
         for reason in Reason::ALL {
             check_value(
                 &schema()["$defs"],
@@ -601,6 +692,25 @@ mod tests {
                 refused(6, "+14155550101", "already exists"),
             ],
         }
+    }
+
+    /// An assignment of two numbers and a flow over settings that held another number (the
+    /// default) and the same flow.
+    fn telephony() -> (Assignment, crate::settings::TenantSettings) {
+        let flow = ("reminder".to_owned(), "Order reminder".to_owned());
+        let assignment = Assignment::new(
+            &["+12125550100".to_owned(), "+442071234567".to_owned()],
+            std::slice::from_ref(&flow),
+        )
+        .unwrap();
+        let before = crate::settings::TenantSettings {
+            caller_ids: vec!["+13125550100".into()],
+            contact_flows: Assignment::new(&[], &[flow]).unwrap().contact_flows,
+            default_caller_id: Some("+13125550100".into()),
+            default_contact_flow_id: Some("reminder".into()),
+            ..Default::default()
+        };
+        (assignment, before)
     }
 
     /// D25: an audit event names who made the change and what changed, never a number.
@@ -646,6 +756,39 @@ mod tests {
             })
         );
         assert!(!event.detail().contains("4155550"), "no number");
+
+        let (assignment, before) = telephony();
+        let event = Event::telephony_changed(
+            &tenant,
+            at,
+            &actor,
+            &assignment,
+            &assignment.change_from(&before),
+        );
+        assert_eq!(event.detail_type(), "TelephonyChanged");
+        let detail: Value = serde_json::from_str(&event.detail()).unwrap();
+        assert_eq!(
+            detail,
+            serde_json::json!({
+                "eventId": event.id.as_str(),
+                "tenant": "acme",
+                "time": "2025-11-24T16:00:00.123Z",
+                "sub": "dev-acme",
+                "callerIdCount": 2,
+                "contactFlowCount": 1,
+                "numbersAdded": 2,
+                "numbersRemoved": 1,
+                "flowsAdded": 0,
+                "flowsRemoved": 0,
+                "clearedDefaults": ["defaultCallerId"],
+            })
+        );
+        let with_default = SettingsChange {
+            default_caller_id: Change::Set("+12125550100".into()),
+            ..SettingsChange::default()
+        };
+        let event = Event::settings_changed(&tenant, at, &actor, with_default.changed());
+        assert!(!event.detail().contains("5550100"), "no number");
         let deleted = Event::dnc_changed(&tenant, at, &actor, DncAction::Delete);
         let detail: Value = serde_json::from_str(&deleted.detail()).unwrap();
         assert_eq!(

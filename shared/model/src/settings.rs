@@ -1,6 +1,7 @@
 //! A tenant's settings (D14): the country of numbers written without `+`, the calling hours
-//! every task obeys in the called party's local time (D15), and the frequency cap across tasks
-//! (D17). Each is unset until set; `null` clears one.
+//! every task obeys in the called party's local time (D15), the frequency cap across tasks (D17),
+//! and the caller ID and contact flow a task without its own uses, among the numbers and flows
+//! the operator assigned the tenant (D22). Each is unset until set; `null` clears one.
 
 use super::numbers::Country;
 use super::task::{ClockTime, DailyWindow};
@@ -96,17 +97,42 @@ impl<T> Change<T> {
     }
 }
 
-/// A settings update, every field checked.
+/// A settings update, every field checked but the defaults (D22), which must be among the
+/// tenant's numbers and flows as stored when the update is written ([`SettingsChange::refused`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SettingsChange {
     pub default_country: Change<Country>,
     pub calling_hours: Change<DailyWindow>,
     pub frequency_cap: Change<FrequencyCap>,
+    /// One of the tenant's `caller_ids`.
+    pub default_caller_id: Change<String>,
+    /// The id of one of the tenant's `contact_flows`.
+    pub default_contact_flow_id: Change<String>,
 }
 
 impl SettingsChange {
     pub fn is_empty(&self) -> bool {
         self == &SettingsChange::default()
+    }
+
+    /// Why the change cannot apply to `settings`: a default that is not one of the tenant's
+    /// numbers or flows (400 naming it); `None` when it can.
+    pub fn refused(&self, settings: &TenantSettings) -> Option<Error> {
+        if let Change::Set(number) = &self.default_caller_id {
+            if !settings.caller_ids.contains(number) {
+                return Some(Error::invalid(format!(
+                    "defaultCallerId {number} is not one of the tenant's callerIds"
+                )));
+            }
+        }
+        if let Change::Set(id) = &self.default_contact_flow_id {
+            if !settings.contact_flows.iter().any(|flow| &flow.id == id) {
+                return Some(Error::invalid(format!(
+                    "defaultContactFlowId {id} is not one of the tenant's contactFlows"
+                )));
+            }
+        }
+        None
     }
 
     /// The fields this change sets or clears, with their new values as the API shows them: what
@@ -123,6 +149,27 @@ impl SettingsChange {
             default_country: shown(&self.default_country, |c| c.as_str().to_owned()),
             calling_hours: shown(&self.calling_hours, HoursView::of),
             frequency_cap: shown(&self.frequency_cap, |cap| *cap),
+            default_caller_id: shown(&self.default_caller_id, |_| true),
+            default_contact_flow_id: shown(&self.default_contact_flow_id, String::clone),
+        }
+    }
+}
+
+impl TenantSettings {
+    /// The settings `change` leaves, written `at`.
+    pub fn changed_by(self, change: &SettingsChange, at: Timestamp) -> TenantSettings {
+        TenantSettings {
+            default_country: change.default_country.clone().apply(self.default_country),
+            calling_hours: change.calling_hours.clone().apply(self.calling_hours),
+            frequency_cap: change.frequency_cap.clone().apply(self.frequency_cap),
+            default_caller_id: change
+                .default_caller_id
+                .clone()
+                .apply(self.default_caller_id),
+            default_contact_flow_id: (change.default_contact_flow_id.clone())
+                .apply(self.default_contact_flow_id),
+            updated_at: Some(at),
+            ..self
         }
     }
 }
@@ -139,6 +186,11 @@ pub struct ChangedSettings {
     pub calling_hours: Option<Option<HoursView>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub frequency_cap: Option<Option<FrequencyCap>>,
+    /// `true` when set: which number is not told, as no audit event names a number (D25).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub default_caller_id: Option<Option<bool>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub default_contact_flow_id: Option<Option<String>>,
 }
 
 /// Calling hours from `{"start":"HH:MM","end":"HH:MM"}`, start before end.
@@ -160,6 +212,10 @@ impl TenantSettings {
             calling_hours: self.calling_hours.as_ref().map(HoursView::of),
             frequency_cap: self.frequency_cap,
             update_time: self.updated_at.map(|at| at.display(zone)),
+            caller_ids: self.caller_ids.clone(),
+            contact_flows: self.contact_flows.clone(),
+            default_caller_id: self.default_caller_id.clone(),
+            default_contact_flow_id: self.default_contact_flow_id.clone(),
         }
     }
 }
@@ -196,4 +252,14 @@ pub struct SettingsView {
     /// At most `maxCalls` attempts to one number within `periodHours`, across tasks (D17).
     pub frequency_cap: Option<FrequencyCap>,
     pub update_time: Option<String>,
+    /// The numbers the operator assigned the tenant, in E.164 (D22); read-only here.
+    #[cfg_attr(feature = "openapi", schema(example = json!(["+12125550100"])))]
+    pub caller_ids: Vec<String>,
+    /// The contact flows the operator assigned the tenant (D22); read-only here.
+    pub contact_flows: Vec<ContactFlow>,
+    /// One of `callerIds`: what a task without its own calls from (D22).
+    #[cfg_attr(feature = "openapi", schema(example = "+12125550100"))]
+    pub default_caller_id: Option<String>,
+    /// The id of one of `contactFlows`: what a task without its own plays (D22).
+    pub default_contact_flow_id: Option<String>,
 }

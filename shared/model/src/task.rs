@@ -816,12 +816,16 @@ pub struct TaskContact {
     /// The number the latest attempt called from (D22).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub caller_id: Option<String>,
-    /// What the flow of the contact's answered attempt reported (D22).
+    /// What the flow of the contact's latest answered attempt reported (D22).
     #[serde(default, skip_serializing_if = "Results::is_empty")]
     pub results: Results,
     /// The latest attempt reached voicemail and left the task's message (D22).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub message_left: bool,
+    /// An attempt of the contact in this task was answered: it counts among the task's answered
+    /// contacts, with `results` in its result counters (D22).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub answered: bool,
 }
 
 impl TaskContact {
@@ -850,7 +854,14 @@ impl TaskContact {
             caller_id: None,
             results: Results::new(),
             message_left: false,
+            answered: false,
         }
+    }
+
+    /// The results of the contact's latest answered attempt, if one was answered: what a
+    /// later answer replaces in the task's result counters (D22).
+    pub fn answered_results(&self) -> Option<Results> {
+        self.answered.then(|| self.results.clone())
     }
 
     /// Where the task's diagnostics count this state (D19).

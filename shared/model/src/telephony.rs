@@ -26,8 +26,6 @@ pub const OWN_ATTRIBUTES: [&str; 4] = ["tenant", "taskId", "contactId", "attempt
 pub const E164_ATTRIBUTE: &str = "e164";
 /// A task's `callerId` that picks a number per call (D22).
 pub const LOCAL_PRESENCE: &str = "LOCAL_PRESENCE";
-/// The name under which a call may send its flow the contact's number in E.164.
-pub const E164_FIELD: &str = "e164";
 /// The contact field whose `name=value;name=value` is what the simulated provider's flow sets on
 /// an answered call.
 pub const SIMULATED_RESULTS_FIELD: &str = "simulatedResults";
@@ -71,6 +69,150 @@ impl ContactFlow {
             id: id.to_owned(),
             name: name.to_owned(),
         })
+    }
+}
+
+/// A caller ID as the operator assigns it (D22): E.164 exactly (`+`, the country code and the
+/// national number, nothing else) and valid in libphonenumber's metadata. `field` names the entry
+/// in the refusal.
+pub fn caller_id(field: &str, raw: &str) -> Result<String, Error> {
+    crate::Phone::parse(raw)
+        .ok()
+        .and_then(|phone| crate::numbers::e164(&phone, None))
+        .filter(|e164| e164 == raw)
+        .ok_or_else(|| {
+            Error::invalid(format!(
+                "{field} must be a valid phone number in E.164, e.g. +12125550100"
+            ))
+        })
+}
+
+/// The numbers and flows the operator assigns a tenant (D22), every entry checked: at most
+/// [`MAX_CALLER_IDS`] numbers and [`MAX_CONTACT_FLOWS`] flows, none twice.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Assignment {
+    pub caller_ids: Vec<String>,
+    pub contact_flows: Vec<ContactFlow>,
+}
+
+impl Assignment {
+    /// The lists as sent (`contactFlows` as `(id, name)` pairs); a refusal names the entry.
+    pub fn new(caller_ids: &[String], contact_flows: &[(String, String)]) -> Result<Self, Error> {
+        if caller_ids.len() > MAX_CALLER_IDS {
+            return Err(Error::invalid(format!(
+                "callerIds may hold at most {MAX_CALLER_IDS} numbers"
+            )));
+        }
+        if contact_flows.len() > MAX_CONTACT_FLOWS {
+            return Err(Error::invalid(format!(
+                "contactFlows may hold at most {MAX_CONTACT_FLOWS} flows"
+            )));
+        }
+        let mut numbers: Vec<String> = Vec::with_capacity(caller_ids.len());
+        for (at, raw) in caller_ids.iter().enumerate() {
+            let number = caller_id(&format!("callerIds[{at}]"), raw)?;
+            if numbers.contains(&number) {
+                return Err(Error::invalid(format!(
+                    "callerIds[{at}] {number} is listed twice"
+                )));
+            }
+            numbers.push(number);
+        }
+        let mut flows: Vec<ContactFlow> = Vec::with_capacity(contact_flows.len());
+        for (at, (id, name)) in contact_flows.iter().enumerate() {
+            let flow = ContactFlow::new(&format!("contactFlows[{at}]"), id, name)?;
+            if flows.iter().any(|seen| seen.id == flow.id) {
+                return Err(Error::invalid(format!(
+                    "contactFlows[{at}].id {} is listed twice",
+                    flow.id
+                )));
+            }
+            flows.push(flow);
+        }
+        Ok(Assignment {
+            caller_ids: numbers,
+            contact_flows: flows,
+        })
+    }
+
+    /// What replacing `before` (the tenant's settings as stored) with this assignment changes.
+    pub fn change_from(&self, before: &TenantSettings) -> AssignmentChange {
+        let new_flow = |id: &String| self.contact_flows.iter().any(|flow| &flow.id == id);
+        let old_flow = |id: &String| before.contact_flows.iter().any(|flow| &flow.id == id);
+        let numbers_added = (self.caller_ids.iter())
+            .filter(|number| !before.caller_ids.contains(number))
+            .cloned()
+            .collect();
+        let numbers_removed = (before.caller_ids.iter())
+            .filter(|number| !self.caller_ids.contains(number))
+            .cloned()
+            .collect();
+        let flows_added = (self.contact_flows.iter().map(|flow| &flow.id))
+            .filter(|id| !old_flow(id))
+            .cloned()
+            .collect();
+        let flows_removed = (before.contact_flows.iter().map(|flow| &flow.id))
+            .filter(|id| !new_flow(id))
+            .cloned()
+            .collect();
+        AssignmentChange {
+            numbers_added,
+            numbers_removed,
+            flows_added,
+            flows_removed,
+            clears_default_caller_id: (before.default_caller_id.as_ref())
+                .is_some_and(|number| !self.caller_ids.contains(number)),
+            clears_default_contact_flow_id: (before.default_contact_flow_id.as_ref())
+                .is_some_and(|id| !new_flow(id)),
+        }
+    }
+}
+
+/// What an assignment changes of the tenant's: the numbers and flow ids it adds and removes, and
+/// the defaults it clears because they are no longer the tenant's (D22).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AssignmentChange {
+    pub numbers_added: Vec<String>,
+    pub numbers_removed: Vec<String>,
+    pub flows_added: Vec<String>,
+    pub flows_removed: Vec<String>,
+    pub clears_default_caller_id: bool,
+    pub clears_default_contact_flow_id: bool,
+}
+
+impl AssignmentChange {
+    /// The settings fields the change clears, as the API names them.
+    pub fn cleared_defaults(&self) -> Vec<&'static str> {
+        [
+            (self.clears_default_caller_id, "defaultCallerId"),
+            (self.clears_default_contact_flow_id, "defaultContactFlowId"),
+        ]
+        .into_iter()
+        .filter_map(|(cleared, name)| cleared.then_some(name))
+        .collect()
+    }
+}
+
+/// A tenant's numbers and flows as the operator's routes show them (D22).
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct TelephonyView {
+    #[cfg_attr(feature = "openapi", schema(example = "acme"))]
+    pub tenant: String,
+    /// E.164.
+    #[cfg_attr(feature = "openapi", schema(example = json!(["+12125550100"])))]
+    pub caller_ids: Vec<String>,
+    pub contact_flows: Vec<ContactFlow>,
+}
+
+impl TelephonyView {
+    pub fn of(tenant: &crate::Tenant, settings: TenantSettings) -> Self {
+        TelephonyView {
+            tenant: tenant.as_str().to_owned(),
+            caller_ids: settings.caller_ids,
+            contact_flows: settings.contact_flows,
+        }
     }
 }
 
@@ -185,14 +327,90 @@ pub fn kept_results<'a>(
     reported
         .into_iter()
         .filter(|(name, value)| !value.is_empty() && wanted.iter().any(|w| w == name))
-        .map(|(name, value)| {
-            let cut = match value.char_indices().nth(RESULT_VALUE_CHARS) {
-                Some((at, _)) => &value[..at],
-                None => value,
-            };
-            (name.to_owned(), cut.to_owned())
-        })
+        .map(|(name, value)| (name.to_owned(), cut_result_value(value).to_owned()))
         .collect()
+}
+
+/// A result's value as recorded: its first [`RESULT_VALUE_CHARS`] characters.
+pub fn cut_result_value(value: &str) -> &str {
+    match value.char_indices().nth(RESULT_VALUE_CHARS) {
+        Some((at, _)) => &value[..at],
+        None => value,
+    }
+}
+
+/// How many of a result's most common values `GET /api/task/{id}/results` names (D22).
+pub const SHOWN_RESULT_VALUES: usize = 50;
+
+/// One result name's counters in a task, as stored (D22): the values kept with their counts,
+/// the answered contacts whose value was not kept (past the store's cap of distinct values),
+/// and the answered contacts that set the name at all.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ResultTally {
+    pub kept: Vec<(String, u64)>,
+    pub other: u64,
+    pub set: u64,
+}
+
+impl ResultTally {
+    /// The name's view among `answered` answered contacts: its [`SHOWN_RESULT_VALUES`] most
+    /// common values (ties in value order), the rest counted in `otherCount`, and the answered
+    /// contacts that did not set it in `missingCount`.
+    pub fn view(mut self, name: &str, answered: u64) -> ResultAttribute {
+        self.kept.retain(|(_, count)| *count > 0);
+        self.kept
+            .sort_by(|(a, a_count), (b, b_count)| b_count.cmp(a_count).then_with(|| a.cmp(b)));
+        let rest: u64 = self
+            .kept
+            .iter()
+            .skip(SHOWN_RESULT_VALUES)
+            .map(|(_, count)| count)
+            .sum();
+        self.kept.truncate(SHOWN_RESULT_VALUES);
+        ResultAttribute {
+            name: name.to_owned(),
+            values: self
+                .kept
+                .into_iter()
+                .map(|(value, count)| ResultValue { value, count })
+                .collect(),
+            other_count: rest + self.other,
+            missing_count: answered.saturating_sub(self.set),
+        }
+    }
+}
+
+/// `GET /api/task/{id}/results` (D22): what the flows of the task's answered calls reported,
+/// over each contact's latest answered attempt.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct TaskResults {
+    /// One entry per result attribute of the task, in the task's order.
+    pub attributes: Vec<ResultAttribute>,
+}
+
+/// One result attribute's values among the task's answered contacts.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ResultAttribute {
+    #[cfg_attr(feature = "openapi", schema(example = "outcome"))]
+    pub name: String,
+    /// The 50 most common values, most common first (ties in value order).
+    pub values: Vec<ResultValue>,
+    /// Answered contacts that set a value not listed in `values`.
+    pub other_count: u64,
+    /// Answered contacts that did not set it.
+    pub missing_count: u64,
+}
+
+/// A value and the answered contacts that set it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ResultValue {
+    #[cfg_attr(feature = "openapi", schema(example = "confirmed"))]
+    pub value: String,
+    pub count: u64,
 }
 
 /// `name=value;name=value` (the contact field `simulatedResults`): the pairs in order, blank
@@ -354,6 +572,30 @@ mod tests {
     }
 
     #[test]
+    fn a_results_view_names_the_most_common_values_and_counts_the_rest() {
+        let mut kept: Vec<(String, u64)> = (0..60).map(|n| (format!("v{n:02}"), 1)).collect();
+        kept.push(("top".into(), 5));
+        kept.push(("b".into(), 2));
+        kept.push(("a".into(), 2));
+        kept.push(("gone".into(), 0));
+        let tally = ResultTally {
+            kept,
+            other: 3,
+            set: 70,
+        };
+        let view = tally.view("outcome", 75);
+        assert_eq!(view.values.len(), SHOWN_RESULT_VALUES);
+        let first: Vec<(&str, u64)> = view.values[..4]
+            .iter()
+            .map(|v| (v.value.as_str(), v.count))
+            .collect();
+        assert_eq!(first, [("top", 5), ("a", 2), ("b", 2), ("v00", 1)]);
+        assert_eq!(view.values[49].value, "v46");
+        // v47..v59 (13 of 1 each) beyond the 50 shown, and 3 never kept.
+        assert_eq!((view.other_count, view.missing_count), (16, 5));
+    }
+
+    #[test]
     fn result_names_are_short_words_and_never_the_services_own() {
         assert!(check_result_name("r", "wants_callback_2").is_ok());
         for bad in ["", "has space", "dash-ed", &"x".repeat(33)] {
@@ -372,6 +614,97 @@ mod tests {
         assert_eq!(
             parse_simulated_results("outcome=confirmed; amount = 12.50;;junk;=x"),
             [("outcome", "confirmed"), ("amount", "12.50")]
+        );
+    }
+
+    fn refusal(numbers: &[&str], flows: &[(&str, &str)]) -> String {
+        let numbers: Vec<String> = numbers.iter().map(|n| (*n).to_owned()).collect();
+        let flows: Vec<(String, String)> = flows
+            .iter()
+            .map(|(id, name)| ((*id).to_owned(), (*name).to_owned()))
+            .collect();
+        Assignment::new(&numbers, &flows).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn an_assignment_holds_valid_e164_numbers_and_flows_each_once() {
+        let assignment = Assignment::new(
+            &["+12125550100".to_owned(), "+447400123456".to_owned()],
+            &[("reminder".to_owned(), " Order reminder ".to_owned())],
+        )
+        .unwrap();
+        assert_eq!(assignment.caller_ids, ["+12125550100", "+447400123456"]);
+        assert_eq!(assignment.contact_flows[0].name, "Order reminder");
+        for (bad, why) in [
+            ("12125550100", "no +"),
+            ("+1 212 555 0100", "separators"),
+            ("+1212555010", "too short for the US"),
+            ("+440207123456", "a trunk 0 inside"),
+            ("tel:+12125550100", "not a number"),
+        ] {
+            assert_eq!(
+                refusal(&["+12125550100", bad], &[]),
+                "callerIds[1] must be a valid phone number in E.164, e.g. +12125550100",
+                "{why}"
+            );
+        }
+        assert_eq!(
+            refusal(&["+12125550100", "+13125550100", "+12125550100"], &[]),
+            "callerIds[2] +12125550100 is listed twice"
+        );
+        assert_eq!(
+            refusal(&[], &[("a", "A"), ("b", "B"), ("a", "Again")]),
+            "contactFlows[2].id a is listed twice"
+        );
+        assert_eq!(
+            refusal(&[], &[("a", "A"), ("bad id", "B")]),
+            "contactFlows[1].id must be 1-128 letters, digits, '-' or '_'"
+        );
+        let many: Vec<String> = (0..101).map(|n| format!("+1212555{n:04}")).collect();
+        let many: Vec<&str> = many.iter().map(String::as_str).collect();
+        assert_eq!(
+            refusal(&many, &[]),
+            "callerIds may hold at most 100 numbers"
+        );
+        let flows: Vec<(String, String)> = (0..51).map(|n| (format!("f{n}"), "F".into())).collect();
+        assert_eq!(
+            Assignment::new(&[], &flows).unwrap_err().to_string(),
+            "contactFlows may hold at most 50 flows"
+        );
+    }
+
+    #[test]
+    fn a_change_lists_what_is_gained_and_lost_and_the_defaults_it_clears() {
+        let flow = |id: &str| ContactFlow::new("f", id, id).unwrap();
+        let before = TenantSettings {
+            caller_ids: vec!["+12125550100".into(), "+13125550100".into()],
+            contact_flows: vec![flow("a"), flow("b")],
+            default_caller_id: Some("+13125550100".into()),
+            default_contact_flow_id: Some("a".into()),
+            ..TenantSettings::default()
+        };
+        let next = Assignment {
+            caller_ids: vec!["+12125550100".into(), "+14155550100".into()],
+            contact_flows: vec![flow("a"), flow("c")],
+        };
+        let change = next.change_from(&before);
+        assert_eq!(
+            change,
+            AssignmentChange {
+                numbers_added: vec!["+14155550100".into()],
+                numbers_removed: vec!["+13125550100".into()],
+                flows_added: vec!["c".into()],
+                flows_removed: vec!["b".into()],
+                clears_default_caller_id: true,
+                clears_default_contact_flow_id: false,
+            }
+        );
+        assert_eq!(change.cleared_defaults(), ["defaultCallerId"]);
+        assert_eq!(
+            Assignment::default()
+                .change_from(&before)
+                .cleared_defaults(),
+            ["defaultCallerId", "defaultContactFlowId"]
         );
     }
 

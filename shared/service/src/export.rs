@@ -166,10 +166,7 @@ pub async fn task_contacts(
     refuse_large("task", head.contact_count, target, &job_path)?;
     let file_name =
         files::task_contacts_file_name(target.format, &task.id, Timestamp::now(), target.zone);
-    let rows = Rows::Task {
-        task: &task.id,
-        filter,
-    };
+    let rows = Rows::Task { task, filter };
     in_slot(store, target, tenant, async {
         let built = build(
             store,
@@ -236,9 +233,12 @@ fn refuse_large(
 pub enum Rows<'a> {
     /// Each contact's own status and call count.
     Contacts,
-    /// Each contact's latest outcome and attempts in `task` (no state: not dialled, 0), only
-    /// those `filter` admits.
-    Task { task: &'a Id, filter: OutcomeFilter },
+    /// Each contact's latest outcome and attempts in `task` (no state: not dialled, 0), and
+    /// what its calls learnt (D22), only those `filter` admits.
+    Task {
+        task: &'a Task,
+        filter: OutcomeFilter,
+    },
 }
 
 /// An export file written to local disk.
@@ -282,13 +282,15 @@ pub async fn build(
             .map_err(|e| Error::internal("open export file", e))?,
     );
     let columns = match rows {
-        Rows::Task { .. } => ExportColumns::new(custom).with_task_columns(),
+        Rows::Task { task, .. } => {
+            ExportColumns::new(custom).with_task_columns(&task.settings.result_attributes)
+        }
         Rows::Contacts => ExportColumns::new(custom),
     };
     let mut writer = ContactSheetWriter::new(format, columns, out)?;
     let mut contacts = store.contact_pages(tenant, source).await?;
     let mut states = match rows {
-        Rows::Task { task, .. } => Some(store.task_states(tenant, task)),
+        Rows::Task { task, .. } => Some(store.task_states(tenant, &task.id)),
         Rows::Contacts => None,
     };
     let mut written = 0u64;
@@ -313,11 +315,15 @@ pub async fn build(
             };
             let create_time = contact.created_at.display(zone);
             let update_time = contact.updated_at.display(zone);
+            let attempted = cell.attempts > 0;
             writer.write(&ExportRow {
                 status: cell.outcome,
                 call_count: cell.attempts,
                 last_reason: cell.last_reason.as_deref(),
                 skip: cell.skip.as_deref(),
+                caller_id: cell.caller_id.as_deref(),
+                message_left: attempted.then_some(cell.message_left),
+                results: Some(&cell.results),
                 ..ExportRow::of_contact(contact, &create_time, &update_time)
             })?;
             written += 1;

@@ -300,7 +300,7 @@ async fn build(
             let filter = OutcomeFilter::from_code(i64::from(*outcome_filter))?;
             let file_name = files::task_contacts_file_name(format, task_id, now, zone);
             let rows = Rows::Task {
-                task: task_id,
+                task: &task,
                 filter,
             };
             let built =

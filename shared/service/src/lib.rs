@@ -9,3 +9,4 @@ pub mod export_job;
 pub mod import;
 pub mod reclaim;
 pub mod task;
+pub mod telephony;

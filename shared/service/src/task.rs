@@ -21,7 +21,7 @@ use outbound_model::task::{
     check_retry_rules, rules_time, ClockTime, DailyWindow, DialSettings, TaskOperation, WindowZone,
     ZoneName,
 };
-use outbound_model::telephony::{CallerIdChoice, Voicemail};
+use outbound_model::telephony::{CallerIdChoice, TaskResults, Voicemail};
 use outbound_model::Tenant;
 use outbound_model::{Description, Id, Name, Page, Task, TaskStatus, Timestamp};
 use std::collections::HashSet;
@@ -127,6 +127,27 @@ pub async fn add(store: &Store, tenant: &Tenant, new: NewTask) -> Result<Task, E
 
 pub async fn detail(store: &Store, tenant: &Tenant, id: &Id) -> Result<Task, Error> {
     store.task(tenant, id).await
+}
+
+/// What the flows of a task's answered calls reported (D22), over each contact's latest answered
+/// attempt: the task item, then the counters of its result attributes in one BatchGetItem of at
+/// most 10 items, whatever the number of contacts. 404 for an unknown task.
+pub async fn results(store: &Store, tenant: &Tenant, id: &Id) -> Result<TaskResults, Error> {
+    let (task, counters) = store.task_with_counters(tenant, id).await?;
+    let names = &task.settings.result_attributes;
+    if names.is_empty() {
+        return Ok(TaskResults {
+            attributes: Vec::new(),
+        });
+    }
+    let tallies = store.result_tallies(tenant, id, names).await?;
+    Ok(TaskResults {
+        attributes: names
+            .iter()
+            .zip(tallies)
+            .map(|(name, tally)| tally.view(name, counters.answered))
+            .collect(),
+    })
 }
 
 /// The tenant's tasks, newest first, filtered by a name fragment (case-insensitive) and status

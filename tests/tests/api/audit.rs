@@ -14,19 +14,25 @@ const SUB: &str = "4f1c2e3a-9b8d-4c7e-a6f5-0123456789ab";
 
 /// A token for `tenant` whose `sub` is `sub` (none when `None`).
 fn token(api: &TestApi, tenant: &str, sub: Option<&str>) -> String {
+    signed(api, json!({"tenant_id": tenant, "sub": sub}))
+}
+
+/// An access token valid for an hour with `claims` besides (a `null` one left out).
+pub(crate) fn signed(api: &TestApi, claims: Value) -> String {
     let now = chrono::Utc::now().timestamp();
-    let mut claims = json!({
-        "tenant_id": tenant,
+    let mut all = json!({
         "iss": api.jwt.issuer,
         "aud": api.jwt.audience,
         "iat": now,
         "exp": now + 3600,
         "token_use": "access",
     });
-    if let Some(sub) = sub {
-        claims["sub"] = json!(sub);
+    for (name, value) in claims.as_object().cloned().unwrap_or_default() {
+        if !value.is_null() {
+            all[name] = value;
+        }
     }
-    api.jwt.sign(&claims)
+    api.jwt.sign(&all)
 }
 
 async fn post_as(api: &TestApi, token: &str, path: &str, body: Value) -> crate::support::Answer {
@@ -50,7 +56,7 @@ async fn import_as(api: &TestApi, token: &str, csv: &str) -> crate::support::Ans
 }
 
 /// The outbox items in the table, oldest first: `(detail-type, detail)`.
-async fn outbox(api: &TestApi) -> Vec<(String, Value)> {
+pub(crate) async fn outbox(api: &TestApi) -> Vec<(String, Value)> {
     let mut events: BTreeMap<String, (String, Value)> = BTreeMap::new();
     for item in api.snapshot().await.into_values() {
         if item["sk"].as_s().map(String::as_str) != Ok("EVENT") {
@@ -65,7 +71,7 @@ async fn outbox(api: &TestApi) -> Vec<(String, Value)> {
 }
 
 /// A detail without the fields every event has (checked here: an id, the tenant, a time).
-fn what_happened(detail: &Value) -> Value {
+pub(crate) fn what_happened(detail: &Value) -> Value {
     let mut detail = detail.clone();
     let map = detail.as_object_mut().unwrap();
     assert!(map.remove("eventId").unwrap().is_string(), "{detail}");

@@ -154,7 +154,8 @@ fn local_hour(clock: &ManualClock, zone: Tz, hour: u32) -> i64 {
 async fn settings_are_null_until_set_and_null_clears_one() {
     let rig = rig().await;
     let empty = json!({"defaultCountry": null, "callingHours": null, "frequencyCap": null,
-        "updateTime": null});
+        "updateTime": null, "callerIds": [], "contactFlows": [], "defaultCallerId": null,
+        "defaultContactFlowId": null});
     assert_eq!(rig.api.get(OWNER, "/api/settings").await.ok(), &empty);
     let set = rig
         .settings(

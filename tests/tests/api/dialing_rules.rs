@@ -557,6 +557,7 @@ async fn placed_unsaved(
         caller_id: None,
         contact_flow_id: None,
         voicemail: Default::default(),
+        simulated_results: None,
     };
     let call_id = rig.engine.provider.place(&request).await.unwrap();
     (call, call_id)

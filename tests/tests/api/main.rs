@@ -34,5 +34,6 @@ mod task_states;
 mod task_telephony;
 mod task_views;
 mod tasks;
+mod telephony;
 mod telephony_calls;
 mod timing;

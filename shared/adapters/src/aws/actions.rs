@@ -54,6 +54,7 @@ pub enum Function {
     Dialer,
     CallEvents,
     EventPublisher,
+    FlowResults,
 }
 
 tokio::task_local! {
@@ -72,6 +73,7 @@ impl Function {
             Function::Dialer => "dialer",
             Function::CallEvents => "call-events",
             Function::EventPublisher => "event-publisher",
+            Function::FlowResults => "flow-results",
         }
     }
 

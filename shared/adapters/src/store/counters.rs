@@ -12,6 +12,10 @@ pub const CONTACTS_WAITING: &str = "dg_waiting";
 /// Contacts whose outcome in the task is final.
 pub const CONTACTS_FINAL: &str = "dg_final";
 
+/// Contacts with an answered attempt in the task (D22): what a result's `missingCount` is
+/// counted from.
+pub const CONTACTS_ANSWERED: &str = "res_answered";
+
 /// The counter of contacts standing at `standing`; none for those derived from the others
 /// (not dialled) or kept by the claim and the outcome already (`in_flight`).
 pub fn contacts_standing(standing: Standing) -> Option<&'static str> {

@@ -15,6 +15,7 @@ use outbound_model::contact::status;
 use outbound_model::error::Error;
 use outbound_model::event::Event;
 use outbound_model::export::ExportJob;
+use outbound_model::telephony::Results;
 use outbound_model::Tenant;
 use outbound_model::{Contact, DataSource, Id, Timestamp};
 
@@ -283,7 +284,9 @@ impl Store {
             .key_condition_expression("pk = :pk AND begins_with(sk, :prefix)")
             .expression_attribute_values(":pk", s(keys::task_contacts(tenant, task)))
             .expression_attribute_values(":prefix", s(keys::CONTACT_PREFIX))
-            .projection_expression("sk, #outcome, #attempts, #reason, #skip")
+            .projection_expression(
+                "sk, #outcome, #attempts, #reason, #skip, caller_id, message_left, results",
+            )
             .expression_attribute_names("#outcome", "last_outcome")
             .expression_attribute_names("#attempts", "attempts")
             .expression_attribute_names("#reason", "last_reason")
@@ -371,7 +374,7 @@ pub struct TaskStates {
     buffered: VecDeque<(String, TaskCell)>,
 }
 
-/// What a task export shows of a contact's state in the task (D8, D18).
+/// What a task export shows of a contact's state in the task (D8, D18, D22).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TaskCell {
     pub outcome: u8,
@@ -380,6 +383,12 @@ pub struct TaskCell {
     pub last_reason: Option<String>,
     /// Why it was last not called, while that holds.
     pub skip: Option<String>,
+    /// The number its latest attempt called from.
+    pub caller_id: Option<String>,
+    /// Its latest attempt left the task's message on voicemail.
+    pub message_left: bool,
+    /// What the flow of its latest answered attempt reported.
+    pub results: Results,
 }
 
 impl TaskStates {
@@ -407,6 +416,23 @@ impl TaskStates {
                     attempts: number("attempts"),
                     last_reason: text("last_reason"),
                     skip: text("skip"),
+                    caller_id: text("caller_id"),
+                    message_left: item
+                        .get("message_left")
+                        .and_then(|value| value.as_bool().ok())
+                        .is_some_and(|left| *left),
+                    results: item
+                        .get("results")
+                        .and_then(|value| value.as_m().ok())
+                        .map(|results| {
+                            results
+                                .iter()
+                                .filter_map(|(name, value)| {
+                                    Some((name.clone(), value.as_s().ok()?.clone()))
+                                })
+                                .collect()
+                        })
+                        .unwrap_or_default(),
                 };
                 self.buffered.push_back((sk.to_owned(), cell));
             }

@@ -1,5 +1,7 @@
-//! The key layout of the single table (see `docs/data-model.md`). Every key starts with the
-//! tenant, so no read can reach another tenant's records.
+//! The key layout of the single table (see `docs/data-model.md`). Every key of a tenant's
+//! records starts with the tenant, so no read can reach another tenant's records; the service's
+//! own items (dialing counters, call ids, reclaim intents, caller ID guards) have keys of their
+//! own.
 
 use outbound_model::Tenant;
 use outbound_model::{Id, Phone};
@@ -32,6 +34,13 @@ pub fn frequency(tenant: &Tenant, number: &str) -> (String, String) {
     )
 }
 
+/// Partition and sort key of the guard of one caller ID (D22), in E.164: the one tenant the
+/// operator assigned the number to. Service-wide, since a number belongs to one tenant at a time.
+pub fn caller_id(e164: &str) -> (String, String) {
+    (format!("CID#{e164}"), CALLER_ID.to_owned())
+}
+pub const CALLER_ID: &str = "CID";
+
 /// Partition and sort key of a tenant's request rate (D26): its own partition, apart from the
 /// tenant's records, since every request of the tenant writes it.
 pub fn request_rate(tenant: &Tenant) -> (String, String) {
@@ -57,6 +66,12 @@ pub fn recallable(id: &Id) -> String {
     format!("{RECALLABLE_PREFIX}{id}")
 }
 pub const RECALLABLE_PREFIX: &str = "F#";
+
+/// Sort key, in a task's partition ([`task_contacts`]), of the task's counters of one result
+/// name (D22): apart from the states (`C#`) and the recall marks (`F#`).
+pub fn result_counts(name: &str) -> String {
+    format!("R#{name}")
+}
 
 /// Sort key of a contact in its data source partition.
 pub fn contact(id: &Id) -> String {

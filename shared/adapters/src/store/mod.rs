@@ -27,6 +27,7 @@ pub mod settings;
 pub mod shards;
 pub mod slots;
 pub mod task;
+pub mod telephony;
 pub mod write_cost;
 
 use crate::aws::Dependency;

@@ -1,5 +1,5 @@
-//! A tenant's settings record (D14), in the tenant partition; each change with its audit event
-//! (D25).
+//! A tenant's settings record (D14, D22), in the tenant partition; each change with its audit
+//! event (D25), each write conditioned on the record's revision as read.
 
 use super::keys;
 use super::{from_item, s, string_attr, Actions, Expr, Store};
@@ -62,11 +62,32 @@ impl Store {
         Ok(country(true).or_else(|| country(false)))
     }
 
+    /// The tenant's settings and the revision they were read at, read consistently.
+    pub(crate) async fn settings_revised(
+        &self,
+        tenant: &Tenant,
+    ) -> Result<(TenantSettings, Revision), Error> {
+        let stored = self
+            .get_item(keys::tenant(tenant), keys::SETTINGS.to_owned())
+            .await?;
+        let revision = Revision(
+            stored
+                .as_ref()
+                .and_then(|item| item.get(REVISION))
+                .and_then(|value| value.as_n().ok())
+                .and_then(|raw| raw.parse().ok()),
+        );
+        let settings = stored.map(from_item).transpose()?.unwrap_or_default();
+        Ok((settings, revision))
+    }
+
     /// Applies a change (fields not named keep their value) and puts its audit event (D25) in
     /// the same transaction, so the event exists exactly when the change does, and answers the
     /// settings it leaves. A transaction returns no item, so the settings are read first and the
-    /// transaction is conditioned on them being as read (their `updated_at`); a change that
-    /// lost a race to another reads again, a few times, then is 503 with nothing changed.
+    /// transaction is conditioned on their revision being as read: a default is set only while
+    /// the operator's assignment still holds it (D22). A change that lost a race to another
+    /// (the tenant's, or the operator's) reads again, a few times, then is 503 with nothing
+    /// changed.
     pub async fn update_settings(
         &self,
         tenant: &Tenant,
@@ -100,50 +121,33 @@ impl Store {
         field("default_country", encoded(&change.default_country))?;
         field("calling_hours", encoded(&change.calling_hours))?;
         field("frequency_cap", encoded(&change.frequency_cap))?;
-        let mut update = format!("SET {}", set.join(", "));
-        if !remove.is_empty() {
-            update.push_str(&format!(" REMOVE {}", remove.join(", ")));
-        }
+        field("default_caller_id", encoded(&change.default_caller_id))?;
+        field(
+            "default_contact_flow_id",
+            encoded(&change.default_contact_flow_id),
+        )?;
         #[derive(Clone, Copy, PartialEq)]
         enum Part {
             Settings,
             Event,
         }
         for attempt in 0..UPDATE_TRIES {
-            let stored = self
-                .get_item(keys::tenant(tenant), keys::SETTINGS.to_owned())
-                .await?;
-            let (condition, expr) = match stored.as_ref().and_then(|item| item.get("updated_at")) {
-                Some(seen) => (
-                    "updated_at = :seen",
-                    expr.clone().value(":seen", seen.clone()),
-                ),
-                None => ("attribute_not_exists(updated_at)", expr.clone()),
-            };
-            let before: TenantSettings = stored.map(from_item).transpose()?.unwrap_or_default();
+            let (before, revision) = self.settings_revised(tenant).await?;
+            if let Some(refused) = change.refused(&before) {
+                return Err(refused);
+            }
             let actions = Actions::new(&self.table)
-                .update(
+                .settings_at(
                     Part::Settings,
-                    keys::tenant(tenant),
-                    keys::SETTINGS.to_owned(),
-                    &update,
-                    Some(condition),
-                    expr,
+                    tenant,
+                    revision,
+                    &set,
+                    &remove,
+                    expr.clone(),
                 )?
                 .event(Part::Event, event)?;
             match self.transact("update settings", actions).await {
-                Ok(()) => {
-                    return Ok(TenantSettings {
-                        default_country: change
-                            .default_country
-                            .clone()
-                            .apply(before.default_country),
-                        calling_hours: change.calling_hours.clone().apply(before.calling_hours),
-                        frequency_cap: change.frequency_cap.clone().apply(before.frequency_cap),
-                        updated_at: Some(now),
-                        ..before
-                    })
-                }
+                Ok(()) => return Ok(before.changed_by(change, now)),
                 // Another change came between the read and the write: read again.
                 Err(failure) => {
                     failure.condition()?;
@@ -155,6 +159,64 @@ impl Store {
             "update settings",
             "the settings kept changing while they were updated",
         ))
+    }
+}
+
+/// The attribute of the settings item that every write of it moves: the tenant's changes, the
+/// operator's assignments and the release of a number (D22) are each conditioned on it being as
+/// read, so none is made on settings another has changed meanwhile.
+const REVISION: &str = "revision";
+
+/// The revision of a tenant's settings as read; `None` for settings never written with one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Revision(Option<u64>);
+
+impl<L> Actions<'_, L> {
+    /// The update of the tenant's settings that `SET`s `set` and `REMOVE`s `remove` (each
+    /// `name = :value`, with `expr`'s values) and moves the revision on, on condition that it is
+    /// still `revision`.
+    pub(crate) fn settings_at(
+        self,
+        label: L,
+        tenant: &Tenant,
+        revision: Revision,
+        set: &[String],
+        remove: &[String],
+        expr: Expr,
+    ) -> Result<Self, Error> {
+        let (update, condition, expr) = revision.update(set, remove, expr);
+        self.update(
+            label,
+            keys::tenant(tenant),
+            keys::SETTINGS.to_owned(),
+            &update,
+            Some(condition),
+            expr,
+        )
+    }
+}
+
+impl Revision {
+    /// The update expression, condition and values of [`Actions::settings_at`].
+    fn update(self, set: &[String], remove: &[String], expr: Expr) -> (String, &'static str, Expr) {
+        let next = self.0.map_or(1, |seen| seen + 1);
+        let mut update = format!("SET {REVISION} = :revision");
+        for clause in set {
+            update.push_str(", ");
+            update.push_str(clause);
+        }
+        if !remove.is_empty() {
+            update.push_str(&format!(" REMOVE {}", remove.join(", ")));
+        }
+        let expr = expr.value(":revision", super::n(next));
+        match self.0 {
+            Some(seen) => (
+                update,
+                "revision = :seen_revision",
+                expr.value(":seen_revision", super::n(seen)),
+            ),
+            None => (update, "attribute_not_exists(revision)", expr),
+        }
     }
 }
 

@@ -406,6 +406,7 @@ impl Store {
             last_call_at: number("last_call_at").map(Timestamp),
             last_outcome_at: number("last_outcome_at").map(Timestamp),
             busy_until: number("busy_until").map(Timestamp),
+            answered: count(counters::CONTACTS_ANSWERED),
         };
         Ok((from_item(item)?, counters))
     }

@@ -70,6 +70,9 @@ pub struct Config {
     pub rate_table: String,
     /// OAuth scopes per route group, when required (`REQUIRE_SCOPES`, off by default).
     pub scopes: Option<outbound_auth::RequiredScopes>,
+    /// The scopes as `SCOPE_PREFIX` spells them whether or not they are required: the operator's
+    /// routes need `outbound/operator` always (D22, D25).
+    pub operator_scopes: outbound_auth::RequiredScopes,
 }
 
 impl Config {
@@ -136,6 +139,7 @@ impl Config {
             },
             export_queue_url: lookup("EXPORT_QUEUE_URL").filter(|url| !url.trim().is_empty()),
             scopes: outbound_auth::RequiredScopes::from_lookup(&lookup)?,
+            operator_scopes: outbound_auth::RequiredScopes::always(&lookup),
             tenant_running_exports: at_least_one(&lookup, "TENANT_RUNNING_EXPORTS", 4)?,
             tenant_running_imports: at_least_one(&lookup, "TENANT_RUNNING_IMPORTS", 4)?,
             tenant_limits: {

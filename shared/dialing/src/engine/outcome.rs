@@ -252,5 +252,6 @@ fn call_of(attempt: &CallAttempt, task: &Task, state: &TaskContact) -> CallRef {
         result_attributes: task.settings.result_attributes.clone(),
         voicemail: task.settings.voicemail,
         results: Default::default(),
+        earlier_results: state.answered_results(),
     }
 }

@@ -577,6 +577,7 @@ impl<P: Provider> Engine<P> {
             contact_flow_id: rules.setup.contact_flow_id.clone(),
             attributes,
             voicemail: task.settings.voicemail,
+            simulated_results: callee.target.simulated_results.clone(),
         }
     }
 

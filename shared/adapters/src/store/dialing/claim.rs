@@ -351,6 +351,7 @@ impl Store {
             result_attributes: task.settings.result_attributes.clone(),
             voicemail: task.settings.voicemail,
             results: Default::default(),
+            earlier_results: state.answered_results(),
         }
     }
 

@@ -8,11 +8,13 @@
 
 mod claim;
 mod outcome;
+mod results;
 mod scan;
 mod skip;
 mod sweep;
 
 pub use claim::{Attempts, FrequencyClaim, Gate, GiveBack};
+pub use results::{FlowWrite, KEPT_LONG_VALUES, KEPT_VALUES, MAX_FLOW_VALUES, SHORT_VALUE_BYTES};
 pub use skip::{Skipped, SKIPS_IN_ONE};
 
 use crate::store::{counters, keys};
@@ -106,6 +108,8 @@ enum Call {
     Event,
     /// The contact's mark as failed or unanswered in the task, for an implicit recall (D12).
     Recallable,
+    /// The task's counters of one result name, by its place among the call's moves (D22).
+    Result(usize),
 }
 
 /// Moves of a task's diagnostic counters (D19), written by the same transaction that moves the

@@ -5,7 +5,7 @@ use crate::store::keys;
 use crate::store::shards::ContactShards;
 use crate::store::{from_item, n, s, Actions, ConditionFailure, Expr, Store, WriteFailure};
 use aws_sdk_dynamodb::types::AttributeValue;
-use outbound_model::call::{AfterOutcome, CallRef, CallReport};
+use outbound_model::call::{AfterOutcome, CallRef, CallReport, Learnt, Outcome};
 use outbound_model::contact::status;
 use outbound_model::error::Error;
 use outbound_model::event::Event;
@@ -13,16 +13,22 @@ use outbound_model::task::TaskContact;
 use outbound_model::Tenant;
 use outbound_model::{Id, Timestamp};
 
+use super::results::{result_moves, Seen};
 use super::{Call, Deltas, RecordFailure};
 use crate::store::counters;
 use outbound_model::call::Reason;
 
+/// Tries of an outcome whose result counters turn out full or moved under it.
+const RESULT_TRIES: usize = 4;
+
 impl Store {
-    /// Records the outcome of a call exactly once (D7, D13): the contact's state in the task,
-    /// the task's counters and calls in flight, the contact's status and call count, and the
-    /// service's calls in flight, the outcome's event (D20), and the contact's recall mark
-    /// (D12: put when the outcome is failed or no answer, deleted when a later attempt
-    /// succeeds), in one transaction conditioned on that attempt being in flight.
+    /// Records the outcome of a call exactly once (D7, D13): the contact's state in the task
+    /// (with what the call learnt, D22), the task's counters and calls in flight, the contact's
+    /// status and call count, and the service's calls in flight, the outcome's event (D20), the
+    /// contact's recall mark (D12: put when the outcome is failed or no answer, deleted when a
+    /// later attempt succeeds), and for an answered call the task's result counters (D22), in
+    /// one transaction conditioned on that attempt being in flight. A result counter that
+    /// turns out full or moved sends the transaction again as its stored item tells.
     #[tracing::instrument(skip_all, fields(tenant = %call.tenant, task = %call.task_id, contact = %call.contact_id, attempt = call.attempt))]
     pub async fn record_outcome(
         &self,
@@ -32,9 +38,56 @@ impl Store {
         now: Timestamp,
         with_contact: bool,
     ) -> Result<RecordFailure, Error> {
+        let learnt = call.learnt(report);
+        let answered = report.outcome == Outcome::Success;
+        let moves = result_moves(call, answered, &learnt);
+        // Its data source gone, the contact is not found where one shard would hold it, and
+        // the outcome is recorded on the task alone.
+        let source_contact = if with_contact {
+            let shards = self
+                .shards_if_exists(&call.tenant, &call.data_source_id)
+                .await?
+                .unwrap_or_else(|| ContactShards::new(&call.tenant, &call.data_source_id, 1));
+            Some(shards.of_contact(&call.contact_id))
+        } else {
+            None
+        };
+        let mut seen: Vec<Option<Seen>> = vec![None; moves.len()];
+        for _ in 0..RESULT_TRIES {
+            let actions = self
+                .outcome_actions(call, report, next, &learnt, now, source_contact.clone())?
+                .move_results(&call.tenant, &call.task_id, &moves, &seen)?;
+            let failed = match self.transact("record call outcome", actions).await {
+                Ok(()) => return Ok(RecordFailure::None),
+                Err(failure) => failure.condition()?,
+            };
+            let only_results = ![Call::Contact, Call::Task, Call::SourceContact]
+                .into_iter()
+                .any(|label| failed.failed(label));
+            if !only_results {
+                return refused(failed, call);
+            }
+            Seen::update(&mut seen, &failed);
+        }
+        Err(Error::internal(
+            "record call outcome",
+            "the task's result counters kept changing",
+        ))
+    }
+
+    /// The outcome's actions but the result counters.
+    fn outcome_actions(
+        &self,
+        call: &CallRef,
+        report: &CallReport,
+        next: &AfterOutcome,
+        learnt: &Learnt,
+        now: Timestamp,
+        source_contact: Option<String>,
+    ) -> Result<Actions<'_, Call>, Error> {
         let tenant = &call.tenant;
         let counter = counters::calls_ended(report.outcome);
-        let (state_update, state_expr) = state_after(call, report, next, now);
+        let (state_update, state_expr) = state_after(call, report, next, learnt, now);
         let reason = Reason::of(report);
         let mut moved = Deltas::default();
         moved
@@ -47,6 +100,9 @@ impl Store {
                 1,
             )
             .add(counters::attempts_ended(reason), 1);
+        if report.outcome == Outcome::Success && call.earlier_results.is_none() {
+            moved.add(counters::CONTACTS_ANSWERED, 1);
+        }
         let (counters, task_expr) = moved.clause(
             Expr::default()
                 .name("#c", "counters")
@@ -69,7 +125,7 @@ impl Store {
                 Call::Contact,
                 keys::task_contacts(tenant, &call.task_id),
                 keys::contact(&call.contact_id),
-                state_update,
+                &state_update,
                 Some("in_call = :attempt AND updated_at = :claimed"),
                 state_expr,
             )?
@@ -84,7 +140,7 @@ impl Store {
             .give_back_service_place(Call::Service, call.shard)?
             .event(
                 Call::Event,
-                &Event::call_completed(tenant, now, call, report, reason, next.done),
+                &Event::call_completed(tenant, now, (call, report), learnt, next.done),
             )?;
         let pk = keys::task_contacts(tenant, &call.task_id);
         let mark = keys::recallable(&call.contact_id);
@@ -99,16 +155,10 @@ impl Store {
             // An earlier attempt of this task may have left one; the first has none to delete.
             actions = actions.delete(Call::Recallable, pk, mark, None)?;
         }
-        if with_contact {
-            // Its data source gone, the contact is not found where one shard would hold it,
-            // and the outcome is recorded on the task alone.
-            let shards = self
-                .shards_if_exists(tenant, &call.data_source_id)
-                .await?
-                .unwrap_or_else(|| ContactShards::new(tenant, &call.data_source_id, 1));
+        if let Some(source_pk) = source_contact {
             actions = actions.update(
                 Call::SourceContact,
-                shards.of_contact(&call.contact_id),
+                source_pk,
                 keys::contact(&call.contact_id),
                 "SET #status = :outcome ADD call_count :one",
                 Some("attribute_exists(pk)"),
@@ -118,10 +168,7 @@ impl Store {
                     .value(":one", n(1)),
             )?;
         }
-        match self.transact("record call outcome", actions).await {
-            Ok(()) => Ok(RecordFailure::None),
-            Err(failure) => refused(failure.condition()?, call),
-        }
+        Ok(actions)
     }
 
     /// Keeps attempt `attempt` in flight and moves it in the in-flight index to `now`, so the
@@ -221,14 +268,17 @@ impl Store {
 }
 
 /// The contact's state after the outcome: the update and its values. With another attempt to
-/// come, the contact goes to the task's waiting index at its next attempt time.
+/// come, the contact goes to the task's waiting index at its next attempt time. The caller ID
+/// and the message left are the latest attempt's; an answered attempt's results replace those
+/// of an earlier answer, and an attempt not answered leaves them (D22).
 fn state_after(
     call: &CallRef,
     report: &CallReport,
     next: &AfterOutcome,
+    learnt: &Learnt,
     now: Timestamp,
-) -> (&'static str, Expr) {
-    let mut state_expr = Expr::default()
+) -> (String, Expr) {
+    let mut expr = Expr::default()
         .value(":attempt", n(call.attempt))
         .value(":claimed", n(call.claimed_at.0))
         .value(":outcome", n(report.outcome.code()))
@@ -237,25 +287,64 @@ fn state_after(
         .value(":done", AttributeValue::Bool(next.done))
         .value(":reason", s(Reason::of(report).name()))
         .value(":allowance", n(call.allowance));
-    let update = match next.next_attempt_at {
+    let mut sets = vec![
+        "attempts = :attempt",
+        "last_outcome = :outcome",
+        "last_duration = :duration",
+        "allowance = :allowance",
+        "updated_at = :now",
+        "done = :done",
+        "last_reason = :reason",
+    ];
+    let mut removes = vec!["in_call", "claimed_at", "call_id", "gsi2pk", "gsi2sk"];
+    match next.next_attempt_at {
         Some(at) => {
             let rank = call.recalled.then_some(call.priority);
-            state_expr = state_expr
+            expr = expr
                 .value(":next", n(at.0))
                 .value(":wait_pk", s(keys::waiting(&call.tenant, &call.task_id)))
                 .value(":wait_sk", s(keys::waiting_order(rank, at.0)));
-            "SET attempts = :attempt, last_outcome = :outcome, last_duration = :duration, \
-             allowance = :allowance, updated_at = :now, done = :done, next_attempt_at = :next, \
-             gsi1pk = :wait_pk, gsi1sk = :wait_sk, last_reason = :reason \
-             REMOVE in_call, claimed_at, call_id, gsi2pk, gsi2sk"
+            sets.extend([
+                "next_attempt_at = :next",
+                "gsi1pk = :wait_pk",
+                "gsi1sk = :wait_sk",
+            ]);
         }
-        None => {
-            "SET attempts = :attempt, last_outcome = :outcome, last_duration = :duration, \
-             allowance = :allowance, updated_at = :now, done = :done, last_reason = :reason \
-             REMOVE in_call, claimed_at, call_id, next_attempt_at, gsi1pk, gsi1sk, gsi2pk, gsi2sk"
+        None => removes.extend(["next_attempt_at", "gsi1pk", "gsi1sk"]),
+    }
+    match &learnt.caller_id {
+        Some(number) => {
+            expr = expr.value(":caller_id", s(number));
+            sets.push("caller_id = :caller_id");
         }
-    };
-    (update, state_expr)
+        None => removes.push("caller_id"),
+    }
+    if learnt.message_left || report.outcome == Outcome::Success {
+        expr = expr.value(":true", AttributeValue::Bool(true));
+    }
+    if learnt.message_left {
+        sets.push("message_left = :true");
+    } else {
+        removes.push("message_left");
+    }
+    if report.outcome == Outcome::Success {
+        sets.push("answered = :true");
+        if learnt.results.is_empty() {
+            removes.push("results");
+        } else {
+            let results = learnt
+                .results
+                .iter()
+                .map(|(name, value)| (name.clone(), s(value)))
+                .collect();
+            expr = expr.value(":results", AttributeValue::M(results));
+            sets.push("results = :results");
+        }
+    }
+    (
+        format!("SET {} REMOVE {}", sets.join(", "), removes.join(", ")),
+        expr,
+    )
 }
 
 /// What a refused outcome means, from the first action whose condition failed.

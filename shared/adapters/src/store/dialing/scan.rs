@@ -8,6 +8,7 @@ use outbound_model::call::{Target, SCRIPT_FIELD};
 use outbound_model::error::Error;
 use outbound_model::task::Fresh;
 use outbound_model::task::{Judged, TaskContact};
+use outbound_model::telephony::SIMULATED_RESULTS_FIELD;
 use outbound_model::Tenant;
 use outbound_model::{Id, Phone, Task, TaskStatus, Timestamp};
 use std::collections::HashMap;
@@ -470,5 +471,6 @@ fn target_of(item: &Item, sent: &[String]) -> Option<Target> {
             .iter()
             .filter_map(|name| Some((name.clone(), field(name)?)))
             .collect(),
+        simulated_results: field(SIMULATED_RESULTS_FIELD),
     })
 }

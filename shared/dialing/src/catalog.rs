@@ -1,0 +1,57 @@
+//! What the deployment's provider holds that an operator's assignment may name (D22): with
+//! Amazon Connect, the numbers its instance has claimed and its contact flows
+//! ([`ConnectCatalog`]); the simulated provider holds any number and any flow.
+
+use super::connect::{ConnectCatalog, ConnectSettings};
+use outbound_adapters::aws::Lazy;
+use outbound_app::config::dialing::ProviderKind;
+use outbound_app::App;
+use outbound_model::error::{ConfigError, Error};
+use outbound_model::settings::TenantSettings;
+use outbound_model::telephony::Assignment;
+
+/// The provider's side of an assignment.
+pub trait Catalog {
+    /// 400 naming the first caller ID or flow of `assignment` the provider does not hold; 503
+    /// when the provider cannot tell now. Entries the tenant holds already (`held`) are not
+    /// asked about again.
+    fn check(
+        &self,
+        assignment: &Assignment,
+        held: &TenantSettings,
+    ) -> impl std::future::Future<Output = Result<(), Error>> + Send;
+}
+
+/// The catalog of the provider `DIAL_PROVIDER` chooses.
+#[derive(Clone, Debug)]
+pub enum ProviderCatalog {
+    /// The simulated provider calls from any number with any flow: nothing to check.
+    Simulated,
+    AmazonConnect(ConnectCatalog),
+}
+
+impl ProviderCatalog {
+    /// The configured provider's catalog over `app`'s SDK configuration, or the variable that is
+    /// missing for it. Amazon Connect's client is built on its first call.
+    pub fn from_app(app: &App) -> Result<Self, ConfigError> {
+        match app.config.dialing.provider {
+            ProviderKind::Simulated => Ok(ProviderCatalog::Simulated),
+            ProviderKind::AmazonConnect => {
+                let sdk = app.sdk.clone();
+                Ok(ProviderCatalog::AmazonConnect(ConnectCatalog::new(
+                    Lazy::new(move || super::connect::client(&sdk)),
+                    ConnectSettings::from_env()?,
+                )))
+            }
+        }
+    }
+}
+
+impl Catalog for ProviderCatalog {
+    async fn check(&self, assignment: &Assignment, held: &TenantSettings) -> Result<(), Error> {
+        match self {
+            ProviderCatalog::Simulated => Ok(()),
+            ProviderCatalog::AmazonConnect(connect) => connect.check(assignment, held).await,
+        }
+    }
+}
