@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { formFromSettings, settingsUpdate } from '../src/state/settingsDiff';
 
-const empty = { defaultCountry: null, callingHours: null, frequencyCap: null, updateTime: null };
-const full = { defaultCountry: 'US', callingHours: { start: '08:00', end: '21:00' }, frequencyCap: { maxCalls: 3, periodHours: 24 }, updateTime: 'x' };
+const empty = { defaultCountry: null, callingHours: null, frequencyCap: null, updateTime: null, callerIds: [], contactFlows: [] };
+const full = { defaultCountry: 'US', callingHours: { start: '08:00', end: '21:00' }, frequencyCap: { maxCalls: 3, periodHours: 24 }, updateTime: 'x', callerIds: [], contactFlows: [] };
 
 const telephony = { ...full, callerIds: ['+12125550100'], contactFlows: [{ id: 'f1', name: 'Flow' }], defaultCallerId: '+12125550100', defaultContactFlowId: null };
 
@@ -28,7 +28,7 @@ describe('settings update body', () => {
     expect(settingsUpdate(telephony, formFromSettings(telephony))).toEqual({ body: {} });
     const form = { ...formFromSettings(telephony), defaultCallerId: '', defaultContactFlowId: 'f1' };
     expect(settingsUpdate(telephony, form)).toEqual({ body: { defaultCallerId: null, defaultContactFlowId: 'f1' } });
-    // Settings from before the defaults existed: none is set.
+    // None set, none sent.
     expect(settingsUpdate(full, formFromSettings(full))).toEqual({ body: {} });
   });
 });

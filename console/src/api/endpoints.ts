@@ -66,9 +66,7 @@ export const recallTask = (id: string, contactIds?: string[]) =>
   api().post('/api/task/{id}/recall', { params: { path: { id } }, body: contactIds ? { contactIds } : {} });
 export const getTaskStat = (id: string) => api().get('/api/task/{id}/stat', { params: { path: { id } } });
 /** What the flows of the task's answered calls reported (D22). */
-export const getTaskResults = (id: string) =>
-  // Typed here until the contract has the path (then: api().get('/api/task/{id}/results', ...)).
-  (api().get as unknown as (path: string) => Promise<T.TaskResults>)(`/api/task/${encodeURIComponent(id)}/results`);
+export const getTaskResults = (id: string) => api().get('/api/task/{id}/results', { params: { path: { id } } });
 export const getDiagnostics = (id: string) => api().get('/api/task/{id}/diagnostics', { params: { path: { id } } });
 /** The task's contacts with their outcomes as a file; `status` 0 all, 1 success, 2 failed or no answer, 3 not dialled. */
 export const exportTask = (id: string, query: { format: ExportFormat; status?: number }, redirect: Redirect = 'follow') =>
@@ -78,7 +76,7 @@ export const startTaskExportJob = (id: string, format: ExportFormat, status: num
 export const getExport = (exportId: string) => api().get('/api/export/{exportId}', { params: { path: { exportId } } });
 
 // Settings
-export const getSettings = () => api().get('/api/settings') as Promise<T.Settings>;
+export const getSettings = () => api().get('/api/settings');
 export const updateSettings = (body: T.UpdateSettings) => api().post('/api/settings/update', { body });
 
 // Do-not-call list

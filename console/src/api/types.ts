@@ -30,35 +30,11 @@ export type Recalled = S['Recalled'];
 export type StateChange = S['StateChange'];
 export type Published = S['Published'];
 export type Voicemail = S['Voicemail'];
-// D22's settings fields and a task's results, as the contract will name them (SettingsView,
-// UpdateSettings, ContactFlow, TaskResults): written here until openapi.yaml has them.
-export interface ContactFlow {
-  id: string;
-  name: string;
-}
-export type Settings = S['SettingsView'] & {
-  callerIds?: string[];
-  contactFlows?: ContactFlow[];
-  defaultCallerId?: string | null;
-  defaultContactFlowId?: string | null;
-};
-export type UpdateSettings = S['UpdateSettings'] & {
-  defaultCallerId?: string | null;
-  defaultContactFlowId?: string | null;
-};
-export interface ResultValue {
-  value: string;
-  count: number;
-}
-export interface ResultAttribute {
-  name: string;
-  values: ResultValue[];
-  otherCount: number;
-  missingCount: number;
-}
-export interface TaskResults {
-  attributes: ResultAttribute[];
-}
+export type Settings = S['SettingsView'];
+export type UpdateSettings = S['UpdateSettings'];
+export type ContactFlow = S['ContactFlow'];
+export type TaskResults = S['TaskResults'];
+export type ResultAttribute = S['ResultAttribute'];
 export type Dnc = S['DncView'];
 export type AddDnc = S['AddDnc'];
 export type DncUpload = S['DncUpload'];

@@ -103,7 +103,7 @@ export function callerIdLabel(callerId: string | null | undefined, settings?: Se
 /** A flow as shown: its name when the tenant's flows name it, else its id; or the tenant's default
  *  (and what it is). */
 export function flowLabel(contactFlowId: string | null | undefined, settings?: Settings | null): string {
-  const name = (id: string) => settings?.contactFlows?.find((f) => f.id === id)?.name ?? id;
+  const name = (id: string) => settings?.contactFlows.find((f) => f.id === id)?.name ?? id;
   if (!contactFlowId) return `Tenant default (${settings?.defaultContactFlowId ? name(settings.defaultContactFlowId) : 'not set'})`;
   return name(contactFlowId);
 }
