@@ -9,7 +9,8 @@
 #          figure appended to $BENCH_DIR/samples.jsonl (default .local/bench)
 # The e2e files are TypeScript: `npm run build` type-checks them (tsc -p e2e) and tsx (pinned
 # in console/package.json) runs them.
-# `test` and `bench` need target/debug/local-api built (`make test` or `make run` builds it) and
+# `test` and `bench` need target/debug/local-api built (`make test` or `make run` builds it; `test`
+# also target/debug/dev-token, which mints the browser test's operator token) and
 # moto on MOTO_ENDPOINT (default http://127.0.0.1:$MOTO_PORT, port 5000): started with
 # scripts/stack.sh (and stopped again) when none answers there.
 # Nothing is repeated when nothing changed; UPDATE_SCREENSHOTS=1 rewrites docs/console/*.png.
@@ -85,17 +86,20 @@ with_moto() {
 }
 
 need_local_api() {
-  if [ ! -x "${LOCAL_API:-target/debug/local-api}" ]; then
-    echo "target/debug/local-api is missing: \`make test\` or \`make run\` builds it" >&2
-    exit 1
-  fi
+  local binary
+  for binary in "${LOCAL_API:-target/debug/local-api}" "$@"; do
+    if [ ! -x "$binary" ]; then
+      echo "$binary is missing: \`make test\` or \`make run\` builds it" >&2
+      exit 1
+    fi
+  done
 }
 
 test_console() {
   setup_chromium
   build
   (cd "$CONSOLE" && npm test --silent)
-  need_local_api
+  need_local_api "${DEV_TOKEN:-target/debug/dev-token}"
   with_moto
   "$TSX" --test --test-reporter=spec "$CONSOLE/e2e/campaign.e2e.ts"
 }

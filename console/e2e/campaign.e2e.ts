@@ -1,10 +1,12 @@
 // The console's end-to-end test: a whole campaign through the UI against the real local API
 // (target/debug/local-api on its own stack and port, against moto on MOTO_ENDPOINT), in
 // Debian's headless chromium. Sign in with the development token, create a data source, import
-// a CSV of five contacts and one bad row, create a task over it, publish it and watch it
-// complete, read its diagnostics, recall a chosen failed contact and then the other failed one
-// and watch it complete each time,
-// export its outcomes as CSV, then check the domain events the bus delivered. Each main page is
+// a CSV of five contacts and one bad row, have the operator assign the tenant caller IDs and
+// flows and choose a default flow among them, create a task over it that calls with local
+// presence through a flow of its own, sending two contact fields and recording one result,
+// publish it and watch it complete, read its diagnostics and results, recall a chosen failed
+// contact and then the other failed one and watch it complete each time, check the calls placed
+// and the results, export its outcomes as CSV, then check the domain events the bus delivered. Each main page is
 // screenshot (docs/console/*.png: written when missing or with UPDATE_SCREENSHOTS=1) and checked
 // with axe-core (serious or critical violations fail).
 //   console/node_modules/.bin/tsx --test console/e2e/campaign.e2e.ts   (scripts/console.sh test runs it)
@@ -14,7 +16,8 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { freshContext, startLocalApi, until, type LocalApi } from './lib.ts';
+import { csvRecords } from '../src/lib/csv.ts';
+import { devToken, freshContext, startLocalApi, until, type LocalApi } from './lib.ts';
 import { accessibilityViolations, screenshot } from './page.ts';
 
 const WAIT = 60_000; // the longest wait: for the dialling (a few seconds when all is well)
@@ -26,16 +29,26 @@ const TASK = `E2E campaign ${run}`;
 // Five good contacts and one bad row (row 6: not a phone number). The simulated provider
 // answers the scripted reason of each attempt (`simulatedOutcomes`, D18): the first attempt
 // at Bob fails (busy) and Cy's goes unanswered; their recalled second attempts are answered.
+// Its flow sets what `simulatedResults` says on an answered call (D22): Cy's sets nothing, and
+// Di's a name the task does not record.
 const CSV = [
-  'phoneNumber,customerName,simulatedOutcomes',
-  '+1 202 555 0101,Ada Lovelace,ANSWERED',
-  '+1 202 555 0102,Bob Busy,"BUSY,ANSWERED"',
-  '+1 202 555 0103,Cy Silent,"NO_ANSWER,ANSWERED"',
-  '+1 202 555 0104,Di Prompt,ANSWERED',
-  'not-a-number,Eve Invalid,ANSWERED',
-  '+1 202 555 0105,Ed Quick,ANSWERED',
+  'phoneNumber,customerName,simulatedOutcomes,simulatedResults',
+  '+1 202 555 0101,Ada Lovelace,ANSWERED,outcome=confirmed',
+  '+1 202 555 0102,Bob Busy,"BUSY,ANSWERED",outcome=declined',
+  '+1 202 555 0103,Cy Silent,"NO_ANSWER,ANSWERED",',
+  '+1 202 555 0104,Di Prompt,ANSWERED,outcome=confirmed;mood=happy',
+  'not-a-number,Eve Invalid,ANSWERED,',
+  '+1 202 555 0105,Ed Quick,ANSWERED,outcome=callback',
   '',
 ].join('\n');
+
+// What the operator assigns the tenant (D22): a number in the contacts' area code (202, so local
+// presence picks it for each of them) and one in London, and two flows.
+const CALLER_IDS = ['+12025550199', '+442071838750'];
+const FLOWS = [
+  { id: 'flow-e2e-reminder', name: 'E2E reminder' },
+  { id: 'flow-e2e-survey', name: 'E2E survey' },
+];
 
 let api: LocalApi | undefined;
 let profile: Awaited<ReturnType<typeof freshContext>> | undefined;
@@ -91,6 +104,30 @@ const button = (name: string) => page.getByRole('button', { name, exact: true })
 const heading = (name: string) => page.getByRole('heading', { name, exact: true });
 const taskStatus = () => page.getByTestId('task-status');
 
+/** The task page's details named by `terms` (<dt>), as shown. */
+async function details(terms: string[]): Promise<string[]> {
+  const list = page.locator('dl.details');
+  return Promise.all(terms.map(async (term) => ((await list.locator('dt', { hasText: term }).locator('xpath=following-sibling::dd[1]').textContent({ timeout: 2_000 })) ?? '').trim()));
+}
+
+/** The table of a result attribute in the task's "Results": value, count and share per row. */
+async function resultTable(name: string): Promise<string[][]> {
+  const table = page.getByRole('region', { name: 'Results' }).getByRole('group', { name, exact: true }).getByRole('table');
+  return table.locator('tbody tr').evaluateAll((trs: HTMLTableRowElement[]) => trs.map((tr) => [...tr.cells].map((cell) => cell.textContent?.trim() ?? '')));
+}
+
+/** A call the simulated provider placed, as `GET /local/calls` lists it (D22). */
+interface PlacedCall {
+  tenant: string;
+  taskId: string;
+  contactId: string;
+  attempt: number;
+  to: string;
+  callerId: string | null;
+  contactFlowId: string | null;
+  attributes: Record<string, string>;
+}
+
 /** Checks the page with axe-core and keeps its serious and critical violations. */
 async function audit(where: string) {
   violations.push(...(await accessibilityViolations(page, where)));
@@ -128,6 +165,8 @@ interface BusEvent {
     status?: string;
     successCount?: number;
     failCount?: number;
+    results?: Record<string, string>;
+    callerId?: string | null;
   };
 }
 
@@ -205,6 +244,29 @@ test('a whole campaign through the console', { timeout: 170_000 }, async (t) => 
     await screenshot(page, 'data-source');
   });
 
+  await step('the operator assigns caller IDs and flows; the settings page shows them and sets a default', async () => {
+    const operator = await devToken('acme', ['outbound/operator']);
+    const response = await fetch(`${local().base}/api/operator/telephony/update`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${operator}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ tenant: 'acme', callerIds: CALLER_IDS, contactFlows: FLOWS }),
+    });
+    assert.equal(response.status, 200, await response.clone().text());
+    assert.equal(((await response.json()) as { code: number }).code, 0);
+    await nav('Settings').click();
+    await heading('Settings').waitFor();
+    const group = page.getByRole('group', { name: 'Caller IDs and contact flows' });
+    await group.getByRole('list', { name: 'Caller IDs (2)' }).waitFor();
+    assert.deepEqual(await group.getByRole('list', { name: 'Caller IDs (2)' }).getByRole('listitem').allTextContents(), CALLER_IDS);
+    assert.deepEqual(
+      await group.getByRole('list', { name: 'Contact flows (2)' }).getByRole('listitem').allTextContents(),
+      FLOWS.map((f) => `${f.name} ${f.id}`),
+    );
+    await group.getByRole('combobox', { name: 'Default contact flow' }).selectOption({ label: 'E2E reminder' });
+    await button('Save settings').click();
+    await page.getByRole('status').filter({ hasText: 'Settings saved.' }).waitFor();
+  });
+
   await step('create a task over it', async () => {
     await nav('Tasks').click();
     await heading('Tasks').waitFor();
@@ -218,6 +280,23 @@ test('a whole campaign through the console', { timeout: 170_000 }, async (t) => 
     await form.getByRole('spinbutton', { name: 'Priority' }).fill('1');
     await form.getByRole('spinbutton', { name: 'Max dial count' }).fill('1');
     await form.getByRole('spinbutton', { name: 'Call interval (seconds)' }).fill('10');
+    // Its telephony (D22): the tenant's numbers and flows are offered beside its defaults.
+    const caller = form.getByRole('combobox', { name: 'Caller ID' });
+    assert.deepEqual(await caller.locator('option').allTextContents(), ['Tenant default (not set)', 'Local presence', ...CALLER_IDS]);
+    await caller.selectOption({ label: 'Local presence' });
+    const flow = form.getByRole('combobox', { name: 'Contact flow' });
+    assert.deepEqual(await flow.locator('option').allTextContents(), ['Tenant default (E2E reminder)', 'E2E reminder', 'E2E survey']);
+    await flow.selectOption({ label: 'E2E survey' });
+    const attributes = form.getByRole('group', { name: 'Call attributes (optional)' });
+    // The data source's custom fields are offered beside the known ones.
+    await attributes.getByRole('checkbox', { name: 'simulatedResults' }).waitFor();
+    await attributes.getByRole('checkbox', { name: 'customerName' }).check();
+    await attributes.getByRole('checkbox', { name: 'e164' }).check();
+    await form.getByRole('button', { name: 'Add result name' }).click();
+    await form.getByRole('textbox', { name: 'Result name 1' }).fill('outcome');
+    await form.getByRole('combobox', { name: 'On voicemail' }).selectOption({ label: 'Leave a message' });
+    await audit('task form');
+    await screenshot(page, 'task-form');
     await form.getByRole('button', { name: 'Create', exact: true }).click();
     await page.getByRole('status').filter({ hasText: `Task “${TASK}” created as a draft` }).waitFor();
   });
@@ -234,6 +313,15 @@ test('a whole campaign through the console', { timeout: 170_000 }, async (t) => 
     ids.task = page.url().match(/#\/task\/([^/?]+)/)?.[1];
     assert.ok(ids.task, `no task id in ${page.url()}`);
     await waitForStatus('DRAFT');
+    await until('the details show its telephony', async () => {
+      assert.deepEqual(await details(['Caller ID', 'Contact flow', 'Call attributes', 'Result attributes', 'On voicemail']), [
+        'Local presence',
+        'E2E survey',
+        'customerName, e164',
+        'outcome',
+        'Leave a message',
+      ]);
+    });
   });
 
   await step('publish it and watch the statistics rise until it completes', async () => {
@@ -275,6 +363,13 @@ test('a whole campaign through the console', { timeout: 170_000 }, async (t) => 
       assert.match(text ?? '', /Of 5 contacts: 0 not dialled yet, 0 waiting, 0 in flight, 5 final\./);
       assert.match(text ?? '', /No contact is skipped\./);
     });
+    // The results of the answered calls (D22): Ada, Di and Ed so far.
+    await until('the results show the answered calls', async () => {
+      assert.deepEqual(await resultTable('outcome'), [
+        ['confirmed', '2', '66.7%'],
+        ['callback', '1', '33.3%'],
+      ]);
+    });
     await audit('task');
     await screenshot(page, 'task');
   });
@@ -306,6 +401,29 @@ test('a whole campaign through the console', { timeout: 170_000 }, async (t) => 
       assert.equal(await figure('Failures'), 1);
       assert.equal(await figure('No answer'), 1);
     });
+    // Bob's recalled call set a result, Cy's none.
+    await until('the results count the recalled calls', async () => {
+      assert.deepEqual(await resultTable('outcome'), [
+        ['confirmed', '2', '40%'],
+        ['callback', '1', '20%'],
+        ['declined', '1', '20%'],
+        ['Not set', '1', '20%'],
+      ]);
+    });
+  });
+
+  await step('every call went from the local number through the task’s flow with its attributes', async () => {
+    const calls = ((await (await fetch(`${local().base}/local/calls`)).json()) as PlacedCall[]).filter((c) => c.taskId === ids.task);
+    assert.equal(calls.length, 7, JSON.stringify(calls));
+    for (const call of calls) {
+      assert.equal(call.tenant, 'acme');
+      assert.equal(call.callerId, CALLER_IDS[0], JSON.stringify(call));
+      assert.equal(call.contactFlowId, 'flow-e2e-survey', JSON.stringify(call));
+      assert.equal(call.attributes.e164, call.to, JSON.stringify(call));
+      assert.ok(call.attributes.customerName, JSON.stringify(call));
+    }
+    const ada = calls.find((c) => c.to === '+12025550101');
+    assert.equal(ada?.attributes.customerName, 'Ada Lovelace');
   });
 
   await step('export the outcomes as CSV', async () => {
@@ -316,13 +434,25 @@ test('a whole campaign through the console', { timeout: 170_000 }, async (t) => 
     assert.match(download.suggestedFilename(), new RegExp(`^task_contacts_${ids.task}.*\\.csv$`));
     const file = join(work!, download.suggestedFilename());
     await download.saveAs(file);
-    const lines = (await readFile(file, 'utf8')).replace(/^\uFEFF/, '').trimEnd().split(/\r?\n/);
+    const text = await readFile(file, 'utf8');
+    const lines = text.replace(/^\uFEFF/, '').trimEnd().split(/\r?\n/);
     assert.equal(
       lines[0],
-      'id,phoneNumber,customerName,address,orderAmount,simulatedOutcomes,status,callCount,createTime,updateTime,lastReason,skipReason',
+      'id,phoneNumber,customerName,address,orderAmount,simulatedOutcomes,simulatedResults,status,callCount,createTime,updateTime,lastReason,skipReason,callerId,messageLeft,result.outcome',
     );
-    assert.equal(lines.length - 1, 5, `five contacts in\n${lines.join('\n')}`);
-    assert.ok(lines.slice(1).every((line) => line.endsWith(',ANSWERED,')), lines.join('\n'));
+    const rows = csvRecords(text);
+    assert.equal(rows.length, 5, `five contacts in\n${text}`);
+    // Each row: the last attempt answered, from the local number, and what its flow set (D22).
+    assert.deepEqual(
+      rows.map((r) => [r.customerName, r.lastReason, r.skipReason, r.callerId, r['result.outcome']]).sort(),
+      [
+        ['Ada Lovelace', 'ANSWERED', '', CALLER_IDS[0], 'confirmed'],
+        ['Bob Busy', 'ANSWERED', '', CALLER_IDS[0], 'declined'],
+        ['Cy Silent', 'ANSWERED', '', CALLER_IDS[0], ''],
+        ['Di Prompt', 'ANSWERED', '', CALLER_IDS[0], 'confirmed'],
+        ['Ed Quick', 'ANSWERED', '', CALLER_IDS[0], 'callback'],
+      ],
+    );
   });
 
   await step('the settings and do-not-call pages', async () => {
@@ -378,6 +508,10 @@ test('a whole campaign through the console', { timeout: 170_000 }, async (t) => 
       '2:ANSWERED',
       '2:ANSWERED',
     ]);
+    // What each answered call's flow set, of the task's result attributes only (D22).
+    const results = calls.filter((e) => e.detail.reason === 'ANSWERED').map((e) => e.detail.results?.outcome ?? '').sort();
+    assert.deepEqual(results, ['', 'callback', 'confirmed', 'confirmed', 'declined']);
+    assert.ok(calls.every((e) => e.detail.callerId === CALLER_IDS[0] && !('mood' in (e.detail.results ?? {}))), JSON.stringify(calls));
     const imports = events.filter(
       (e) => e['detail-type'] === 'ImportFinished' && e.detail.dataSourceId === ids.dataSource,
     );

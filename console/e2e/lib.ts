@@ -6,7 +6,7 @@
 // package.json). tsx keeps function names (esbuild's keepNames): a function Playwright sends to
 // the page as source text (evaluate, addInitScript) must name no function inside it (`const f =
 // () => ...` becomes `__name(...)`, unknown in the page); pass anonymous functions instead.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer, type AddressInfo } from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -169,6 +169,21 @@ export async function startLocalApi({ prefix = 'e2e', dialTickMs = 500 } = {}): 
     throw error;
   }
   return { ...started, base, port, stack, stop, exited: () => child.exitCode !== null || child.signalCode !== null, output: () => output };
+}
+
+/**
+ * A development access token for `tenant` with `scopes` (D25), signed as the local API's are:
+ * target/debug/dev-token (DEV_TOKEN overrides it; `make token` runs the same binary), in this
+ * process's environment, as `startLocalApi` runs the API.
+ */
+export function devToken(tenant: string, scopes: string[]): Promise<string> {
+  const binary = process.env.DEV_TOKEN ?? join(ROOT, 'target', 'debug', 'dev-token');
+  return new Promise((ok, fail) => {
+    execFile(binary, [tenant, ...scopes], { cwd: ROOT }, (error, stdout, stderr) => {
+      if (error) fail(new Error(`${binary} failed: ${error.message}\n${stderr}`));
+      else ok(stdout.trim());
+    });
+  });
 }
 
 /**
