@@ -210,6 +210,14 @@ mod tests {
             }
             // `!If [condition, !Ref Parameter, !Ref AWS::NoValue]`
             Yaml::Tagged(tagged) if tagged.tag == "If" => true,
+            // `!Sub "...${Parameter}..."`: built from a parameter.
+            Yaml::Tagged(tagged) if tagged.tag == "Sub" => {
+                let text = tagged.value.as_str().unwrap_or_default();
+                parameters
+                    .keys()
+                    .filter_map(Yaml::as_str)
+                    .any(|name| text.contains(&format!("${{{name}}}")))
+            }
             _ => false,
         };
         let mut environments = vec![&template["Globals"]["Function"]["Environment"]["Variables"]];
