@@ -196,7 +196,10 @@ pub async fn serve_on_loopback_with_calls(
     app: App,
     calls: &calls::CallLog,
 ) -> std::io::Result<String> {
-    on_loopback(beside_api(outbound_api::local_api(app), calls.route())).await
+    let api = outbound_api::local_api(app);
+    // Every other path is the API's own 404 envelope, as without the calls.
+    let local = calls.route().fallback_service(api.clone());
+    on_loopback(beside_api(api, local)).await
 }
 
 async fn on_loopback(routes: axum::Router) -> std::io::Result<String> {
