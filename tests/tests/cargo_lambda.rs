@@ -9,10 +9,12 @@
 //!   authorizer's claims: the exact envelope, status and request id AWS would answer, the data
 //!   source stored under the claims' tenant, and then listed;
 //! - dialer, sent an SQS batch of a dial and a reconcile job of a task that does not exist:
-//!   both acknowledged, `{"batchItemFailures":[]}`.
+//!   both acknowledged, `{"batchItemFailures":[]}`;
+//! - flow-results, sent Amazon Connect's ContactFlowEvent of a call the stack has no record of:
+//!   the flat object of strings Connect takes, `{"recorded":"false"}` (D22).
 //!
 //! `cargo run` resolves the workspace's features as `cargo test --workspace` does, so after
-//! `make test` has built the workspace only the two small function crates are compiled and
+//! `make test` has built the workspace only the three small function crates are compiled and
 //! linked (about 10-30 s each). Everything started is stopped at the end, on failure too.
 
 use outbound_local::lambda_env;
@@ -368,4 +370,9 @@ async fn functions_answer_recorded_events_under_cargo_lambda() {
     // exist are acknowledged, none is handed back for redelivery.
     let batch = watch.invoke("dialer", "dialer-sqs-jobs.json", COLD);
     assert_eq!(batch, json!({"batchItemFailures": []}));
+
+    // The flow-results function, as an Amazon Connect flow calls it: no record of that call
+    // here, so nothing is recorded, and Connect is answered all the same.
+    let answer = watch.invoke("flow-results", "connect-flow-results.json", COLD);
+    assert_eq!(answer, json!({"recorded": "false"}));
 }

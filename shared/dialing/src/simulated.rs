@@ -5,6 +5,7 @@
 
 use super::provider::{Busy, CallRequest, CallStatus, PlaceError, Provider};
 use outbound_adapters::queue::{Message, Queue};
+use outbound_adapters::store::keys::fnv1a_64;
 use outbound_app::config::dialing::SimulatedSettings;
 use outbound_model::call::{CallAttempt, CallReport, Outcome, Reason};
 use outbound_model::error::Error;
@@ -49,13 +50,6 @@ impl SimulatedProvider {
     }
 }
 
-/// FNV-1a over the text: stable across runs, processes and releases.
-fn fnv(text: &str) -> u64 {
-    text.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
-        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
-    })
-}
-
 /// The outcome of attempt `attempt` to `phone`: the reason `script` names for that attempt
 /// (`BUSY,BUSY,ANSWERED`: one per attempt, D18), else the same every time, and over many
 /// numbers in the proportions of the mix (failures half busy, half errors; no answers half
@@ -68,7 +62,7 @@ pub fn decide(
 ) -> CallReport {
     let mix = settings.mix;
     let total = u64::from(mix.success + mix.failed + mix.no_answer).max(1);
-    let hash = fnv(&format!("{phone}#{attempt}"));
+    let hash = fnv1a_64(&format!("{phone}#{attempt}"));
     let duration = 1 + (hash / total) % settings.max_talk_seconds.max(1);
     let scripted = script
         .and_then(|script| script.split(',').nth(attempt.saturating_sub(1) as usize))

@@ -24,13 +24,13 @@ const OWNER: &str = "acme";
 
 /// A test's API, its engine and the engine's clock, moved to the next 16:00 UTC: 11:00 in New
 /// York and 08:00 in Los Angeles in winter (12:00 and 09:00 in summer).
-struct Rig {
-    api: TestApi,
-    clock: Arc<ManualClock>,
-    engine: TestEngine,
+pub(crate) struct Rig {
+    pub(crate) api: TestApi,
+    pub(crate) clock: Arc<ManualClock>,
+    pub(crate) engine: TestEngine,
 }
 
-async fn rig() -> Rig {
+pub(crate) async fn rig() -> Rig {
     rig_with(|_| {}).await
 }
 
@@ -55,11 +55,11 @@ impl Rig {
     }
 
     /// A data source with contacts of these numbers and extra fields: its id and contact ids.
-    async fn source(&self, contacts: &[(&str, Value)]) -> (String, Vec<String>) {
+    pub(crate) async fn source(&self, contacts: &[(&str, Value)]) -> (String, Vec<String>) {
         self.api.source_of(OWNER, contacts).await
     }
 
-    async fn published(&self, source: &str, extra: Value) -> String {
+    pub(crate) async fn published(&self, source: &str, extra: Value) -> String {
         let task = self.api.task(OWNER, &unique("Task"), source, extra).await;
         let answer = self
             .api
@@ -84,7 +84,7 @@ impl Rig {
             .await;
     }
 
-    async fn diagnostics(&self, task: &str) -> Value {
+    pub(crate) async fn diagnostics(&self, task: &str) -> Value {
         self.api
             .get(OWNER, &format!("/api/task/{task}/diagnostics"))
             .await

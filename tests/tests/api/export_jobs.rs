@@ -597,10 +597,11 @@ fn expected_task_rows(
     states: &HashMap<String, (u8, u32)>,
     filter: u8,
 ) -> Vec<Vec<String>> {
-    // A task's export is the data source's with its outcome, attempts, and the reason and
-    // skip columns (D18, empty here: the seeded states have neither).
+    // A task's export is the data source's with its outcome, attempts, the reason and skip
+    // columns (D18, empty here: the seeded states have neither), the caller ID (none here) and
+    // whether a message was left (D22: `false` once attempted).
     let mut titles = source_rows[0].clone();
-    titles.extend(["lastReason".to_owned(), "skipReason".to_owned()]);
+    titles.extend(["lastReason", "skipReason", "callerId", "messageLeft"].map(str::to_owned));
     let column = |name: &str| titles.iter().position(|t| t == name).unwrap();
     let (status, calls) = (column("status"), column("callCount"));
     let mut rows = vec![titles.clone()];
@@ -616,7 +617,8 @@ fn expected_task_rows(
             let mut row = row.clone();
             row[status] = outcome.to_string();
             row[calls] = attempts.to_string();
-            row.extend([String::new(), String::new()]);
+            let left = if attempts > 0 { "false" } else { "" };
+            row.extend(["", "", "", left].map(str::to_owned));
             rows.push(row);
         }
     }

@@ -111,7 +111,8 @@ fn expected_rows(
     titles.extend(custom);
     titles.extend(["status", "callCount", "createTime", "updateTime"]);
     if task {
-        titles.extend(["lastReason", "skipReason"]);
+        // D18's reasons, and D22's caller ID and message left (`false` once attempted).
+        titles.extend(["lastReason", "skipReason", "callerId", "messageLeft"]);
     }
     let mut rows: Vec<Vec<String>> = contacts
         .iter()
@@ -132,7 +133,8 @@ fn expected_rows(
             row.extend([status.to_string(), calls.to_string()]);
             row.extend([text("createTime"), text("updateTime")]);
             if task {
-                row.extend([String::new(), String::new()]);
+                let left = if calls > 0 { "false" } else { "" };
+                row.extend(["", "", "", left].map(str::to_owned));
             }
             row
         })

@@ -25,6 +25,7 @@ mod limits;
 mod paging;
 mod races;
 mod request_rate;
+mod results;
 mod shards;
 mod support;
 mod task_calls;

@@ -212,6 +212,13 @@ pub fn fnv1a(key: &str) -> u32 {
     })
 }
 
+/// The 64-bit FNV-1a of `text`, as stable: where 32 bits would let distinct texts meet.
+pub fn fnv1a_64(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
 /// GSI1 partition `partition` of the running tasks: a task holds these keys only while RUNNING.
 pub fn running_partition(partition: u32) -> String {
     format!("RUN#{partition:02}")

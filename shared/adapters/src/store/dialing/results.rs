@@ -49,10 +49,7 @@ fn room_for(value: &str) -> usize {
 
 /// The attribute counting a kept value.
 fn count_attribute(value: &str) -> String {
-    let hash = value.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
-        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
-    });
-    format!("c{hash:016x}")
+    format!("c{:016x}", keys::fnv1a_64(value))
 }
 
 /// How one result name's counters move with an answered call: from the contact's earlier
