@@ -410,7 +410,7 @@ impl super::catalog::Catalog for ConnectCatalog {
             }
         }
         for (at, flow) in assignment.contact_flows.iter().enumerate() {
-            if held.contact_flows.iter().any(|old| old.id == flow.id) {
+            if held.holds_flow(&flow.id) {
                 continue;
             }
             if let Some(why) = self.flow_refusal(&flow.id).await? {

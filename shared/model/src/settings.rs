@@ -126,7 +126,7 @@ impl SettingsChange {
             }
         }
         if let Change::Set(id) = &self.default_contact_flow_id {
-            if !settings.contact_flows.iter().any(|flow| &flow.id == id) {
+            if !settings.holds_flow(id) {
                 return Some(Error::invalid(format!(
                     "defaultContactFlowId {id} is not one of the tenant's contactFlows"
                 )));
@@ -156,6 +156,11 @@ impl SettingsChange {
 }
 
 impl TenantSettings {
+    /// Whether flow `id` is one the operator assigned the tenant (D22).
+    pub fn holds_flow(&self, id: &str) -> bool {
+        self.contact_flows.iter().any(|flow| flow.id == id)
+    }
+
     /// The settings `change` leaves, written `at`.
     pub fn changed_by(self, change: &SettingsChange, at: Timestamp) -> TenantSettings {
         TenantSettings {

@@ -468,7 +468,7 @@ impl CallSetup {
             },
             _ => Caller::Fixed(default),
         };
-        let flow_held = |id: &String| tenant.contact_flows.iter().any(|flow| &flow.id == id);
+        let flow_held = |id: &String| tenant.holds_flow(id);
         let contact_flow_id = task
             .contact_flow_id
             .clone()

@@ -196,7 +196,7 @@ fn check_telephony(tenant: &TenantSettings, settings: &DialSettings) -> Result<(
         }
     }
     if let Some(flow) = &settings.contact_flow_id {
-        if !tenant.contact_flows.iter().any(|known| &known.id == flow) {
+        if !tenant.holds_flow(flow) {
             return Err(Error::invalid(format!(
                 "contactFlowId {flow} is not one of the tenant's contact flows"
             )));
