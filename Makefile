@@ -5,7 +5,7 @@ TENANT ?= acme
 export MOTO_PORT ?= 5000
 export MOTO_ENDPOINT ?= http://127.0.0.1:$(MOTO_PORT)
 
-.PHONY: run test console openapi token lambda-env lint-template validate-template bench bench-run bench-once bench-venv bench-cold-start package
+.PHONY: run test console openapi token lambda-env lint-template validate-template bench bench-run bench-once bench-venv bench-cold-start bench-functions package
 
 # The local server is built as `make test` builds it: `cargo test --workspace` unifies the
 # features of every member and its dev-dependencies, and a plain `cargo build -p outbound-local`
@@ -86,13 +86,17 @@ package:
 ## bench/results.json and BENCHMARKS.md (median, min, max) by scripts/bench_report.py
 BENCH_RUNS ?= 3
 FUNCTIONS := datasource-api task-api contact-import reclaim dialer-tick dialer call-events exporter event-publisher flow-results
-bench bench-run bench-once: export BENCH_DIR ?= $(CURDIR)/.local/bench
+bench bench-run bench-once bench-cold-start: export BENCH_DIR ?= $(CURDIR)/.local/bench
+
+# The ten functions and the hello baseline the cold-start bench spawns, built with the bench
+# profile; each links at a fixed address (functions/link.rs), as `make package` builds them.
+bench-functions:
+	cargo build --quiet --profile bench $(addprefix -p ,$(FUNCTIONS)) -p hello-lambda
+
 bench:
 	@mkdir -p $(BENCH_DIR) && rm -f $(BENCH_DIR)/samples.jsonl
 	@$(MAKE) --no-print-directory bench-venv
-	@# The cold-start bench spawns the ten functions and the hello baseline, release builds.
-	cargo build --quiet --profile bench $(addprefix -p ,$(FUNCTIONS))
-	cargo build --quiet --profile bench -p outbound-local --bin hello-lambda
+	@$(MAKE) --no-print-directory bench-functions
 	@started=$$(curl -fs -o /dev/null $(MOTO_ENDPOINT)/moto-api/ || echo yes); \
 	scripts/stack.sh start >/dev/null; \
 	trap '[ -n "$$started" ] && scripts/stack.sh stop' EXIT; \
@@ -106,11 +110,9 @@ bench:
 
 ## bench-cold-start: only the cold-start figures, BENCH_RUNS times, into bench/results.json and
 ## BENCHMARKS.md beside the figures kept from the last `make bench` (bench_report.py --keep)
-bench-cold-start: export BENCH_DIR ?= $(CURDIR)/.local/bench
 bench-cold-start:
 	@mkdir -p $(BENCH_DIR) && rm -f $(BENCH_DIR)/samples.jsonl
-	cargo build --quiet --profile bench $(addprefix -p ,$(FUNCTIONS))
-	cargo build --quiet --profile bench -p outbound-local --bin hello-lambda
+	@$(MAKE) --no-print-directory bench-functions
 	for run in $$(seq $(BENCH_RUNS)); do cargo bench --quiet -p outbound-local --bench cold_start || exit 1; done
 	python3 scripts/bench_report.py --keep
 

@@ -1,7 +1,9 @@
-//! Cold-start benchmark (`make bench`, binaries built beforehand with the bench profile): how long each of the
-//! ten function binaries takes from `exec` to its first request for an event
+//! Cold-start benchmark (`make bench`, `make bench-cold-start`): how long each of the ten
+//! function binaries takes from `exec` to its first request for an event
 //! (`GET /2018-06-01/runtime/invocation/next`), the span Lambda reports as Init Duration:
-//! configuration read, SDK clients built, runtime started.
+//! loader, configuration read, SDK clients built, runtime started. The binaries are built
+//! beforehand by `make bench-functions` as `make package` builds them (fixed-address
+//! executables, functions/link.rs), with the bench profile.
 //!
 //! A minimal Lambda Runtime API stand-in (HTTP/1.1 on 127.0.0.1, one listener per spawn so no
 //! run can answer another's request) answers the first `/next` with one event, holds later ones
@@ -294,7 +296,7 @@ fn main() -> Result<()> {
     for binary in &binaries {
         if !dir.join(binary).is_file() {
             return Err(format!(
-                "{} is missing: build it first (cargo build --profile bench -p <function>)",
+                "{} is missing: build it first (make bench-functions)",
                 dir.join(binary).display()
             )
             .into());

@@ -1,4 +1,4 @@
-//! The cold-start baseline (`benches/cold_start.rs`): a `lambda_runtime` function that only
+//! The cold-start baseline (`tests/benches/cold_start.rs`): a `lambda_runtime` function that only
 //! echoes its event, built with the same profile as the functions, so their start-up
 //! can be compared with what the runtime alone costs.
 
