@@ -6,8 +6,9 @@ use super::auth::Principal;
 use super::contract::{Conflict, NotFound, Nothing, Refused, Success, TooLarge, UnsupportedType};
 use super::extract::{filter, Paging, Payload, Query};
 use super::fields::{Nullable, Ranged, Text};
-use super::{ApiState, App, Envelope, Reply};
-use axum::extract::{DefaultBodyLimit, Multipart, State};
+use super::{App, Envelope, Reply};
+use crate::routes::{route, ApiDoc, Routes};
+use axum::extract::{Multipart, State};
 use outbound_model::dnc::DncView;
 use outbound_model::error::Error;
 use outbound_model::import::ImportReport;
@@ -18,21 +19,15 @@ use outbound_model::{Description, Phone, Tenant};
 use outbound_service::compliance;
 use serde::Deserialize;
 use utoipa::{IntoParams, ToSchema};
-use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
-pub fn routes() -> OpenApiRouter<ApiState> {
-    let (schemas, paths, import_route) = routes!(dnc_import);
-    let import_route = import_route.layer(DefaultBodyLimit::max(
-        super::datasource::MAX_POSTED_BYTES + 64 * 1024,
-    ));
-    OpenApiRouter::new()
-        .routes(routes!(settings))
-        .routes(routes!(update_settings))
-        .routes(routes!(dnc_add))
-        .routes(routes!(dnc_delete))
-        .routes(routes!(dnc_list))
-        .routes((schemas, paths, import_route))
+pub fn routes(doc: ApiDoc) -> Routes {
+    Routes::new(doc)
+        .route(route!(settings))
+        .route(route!(update_settings))
+        .route(route!(dnc_add))
+        .route(route!(dnc_delete))
+        .route(route!(dnc_list))
+        .route(route!(dnc_import).body_limit(super::datasource::MAX_POSTED_BYTES + 64 * 1024))
 }
 
 #[utoipa::path(get, operation_id = "getSettings", path = "/api/settings", tag = "settings",

@@ -198,7 +198,7 @@ impl Modify for Bearer {
 
 /// The whole document: every route of every function, as served.
 pub fn document() -> utoipa::openapi::OpenApi {
-    let (_, paths) = super::all_routes().split_for_parts();
+    let (_, paths) = super::all_routes(super::ApiDoc::Built).split();
     let mut document = Base::openapi().merge_from(paths);
     document.servers = Some(vec![Server::new("/")]);
     document

@@ -3,8 +3,9 @@
 use super::contract::{ById, Conflict, NotFound, Refused, Success, TooLarge, UnsupportedType};
 use super::extract::{existing_id, filter, Body, Paging, Payload, Query};
 use super::fields::{Integer, Nullable, Text};
-use super::{ApiState, App, Envelope, Refusal, Reply};
-use axum::extract::{DefaultBodyLimit, Multipart, Path, State};
+use super::{App, Envelope, Refusal, Reply};
+use crate::routes::{route, ApiDoc, Routes};
+use axum::extract::{Multipart, Path, State};
 use axum::response::Response;
 use bytes::Bytes;
 use outbound_files as files;
@@ -22,30 +23,26 @@ use outbound_service::{contact, datasource};
 use outbound_service::{export, import};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
-use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
 const KIND: &str = "dataSource";
 
-pub fn routes() -> OpenApiRouter<ApiState> {
-    // Room for the file and the multipart framing around it.
-    let (schemas, paths, import_route) = routes!(batch_import);
-    let import_route = import_route.layer(DefaultBodyLimit::max(MAX_POSTED_BYTES + 64 * 1024));
-    OpenApiRouter::new()
-        .routes(routes!(list))
-        .routes(routes!(detail))
-        .routes(routes!(add))
-        .routes(routes!(update))
-        .routes(routes!(delete))
-        .routes(routes!(contacts))
-        .routes(routes!(add_contact))
-        .routes(routes!(update_contact))
-        .routes(routes!(delete_contact))
-        .routes((schemas, paths, import_route))
-        .routes(routes!(import_url))
-        .routes(routes!(import_status))
-        .routes(routes!(batch_export))
-        .routes(routes!(super::export::data_source_job))
+pub fn routes(doc: ApiDoc) -> Routes {
+    Routes::new(doc)
+        .route(route!(list))
+        .route(route!(detail))
+        .route(route!(add))
+        .route(route!(update))
+        .route(route!(delete))
+        .route(route!(contacts))
+        .route(route!(add_contact))
+        .route(route!(update_contact))
+        .route(route!(delete_contact))
+        // Room for the file and the multipart framing around it.
+        .route(route!(batch_import).body_limit(MAX_POSTED_BYTES + 64 * 1024))
+        .route(route!(import_url))
+        .route(route!(import_status))
+        .route(route!(batch_export))
+        .route(route!(super::export::data_source_job))
 }
 
 /// The data source filter of the list.

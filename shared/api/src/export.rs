@@ -3,7 +3,8 @@
 
 use super::contract::{Conflict, NotFound, Refused, Success, TooLarge};
 use super::extract::{body_bytes, existing_id, Body};
-use super::{ApiState, App, Envelope, Refusal, Reply};
+use super::{App, Envelope, Refusal, Reply};
+use crate::routes::{route, ApiDoc, Routes};
 use axum::extract::{FromRequest, Path, Request, State};
 use outbound_model::error::Error;
 use outbound_model::export::ExportFormat;
@@ -16,11 +17,9 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
-use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
-pub fn routes() -> OpenApiRouter<ApiState> {
-    OpenApiRouter::new().routes(routes!(status))
+pub fn routes(doc: ApiDoc) -> Routes {
+    Routes::new(doc).route(route!(status))
 }
 
 /// The body of a job request: a JSON object, or none at all (every field has a default). A body

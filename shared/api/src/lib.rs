@@ -12,6 +12,7 @@ pub mod extract;
 pub mod fields;
 pub mod operator;
 pub mod rate;
+pub mod routes;
 pub mod task;
 
 use axum::extract::{DefaultBodyLimit, FromRef, Request, State};
@@ -27,9 +28,9 @@ use outbound_service::export::{ExportBody, ExportFile};
 use std::sync::Arc;
 use std::time::Instant;
 use tracing::Instrument;
-use utoipa_axum::router::OpenApiRouter;
 
 pub use envelope::{Envelope, Refusal, Reply};
+pub use routes::{ApiDoc, Routes};
 
 /// The routers' state: the composition root, in a type of this crate so that a domain type
 /// (the [`Tenant`](outbound_model::Tenant) of a request) can be extracted from a request here.
@@ -45,8 +46,8 @@ impl FromRef<ApiState> for App {
 
 /// Adds what every router shares: the 404 and 405 envelopes, the body limit, each tenant's
 /// request rate (D26), and the request id and log line of every request.
-pub fn finish(router: OpenApiRouter<ApiState>, app: App) -> Router {
-    let (router, _) = router.split_for_parts();
+pub fn finish(routes: Routes, app: App) -> Router {
+    let (router, _) = routes.split();
     router
         .fallback(|| async { Refusal(Error::NotFound("no such path".into())) })
         .method_not_allowed_fallback(|| async {
@@ -66,26 +67,26 @@ pub fn finish(router: OpenApiRouter<ApiState>, app: App) -> Router {
 /// tenant's settings and its do-not-call list, and the operator's routes (D22).
 pub fn datasource_api(app: App) -> Router {
     finish(
-        datasource::routes()
-            .merge(export::routes())
-            .merge(compliance::routes())
-            .merge(operator::routes()),
+        datasource::routes(ApiDoc::Skipped)
+            .merge(export::routes(ApiDoc::Skipped))
+            .merge(compliance::routes(ApiDoc::Skipped))
+            .merge(operator::routes(ApiDoc::Skipped)),
         app,
     )
 }
 
 /// The router of the task function.
 pub fn task_api(app: App) -> Router {
-    finish(task::routes(), app)
+    finish(task::routes(ApiDoc::Skipped), app)
 }
 
 /// Every route of every group, as documented in [`contract::document`].
-pub fn all_routes() -> OpenApiRouter<ApiState> {
-    datasource::routes()
-        .merge(task::routes())
-        .merge(export::routes())
-        .merge(compliance::routes())
-        .merge(operator::routes())
+pub fn all_routes(doc: ApiDoc) -> Routes {
+    datasource::routes(doc)
+        .merge(task::routes(doc))
+        .merge(export::routes(doc))
+        .merge(compliance::routes(doc))
+        .merge(operator::routes(doc))
 }
 
 /// The local server: every route the Lambdas serve, and the OpenAPI document at
@@ -98,7 +99,10 @@ pub fn local_api(app: App) -> Router {
             document,
         )
     });
-    finish(all_routes().route("/api/openapi.yaml", serve_document), app)
+    finish(
+        all_routes(ApiDoc::Built).undescribed("/api/openapi.yaml", serve_document),
+        app,
+    )
 }
 
 /// The function `template.yaml` routes `path` to: `/api/task/...` is the task function's, every

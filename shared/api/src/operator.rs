@@ -6,7 +6,8 @@ use super::auth::Operator;
 use super::contract::{Conflict, Refused, Success, TooLarge};
 use super::extract::Payload;
 use super::fields::{Strings, Text};
-use super::{ApiState, App, Envelope, Reply};
+use super::{App, Envelope, Reply};
+use crate::routes::{route, ApiDoc, Routes};
 use axum::extract::{Path, State};
 use outbound_dialing::catalog::ProviderCatalog;
 use outbound_model::error::Error;
@@ -15,13 +16,11 @@ use outbound_model::Tenant;
 use outbound_service::telephony;
 use serde::Deserialize;
 use utoipa::ToSchema;
-use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
-pub fn routes() -> OpenApiRouter<ApiState> {
-    OpenApiRouter::new()
-        .routes(routes!(telephony_of))
-        .routes(routes!(assign))
+pub fn routes(doc: ApiDoc) -> Routes {
+    Routes::new(doc)
+        .route(route!(telephony_of))
+        .route(route!(assign))
 }
 
 /// The tenant a request names.

@@ -6,7 +6,8 @@ use super::contract::{
 use super::datasource::FormatQuery;
 use super::extract::{existing_id, filter, Paging, Payload, Query};
 use super::fields::{Flat, Integer, Ranged, Strings, Text};
-use super::{ApiState, App, Envelope, Refusal, Reply};
+use super::{App, Envelope, Refusal, Reply};
+use crate::routes::{route, ApiDoc, Routes};
 use axum::extract::{Path, State};
 use axum::response::Response;
 use outbound_model::call::{Reason, RetryRule};
@@ -28,29 +29,27 @@ use outbound_service::export::{self, OutcomeFilter};
 use outbound_service::task::{self, NewTask, SettingsPatch, TaskUpdate};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
-use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
 const KIND: &str = "task";
 
-pub fn routes() -> OpenApiRouter<ApiState> {
-    OpenApiRouter::new()
-        .routes(routes!(list))
-        .routes(routes!(detail))
-        .routes(routes!(add))
-        .routes(routes!(update))
-        .routes(routes!(publish))
-        .routes(routes!(pause))
-        .routes(routes!(resume))
-        .routes(routes!(stop))
-        .routes(routes!(close))
-        .routes(routes!(delete))
-        .routes(routes!(recall))
-        .routes(routes!(stat))
-        .routes(routes!(diagnostics))
-        .routes(routes!(results))
-        .routes(routes!(export_contacts))
-        .routes(routes!(super::export::task_job))
+pub fn routes(doc: ApiDoc) -> Routes {
+    Routes::new(doc)
+        .route(route!(list))
+        .route(route!(detail))
+        .route(route!(add))
+        .route(route!(update))
+        .route(route!(publish))
+        .route(route!(pause))
+        .route(route!(resume))
+        .route(route!(stop))
+        .route(route!(close))
+        .route(route!(delete))
+        .route(route!(recall))
+        .route(route!(stat))
+        .route(route!(diagnostics))
+        .route(route!(results))
+        .route(route!(export_contacts))
+        .route(route!(super::export::task_job))
 }
 
 /// How a task dials (D9); on update, absent fields stay as they are.
