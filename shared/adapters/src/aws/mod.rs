@@ -1,8 +1,8 @@
 //! The AWS SDK configuration every function builds its clients from, loaded once per cold start
 //! by [`sdk_config`], and why it is not simply `aws_config::load_from_env()`.
 //!
-//! In Lambda credentials come from the environment alone (the link of the default chain Lambda
-//! always satisfies; elsewhere the whole chain stays), and every client shares one HTTP client
+//! In Lambda credentials and region come from the environment alone (the link of each default
+//! chain Lambda always satisfies; elsewhere the whole chains stay), and every client shares one HTTP client
 //! that builds its TLS connector on the first request: why, measured, is in `docs/scaling.md`
 //! (section 7, cold start).
 
@@ -29,9 +29,13 @@ pub async fn sdk_config() -> SdkConfig {
         loader = loader.http_client(client);
     }
     if std::env::var_os("AWS_LAMBDA_FUNCTION_NAME").is_some() {
-        loader = loader.credentials_provider(
-            aws_config::environment::EnvironmentVariableCredentialsProvider::new(),
-        );
+        // Lambda always sets both; the default chains would also build profile and instance
+        // metadata (IMDS) providers at every cold start, to be asked never.
+        loader = loader
+            .credentials_provider(
+                aws_config::environment::EnvironmentVariableCredentialsProvider::new(),
+            )
+            .region(aws_config::environment::EnvironmentVariableRegionProvider::new());
     }
     loader.load().await
 }
