@@ -45,8 +45,10 @@ GROUPS = [
         "Each function binary from exec to its first request for an event "
         "(`GET /2018-06-01/runtime/invocation/next`, what Lambda reports as Init Duration), "
         "against a local Runtime API stand-in, with the deployed environment: configuration read "
-        "and SDK clients built. Median of 10 spawns per run; the ratio is the slowest function "
-        "over a hello-world `lambda_runtime` binary built with the same (bench) profile.",
+        "and SDK clients built. Median of 20 spawns per run; the ratio is the slowest function "
+        "over a hello-world `lambda_runtime` binary (`bench/hello-lambda`) built the same way: "
+        "bench profile, linked at a fixed address (`functions/link.rs`). Where the rest of "
+        "the start goes: `docs/scaling.md` §7.3.",
     ),
     (
         ["api_latency_ms", "api_own_ms", "api_store_calls"],
