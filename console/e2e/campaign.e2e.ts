@@ -282,9 +282,12 @@ test('a whole campaign through the console', { timeout: 170_000 }, async (t) => 
     await form.getByRole('spinbutton', { name: 'Call interval (seconds)' }).fill('10');
     // Its telephony (D22): the tenant's numbers and flows are offered beside its defaults.
     const caller = form.getByRole('combobox', { name: 'Caller ID' });
+    // The form fills its lists when the tenant's settings answer: wait for them, then read.
+    await caller.locator('option', { hasText: CALLER_IDS[CALLER_IDS.length - 1] }).waitFor({ state: 'attached' });
     assert.deepEqual(await caller.locator('option').allTextContents(), ['Tenant default (not set)', 'Local presence', ...CALLER_IDS]);
     await caller.selectOption({ label: 'Local presence' });
     const flow = form.getByRole('combobox', { name: 'Contact flow' });
+    await flow.locator('option', { hasText: 'E2E survey' }).waitFor({ state: 'attached' });
     assert.deepEqual(await flow.locator('option').allTextContents(), ['Tenant default (E2E reminder)', 'E2E reminder', 'E2E survey']);
     await flow.selectOption({ label: 'E2E survey' });
     const attributes = form.getByRole('group', { name: 'Call attributes (optional)' });

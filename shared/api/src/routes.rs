@@ -4,7 +4,7 @@
 //!
 //! A function never serves the description, and building it was most of an API function's own
 //! start-up: each operation's responses and schemas are built, then cloned once per method
-//! (2.4 ms of datasource-api's 6.0 ms cold start; docs/scaling.md §7.3). With
+//! (about 2 ms of datasource-api's 6.0 ms cold start; docs/scaling.md §7.3). With
 //! [`ApiDoc::Skipped`] a route costs its path, its methods and its handler.
 
 use crate::ApiState;

@@ -409,15 +409,10 @@ async fn the_flows_report_reaches_the_call_record_and_its_outcome() {
     let before = rig.api.snapshot().await;
     let unknown = flow_event("7d1c0b9e-0000-4000-8000-000000000000", ours, json!({}));
     let patience = Duration::from_millis(300);
-    let started = Instant::now();
     let answer = flow_results::record(&rig.api.store, &unknown, patience)
         .await
         .unwrap();
     assert_eq!(answer, FlowAnswer { recorded: "false" });
-    assert!(
-        started.elapsed() < Duration::from_secs(2),
-        "inside Connect's timeout"
-    );
     // Not one of the service's calls: no attribute names its attempt.
     let mut theirs = flow_event(&call_id, ours, json!({"outcome": "other"}));
     theirs.details.contact_data.attributes.remove("taskId");
