@@ -69,17 +69,32 @@ impl Rig {
         task
     }
 
+    /// A published task with `extra` body fields over a fresh data source of `contacts`: its id
+    /// and its contacts' ids.
+    pub(crate) async fn running(
+        &self,
+        contacts: &[(&str, Value)],
+        extra: Value,
+    ) -> (String, Vec<String>) {
+        let (source, ids) = self.source(contacts).await;
+        (self.published(&source, extra).await, ids)
+    }
+
     /// Rounds of the dialing functions, a second apart, until `task` is COMPLETED.
-    async fn complete(&self, task: &str) {
-        let second = Duration::from_secs(1);
+    pub(crate) async fn complete(&self, task: &str) {
+        self.complete_in(task, 4).await;
+    }
+
+    /// [`Rig::complete`] in at most `rounds` rounds.
+    pub(crate) async fn complete_in(&self, task: &str, rounds: usize) {
         self.api
             .dial_until(
                 &self.engine,
                 &self.clock,
-                second,
+                Duration::from_secs(1),
                 (OWNER, task),
                 TaskStatus::Completed,
-                4,
+                rounds,
             )
             .await;
     }

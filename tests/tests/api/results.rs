@@ -44,19 +44,6 @@ impl Rig {
         .await
     }
 
-    async fn complete_in(&self, task: &str, rounds: usize) {
-        self.api
-            .dial_until(
-                &self.engine,
-                &self.clock,
-                Duration::from_secs(1),
-                (OWNER, task),
-                TaskStatus::Completed,
-                rounds,
-            )
-            .await;
-    }
-
     /// Sets the contact's `simulatedResults` to `results`, recalls it by name and dials the task
     /// to completion again: the contact is answered once more.
     async fn answer_again(&self, source: &str, task: &str, contact: &str, results: &str) {

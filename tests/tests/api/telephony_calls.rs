@@ -4,58 +4,15 @@
 //! skipped, final, not an attempt. Tenants' numbers and flows are written onto their settings
 //! as the operator's assignment leaves them.
 
-use crate::dialing_support::*;
-use crate::support::{id, tenant, unique, TestApi};
+use crate::compliance::{rig, Rig};
+use crate::support::{id, tenant};
 use outbound_model::call::Skip;
-use outbound_model::TaskStatus;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
-use std::sync::Arc;
-use std::time::Duration;
 
 const OWNER: &str = "acme";
 
-struct Rig {
-    api: TestApi,
-    clock: Arc<ManualClock>,
-    engine: TestEngine,
-}
-
-async fn rig() -> Rig {
-    let api = TestApi::start().await;
-    let clock = ManualClock::starting_now();
-    let engine = api.engine(fast_settings(&api, ALL_SUCCESS), clock.clone());
-    Rig { api, clock, engine }
-}
-
 impl Rig {
-    /// A published task with `extra` body fields over a fresh data source of `contacts`: its id
-    /// and its contacts' ids.
-    async fn running(&self, contacts: &[(&str, Value)], extra: Value) -> (String, Vec<String>) {
-        let (source, ids) = self.api.source_of(OWNER, contacts).await;
-        let task = self.api.task(OWNER, &unique("Task"), &source, extra).await;
-        let answer = self
-            .api
-            .post(OWNER, "/api/task/publish", json!({"id": task}))
-            .await;
-        assert_eq!(answer.ok()["status"], 1);
-        (task, ids)
-    }
-
-    /// Rounds of the dialing functions, a second apart, until `task` is COMPLETED.
-    async fn complete(&self, task: &str) {
-        self.api
-            .dial_until(
-                &self.engine,
-                &self.clock,
-                Duration::from_secs(1),
-                (OWNER, task),
-                TaskStatus::Completed,
-                4,
-            )
-            .await;
-    }
-
     /// `GET /local/calls`: the calls of `task`, by contact id.
     async fn calls(&self, task: &str) -> BTreeMap<String, Value> {
         let answer = self
