@@ -1,11 +1,10 @@
-//! The calls the local stack's dialer placed (D22): every call the provider took, as it was
-//! asked (number, caller ID, flow, attributes), the latest [`KEPT`] of them, for tests and the
-//! console's developers (`GET /local/calls`). Only the local stack wraps its provider in
-//! [`Recording`]; the functions never keep their calls.
+//! The calls the local stack's dialer placed (D22, D28): every call the simulated provider
+//! placed, once, as it was asked (number, caller ID, flow, attributes), the latest [`KEPT`] of
+//! them, for tests and the console's developers (`GET /local/calls`). Only the local stack
+//! hooks its provider to a [`CallLog`]; the functions never keep their calls.
 
-use outbound_dialing::{CallRequest, CallStatus, PlaceError, Provider};
-use outbound_model::call::CallAttempt;
-use outbound_model::error::Error;
+use outbound_dialing::simulated::OnPlaced;
+use outbound_dialing::CallRequest;
 use serde::Serialize;
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -62,6 +61,12 @@ impl CallLog {
         calls.push_back(call);
     }
 
+    /// The simulated provider's hook that keeps each call it places here.
+    pub fn hook(&self) -> OnPlaced {
+        let log = self.clone();
+        Arc::new(move |call: &CallRequest, _: &_| log.record(PlacedCall::from(call)))
+    }
+
     /// The calls kept, oldest first.
     pub fn recent(&self) -> Vec<PlacedCall> {
         let calls = self.0.lock().unwrap_or_else(|e| e.into_inner());
@@ -78,43 +83,5 @@ impl CallLog {
                 async move { axum::Json(log.recent()) }
             }),
         )
-    }
-}
-
-/// A provider whose placed calls are kept in a [`CallLog`]; everything else is `inner`'s.
-pub struct Recording<P> {
-    pub inner: P,
-    pub log: CallLog,
-}
-
-impl<P: Provider> Provider for Recording<P> {
-    async fn place(&self, call: &CallRequest) -> Result<String, PlaceError> {
-        let id = self.inner.place(call).await?;
-        self.log.record(PlacedCall::from(call));
-        Ok(id)
-    }
-
-    async fn describe(&self, call_id: &str) -> Result<CallStatus, Error> {
-        self.inner.describe(call_id).await
-    }
-
-    fn fall_back(&self) -> bool {
-        self.inner.fall_back()
-    }
-
-    fn needs_e164(&self) -> bool {
-        self.inner.needs_e164()
-    }
-
-    fn attributes_fit(&self, attributes: &BTreeMap<String, String>, reserved: usize) -> bool {
-        self.inner.attributes_fit(attributes, reserved)
-    }
-
-    fn per_call_caller_id(&self) -> bool {
-        self.inner.per_call_caller_id()
-    }
-
-    async fn attempt_of(&self, call_id: &str) -> Result<Option<CallAttempt>, Error> {
-        self.inner.attempt_of(call_id).await
     }
 }

@@ -91,6 +91,10 @@ pub fn read_local_config(
             "AUTH_MODE" => Some("local".into()),
             "OUTBOUND_DEV_STACK" => Some("true".into()),
             "S3_FORCE_PATH_STYLE" => Some("true".into()),
+            // The local stack reconciles a call without an outcome after 30 s (D28).
+            "DIAL_RECONCILE_AFTER_SECONDS" => {
+                std::env::var(name).ok().or_else(|| Some("30".into()))
+            }
             "PAGE_TOKEN_SECRET" => std::env::var(name)
                 .ok()
                 .or_else(|| Some(LOCAL_PAGE_TOKEN_SECRET.into())),
@@ -213,7 +217,7 @@ async fn on_loopback(routes: axum::Router) -> std::io::Result<String> {
 /// call-events Lambdas, and the dialer's tick every `tick` (the EventBridge schedule's minute in AWS).
 pub fn spawn_workers(
     app: &App,
-    engine: std::sync::Arc<Engine<calls::Recording<Telephony>>>,
+    engine: std::sync::Arc<Engine<Telephony>>,
     resources: &provision::Resources,
     sdk: &aws_config::SdkConfig,
     tick: std::time::Duration,

@@ -1,16 +1,23 @@
 //! The simulated telephony provider, the local default: each call's outcome is decided from the
 //! phone number and the attempt (so a run can be repeated), in a configurable mix, and reported
 //! a moment later on the call-events queue, where the same handler records it as it records
-//! Amazon Connect's events.
+//! Amazon Connect's events. Like Connect it keeps the calls it placed: a start re-sent with the
+//! same client token answers the call already placed (D28), and reconcile can ask what became
+//! of a call. It plays the hostile provider too (D28): a contact's script, or the configured
+//! rates, make a start fail, get lost or throttled, and an outcome come late or twice.
 
 use super::provider::{Busy, CallRequest, CallStatus, PlaceError, Provider};
 use outbound_adapters::queue::{Message, Queue};
 use outbound_adapters::store::keys::fnv1a_64;
-use outbound_app::config::dialing::SimulatedSettings;
+use outbound_app::config::dialing::{FaultRates, SimulatedSettings};
 use outbound_model::call::{CallAttempt, CallReport, Outcome, Reason};
-use outbound_model::error::Error;
+use outbound_model::error::{Cause, Error};
 use outbound_model::telephony::{parse_simulated_results, Results};
 use serde::{Deserialize, Serialize};
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// The message the simulated provider sends when a call ends.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -36,17 +43,211 @@ impl Message for SimulatedEvent {
     const QUEUE_URL: &'static str = "CALL_EVENTS_QUEUE_URL";
 }
 
-/// Places pretend calls and reports their outcomes through SQS.
+/// What the simulated provider does with one start (D28): an entry of a contact's
+/// `simulatedOutcomes`, or a draw of the configured rates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Fault {
+    /// `START_FAILED`: a server error; no call is placed.
+    StartFailed,
+    /// `THROTTLED`: refused for rate; not an attempt.
+    Throttled,
+    /// `START_LOST+R`: the call is placed, the start's answer is lost.
+    StartLost,
+    /// `EVENT_LATE+R`: the outcome arrives only after the reconcile check.
+    EventLate,
+    /// `EVENT_TWICE+R`: the outcome is delivered twice.
+    EventTwice,
+}
+
+impl Fault {
+    /// The entry's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Fault::StartFailed => "START_FAILED",
+            Fault::Throttled => "THROTTLED",
+            Fault::StartLost => "START_LOST",
+            Fault::EventLate => "EVENT_LATE",
+            Fault::EventTwice => "EVENT_TWICE",
+        }
+    }
+
+    /// Whether the start places a call.
+    pub fn places(self) -> bool {
+        matches!(
+            self,
+            Fault::StartLost | Fault::EventLate | Fault::EventTwice
+        )
+    }
+
+    /// One of `rates` for a start whose draw is `draw` (0..10,000), if any.
+    fn drawn(rates: &FaultRates, draw: u32) -> Option<Fault> {
+        let mut edge = 0;
+        for (rate, fault) in [
+            (rates.start_failed, Fault::StartFailed),
+            (rates.start_lost, Fault::StartLost),
+            (rates.event_late, Fault::EventLate),
+            (rates.event_twice, Fault::EventTwice),
+            (rates.throttled, Fault::Throttled),
+        ] {
+            edge += rate;
+            if draw < edge {
+                return Some(fault);
+            }
+        }
+        None
+    }
+}
+
+/// One entry of a contact's `simulatedOutcomes` (D18, D28): a reason, a fault, or a fault joined
+/// to the reason its call ends with (`START_LOST+ANSWERED`). `None` for anything else.
+pub fn parse_entry(raw: &str) -> Option<(Option<Fault>, Option<Reason>)> {
+    let raw = raw.trim();
+    let (fault, reason) = match raw.split_once('+') {
+        Some((fault, reason)) => (fault.trim(), Some(Reason::parse(reason)?)),
+        None => match Reason::parse(raw) {
+            Some(reason) => return Some((None, Some(reason))),
+            None => (raw, None),
+        },
+    };
+    let fault = [
+        Fault::StartFailed,
+        Fault::Throttled,
+        Fault::StartLost,
+        Fault::EventLate,
+        Fault::EventTwice,
+    ]
+    .into_iter()
+    .find(|f| f.name() == fault)?;
+    // A fault that places a call names how it ends; one that places none names nothing.
+    (fault.places() == reason.is_some()).then_some((Some(fault), reason))
+}
+
+/// Calls placed that the simulated provider keeps, like Connect's contacts (oldest go first).
+const KEPT_CALLS: usize = 100_000;
+
+/// Called with each call the simulated provider places, once, and how it is to end (the local
+/// stack's `/local/calls`, the simulation's log).
+pub type OnPlaced = Arc<dyn Fn(&CallRequest, &CallReport) + Send + Sync>;
+
+/// One call placed.
 #[derive(Clone, Debug)]
+struct Placed {
+    call_id: String,
+    report: CallReport,
+    ends_at: Instant,
+}
+
+/// What the simulated provider remembers: its calls by client token, and how many entries of
+/// each contact's script its starts have read.
+#[derive(Default)]
+struct Memory {
+    calls: HashMap<String, Placed>,
+    order: VecDeque<String>,
+    starts: HashMap<(String, String), usize>,
+}
+
+/// Places pretend calls and reports their outcomes through SQS.
+#[derive(Clone)]
 pub struct SimulatedProvider {
     events: Queue<SimulatedEvent>,
     settings: SimulatedSettings,
+    memory: Arc<Mutex<Memory>>,
+    on_placed: Option<OnPlaced>,
+    /// Set once the configured fault rates stop: scripted faults still happen.
+    calm: Arc<AtomicBool>,
+}
+
+impl std::fmt::Debug for SimulatedProvider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SimulatedProvider")
+            .field("settings", &self.settings)
+            .finish_non_exhaustive()
+    }
 }
 
 impl SimulatedProvider {
     /// Reports outcomes to `events`, the call-events queue.
     pub fn new(events: Queue<SimulatedEvent>, settings: SimulatedSettings) -> Self {
-        SimulatedProvider { events, settings }
+        SimulatedProvider {
+            events,
+            settings,
+            memory: Arc::default(),
+            on_placed: None,
+            calm: Arc::default(),
+        }
+    }
+
+    /// Stops drawing faults from the configured rates (a simulation's calm after its storm);
+    /// the contacts' scripted faults still happen.
+    pub fn calm(&self) {
+        self.calm.store(true, Ordering::SeqCst);
+    }
+
+    /// The same provider, telling `hook` of each call it places, once.
+    pub fn on_placed(mut self, hook: OnPlaced) -> Self {
+        self.on_placed = Some(hook);
+        self
+    }
+
+    fn memory(&self) -> std::sync::MutexGuard<'_, Memory> {
+        self.memory.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The call already placed under `token`, or, for a new start, what it does: its fault and
+    /// the report of the call it places.
+    fn start(
+        &self,
+        call: &CallRequest,
+        token: &str,
+    ) -> Result<String, (Option<Fault>, CallReport)> {
+        let mut memory = self.memory();
+        if let Some(placed) = memory.calls.get(token) {
+            return Ok(placed.call_id.clone());
+        }
+        let key = (
+            call.task_id.as_str().to_owned(),
+            call.contact_id.as_str().to_owned(),
+        );
+        let entry = {
+            let read = memory.starts.entry(key).or_default();
+            *read += 1;
+            *read - 1
+        };
+        drop(memory);
+        let scripted = call
+            .script
+            .as_deref()
+            .and_then(|script| script.split(',').nth(entry))
+            .and_then(parse_entry);
+        let (fault, reason) = match scripted {
+            Some(scripted) => scripted,
+            None if self.calm.load(Ordering::SeqCst) => (None, None),
+            None => {
+                let draw = fnv1a_64(&format!("{}#{token}#{entry}", self.settings.seed)) % 10_000;
+                (Fault::drawn(&self.settings.faults, draw as u32), None)
+            }
+        };
+        let mut report = decide(&self.settings, call.phone.as_str(), call.attempt, None);
+        if let Some(reason) = reason {
+            report = reason.report(report.duration.max(1));
+        }
+        report.results = flow_results(&report, call.simulated_results.as_deref());
+        Err((fault, report))
+    }
+
+    /// Keeps a placed call under its token, and tells the hook.
+    fn keep(&self, call: &CallRequest, token: String, placed: Placed) {
+        if let Some(hook) = &self.on_placed {
+            hook(call, &placed.report);
+        }
+        let mut memory = self.memory();
+        if memory.order.len() == KEPT_CALLS {
+            if let Some(oldest) = memory.order.pop_front() {
+                memory.calls.remove(&oldest);
+            }
+        }
+        memory.order.push_back(token.clone());
+        memory.calls.insert(token, placed);
     }
 }
 
@@ -101,20 +302,34 @@ pub fn flow_results(report: &CallReport, simulated_results: Option<&str>) -> Res
     }
 }
 
+/// The error a lost or failed start answers, as Connect's `InternalServiceException` does.
+fn server_error(fault: Fault) -> PlaceError {
+    PlaceError::Unknown(Cause::from(format!("simulated {}", fault.name())))
+}
+
 impl Provider for SimulatedProvider {
     async fn place(&self, call: &CallRequest) -> Result<String, PlaceError> {
-        let call_id = format!("sim-{}", call.token());
-        let mut report = decide(
-            &self.settings,
-            call.phone.as_str(),
-            call.attempt,
-            call.script.as_deref(),
-        );
-        report.results = flow_results(&report, call.simulated_results.as_deref());
+        let token = call.token();
+        let (fault, report) = match self.start(call, &token) {
+            // A re-send of a call already placed: that call, and no second one (D28).
+            Ok(call_id) => return Ok(call_id),
+            Err(start) => start,
+        };
+        match fault {
+            Some(Fault::StartFailed) => return Err(server_error(Fault::StartFailed)),
+            Some(Fault::Throttled) => {
+                return Err(PlaceError::Busy {
+                    kind: Busy::Rate,
+                    detail: "simulated THROTTLED".into(),
+                })
+            }
+            _ => {}
+        }
+        let call_id = format!("sim-{token}");
         let event = SimulatedEvent {
             simulated_call: SimulatedOutcome {
                 call_id: call_id.clone(),
-                report,
+                report: report.clone(),
                 attempt: Some(CallAttempt {
                     tenant: call.tenant.clone(),
                     task_id: call.task_id.clone(),
@@ -123,16 +338,34 @@ impl Provider for SimulatedProvider {
                 }),
             },
         };
-        let delay = u32::try_from(self.settings.delay.as_secs()).unwrap_or(900);
+        let delay = match fault {
+            Some(Fault::EventLate) => self.settings.late_by,
+            _ => self.settings.delay,
+        };
+        let seconds = u32::try_from(delay.as_secs()).unwrap_or(900).min(900);
         self.events
-            .send(&event, delay)
+            .send(&event, seconds)
             .await
             // Nothing was "dialled" when the outcome cannot be sent: a busy provider, not an attempt.
             .map_err(|e| PlaceError::Busy {
                 kind: Busy::Rate,
                 detail: e.to_string(),
             })?;
-        Ok(call_id)
+        if fault == Some(Fault::EventTwice) {
+            if let Err(error) = self.events.send(&event, seconds).await {
+                tracing::warn!(%error, "the second delivery of a simulated outcome was not sent");
+            }
+        }
+        let placed = Placed {
+            call_id: call_id.clone(),
+            report,
+            ends_at: Instant::now() + self.settings.delay.min(Duration::from_secs(900)),
+        };
+        self.keep(call, token, placed);
+        match fault {
+            Some(Fault::StartLost) => Err(server_error(Fault::StartLost)),
+            _ => Ok(call_id),
+        }
     }
 
     /// The simulation stands in for Amazon Connect: a call must fit Connect's bounds too.
@@ -144,10 +377,19 @@ impl Provider for SimulatedProvider {
         super::connect::attributes_fit(attributes, reserved)
     }
 
-    /// The simulation keeps no record of its calls: a lost outcome stays lost, and the engine
+    /// What became of a call it placed, as Connect describes a contact: in progress until it
+    /// ends, then its outcome and what its flow set. A call it does not keep (placed by
+    /// another process, or long ago) is unknown: its lost outcome stays lost, and the engine
     /// records it as failed "no outcome" (D13).
-    async fn describe(&self, _call_id: &str) -> Result<CallStatus, Error> {
-        Ok(CallStatus::Unknown)
+    async fn describe(&self, call_id: &str) -> Result<CallStatus, Error> {
+        let Some(token) = call_id.strip_prefix("sim-") else {
+            return Ok(CallStatus::Unknown);
+        };
+        Ok(match self.memory().calls.get(token) {
+            Some(placed) if Instant::now() < placed.ends_at => CallStatus::InProgress,
+            Some(placed) => CallStatus::Ended(placed.report.clone()),
+            None => CallStatus::Unknown,
+        })
     }
 }
 
@@ -244,5 +486,59 @@ mod tests {
                 Reason::Error
             ]
         );
+    }
+
+    #[test]
+    fn script_entries_name_a_reason_a_fault_or_a_fault_and_how_its_call_ends() {
+        assert_eq!(parse_entry("BUSY"), Some((None, Some(Reason::Busy))));
+        assert_eq!(
+            parse_entry(" START_FAILED "),
+            Some((Some(Fault::StartFailed), None))
+        );
+        assert_eq!(
+            parse_entry("THROTTLED"),
+            Some((Some(Fault::Throttled), None))
+        );
+        assert_eq!(
+            parse_entry("START_LOST+ANSWERED"),
+            Some((Some(Fault::StartLost), Some(Reason::Answered)))
+        );
+        assert_eq!(
+            parse_entry("EVENT_LATE+NO_ANSWER"),
+            Some((Some(Fault::EventLate), Some(Reason::NoAnswer)))
+        );
+        assert_eq!(
+            parse_entry("EVENT_TWICE+BUSY"),
+            Some((Some(Fault::EventTwice), Some(Reason::Busy)))
+        );
+        // A fault that places a call names how it ends; one that places none names nothing.
+        for bad in [
+            "START_LOST",
+            "START_FAILED+ANSWERED",
+            "EVENT_LATE+HUNG",
+            "LOST",
+            "",
+        ] {
+            assert_eq!(parse_entry(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn fault_rates_draw_each_fault_in_its_share() {
+        let rates = FaultRates {
+            start_failed: 500,
+            start_lost: 500,
+            event_late: 500,
+            event_twice: 500,
+            throttled: 1000,
+        };
+        let mut counts = std::collections::HashMap::new();
+        for draw in 0..10_000 {
+            *counts.entry(Fault::drawn(&rates, draw)).or_insert(0) += 1;
+        }
+        assert_eq!(counts[&Some(Fault::StartFailed)], 500);
+        assert_eq!(counts[&Some(Fault::Throttled)], 1000);
+        assert_eq!(counts[&None], 7000);
+        assert_eq!(Fault::drawn(&FaultRates::default(), 0), None);
     }
 }

@@ -47,6 +47,17 @@ impl Telephony {
     }
 }
 
+impl Telephony {
+    /// The same provider, telling `hook` of each call the simulated provider places, once (the
+    /// local stack lists them); Amazon Connect keeps its own.
+    pub fn on_placed(self, hook: super::simulated::OnPlaced) -> Self {
+        match self {
+            Telephony::Simulated(provider) => Telephony::Simulated(provider.on_placed(hook)),
+            connect => connect,
+        }
+    }
+}
+
 impl Provider for Telephony {
     async fn place(&self, call: &CallRequest) -> Result<String, PlaceError> {
         match self {

@@ -343,6 +343,10 @@ pub struct CallRef {
     /// replaces them in the task's result counters, so each contact counts once (D22).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub earlier_results: Option<Results>,
+    /// The attempt was in doubt and gave back its places in flight already (D28): its outcome
+    /// gives none back. Read from the contact's state, never stored on the call record.
+    #[serde(default, skip_serializing)]
+    pub released: bool,
 }
 
 /// What an outcome records of what its call learnt (D22), on the attempt, in its event and in
@@ -358,6 +362,16 @@ pub struct Learnt {
 }
 
 impl CallRef {
+    /// Which attempt this call is.
+    pub fn attempt_ref(&self) -> CallAttempt {
+        CallAttempt {
+            tenant: self.tenant.clone(),
+            task_id: self.task_id.clone(),
+            contact_id: self.contact_id.clone(),
+            attempt: self.attempt,
+        }
+    }
+
     /// What the call that ended with `report` learnt: for an answered call, the task's result
     /// attributes among what the flow reported during the call and what the provider reported
     /// at its end (the latter wins a name both set), values cut at 256 characters.
@@ -483,6 +497,7 @@ mod tests {
             voicemail: Voicemail::HangUp,
             results: Results::new(),
             earlier_results: None,
+            released: false,
         }
     }
 

@@ -9,6 +9,7 @@ use super::{Description, Id, Name, Timestamp};
 use crate::error::Error;
 use chrono_tz::Tz;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::fmt;
 
 /// The states of a task (D10), stored and shown as their codes 0-6.
@@ -444,14 +445,16 @@ pub struct Task {
     /// contacts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cursor: Option<String>,
-    /// Calls the runs of this task now going have room for beyond `in_flight` (D23): what
-    /// another run leaves them, so runs that overlap share the task's room instead of each
-    /// claiming all of it. Advisory (the claim's cap holds the share), and void after
-    /// `reserved_until`, so a run that died frees it.
+    /// The slices the runs of this task now going have taken (D23, D28), by run: the room each
+    /// has beyond `in_flight`, so runs that overlap share the task's room instead of each
+    /// claiming all of it (advisory: the claim's cap holds the share). Each lapses at its own
+    /// time, so a run that died frees its room whatever other runs do, and the next run queues
+    /// the never-dialled contacts it left.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub slices: BTreeMap<String, RunSlice>,
+    /// Moves with every slice taken, so two runs never take room from the same reading.
     #[serde(default)]
-    pub reserved: u32,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reserved_until: Option<Timestamp>,
+    pub slice_revision: u64,
     /// Moves with every recall, so a completion that raced a recall is refused.
     #[serde(default)]
     pub revision: u64,
@@ -526,13 +529,34 @@ impl Judged {
     }
 }
 
+/// One run's slice of a task (D23, D28).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunSlice {
+    /// The calls it may place beyond the task's calls in flight.
+    pub room: u32,
+    /// When it lapses: past it the run is over, ended or dead.
+    pub until: Timestamp,
+    /// The never-dialled contacts the slice took past the cursor: a run that dies leaves them
+    /// to the next run, which queues each one that has no state yet.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub contacts: Vec<Id>,
+}
+
 impl Task {
-    /// The room runs still going have taken (D23): `reserved` until it runs out.
+    /// The room runs still going have taken (D23): the room of every slice not lapsed.
     pub fn reserved_at(&self, now: Timestamp) -> u32 {
-        match self.reserved_until {
-            Some(until) if until.0 > now.0 => self.reserved,
-            _ => 0,
-        }
+        self.slices
+            .values()
+            .filter(|slice| slice.until.0 > now.0)
+            .map(|slice| slice.room)
+            .sum()
+    }
+
+    /// The slices of runs that are over without having ended them (D28): lapsed at `now`.
+    pub fn lapsed_slices(&self, now: Timestamp) -> impl Iterator<Item = (&String, &RunSlice)> {
+        self.slices
+            .iter()
+            .filter(move |(_, slice)| slice.until.0 <= now.0)
     }
 
     /// Whether the task asks for nothing at `now` (D23): a run found nothing due before then,
@@ -597,8 +621,8 @@ impl Task {
             idle_until: None,
             idle_rules_at: None,
             idle_contacts_added: None,
-            reserved: 0,
-            reserved_until: None,
+            slices: BTreeMap::new(),
+            slice_revision: 0,
             held_back_at: None,
             recall_marks: true,
         }
@@ -807,6 +831,15 @@ pub struct TaskContact {
     /// placed, so reconcile gives it back instead of spending it (D13).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refused: Option<u32>,
+    /// The attempt in flight is in doubt (D28: whether its call started is unknown) and has
+    /// given back its places among the task's and the service's calls in flight: it waits for
+    /// its outcome, or `DIAL_MAX_CALL_SECONDS`, and its outcome gives nothing back again.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub released: bool,
+    /// The number the attempt in flight calls from (D22), chosen when it was claimed: what its
+    /// outcome records, whichever path records it (D28).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calling_from: Option<String>,
     /// Why the latest attempt ended (D18).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_reason: Option<Reason>,
@@ -849,6 +882,8 @@ impl TaskContact {
             claimed_at: None,
             call_id: None,
             refused: None,
+            released: false,
+            calling_from: None,
             last_reason: None,
             skip: None,
             caller_id: None,
@@ -866,7 +901,10 @@ impl TaskContact {
 
     /// Where the task's diagnostics count this state (D19).
     pub fn class(&self) -> Standing {
-        if self.in_call.is_some() {
+        if self.in_call.is_some() && self.released {
+            // In doubt, holding no place in flight (D28): waiting for its outcome.
+            Standing::Waiting
+        } else if self.in_call.is_some() {
             Standing::InFlight
         } else if self.done {
             Standing::Final

@@ -42,12 +42,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let token = local_jwt(&config).issue("acme", 24 * 3600);
     let app = App::with_sdk(config, &sdk);
     let calls = outbound_local::calls::CallLog::default();
-    let engine = outbound_dialing::engine::Engine::from_app(&app)?.with_provider(|inner| {
-        outbound_local::calls::Recording {
-            inner,
-            log: calls.clone(),
-        }
-    });
+    let engine = outbound_dialing::engine::Engine::from_app(&app)?
+        .with_provider(|inner| inner.on_placed(calls.hook()));
     let tick = std::time::Duration::from_millis(
         std::env::var("DIAL_TICK_MS")
             .ok()

@@ -35,7 +35,7 @@ pub(crate) async fn rig() -> Rig {
 }
 
 /// [`rig`] with the API's and the engine's dialing settings changed by `tweak`.
-async fn rig_with(tweak: impl Fn(&mut DialerConfig)) -> Rig {
+pub(crate) async fn rig_with(tweak: impl Fn(&mut DialerConfig)) -> Rig {
     let api = TestApi::start_with(|config| tweak(&mut config.dialing)).await;
     let clock = ManualClock::starting_now();
     clock.advance_to_utc(16, 0, 0);
@@ -821,6 +821,7 @@ async fn a_number_listed_after_a_run_read_it_is_not_called() {
     let gate = Gate {
         listed_as: Some("+12125550101".into()),
         frequency: None,
+        calling_from: None,
     };
     let caps = outbound_adapters::store::dialing::Caps {
         per_task: 10,

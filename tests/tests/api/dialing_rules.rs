@@ -484,7 +484,13 @@ async fn an_outcome_whose_call_id_was_never_saved_is_recorded_from_the_call() {
     let state = &states[contact];
     assert_eq!((state.attempts, state.done, state.in_call), (1, true, None));
 
-    assert!(!rig.engine.store.mark_placed(&call, &call_id).await.unwrap());
+    let now = rig.clock.now();
+    assert!(!rig
+        .engine
+        .store
+        .mark_placed(&call, &call_id, now)
+        .await
+        .unwrap());
     let before = rig.api.snapshot().await;
     let again = SimulatedEvent {
         simulated_call: SimulatedOutcome {
@@ -563,12 +569,13 @@ async fn placed_unsaved(
     (call, call_id)
 }
 
-/// D13: a call whose id was never saved keeps its places past the reconcile time, up to
-/// `DIAL_MAX_CALL_SECONDS`: a person who answered and talks past ten minutes has the answer
-/// recorded when the call ends, and is never called again; a call with no id whose outcome
-/// never comes is recorded as failed "no outcome" once that ceiling passes.
+/// D13, D28: a call whose id was never saved is in doubt: the next look sends its start again
+/// with the same client token, the provider answers the call it placed already (no second
+/// call), and its id is saved; it keeps its places while connected, and a person who answered
+/// and talks on has the answer recorded when the call ends and is never called again. A call
+/// the provider has forgotten is recorded as failed "no outcome" once the ceiling passes.
 #[tokio::test]
-async fn a_call_whose_id_was_never_saved_keeps_its_places_until_it_ends() {
+async fn a_call_whose_id_was_never_saved_is_sent_again_and_placed_once() {
     let rig = rig(ALL_SUCCESS, |s| {
         s.reconcile_after = MINUTE;
         s.max_call = Duration::from_secs(3600);
@@ -586,6 +593,11 @@ async fn a_call_whose_id_was_never_saved_keeps_its_places_until_it_ends() {
     assert_eq!((stored.in_flight, stored.counters.calls), (2, 0));
     assert_eq!(rig.service_in_flight().await, 2);
     assert_eq!(rig.placed().len(), 2, "nobody is called again meanwhile");
+    let states = rig.api.stored_task_contacts(OWNER, &task.id).await;
+    assert!(
+        states.values().all(|state| state.call_id.is_some()),
+        "the answer to the start sent again saved each call's id: {states:?}"
+    );
 
     DialInbox::CallEvents
         .handle(&rig.engine, ended[0].clone())
@@ -601,6 +613,10 @@ async fn a_call_whose_id_was_never_saved_keeps_its_places_until_it_ends() {
         (1, 1, 1)
     );
 
+    rig.engine
+        .provider
+        .forgets
+        .store(true, std::sync::atomic::Ordering::SeqCst);
     past_the_ceiling_the_other_call_fails(&rig, &task).await;
     let contacts = rig.contacts(&task.source).await;
     assert_eq!(contacts[&task.contacts[0]], (1, 1), "answered: final");
@@ -634,6 +650,10 @@ async fn a_lost_outcome_is_reconciled_as_failed() {
     rig.tick_and_dial().await;
     assert_eq!(rig.placed().len(), 3);
     assert_eq!(rig.take_events().await.len(), 3, "the outcomes are lost");
+    rig.engine
+        .provider
+        .forgets
+        .store(true, std::sync::atomic::Ordering::SeqCst);
 
     rig.clock.advance(Duration::from_secs(59));
     assert_eq!(rig.tick_and_dial().await.reconcile_jobs, 0, "too early");
@@ -798,12 +818,20 @@ async fn dialled_out(rig: &Rig, count: usize) -> (TaskFixture, Vec<String>) {
     // The cursor past every contact, as a run's slice moves it.
     let stored = rig.engine.store.task(&owner, &task).await.unwrap();
     let now = rig.clock.now();
-    assert!(rig
-        .engine
-        .store
-        .take_slice(&owner, &stored, Some(&last), 0, now, now)
+    let slice = outbound_model::task::RunSlice {
+        room: 0,
+        until: now,
+        contacts: Vec::new(),
+    };
+    let store = &rig.engine.store;
+    assert!(store
+        .take_slice(&owner, &stored, "fixture", Some(&last), &slice)
         .await
         .unwrap());
+    store
+        .give_back_room(&owner, &stored.id, "fixture")
+        .await
+        .unwrap();
     let fixture = TaskFixture {
         id: task_id,
         source,
@@ -1586,7 +1614,7 @@ async fn overlapping_runs_take_different_slices_and_lose_no_claim() {
     assert_eq!(claims, placed, "no claim lost to another run");
     let stored = rig.stored(&task.id).await;
     assert_eq!(stored.in_flight, 40);
-    assert_eq!(stored.reserved, 0, "each run gave back the room it took");
+    assert!(stored.slices.is_empty(), "each run ended its slice");
 }
 
 /// D23: a resting task gets no dial run until its earliest contact is due (here an hour's

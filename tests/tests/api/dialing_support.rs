@@ -7,9 +7,9 @@ use outbound_app::config::dialing::{DialerConfig, OutcomeMix};
 use outbound_dialing::engine::Engine;
 use outbound_dialing::lambda::DialInbox;
 pub use outbound_dialing::plan::ManualClock;
+use outbound_dialing::simulated::OnPlaced;
 use outbound_dialing::telephony::Telephony;
 use outbound_dialing::{CallRequest, CallStatus, PlaceError, Provider};
-use outbound_local::calls::Recording;
 use outbound_model::call::CallAttempt;
 use outbound_model::error::Error;
 use outbound_model::TaskStatus;
@@ -20,23 +20,28 @@ use std::time::Duration;
 
 /// The simulated provider, remembering the token of every call it placed (and, as the local
 /// stack does, the calls themselves for `GET /local/calls`); while `live` is set, it describes
-/// every call as still connected, as Connect does a long call.
+/// every call as still connected, as Connect does a long call, and while `forgets` is set, as
+/// unknown.
 pub struct Recorder {
-    inner: Recording<Telephony>,
-    pub placed: Mutex<Vec<String>>,
+    inner: Telephony,
+    /// The token of each call the provider placed, once (D28).
+    pub placed: Arc<Mutex<Vec<String>>>,
     pub live: AtomicBool,
+    /// While set, it knows nothing of any call, as Connect past its retention.
+    pub forgets: AtomicBool,
 }
 
 impl Provider for Recorder {
     async fn place(&self, call: &CallRequest) -> Result<String, PlaceError> {
-        let id = self.inner.place(call).await?;
-        self.placed.lock().unwrap().push(call.token());
-        Ok(id)
+        self.inner.place(call).await
     }
 
     async fn describe(&self, call_id: &str) -> Result<CallStatus, Error> {
         if self.live.load(Ordering::SeqCst) {
             return Ok(CallStatus::InProgress);
+        }
+        if self.forgets.load(Ordering::SeqCst) {
+            return Ok(CallStatus::Unknown);
         }
         self.inner.describe(call_id).await
     }
@@ -95,13 +100,20 @@ impl TestApi {
             settings,
             clock,
         )
-        .with_provider(|inner| Recorder {
-            inner: Recording {
-                inner,
-                log: self.local_calls.clone(),
-            },
-            placed: Mutex::new(Vec::new()),
-            live: AtomicBool::new(false),
+        .with_provider(|inner| {
+            let placed = Arc::new(Mutex::new(Vec::new()));
+            let log = self.local_calls.hook();
+            let tokens = placed.clone();
+            let hook: OnPlaced = Arc::new(move |call: &CallRequest, report: &_| {
+                log(call, report);
+                tokens.lock().unwrap().push(call.token());
+            });
+            Recorder {
+                inner: inner.on_placed(hook),
+                placed,
+                live: AtomicBool::new(false),
+                forgets: AtomicBool::new(false),
+            }
         })
     }
 

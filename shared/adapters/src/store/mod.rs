@@ -609,6 +609,11 @@ pub(crate) fn to_item<T: Serialize>(
     Ok(item)
 }
 
+/// Encodes a value as one attribute (a struct as a map).
+pub(crate) fn to_attribute<T: Serialize>(value: &T) -> Result<AttributeValue, Error> {
+    serde_dynamo::to_attribute_value(value).map_err(|e| Error::internal("encode attribute", e))
+}
+
 /// Decodes a record from an item, ignoring key attributes.
 pub(crate) fn from_item<T: DeserializeOwned>(item: Item) -> Result<T, Error> {
     serde_dynamo::from_item(item).map_err(|e| Error::internal("decode item", e))

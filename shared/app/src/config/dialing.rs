@@ -5,6 +5,9 @@ use outbound_model::Tenant;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+/// How long past the reconcile check a simulated `EVENT_LATE` outcome arrives (D28).
+pub const LATE_PAST_RECONCILE: Duration = Duration::from_secs(15);
+
 /// Amazon Connect's queue (queue mode): its outbound caller ID is every call's.
 pub const CONNECT_QUEUE_ID: &str = "CONNECT_QUEUE_ID";
 
@@ -34,6 +37,67 @@ pub struct SimulatedSettings {
     pub delay: Duration,
     /// `SIMULATED_MAX_TALK_SECONDS` (default 180): answered calls last 1 to this many seconds.
     pub max_talk_seconds: u64,
+    /// `SIMULATED_FAULTS` (D28): how often a start the contact's script does not name meets each
+    /// fault; none by default.
+    pub faults: FaultRates,
+    /// `SIMULATED_SEED` (D28, default 0): the faults drawn are the same for the same seed.
+    pub seed: u64,
+    /// How long after its call ends an `EVENT_LATE` outcome reaches the service: past the
+    /// reconcile check (`reconcile_after` and 15 s).
+    pub late_by: Duration,
+}
+
+/// How often each simulated fault happens (D28), in parts per 10,000 starts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FaultRates {
+    /// The start answers a server error and places no call.
+    pub start_failed: u32,
+    /// The call is placed and the start's answer is lost.
+    pub start_lost: u32,
+    /// The outcome reaches the service only after its reconcile check.
+    pub event_late: u32,
+    /// The outcome is delivered twice.
+    pub event_twice: u32,
+    /// The start is refused for rate: not an attempt.
+    pub throttled: u32,
+}
+
+impl FaultRates {
+    /// The names `SIMULATED_FAULTS` gives them.
+    pub const NAMES: [&'static str; 5] = [
+        "startFailed",
+        "startLost",
+        "eventLate",
+        "eventTwice",
+        "throttled",
+    ];
+
+    /// `startFailed=0.05,throttled=0.1`: each a fraction from 0 to 1, together at most 1.
+    pub fn parse(raw: &str) -> Option<FaultRates> {
+        let mut rates = FaultRates::default();
+        for pair in raw.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let (name, value) = pair.split_once('=')?;
+            let value: f64 = value.trim().parse().ok()?;
+            if !(0.0..=1.0).contains(&value) {
+                return None;
+            }
+            let parts = (value * 10_000.0).round() as u32;
+            match name.trim() {
+                "startFailed" => rates.start_failed = parts,
+                "startLost" => rates.start_lost = parts,
+                "eventLate" => rates.event_late = parts,
+                "eventTwice" => rates.event_twice = parts,
+                "throttled" => rates.throttled = parts,
+                _ => return None,
+            }
+        }
+        (rates.total() <= 10_000).then_some(rates)
+    }
+
+    /// All faults together, in parts per 10,000.
+    pub fn total(&self) -> u32 {
+        self.start_failed + self.start_lost + self.event_late + self.event_twice + self.throttled
+    }
 }
 
 /// Everything the tick, the dialer and the outcome recorder need to know.
@@ -128,6 +192,9 @@ impl Default for DialerConfig {
                 },
                 delay: Duration::from_secs(1),
                 max_talk_seconds: 180,
+                faults: FaultRates::default(),
+                seed: 0,
+                late_by: Duration::from_secs(615),
             },
             telephony: TelephonyRules::default(),
         }
@@ -175,6 +242,23 @@ impl DialerConfig {
                 ),
             })?,
         };
+        let faults = match lookup("SIMULATED_FAULTS") {
+            None => FaultRates::default(),
+            Some(raw) => FaultRates::parse(&raw).ok_or(ConfigError {
+                name: "SIMULATED_FAULTS",
+                problem: format!(
+                    "{raw:?} is not name=fraction pairs of {} adding up to at most 1, e.g. \
+                     startFailed=0.05,throttled=0.1",
+                    FaultRates::NAMES.join(", ")
+                ),
+            })?,
+        };
+        let reconcile_after = Duration::from_secs(number(
+            "DIAL_RECONCILE_AFTER_SECONDS",
+            defaults.reconcile_after.as_secs(),
+            1,
+            86_400,
+        )?);
         let url = |name| lookup(name).filter(|value| !value.trim().is_empty());
         let fallback = match lookup("TELEPHONY_FALLBACK").as_deref().map(str::trim) {
             None | Some("on") => true,
@@ -201,12 +285,7 @@ impl DialerConfig {
                 10_000,
             )?,
             max_in_flight: small("DIAL_MAX_IN_FLIGHT", defaults.max_in_flight, 1, 100_000)?,
-            reconcile_after: Duration::from_secs(number(
-                "DIAL_RECONCILE_AFTER_SECONDS",
-                defaults.reconcile_after.as_secs(),
-                1,
-                86_400,
-            )?),
+            reconcile_after,
             max_call: Duration::from_secs(number(
                 "DIAL_MAX_CALL_SECONDS",
                 defaults.max_call.as_secs(),
@@ -251,6 +330,9 @@ impl DialerConfig {
                     1,
                     86_400,
                 )?,
+                faults,
+                seed: number("SIMULATED_SEED", 0, 0, u64::MAX)?,
+                late_by: reconcile_after + LATE_PAST_RECONCILE,
             },
         };
         config.capacity_shards_hold_a_part()?;
@@ -446,5 +528,47 @@ mod tests {
         }
         let error = read(&[("DIAL_TENANT_MAX_IN_FLIGHT", "0")]).unwrap_err();
         assert_eq!(error.name, "DIAL_TENANT_MAX_IN_FLIGHT");
+    }
+
+    #[test]
+    fn simulated_faults_are_fractions_that_add_up_to_at_most_one() {
+        let config = read(&[
+            (
+                "SIMULATED_FAULTS",
+                "startFailed=0.05, startLost=0.05,eventLate=0.05,eventTwice=0.05,throttled=0.1",
+            ),
+            ("SIMULATED_SEED", "7"),
+            ("DIAL_RECONCILE_AFTER_SECONDS", "30"),
+        ])
+        .unwrap();
+        let simulated = config.simulated;
+        assert_eq!(
+            simulated.faults,
+            FaultRates {
+                start_failed: 500,
+                start_lost: 500,
+                event_late: 500,
+                event_twice: 500,
+                throttled: 1000,
+            }
+        );
+        assert_eq!(simulated.seed, 7);
+        assert_eq!(
+            simulated.late_by,
+            Duration::from_secs(45),
+            "past the reconcile check"
+        );
+        let defaults = read(&[]).unwrap().simulated;
+        assert_eq!((defaults.faults, defaults.seed), (FaultRates::default(), 0));
+        for bad in [
+            "startFailed=2",
+            "startFailed=-0.1",
+            "lost=0.1",
+            "startFailed",
+            "startFailed=0.6,throttled=0.5",
+        ] {
+            let error = read(&[("SIMULATED_FAULTS", bad)]).unwrap_err();
+            assert_eq!(error.name, "SIMULATED_FAULTS", "{bad}");
+        }
     }
 }

@@ -4,12 +4,13 @@
 
 use super::Engine;
 use crate::call_event::EndedCall;
-use crate::provider::{CallStatus, Provider};
+use crate::provider::{CallStatus, PlaceError, Provider};
 use outbound_adapters::store::dialing::{GiveBack, RecordFailure};
 use outbound_model::call::{CallAttempt, CallRef, CallReport};
 use outbound_model::error::Error;
 use outbound_model::task::TaskContact;
 use outbound_model::Tenant;
+use outbound_model::Timestamp;
 use outbound_model::{Id, Task};
 use outbound_telemetry::Unit;
 
@@ -42,13 +43,17 @@ impl<P: Provider> Engine<P> {
                     return Ok(());
                 }
                 RecordFailure::StateChanged(state) => {
-                    // Only a recall changes a contact during its call. It granted
-                    // `attempts + maxDialCount` counting from before this call: the fresh
-                    // attempts come after it (D12), so this call is not one of them.
-                    call.allowance = state.allowance + 1;
-                    call.recalled = state.recalled;
-                    call.priority = state.priority;
-                    call.claimed_at = state.updated_at;
+                    // An attempt in doubt may have given back its places meanwhile (D28).
+                    call.released = state.released;
+                    if state.updated_at != call.claimed_at {
+                        // Only a recall moves a contact on during its call. It granted
+                        // `attempts + maxDialCount` counting from before this call: the fresh
+                        // attempts come after it (D12), so this call is not one of them.
+                        call.allowance = state.allowance + 1;
+                        call.recalled = state.recalled;
+                        call.priority = state.priority;
+                        call.claimed_at = state.updated_at;
+                    }
                 }
                 RecordFailure::ContactGone => with_contact = false,
                 RecordFailure::TaskGone => {
@@ -59,7 +64,7 @@ impl<P: Provider> Engine<P> {
                             &call.task_id,
                             &call.contact_id,
                             call.attempt,
-                            call.shard,
+                            (!call.released).then_some(call.shard),
                         )
                         .await;
                 }
@@ -134,8 +139,10 @@ impl<P: Provider> Engine<P> {
         Ok(Some((state, task)))
     }
 
-    /// Ends attempt `attempt`, in flight as `state` says, with `report`: recorded on its task,
-    /// or, the task deleted, its place among the service's calls in flight given back.
+    /// Ends attempt `attempt`, in flight as `state` says, with `report`: recorded on its task
+    /// from its call record when its id was saved (what its flow reported is there, D22, D28),
+    /// else from its state; or, the task deleted, its place among the service's calls in flight
+    /// given back.
     async fn settle(
         &self,
         attempt: &CallAttempt,
@@ -144,7 +151,19 @@ impl<P: Provider> Engine<P> {
         report: &CallReport,
     ) -> Result<(), Error> {
         match task {
-            Some(task) => self.record(call_of(attempt, &task, state), report).await,
+            Some(task) => {
+                let saved = match &state.call_id {
+                    Some(call_id) => self
+                        .store
+                        .call_by_provider_id(call_id)
+                        .await?
+                        .filter(|call| call.attempt_ref() == *attempt),
+                    None => None,
+                };
+                let mut call = saved.unwrap_or_else(|| call_of(attempt, &task, state));
+                call.released = state.released;
+                self.record(call, report).await
+            }
             None => {
                 let CallAttempt {
                     tenant,
@@ -152,8 +171,9 @@ impl<P: Provider> Engine<P> {
                     contact_id,
                     attempt,
                 } = attempt;
+                let shard = (!state.released).then_some(state.capacity_shard);
                 self.store
-                    .drop_orphan_call(tenant, task_id, contact_id, *attempt, state.capacity_shard)
+                    .drop_orphan_call(tenant, task_id, contact_id, *attempt, shard)
                     .await
             }
         }
@@ -161,7 +181,9 @@ impl<P: Provider> Engine<P> {
 
     /// Settles a call whose outcome never came (D13): what the provider says of it, else failed
     /// "no outcome". A call the provider still reports in progress is given three times the
-    /// reconcile time before it is given up.
+    /// reconcile time before it is given up. An attempt in doubt (D28) is sent again with its
+    /// token when its contact may be called now, else gives back its places and waits for its
+    /// outcome until `DIAL_MAX_CALL_SECONDS`.
     #[tracing::instrument(skip(self), fields(tenant = tenant.as_str()))]
     pub async fn reconcile(
         &self,
@@ -185,6 +207,7 @@ impl<P: Provider> Engine<P> {
         let may_be_live = state
             .claimed_at
             .is_some_and(|at| now.0 - at.0 < self.config.max_call.as_millis() as i64);
+        let later = Timestamp(now.0 + self.config.reconcile_after.as_millis() as i64);
         let report = match &state.call_id {
             // Refused by the provider, never placed: given back, not an attempt (D13).
             None if state.refused == Some(attempt) => match &task {
@@ -194,14 +217,19 @@ impl<P: Provider> Engine<P> {
                 }
                 None => CallReport::no_outcome(),
             },
-            // Its id was never saved (the run died after placing it, or the save failed): the
-            // provider may have a live call, whose outcome event names the attempt and is
-            // recorded when it comes. Until DIAL_MAX_CALL_SECONDS it keeps its places, so a
-            // person who answered and talks on is never called again.
+            // In doubt, still holding its places (D28): sent again, or its places given back.
+            None if !state.released => match &task {
+                Some(task) => return self.resolve_doubt(&call, &state, task, later).await,
+                None => CallReport::no_outcome(),
+            },
+            // In doubt, its places given back: the provider may have a live call, whose
+            // outcome event names the attempt and is recorded when it comes. Until
+            // DIAL_MAX_CALL_SECONDS the contact is not called again, so a person who answered
+            // and talks on is never called twice.
             None if may_be_live => {
                 return self
                     .store
-                    .check_call_later(tenant, task_id, contact_id, attempt, now)
+                    .check_call_later(tenant, task_id, contact_id, attempt, later)
                     .await
             }
             None => CallReport::no_outcome(),
@@ -212,7 +240,7 @@ impl<P: Provider> Engine<P> {
                 CallStatus::InProgress if may_be_live => {
                     return self
                         .store
-                        .check_call_later(tenant, task_id, contact_id, attempt, now)
+                        .check_call_later(tenant, task_id, contact_id, attempt, later)
                         .await
                 }
                 CallStatus::InProgress => {
@@ -223,6 +251,51 @@ impl<P: Provider> Engine<P> {
             },
         };
         self.settle(&call, &state, task, &report).await
+    }
+
+    /// An attempt in doubt that still holds its places (D28): while its contact may be called
+    /// now, the start is sent again with the same client token and the answer settles it (the
+    /// call already placed, or placed now; a certain refusal given back). Otherwise, or when
+    /// the answer is unknown again, its places are given back and it waits for its outcome,
+    /// looked at again from `later`.
+    async fn resolve_doubt(
+        &self,
+        attempt: &CallAttempt,
+        state: &TaskContact,
+        task: &Task,
+        later: Timestamp,
+    ) -> Result<(), Error> {
+        let call = call_of(attempt, task, state);
+        if let Some(request) = self.request_again(attempt, state, task).await? {
+            match self.provider.place(&request).await {
+                Err(PlaceError::Unknown(cause)) => {
+                    tracing::warn!(error = %cause, "a call in doubt is still in doubt");
+                }
+                answer => {
+                    tracing::info!(
+                        ok = answer.is_ok(),
+                        "a call in doubt sent again with its token"
+                    );
+                    self.answered(&call, answer, None).await?;
+                    return Ok(());
+                }
+            }
+        }
+        if self
+            .store
+            .release_in_doubt(
+                &attempt.tenant,
+                &attempt.task_id,
+                state,
+                attempt.attempt,
+                later,
+            )
+            .await?
+        {
+            tracing::warn!(task = %attempt.task_id, contact = %attempt.contact_id, attempt = attempt.attempt, "call in doubt gave back its places; it waits for its outcome");
+            outbound_telemetry::metrics(&[], &[("CallsReleasedInDoubt", 1.0, Unit::Count)]);
+        }
+        Ok(())
     }
 }
 
@@ -247,11 +320,12 @@ fn call_of(attempt: &CallAttempt, task: &Task, state: &TaskContact) -> CallRef {
         shard: state.capacity_shard,
         rules: task.settings.retry_rules.clone(),
         max_dial_count: u32::from(task.settings.max_dial_count),
-        // Chosen when the call is placed (local presence needs the called number).
-        caller_id: None,
+        // Chosen when the call was claimed, and kept on its state (D28).
+        caller_id: state.calling_from.clone(),
         result_attributes: task.settings.result_attributes.clone(),
         voicemail: task.settings.voicemail,
         results: Default::default(),
         earlier_results: state.answered_results(),
+        released: state.released,
     }
 }

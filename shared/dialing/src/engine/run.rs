@@ -4,20 +4,22 @@
 //! chose; a contact that may not be called is skipped with its reason, and a call the provider
 //! refuses is given back (not an attempt).
 
+use super::completion::Completion;
 use super::Engine;
 use crate::local_time::{contact_zones, own_zone, Windows};
 use crate::plan::due_contacts;
 use crate::provider::{Busy, CallRequest, PlaceError, Provider, ServiceRefusal};
 use chrono_tz::Tz;
 use outbound_adapters::store::dialing::{
-    Attempts, Caps, ClaimRefused, FrequencyClaim, Gate, GiveBack, Skipped, SKIPS_IN_ONE,
+    Attempts, Caps, ClaimRefused, FrequencyClaim, Gate, GiveBack, Skipped,
+    CLAIM_CHECKED_AFTER_MILLIS, SKIPS_IN_ONE,
 };
 use outbound_model::call::{CallAttempt, CallRef, CallReport, Outcome, Skip, Target};
 use outbound_model::dnc::lookup_key;
 use outbound_model::error::Error;
 use outbound_model::numbers::{e164, Country};
 use outbound_model::settings::FrequencyCap;
-use outbound_model::task::{rules_time, Due, Fresh, Judged, IDLE_AT_MOST};
+use outbound_model::task::{rules_time, Due, Fresh, Judged, RunSlice, TaskContact, IDLE_AT_MOST};
 use outbound_model::telephony::{results_room, CallSetup, E164_ATTRIBUTE};
 use outbound_model::Tenant;
 use outbound_model::{Id, Task, TaskStatus, Timestamp};
@@ -37,9 +39,11 @@ const RUN_DEADLINE: Duration = Duration::from_secs(20);
 /// The most contacts one run takes (D23): about what it places before its deadline at the
 /// provider's 200 ms a call; more calls in flight come from more runs, each its own slice.
 const RUN_SLICE: usize = 100;
-/// How long past its deadline a run's room stays taken, should the run die without giving it
-/// back.
-const SLICE_GRACE: Duration = Duration::from_secs(10);
+/// How long a run's slice holds its room, should the run die without giving it back: its
+/// deadline and a grace (D28). A claim whose provider id was not saved by then is in doubt,
+/// looked at by the tick after.
+const SLICE_LIFETIME: Duration = Duration::from_millis(CLAIM_CHECKED_AFTER_MILLIS as u64);
+const _: () = assert!(SLICE_LIFETIME.as_secs() > RUN_DEADLINE.as_secs());
 /// Slices one run may lose to runs that took them first before it leaves the task to them.
 const SLICE_TRIES: usize = 4;
 /// Quota refusals in a row, with nothing else in flight, that mean a quota is missing.
@@ -56,7 +60,7 @@ enum Slice {
     Lost,
 }
 
-enum Next {
+pub(super) enum Next {
     /// The contact is settled for the cursor: claimed by this run or another.
     Settled { placed: bool },
     /// Not called (D18): written with the run's other skips, settled for the cursor.
@@ -172,6 +176,14 @@ impl<P: Provider> Engine<P> {
         now: Timestamp,
     ) -> Result<Slice, Error> {
         let mut report = DialReport::default();
+        // Runs that died left their slices (D28): their room is free once lapsed, and their
+        // never-dialled contacts are queued, never left behind the cursor.
+        for (run, slice) in task.lapsed_slices(now) {
+            self.store
+                .queue_never_dialled(tenant, task, &slice.contacts, now)
+                .await?;
+            self.store.give_back_room(tenant, &task.id, run).await?;
+        }
         // The budget is the task's share of calls in flight: this run tops it up to its share,
         // less what runs still going have taken (D23), so calls ended since the tick are
         // replaced at once (D13) and overlapping runs never claim the same room.
@@ -218,13 +230,17 @@ impl<P: Provider> Engine<P> {
             Vec::new()
         };
         if retries.is_empty() && fresh.is_empty() {
-            if task.in_flight == 0 {
-                report.completed = self
-                    .complete_if_done(tenant, task, rules.judged.contacts_added)
-                    .await?;
-            }
+            let completion = if task.in_flight == 0 {
+                self.complete_if_done(tenant, task, rules.judged.contacts_added)
+                    .await?
+            } else {
+                Completion::NotYet
+            };
+            report.completed = completion == Completion::Completed;
             if !report.completed && room > 0 {
-                self.rest_until_due(tenant, task, now, rules.judged).await?;
+                let pending = completion == Completion::OutcomesPending;
+                self.rest_until_due(tenant, task, now, rules.judged, pending)
+                    .await?;
             }
             return Ok(Slice::Done {
                 report,
@@ -276,18 +292,57 @@ impl<P: Provider> Engine<P> {
             .rev()
             .find(|(f, _, _)| in_slice.contains(&f.contact_id))
             .map(|(_, _, sk)| sk.as_str());
-        let claimed_room = u32::try_from(due.len()).unwrap_or(u32::MAX);
-        let until = Timestamp(now.0 + (RUN_DEADLINE + SLICE_GRACE).as_millis() as i64);
+        let run = Id::new();
+        let slice = RunSlice {
+            room: u32::try_from(due.len()).unwrap_or(u32::MAX),
+            until: Timestamp(now.0 + SLICE_LIFETIME.as_millis() as i64),
+            contacts: in_slice.iter().map(|id| (*id).clone()).collect(),
+        };
         if !self
             .store
-            .take_slice(tenant, task, last, claimed_room, now, until)
+            .take_slice(tenant, task, run.as_str(), last, &slice)
             .await?
         {
             return Ok(Slice::Lost);
         }
+        // Whatever the calls come to, an error included, the slice is ended (D28): its room
+        // given back and the contacts it did not settle put back in play.
+        let mut settled = HashSet::new();
+        let called = self
+            .call_slice(tenant, task, &due, &targets, &rules, &mut settled)
+            .await;
+        let ended = self
+            .end_slice(
+                tenant,
+                task,
+                run.as_str(),
+                &fresh,
+                &in_slice,
+                &settled,
+                last,
+            )
+            .await;
+        report.placed += called?;
+        ended?;
+        let more =
+            due.len() == RUN_SLICE && due.iter().all(|one| settled.contains(&one.contact_id));
+        Ok(Slice::Done { report, more })
+    }
+
+    /// Calls or skips the contacts `due` of a slice, each settled into `settled` once its claim
+    /// or its skip is written: the calls placed.
+    async fn call_slice(
+        &self,
+        tenant: &Tenant,
+        task: &Task,
+        due: &[Due],
+        targets: &HashMap<Id, Target>,
+        rules: &Rules,
+        settled: &mut HashSet<Id>,
+    ) -> Result<usize, Error> {
         let calls: Vec<(&Due, Callee)> = due
             .iter()
-            .map(|one| (one, Callee::of(&targets[&one.contact_id], &rules)))
+            .map(|one| (one, Callee::of(&targets[&one.contact_id], rules)))
             .collect();
         let attempts = match rules.cap {
             Some(_) => {
@@ -297,20 +352,19 @@ impl<P: Provider> Engine<P> {
             None => HashMap::new(),
         };
         let started = Instant::now();
-        let mut settled = HashSet::new();
+        let mut placed = 0;
         let mut skipped = Vec::new();
         for (one, callee) in &calls {
             let seen = attempts.get(&callee.counted).cloned().unwrap_or_default();
             match self
-                .try_call(tenant, task, one, callee, &rules, seen, started)
+                .try_call(tenant, task, one, callee, rules, seen, started)
                 .await?
             {
-                Next::Settled { placed } => {
-                    report.placed += usize::from(placed);
+                Next::Settled { placed: one_placed } => {
+                    placed += usize::from(one_placed);
                     settled.insert(one.contact_id.clone());
                 }
                 Next::Skipped(skip, until) => {
-                    settled.insert(one.contact_id.clone());
                     let window = matches!(skip, Skip::OutsideWindow | Skip::CallingHours);
                     skipped.push(Skipped {
                         due: (*one).clone(),
@@ -319,7 +373,7 @@ impl<P: Provider> Engine<P> {
                         parked_under: window.then_some(rules.judged.rules_at),
                     });
                     if skipped.len() == SKIPS_IN_ONE {
-                        self.skip(tenant, task, std::mem::take(&mut skipped))
+                        self.skip(tenant, task, std::mem::take(&mut skipped), settled)
                             .await?;
                     }
                 }
@@ -327,36 +381,24 @@ impl<P: Provider> Engine<P> {
                 Next::Stop => break,
             }
         }
-        self.skip(tenant, task, skipped).await?;
-        let more =
-            due.len() == RUN_SLICE && due.iter().all(|one| settled.contains(&one.contact_id));
-        self.end_slice(
-            tenant,
-            task,
-            &fresh,
-            &in_slice,
-            &settled,
-            last,
-            claimed_room,
-        )
-        .await?;
-        Ok(Slice::Done { report, more })
+        self.skip(tenant, task, skipped, settled).await?;
+        Ok(placed)
     }
 
-    /// Ends a run's slice (D23): gives its room back, and returns the never-dialled contacts it
-    /// did not settle (its deadline, a busy provider). While no run has taken a slice after it,
-    /// the cursor moves back to the first of them, so they come next as if never taken;
-    /// otherwise they are queued as due retries, never left behind the cursor.
+    /// Ends run `run`'s slice (D23): gives its room back, and returns the never-dialled contacts
+    /// it did not settle (its deadline, a busy provider, an error). While no run has taken a
+    /// slice after it, the cursor moves back to the first of them, so they come next as if never
+    /// taken; otherwise they are queued as due retries, never left behind the cursor.
     #[allow(clippy::too_many_arguments)]
     async fn end_slice(
         &self,
         tenant: &Tenant,
         task: &Task,
+        run: &str,
         fresh: &[(Fresh, Target, String)],
         in_slice: &HashSet<&Id>,
         settled: &HashSet<Id>,
         end: Option<&str>,
-        room: u32,
     ) -> Result<(), Error> {
         let left: Vec<Id> = in_slice
             .iter()
@@ -377,7 +419,7 @@ impl<P: Provider> Engine<P> {
         };
         if self
             .store
-            .end_slice(tenant, &task.id, end, back_to, room)
+            .end_slice(tenant, &task.id, run, end, back_to)
             .await?
         {
             return Ok(());
@@ -387,7 +429,7 @@ impl<P: Provider> Engine<P> {
                 .queue_never_dialled(tenant, task, &left, self.clock.now())
                 .await?;
         }
-        self.store.give_back_room(tenant, &task.id, room).await
+        self.store.give_back_room(tenant, &task.id, run).await
     }
 
     /// What the tenant's settings and the task's data source say about its calls (D14-D17).
@@ -417,20 +459,25 @@ impl<P: Provider> Engine<P> {
     /// A run that found nothing due (D23): the task gets no share and no dial run until its
     /// earliest waiting contact is due (at most [`IDLE_AT_MOST`] ahead), unless an outcome, a
     /// recall or a resume comes first, or the tick finds contacts added or the rules changed
-    /// since `judged`. Nothing is marked when a contact is due within the next tick.
+    /// since `judged`. Nothing is marked when a contact is due within the next tick. A task
+    /// whose only contacts left wait for their outcome (`outcomes_pending`, D28) rests until
+    /// one comes: its share goes to tasks with work.
     async fn rest_until_due(
         &self,
         tenant: &Tenant,
         task: &Task,
         now: Timestamp,
         judged: Judged,
+        outcomes_pending: bool,
     ) -> Result<(), Error> {
-        let Some(due) = self
+        let waiting = self
             .store
             .earliest_waiting(tenant, &task.id, judged.rules_at)
-            .await?
-        else {
-            return Ok(());
+            .await?;
+        let due = match waiting {
+            Some(due) => due,
+            None if outcomes_pending => Timestamp(now.0 + IDLE_AT_MOST.as_millis() as i64),
+            None => return Ok(()),
         };
         let next_tick = Timestamp(now.0 + 60_000);
         if due.0 <= next_tick.0 {
@@ -438,6 +485,68 @@ impl<P: Provider> Engine<P> {
         }
         let until = Timestamp(due.0.min(now.0 + IDLE_AT_MOST.as_millis() as i64));
         self.store.mark_idle(tenant, task, until, judged).await
+    }
+
+    /// The start of attempt `attempt`, in doubt (D28), to send again: built as the claim built it,
+    /// from the number it was claimed with. `None` when its contact may not be called now: the
+    /// task is not RUNNING, the contact was deleted, its window or the calling hours are
+    /// closed, or its number is on the do-not-call list.
+    pub(super) async fn request_again(
+        &self,
+        attempt: &CallAttempt,
+        state: &TaskContact,
+        task: &Task,
+    ) -> Result<Option<CallRequest>, Error> {
+        let now = self.clock.now();
+        if task.status != TaskStatus::Running || !self.may_dial_now(task, now) {
+            return Ok(None);
+        }
+        let tenant = &attempt.tenant;
+        let rules = match self
+            .rules(tenant, task, self.config.max_in_flight_per_task)
+            .await
+        {
+            Ok(rules) => rules,
+            Err(Error::NotFound(_)) => return Ok(None),
+            Err(error) => return Err(error),
+        };
+        let targets = self
+            .store
+            .contact_targets(
+                tenant,
+                &task.data_source_id,
+                std::slice::from_ref(&attempt.contact_id),
+                &task.settings.call_attributes,
+            )
+            .await?;
+        let Some(target) = targets.get(&attempt.contact_id) else {
+            return Ok(None);
+        };
+        let callee = Callee::of(target, &rules);
+        if rules
+            .windows
+            .admit(&callee.zones, callee.own_zone, now)
+            .is_err()
+        {
+            return Ok(None);
+        }
+        let listed_as = lookup_key(&callee.target.phone, callee.e164.as_deref());
+        if self
+            .store
+            .dnc_entry_of(tenant, &[listed_as])
+            .await?
+            .is_some()
+        {
+            return Ok(None);
+        }
+        let due = Due {
+            contact_id: attempt.contact_id.clone(),
+            attempt: attempt.attempt,
+            state: Some(state.clone()),
+        };
+        let mut request = self.request(tenant, task, &due, &callee, &rules);
+        request.caller_id = state.calling_from.clone();
+        Ok(Some(request))
     }
 
     /// Calls one due contact, or records why not (D18). Answers what the run does next.
@@ -478,6 +587,7 @@ impl<P: Provider> Engine<P> {
         let gate = Gate {
             listed_as: Some(lookup_key(&callee.target.phone, callee.e164.as_deref()).to_owned()),
             frequency,
+            calling_from: request.caller_id.clone(),
         };
         loop {
             let now = self.clock.now();
@@ -518,7 +628,13 @@ impl<P: Provider> Engine<P> {
 
     /// Records a run's skips (D18), together: settled for this run either way, by these skips
     /// or by whichever run moved a contact first.
-    async fn skip(&self, tenant: &Tenant, task: &Task, skipped: Vec<Skipped>) -> Result<(), Error> {
+    async fn skip(
+        &self,
+        tenant: &Tenant,
+        task: &Task,
+        skipped: Vec<Skipped>,
+        settled: &mut HashSet<Id>,
+    ) -> Result<(), Error> {
         if skipped.is_empty() {
             return Ok(());
         }
@@ -526,6 +642,7 @@ impl<P: Provider> Engine<P> {
             .store
             .skip_contacts(tenant, task, &skipped, self.clock.now())
             .await?;
+        settled.extend(skipped.into_iter().map(|one| one.due.contact_id));
         outbound_telemetry::metrics(&[], &[("Skips", written as f64, Unit::Count)]);
         Ok(())
     }
@@ -583,7 +700,8 @@ impl<P: Provider> Engine<P> {
 
     /// Places a claimed call as `request` (built before the claim, for the attempt it took).
     /// `frequency` is the attempt the claim counted toward the frequency cap, taken back should
-    /// the provider refuse the call.
+    /// the provider refuse the call. A start whose answer is unknown is asked once more at once
+    /// with the same client token (D28), and that answer settles it.
     async fn place(
         &self,
         mut call: CallRef,
@@ -593,8 +711,23 @@ impl<P: Provider> Engine<P> {
         debug_assert_eq!(request.attempt, call.attempt);
         // Recorded with the call, so its outcome writes it on the contact's state (D22).
         call.caller_id = request.caller_id.clone();
-        match self.provider.place(request).await {
-            Ok(call_id) => self.placed(&call, &call_id).await,
+        let mut answer = self.provider.place(request).await;
+        if let Err(PlaceError::Unknown(cause)) = &answer {
+            tracing::warn!(error = %cause, task = %call.task_id, "placing a call failed; asked again with its token");
+            answer = self.provider.place(request).await;
+        }
+        self.answered(&call, answer, frequency).await
+    }
+
+    /// What the provider's answer to the start of `call` makes of it (D13, D28).
+    pub(super) async fn answered(
+        &self,
+        call: &CallRef,
+        answer: Result<String, PlaceError>,
+        frequency: Option<&FrequencyClaim>,
+    ) -> Result<Next, Error> {
+        match answer {
+            Ok(call_id) => self.placed(call, &call_id).await,
             Err(PlaceError::Busy { kind, detail }) => {
                 tracing::warn!(%detail, ?kind, "provider busy; the contact waits");
                 let retry_at = Timestamp(self.clock.now().0 + BUSY_RETRY.as_millis() as i64);
@@ -602,9 +735,9 @@ impl<P: Provider> Engine<P> {
                     // The service already knows the quota is missing (D23): this dialer falls
                     // back at once, or the task fails, without counting refusals of its own.
                     let why = GiveBack::ProviderBusy;
-                    self.give_back(&call, retry_at, why, frequency).await?;
+                    self.give_back(call, retry_at, why, frequency).await?;
                     if !self.provider.fall_back() {
-                        self.service_refused(&call, ServiceRefusal::CampaignQuota)
+                        self.service_refused(call, ServiceRefusal::CampaignQuota)
                             .await?;
                     }
                     return Ok(Next::Stop);
@@ -617,17 +750,17 @@ impl<P: Provider> Engine<P> {
                 } else {
                     GiveBack::ProviderBusy
                 };
-                self.give_back(&call, retry_at, why, frequency).await?;
+                self.give_back(call, retry_at, why, frequency).await?;
                 if alone {
-                    self.quota_refused(&call).await?;
+                    self.quota_refused(call).await?;
                 }
                 Ok(Next::Stop)
             }
             Err(PlaceError::ServiceRefused { refusal, detail }) => {
                 tracing::error!(%detail, task = %call.task_id, "the provider refuses the service's calls");
-                self.give_back(&call, self.clock.now(), GiveBack::Refused, frequency)
+                self.give_back(call, self.clock.now(), GiveBack::Refused, frequency)
                     .await?;
-                self.service_refused(&call, refusal).await?;
+                self.service_refused(call, refusal).await?;
                 Ok(Next::Stop)
             }
             Err(PlaceError::NumberRefused(why)) => {
@@ -638,30 +771,25 @@ impl<P: Provider> Engine<P> {
                     invalid_number: true,
                     reason: why,
                 };
-                self.record(call, &report).await?;
+                self.record(call.clone(), &report).await?;
                 Ok(Next::Settled { placed: true })
             }
             Err(PlaceError::Unknown(cause)) => {
-                // Whether a call started is unknown. The same request again carries the same
-                // idempotency token: the provider answers the call the first one started, or
-                // starts it now; either way its id is saved. Failing that, the attempt stays in
-                // flight with no id, and its outcome event (which names the attempt) records it
-                // whenever it comes, up to DIAL_MAX_CALL_SECONDS (reconcile).
-                tracing::warn!(error = %cause, task = %call.task_id, "placing a call failed; asked again");
-                match self.provider.place(request).await {
-                    Ok(call_id) => self.placed(&call, &call_id).await,
-                    Err(again) => {
-                        tracing::error!(error = %again, task = %call.task_id, "placing a call failed twice; left to reconcile");
-                        Ok(Next::Stop)
-                    }
-                }
+                // In doubt (D28): the attempt keeps its places only until the tick after, which
+                // finds its claim (looked at CLAIM_CHECKED_AFTER on) and sends it again with the
+                // same token, or gives its places back while its outcome may still come.
+                tracing::error!(error = %cause, task = %call.task_id, "whether a call started is unknown; in doubt until the next tick");
+                outbound_telemetry::metrics(&[], &[("CallsInDoubt", 1.0, Unit::Count)]);
+                Ok(Next::Stop)
             }
         }
     }
 
     /// Saves the provider's id of a placed call, so its outcome finds its attempt.
     async fn placed(&self, call: &CallRef, call_id: &str) -> Result<Next, Error> {
-        if !self.store.mark_placed(call, call_id).await? {
+        let check_at =
+            Timestamp(call.claimed_at.0 + self.config.reconcile_after.as_millis() as i64);
+        if !self.store.mark_placed(call, call_id, check_at).await? {
             tracing::warn!(%call_id, "call placed after its attempt was settled");
         }
         tracing::info!(%call_id, task = %call.task_id, attempt = call.attempt, "call placed");

@@ -105,9 +105,9 @@ impl<P: Provider> Engine<P> {
                 }
             }
         }
-        let stale_before = Timestamp(now.0 - self.config.reconcile_after.as_millis() as i64);
-        let shards =
-            (0..keys::INDEX_PARTITIONS).map(|shard| self.store.stale_calls(shard, stale_before));
+        // Each call in flight is due a look at a time of its own: a claim whose provider id was
+        // not saved soon after it (in doubt, D28), a placed call a reconcile time after it.
+        let shards = (0..keys::INDEX_PARTITIONS).map(|shard| self.store.stale_calls(shard, now));
         for stale in futures::future::try_join_all(shards).await? {
             for (tenant, task_id, state) in stale {
                 if let Some(attempt) = state.in_call {

@@ -23,14 +23,23 @@ use std::collections::HashMap;
 /// Slots of a number's ring of attempt times: as many as the largest `maxCalls` (D17).
 const RING: u64 = 100;
 
-/// What a claim checks of the number it calls, beside the contact (D16, D17).
+/// What a claim checks of the number it calls, beside the contact (D16, D17), and the number it
+/// calls from (D22).
 #[derive(Clone, Debug, Default)]
 pub struct Gate {
     /// The key a do-not-call guard of the number would be kept under (D16, D24).
     pub listed_as: Option<String>,
     /// The tenant's frequency cap, and the number's attempts as read before the claim (D17).
     pub frequency: Option<FrequencyClaim>,
+    /// The caller ID the call goes out from, kept on the contact's state while it is in flight
+    /// so every path that records its outcome records it (D28).
+    pub calling_from: Option<String>,
 }
+
+/// How long after its claim a call whose provider id was not saved is looked at again (D28):
+/// a run's deadline and its grace, after which the run that claimed it is surely over, so the
+/// tick after finds it in doubt.
+pub const CLAIM_CHECKED_AFTER_MILLIS: i64 = 30_000;
 
 #[derive(Clone, Debug)]
 pub struct FrequencyClaim {
@@ -214,7 +223,7 @@ impl Store {
             .into_iter()
             .take(shards.min(2) as usize)
         {
-            let (actions, call) = self.take_attempt(tenant, task, due, shard, now)?;
+            let (actions, call) = self.take_attempt(tenant, task, due, gate, shard, now)?;
             let place = Place {
                 caps,
                 shard,
@@ -250,6 +259,7 @@ impl Store {
         tenant: &Tenant,
         task: &Task,
         due: &Due,
+        gate: &Gate,
         shard: u32,
         now: Timestamp,
     ) -> Result<(Actions<'_, Claim>, CallRef), ClaimRefused> {
@@ -260,7 +270,10 @@ impl Store {
                 keys::GSI2_PK,
                 keys::in_flight_partition(keys::index_partition_of(&pk)),
             ),
-            (keys::GSI2_SK, keys::in_flight_order(now.0, &due.contact_id)),
+            (
+                keys::GSI2_SK,
+                keys::in_flight_order(now.0 + CLAIM_CHECKED_AFTER_MILLIS, &due.contact_id),
+            ),
         ];
         Ok(match &due.state {
             None => {
@@ -268,6 +281,7 @@ impl Store {
                     in_call: Some(1),
                     claimed_at: Some(now),
                     capacity_shard: shard,
+                    calling_from: gate.calling_from.clone(),
                     ..TaskContact::undialled(
                         due.contact_id.clone(),
                         u32::from(task.settings.max_dial_count),
@@ -294,21 +308,34 @@ impl Store {
                     .value(":attempts", n(state.attempts))
                     .value(":seen", n(state.updated_at.0))
                     .value(":false", AttributeValue::Bool(false));
+                let mut sets = vec![
+                    "in_call = :attempt",
+                    "claimed_at = :now",
+                    "updated_at = :now",
+                    "gsi2pk = :fly_pk",
+                    "gsi2sk = :fly_sk",
+                ];
+                let mut removes = vec!["gsi1pk", "gsi1sk", "skip", "released"];
                 // Shard 0 is written as no shard, as a one-shard deployment has always done.
-                let update = if shard == 0 {
-                    "SET in_call = :attempt, claimed_at = :now, updated_at = :now, \
-                     gsi2pk = :fly_pk, gsi2sk = :fly_sk REMOVE gsi1pk, gsi1sk, slot_shard, skip"
+                if shard == 0 {
+                    removes.push("slot_shard");
                 } else {
                     expr = expr.value(":shard", n(shard));
-                    "SET in_call = :attempt, claimed_at = :now, updated_at = :now, \
-                     gsi2pk = :fly_pk, gsi2sk = :fly_sk, slot_shard = :shard \
-                     REMOVE gsi1pk, gsi1sk, skip"
-                };
+                    sets.push("slot_shard = :shard");
+                }
+                match &gate.calling_from {
+                    Some(number) => {
+                        expr = expr.value(":from", s(number));
+                        sets.push("calling_from = :from");
+                    }
+                    None => removes.push("calling_from"),
+                }
+                let update = format!("SET {} REMOVE {}", sets.join(", "), removes.join(", "));
                 let actions = not_claimed(Actions::new(&self.table).update(
                     Claim::Contact,
                     pk.clone(),
                     sk.clone(),
-                    update,
+                    &update,
                     Some(
                         "attribute_exists(pk) AND attribute_not_exists(in_call) \
                          AND attempts = :attempts AND updated_at = :seen AND done = :false",
@@ -346,18 +373,25 @@ impl Store {
             shard,
             rules: task.settings.retry_rules.clone(),
             max_dial_count: u32::from(task.settings.max_dial_count),
-            // Chosen when the call is placed (local presence needs the called number).
+            // The dialer sets it from the request it places (the number the claim kept, D28).
             caller_id: None,
             result_attributes: task.settings.result_attributes.clone(),
             voicemail: task.settings.voicemail,
             results: Default::default(),
             earlier_results: state.answered_results(),
+            released: false,
         }
     }
 
     /// Records the provider's id of a claimed call, and the call record its outcome event is
-    /// found by. Answers false when the attempt is no longer in flight.
-    pub async fn mark_placed(&self, call: &CallRef, call_id: &str) -> Result<bool, Error> {
+    /// found by; the call is reconciled from `check_at` if no outcome came by then. Answers
+    /// false when the attempt is no longer in flight.
+    pub async fn mark_placed(
+        &self,
+        call: &CallRef,
+        call_id: &str,
+        check_at: Timestamp,
+    ) -> Result<bool, Error> {
         let tenant = &call.tenant;
         let record = to_item(
             call,
@@ -374,10 +408,14 @@ impl Store {
                 Call::Contact,
                 keys::task_contacts(tenant, &call.task_id),
                 keys::contact(&call.contact_id),
-                "SET call_id = :id REMOVE quota_refusals",
+                "SET call_id = :id, gsi2sk = :check REMOVE quota_refusals",
                 Some("in_call = :attempt"),
                 Expr::default()
                     .value(":id", s(call_id))
+                    .value(
+                        ":check",
+                        s(keys::in_flight_order(check_at.0, &call.contact_id)),
+                    )
                     .value(":attempt", n(call.attempt)),
             )?
             .put(Call::Record, record, None)?;
@@ -429,10 +467,10 @@ impl Store {
         let update = if quota_refused {
             "SET next_attempt_at = :at, gsi1pk = :wait_pk, gsi1sk = :wait_sk, \
              quota_refusals = if_not_exists(quota_refusals, :zero) + :one \
-             REMOVE in_call, claimed_at, call_id, refused, gsi2pk, gsi2sk"
+             REMOVE in_call, claimed_at, call_id, refused, calling_from, gsi2pk, gsi2sk"
         } else {
             "SET next_attempt_at = :at, gsi1pk = :wait_pk, gsi1sk = :wait_sk \
-             REMOVE in_call, claimed_at, call_id, refused, gsi2pk, gsi2sk"
+             REMOVE in_call, claimed_at, call_id, refused, calling_from, gsi2pk, gsi2sk"
         };
         let mut expr = Expr::default()
             .value(":at", n(retry_at.0))
@@ -448,7 +486,7 @@ impl Store {
                 keys::task_contacts(tenant, &call.task_id),
                 keys::contact(&call.contact_id),
                 update,
-                Some("in_call = :attempt"),
+                Some("in_call = :attempt AND attribute_not_exists(released)"),
                 expr,
             )?
             .update(
@@ -489,6 +527,59 @@ impl Store {
             Ok(()) => Ok(()),
             // Already released or recorded, or the task is gone: nothing is held.
             Err(failure) => failure.condition().map(drop),
+        }
+    }
+}
+
+impl Store {
+    /// Gives back the places in flight of attempt `attempt`, in doubt (D28: whether its call
+    /// started is unknown, and it will not be sent again now): the contact stays in that attempt,
+    /// waiting for its outcome, and is looked at again from `check_at`. In the task's counters it
+    /// waits (D19). Answers false when the attempt is no longer in flight, was placed or released
+    /// already, or the task is gone.
+    pub async fn release_in_doubt(
+        &self,
+        tenant: &Tenant,
+        task: &Id,
+        state: &TaskContact,
+        attempt: u32,
+        check_at: Timestamp,
+    ) -> Result<bool, Error> {
+        let actions = Actions::new(&self.table)
+            .update(
+                Call::Contact,
+                keys::task_contacts(tenant, task),
+                keys::contact(&state.contact_id),
+                "SET released = :true, gsi2sk = :check",
+                Some(
+                    "in_call = :attempt AND attribute_not_exists(call_id) \
+                     AND attribute_not_exists(released)",
+                ),
+                Expr::default()
+                    .value(":true", AttributeValue::Bool(true))
+                    .value(
+                        ":check",
+                        s(keys::in_flight_order(check_at.0, &state.contact_id)),
+                    )
+                    .value(":attempt", n(attempt)),
+            )?
+            .update(
+                Call::Task,
+                keys::tenant(tenant),
+                keys::task(task),
+                &format!(
+                    "ADD in_flight :minus_one, {} :one",
+                    counters::CONTACTS_WAITING
+                ),
+                Some("attribute_exists(pk)"),
+                Expr::default()
+                    .value(":minus_one", n(-1))
+                    .value(":one", n(1)),
+            )?
+            .give_back_service_place(Call::Service, state.capacity_shard)?;
+        match self.transact("release a call in doubt", actions).await {
+            Ok(()) => Ok(true),
+            Err(failure) => failure.condition().map(|_| false),
         }
     }
 }

@@ -13,7 +13,7 @@ mod scan;
 mod skip;
 mod sweep;
 
-pub use claim::{Attempts, FrequencyClaim, Gate, GiveBack};
+pub use claim::{Attempts, FrequencyClaim, Gate, GiveBack, CLAIM_CHECKED_AFTER_MILLIS};
 pub use results::{FlowWrite, KEPT_LONG_VALUES, KEPT_VALUES, MAX_FLOW_VALUES, SHORT_VALUE_BYTES};
 pub use skip::{Skipped, SKIPS_IN_ONE};
 
@@ -187,7 +187,7 @@ pub enum RecordFailure {
     /// That attempt is not in flight: recorded before, or never claimed.
     NotInFlight,
     /// A recall changed the contact's state during the call: record again from this state.
-    StateChanged(TaskContact),
+    StateChanged(Box<TaskContact>),
     /// The task was deleted during the call.
     TaskGone,
     /// The contact was deleted from the data source during the call.

@@ -103,6 +103,10 @@ impl Store {
         if report.outcome == Outcome::Success && call.earlier_results.is_none() {
             moved.add(counters::CONTACTS_ANSWERED, 1);
         }
+        if call.released {
+            // In doubt, it gave back its places and waited (D28).
+            moved.add(counters::CONTACTS_WAITING, -1);
+        }
         let (counters, task_expr) = moved.clause(
             Expr::default()
                 .name("#c", "counters")
@@ -114,19 +118,35 @@ impl Store {
                 .value(":duration", n(report.duration))
                 .value(":now", n(now.0)),
         );
+        let mut adds: Vec<String> = counters.into_iter().collect();
+        if !call.released {
+            adds.insert(0, "in_flight :minus_one".to_owned());
+        }
         let task_update = format!(
             "SET #c.#calls = #c.#calls + :one, #c.#outcome = #c.#outcome + :one, \
              #c.#duration = #c.#duration + :duration, updated_at = :now, last_outcome_at = :now \
-             REMOVE idle_until ADD in_flight :minus_one, {}",
-            counters.unwrap_or_default()
+             REMOVE idle_until ADD {}",
+            adds.join(", ")
         );
+        // Whether the attempt still holds its places is part of the condition: a release in
+        // doubt between the read and this write sends the outcome again (D28).
+        let contact_condition = if call.released {
+            "in_call = :attempt AND updated_at = :claimed AND released = :true"
+        } else {
+            "in_call = :attempt AND updated_at = :claimed AND attribute_not_exists(released)"
+        };
+        let state_expr = if call.released {
+            state_expr.value(":true", AttributeValue::Bool(true))
+        } else {
+            state_expr
+        };
         let mut actions = Actions::new(&self.table)
             .update(
                 Call::Contact,
                 keys::task_contacts(tenant, &call.task_id),
                 keys::contact(&call.contact_id),
                 &state_update,
-                Some("in_call = :attempt AND updated_at = :claimed"),
+                Some(contact_condition),
                 state_expr,
             )?
             .update(
@@ -136,12 +156,14 @@ impl Store {
                 &task_update,
                 Some("attribute_exists(pk)"),
                 task_expr,
-            )?
-            .give_back_service_place(Call::Service, call.shard)?
-            .event(
-                Call::Event,
-                &Event::call_completed(tenant, now, (call, report), learnt, next.done),
             )?;
+        if !call.released {
+            actions = actions.give_back_service_place(Call::Service, call.shard)?;
+        }
+        let mut actions = actions.event(
+            Call::Event,
+            &Event::call_completed(tenant, now, (call, report), learnt, next.done),
+        )?;
         let pk = keys::task_contacts(tenant, &call.task_id);
         let mark = keys::recallable(&call.contact_id);
         if matches!(report.outcome.code(), status::FAILED | status::NO_ANSWER) {
@@ -171,15 +193,16 @@ impl Store {
         Ok(actions)
     }
 
-    /// Keeps attempt `attempt` in flight and moves it in the in-flight index to `now`, so the
-    /// tick reconciles it again only a reconcile time from now: the provider says it is live.
+    /// Keeps attempt `attempt` in flight and moves it in the in-flight index to `check_at`, so
+    /// the tick reconciles it again only then: the provider says it is live, or it is in doubt
+    /// and its outcome may still come (D28).
     pub async fn check_call_later(
         &self,
         tenant: &Tenant,
         task: &Id,
         contact: &Id,
         attempt: u32,
-        now: Timestamp,
+        check_at: Timestamp,
     ) -> Result<(), Error> {
         let written = self
             .update_one(
@@ -189,33 +212,37 @@ impl Store {
                 Some("in_call = :attempt"),
                 Expr::default()
                     .value(":attempt", n(attempt))
-                    .value(":checked", s(keys::in_flight_order(now.0, contact))),
+                    .value(":checked", s(keys::in_flight_order(check_at.0, contact))),
             )
             .await;
         WriteFailure::took_effect(written).map(drop)
     }
 
     /// Ends a call whose task was deleted while it was in flight: gives back the service's
-    /// place, once, whichever of this and the task's reclaim comes first.
+    /// place (`shard`; `None`: an attempt in doubt that gave it back already, D28), once,
+    /// whichever of this and the task's reclaim comes first.
     pub async fn drop_orphan_call(
         &self,
         tenant: &Tenant,
         task: &Id,
         contact: &Id,
         attempt: u32,
-        shard: u32,
+        shard: Option<u32>,
     ) -> Result<(), Error> {
-        let actions = Actions::new(&self.table)
-            .delete(
-                Call::Contact,
-                keys::task_contacts(tenant, task),
-                keys::contact(contact),
-                Some((
-                    "in_call = :attempt",
-                    Expr::default().value(":attempt", n(attempt)),
-                )),
-            )?
-            .give_back_service_place(Call::Service, shard)?;
+        let condition = if shard.is_some() {
+            "in_call = :attempt AND attribute_not_exists(released)"
+        } else {
+            "in_call = :attempt"
+        };
+        let mut actions = Actions::new(&self.table).delete(
+            Call::Contact,
+            keys::task_contacts(tenant, task),
+            keys::contact(contact),
+            Some((condition, Expr::default().value(":attempt", n(attempt)))),
+        )?;
+        if let Some(shard) = shard {
+            actions = actions.give_back_service_place(Call::Service, shard)?;
+        }
         match self.transact("drop orphan call", actions).await {
             Ok(()) => Ok(()),
             Err(failure) => failure.condition().map(drop),
@@ -296,7 +323,15 @@ fn state_after(
         "done = :done",
         "last_reason = :reason",
     ];
-    let mut removes = vec!["in_call", "claimed_at", "call_id", "gsi2pk", "gsi2sk"];
+    let mut removes = vec![
+        "in_call",
+        "claimed_at",
+        "call_id",
+        "released",
+        "calling_from",
+        "gsi2pk",
+        "gsi2sk",
+    ];
     match next.next_attempt_at {
         Some(at) => {
             let rank = call.recalled.then_some(call.priority);
@@ -353,7 +388,7 @@ fn refused(failed: ConditionFailure<Call>, call: &CallRef) -> Result<RecordFailu
         let stored = failed.stored(Call::Contact).cloned();
         match stored.map(from_item::<TaskContact>).transpose()? {
             Some(state) if state.in_call == Some(call.attempt) => {
-                RecordFailure::StateChanged(state)
+                RecordFailure::StateChanged(Box::new(state))
             }
             _ => RecordFailure::NotInFlight,
         }

@@ -203,7 +203,8 @@ impl Store {
         WriteFailure::took_effect(written).map(drop)
     }
 
-    /// Calls of one shard claimed before `before` and still without an outcome.
+    /// Calls of one shard still without an outcome that were due a look before `before` (D13,
+    /// D28: the in-flight index orders them by when they are next to be looked at).
     pub async fn stale_calls(
         &self,
         shard: u32,

@@ -3,9 +3,10 @@
 //! the never-dialled ones.
 
 use crate::store::keys::{self, PK, SK};
-use crate::store::{n, s, string_attr, to_item, Expr, Store, WriteFailure};
+use crate::store::{n, s, string_attr, to_attribute, to_item, Expr, Store, WriteFailure};
+use aws_sdk_dynamodb::types::AttributeValue;
 use outbound_model::error::Error;
-use outbound_model::task::{SweepMark, TaskContact};
+use outbound_model::task::{RunSlice, SweepMark, TaskContact};
 use outbound_model::Tenant;
 use outbound_model::{Id, Task, TaskStatus, Timestamp};
 use std::collections::HashSet;
@@ -13,28 +14,25 @@ use std::collections::HashSet;
 use super::Sweep;
 
 impl Store {
-    /// Takes the next slice of a task's never-dialled contacts for one run (D23): moves the
-    /// cursor from where `task` (as read) had it to `to`, and adds `room` to the room runs have
-    /// taken, good until `until`. Answers false, changing nothing, when another run moved either
-    /// first (the run reads the task again and takes the slice after).
+    /// Takes the next slice of a task's never-dialled contacts for run `run` (D23): moves the
+    /// cursor from where `task` (as read) had it to `to`, and keeps the run's `slice` (its room,
+    /// its lapse, its contacts) beside those of other runs. Answers false, changing nothing,
+    /// when another run moved the cursor or took a slice first (the run reads the task again and
+    /// takes the slice after).
     pub async fn take_slice(
         &self,
         tenant: &Tenant,
         task: &Task,
+        run: &str,
         to: Option<&str>,
-        room: u32,
-        now: Timestamp,
-        until: Timestamp,
+        slice: &RunSlice,
     ) -> Result<bool, Error> {
+        let value = to_attribute(slice)?;
         let mut expr = Expr::default()
             .name("#cursor", "cursor")
             .name("#status", "status")
             .value(":running", n(TaskStatus::Running.code()))
-            .value(":reserved", n(task.reserved_at(now) + room))
-            .value(
-                ":until",
-                n(until.0.max(task.reserved_until.map_or(0, |at| at.0))),
-            );
+            .value(":revision", n(task.slice_revision + 1));
         let mut condition = vec!["#status = :running".to_owned()];
         match &task.cursor {
             Some(cursor) => {
@@ -43,14 +41,25 @@ impl Store {
             }
             None => condition.push("attribute_not_exists(#cursor)".to_owned()),
         }
-        match task.reserved_until {
-            Some(seen) => {
-                condition.push("reserved_until = :seen".to_owned());
-                expr = expr.value(":seen", n(seen.0));
-            }
-            None => condition.push("attribute_not_exists(reserved_until)".to_owned()),
-        }
-        let mut update = "SET reserved = :reserved, reserved_until = :until".to_owned();
+        // A task written before slices were kept has no revision: as good as 0.
+        condition.push(if task.slice_revision == 0 {
+            "(attribute_not_exists(slice_revision) OR slice_revision = :seen)".to_owned()
+        } else {
+            "slice_revision = :seen".to_owned()
+        });
+        expr = expr.value(":seen", n(task.slice_revision));
+        // The map of slices is there once any run took one; only a slice taken (which this
+        // condition excludes) could have made it since it was read without one.
+        let mut update = if task.slices.is_empty() {
+            expr = expr.value(
+                ":slices",
+                AttributeValue::M([(run.to_owned(), value)].into_iter().collect()),
+            );
+            "SET slices = :slices, slice_revision = :revision".to_owned()
+        } else {
+            expr = expr.name("#run", run).value(":slice", value);
+            "SET slices.#run = :slice, slice_revision = :revision".to_owned()
+        };
         if let Some(to) = to {
             update.push_str(", #cursor = :to");
             expr = expr.value(":to", s(to));
@@ -67,36 +76,35 @@ impl Store {
         WriteFailure::took_effect(written)
     }
 
-    /// Ends a run's slice: gives its `room` back and, when `back_to` is given, moves the cursor
-    /// back there (`None`: before the first contact), on condition that it is still at `end`,
-    /// where the run's slice left it. Answers false, changing nothing, when a later slice was
-    /// taken meanwhile (or the task is gone).
+    /// Ends run `run`'s slice and, when `back_to` is given, moves the cursor back there
+    /// (`None`: before the first contact), on condition that it is still at `end`, where the
+    /// run's slice left it. Answers false, changing nothing, when a later slice was taken
+    /// meanwhile (or the task is gone): [`Store::give_back_room`] then ends the slice alone.
     pub async fn end_slice(
         &self,
         tenant: &Tenant,
         task: &Id,
+        run: &str,
         end: Option<&str>,
         back_to: Option<Option<&str>>,
-        room: u32,
     ) -> Result<bool, Error> {
-        let mut expr = Expr::default()
-            .name("#cursor", "cursor")
-            .value(":minus", n(-i64::from(room)))
-            .value(":room", n(room));
-        let mut condition = "reserved >= :room".to_owned();
-        match end {
+        let Some(back_to) = back_to else {
+            self.give_back_room(tenant, task, run).await?;
+            return Ok(true);
+        };
+        let mut expr = Expr::default().name("#cursor", "cursor").name("#run", run);
+        let condition = match end {
             Some(end) => {
-                condition.push_str(" AND #cursor = :end");
                 expr = expr.value(":end", s(end));
+                "#cursor = :end"
             }
-            None => condition.push_str(" AND attribute_not_exists(#cursor)"),
-        }
+            None => "attribute_not_exists(#cursor)",
+        };
         let update = match back_to {
-            None => "ADD reserved :minus".to_owned(),
-            Some(None) => "REMOVE #cursor ADD reserved :minus".to_owned(),
-            Some(Some(back)) => {
+            None => "REMOVE #cursor, slices.#run".to_owned(),
+            Some(back) => {
                 expr = expr.value(":back", s(back));
-                "SET #cursor = :back ADD reserved :minus".to_owned()
+                "SET #cursor = :back REMOVE slices.#run".to_owned()
             }
         };
         let written = self
@@ -104,28 +112,23 @@ impl Store {
                 "end a run's slice",
                 (keys::tenant(tenant), keys::task(task)),
                 &update,
-                Some(&condition),
+                Some(condition),
                 expr,
             )
             .await;
         WriteFailure::took_effect(written)
     }
 
-    /// Gives back the room a run took and did not use (best effort: the room runs out at its
-    /// time anyway).
-    pub async fn give_back_room(&self, tenant: &Tenant, task: &Id, room: u32) -> Result<(), Error> {
-        if room == 0 {
-            return Ok(());
-        }
+    /// Ends run `run`'s slice: the room it took is free (idempotent: a slice ended or lapsed and
+    /// cleared already changes nothing).
+    pub async fn give_back_room(&self, tenant: &Tenant, task: &Id, run: &str) -> Result<(), Error> {
         let written = self
             .update_one(
                 "give back a run's room",
                 (keys::tenant(tenant), keys::task(task)),
-                "ADD reserved :minus",
-                Some("reserved >= :room"),
-                Expr::default()
-                    .value(":minus", n(-i64::from(room)))
-                    .value(":room", n(room)),
+                "REMOVE slices.#run",
+                Some("attribute_exists(slices)"),
+                Expr::default().name("#run", run),
             )
             .await;
         WriteFailure::took_effect(written).map(drop)
