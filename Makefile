@@ -5,7 +5,7 @@ TENANT ?= acme
 export MOTO_PORT ?= 5000
 export MOTO_ENDPOINT ?= http://127.0.0.1:$(MOTO_PORT)
 
-.PHONY: run test console openapi token lambda-env lint-template validate-template bench bench-run bench-once bench-venv bench-cold-start bench-functions package
+.PHONY: run test sim console openapi token lambda-env lint-template validate-template bench bench-run bench-once bench-venv bench-cold-start bench-functions package
 
 # The local server is built as `make test` builds it: `cargo test --workspace` unifies the
 # features of every member and its dev-dependencies, and a plain `cargo build -p outbound-local`
@@ -37,6 +37,15 @@ test:
 	trap '[ -n "$$started" ] && scripts/stack.sh stop' EXIT; \
 	cargo test --workspace && scripts/contract_test.sh && scripts/console.sh test
 	.venv/bin/python scripts/iam_check.py --log "$$AWS_ACTION_LOG"
+
+## sim: the seeded simulation of the dialing engine under faults (D28) over SEEDS seeds (default
+## 200), against single-threaded moto; SIM_SEED=n replays one seed. A failing seed prints itself.
+SEEDS ?= 200
+sim:
+	@started=$$(curl -fs -o /dev/null $(MOTO_ENDPOINT)/moto-api/ || echo yes); \
+	scripts/stack.sh start; \
+	trap '[ -n "$$started" ] && scripts/stack.sh stop' EXIT; \
+	SIM_SEEDS=$(SEEDS) cargo test -p outbound-local --test api simulation -- --nocapture --test-threads 2
 
 ## console: the console's static files into console/dist (npm ci and vite build, when changed)
 console:

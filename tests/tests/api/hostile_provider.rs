@@ -1,0 +1,276 @@
+//! A hostile provider and dying runs (D28), one path at a time: server errors that leave starts
+//! in doubt, lost answers, late outcomes and a run killed in its slice. The seeded simulation
+//! (`simulation.rs`) mixes them all; each defect it or a reader found has its test here.
+
+use crate::compliance::{rig_with, Rig};
+use outbound_dialing::lambda::DialInbox;
+use outbound_dialing::plan::Clock;
+use outbound_model::call::Reason;
+use outbound_model::job::DialJob;
+use outbound_model::TaskStatus;
+use serde_json::{json, Value};
+use std::future::Future;
+use std::task::Poll;
+use std::time::Duration;
+
+const OWNER: &str = "acme";
+const MINUTE: Duration = Duration::from_secs(61);
+
+/// The calls `/local/calls` lists for `task`.
+async fn listed(rig: &Rig, task: &str) -> Vec<Value> {
+    let calls = rig
+        .api
+        .http
+        .get(format!("{}/local/calls", rig.api.base))
+        .send()
+        .await
+        .unwrap()
+        .json::<Vec<Value>>()
+        .await
+        .unwrap();
+    calls
+        .into_iter()
+        .filter(|call| call["taskId"] == task)
+        .collect()
+}
+
+async fn round(rig: &Rig) {
+    rig.api.dial_round(&rig.engine).await;
+}
+
+fn contacts(n: usize, fields: Value) -> Vec<(String, Value)> {
+    (0..n)
+        .map(|i| (format!("+1212555{:04}", 3000 + i), fields.clone()))
+        .collect()
+}
+
+async fn running_over(
+    rig: &Rig,
+    contacts: &[(String, Value)],
+    extra: Value,
+) -> (String, Vec<String>) {
+    let borrowed: Vec<(&str, Value)> = contacts
+        .iter()
+        .map(|(phone, fields)| (phone.as_str(), fields.clone()))
+        .collect();
+    rig.running(&borrowed, extra).await
+}
+
+/// D28: server errors leave each start in doubt (the run stops at the first); by the next tick
+/// each is sent again with its token and, still failing, gives its places back, so no fault
+/// holds capacity past the tick after it, and another task then dials at the service's full
+/// rate within two ticks while those contacts wait for their outcome (here none ever comes, so
+/// `DIAL_MAX_CALL_SECONDS` records "no outcome" and their next attempt answers).
+#[tokio::test]
+async fn a_burst_of_server_errors_holds_no_capacity_past_the_next_tick() {
+    let rig = rig_with(|s| {
+        s.reconcile_after = Duration::from_secs(60);
+        s.max_call = Duration::from_secs(3600);
+    })
+    .await;
+    let failing = contacts(
+        3,
+        json!({"simulatedOutcomes": "START_FAILED,START_FAILED,START_FAILED,ANSWERED"}),
+    );
+    let (burst, _) = running_over(&rig, &failing, json!({"maxDialCount": 2})).await;
+    for tick in 1..=4 {
+        round(&rig).await;
+        let stored = rig.api.stored_task(OWNER, &burst).await;
+        let states = rig.api.stored_task_contacts(OWNER, &burst).await;
+        let released = states.values().filter(|s| s.released).count();
+        assert_eq!(
+            (stored.in_flight, released),
+            (u32::from(tick < 4), tick - 1),
+            "tick {tick}: the newest start in doubt holds its place; those before gave it back"
+        );
+        rig.clock.advance(MINUTE);
+    }
+    assert_eq!(rig.engine.store.calls_in_flight().await.unwrap(), 0);
+    assert!(listed(&rig, &burst).await.is_empty(), "no call was placed");
+    let diagnostics = rig.diagnostics(&burst).await;
+    assert_eq!(diagnostics["contacts"]["waiting"], 3, "{diagnostics}");
+    assert_eq!(diagnostics["contacts"]["inFlight"], 0, "{diagnostics}");
+
+    // Another task now gets the whole service.
+    let other = contacts(10, json!({"simulatedOutcomes": "ANSWERED"}))
+        .into_iter()
+        .map(|(phone, fields)| (phone.replace("+1212", "+1312"), fields))
+        .collect::<Vec<_>>();
+    let (next, _) = running_over(&rig, &other, json!({})).await;
+    // Within two ticks: the first finds the burst's task with nothing left but outcomes to
+    // wait for, and rests it.
+    round(&rig).await;
+    rig.clock.advance(MINUTE);
+    round(&rig).await;
+    assert_eq!(
+        listed(&rig, &next).await.len(),
+        10,
+        "dialled at full rate: {}",
+        rig.diagnostics(&next).await
+    );
+
+    // The ceiling passes: "no outcome", an attempt; the second attempt answers.
+    rig.clock.advance(Duration::from_secs(3600));
+    for _ in 0..4 {
+        round(&rig).await;
+        rig.clock.advance(MINUTE);
+    }
+    let stored = rig.api.stored_task(OWNER, &burst).await;
+    assert_eq!(stored.status, TaskStatus::Completed);
+    assert_eq!(
+        (
+            stored.counters.calls,
+            stored.counters.success,
+            stored.counters.failed
+        ),
+        (6, 3, 3)
+    );
+    assert_eq!(listed(&rig, &burst).await.len(), 3, "each placed once");
+}
+
+/// D28: a call placed whose answer was lost is asked again with the same token at once: the
+/// provider answers the call it placed, so it is listed once and recorded once, with what its
+/// flow set.
+#[tokio::test]
+async fn a_lost_answer_is_asked_again_and_the_call_placed_once() {
+    let rig = rig_with(|_| {}).await;
+    let lost = contacts(
+        3,
+        json!({"simulatedOutcomes": "START_LOST+ANSWERED", "simulatedResults": "outcome=paid"}),
+    );
+    let (task, _) = running_over(&rig, &lost, json!({"resultAttributes": ["outcome"]})).await;
+    rig.complete(&task).await;
+    assert_eq!(listed(&rig, &task).await.len(), 3);
+    let stored = rig.api.stored_task(OWNER, &task).await;
+    assert_eq!((stored.counters.calls, stored.counters.success), (3, 3));
+    let states = rig.api.stored_task_contacts(OWNER, &task).await;
+    for state in states.values() {
+        assert_eq!(
+            state.results.get("outcome").map(String::as_str),
+            Some("paid")
+        );
+    }
+}
+
+/// D28: an outcome that comes after the reconcile check is recorded by reconcile from what the
+/// provider says of the call and its saved record, with its reason and results, once; the late
+/// event then changes nothing. A throttled start is no attempt.
+#[tokio::test]
+async fn a_late_outcome_keeps_what_the_flow_found() {
+    let rig = rig_with(|s| s.reconcile_after = Duration::from_secs(60)).await;
+    let late = contacts(
+        2,
+        json!({"simulatedOutcomes": "THROTTLED,EVENT_LATE+ANSWERED",
+               "simulatedResults": "outcome=renewed"}),
+    );
+    let (task, _) = running_over(&rig, &late, json!({"resultAttributes": ["outcome"]})).await;
+    for _ in 0..3 {
+        round(&rig).await;
+        rig.clock.advance(Duration::from_secs(6));
+    }
+    assert_eq!(listed(&rig, &task).await.len(), 2);
+    let stored = rig.api.stored_task(OWNER, &task).await;
+    assert_eq!(
+        (stored.in_flight, stored.counters.calls),
+        (2, 0),
+        "the events are late"
+    );
+
+    rig.clock.advance(MINUTE);
+    round(&rig).await;
+    let stored = rig.api.stored_task(OWNER, &task).await;
+    assert_eq!(
+        (
+            stored.in_flight,
+            stored.counters.calls,
+            stored.counters.success
+        ),
+        (0, 2, 2)
+    );
+    let states = rig.api.stored_task_contacts(OWNER, &task).await;
+    for state in states.values() {
+        assert_eq!(state.attempts, 1, "the throttled start was no attempt");
+        assert_eq!(state.last_reason, Some(Reason::Answered));
+        assert_eq!(
+            state.results.get("outcome").map(String::as_str),
+            Some("renewed")
+        );
+    }
+    let results = rig
+        .api
+        .get(OWNER, &format!("/api/task/{task}/results"))
+        .await;
+    assert_eq!(results.ok()["attributes"][0]["values"][0]["count"], 2);
+}
+
+/// D28: a dial run killed at an await point after taking its slice leaks no room and leaves
+/// no contact behind the cursor: once its slice lapses the next run queues the contacts it never
+/// dialled, and each is called once.
+#[tokio::test]
+async fn a_run_killed_in_its_slice_leaks_no_room_and_leaves_no_contact_behind() {
+    let rig = rig_with(|_| {}).await;
+    let (task, ids) = running_over(
+        &rig,
+        &contacts(6, json!({"simulatedOutcomes": "ANSWERED"})),
+        json!({}),
+    )
+    .await;
+    let job = DialJob::Dial {
+        tenant: crate::support::tenant(OWNER),
+        task_id: crate::support::id(&task),
+        budget: 10,
+    };
+    let body = serde_json::to_string(&job).unwrap();
+    let mut polls = 1;
+    loop {
+        let killed = killable(DialInbox::Jobs.handle(&rig.engine, body.clone()), polls).await;
+        assert!(
+            killed.is_none(),
+            "the run finished before it was killed at {polls} polls"
+        );
+        if !rig.api.stored_task(OWNER, &task).await.slices.is_empty() {
+            break;
+        }
+        polls += 1;
+    }
+    let stored = rig.api.stored_task(OWNER, &task).await;
+    let now = rig.clock.now();
+    assert!(
+        stored.reserved_at(now) > 0,
+        "the dead run's room, until it lapses"
+    );
+    assert!(stored.cursor.is_some(), "the cursor moved past its slice");
+
+    rig.clock.advance(Duration::from_secs(31));
+    assert_eq!(
+        rig.api
+            .stored_task(OWNER, &task)
+            .await
+            .reserved_at(rig.clock.now()),
+        0
+    );
+    rig.complete(&task).await;
+    let calls = listed(&rig, &task).await;
+    assert_eq!(
+        calls.len(),
+        ids.len(),
+        "each contact called once: {calls:?}"
+    );
+    let stored = rig.api.stored_task(OWNER, &task).await;
+    assert!(stored.slices.is_empty(), "{:?}", stored.slices);
+    assert_eq!(stored.counters.success, 6);
+}
+
+/// Polls `work` at most `polls` times: `None` when it was dropped before it finished.
+pub(crate) async fn killable<F: Future>(work: F, polls: usize) -> Option<F::Output> {
+    let mut work = std::pin::pin!(work);
+    let mut left = polls;
+    std::future::poll_fn(move |cx| {
+        if left == 0 {
+            return Poll::Ready(None);
+        }
+        left -= 1;
+        work.as_mut().poll(cx).map(Some)
+    })
+    .await
+}
