@@ -237,9 +237,6 @@ impl SimulatedProvider {
 
     /// Keeps a placed call under its token, and tells the hook.
     fn keep(&self, call: &CallRequest, token: String, placed: Placed) {
-        if let Some(hook) = &self.on_placed {
-            hook(call, &placed.report);
-        }
         let mut memory = self.memory();
         if memory.order.len() == KEPT_CALLS {
             if let Some(oldest) = memory.order.pop_front() {
@@ -247,7 +244,11 @@ impl SimulatedProvider {
             }
         }
         memory.order.push_back(token.clone());
-        memory.calls.insert(token, placed);
+        memory.calls.insert(token, placed.clone());
+        drop(memory);
+        if let Some(hook) = &self.on_placed {
+            hook(call, &placed.report);
+        }
     }
 }
 
@@ -343,25 +344,25 @@ impl Provider for SimulatedProvider {
             _ => self.settings.delay,
         };
         let seconds = u32::try_from(delay.as_secs()).unwrap_or(900).min(900);
-        self.events
-            .send(&event, seconds)
-            .await
-            // Nothing was "dialled" when the outcome cannot be sent: a busy provider, not an attempt.
-            .map_err(|e| PlaceError::Busy {
-                kind: Busy::Rate,
-                detail: e.to_string(),
-            })?;
-        if fault == Some(Fault::EventTwice) {
-            if let Err(error) = self.events.send(&event, seconds).await {
-                tracing::warn!(%error, "the second delivery of a simulated outcome was not sent");
-            }
-        }
+        // Kept before its outcome is sent, as Connect has the contact once it answers: a start
+        // dropped in between (a run killed at this await) leaves a call the provider knows, whose
+        // outcome reconcile asks for, never one a re-send would place a second time.
         let placed = Placed {
             call_id: call_id.clone(),
             report,
             ends_at: Instant::now() + self.settings.delay.min(Duration::from_secs(900)),
         };
-        self.keep(call, token, placed);
+        self.keep(call, token.clone(), placed);
+        if let Err(error) = self.events.send(&event, seconds).await {
+            // The call is placed and its outcome not on its way: the start's answer is unknown
+            // (D28), and reconcile asks the provider for the outcome it keeps.
+            return Err(PlaceError::Unknown(Cause::from(error.to_string())));
+        }
+        if fault == Some(Fault::EventTwice) {
+            if let Err(error) = self.events.send(&event, seconds).await {
+                tracing::warn!(%error, "the second delivery of a simulated outcome was not sent");
+            }
+        }
         match fault {
             Some(Fault::StartLost) => Err(server_error(Fault::StartLost)),
             _ => Ok(call_id),

@@ -79,9 +79,15 @@ struct SimTask {
     id: String,
     source: String,
     max_dial: u32,
+    /// Recalls that took effect: each grants `max_dial` more attempts (D12).
+    recalls: u32,
     /// The task's own window, read in UTC (its `timeZone`), minutes of the day, both included.
     window: Option<(u32, u32)>,
     paused: bool,
+    /// Stopped for good during the storm: it need not complete.
+    stopped: bool,
+    /// Its contacts, by id; those deleted from the data source during the storm are removed.
+    contacts: Vec<String>,
 }
 
 /// One tenant: its calling hours (minutes, end excluded), its cap and its listed numbers.
@@ -333,7 +339,7 @@ impl World {
                 .map(|(number, fields)| (number.as_str(), fields.clone()))
                 .collect();
             let (source, ids) = self.api.source_of(tenant, &borrowed).await;
-            for (contact, (number, zone)) in ids.iter().zip(numbers) {
+            for (contact, (number, zone)) in ids.iter().zip(numbers.iter()) {
                 self.contacts
                     .insert(contact.clone(), (number.clone(), *zone));
             }
@@ -374,8 +380,11 @@ impl World {
                 id: task,
                 source,
                 max_dial,
+                recalls: 0,
                 window: window.map(|(s, e)| (minutes(s), minutes(e))),
                 paused: false,
+                stopped: false,
+                contacts: ids,
             });
         }
     }
@@ -387,9 +396,44 @@ impl World {
             seed: self.seed,
         });
         for _ in 0..STORM_ROUNDS {
+            if self.rng.chance(8) {
+                // A contact deleted under its running task (D11, D13).
+                let at = self.rng.below(self.tasks.len() as u64) as usize;
+                let task = &self.tasks[at];
+                if !task.contacts.is_empty() {
+                    let which = self.rng.below(task.contacts.len() as u64) as usize;
+                    let contact = task.contacts[which].clone();
+                    let answer = self
+                        .api
+                        .post(
+                            task.tenant,
+                            &format!("/api/dataSource/{}/contact/delete", task.source),
+                            json!({"contactId": contact}),
+                        )
+                        .await;
+                    if answer.status == 200 {
+                        self.tasks[at].contacts.remove(which);
+                    }
+                }
+            }
+            if self.rng.chance(4) && self.tasks.iter().all(|t| !t.stopped) {
+                // One task stopped for good, calls in flight and all.
+                let at = self.rng.below(self.tasks.len() as u64) as usize;
+                let task = &self.tasks[at];
+                let answer = self
+                    .api
+                    .post(task.tenant, "/api/task/stop", json!({"id": task.id}))
+                    .await;
+                if answer.status == 200 {
+                    self.tasks[at].stopped = true;
+                }
+            }
             if self.rng.chance(20) {
                 let at = self.rng.below(self.tasks.len() as u64) as usize;
                 let task = &self.tasks[at];
+                if task.stopped {
+                    continue;
+                }
                 let op = if task.paused { "resume" } else { "pause" };
                 let answer = self
                     .api
@@ -401,6 +445,22 @@ impl World {
                     .await;
                 if answer.status == 200 {
                     self.tasks[at].paused = !self.tasks[at].paused;
+                }
+            }
+            if self.rng.chance(10) {
+                // A recall of every failed contact (D12).
+                let at = self.rng.below(self.tasks.len() as u64) as usize;
+                let task = &self.tasks[at];
+                let answer = self
+                    .api
+                    .post(
+                        task.tenant,
+                        &format!("/api/task/{}/recall", task.id),
+                        json!({}),
+                    )
+                    .await;
+                if answer.status == 200 && answer.body["data"]["recallCount"].as_u64() > Some(0) {
+                    self.tasks[at].recalls += 1;
                 }
             }
             let polls = 1 + self.rng.below(60) as usize;
@@ -427,7 +487,7 @@ impl World {
             provider.calm();
         }
         for at in 0..self.tasks.len() {
-            if self.tasks[at].paused {
+            if self.tasks[at].paused && !self.tasks[at].stopped {
                 let task = &self.tasks[at];
                 let answer = self
                     .api
@@ -443,7 +503,11 @@ impl World {
             let mut done = true;
             for task in &self.tasks {
                 let stored = self.api.stored_task(task.tenant, &task.id).await;
-                done &= stored.status == TaskStatus::Completed;
+                done &= if task.stopped {
+                    stored.in_flight == 0
+                } else {
+                    stored.status == TaskStatus::Completed
+                };
             }
             if done {
                 eprintln!(
@@ -570,10 +634,10 @@ impl World {
             let tenant = self.tenants.iter().find(|t| t.name == task.tenant).unwrap();
             let (number, zone) = &self.contacts[call.request.contact_id.as_str()];
             // Never more attempts than the allowance; never a listed number.
+            let allowance = task.max_dial * (1 + task.recalls);
             assert!(
-                call.request.attempt <= task.max_dial,
-                "seed {seed}: {call:?} beyond maxDialCount {}",
-                task.max_dial
+                call.request.attempt <= allowance,
+                "seed {seed}: {call:?} beyond its allowance {allowance}"
             );
             assert!(
                 !tenant.listed.contains(number),
@@ -650,7 +714,12 @@ impl World {
         let seed = self.seed;
         let now = self.clock.now();
         let stored = self.api.stored_task(task.tenant, &task.id).await;
-        assert_eq!(stored.status, TaskStatus::Completed, "seed {seed}");
+        let status = if task.stopped {
+            TaskStatus::Stopped
+        } else {
+            TaskStatus::Completed
+        };
+        assert_eq!(stored.status, status, "seed {seed}");
         assert_eq!(stored.in_flight, 0, "seed {seed}: task {}", task.id);
         assert_eq!(stored.reserved_at(now), 0, "seed {seed}: task {}", task.id);
         let states = self.api.stored_task_contacts(task.tenant, &task.id).await;
@@ -669,7 +738,8 @@ impl World {
         );
         for state in states.values() {
             assert!(
-                state.done && state.in_call.is_none(),
+                (state.done || task.stopped)
+                    && (state.in_call.is_none() || (task.stopped && state.released)),
                 "seed {seed}: {state:?}"
             );
             if state.answered {
@@ -718,15 +788,20 @@ impl World {
         let contacts = self.api.all_contacts(task.tenant, &task.source).await;
         for contact in contacts {
             let contact_id = contact["id"].as_str().unwrap();
-            let state = &states[contact_id];
+            let (attempts, outcome) = match states.get(contact_id) {
+                Some(state) => (state.attempts, state.last_outcome),
+                // Never reached: only a task stopped before it called them.
+                None if task.stopped => (0, 0),
+                None => panic!("seed {seed}: {contact} was never called"),
+            };
             assert_eq!(
                 contact["callCount"].as_u64(),
-                Some(u64::from(state.attempts)),
+                Some(u64::from(attempts)),
                 "seed {seed}: {contact}"
             );
             assert_eq!(
                 contact["status"].as_u64(),
-                Some(u64::from(state.last_outcome)),
+                Some(u64::from(outcome)),
                 "seed {seed}: {contact}"
             );
         }
