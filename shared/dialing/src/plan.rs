@@ -137,6 +137,9 @@ pub struct Claimant<'a> {
     pub tenant: &'a Tenant,
     pub priority: u8,
     pub id: &'a Id,
+    /// The calls in flight the task can use now (D23): its calls in flight and its contacts left
+    /// to call, at most the per-task cap. `None`: unknown, the per-task cap.
+    pub demand: Option<u32>,
 }
 
 /// How the service's calls in flight are shared between tenants (D13).
@@ -213,8 +216,8 @@ impl Fairness {
     /// task may have in flight, not how many it may start: a dial run claims up to its share
     /// less the task's calls in flight when the run starts, so calls that end between the tick
     /// and a run are replaced at once, and a tenant above its share (it started first) starts
-    /// nothing new until the others have theirs. Every task gets an entry; those left without a
-    /// share 0: their run only checks whether they are complete.
+    /// nothing new until the others have theirs. A task asks for its demand (D23), so what it
+    /// cannot use goes to the others. Every task gets an entry; those left without a share 0.
     pub fn share_out<'t, T>(
         &self,
         tasks: &'t [T],
@@ -228,10 +231,17 @@ impl Fairness {
                 .or_default()
                 .push(task);
         }
+        let demand = |task: &T| {
+            claimant(task)
+                .demand
+                .map_or(self.per_task, |demand| demand.min(self.per_task))
+        };
         let wants: Vec<(&Tenant, u32)> = by_tenant
             .iter()
             .map(|(tenant, tasks)| {
-                let most = (tasks.len() as u32).saturating_mul(self.per_task);
+                let most = tasks
+                    .iter()
+                    .fold(0u32, |sum, task| sum.saturating_add(demand(task)));
                 (*tenant, most.min(cap))
             })
             .collect();
@@ -244,7 +254,7 @@ impl Fairness {
             });
             let mut left = shares[tenant];
             for task in ordered {
-                let share = self.per_task.min(left);
+                let share = demand(task).min(left);
                 left -= share;
                 out.push((task, share));
             }
@@ -484,6 +494,7 @@ mod tests {
                 tenant,
                 priority: *priority,
                 id,
+                demand: None,
             }
         }
         let mut got: Vec<(Id, u32)> = fair
@@ -563,5 +574,36 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_task_asks_only_for_what_it_can_use_and_the_rest_goes_to_others() {
+        let fair = Fairness {
+            capacity: 10,
+            per_task: 10,
+            weights: BTreeMap::new(),
+            per_tenant: None,
+        };
+        let acme = Tenant::parse("acme").unwrap();
+        // (tenant, task, demand): the oldest has one contact left, the next none at all.
+        let tasks = [
+            (acme.clone(), id(1), Some(1)),
+            (acme.clone(), id(2), Some(0)),
+            (acme, id(3), Some(40)),
+        ];
+        fn claimant((tenant, id, demand): &(Tenant, Id, Option<u32>)) -> Claimant<'_> {
+            Claimant {
+                tenant,
+                priority: 1,
+                id,
+                demand: *demand,
+            }
+        }
+        let shares: Vec<u32> = fair
+            .share_out(&tasks, claimant)
+            .into_iter()
+            .map(|(_, share)| share)
+            .collect();
+        assert_eq!(shares, [1, 0, 9]);
     }
 }

@@ -64,6 +64,11 @@ pub struct TenantSettings {
     pub frequency_cap: Option<FrequencyCap>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub updated_at: Option<Timestamp>,
+    /// When a setting that moves a contact's window last changed: the calling hours or the
+    /// default country (D24). Other changes (the cap, the defaults, the operator's assignment)
+    /// leave parked contacts where they are.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rules_at: Option<Timestamp>,
     /// The numbers the operator assigned the tenant, in E.164 (D22).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub caller_ids: Vec<String>,
@@ -113,6 +118,12 @@ pub struct SettingsChange {
 impl SettingsChange {
     pub fn is_empty(&self) -> bool {
         self == &SettingsChange::default()
+    }
+
+    /// Whether the change may move a contact's window (D24): its calling hours or the country
+    /// its numbers are read in.
+    pub fn moves_windows(&self) -> bool {
+        !matches!(self.default_country, Change::Keep) || !matches!(self.calling_hours, Change::Keep)
     }
 
     /// Why the change cannot apply to `settings`: a default that is not one of the tenant's
@@ -174,6 +185,11 @@ impl TenantSettings {
             default_contact_flow_id: (change.default_contact_flow_id.clone())
                 .apply(self.default_contact_flow_id),
             updated_at: Some(at),
+            rules_at: if change.moves_windows() {
+                Some(at)
+            } else {
+                self.rules_at
+            },
             ..self
         }
     }

@@ -498,10 +498,11 @@ pub struct Task {
 }
 
 /// When the rules that judge a task's contacts' windows last changed (D24): the tenant's
-/// settings, or its data source's country or a contact's number or `timeZone`. Contacts parked
-/// outside their window under earlier rules are judged again; 0 when nothing was ever set.
+/// calling hours or default country, or its data source's country or a contact's number or
+/// `timeZone`. Contacts parked outside their window under earlier rules are judged again; 0
+/// when nothing was ever set.
 pub fn rules_time(settings: &TenantSettings, source: Option<&DataSource>) -> Timestamp {
-    let settings = settings.updated_at.map_or(0, |at| at.0);
+    let settings = settings.rules_at.map_or(0, |at| at.0);
     let source = source
         .and_then(|source| source.rules_at)
         .map_or(0, |at| at.0);
@@ -536,10 +537,14 @@ pub struct RunSlice {
     pub room: u32,
     /// When it lapses: past it the run is over, ended or dead.
     pub until: Timestamp,
-    /// The never-dialled contacts the slice took past the cursor: a run that dies leaves them
-    /// to the next run, which queues each one that has no state yet.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub contacts: Vec<Id>,
+    /// The cursor the slice took its never-dialled contacts after, and the last of them (`to`
+    /// `None`: it took none): a run that dies leaves them to the next run, which queues each
+    /// one that has no state yet. Two sort keys, not the contacts, so the task item every
+    /// claim and outcome writes stays small.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to: Option<String>,
 }
 
 impl Task {

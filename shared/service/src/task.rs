@@ -514,8 +514,8 @@ async fn requeue_with_recall(
 /// two ticks, so a task still starved shows it between runs.
 const HELD_BACK_SHOWN: std::time::Duration = std::time::Duration::from_secs(120);
 
-/// Why the task is or is not dialling (D19): its counters, its data source's count, the tenant's
-/// calling hours, the earliest waiting contact and the service's calls in flight, each one read
+/// Why the task is or is not dialling (D19): its counters, its data source's count, the task's
+/// own window, the earliest waiting contact and the service's calls in flight, each one read
 /// whatever the number of contacts.
 pub async fn diagnostics(
     store: &Store,
@@ -540,7 +540,9 @@ pub async fn diagnostics(
     let now = Timestamp::now();
     let in_flight = u64::from(task.in_flight);
     let not_dialled = total.saturating_sub(counters.waiting + counters.final_ + in_flight);
-    let windows = Windows::of(&task.settings, settings.calling_hours, zone);
+    // The task's own window alone: the calling hours are read in each called party's zone
+    // (D15), so only the contacts' skips say when they hold a call back.
+    let windows = Windows::of(&task.settings, None, zone);
     let task_window_closed = (task.settings.window_zone == WindowZone::Task)
         .then(|| {
             windows

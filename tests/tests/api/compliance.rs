@@ -1140,6 +1140,55 @@ async fn diagnostics_name_each_block() {
         .err(404, "task 01J0000000000000000000000Z not found");
 }
 
+/// D24: only a change that can move a window (calling hours, default country) moves the rules
+/// time that wakes parked contacts; a cap or a default caller ID leaves them parked, so fresh
+/// contacts are not held back behind a re-judging of every parked one.
+#[tokio::test]
+async fn only_changes_that_move_a_window_wake_parked_contacts() {
+    let rig = rig().await;
+    let owner = tenant(OWNER);
+    rig.settings(json!({"callingHours": {"start": "08:00", "end": "21:00"}}))
+        .await;
+    let first = rig.api.store.settings(&owner).await.unwrap();
+    assert!(first.rules_at.is_some());
+    // Apart by more than the clock's millisecond.
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    rig.settings(json!({"frequencyCap": {"maxCalls": 3, "periodHours": 24}}))
+        .await;
+    let capped = rig.api.store.settings(&owner).await.unwrap();
+    assert_eq!(capped.rules_at, first.rules_at, "a cap moves no window");
+    assert!(capped.updated_at > first.updated_at);
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    rig.settings(json!({"defaultCountry": "US"})).await;
+    let country = rig.api.store.settings(&owner).await.unwrap();
+    assert!(
+        country.rules_at > first.rules_at,
+        "a country reads numbers anew"
+    );
+}
+
+/// D15, D19: the calling hours are read in each called party's zone, never in the task's: a
+/// task whose window is read in its own zone, where the calling hours are closed now, is not
+/// OUTSIDE_WINDOW while its contacts' hours are open.
+#[tokio::test]
+async fn diagnostics_read_the_calling_hours_in_the_called_partys_zone() {
+    let rig = rig().await;
+    // Open now in UTC; closed now twelve hours east (Etc/GMT-12 is UTC+12).
+    let start = chrono::Utc::now().hour().min(21);
+    rig.settings(json!({"callingHours": {"start": format!("{start:02}:00"),
+                                          "end": format!("{:02}:59", start + 2)}}))
+        .await;
+    let (task, _) = rig
+        .running(
+            &[("+12125550101", json!({"timeZone": "UTC"}))],
+            json!({"windowTimeZone": "TASK", "timeZone": "Etc/GMT-12"}),
+        )
+        .await;
+    let diagnostics = rig.diagnostics(&task).await;
+    assert_eq!(diagnostics["blockedBy"], Value::Null, "{diagnostics}");
+    assert_eq!(diagnostics["dialing"], true);
+}
+
 #[tokio::test]
 async fn a_task_waiting_only_for_its_interval_is_all_waiting_and_then_nothing_left() {
     let rig = rig_with(|dialing| dialing.simulated.mix = ALL_NO_ANSWER).await;

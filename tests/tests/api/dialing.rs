@@ -576,7 +576,9 @@ async fn a_refused_call_whose_release_fails_costs_no_attempt() {
     clock.advance(Duration::from_secs(61));
     let sqs = aws_sdk_sqs::Client::new(&api.sdk);
     let mut reconciled = 0;
-    for _ in 0..3 {
+    // A share of one (D23): the run that settles the cursor past the called contact comes a
+    // tick after the call.
+    for _ in 0..4 {
         let ticked = engine.tick().await.unwrap();
         reconciled += ticked.reconcile_jobs;
         outbound_local::poller::drain(&sqs, &api.resources.dial_queue_url, |body| {

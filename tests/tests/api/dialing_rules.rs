@@ -821,7 +821,8 @@ async fn dialled_out(rig: &Rig, count: usize) -> (TaskFixture, Vec<String>) {
     let slice = outbound_model::task::RunSlice {
         room: 0,
         until: now,
-        contacts: Vec::new(),
+        from: None,
+        to: None,
     };
     let store = &rig.engine.store;
     assert!(store
@@ -1251,10 +1252,11 @@ async fn the_tick_reads_only_the_running_and_in_flight_indexes() {
         (report.running, rig.api.calls.take())
     };
     // One query per shard of the running-task index and one per shard of the in-flight index
-    // (each a single page at these sizes): 16 + 16. The shares come from the running tasks
-    // themselves, so running tasks add no read.
+    // (each a single page at these sizes): 16 + 16. With running tasks, one BatchGetItem of
+    // their data sources and tenants' settings, for their demand (D23), whatever their number
+    // up to 50 data sources.
     let idle = 2 * INDEX_PARTITIONS as usize;
-    let busy = idle;
+    let busy = idle + 1;
     assert_eq!(tick_cost().await, (0, idle));
 
     rig.running(1, json!({})).await;
@@ -1285,6 +1287,26 @@ async fn the_tick_reads_only_the_running_and_in_flight_indexes() {
     );
 }
 
+/// D23: a task asks for what it can use: the older task with one contact gets a share of one,
+/// and the newer one of the same tenant and priority the other nine at the same tick (it used
+/// to get nothing while the older one held the per-task cap).
+#[tokio::test]
+async fn a_task_asks_only_for_the_contacts_it_has_left() {
+    let rig = rig(ALL_SUCCESS, |s| {
+        s.max_in_flight = 10;
+        s.max_in_flight_per_task = 10;
+    })
+    .await;
+    let small = rig.running(1, json!({})).await;
+    let large = rig.running(12, json!({})).await;
+    assert!(small.id < large.id, "the small task is the older");
+    let report = rig.tick_and_dial().await;
+    assert_eq!((report.running, report.dial_jobs), (2, 2));
+    let placed = rig.placed();
+    let of = |task: &TaskFixture| placed.iter().filter(|t| t.starts_with(&task.id)).count();
+    assert_eq!((of(&small), of(&large)), (1, 9));
+}
+
 /// D13: between running tasks, priority 1 goes first when the service's calls in flight are
 /// short, even when the priority-5 task is older.
 #[tokio::test]
@@ -1298,7 +1320,11 @@ async fn priority_one_goes_first_when_the_budget_is_short() {
     let high = rig.running(3, json!({"priority": 1})).await;
     assert!(low.id < high.id, "the priority-5 task is the older");
     let report = rig.tick_and_dial().await;
-    assert_eq!((report.running, report.dial_jobs), (2, 2));
+    // D29: no dial job for the task left without a share.
+    assert_eq!(
+        (report.running, report.dial_jobs, report.starved),
+        (2, 1, 1)
+    );
     assert_eq!(rig.placed(), calls(&high, &[0, 1], 1));
     assert_eq!(rig.stored(&high.id).await.in_flight, 2);
     assert_eq!(rig.stored(&low.id).await.in_flight, 0);

@@ -318,10 +318,13 @@ impl Store {
     ) -> Result<usize, Error> {
         let mut applied = 0;
         for group in ids.chunks(RECALL_IN_ONE) {
+            // Each group wakes the task and moves its revision, as the recall's start did: a
+            // run may have rested it between two groups, before the contacts of the next were
+            // due.
             let task_step = TaskStep {
-                update: None,
+                update: Some("REMOVE idle_until ADD revision :one"),
                 condition: "attribute_exists(pk)",
-                expr: Expr::default(),
+                expr: Expr::default().value(":one", n(1)),
             };
             match self
                 .recall_group(tenant, task, group, priority, at, Some(recall), task_step)

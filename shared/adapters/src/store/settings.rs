@@ -96,6 +96,11 @@ impl Store {
         event: &Event,
     ) -> Result<TenantSettings, Error> {
         let mut set = vec!["updated_at = :now".to_owned()];
+        if change.moves_windows() {
+            // Contacts parked outside their window are judged again (D24); other changes leave
+            // them be.
+            set.push("rules_at = :now".to_owned());
+        }
         let mut remove = Vec::new();
         let mut expr = Expr::default().value(":now", value(&now)?);
         let mut field = |name: &str, change: Result<Option<Option<AttributeValue>>, Error>| {

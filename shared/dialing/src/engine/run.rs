@@ -179,9 +179,7 @@ impl<P: Provider> Engine<P> {
         // Runs that died left their slices (D28): their room is free once lapsed, and their
         // never-dialled contacts are queued, never left behind the cursor.
         for (run, slice) in task.lapsed_slices(now) {
-            self.store
-                .queue_never_dialled(tenant, task, &slice.contacts, now)
-                .await?;
+            self.requeue_lapsed(tenant, task, slice, now).await?;
             self.store.give_back_room(tenant, &task.id, run).await?;
         }
         // The budget is the task's share of calls in flight: this run tops it up to its share,
@@ -296,7 +294,8 @@ impl<P: Provider> Engine<P> {
         let slice = RunSlice {
             room: u32::try_from(due.len()).unwrap_or(u32::MAX),
             until: Timestamp(now.0 + SLICE_LIFETIME.as_millis() as i64),
-            contacts: in_slice.iter().map(|id| (*id).clone()).collect(),
+            from: task.cursor.clone(),
+            to: last.map(str::to_owned),
         };
         if !self
             .store
@@ -327,6 +326,44 @@ impl<P: Provider> Engine<P> {
         let more =
             due.len() == RUN_SLICE && due.iter().all(|one| settled.contains(&one.contact_id));
         Ok(Slice::Done { report, more })
+    }
+
+    /// Queues the never-dialled contacts of a dead run's lapsed slice (D28): those after its
+    /// `from` up to its `to`, at most its room of them; each is queued only where it has no
+    /// state yet (a contact the run claimed, or another queued, is left as it is).
+    async fn requeue_lapsed(
+        &self,
+        tenant: &Tenant,
+        task: &Task,
+        slice: &RunSlice,
+        now: Timestamp,
+    ) -> Result<(), Error> {
+        let Some(to) = slice.to.as_deref() else {
+            return Ok(());
+        };
+        let read = self
+            .store
+            .contacts_after(
+                tenant,
+                &task.data_source_id,
+                slice.from.as_deref(),
+                slice.room.max(1) as usize,
+                &[],
+            )
+            .await;
+        let taken: Vec<Id> = match read {
+            Ok(fresh) => fresh
+                .into_iter()
+                .filter(|(_, _, key)| key.as_str() <= to)
+                .map(|(fresh, _, _)| fresh.contact_id)
+                .collect(),
+            // Its data source is gone: nothing to call.
+            Err(Error::NotFound(_)) => return Ok(()),
+            Err(error) => return Err(error),
+        };
+        self.store
+            .queue_never_dialled(tenant, task, &taken, now)
+            .await
     }
 
     /// Calls or skips the contacts `due` of a slice, each settled into `settled` once its claim
@@ -618,6 +655,12 @@ impl<P: Provider> Engine<P> {
                     tokio::time::sleep(Duration::from_millis(1000 - into_second + 5)).await;
                 }
                 Err(ClaimRefused::Store(error)) => return Err(error),
+                Err(refused @ (ClaimRefused::TaskFull | ClaimRefused::ServiceFull)) => {
+                    // Due and no room: held back by capacity, as its diagnostics say (D19).
+                    tracing::debug!(?refused, "no more calls this run");
+                    self.store.mark_held_back(tenant, &task.id, now).await?;
+                    return Ok(Next::Stop);
+                }
                 Err(refused) => {
                     tracing::debug!(?refused, "no more calls this run");
                     return Ok(Next::Stop);

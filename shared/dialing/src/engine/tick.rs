@@ -5,13 +5,13 @@ use super::Engine;
 use crate::plan::{window_open, Claimant, Fairness};
 use crate::provider::Provider;
 use outbound_adapters::aws::actions::Function;
-use outbound_adapters::store::dialing::RunningTask;
+use outbound_adapters::store::dialing::{RunningTask, SourceNow};
 use outbound_adapters::store::keys;
 use outbound_model::error::Error;
 use outbound_model::job::DialJob;
 use outbound_model::task::WindowZone;
 use outbound_model::{Id, Task, TaskStatus, Tenant, Timestamp};
-use std::collections::HashSet;
+use std::collections::HashMap;
 
 /// What one tick did.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -22,6 +22,8 @@ pub struct TickReport {
     pub in_window: usize,
     /// Of those, tasks with nothing due (D23): neither a share nor a dial run.
     pub idle: usize,
+    /// Of those, tasks with work and no share this tick (D29): no dial run.
+    pub starved: usize,
     pub dial_jobs: usize,
     pub reconcile_jobs: usize,
 }
@@ -51,26 +53,73 @@ impl<P: Provider> Engine<P> {
         };
         running.retain(|r| r.task.status == TaskStatus::Running && self.may_dial_now(&r.task, now));
         report.in_window = running.len();
+        // Every running task's data source and tenant rules, read at once.
+        // Boxed: inline, the tick's future is too deep for the layout query of its function.
+        let sources = Box::pin(self.sources_now(&running)).await?;
+        let source_of = |r: &RunningTask| {
+            sources
+                .get(&(r.tenant.clone(), r.task.data_source_id.clone()))
+                .copied()
+        };
         // A task with nothing due asks for nothing: no share, no dial run (D23), unless
         // contacts were added or the rules it was judged under changed since (D24).
-        // Boxed: inline, the tick's future is too deep for the layout query of its function.
-        let changed = Box::pin(self.woken_since_idle(&running, now)).await?;
-        running.retain(|r| !r.task.idle_at(now) || changed.contains(&r.task.id));
+        running.retain(|r| {
+            !r.task.idle_at(now)
+                || source_of(r).is_some_and(|now| now.judged.moved_since(&r.task.idle_judged()))
+        });
         report.idle = report.in_window - running.len();
+        // What a task can use (D23): its calls in flight and its contacts not yet final, at most
+        // its cap; a task whose contacts are all final asks for nothing but its completion.
+        let per_task = self.config.max_in_flight_per_task;
+        let demand = |r: &RunningTask| -> u32 {
+            let left = source_of(r).map_or(0, |now| now.contacts.saturating_sub(r.settled));
+            let left = u32::try_from(left).unwrap_or(u32::MAX);
+            left.max(r.task.in_flight).min(per_task)
+        };
         let mut jobs = Vec::new();
         if !running.is_empty() {
-            fn claimant(r: &RunningTask) -> Claimant<'_> {
+            fn claimant<'a>((r, demand): &'a (&RunningTask, u32)) -> Claimant<'a> {
                 Claimant {
                     tenant: &r.tenant,
                     priority: r.task.settings.priority,
                     id: &r.task.id,
+                    demand: Some(*demand),
                 }
             }
-            let shares = Fairness::of(&self.config).share_out(&running, claimant);
+            let asks: Vec<(&RunningTask, u32)> = running.iter().map(|r| (r, demand(r))).collect();
+            let shares: Vec<(&RunningTask, u32)> = Fairness::of(&self.config)
+                .share_out(&asks, claimant)
+                .into_iter()
+                .map(|((r, _), share)| (*r, share))
+                .collect();
             let runs = self.config.runs_per_tick.max(1);
             let spacing = 60 / runs;
+            let mut starved = Vec::new();
+            for (r, budget) in &shares {
+                if *budget > 0 {
+                    continue;
+                }
+                if demand(r) > 0 {
+                    // No room in its share (D29): no dial job, and its diagnostics say so.
+                    starved.push(*r);
+                } else if r.task.in_flight == 0 {
+                    // Nothing left to call, as its counters say: one run that checks whether it
+                    // is complete, with room for one call should a contact be due after all
+                    // (the claim's caps still hold the service's).
+                    jobs.push((
+                        DialJob::Dial {
+                            tenant: r.tenant.clone(),
+                            task_id: r.task.id.clone(),
+                            budget: 1,
+                        },
+                        0,
+                    ));
+                }
+            }
+            report.starved = starved.len();
+            Box::pin(self.mark_starved(&starved, now)).await?;
             for run in 0..runs {
-                for (r, budget) in &shares {
+                for (r, budget) in shares.iter().filter(|(_, budget)| *budget > 0) {
                     // The first run at once; the later ones each at a point of their slot of
                     // the minute set by the task, so the runs of many tasks do not all wake
                     // on the same second and meet on the same items.
@@ -129,33 +178,36 @@ impl<P: Provider> Engine<P> {
         Ok(report)
     }
 
-    /// The idle tasks among `running` whose data source gained contacts (D23) or whose tenant
-    /// settings or data source changed (D24) after the run that marked them idle judged them:
-    /// the new work is dialled at this tick, not when the mark runs out. Reads only when some
-    /// task is idle.
-    async fn woken_since_idle(
+    /// What each running task's data source and tenant say now (D23, D24): its count of
+    /// contacts, for its demand, and whether its data source gained contacts or its rules
+    /// changed since a run marked it idle, so new work is dialled at this tick, not when the mark
+    /// runs out. One BatchGetItem per 100 items.
+    async fn sources_now(
         &self,
         running: &[RunningTask],
-        now: Timestamp,
-    ) -> Result<HashSet<Id>, Error> {
-        let idle: Vec<&RunningTask> = running.iter().filter(|r| r.task.idle_at(now)).collect();
-        if idle.is_empty() {
-            return Ok(HashSet::new());
+    ) -> Result<HashMap<(Tenant, Id), SourceNow>, Error> {
+        if running.is_empty() {
+            return Ok(HashMap::new());
         }
-        let wanted: Vec<(&Tenant, &Id)> = idle
+        let wanted: Vec<(&Tenant, &Id)> = running
             .iter()
             .map(|r| (&r.tenant, &r.task.data_source_id))
             .collect();
-        let now_judged = self.store.judged_now(&wanted).await?;
-        Ok(idle
-            .into_iter()
-            .filter(|r| {
-                now_judged
-                    .get(&(r.tenant.clone(), r.task.data_source_id.clone()))
-                    .is_some_and(|judged| judged.moved_since(&r.task.idle_judged()))
-            })
-            .map(|r| r.task.id.clone())
-            .collect())
+        self.store.judged_now(&wanted).await
+    }
+
+    /// Marks tasks the tick gave no share while they had work (D29: no dial job), so their
+    /// diagnostics say `CAPACITY`; a task marked within the last tick is not written again.
+    async fn mark_starved(&self, starved: &[&RunningTask], now: Timestamp) -> Result<(), Error> {
+        for r in starved {
+            if r.task.held_back_at.is_some_and(|at| now.0 - at.0 < 60_000) {
+                continue;
+            }
+            self.store
+                .mark_held_back(&r.tenant, &r.task.id, now)
+                .await?;
+        }
+        Ok(())
     }
 
     async fn send_jobs(&self, jobs: Vec<(DialJob, u32)>) -> Result<(), Error> {

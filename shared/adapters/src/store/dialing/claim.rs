@@ -494,8 +494,9 @@ impl Store {
                 keys::tenant(tenant),
                 keys::task(&call.task_id),
                 // A contact attempted before waits again; one never attempted is not dialled.
+                // The contact is due again: a task resting meanwhile wakes (D23).
                 &format!(
-                    "{}ADD in_flight :minus_one{}",
+                    "{}ADD in_flight :minus_one{} REMOVE idle_until",
                     if provider_busy {
                         "SET busy_until = :now "
                     } else {

@@ -15,6 +15,7 @@ mod sweep;
 
 pub use claim::{Attempts, FrequencyClaim, Gate, GiveBack, CLAIM_CHECKED_AFTER_MILLIS};
 pub use results::{FlowWrite, KEPT_LONG_VALUES, KEPT_VALUES, MAX_FLOW_VALUES, SHORT_VALUE_BYTES};
+pub use scan::SourceNow;
 pub use skip::{Skipped, SKIPS_IN_ONE};
 
 use crate::store::{counters, keys};
@@ -29,6 +30,8 @@ use outbound_model::{Id, Task, Timestamp};
 pub struct RunningTask {
     pub tenant: Tenant,
     pub task: Task,
+    /// Its contacts whose outcome is final (D19's counter), for its demand (D23).
+    pub settled: u64,
 }
 
 /// The caps a claim must stay under (D13).

@@ -1,6 +1,7 @@
 //! What the tick and a dial run read (D13): the running tasks, the calls in flight and those
 //! overdue, a task's due retries and its never-dialled contacts, and their phone numbers.
 
+use crate::store::counters;
 use crate::store::keys::{self, PK, SK};
 use crate::store::Item;
 use crate::store::{from_item, n, s, string_attr, Expr, Store, WriteFailure};
@@ -18,6 +19,14 @@ use super::{parse_task_contacts_key, RunningTask};
 /// The ranks of a task's waiting index, in the order they are called (D13): recalled contacts
 /// by recall priority, then plain retries.
 const WAITING_RANKS: [Option<u8>; 6] = [Some(1), Some(2), Some(3), Some(4), Some(5), None];
+
+/// What the tick reads of a running task's data source and tenant (D23, D24).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SourceNow {
+    pub judged: Judged,
+    /// The data source's contacts (0 once it is gone).
+    pub contacts: u64,
+}
 
 impl Store {
     /// The running tasks of one shard of the running-task index (eventually consistent; the
@@ -40,9 +49,15 @@ impl Store {
                         .and_then(|raw| {
                             Tenant::parse(raw).map_err(|e| Error::internal("running task", e))
                         })?;
+                    let settled = item
+                        .get(counters::CONTACTS_FINAL)
+                        .and_then(|value| value.as_n().ok())
+                        .and_then(|raw| raw.parse::<i64>().ok())
+                        .map_or(0, |n| n.max(0) as u64);
                     tasks.push(RunningTask {
                         tenant,
                         task: from_item(item)?,
+                        settled,
                     });
                 }
                 Ok(true)
@@ -55,11 +70,12 @@ impl Store {
     /// What each of these tasks' contacts would be judged under now (D23, D24): the rules time
     /// of its tenant's settings and data source, and the data source's `contacts_added`, read
     /// together (one BatchGetItem per 100 distinct items), so the tick wakes a resting task
-    /// whose rules changed or whose data source gained contacts since it was judged.
+    /// whose rules changed or whose data source gained contacts since it was judged; and the
+    /// data source's count of contacts, what a task's demand is read from (D23).
     pub async fn judged_now(
         &self,
         tasks: &[(&Tenant, &Id)],
-    ) -> Result<HashMap<(Tenant, Id), Judged>, Error> {
+    ) -> Result<HashMap<(Tenant, Id), SourceNow>, Error> {
         let mut wanted: Vec<(String, String)> = Vec::new();
         for (tenant, source) in tasks {
             wanted.push((keys::tenant(tenant), keys::SETTINGS.to_owned()));
@@ -72,7 +88,10 @@ impl Store {
             .map(|(pk, sk)| [(PK.to_owned(), s(pk)), (SK.to_owned(), s(sk))].into())
             .collect();
         let items = self
-            .batch_get_with(keys, Some("pk, sk, updated_at, rules_at, contacts_added"))
+            .batch_get_with(
+                keys,
+                Some("pk, sk, rules_at, contacts_added, contact_count"),
+            )
             .await?;
         let stamp = |item: &Item, name: &str| {
             item.get(name)
@@ -80,29 +99,41 @@ impl Store {
                 .and_then(|value| value.parse::<i64>().ok())
                 .unwrap_or(0)
         };
-        let mut stamps: HashMap<(String, String), (i64, i64)> = HashMap::new();
+        let mut stamps: HashMap<(String, String), (i64, i64, i64)> = HashMap::new();
         for item in &items {
             let (Some(pk), Some(sk)) = (string_attr(item, PK), string_attr(item, SK)) else {
                 continue;
             };
             let read = if sk == keys::SETTINGS {
-                (stamp(item, "updated_at"), 0)
+                (stamp(item, "rules_at"), 0, 0)
             } else {
-                (stamp(item, "rules_at"), stamp(item, "contacts_added"))
+                (
+                    stamp(item, "rules_at"),
+                    stamp(item, "contacts_added"),
+                    stamp(item, "contact_count"),
+                )
             };
             stamps.insert((pk.to_owned(), sk.to_owned()), read);
         }
-        let of = |pk: String, sk: &str| stamps.get(&(pk, sk.to_owned())).copied().unwrap_or((0, 0));
+        let of = |pk: String, sk: &str| {
+            stamps
+                .get(&(pk, sk.to_owned()))
+                .copied()
+                .unwrap_or((0, 0, 0))
+        };
         Ok(tasks
             .iter()
             .map(|(tenant, source)| {
-                let (settings, _) = of(keys::tenant(tenant), keys::SETTINGS);
-                let (head, added) = of(keys::data_source(tenant, source), keys::HEAD);
-                let judged = Judged {
-                    rules_at: Timestamp(settings.max(head)),
-                    contacts_added: u64::try_from(added).unwrap_or(0),
+                let (settings, _, _) = of(keys::tenant(tenant), keys::SETTINGS);
+                let (head, added, contacts) = of(keys::data_source(tenant, source), keys::HEAD);
+                let now = SourceNow {
+                    judged: Judged {
+                        rules_at: Timestamp(settings.max(head)),
+                        contacts_added: u64::try_from(added).unwrap_or(0),
+                    },
+                    contacts: u64::try_from(contacts).unwrap_or(0),
                 };
-                (((*tenant).clone(), (*source).clone()), judged)
+                (((*tenant).clone(), (*source).clone()), now)
             })
             .collect())
     }
@@ -259,10 +290,11 @@ impl Store {
             states.extend(found);
         }
         if states.len() < limit {
+            // Judging parked contacts again never takes more than half a run (at least one), so
+            // a change that wakes a great many of them does not hold fresh contacts back.
+            let rejudged = (limit - states.len()).min(limit.div_ceil(2));
             let (first, before) = parked_under_older_rules(rules_at);
-            let stale = self
-                .waiting_between(&pk, &first, &before, limit - states.len())
-                .await?;
+            let stale = self.waiting_between(&pk, &first, &before, rejudged).await?;
             // Judged again now: the window they wait for was read under rules since changed.
             states.extend(stale.into_iter().map(|state| TaskContact {
                 next_attempt_at: Some(now),
