@@ -423,73 +423,139 @@ pub fn parse_simulated_results(raw: &str) -> Vec<(&str, &str)> {
         .collect()
 }
 
-/// What a task's calls are placed with (D22), resolved once per dial run from the task's
-/// choices and the tenant's numbers and flows. A choice naming a number or flow the tenant no
-/// longer holds falls back as an unset one does: a call never goes out from a number, or runs
-/// a flow, that is not the tenant's.
-#[derive(Clone, Debug, Default)]
+/// What a task's calls are placed with (D22, D28), resolved once per dial run from the task's
+/// choices and the tenant's numbers and flows. Publish fixes a task's choices (its own, else the
+/// tenant's defaults then), so a later change of a default never reaches a running task. A
+/// number or flow the tenant no longer holds withholds the task's calls rather than falling
+/// back; the deployment's own number and flow serve only a task that has none, and only where
+/// the deployment allows it (`TELEPHONY_FALLBACK`).
+#[derive(Clone, Debug)]
 pub struct CallSetup {
     caller: Caller,
-    /// The flow every call of the task runs; `None`: the deployment's.
-    pub contact_flow_id: Option<String>,
+    flow: Result<Option<String>, Withheld>,
+}
+
+impl Default for CallSetup {
+    fn default() -> Self {
+        CallSetup {
+            caller: Caller::Fixed(Ok(None)),
+            flow: Ok(None),
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
 enum Caller {
     /// One number for every call; `None`: the deployment's.
-    Fixed(Option<String>),
+    Fixed(Result<Option<String>, Withheld>),
     /// Per call, the tenant's number nearest the called party, else `otherwise`.
     Local {
         numbers: NumberMap,
-        otherwise: Option<String>,
+        otherwise: Result<Option<String>, Withheld>,
     },
 }
 
-impl Default for Caller {
-    fn default() -> Self {
-        Caller::Fixed(None)
+/// Why a task's calls may not be placed (D28): the number or flow it was published with is no
+/// longer its tenant's, or it has none and the deployment's own may not be used.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Withheld {
+    CallerId,
+    ContactFlow,
+}
+
+impl Withheld {
+    /// The task's `failReason`: fixed text that names no number.
+    pub fn fail_reason(self) -> &'static str {
+        match self {
+            Withheld::CallerId => {
+                "The caller ID this task was published with is no longer assigned to its tenant \
+                 (or it has none and the deployment's own may not be used): no call goes out \
+                 from a number that is not the tenant's."
+            }
+            Withheld::ContactFlow => {
+                "The contact flow this task was published with is no longer assigned to its \
+                 tenant (or it has none and the deployment's own may not be used)."
+            }
+        }
     }
 }
 
 impl CallSetup {
-    /// The caller ID: the task's number, or local presence over the tenant's numbers, else the
-    /// tenant's `defaultCallerId`, else the deployment's. The flow: the task's, else the
-    /// tenant's default, else the deployment's.
-    pub fn new(task: &DialSettings, tenant: &TenantSettings) -> Self {
+    /// The caller ID: the task's number (fixed at publish), or local presence over the tenant's
+    /// numbers; a task without one (published before defaults were fixed, or with none set) the
+    /// tenant's `defaultCallerId`, else the deployment's where `fallback` allows it. The flow
+    /// likewise.
+    pub fn new(task: &DialSettings, tenant: &TenantSettings, fallback: bool) -> Self {
         let held = |number: &String| tenant.caller_ids.contains(number);
-        let default = tenant.default_caller_id.clone().filter(held);
+        let deployment = |withheld| if fallback { Ok(None) } else { Err(withheld) };
+        let default = match tenant.default_caller_id.clone().filter(held) {
+            Some(number) => Ok(Some(number)),
+            None => deployment(Withheld::CallerId),
+        };
         let caller = match &task.caller_id {
             Some(CallerIdChoice::Number(number)) if held(number) => {
-                Caller::Fixed(Some(number.clone()))
+                Caller::Fixed(Ok(Some(number.clone())))
             }
+            Some(CallerIdChoice::Number(_)) => Caller::Fixed(Err(Withheld::CallerId)),
             Some(CallerIdChoice::LocalPresence) => Caller::Local {
                 numbers: NumberMap::new(&tenant.caller_ids),
                 otherwise: default,
             },
-            _ => Caller::Fixed(default),
+            None => Caller::Fixed(default),
         };
-        let flow_held = |id: &String| tenant.holds_flow(id);
-        let contact_flow_id = task
-            .contact_flow_id
-            .clone()
-            .filter(flow_held)
-            .or_else(|| tenant.default_contact_flow_id.clone().filter(flow_held));
-        CallSetup {
-            caller,
-            contact_flow_id,
-        }
+        let flow = match &task.contact_flow_id {
+            Some(id) if tenant.holds_flow(id) => Ok(Some(id.clone())),
+            Some(_) => Err(Withheld::ContactFlow),
+            None => match tenant
+                .default_contact_flow_id
+                .clone()
+                .filter(|id| tenant.holds_flow(id))
+            {
+                Some(id) => Ok(Some(id)),
+                None => deployment(Withheld::ContactFlow),
+            },
+        };
+        CallSetup { caller, flow }
     }
 
     /// The number a call to `to` (E.164, when it has one) goes out from; `None`: the
     /// deployment's.
-    pub fn caller_id(&self, to: Option<&str>) -> Option<&str> {
+    pub fn caller_id(&self, to: Option<&str>) -> Result<Option<&str>, Withheld> {
         match &self.caller {
-            Caller::Fixed(number) => number.as_deref(),
-            Caller::Local { numbers, otherwise } => {
-                to.and_then(|to| numbers.pick(to)).or(otherwise.as_deref())
-            }
+            Caller::Fixed(number) => number.as_ref().map(Option::as_deref).map_err(|w| *w),
+            Caller::Local { numbers, otherwise } => match to.and_then(|to| numbers.pick(to)) {
+                Some(number) => Ok(Some(number)),
+                None => otherwise.as_ref().map(Option::as_deref).map_err(|w| *w),
+            },
         }
     }
+
+    /// The flow every call of the task runs; `None`: the deployment's.
+    pub fn contact_flow_id(&self) -> Result<Option<&str>, Withheld> {
+        self.flow.as_ref().map(Option::as_deref).map_err(|w| *w)
+    }
+}
+
+/// The caller ID and flow a task is published with (D28): its own, else the tenant's defaults
+/// as they are now (each only while the tenant holds it); `None` where neither is set.
+pub fn fixed_at_publish(
+    task: &DialSettings,
+    tenant: &TenantSettings,
+) -> (Option<CallerIdChoice>, Option<String>) {
+    let caller = task.caller_id.clone().or_else(|| {
+        tenant
+            .default_caller_id
+            .clone()
+            .filter(|number| tenant.caller_ids.contains(number))
+            .map(CallerIdChoice::Number)
+    });
+    let flow = task.contact_flow_id.clone().or_else(|| {
+        tenant
+            .default_contact_flow_id
+            .clone()
+            .filter(|id| tenant.holds_flow(id))
+    });
+    (caller, flow)
 }
 
 /// The most UTF-8 bytes the results named `names` can add to a call's attributes when its flow
@@ -753,34 +819,46 @@ mod tests {
             Some("+13125550100"),
             &["reminder", "survey"],
         );
-        let fixed = CallSetup::new(&task(Some("+12125550100"), Some("survey")), &acme);
-        assert_eq!(fixed.caller_id(Some("+33612345678")), Some("+12125550100"));
-        assert_eq!(fixed.contact_flow_id.as_deref(), Some("survey"));
-        let unset = CallSetup::new(&task(None, None), &acme);
-        assert_eq!(unset.caller_id(None), Some("+13125550100"));
+        let fixed = CallSetup::new(&task(Some("+12125550100"), Some("survey")), &acme, true);
         assert_eq!(
-            unset.contact_flow_id, None,
+            fixed.caller_id(Some("+33612345678")),
+            Ok(Some("+12125550100"))
+        );
+        assert_eq!(fixed.contact_flow_id(), Ok(Some("survey")));
+        let unset = CallSetup::new(&task(None, None), &acme, true);
+        assert_eq!(unset.caller_id(None), Ok(Some("+13125550100")));
+        assert_eq!(
+            unset.contact_flow_id(),
+            Ok(None),
             "no default flow: the deployment's"
         );
-        // A number or flow the tenant no longer holds falls back as an unset one does.
-        let stale = CallSetup::new(&task(Some("+14155550100"), Some("gone")), &acme);
-        assert_eq!(stale.caller_id(None), Some("+13125550100"));
-        assert_eq!(stale.contact_flow_id, None);
+        // A number or flow the tenant no longer holds withholds the calls (D28), never falls back.
+        let stale = CallSetup::new(&task(Some("+14155550100"), Some("gone")), &acme, true);
+        assert_eq!(stale.caller_id(None), Err(Withheld::CallerId));
+        assert_eq!(stale.contact_flow_id(), Err(Withheld::ContactFlow));
         let mut lost_default = acme.clone();
         lost_default.default_caller_id = Some("+14155550100".into());
         lost_default.default_contact_flow_id = Some("reminder".into());
-        let unset = CallSetup::new(&task(None, None), &lost_default);
+        let unset = CallSetup::new(&task(None, None), &lost_default, true);
         assert_eq!(
             unset.caller_id(None),
-            None,
+            Ok(None),
             "never a number the tenant lacks"
         );
-        assert_eq!(unset.contact_flow_id.as_deref(), Some("reminder"));
-        let nothing = CallSetup::new(
-            &task(Some("+12125550100"), None),
-            &TenantSettings::default(),
+        assert_eq!(unset.contact_flow_id(), Ok(Some("reminder")));
+        // With the fallback off, the deployment's own are never used.
+        let strict = CallSetup::new(&task(None, None), &TenantSettings::default(), false);
+        assert_eq!(strict.caller_id(None), Err(Withheld::CallerId));
+        assert_eq!(strict.contact_flow_id(), Err(Withheld::ContactFlow));
+        // Publish fixes the tenant's defaults onto a task that names none.
+        assert_eq!(
+            fixed_at_publish(&task(None, None), &acme),
+            (Some(CallerIdChoice::Number("+13125550100".into())), None)
         );
-        assert_eq!(nothing.caller_id(None), None);
+        assert_eq!(
+            fixed_at_publish(&task(Some(LOCAL_PRESENCE), Some("survey")), &acme),
+            (Some(CallerIdChoice::LocalPresence), Some("survey".into()))
+        );
     }
 
     #[test]
@@ -788,16 +866,23 @@ mod tests {
         let acme = tenant(&["+12125550100"], Some("+12125550100"), &[]);
         let mut with_london = acme.clone();
         with_london.caller_ids.push("+442071234567".into());
-        let local = CallSetup::new(&task(Some(LOCAL_PRESENCE), None), &with_london);
+        let local = CallSetup::new(&task(Some(LOCAL_PRESENCE), None), &with_london, true);
         assert_eq!(
             local.caller_id(Some("+447400123456")),
-            Some("+442071234567")
+            Ok(Some("+442071234567"))
         );
-        assert_eq!(local.caller_id(Some("+33612345678")), Some("+12125550100"));
-        assert_eq!(local.caller_id(None), Some("+12125550100"), "no E.164 form");
+        assert_eq!(
+            local.caller_id(Some("+33612345678")),
+            Ok(Some("+12125550100"))
+        );
+        assert_eq!(
+            local.caller_id(None),
+            Ok(Some("+12125550100")),
+            "no E.164 form"
+        );
         let no_default = tenant(&["+12125550100"], None, &[]);
-        let local = CallSetup::new(&task(Some(LOCAL_PRESENCE), None), &no_default);
-        assert_eq!(local.caller_id(Some("+33612345678")), None);
+        let local = CallSetup::new(&task(Some(LOCAL_PRESENCE), None), &no_default, true);
+        assert_eq!(local.caller_id(Some("+33612345678")), Ok(None));
         assert_eq!(results_room(&["outcome".into()]), 7 + 1024);
     }
 

@@ -21,7 +21,7 @@ use outbound_model::task::{
     check_retry_rules, rules_time, ClockTime, DailyWindow, DialSettings, TaskOperation, WindowZone,
     ZoneName,
 };
-use outbound_model::telephony::{CallerIdChoice, TaskResults, Voicemail};
+use outbound_model::telephony::{fixed_at_publish, CallerIdChoice, TaskResults, Voicemail};
 use outbound_model::Tenant;
 use outbound_model::{Description, Id, Name, Page, Task, TaskStatus, Timestamp};
 use std::collections::HashSet;
@@ -267,13 +267,10 @@ pub async fn publish(
 ) -> Result<Task, Error> {
     let current = store.task(tenant, id).await?;
     TaskOperation::Publish.apply(current.status)?;
-    // The tenant's settings matter only when the task names a number or flow, or the
-    // deployment restricts what a call may use.
-    let names_any = matches!(current.settings.caller_id, Some(CallerIdChoice::Number(_)))
-        || current.settings.contact_flow_id.is_some();
-    if names_any || rules != TelephonyRules::default() {
-        check_calls_possible(rules, &store.settings(tenant).await?, &current.settings)?;
-    }
+    // The tenant's settings: what the task names must be the tenant's, and what it leaves to
+    // the tenant's defaults is fixed now (D28), so a later change of a default does not reach it.
+    let settings = store.settings(tenant).await?;
+    check_calls_possible(rules, &settings, &current.settings)?;
     let source = store
         .data_source(tenant, &current.data_source_id)
         .await
@@ -289,6 +286,7 @@ pub async fn publish(
     }
     let mut publish = Transition::of(TaskOperation::Publish, Timestamp::now());
     publish.contact_count = Some(source.contact_count);
+    publish.setup = Some(fixed_at_publish(&current.settings, &settings));
     store.transition(tenant, &current, &publish).await
 }
 
@@ -423,6 +421,9 @@ pub async fn recall(
             Err(error) => return Err(error),
         }
     }
+    if task.status == TaskStatus::Completed {
+        still_the_tenants(store, tenant, &task).await?;
+    }
     let recall = Id::new();
     let manifest = RecallManifest {
         ids: recalled.clone(),
@@ -470,6 +471,34 @@ pub async fn recall(
         tracing::warn!(%error, "recall job not queued; the tick queues it again");
     }
     Ok(recalled)
+}
+
+/// A COMPLETED task is requeued only while the number and flow it was published with are still
+/// its tenant's (D28): 409 naming the field otherwise (the operator may take back a finished
+/// task's number). The claim's check on the number's guard holds for the calls either way.
+async fn still_the_tenants(store: &Store, tenant: &Tenant, task: &Task) -> Result<(), Error> {
+    let names_number = matches!(task.settings.caller_id, Some(CallerIdChoice::Number(_)));
+    if !names_number && task.settings.contact_flow_id.is_none() {
+        return Ok(());
+    }
+    let settings = store.settings(tenant).await?;
+    if let Some(CallerIdChoice::Number(number)) = &task.settings.caller_id {
+        if !settings.caller_ids.contains(number) {
+            return Err(Error::Conflict(format!(
+                "callerId {number} is no longer assigned to this tenant: the task cannot be \
+                 dialled again"
+            )));
+        }
+    }
+    if let Some(flow) = &task.settings.contact_flow_id {
+        if !settings.holds_flow(flow) {
+            return Err(Error::Conflict(format!(
+                "contactFlowId {flow} is no longer assigned to this tenant: the task cannot be \
+                 dialled again"
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The commit point of a recall that is not one transaction: a COMPLETED task is requeued with

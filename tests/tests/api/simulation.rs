@@ -497,6 +497,7 @@ impl World {
                 self.tasks[at].paused = false;
             }
         }
+        self.newcomer().await;
         for round in 0..CALM_ROUNDS {
             self.engine.tick().await.unwrap();
             let handled = self.deliver(false).await;
@@ -530,6 +531,84 @@ impl World {
             left.push((stored.status, diagnostics.body));
         }
         panic!("seed {}: tasks left after the calm: {left:#?}", self.seed);
+    }
+
+    /// A tenant that arrives after the storm, while the others' tasks still run with all their
+    /// history (D13, D23, D28): its task places calls within two ticks.
+    async fn newcomer(&mut self) {
+        let numbers: Vec<(String, Value)> = (0..4)
+            .map(|n| {
+                (
+                    format!("+1415555{:04}", 300 + n),
+                    json!({"timeZone": "America/New_York", "simulatedOutcomes": "ANSWERED",
+                           "simulatedResults": "outcome=yes"}),
+                )
+            })
+            .collect();
+        let borrowed: Vec<(&str, Value)> = numbers
+            .iter()
+            .map(|(number, fields)| (number.as_str(), fields.clone()))
+            .collect();
+        let (source, ids) = self.api.source_of("initech", &borrowed).await;
+        for (contact, (number, _)) in ids.iter().zip(&numbers) {
+            self.contacts.insert(
+                contact.clone(),
+                (number.clone(), chrono_tz::America::New_York),
+            );
+        }
+        let task = self
+            .api
+            .task(
+                "initech",
+                "Newcomer",
+                &source,
+                json!({"maxDialCount": 1, "priority": 1, "resultAttributes": ["outcome"]}),
+            )
+            .await;
+        let published = self
+            .api
+            .post("initech", "/api/task/publish", json!({"id": task}))
+            .await;
+        assert_eq!(published.ok()["status"], 1);
+        self.tenants.push(SimTenant {
+            name: "initech",
+            calling_hours: None,
+            cap: None,
+            listed: HashSet::new(),
+        });
+        self.tasks.push(SimTask {
+            tenant: "initech",
+            id: task.clone(),
+            source,
+            max_dial: 1,
+            recalls: 0,
+            window: None,
+            paused: false,
+            stopped: false,
+            contacts: ids,
+        });
+        for _ in 0..2 {
+            self.engine.tick().await.unwrap();
+            self.deliver(false).await;
+            self.clock.advance(Duration::from_secs(61));
+        }
+        let placed = self
+            .placed
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|call| call.request.task_id.as_str() == task)
+            .count();
+        if placed == 0 {
+            let diagnostics = self
+                .api
+                .get("initech", &format!("/api/task/{task}/diagnostics"))
+                .await;
+            panic!(
+                "seed {}: a newcomer's task placed no call in two ticks: {}",
+                self.seed, diagnostics.body
+            );
+        }
     }
 
     /// Hands every message waiting on the dial and call-events queues to the engine, in a

@@ -943,6 +943,20 @@ impl TestApi {
             .send()
             .await
             .unwrap();
+        // Each number's guard names its tenant, as the operator's assignment leaves it: what a
+        // call's claim checks (D28).
+        for number in caller_ids {
+            let (pk, sk) = keys::caller_id(number);
+            self.raw_dynamodb()
+                .put_item()
+                .table_name(&self.resources.table)
+                .item(keys::PK, AttributeValue::S(pk))
+                .item(keys::SK, AttributeValue::S(sk))
+                .item("tenant", AttributeValue::S(tenant_name.to_owned()))
+                .send()
+                .await
+                .unwrap();
+        }
     }
 
     /// Stands in for the dialing engine's counters on the task record (calls, outcomes, seconds).

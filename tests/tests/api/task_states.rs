@@ -141,10 +141,13 @@ fn expected_task(op: Op, before: &Task, after: &Task, to: TaskStatus) -> Task {
         }
         // Every recall moves the revision, so a completion racing it is refused (D13); the
         // requeued task is running again and has not ended (`endTime` is null).
+        // A finished task's recall is applied by its job, whose group moves the revision once
+        // more, so a run that read the task before it cannot rest it.
         Op::Recall => {
             expected.revision = before.revision + 1;
             if before.status == Completed {
                 expected.ended_at = None;
+                expected.revision += 1;
             }
         }
         _ => {}

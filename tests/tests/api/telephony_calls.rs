@@ -112,8 +112,9 @@ async fn a_call_goes_out_from_the_tasks_number_with_its_flow_and_fields() {
         )
     );
 
-    // A number and flow the tenant no longer holds, its defaults neither: the deployment's own.
-    let (stale, stale_ids) = rig
+    // A number and flow the tenant no longer holds: no call at all (D28), never the
+    // deployment's own in their place; the task fails saying so.
+    let (stale, _) = rig
         .running(
             &contacts[..1],
             json!({"callerId": CHICAGO, "contactFlowId": "survey"}),
@@ -122,13 +123,10 @@ async fn a_call_goes_out_from_the_tasks_number_with_its_flow_and_fields() {
     rig.api
         .seed_telephony(OWNER, (&[NEW_YORK], None), (&[], None))
         .await;
-    rig.complete(&stale).await;
-    let call = &rig.calls(&stale).await[&stale_ids[0]];
-    assert_eq!(
-        (&call["callerId"], &call["contactFlowId"]),
-        (&Value::Null, &Value::Null)
-    );
-    assert_eq!(rig.recorded_caller_id(&stale, &stale_ids[0]).await, None);
+    rig.api.dial_round(&rig.engine).await;
+    assert!(rig.calls(&stale).await.is_empty());
+    let stored = rig.api.stored_task(OWNER, &stale).await;
+    assert_eq!(stored.status, outbound_model::TaskStatus::Failed);
 }
 
 #[tokio::test]
@@ -247,4 +245,130 @@ async fn the_chosen_number_flow_and_fields_cost_no_more_requests() {
     }
     assert_eq!(costs[0], costs[1]);
     assert_eq!(rig.calls(&chosen).await.len(), 2);
+}
+
+/// D28: publish fixes the caller ID and flow a task leaves to its tenant's defaults; clearing
+/// the defaults later changes nothing for it (it used to fall back to the deployment's own).
+#[tokio::test]
+async fn a_running_task_keeps_the_defaults_it_was_published_with() {
+    let rig = rig().await;
+    rig.api
+        .seed_telephony(
+            OWNER,
+            (&[NEW_YORK, CHICAGO], Some(CHICAGO)),
+            (&["reminder"], Some("reminder")),
+        )
+        .await;
+    let (task, ids) = rig
+        .running(
+            &[("+12125550199", json!({})), ("+13125550111", json!({}))],
+            json!({}),
+        )
+        .await;
+    let detail = rig
+        .api
+        .get(OWNER, &format!("/api/task/detail/{task}"))
+        .await;
+    assert_eq!(detail.ok()["callerId"], CHICAGO, "fixed at publish");
+    assert_eq!(detail.ok()["contactFlowId"], "reminder");
+    rig.api
+        .post(
+            OWNER,
+            "/api/settings/update",
+            json!({"defaultCallerId": null, "defaultContactFlowId": null}),
+        )
+        .await
+        .ok();
+    rig.complete(&task).await;
+    let calls = rig.calls(&task).await;
+    for contact in &ids {
+        assert_eq!(calls[contact]["callerId"], CHICAGO, "{calls:?}");
+        assert_eq!(calls[contact]["contactFlowId"], "reminder", "{calls:?}");
+    }
+}
+
+/// D28: a call presents a number only while the tenant holds it, checked by the claim's
+/// transaction: a number taken back after the run read the settings places no call, and the
+/// task fails saying why, naming no number.
+#[tokio::test]
+async fn a_call_presents_a_number_only_while_its_tenant_holds_it() {
+    let rig = rig().await;
+    rig.api
+        .seed_telephony(OWNER, (&[NEW_YORK], None), (&[], None))
+        .await;
+    let (task, _) = rig
+        .running(
+            &[("+12125550199", json!({}))],
+            json!({"callerId": NEW_YORK}),
+        )
+        .await;
+    // The guard now names another tenant, as if the operator moved the number between the
+    // run's read of the settings and its claim.
+    let (pk, sk) = outbound_adapters::store::keys::caller_id(NEW_YORK);
+    rig.api
+        .dynamodb()
+        .put_item()
+        .table_name(rig.api.store.table())
+        .item("pk", aws_sdk_dynamodb::types::AttributeValue::S(pk))
+        .item("sk", aws_sdk_dynamodb::types::AttributeValue::S(sk))
+        .item(
+            "tenant",
+            aws_sdk_dynamodb::types::AttributeValue::S("globex".into()),
+        )
+        .send()
+        .await
+        .unwrap();
+    rig.api.dial_round(&rig.engine).await;
+    assert!(
+        rig.calls(&task).await.is_empty(),
+        "no call from a number not the tenant's"
+    );
+    let detail = rig
+        .api
+        .get(OWNER, &format!("/api/task/detail/{task}"))
+        .await;
+    assert_eq!(detail.ok()["status"], 5, "FAILED: {:?}", detail.body);
+    let reason = detail.ok()["failReason"].as_str().unwrap();
+    assert!(
+        reason.contains("caller ID") && !reason.contains(NEW_YORK),
+        "{reason}"
+    );
+    let stored = rig.api.stored_task(OWNER, &task).await;
+    assert_eq!(stored.in_flight, 0);
+}
+
+/// D28: a finished task whose number the operator took back is not dialled again: its recall is
+/// 409 naming the field, and nothing changes.
+#[tokio::test]
+async fn a_finished_task_whose_number_was_taken_back_is_not_recalled() {
+    let rig = rig().await;
+    rig.api
+        .seed_telephony(OWNER, (&[NEW_YORK, CHICAGO], None), (&[], None))
+        .await;
+    let (task, ids) = rig
+        .running(
+            &[("+12125550199", json!({}))],
+            json!({"callerId": NEW_YORK}),
+        )
+        .await;
+    rig.complete(&task).await;
+    rig.api
+        .seed_telephony(OWNER, (&[CHICAGO], None), (&[], None))
+        .await;
+    let recall = rig
+        .api
+        .post(
+            OWNER,
+            &format!("/api/task/{task}/recall"),
+            json!({"contactIds": [ids[0]]}),
+        )
+        .await;
+    recall.err(
+        409,
+        &format!(
+            "callerId {NEW_YORK} is no longer assigned to this tenant: the task cannot be dialled again"
+        ),
+    );
+    let stored = rig.api.stored_task(OWNER, &task).await;
+    assert_eq!(stored.status, outbound_model::TaskStatus::Completed);
 }

@@ -13,6 +13,7 @@ use outbound_model::event::Event;
 use outbound_model::limits::Limited;
 use outbound_model::page::{Page, PageQuery};
 use outbound_model::task::{not_allowed, TaskContact, TaskOperation};
+use outbound_model::telephony::CallerIdChoice;
 use outbound_model::Tenant;
 use outbound_model::{Id, Name, Task, TaskStatus, Timestamp};
 use std::collections::HashSet;
@@ -90,6 +91,9 @@ pub struct Transition {
     pub fail_reason: Option<String>,
     /// Refreshes the task's `contact_count` (publish).
     pub contact_count: Option<u64>,
+    /// Fixes the caller ID and flow the task calls with (publish, D28): what was its own, or
+    /// its tenant's defaults then.
+    pub setup: Option<(Option<CallerIdChoice>, Option<String>)>,
     /// Only with no call in flight and no recall since the task was read at this revision (the
     /// dialing engine's completion, D13).
     pub idle_at_revision: Option<u64>,
@@ -120,6 +124,7 @@ impl Transition {
             stop_reason: None,
             fail_reason: None,
             contact_count: None,
+            setup: None,
             idle_at_revision: None,
             contacts_added: None,
             pending_recall: None,
@@ -144,6 +149,10 @@ impl Transition {
         }
         if self.fail_reason.is_some() {
             task.fail_reason.clone_from(&self.fail_reason);
+        }
+        if let Some((caller, flow)) = &self.setup {
+            task.settings.caller_id = caller.clone();
+            task.settings.contact_flow_id = flow.clone();
         }
         if let Some(count) = self.contact_count {
             task.contact_count = count;
@@ -255,6 +264,20 @@ fn transition_expression(
     if let Some(count) = change.contact_count {
         sets.push("contact_count = :contact_count");
         expr = expr.value(":contact_count", n(count));
+    }
+    if let Some((caller, flow)) = &change.setup {
+        if let Some(caller) = caller {
+            sets.push("#settings.caller_id = :fixed_caller");
+            expr = expr
+                .name("#settings", "settings")
+                .value(":fixed_caller", s(caller.as_str()));
+        }
+        if let Some(flow) = flow {
+            sets.push("#settings.contact_flow_id = :fixed_flow");
+            expr = expr
+                .name("#settings", "settings")
+                .value(":fixed_flow", s(flow));
+        }
     }
     if change.to == TaskStatus::Running {
         // Only running tasks are in the running-task index the dialer's tick reads (D13).

@@ -20,7 +20,7 @@ use outbound_model::error::Error;
 use outbound_model::numbers::{e164, Country};
 use outbound_model::settings::FrequencyCap;
 use outbound_model::task::{rules_time, Due, Fresh, Judged, RunSlice, TaskContact, IDLE_AT_MOST};
-use outbound_model::telephony::{results_room, CallSetup, E164_ATTRIBUTE};
+use outbound_model::telephony::{results_room, CallSetup, Withheld, E164_ATTRIBUTE};
 use outbound_model::Tenant;
 use outbound_model::{Id, Task, TaskStatus, Timestamp};
 use outbound_telemetry::Unit;
@@ -488,7 +488,7 @@ impl<P: Provider> Engine<P> {
                 rules_at: rules_time(&settings, Some(&source)),
                 contacts_added: source.contacts_added,
             },
-            setup: CallSetup::new(&task.settings, &settings),
+            setup: CallSetup::new(&task.settings, &settings, self.config.telephony.fallback),
             results_room: results_room(&task.settings.result_attributes),
         })
     }
@@ -581,7 +581,10 @@ impl<P: Provider> Engine<P> {
             attempt: attempt.attempt,
             state: Some(state.clone()),
         };
-        let mut request = self.request(tenant, task, &due, &callee, &rules);
+        let Ok(mut request) = self.request(tenant, task, &due, &callee, &rules) else {
+            // Its number or flow is no longer the tenant's: never sent again.
+            return Ok(None);
+        };
         request.caller_id = state.calling_from.clone();
         Ok(Some(request))
     }
@@ -601,7 +604,13 @@ impl<P: Provider> Engine<P> {
         if callee.e164.is_none() && self.provider.needs_e164() {
             return Ok(Next::Skipped(Skip::InvalidNumber, None));
         }
-        let request = self.request(tenant, task, due, callee, rules);
+        let request = match self.request(tenant, task, due, callee, rules) {
+            Ok(request) => request,
+            Err(withheld) => {
+                self.withhold(tenant, &task.id, withheld).await?;
+                return Ok(Next::Stop);
+            }
+        };
         if !self
             .provider
             .attributes_fit(&request.attributes, rules.results_room)
@@ -650,6 +659,11 @@ impl<P: Provider> Engine<P> {
                     return Ok(Next::Skipped(Skip::FrequencyCap, Some(at)))
                 }
                 Err(ClaimRefused::Contended) => return Ok(Next::Later),
+                Err(ClaimRefused::CallerIdGone) => {
+                    // The operator took the number back since this run read the settings.
+                    self.withhold(tenant, &task.id, Withheld::CallerId).await?;
+                    return Ok(Next::Stop);
+                }
                 Err(ClaimRefused::RateLimited) if started.elapsed() < RUN_DEADLINE => {
                     let into_second = u64::try_from(now.0.rem_euclid(1000)).unwrap_or(0);
                     tokio::time::sleep(Duration::from_millis(1000 - into_second + 5)).await;
@@ -701,7 +715,7 @@ impl<P: Provider> Engine<P> {
         due: &Due,
         callee: &Callee,
         rules: &Rules,
-    ) -> CallRequest {
+    ) -> Result<CallRequest, Withheld> {
         let attempt = CallAttempt {
             tenant: tenant.clone(),
             task_id: task.id.clone(),
@@ -720,12 +734,13 @@ impl<P: Provider> Engine<P> {
         let caller_id = if self.provider.per_call_caller_id() {
             rules
                 .setup
-                .caller_id(callee.e164.as_deref())
+                .caller_id(callee.e164.as_deref())?
                 .map(str::to_owned)
         } else {
             None
         };
-        CallRequest {
+        let contact_flow_id = rules.setup.contact_flow_id()?.map(str::to_owned);
+        Ok(CallRequest {
             tenant: attempt.tenant,
             task_id: attempt.task_id,
             contact_id: attempt.contact_id,
@@ -734,10 +749,24 @@ impl<P: Provider> Engine<P> {
             e164: callee.e164.clone(),
             script: callee.target.script.clone(),
             caller_id,
-            contact_flow_id: rules.setup.contact_flow_id.clone(),
+            contact_flow_id,
             attributes,
             voicemail: task.settings.voicemail,
             simulated_results: callee.target.simulated_results.clone(),
+        })
+    }
+
+    /// A task whose number or flow is no longer its tenant's (D28): it fails, saying so, and
+    /// no call of it is placed.
+    async fn withhold(&self, tenant: &Tenant, task: &Id, withheld: Withheld) -> Result<(), Error> {
+        tracing::warn!(%task, ?withheld, "the task's caller ID or flow is no longer its tenant's");
+        match self
+            .store
+            .fail_task(tenant, task, withheld.fail_reason().to_owned())
+            .await
+        {
+            Ok(_) | Err(Error::NotAllowed(_)) | Err(Error::NotFound(_)) => Ok(()),
+            Err(error) => Err(error),
         }
     }
 

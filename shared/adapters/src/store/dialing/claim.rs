@@ -31,8 +31,9 @@ pub struct Gate {
     pub listed_as: Option<String>,
     /// The tenant's frequency cap, and the number's attempts as read before the claim (D17).
     pub frequency: Option<FrequencyClaim>,
-    /// The caller ID the call goes out from, kept on the contact's state while it is in flight
-    /// so every path that records its outcome records it (D28).
+    /// The caller ID the call goes out from (a number of the tenant's; `None`: the
+    /// deployment's), kept on the contact's state while it is in flight so every path that
+    /// records its outcome records it (D28), and checked to be the tenant's by the claim.
     pub calling_from: Option<String>,
 }
 
@@ -119,6 +120,19 @@ impl Store {
         gate: &Gate,
         now: Timestamp,
     ) -> Result<Actions<'a, Claim>, Error> {
+        if let Some(number) = &gate.calling_from {
+            // A number presents its tenant only while the operator's assignment holds it.
+            let (pk, sk) = keys::caller_id(number);
+            actions = actions.check(
+                Claim::CallerId,
+                pk,
+                sk,
+                "#holder = :tenant",
+                Expr::default()
+                    .name("#holder", "tenant")
+                    .value(":tenant", s(tenant.as_str())),
+            )?;
+        }
         if let Some(number) = &gate.listed_as {
             actions = actions.check(
                 Claim::DoNotCall,
@@ -679,6 +693,8 @@ fn refusal(failed: ConditionFailure<Claim>, gate: &Gate) -> ClaimRefused {
         ClaimRefused::Taken
     } else if failed.failed(Claim::DoNotCall) {
         ClaimRefused::DoNotCall
+    } else if failed.failed(Claim::CallerId) {
+        ClaimRefused::CallerIdGone
     } else if failed.failed(Claim::Frequency) {
         let stored = failed.stored(Claim::Frequency).map(Attempts::of);
         match (&gate.frequency, stored) {

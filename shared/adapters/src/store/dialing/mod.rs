@@ -61,6 +61,8 @@ pub enum ClaimRefused {
     Capped(Timestamp),
     /// Another run's claim of the same number moved its count of attempts first: try later.
     Contended,
+    /// The caller ID the call would present is no longer the tenant's (D22, D28).
+    CallerIdGone,
     /// DynamoDB did not answer: nothing was claimed.
     Store(Error),
 }
@@ -91,6 +93,8 @@ enum Claim {
     DoNotCall,
     /// The number's attempts across the tenant's tasks (D17).
     Frequency,
+    /// The guard of the caller ID the call presents names the tenant (D22, D28).
+    CallerId,
 }
 
 /// The actions of the writes that follow a claim: placing the call, its outcome, giving the
