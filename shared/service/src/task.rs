@@ -269,15 +269,17 @@ pub async fn publish(
     TaskOperation::Publish.apply(current.status)?;
     // The tenant's settings: what the task names must be the tenant's, and what it leaves to
     // the tenant's defaults is fixed now (D28), so a later change of a default does not reach it.
-    let settings = store.settings(tenant).await?;
+    let source = async {
+        store
+            .data_source(tenant, &current.data_source_id)
+            .await
+            .map_err(|error| match error {
+                Error::NotFound(_) => unknown_data_source(current.data_source_id.as_str()),
+                other => other,
+            })
+    };
+    let (settings, source) = futures::future::try_join(store.settings(tenant), source).await?;
     check_calls_possible(rules, &settings, &current.settings)?;
-    let source = store
-        .data_source(tenant, &current.data_source_id)
-        .await
-        .map_err(|error| match error {
-            Error::NotFound(_) => unknown_data_source(current.data_source_id.as_str()),
-            other => other,
-        })?;
     if source.contact_count == 0 {
         return Err(Error::invalid(format!(
             "dataSource {} has no contacts",

@@ -45,9 +45,11 @@ async fn dynamodb_calls_per_task_request() {
         calls_of(&api, "GET", "/api/task/list", json!(null)).await,
         1
     );
+    // The task, the tenant's settings (what the task leaves to its defaults is fixed at
+    // publish, D28), its data source, and the transition.
     assert_eq!(
         calls_of(&api, "POST", "/api/task/publish", body(id)).await,
-        3
+        4
     );
     assert_eq!(calls_of(&api, "POST", "/api/task/pause", body(id)).await, 1);
     assert_eq!(
