@@ -4,6 +4,10 @@
 use crate::{Id, Tenant, Timestamp};
 use serde::{Deserialize, Serialize};
 
+/// How long after a large recall's last sign of progress its job counts as lost and is sent
+/// again (D12): by the tick for a running task, by the next recall for any (D28).
+pub const RECALL_JOB_LOST_AFTER_MILLIS: i64 = 60_000;
+
 /// A message on the dial queue.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "camelCase")]

@@ -13,7 +13,7 @@ use outbound_model::diagnostics::{
     blocked_by, ContactCounts, DiagnosticsView, ReasonCounts, Situation, SkipCounts,
 };
 use outbound_model::error::Error;
-use outbound_model::job::{DialJob, RecallManifest};
+use outbound_model::job::{DialJob, RecallManifest, RECALL_JOB_LOST_AFTER_MILLIS};
 use outbound_model::page::PageQuery;
 use outbound_model::reclaim::ReclaimJob;
 use outbound_model::settings::TenantSettings;
@@ -381,6 +381,7 @@ pub async fn recall(
     }
     let mut task = store.task(tenant, id).await?;
     TaskOperation::Recall.apply(task.status)?;
+    resend_lost_recall(dial_jobs, tenant, &task).await;
     let candidates: Vec<Id> = if contact_ids.is_empty() {
         // Bounded as a list of ids is (D12): the answer's recallIds fit any response.
         store
@@ -473,6 +474,26 @@ pub async fn recall(
         tracing::warn!(%error, "recall job not queued; the tick queues it again");
     }
     Ok(recalled)
+}
+
+/// An earlier recall still pending with no progress for a minute lost its job: it is sent
+/// again now (best effort). The tick does so only for RUNNING tasks; without this a PAUSED
+/// task's recalls would answer 409 until it was resumed.
+async fn resend_lost_recall(dial_jobs: &Queue<DialJob>, tenant: &Tenant, task: &Task) {
+    let (Some(pending), Some(at)) = (&task.pending_recall, task.pending_recall_at) else {
+        return;
+    };
+    if Timestamp::now().0 - at.0 <= RECALL_JOB_LOST_AFTER_MILLIS {
+        return;
+    }
+    let job = DialJob::Recall {
+        tenant: tenant.clone(),
+        task_id: task.id.clone(),
+        recall_id: pending.clone(),
+    };
+    if let Err(error) = dial_jobs.send(&job, 0).await {
+        tracing::warn!(%error, "a lost recall job was not sent again");
+    }
 }
 
 /// A COMPLETED task is requeued only while the number and flow it was published with are still

@@ -386,6 +386,98 @@ async fn the_tick_queues_a_lost_recall_job_again() {
     assert_eq!(states.values().filter(|s| s.recalled).count(), LARGE);
 }
 
+/// D23, D28: a run that rested the task while a large recall waited for its job (it read the
+/// task before the job made the contacts due) cannot keep it resting: the job's group wakes it.
+#[tokio::test]
+async fn a_recall_job_wakes_a_task_rested_before_it() {
+    use crate::dialing_support::{fast_settings, ManualClock, DEFAULT_MIX};
+    use outbound_adapters::store::keys;
+    use outbound_dialing::lambda::DialInbox;
+    let api = TestApi::start().await;
+    let task = all_failed(&api).await;
+    recall(&api, &task.id, json!({})).await.ok();
+    let later = outbound_model::Timestamp::now().0 + 3_600_000;
+    api.dynamodb()
+        .update_item()
+        .table_name(&api.resources.table)
+        .key(
+            keys::PK,
+            AttributeValue::S(keys::tenant(&crate::support::tenant("acme"))),
+        )
+        .key(keys::SK, AttributeValue::S(keys::task(&id(&task.id))))
+        .update_expression("SET idle_until = :later")
+        .expression_attribute_values(":later", AttributeValue::N(later.to_string()))
+        .send()
+        .await
+        .unwrap();
+    let before = api.stored_task("acme", &task.id).await;
+    assert!(before.idle_until.is_some());
+    let engine = api.engine(
+        fast_settings(&api, DEFAULT_MIX),
+        ManualClock::starting_now(),
+    );
+    api.drain(&engine, DialInbox::Jobs).await;
+    let after = api.stored_task("acme", &task.id).await;
+    assert_eq!(after.pending_recall, None, "applied");
+    assert_eq!(after.idle_until, None, "the recall's group woke it");
+    assert!(after.revision > before.revision);
+}
+
+/// D12, D28: a PAUSED task is not in the tick's running index, so the tick never sends its
+/// lost recall job again; the next recall does, and answers 409 only until that job is applied.
+#[tokio::test]
+async fn a_paused_tasks_lost_recall_job_is_sent_again_by_the_next_recall() {
+    use crate::dialing_support::{fast_settings, ManualClock, DEFAULT_MIX};
+    use outbound_dialing::lambda::DialInbox;
+    let api = TestApi::start().await;
+    let task = all_failed(&api).await;
+    let paused = api
+        .post("acme", "/api/task/pause", json!({"id": task.id}))
+        .await;
+    assert_eq!(paused.status, 200, "{:?}", paused.body);
+    recall(&api, &task.id, json!({})).await.ok();
+    // The job is lost, and a minute passes without progress.
+    assert_eq!(
+        api.take_messages(&api.resources.dial_queue_url).await.len(),
+        1
+    );
+    use outbound_adapters::store::keys;
+    api.dynamodb()
+        .update_item()
+        .table_name(&api.resources.table)
+        .key(
+            keys::PK,
+            AttributeValue::S(keys::tenant(&crate::support::tenant("acme"))),
+        )
+        .key(keys::SK, AttributeValue::S(keys::task(&id(&task.id))))
+        .update_expression("SET pending_recall_at = :long_ago")
+        .expression_attribute_values(
+            ":long_ago",
+            AttributeValue::N((outbound_model::Timestamp::now().0 - 120_000).to_string()),
+        )
+        .send()
+        .await
+        .unwrap();
+    recall(&api, &task.id, json!({})).await.err(
+        409,
+        &format!(
+            "task {} is still applying an earlier recall; try again shortly",
+            task.id
+        ),
+    );
+    let engine = api.engine(
+        fast_settings(&api, DEFAULT_MIX),
+        ManualClock::starting_now(),
+    );
+    assert_eq!(api.drain(&engine, DialInbox::Jobs).await, 1, "sent again");
+    let stored = api.stored_task("acme", &task.id).await;
+    assert_eq!(
+        (stored.status, stored.pending_recall),
+        (TaskStatus::Paused, None)
+    );
+    recall(&api, &task.id, json!({})).await.ok();
+}
+
 /// D12, D13: while a large recall waits for its job, the completion check neither runs nor
 /// saves a bookmark, so the chunks that reopen contacts behind it cannot be missed.
 #[tokio::test]

@@ -8,7 +8,7 @@ use outbound_adapters::aws::actions::Function;
 use outbound_adapters::store::dialing::{RunningTask, SourceNow};
 use outbound_adapters::store::keys;
 use outbound_model::error::Error;
-use outbound_model::job::DialJob;
+use outbound_model::job::{DialJob, RECALL_JOB_LOST_AFTER_MILLIS};
 use outbound_model::task::WindowZone;
 use outbound_model::{Id, Task, TaskStatus, Tenant, Timestamp};
 use std::collections::HashMap;
@@ -142,7 +142,7 @@ impl<P: Provider> Engine<P> {
         // A large recall whose job was lost is sent again after a minute (D12).
         for r in &running {
             if let (Some(recall), Some(at)) = (&r.task.pending_recall, r.task.pending_recall_at) {
-                if now.0 - at.0 > 60_000 {
+                if now.0 - at.0 > RECALL_JOB_LOST_AFTER_MILLIS {
                     jobs.push((
                         DialJob::Recall {
                             tenant: r.tenant.clone(),
