@@ -829,8 +829,11 @@ impl World {
                 );
             }
         }
-        // Every placed call's outcome recorded once, with the reason the provider ended it
-        // with; the attempts never placed (in doubt until the ceiling) as "no outcome".
+        // Every placed call's outcome recorded once: with the reason the provider ended it with,
+        // or, when that outcome came only after `DIAL_MAX_CALL_SECONDS` for an attempt in doubt
+        // (D28; the simulation's clock runs far ahead of SQS's delays), as "no outcome"; and the
+        // attempts never placed (in doubt until the ceiling) as "no outcome". Never a reason
+        // recorded more often than the provider ended calls with it.
         let diagnostics = self
             .api
             .get(task.tenant, &format!("/api/task/{}/diagnostics", task.id))
@@ -841,27 +844,31 @@ impl World {
             .filter(|call| call.request.task_id.as_str() == task.id)
             .collect();
         let mut recorded = 0;
+        let mut with_their_reason = 0;
         for reason in Reason::ALL {
             let counted = reasons[reason.name()].as_u64().unwrap_or(0);
             recorded += counted;
             if reason == Reason::NoOutcome {
-                assert_eq!(
-                    counted,
-                    counters.calls - mine.len() as u64,
-                    "seed {seed}: task {}: no outcome is the attempts never placed",
-                    task.id
-                );
-            } else {
-                let expected = mine.iter().filter(|call| call.reason == reason).count();
-                assert_eq!(
-                    counted,
-                    expected as u64,
-                    "seed {seed}: task {}: {} recorded against placed",
-                    task.id,
-                    reason.name()
-                );
+                continue;
             }
+            with_their_reason += counted;
+            let expected = mine.iter().filter(|call| call.reason == reason).count() as u64;
+            assert!(
+                counted <= expected,
+                "seed {seed}: task {}: {} recorded {counted} times, placed {expected}",
+                task.id,
+                reason.name()
+            );
         }
+        let placed_count = mine.len() as u64;
+        let outcome_too_late = placed_count - with_their_reason;
+        assert_eq!(
+            reasons[Reason::NoOutcome.name()].as_u64().unwrap_or(0),
+            (counters.calls - placed_count) + outcome_too_late,
+            "seed {seed}: task {}: \"no outcome\" is the attempts never placed and those whose \
+             outcome came past the ceiling",
+            task.id
+        );
         assert_eq!(recorded, counters.calls, "seed {seed}: reasons and calls");
         // The contacts' call counts and status move with the outcomes.
         let contacts = self.api.all_contacts(task.tenant, &task.source).await;
