@@ -435,15 +435,6 @@ pub struct CallSetup {
     flow: Result<Option<String>, Withheld>,
 }
 
-impl Default for CallSetup {
-    fn default() -> Self {
-        CallSetup {
-            caller: Caller::Fixed(Ok(None)),
-            flow: Ok(None),
-        }
-    }
-}
-
 #[derive(Clone, Debug)]
 enum Caller {
     /// One number for every call; `None`: the deployment's.

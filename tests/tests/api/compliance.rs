@@ -107,6 +107,23 @@ impl Rig {
             .clone()
     }
 
+    /// `GET /local/calls`: the calls the provider placed for `task`, oldest first.
+    pub(crate) async fn local_calls(&self, task: &str) -> Vec<Value> {
+        let answer = self
+            .api
+            .http
+            .get(format!("{}/local/calls", self.api.base))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer.status(), 200);
+        let calls: Vec<Value> = answer.json().await.unwrap();
+        calls
+            .into_iter()
+            .filter(|call| call["taskId"] == task)
+            .collect()
+    }
+
     /// The tokens (`task-contact-attempt`) of the calls placed so far.
     fn placed(&self) -> Vec<String> {
         self.engine.provider.placed.lock().unwrap().clone()

@@ -16,24 +16,6 @@ use std::time::Duration;
 const OWNER: &str = "acme";
 const MINUTE: Duration = Duration::from_secs(61);
 
-/// The calls `/local/calls` lists for `task`.
-async fn listed(rig: &Rig, task: &str) -> Vec<Value> {
-    let calls = rig
-        .api
-        .http
-        .get(format!("{}/local/calls", rig.api.base))
-        .send()
-        .await
-        .unwrap()
-        .json::<Vec<Value>>()
-        .await
-        .unwrap();
-    calls
-        .into_iter()
-        .filter(|call| call["taskId"] == task)
-        .collect()
-}
-
 async fn round(rig: &Rig) {
     rig.api.dial_round(&rig.engine).await;
 }
@@ -86,7 +68,10 @@ async fn a_burst_of_server_errors_holds_no_capacity_past_the_next_tick() {
         rig.clock.advance(MINUTE);
     }
     assert_eq!(rig.engine.store.calls_in_flight().await.unwrap(), 0);
-    assert!(listed(&rig, &burst).await.is_empty(), "no call was placed");
+    assert!(
+        rig.local_calls(&burst).await.is_empty(),
+        "no call was placed"
+    );
     let diagnostics = rig.diagnostics(&burst).await;
     assert_eq!(diagnostics["contacts"]["waiting"], 3, "{diagnostics}");
     assert_eq!(diagnostics["contacts"]["inFlight"], 0, "{diagnostics}");
@@ -103,7 +88,7 @@ async fn a_burst_of_server_errors_holds_no_capacity_past_the_next_tick() {
     rig.clock.advance(MINUTE);
     round(&rig).await;
     assert_eq!(
-        listed(&rig, &next).await.len(),
+        rig.local_calls(&next).await.len(),
         10,
         "dialled at full rate: {}",
         rig.diagnostics(&next).await
@@ -125,7 +110,7 @@ async fn a_burst_of_server_errors_holds_no_capacity_past_the_next_tick() {
         ),
         (6, 3, 3)
     );
-    assert_eq!(listed(&rig, &burst).await.len(), 3, "each placed once");
+    assert_eq!(rig.local_calls(&burst).await.len(), 3, "each placed once");
 }
 
 /// D28: a call placed whose answer was lost is asked again with the same token at once: the
@@ -140,7 +125,7 @@ async fn a_lost_answer_is_asked_again_and_the_call_placed_once() {
     );
     let (task, _) = running_over(&rig, &lost, json!({"resultAttributes": ["outcome"]})).await;
     rig.complete(&task).await;
-    assert_eq!(listed(&rig, &task).await.len(), 3);
+    assert_eq!(rig.local_calls(&task).await.len(), 3);
     let stored = rig.api.stored_task(OWNER, &task).await;
     assert_eq!((stored.counters.calls, stored.counters.success), (3, 3));
     let states = rig.api.stored_task_contacts(OWNER, &task).await;
@@ -168,7 +153,7 @@ async fn a_late_outcome_keeps_what_the_flow_found() {
         round(&rig).await;
         rig.clock.advance(Duration::from_secs(6));
     }
-    assert_eq!(listed(&rig, &task).await.len(), 2);
+    assert_eq!(rig.local_calls(&task).await.len(), 2);
     let stored = rig.api.stored_task(OWNER, &task).await;
     assert_eq!(
         (stored.in_flight, stored.counters.calls),
@@ -250,7 +235,7 @@ async fn a_run_killed_in_its_slice_leaks_no_room_and_leaves_no_contact_behind() 
         0
     );
     rig.complete(&task).await;
-    let calls = listed(&rig, &task).await;
+    let calls = rig.local_calls(&task).await;
     assert_eq!(
         calls.len(),
         ids.len(),

@@ -962,6 +962,19 @@ impl TestApi {
     /// Stands in for the dialing engine's counters on the task record (calls, outcomes, seconds).
     pub async fn seed_counters(&self, tenant_name: &str, task: &str, counters: &CallCounters) {
         let value = serde_dynamo::to_attribute_value(counters).unwrap();
+        self.seed_task_attribute(tenant_name, task, "counters", value)
+            .await;
+    }
+
+    /// Sets one attribute of an existing task record as the engine would have left it (a rest,
+    /// a recall's last progress, its counters).
+    pub async fn seed_task_attribute(
+        &self,
+        tenant_name: &str,
+        task: &str,
+        name: &str,
+        value: AttributeValue,
+    ) {
         self.raw_dynamodb()
             .update_item()
             .table_name(&self.resources.table)
@@ -970,9 +983,10 @@ impl TestApi {
                 AttributeValue::S(keys::tenant(&tenant(tenant_name))),
             )
             .key(keys::SK, AttributeValue::S(keys::task(&id(task))))
-            .update_expression("SET counters = :counters")
+            .update_expression("SET #name = :value")
             .condition_expression("attribute_exists(pk)")
-            .expression_attribute_values(":counters", value)
+            .expression_attribute_names("#name", name)
+            .expression_attribute_values(":value", value)
             .send()
             .await
             .unwrap();

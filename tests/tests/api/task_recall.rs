@@ -391,25 +391,18 @@ async fn the_tick_queues_a_lost_recall_job_again() {
 #[tokio::test]
 async fn a_recall_job_wakes_a_task_rested_before_it() {
     use crate::dialing_support::{fast_settings, ManualClock, DEFAULT_MIX};
-    use outbound_adapters::store::keys;
     use outbound_dialing::lambda::DialInbox;
     let api = TestApi::start().await;
     let task = all_failed(&api).await;
     recall(&api, &task.id, json!({})).await.ok();
     let later = outbound_model::Timestamp::now().0 + 3_600_000;
-    api.dynamodb()
-        .update_item()
-        .table_name(&api.resources.table)
-        .key(
-            keys::PK,
-            AttributeValue::S(keys::tenant(&crate::support::tenant("acme"))),
-        )
-        .key(keys::SK, AttributeValue::S(keys::task(&id(&task.id))))
-        .update_expression("SET idle_until = :later")
-        .expression_attribute_values(":later", AttributeValue::N(later.to_string()))
-        .send()
-        .await
-        .unwrap();
+    api.seed_task_attribute(
+        "acme",
+        &task.id,
+        "idle_until",
+        AttributeValue::N(later.to_string()),
+    )
+    .await;
     let before = api.stored_task("acme", &task.id).await;
     assert!(before.idle_until.is_some());
     let engine = api.engine(
@@ -441,23 +434,14 @@ async fn a_paused_tasks_lost_recall_job_is_sent_again_by_the_next_recall() {
         api.take_messages(&api.resources.dial_queue_url).await.len(),
         1
     );
-    use outbound_adapters::store::keys;
-    api.dynamodb()
-        .update_item()
-        .table_name(&api.resources.table)
-        .key(
-            keys::PK,
-            AttributeValue::S(keys::tenant(&crate::support::tenant("acme"))),
-        )
-        .key(keys::SK, AttributeValue::S(keys::task(&id(&task.id))))
-        .update_expression("SET pending_recall_at = :long_ago")
-        .expression_attribute_values(
-            ":long_ago",
-            AttributeValue::N((outbound_model::Timestamp::now().0 - 120_000).to_string()),
-        )
-        .send()
-        .await
-        .unwrap();
+    let long_ago = outbound_model::Timestamp::now().0 - 120_000;
+    api.seed_task_attribute(
+        "acme",
+        &task.id,
+        "pending_recall_at",
+        AttributeValue::N(long_ago.to_string()),
+    )
+    .await;
     recall(&api, &task.id, json!({})).await.err(
         409,
         &format!(

@@ -15,18 +15,9 @@ const OWNER: &str = "acme";
 impl Rig {
     /// `GET /local/calls`: the calls of `task`, by contact id.
     async fn calls(&self, task: &str) -> BTreeMap<String, Value> {
-        let answer = self
-            .api
-            .http
-            .get(format!("{}/local/calls", self.api.base))
-            .send()
+        self.local_calls(task)
             .await
-            .unwrap();
-        assert_eq!(answer.status(), 200);
-        let calls: Vec<Value> = answer.json().await.unwrap();
-        calls
             .into_iter()
-            .filter(|call| call["taskId"] == task)
             .map(|call| (call["contactId"].as_str().unwrap().to_owned(), call))
             .collect()
     }
