@@ -1,22 +1,25 @@
-//! The request rate of each tenant (D26): one layer in front of every `/api/...` route, after
-//! authentication, takes one request of the caller's tenant from the bucket every function
-//! instance shares ([`RequestLimiter`](outbound_adapters::store::rate::RequestLimiter)). Beyond
-//! the rate the answer is 429 with `Retry-After` and the envelope, and the route never runs. A
-//! request without a valid token goes on to be refused by its route (401, 403); a request whose
-//! limiter could not answer (the table missing, throttled or slow) goes on too: it is logged and
-//! counted (`RateLimiterFailures`), and never fails because the limiter did.
+//! The request limits of each tenant (D26, D29): one layer in front of every `/api/...` route,
+//! after the token is read, takes one request of the caller's tenant (of the operator, on the
+//! operator's routes) from the limiter every function instance shares
+//! ([`RequestLimiter`](outbound_adapters::store::rate::RequestLimiter)): a rate token and a
+//! place in flight, given back when the request is answered. Beyond either the answer is 429
+//! with `Retry-After` and the envelope, and the route never runs. A request without a valid
+//! token goes on to be refused by its route (401, 403). When the limiter's table fails, the
+//! instance limits the tenant alone; the failure is logged and counted
+//! (`RateLimiterFailures`).
 
-use super::{auth, Refusal};
+use super::auth::Identity;
+use super::Refusal;
 use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use outbound_adapters::store::rate::Admission;
+use outbound_adapters::store::rate::{Admission, Limited};
 use outbound_app::App;
+use outbound_auth::Scope;
 use std::time::{Duration, Instant};
 
-/// How long a request waited on its tenant's limiter: a response extension the request
-/// observer puts in `Server-Timing` (`rate`) and the request's log line, apart from the
-/// service's own time.
+/// How long a request waited on its limiter: a response extension the request observer puts in
+/// `Server-Timing` (`rate`) and the request's log line, apart from the service's own time.
 #[derive(Clone, Copy, Debug)]
 pub struct RateCheck(pub Duration);
 
@@ -26,44 +29,49 @@ pub async fn limit(State(app): State<App>, request: Request, next: Next) -> Resp
         return next.run(request).await;
     }
     let (parts, body) = request.into_parts();
-    let tenant = auth::tenant_of(&app.config.auth, &parts);
+    let identity = Identity::of(&app.config.auth, &parts);
     let request = Request::from_parts(parts, body);
-    let Ok(tenant) = tenant else {
-        return next.run(request).await;
+    let operator = Scope::of_route(request.method(), request.uri().path()) == Scope::Operator;
+    let (tenant, actor) = (identity.tenant(), identity.actor());
+    let limited = match (operator, actor, &tenant) {
+        (true, Some(actor), _) => Limited::Operator(actor),
+        (false, _, Ok(tenant)) => Limited::Tenant(tenant),
+        _ => return next.run(request).await,
     };
     let started = Instant::now();
-    let admission = app.limiter.admit(&tenant, now_micros()).await;
+    let decision = app.limiter.admit(limited, now_micros()).await;
     let check = RateCheck(started.elapsed());
-    let mut response = answer(&app, admission, request, next).await;
+    if let Some(error) = &decision.failure {
+        tracing::warn!(%error, "request limits not shared; this instance limits the tenant alone");
+        outbound_telemetry::metrics(
+            &[],
+            &[("RateLimiterFailures", 1.0, outbound_telemetry::Unit::Count)],
+        );
+    }
+    let rate = app.limiter.rate();
+    let mut response = match decision.admission {
+        Admission::Admitted(pass) => {
+            let response = next.run(request).await;
+            if let Err(error) = app.limiter.release(pass).await {
+                tracing::warn!(%error, "place in flight not given back; its lease frees it");
+            }
+            response
+        }
+        Admission::OverRate { retry_after_secs } => {
+            refused("RateLimited", rate.exceeded(retry_after_secs))
+        }
+        Admission::Crowded { retry_after_secs } => {
+            refused("InFlightLimited", rate.crowded(retry_after_secs))
+        }
+    };
     response.extensions_mut().insert(check);
     response
 }
 
-/// The answer to a request the limiter took (or could not take).
-async fn answer(
-    app: &App,
-    admission: Result<Admission, outbound_model::error::Error>,
-    request: Request,
-    next: Next,
-) -> Response {
-    match admission {
-        Ok(Admission::Admitted) => next.run(request).await,
-        Ok(Admission::Refused { retry_after_secs }) => {
-            outbound_telemetry::metrics(
-                &[],
-                &[("RateLimited", 1.0, outbound_telemetry::Unit::Count)],
-            );
-            Refusal(app.limiter.rate().exceeded(retry_after_secs)).into_response()
-        }
-        Err(error) => {
-            tracing::warn!(%error, "request rate not checked; the request goes on");
-            outbound_telemetry::metrics(
-                &[],
-                &[("RateLimiterFailures", 1.0, outbound_telemetry::Unit::Count)],
-            );
-            next.run(request).await
-        }
-    }
+/// The 429 of a refused request, counted under `metric`.
+fn refused(metric: &str, error: outbound_model::error::Error) -> Response {
+    outbound_telemetry::metrics(&[], &[(metric, 1.0, outbound_telemetry::Unit::Count)]);
+    Refusal(error).into_response()
 }
 
 /// Microseconds since the epoch.

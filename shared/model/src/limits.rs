@@ -38,11 +38,12 @@ impl Default for TenantLimits {
 
 /// How fast one tenant may send requests, over every function instance: `per_second` on
 /// average, up to `burst` at once after a quiet spell (a token bucket of `burst` tokens
-/// refilled at `per_second`).
+/// refilled at `per_second`), and at most `in_flight` running at once (D29).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RequestRate {
     pub per_second: u32,
     pub burst: u32,
+    pub in_flight: u32,
 }
 
 impl Default for RequestRate {
@@ -50,6 +51,7 @@ impl Default for RequestRate {
         RequestRate {
             per_second: 50,
             burst: 100,
+            in_flight: 20,
         }
     }
 }
@@ -73,6 +75,18 @@ impl RequestRate {
                 "too many requests: this tenant may send {} a second, {} at once \
                  (TENANT_REQUESTS_PER_SECOND, TENANT_REQUEST_BURST); try again after {} s",
                 self.per_second, self.burst, retry_after_secs
+            ),
+            retry_after_secs,
+        }
+    }
+
+    /// The 429 of a request while the tenant already has `in_flight` running (D29).
+    pub fn crowded(self, retry_after_secs: u64) -> Error {
+        Error::TooManyRequests {
+            message: format!(
+                "too many requests: this tenant may have {} running at once \
+                 (TENANT_REQUESTS_IN_FLIGHT); try again after {} s",
+                self.in_flight, retry_after_secs
             ),
             retry_after_secs,
         }
@@ -144,6 +158,7 @@ mod tests {
         let one = RequestRate {
             per_second: 1,
             burst: 1,
+            in_flight: 1,
         };
         assert_eq!(
             one.tolerance_micros(),
@@ -166,6 +181,11 @@ mod tests {
             error.client_message(),
             "too many requests: this tenant may send 50 a second, 100 at once \
              (TENANT_REQUESTS_PER_SECOND, TENANT_REQUEST_BURST); try again after 1 s"
+        );
+        assert_eq!(
+            RequestRate::default().crowded(1).client_message(),
+            "too many requests: this tenant may have 20 running at once \
+             (TENANT_REQUESTS_IN_FLIGHT); try again after 1 s"
         );
     }
 }

@@ -47,6 +47,15 @@ pub fn request_rate(tenant: &Tenant) -> (String, String) {
     (format!("T#{}#RATE", tenant.as_str()), "RATE".to_owned())
 }
 
+/// Partition and sort key of one operator's request rate on the operator's routes (D29): apart
+/// from every tenant's, whatever tenant the operator's token names.
+pub fn operator_rate(actor: &outbound_model::Actor) -> (String, String) {
+    (
+        format!("OPERATOR#{}#RATE", actor.as_str()),
+        "RATE".to_owned(),
+    )
+}
+
 /// Partition of one data source: its head record, its imports, and shard 0 of its contacts and
 /// phone guards ([`super::shards::ContactShards`]).
 pub fn data_source(tenant: &Tenant, id: &Id) -> String {

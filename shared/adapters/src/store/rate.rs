@@ -1,57 +1,143 @@
-//! The request rate of each tenant (D26), held in the table so that every function instance
-//! sees the same one: a token bucket of `burst` requests refilled at `per_second`, kept as one
-//! item a tenant (`T#{tenant}#RATE` / `RATE`) in the form of the generic cell rate algorithm
-//! (GCRA). The item holds one time, `tat` (microseconds since the epoch): when the tenant's
-//! schedule of requests at the steady rate is next free. A request at `now` passes while `tat`
-//! runs at most `tolerance` (`burst - 1` intervals) ahead of `now`, and moves it one interval on
-//! from `max(tat, now)`; a refused request moves nothing and is told how long until one passes.
+//! The request rate and the requests in flight of each tenant (D26, D29), held in the table so
+//! that every function instance sees the same ones, in one item a tenant (`T#{tenant}#RATE` /
+//! `RATE`; an operator's own, `OPERATOR#{sub}#RATE`, for the operator's routes).
 //!
-//! DynamoDB has no `max` in an update, so the two sides of it are two conditional updates, each
-//! one write: `ADD tat :interval` if `now < tat <= now + tolerance` (the tenant is busy), and
-//! `SET tat = now + interval` if `tat <= now` (it was idle). The one sent first is the one the
-//! last answer this process saw for the tenant points to; a failed condition answers the stored
-//! `tat`, which says whether the other applies or the request is refused. So a request costs one
-//! conditional write, two when this process guessed wrong (another instance moved the tenant's
-//! schedule, or it went idle), and never a read. Each write also sets `expires_at` an hour past
-//! the schedule, so a quiet tenant's item goes by itself.
+//! **Rate.** A token bucket of `burst` requests refilled at `per_second`, in the form of the
+//! generic cell rate algorithm (GCRA): the item holds `tat` (microseconds since the epoch), when
+//! the schedule of requests at the steady rate is next free. A request at `now` passes while
+//! `tat` runs at most `tolerance` (`burst - 1` intervals) ahead of `now`, and moves it one
+//! interval on from `max(tat, now)`. DynamoDB has no `max` in an update, so the two sides of it
+//! are two conditional updates: `ADD tat :interval` if `now < tat <= now + tolerance` (busy), and
+//! `SET tat = now + interval` if `tat <= now` (idle). The one sent first is the one the last
+//! answer this process saw points to; a failed condition answers the stored item, which says
+//! whether the other applies or the request is refused.
+//!
+//! **In flight.** At most `in_flight` requests of one tenant run at once: the item holds one
+//! lease per place (`f0`, `f1`, ...: when the place is free again). The same write that takes
+//! the rate takes a place whose lease has passed, for [`LEASE`]; the request gives it back when
+//! it is answered ([`RequestLimiter::release`], one more write). A process killed mid-request
+//! holds its place only until the lease runs out.
+//!
+//! **Refusals cost no write.** `tat` only ever moves forward, so while the `tat` a process last
+//! saw is beyond `now + tolerance` the request is refused there and then: a flood is refused by
+//! each instance from memory after its first refusal. A refusal for places costs the one failed
+//! conditional write that found them all taken, and the instance refuses for places from memory
+//! for the next [`CROWDED_MEMORY`].
+//!
+//! **When the table fails** (missing, throttled, slow), each instance limits the tenant with a
+//! bucket and places of its own ([`Local`]) rather than admitting everything; the failure is
+//! the caller's to log and count ([`Decision::failure`]).
 //!
 //! The limiter has its own client: no retries and a short timeout, because a request must never
-//! wait on, or fail because of, its limiter. Its callers let the request through on any error.
+//! wait long on its limiter.
 
 use super::keys;
 use super::{n, Expr, Item, Store, WriteFailure};
 use crate::aws::Lazy;
 use outbound_model::error::Error;
 use outbound_model::limits::RequestRate;
-use outbound_model::Tenant;
+use outbound_model::{Actor, Tenant};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-/// How long one write of the limiter may take before the request goes on without it.
+/// How long one write of the limiter may take before the instance decides alone.
 pub const LIMITER_TIMEOUT: Duration = Duration::from_secs(1);
 
-/// Tenants whose last schedule one process remembers; past this it forgets them all (the
-/// guess it keeps is only an optimisation).
-const REMEMBERED_TENANTS: usize = 10_000;
+/// How long a place in flight is held at most: longer than any request may run (API Gateway
+/// gives up after 30 s).
+pub const LEASE: Duration = Duration::from_secs(30);
 
-/// What the limiter says of one request.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Admission {
-    Admitted,
-    /// Beyond the tenant's rate: one request passes again after `retry_after_secs` (at least 1).
-    Refused {
-        retry_after_secs: u64,
-    },
+/// How long a process refuses for places from memory once the table said all were taken: a
+/// place given back meanwhile waits at most this long, and a tenant at its places costs at most
+/// one failed write per instance in this time.
+pub const CROWDED_MEMORY: Duration = Duration::from_millis(100);
+
+/// Keys whose last answer one process remembers; past this it forgets them all (what it keeps
+/// only saves writes).
+const REMEMBERED: usize = 10_000;
+
+/// Whose requests a limit counts.
+#[derive(Clone, Copy, Debug)]
+pub enum Limited<'a> {
+    /// A tenant's requests, whoever sends them (D26).
+    Tenant(&'a Tenant),
+    /// One operator's requests of the operator's routes, apart from every tenant's (D29).
+    Operator(&'a Actor),
 }
 
-/// The shared request rate of every tenant; cheap to clone.
+impl Limited<'_> {
+    fn key(self) -> (String, String) {
+        match self {
+            Limited::Tenant(tenant) => keys::request_rate(tenant),
+            Limited::Operator(actor) => keys::operator_rate(actor),
+        }
+    }
+}
+
+/// What the limiter says of one request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Admission {
+    /// The request may run; give the pass back when it is answered.
+    Admitted(Pass),
+    /// Beyond the rate: one request passes again after `retry_after_secs` (at least 1).
+    OverRate { retry_after_secs: u64 },
+    /// Every place in flight is taken; one is likely free after `retry_after_secs`.
+    Crowded { retry_after_secs: u64 },
+}
+
+/// A place in flight a request holds until it is answered.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Pass {
+    key: (String, String),
+    held: Held,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Held {
+    /// Place `slot` of the shared item, leased until `until`.
+    Shared { slot: usize, until: i64 },
+    /// A place of this instance's own (the table could not answer).
+    Local,
+}
+
+/// The limiter's answer and, when the table could not give it, why.
+#[derive(Debug)]
+pub struct Decision {
+    pub admission: Admission,
+    /// The table's error when this instance decided alone.
+    pub failure: Option<Error>,
+    /// Writes the decision cost (a failed conditional write counts).
+    pub writes: u32,
+}
+
+/// The shared request limits of every tenant; cheap to clone.
 #[derive(Clone, Debug)]
 pub struct RequestLimiter {
     store: Lazy<Store>,
     rate: RequestRate,
-    /// The last `tat` this process saw per tenant: which write to send first.
-    seen: Arc<Mutex<HashMap<String, i64>>>,
+    /// The last item this process saw per key.
+    seen: Arc<Mutex<HashMap<(String, String), Seen>>>,
+    /// The limits this instance keeps alone while the table fails.
+    local: Arc<Mutex<HashMap<(String, String), Local>>>,
+}
+
+/// What one process last saw of a key's item.
+#[derive(Clone, Debug, Default)]
+struct Seen {
+    tat: i64,
+    /// The lease of each place, `0` when free.
+    leases: Vec<i64>,
+    /// Until when this process refuses for places from memory: a moment after the table said
+    /// every place was taken.
+    crowded_until: i64,
+}
+
+/// A bucket and places of one instance's own.
+#[derive(Clone, Copy, Debug, Default)]
+struct Local {
+    tat: i64,
+    in_flight: u32,
 }
 
 /// Which side of `max(tat, now)` a write is for.
@@ -65,8 +151,9 @@ enum Side {
 
 impl RequestLimiter {
     /// A limiter of `rate` over the table `table`, with a client of its own built from `sdk` on
-    /// its first use (no retries, [`LIMITER_TIMEOUT`]). Its calls are not among the request's
-    /// store calls ([`crate::aws::timing`]): the caller times the limiter as a whole.
+    /// its first use (no retries, [`LIMITER_TIMEOUT`], its calls recorded for the
+    /// least-privilege check). Its calls are not among the request's store calls
+    /// ([`crate::aws::timing`]): the caller times the limiter as a whole.
     pub fn from_config(sdk: &aws_config::SdkConfig, table: String, rate: RequestRate) -> Self {
         let sdk = sdk.clone();
         let store = Lazy::new(move || {
@@ -76,23 +163,30 @@ impl RequestLimiter {
                     aws_sdk_dynamodb::config::timeout::TimeoutConfig::builder()
                         .operation_timeout(LIMITER_TIMEOUT)
                         .build(),
-                )
-                .build();
-            Store::new(aws_sdk_dynamodb::Client::from_conf(config), table.clone())
+                );
+            let config = match crate::aws::actions::interceptor(crate::aws::actions::dynamodb) {
+                Some(log) => config.interceptor(log),
+                None => config,
+            };
+            Store::new(
+                aws_sdk_dynamodb::Client::from_conf(config.build()),
+                table.clone(),
+            )
         });
-        RequestLimiter {
-            store,
-            rate,
-            seen: Default::default(),
-        }
+        RequestLimiter::with(store, rate)
     }
 
     /// A limiter of `rate` over `store`'s client and table (the measurements count its calls).
     pub fn over(store: Store, rate: RequestRate) -> Self {
+        RequestLimiter::with(Lazy::new(move || store.clone()), rate)
+    }
+
+    fn with(store: Lazy<Store>, rate: RequestRate) -> Self {
         RequestLimiter {
-            store: Lazy::new(move || store.clone()),
+            store,
             rate,
             seen: Default::default(),
+            local: Default::default(),
         }
     }
 
@@ -100,96 +194,288 @@ impl RequestLimiter {
         self.rate
     }
 
-    /// Takes one request of `tenant` at `now_micros` (microseconds since the epoch), or says how
-    /// long until one passes. An error is the table's (missing, throttled, unreachable): the
-    /// caller decides what a request does then.
-    pub async fn admit(&self, tenant: &Tenant, now_micros: i64) -> Result<Admission, Error> {
-        let key = keys::request_rate(tenant);
-        let remembered = self.remembered(tenant);
-        let mut side = match remembered {
-            Some(tat) if tat > now_micros => Side::Busy,
-            _ => Side::Idle,
-        };
-        // Each failed write says which side holds now; a third try only meets writes of other
-        // instances racing this one, and the request then goes on.
-        for _ in 0..3 {
-            let written = self.write(&key, side, now_micros).await;
-            let stored = match written {
-                Ok(item) => {
-                    if let Some(tat) = tat_of(&item) {
-                        self.remember(tenant, tat);
-                    }
-                    return Ok(Admission::Admitted);
-                }
-                Err(WriteFailure::Other(error)) => return Err(error),
-                Err(WriteFailure::Condition(condition)) => condition.stored(()).and_then(tat_of),
+    /// Takes one request of `who` at `now_micros` (microseconds since the epoch): a rate token
+    /// and a place in flight, or says how long until one passes.
+    pub async fn admit(&self, who: Limited<'_>, now_micros: i64) -> Decision {
+        let key = who.key();
+        let seen = self.remembered(&key);
+        let tolerance = self.rate.tolerance_micros();
+        if seen.tat > now_micros + tolerance {
+            return Decision {
+                admission: self.over_rate(seen.tat, now_micros),
+                failure: None,
+                writes: 0,
             };
-            let tat = stored.unwrap_or(0);
-            self.remember(tenant, tat);
-            if tat <= now_micros {
-                side = Side::Idle;
-            } else if tat <= now_micros + self.rate.tolerance_micros() {
-                side = Side::Busy;
-            } else {
-                let wait = tat - self.rate.tolerance_micros() - now_micros;
-                let seconds = u64::try_from(wait).unwrap_or(0).div_ceil(1_000_000);
-                return Ok(Admission::Refused {
-                    retry_after_secs: seconds.max(1),
-                });
-            }
         }
-        Ok(Admission::Admitted)
+        if seen.crowded_until > now_micros {
+            return Decision {
+                admission: Admission::Crowded {
+                    retry_after_secs: 1,
+                },
+                failure: None,
+                writes: 0,
+            };
+        }
+        let mut side = if seen.tat > now_micros {
+            Side::Busy
+        } else {
+            Side::Idle
+        };
+        let mut leases = seen.leases;
+        let until = now_micros + i64::try_from(LEASE.as_micros()).unwrap_or(i64::MAX);
+        let mut writes = 0;
+        // Each failed write says which side holds now and which places are free; a third try
+        // only meets other instances' requests taking the same places, and is refused for now.
+        for attempt in 0..3 {
+            // What this process remembers may be old (places are given back by others): the
+            // first try takes the place whose lease ends first when none looks free.
+            let slot = self.free_place(&leases, now_micros, attempt);
+            let slot = match slot {
+                Some(slot) => slot,
+                None if attempt == 0 => soonest(&leases),
+                None => {
+                    self.remember_crowded(&key, now_micros);
+                    return Decision {
+                        admission: self.crowded(&leases, now_micros),
+                        failure: None,
+                        writes,
+                    };
+                }
+            };
+            writes += 1;
+            let stored = match self.take(&key, side, slot, until, now_micros).await {
+                Ok(item) => {
+                    self.remember(&key, &item);
+                    let pass = Pass {
+                        key,
+                        held: Held::Shared { slot, until },
+                    };
+                    return Decision {
+                        admission: Admission::Admitted(pass),
+                        failure: None,
+                        writes,
+                    };
+                }
+                Err(WriteFailure::Other(error)) => {
+                    return Decision {
+                        admission: self.admit_alone(key, now_micros),
+                        failure: Some(error),
+                        writes,
+                    }
+                }
+                Err(WriteFailure::Condition(condition)) => {
+                    condition.stored(()).cloned().unwrap_or_default()
+                }
+            };
+            self.remember(&key, &stored);
+            let now_seen = self.seen_of(&stored);
+            if now_seen.tat > now_micros + tolerance {
+                return Decision {
+                    admission: self.over_rate(now_seen.tat, now_micros),
+                    failure: None,
+                    writes,
+                };
+            }
+            side = if now_seen.tat > now_micros {
+                Side::Busy
+            } else {
+                Side::Idle
+            };
+            leases = now_seen.leases;
+        }
+        Decision {
+            admission: Admission::Crowded {
+                retry_after_secs: 1,
+            },
+            failure: None,
+            writes,
+        }
     }
 
-    /// The conditional write of `side` at `now`.
-    async fn write(
+    /// Gives back the place `pass` holds (one write for a shared place; a failure only leaves
+    /// it to its lease, and is returned for the log).
+    pub async fn release(&self, pass: Pass) -> Result<(), Error> {
+        let Pass { key, held } = pass;
+        let (slot, until) = match held {
+            Held::Shared { slot, until } => (slot, until),
+            Held::Local => {
+                let mut local = self.local.lock().unwrap_or_else(PoisonError::into_inner);
+                if let Some(entry) = local.get_mut(&key) {
+                    entry.in_flight = entry.in_flight.saturating_sub(1);
+                }
+                return Ok(());
+            }
+        };
+        let expr = Expr::default()
+            .name("#place", &place(slot))
+            .value(":until", n(until));
+        let released = self
+            .store
+            .get()
+            .update_one(
+                "request in flight",
+                key.clone(),
+                "REMOVE #place",
+                Some("#place = :until"),
+                expr,
+            )
+            .await;
+        match released {
+            Ok(item) => {
+                self.remember(&key, &item);
+                Ok(())
+            }
+            // Taken again since its lease passed: not this request's place any more.
+            Err(WriteFailure::Condition(_)) => Ok(()),
+            Err(WriteFailure::Other(error)) => Err(error),
+        }
+    }
+
+    /// A place whose lease has passed, as far as this process knows: a different one on each
+    /// attempt, starting from one drawn from the time so that instances spread out.
+    fn free_place(&self, leases: &[i64], now: i64, attempt: usize) -> Option<usize> {
+        let places = usize::try_from(self.rate.in_flight.max(1)).unwrap_or(1);
+        let start = usize::try_from(now.rem_euclid(997)).unwrap_or(0) + attempt;
+        (0..places)
+            .map(|offset| (start + offset) % places)
+            .find(|&slot| leases.get(slot).copied().unwrap_or(0) <= now)
+    }
+
+    fn over_rate(&self, tat: i64, now: i64) -> Admission {
+        let wait = tat - self.rate.tolerance_micros() - now;
+        Admission::OverRate {
+            retry_after_secs: seconds(wait),
+        }
+    }
+
+    fn crowded(&self, leases: &[i64], now: i64) -> Admission {
+        let soonest = leases.iter().copied().filter(|&lease| lease > now).min();
+        // Most requests are answered within a second; a held place frees at its lease at worst.
+        let wait = soonest.map_or(0, |lease| (lease - now).min(1_000_000));
+        Admission::Crowded {
+            retry_after_secs: seconds(wait),
+        }
+    }
+
+    /// The instance's own decision while the table fails: the same bucket and places, counted
+    /// in this process only.
+    fn admit_alone(&self, key: (String, String), now: i64) -> Admission {
+        let interval = self.rate.interval_micros();
+        let tolerance = self.rate.tolerance_micros();
+        let mut local = self.local.lock().unwrap_or_else(PoisonError::into_inner);
+        if local.len() >= REMEMBERED && !local.contains_key(&key) {
+            local.retain(|_, entry| entry.in_flight > 0);
+        }
+        let entry = local.entry(key.clone()).or_default();
+        if entry.tat > now + tolerance {
+            return Admission::OverRate {
+                retry_after_secs: seconds(entry.tat - tolerance - now),
+            };
+        }
+        if entry.in_flight >= self.rate.in_flight {
+            return Admission::Crowded {
+                retry_after_secs: 1,
+            };
+        }
+        entry.tat = entry.tat.max(now) + interval;
+        entry.in_flight += 1;
+        Admission::Admitted(Pass {
+            key,
+            held: Held::Local,
+        })
+    }
+
+    /// The write that takes a rate token on `side` and place `slot` until `until`.
+    async fn take(
         &self,
         key: &(String, String),
         side: Side,
+        slot: usize,
+        until: i64,
         now: i64,
     ) -> Result<Item, WriteFailure> {
         let interval = self.rate.interval_micros();
         let tolerance = self.rate.tolerance_micros();
-        // An hour after the furthest the schedule can reach with this write.
-        let expires = (now + tolerance + interval) / 1_000_000 + 3_600;
+        // An hour after the furthest the schedule or the lease can reach with this write.
+        let expires = (now + tolerance + interval).max(until) / 1_000_000 + 3_600;
         let expr = Expr::default()
             .name("#tat", "tat")
+            .name("#place", &place(slot))
             .value(":now", n(now))
+            .value(":until", n(until))
             .value(":expires", n(expires));
+        let free = "(attribute_not_exists(#place) OR #place <= :now)";
         let (update, condition, expr) = match side {
             Side::Busy => (
-                "ADD #tat :interval SET expires_at = :expires",
-                "#tat > :now AND #tat <= :latest",
+                "ADD #tat :interval SET #place = :until, expires_at = :expires",
+                format!("#tat > :now AND #tat <= :latest AND {free}"),
                 expr.value(":interval", n(interval))
                     .value(":latest", n(now + tolerance)),
             ),
             Side::Idle => (
-                "SET #tat = :next, expires_at = :expires",
-                "attribute_not_exists(#tat) OR #tat <= :now",
+                "SET #tat = :next, #place = :until, expires_at = :expires",
+                format!("(attribute_not_exists(#tat) OR #tat <= :now) AND {free}"),
                 expr.value(":next", n(now + interval)),
             ),
         };
         self.store
             .get()
-            .update_one("request rate", key.clone(), update, Some(condition), expr)
+            .update_one("request rate", key.clone(), update, Some(&condition), expr)
             .await
     }
 
-    fn remembered(&self, tenant: &Tenant) -> Option<i64> {
+    fn remembered(&self, key: &(String, String)) -> Seen {
         let seen = self.seen.lock().unwrap_or_else(PoisonError::into_inner);
-        seen.get(tenant.as_str()).copied()
+        seen.get(key).cloned().unwrap_or_default()
     }
 
-    fn remember(&self, tenant: &Tenant, tat: i64) {
+    fn seen_of(&self, item: &Item) -> Seen {
+        let number = |name: &str| -> Option<i64> { item.get(name)?.as_n().ok()?.parse().ok() };
+        let places = usize::try_from(self.rate.in_flight).unwrap_or(0);
+        Seen {
+            tat: number("tat").unwrap_or(0),
+            leases: (0..places)
+                .map(|slot| number(&place(slot)).unwrap_or(0))
+                .collect(),
+            crowded_until: 0,
+        }
+    }
+
+    /// Refuses for places from memory for [`CROWDED_MEMORY`] after `now`.
+    fn remember_crowded(&self, key: &(String, String), now: i64) {
         let mut seen = self.seen.lock().unwrap_or_else(PoisonError::into_inner);
-        if seen.len() >= REMEMBERED_TENANTS && !seen.contains_key(tenant.as_str()) {
+        if let Some(seen) = seen.get_mut(key) {
+            let memory = i64::try_from(CROWDED_MEMORY.as_micros()).unwrap_or(0);
+            seen.crowded_until = now + memory;
+        }
+    }
+
+    fn remember(&self, key: &(String, String), item: &Item) {
+        let now_seen = self.seen_of(item);
+        let mut seen = self.seen.lock().unwrap_or_else(PoisonError::into_inner);
+        if seen.len() >= REMEMBERED && !seen.contains_key(key) {
             seen.clear();
         }
-        seen.insert(tenant.as_str().to_owned(), tat);
+        seen.insert(key.clone(), now_seen);
     }
 }
 
-/// The stored schedule of a rate item.
-fn tat_of(item: &Item) -> Option<i64> {
-    item.get("tat")?.as_n().ok()?.parse().ok()
+/// The place whose lease ends first.
+fn soonest(leases: &[i64]) -> usize {
+    (0..leases.len())
+        .min_by_key(|&slot| leases[slot])
+        .unwrap_or(0)
+}
+
+/// The attribute of place `slot`.
+fn place(slot: usize) -> String {
+    format!("f{slot}")
+}
+
+/// Whole seconds (at least 1) of `micros`.
+fn seconds(micros: i64) -> u64 {
+    u64::try_from(micros)
+        .unwrap_or(0)
+        .div_ceil(1_000_000)
+        .max(1)
 }

@@ -62,7 +62,8 @@ pub struct Config {
     /// What one tenant may hold and run, and how fast it may send requests (D26):
     /// `TENANT_MAX_DATA_SOURCES` (1,000), `TENANT_MAX_TASKS` (10,000), `TENANT_MAX_DNC_ENTRIES`
     /// (1,000,000), `TENANT_MAX_RUNNING_TASKS` (200), `TENANT_MAX_DIRECT_EXPORTS` (4),
-    /// `TENANT_REQUESTS_PER_SECOND` (50) and `TENANT_REQUEST_BURST` (100).
+    /// `TENANT_REQUESTS_PER_SECOND` (50), `TENANT_REQUEST_BURST` (100) and
+    /// `TENANT_REQUESTS_IN_FLIGHT` (20, D29).
     pub tenant_limits: TenantLimits,
     /// The table of the request rate's buckets (D26): the service's own (`TABLE_NAME`). Not a
     /// setting of its own; the tests point it at a table that does not exist to show that the
@@ -168,6 +169,11 @@ impl Config {
                             &lookup,
                             "TENANT_REQUEST_BURST",
                             defaults.requests.burst,
+                        )?,
+                        in_flight: per_second(
+                            &lookup,
+                            "TENANT_REQUESTS_IN_FLIGHT",
+                            defaults.requests.in_flight,
                         )?,
                     },
                 }
@@ -402,7 +408,8 @@ mod tests {
             config.tenant_limits.requests,
             RequestRate {
                 per_second: 50,
-                burst: 100
+                burst: 100,
+                in_flight: 20
             }
         );
         assert_eq!(
@@ -415,6 +422,7 @@ mod tests {
             ("TENANT_MAX_DIRECT_EXPORTS", "2"),
             ("TENANT_REQUESTS_PER_SECOND", "5"),
             ("TENANT_REQUEST_BURST", "7"),
+            ("TENANT_REQUESTS_IN_FLIGHT", "4"),
         ]);
         let limits = Config::from_lookup(lookup(&pairs)).unwrap().tenant_limits;
         assert_eq!(
@@ -424,7 +432,8 @@ mod tests {
                 2,
                 RequestRate {
                     per_second: 5,
-                    burst: 7
+                    burst: 7,
+                    in_flight: 4
                 }
             )
         );
@@ -433,6 +442,7 @@ mod tests {
             "TENANT_MAX_DIRECT_EXPORTS",
             "TENANT_REQUESTS_PER_SECOND",
             "TENANT_REQUEST_BURST",
+            "TENANT_REQUESTS_IN_FLIGHT",
         ] {
             let mut pairs = BASE.to_vec();
             pairs.push((name, "0"));
