@@ -56,10 +56,12 @@ openapi:
 	OPENAPI_UPDATE=1 cargo test --quiet -p outbound-api --lib contract::tests
 
 ## token: a development access token for TENANT, valid 24 hours; SCOPES="outbound/read
-## outbound/operator" (space or comma separated, any scopes) puts them in its scope claim (D25)
+## outbound/write" (space or comma separated, any scopes) puts them in its scope claim (D25);
+## ROLE=admin or ROLE=operator adds that role's scope and its group (admins, operators: D29)
 SCOPES ?=
+ROLE ?=
 token:
-	@$(BUILD_LOCAL) && target/debug/dev-token $(TENANT) $(SCOPES)
+	@$(BUILD_LOCAL) && target/debug/dev-token $(TENANT) $(SCOPES) $(if $(ROLE),outbound/$(ROLE))
 
 ## lambda-env: .local/lambda.env, the functions' environment for `cargo lambda watch --env-file`, on
 ## the stack `make run` serves (provisioned if missing); starts moto if none answers and leaves it

@@ -1,15 +1,29 @@
-//! Who a request acts for (D2, D3, D25): its tenant, the `sub` of its token, and the scope its
-//! route needs when scopes are required; on the operator's routes (D22), the operator, whose
-//! scope is needed always. The claims come from the HTTP API's JWT authorizer (the
+//! Who a request acts for (D2, D3, D25, D29): its tenant, the `sub` of its token, the scopes
+//! it grants and the groups its person is in. The claims are read once per request, by the
+//! [`identify`] layer, into an [`Identity`] in the request's extensions, which the request rate,
+//! the log line and the extractors read. They come from the HTTP API's JWT authorizer (the
 //! request context) in AWS, or from the bearer token verified in process locally
 //! ([`AuthConfig`]). Either way a token whose `token_use` is there and is not `access` (an ID
 //! token) is refused 401 (D25).
+//!
+//! Roles are people (D29): a scope that makes a role, `outbound/operator` (always) and
+//! `outbound/admin` (when scopes are required), is honoured only when the token's
+//! `cognito:groups` claim lists the role's group (`operators`, `admins`): Cognito grants custom
+//! scopes per app client, so the scope alone says only which client asked.
 
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use axum::response::Response;
 use http::request::Parts;
-use outbound_auth::{check_token_use, tenant_from, AuthConfig, RequiredScopes};
+use outbound_app::App;
+use outbound_auth::{check_token_use, tenant_from, AuthConfig, RequiredScopes, Scope};
 use outbound_model::error::Error;
 use outbound_model::{Actor, Tenant};
 use serde_json::Value;
+use std::collections::HashMap;
+
+/// The claim holding the groups a Cognito user is in.
+pub const GROUPS_CLAIM: &str = "cognito:groups";
 
 /// Who a request acts for: its tenant (D3) and the token's `sub` (D25), `None` when the token
 /// has none that can name an actor.
@@ -27,8 +41,8 @@ pub struct Principal {
     pub actor: Actor,
 }
 
-/// Who makes a request of the operator's routes (D22, D25): the token's `sub`, whatever tenant
-/// the token names, if any.
+/// Who makes a request of the operator's routes (D22, D25, D29): the token's `sub`, whatever
+/// tenant the token names, if any.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Operator {
     pub actor: Actor,
@@ -48,70 +62,137 @@ fn no_sub() -> Error {
     Error::Forbidden("token has no valid sub claim, which names who made an audited change".into())
 }
 
-/// The tenant of a request, or 401 / 403 (D2, D3, D25).
-pub fn tenant_of(auth: &AuthConfig, request: &Parts) -> Result<Tenant, Error> {
-    caller_of(auth, request, None).map(|caller| caller.tenant)
+/// What a request's token says, verified once: the request extension [`identify`] puts there.
+#[derive(Clone, Debug)]
+pub struct Identity(Result<Claims, String>);
+
+/// The verified claims that matter to the service.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Claims {
+    /// The tenant the tenant claim names, or why it names none (403).
+    tenant: Result<Tenant, String>,
+    actor: Option<Actor>,
+    /// The `scope` claim, as the token spells it (space separated).
+    scope: Option<String>,
+    /// The `cognito:groups` claim's groups.
+    groups: Vec<String>,
 }
 
-/// Who a request acts for, whose token must also grant the scope `scopes` asks of its route,
-/// when scopes are required; 401 / 403 otherwise (D2, D3, D25).
-pub fn caller_of(
-    auth: &AuthConfig,
-    request: &Parts,
-    scopes: Option<&RequiredScopes>,
-) -> Result<Caller, Error> {
-    let (tenant_claim, claim) = claims_of(auth, request)?;
-    let tenant = tenant_from(claim(tenant_claim).as_deref(), tenant_claim)?;
-    if let Some(scopes) = scopes {
-        granted(scopes, request, &claim)?;
+/// The layer that reads a request's claims once into its [`Identity`]
+/// (`axum::middleware::from_fn_with_state`).
+pub async fn identify(State(app): State<App>, request: Request, next: Next) -> Response {
+    let (mut parts, body) = request.into_parts();
+    let identity = Identity::read(&app.config.auth, &parts);
+    parts.extensions.insert(identity);
+    next.run(Request::from_parts(parts, body)).await
+}
+
+impl Identity {
+    /// The identity [`identify`] put in `request`, or read from it now.
+    pub fn of(auth: &AuthConfig, request: &Parts) -> Identity {
+        match request.extensions.get::<Identity>() {
+            Some(identity) => identity.clone(),
+            None => Identity::read(auth, request),
+        }
     }
-    Ok(Caller {
-        tenant,
-        actor: actor_of(&claim),
-    })
+
+    /// Verifies and reads the claims of `request`.
+    pub fn read(auth: &AuthConfig, request: &Parts) -> Identity {
+        Identity(claims_of(auth, request).map_err(|error| error.to_string()))
+    }
+
+    fn claims(&self) -> Result<&Claims, Error> {
+        self.0
+            .as_ref()
+            .map_err(|reason| Error::Unauthenticated(reason.clone()))
+    }
+
+    /// The tenant the token names: 401 / 403 without one (D2, D3).
+    pub fn tenant(&self) -> Result<Tenant, Error> {
+        self.claims()?.tenant.clone().map_err(Error::Forbidden)
+    }
+
+    /// The token's `sub`, if it can name an actor.
+    pub fn actor(&self) -> Option<&Actor> {
+        self.0.as_ref().ok()?.actor.as_ref()
+    }
+
+    /// Who a request of `method` `path` acts for, whose token must also grant the route's scope
+    /// when `scopes` are required (with its group, for the administrator's); 401 / 403 otherwise
+    /// (D2, D3, D25, D29).
+    pub fn caller(
+        &self,
+        scopes: Option<&RequiredScopes>,
+        method: &http::Method,
+        path: &str,
+    ) -> Result<Caller, Error> {
+        let claims = self.claims()?;
+        let tenant = self.tenant()?;
+        if let Some(scopes) = scopes {
+            claims.granted(scopes, method, path)?;
+        }
+        Ok(Caller {
+            tenant,
+            actor: claims.actor.clone(),
+        })
+    }
+
+    /// The [`Operator`] of a request of the operator's routes, whose token must grant their
+    /// scope as `scopes` spells it and be a member of `operators`, whatever `REQUIRE_SCOPES` says
+    /// and whatever tenant it names: 401 without a valid access token, 403 without the scope,
+    /// the group or a `sub` (D22, D25, D29).
+    pub fn operator(
+        &self,
+        scopes: &RequiredScopes,
+        method: &http::Method,
+        path: &str,
+    ) -> Result<Operator, Error> {
+        let claims = self.claims()?;
+        claims.granted(scopes, method, path)?;
+        Ok(Operator {
+            actor: claims.actor.clone().ok_or_else(no_sub)?,
+        })
+    }
 }
 
-/// The [`Operator`] of a request of the operator's routes, whose token must grant their scope as
-/// `scopes` spells it, whatever `REQUIRE_SCOPES` says and whatever tenant it names: 401 without
-/// a valid access token, 403 without the scope or a `sub` (D22, D25).
-pub fn operator_of(
-    auth: &AuthConfig,
-    request: &Parts,
-    scopes: &RequiredScopes,
-) -> Result<Operator, Error> {
-    let (_, claim) = claims_of(auth, request)?;
-    granted(scopes, request, &claim)?;
-    Ok(Operator {
-        actor: actor_of(&claim).ok_or_else(no_sub)?,
-    })
+impl Claims {
+    /// 403 unless the token grants the scope the route needs and, for a scope that makes a role,
+    /// is in the role's group (D29).
+    fn granted(
+        &self,
+        scopes: &RequiredScopes,
+        method: &http::Method,
+        path: &str,
+    ) -> Result<(), Error> {
+        scopes.check(method, path, self.scope.as_deref())?;
+        match Scope::of_route(method, path).group() {
+            Some(group) if !self.groups.iter().any(|member| member == group) => {
+                Err(Error::Forbidden(format!(
+                    "the scope {} is honoured only for members of the group {group}",
+                    scopes.needed(method, path)
+                )))
+            }
+            _ => Ok(()),
+        }
+    }
 }
 
-/// 403 unless the token's `scope` claim grants what `scopes` asks of the request's route.
-fn granted(scopes: &RequiredScopes, request: &Parts, claim: &ClaimOf) -> Result<(), Error> {
-    scopes.check(
-        &request.method,
-        request.uri.path(),
-        claim("scope").as_deref(),
-    )
-}
-
-/// The actor the `sub` claim names, if it can name one.
-fn actor_of(claim: &ClaimOf) -> Option<Actor> {
-    claim("sub").and_then(|sub| Actor::parse(&sub).ok())
-}
-
-/// The name of the tenant claim and the verified claims of a request: 401 without a valid
-/// access token.
-fn claims_of<'a>(
-    auth: &'a AuthConfig,
-    request: &'a Parts,
-) -> Result<(&'a str, ClaimOf<'a>), Error> {
-    Ok(match auth {
+/// The verified claims of a request: 401 without a valid access token.
+fn claims_of(auth: &AuthConfig, request: &Parts) -> Result<Claims, Error> {
+    let (tenant_claim, claim, groups): (&str, ClaimOf, Vec<String>) = match auth {
         AuthConfig::ApiGateway { tenant_claim } => {
             let claims = authorizer_claims(request)
                 .ok_or_else(|| Error::Unauthenticated("missing or invalid bearer token".into()))?;
             check_token_use(claims.get("token_use").map(String::as_str))?;
-            (tenant_claim, Box::new(|name| claims.get(name).cloned()))
+            let groups = claims
+                .get(GROUPS_CLAIM)
+                .map(|groups| groups_of_text(groups))
+                .unwrap_or_default();
+            (
+                tenant_claim,
+                Box::new(|name| claims.get(name).cloned()),
+                groups,
+            )
         }
         AuthConfig::Local(jwt) => {
             let claims = jwt.verify(bearer_token(request)?)?;
@@ -121,18 +202,47 @@ fn claims_of<'a>(
                     .get("token_use")
                     .map(|value| value.as_str().unwrap_or_default()),
             )?;
+            let groups = match claims.get(GROUPS_CLAIM) {
+                Some(Value::Array(groups)) => groups
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect(),
+                Some(Value::String(groups)) => groups_of_text(groups),
+                _ => Vec::new(),
+            };
             (
                 &jwt.tenant_claim,
                 Box::new(move |name| claims.get(name).and_then(Value::as_str).map(str::to_owned)),
+                groups,
             )
         }
+    };
+    Ok(Claims {
+        tenant: tenant_from(claim(tenant_claim).as_deref(), tenant_claim)
+            .map_err(|error| error.to_string()),
+        actor: claim("sub").and_then(|sub| Actor::parse(&sub).ok()),
+        scope: claim("scope"),
+        groups,
     })
+}
+
+/// The groups of a `cognito:groups` claim the HTTP API's authorizer passes on as text: an
+/// array claim arrives as `[a b]`.
+fn groups_of_text(text: &str) -> Vec<String> {
+    text.trim()
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .split(|c: char| c.is_whitespace() || c == ',')
+        .filter(|group| !group.is_empty())
+        .map(str::to_owned)
+        .collect()
 }
 
 /// One verified claim of a request, by name.
 type ClaimOf<'a> = Box<dyn Fn(&str) -> Option<String> + 'a>;
 
-fn authorizer_claims(request: &Parts) -> Option<&std::collections::HashMap<String, String>> {
+fn authorizer_claims(request: &Parts) -> Option<&HashMap<String, String>> {
     use lambda_http::request::RequestContext;
     match request.extensions.get::<RequestContext>()? {
         RequestContext::ApiGatewayV2(context) => {
@@ -184,19 +294,72 @@ mod tests {
         builder.body(()).unwrap().into_parts().0
     }
 
+    fn caller_with(config: &AuthConfig, header: &str) -> Result<Caller, Error> {
+        Identity::read(config, &parts(Some(header))).caller(None, &http::Method::GET, "/api/x")
+    }
+
+    /// D29: a scope that makes a role is honoured only with the role's group, from a token's
+    /// JSON array or the authorizer's `[a b]` text.
+    #[test]
+    fn a_role_needs_its_group() {
+        let config = AuthConfig::Local(jwt());
+        let scopes = RequiredScopes::always(&|_: &str| None);
+        let token = |groups: Value| {
+            let claims = serde_json::json!({"tenant_id": "acme", "iss": "i", "aud": "a",
+                "sub": "u-1", "exp": chrono::Utc::now().timestamp() + 60,
+                "scope": "outbound/operator outbound/admin", "cognito:groups": groups});
+            Identity::read(
+                &config,
+                &parts(Some(&format!("Bearer {}", jwt().sign(&claims)))),
+            )
+        };
+        let path = "/api/operator/telephony/acme";
+        let operator = |identity: Identity| {
+            identity
+                .operator(&scopes, &http::Method::GET, path)
+                .map_err(|e| e.to_string())
+        };
+        assert_eq!(
+            operator(token(Value::Null)),
+            Err(
+                "the scope outbound/operator is honoured only for members of the group operators"
+                    .into()
+            )
+        );
+        assert_eq!(
+            operator(token(serde_json::json!(["admins"]))).unwrap_err(),
+            "the scope outbound/operator is honoured only for members of the group operators"
+        );
+        assert!(operator(token(serde_json::json!(["admins", "operators"]))).is_ok());
+        assert!(operator(token(serde_json::json!("[admins operators]"))).is_ok());
+        let admin = |identity: Identity| {
+            identity
+                .caller(Some(&scopes), &http::Method::POST, "/api/settings/update")
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        };
+        assert_eq!(
+            admin(token(serde_json::json!(["operators"]))),
+            Err("the scope outbound/admin is honoured only for members of the group admins".into())
+        );
+        assert_eq!(admin(token(serde_json::json!(["admins"]))), Ok(()));
+        assert_eq!(groups_of_text("[a b,c]"), ["a", "b", "c"]);
+        assert!(groups_of_text("[]").is_empty());
+    }
+
     #[test]
     fn issued_token_yields_its_tenant() {
         let config = AuthConfig::Local(jwt());
         let token = jwt().issue("acme", 60);
-        let tenant = tenant_of(&config, &parts(Some(&format!("Bearer {token}")))).unwrap();
-        assert_eq!(tenant.as_str(), "acme");
+        let identity = Identity::read(&config, &parts(Some(&format!("Bearer {token}"))));
+        assert_eq!(identity.tenant().unwrap().as_str(), "acme");
     }
 
     #[test]
     fn the_caller_is_the_tokens_tenant_and_sub() {
         let config = AuthConfig::Local(jwt());
         let token = jwt().issue("acme", 60);
-        let caller = caller_of(&config, &parts(Some(&format!("Bearer {token}"))), None).unwrap();
+        let caller = caller_with(&config, &format!("Bearer {token}")).unwrap();
         assert_eq!(caller.tenant.as_str(), "acme");
         assert_eq!(caller.actor.as_ref().map(Actor::as_str), Some("dev-acme"));
         assert_eq!(caller.principal().unwrap().actor.as_str(), "dev-acme");
@@ -204,7 +367,7 @@ mod tests {
         let claims = serde_json::json!({"tenant_id": "acme", "iss": "i", "aud": "a",
             "exp": chrono::Utc::now().timestamp() + 60});
         let no_sub = jwt().sign(&claims);
-        let caller = caller_of(&config, &parts(Some(&format!("Bearer {no_sub}"))), None).unwrap();
+        let caller = caller_with(&config, &format!("Bearer {no_sub}")).unwrap();
         assert_eq!(
             caller.actor, None,
             "any route but an audited change takes it"
@@ -224,10 +387,11 @@ mod tests {
         let header = encode(r#"{"alg":"none","typ":"JWT"}"#);
         let body = encode(r#"{"tenant_id":"acme","iss":"i","aud":"a","exp":9999999999}"#);
         let token = format!("{header}.{body}.");
-        let error = tenant_of(
+        let error = Identity::read(
             &AuthConfig::Local(jwt()),
             &parts(Some(&format!("Bearer {token}"))),
         )
+        .tenant()
         .unwrap_err();
         assert_eq!(error.status_code(), 401);
     }

@@ -3,7 +3,7 @@
 //! query strings, each failing with the precise error
 //! of D1, D5, D6 and D25.
 
-use super::auth::{caller_of, operator_of, Operator, Principal};
+use super::auth::{Identity, Operator, Principal};
 use super::{ApiState, Refusal};
 use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, Request};
@@ -27,7 +27,9 @@ impl FromRequestParts<ApiState> for Tenant {
         parts: &mut Parts,
         ApiState(app): &ApiState,
     ) -> Result<Self, Self::Rejection> {
-        Ok(caller_of(&app.config.auth, parts, app.config.scopes.as_ref())?.tenant)
+        let identity = Identity::of(&app.config.auth, parts);
+        let caller = identity.caller(app.config.scopes.as_ref(), &parts.method, parts.uri.path());
+        Ok(caller?.tenant)
     }
 }
 
@@ -38,7 +40,9 @@ impl FromRequestParts<ApiState> for Principal {
         parts: &mut Parts,
         ApiState(app): &ApiState,
     ) -> Result<Self, Self::Rejection> {
-        Ok(caller_of(&app.config.auth, parts, app.config.scopes.as_ref())?.principal()?)
+        let identity = Identity::of(&app.config.auth, parts);
+        let caller = identity.caller(app.config.scopes.as_ref(), &parts.method, parts.uri.path());
+        Ok(caller?.principal()?)
     }
 }
 
@@ -49,11 +53,9 @@ impl FromRequestParts<ApiState> for Operator {
         parts: &mut Parts,
         ApiState(app): &ApiState,
     ) -> Result<Self, Self::Rejection> {
-        Ok(operator_of(
-            &app.config.auth,
-            parts,
-            &app.config.operator_scopes,
-        )?)
+        let identity = Identity::of(&app.config.auth, parts);
+        let scopes = &app.config.operator_scopes;
+        Ok(identity.operator(scopes, &parts.method, parts.uri.path())?)
     }
 }
 

@@ -15,7 +15,7 @@ pub mod rate;
 pub mod routes;
 pub mod task;
 
-use axum::extract::{DefaultBodyLimit, FromRef, Request, State};
+use axum::extract::{DefaultBodyLimit, FromRef, Request};
 use axum::http::HeaderValue;
 use axum::middleware::Next;
 use axum::response::Response;
@@ -45,7 +45,8 @@ impl FromRef<ApiState> for App {
 }
 
 /// Adds what every router shares: the 404 and 405 envelopes, the body limit, each tenant's
-/// request rate (D26), and the request id and log line of every request.
+/// request rate (D26, D29), the request id and log line of every request, and, before all of
+/// them, the claims of its token read once ([`auth::identify`]).
 pub fn finish(routes: Routes, app: App) -> Router {
     let (router, _) = routes.split();
     router
@@ -59,7 +60,11 @@ pub fn finish(routes: Routes, app: App) -> Router {
             app.clone(),
             rate::limit,
         ))
-        .layer(axum::middleware::from_fn_with_state(app.clone(), observe))
+        .layer(axum::middleware::from_fn(observe))
+        .layer(axum::middleware::from_fn_with_state(
+            app.clone(),
+            auth::identify,
+        ))
         .with_state(ApiState(app))
 }
 
@@ -144,7 +149,7 @@ pub fn file_response(file: ExportFile) -> Response {
 /// time waited on AWS and its calls, and on the tenant's request limiter (D26), go to the log
 /// line and, with the service's own time, to `Server-Timing` ([`timing`]). Nothing a client sent
 /// beyond the route is logged: no phone number or name ever is.
-async fn observe(State(app): State<App>, request: Request, next: Next) -> Response {
+async fn observe(request: Request, next: Next) -> Response {
     use lambda_http::RequestExt;
     let gateway_id = match request.request_context_ref() {
         Some(lambda_http::request::RequestContext::ApiGatewayV2(context)) => {
@@ -159,17 +164,14 @@ async fn observe(State(app): State<App>, request: Request, next: Next) -> Respon
         .get::<axum::extract::MatchedPath>()
         .map_or("unmatched", |path| path.as_str())
         .to_owned();
-    let (parts, body) = request.into_parts();
-    let (tenant, sub) = match auth::caller_of(&app.config.auth, &parts, None) {
-        Ok(caller) => (
-            caller.tenant.as_str().to_owned(),
-            caller
-                .actor
-                .map_or_else(|| "-".to_owned(), |actor| actor.as_str().to_owned()),
-        ),
-        Err(_) => ("-".to_owned(), "-".to_owned()),
-    };
-    let request = Request::from_parts(parts, body);
+    let identity = request.extensions().get::<auth::Identity>();
+    let tenant = identity
+        .and_then(|identity| identity.tenant().ok())
+        .map_or_else(|| "-".to_owned(), |tenant| tenant.as_str().to_owned());
+    let sub = identity
+        .and_then(auth::Identity::actor)
+        .map_or("-", |actor| actor.as_str())
+        .to_owned();
     let span = tracing::info_span!("request", %request_id, %method, %route, %tenant, %sub);
     let wait = Arc::new(timing::StoreWait::default());
     let function = function_of(request.uri().path());

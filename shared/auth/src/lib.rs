@@ -106,6 +106,16 @@ pub enum Scope {
 }
 
 impl Scope {
+    /// The group whose members alone may use a scope that makes a role (D29): Cognito grants
+    /// scopes per app client, not per person.
+    pub const fn group(self) -> Option<&'static str> {
+        match self {
+            Scope::Admin => Some("admins"),
+            Scope::Operator => Some("operators"),
+            Scope::Read | Scope::Write => None,
+        }
+    }
+
     /// The scope's name after the prefix.
     pub const fn name(self) -> &'static str {
         match self {
@@ -247,7 +257,9 @@ impl LocalJwt {
     }
 
     /// Signs a development access token for `tenant`, valid for `ttl_seconds`, whose `scope`
-    /// claim holds `scopes` (space separated; no claim when there are none).
+    /// claim holds `scopes` (space separated; no claim when there are none), and whose
+    /// `cognito:groups` holds the group of each scope that makes a role (`.../admin` puts
+    /// `admins`, `.../operator` `operators`: D29), as a user of those groups gets them.
     pub fn issue_scoped(&self, tenant: &str, ttl_seconds: i64, scopes: &[&str]) -> String {
         let now = chrono::Utc::now().timestamp();
         let mut claims = Map::new();
@@ -260,6 +272,18 @@ impl LocalJwt {
         claims.insert("token_use".into(), Value::from("access"));
         if !scopes.is_empty() {
             claims.insert("scope".into(), Value::from(scopes.join(" ")));
+        }
+        let groups: Vec<Value> = [Scope::Admin, Scope::Operator]
+            .into_iter()
+            .filter(|role| {
+                let suffix = format!("/{}", role.name());
+                scopes.iter().any(|scope| scope.ends_with(&suffix))
+            })
+            .filter_map(Scope::group)
+            .map(Value::from)
+            .collect();
+        if !groups.is_empty() {
+            claims.insert("cognito:groups".into(), Value::Array(groups));
         }
         self.sign(&Value::Object(claims))
     }
@@ -409,9 +433,18 @@ mod tests {
         assert_eq!(claims["scope"], "outbound/read outbound/operator");
         assert_eq!(claims["tenant_id"], "acme");
         assert_eq!(claims["sub"], "dev-acme");
+        assert_eq!(claims["cognito:groups"], serde_json::json!(["operators"]));
         let plain = jwt.verify(&jwt.issue("acme", 60)).unwrap();
         assert_eq!(plain["token_use"], "access");
         assert!(!plain.contains_key("scope"));
+        assert!(!plain.contains_key("cognito:groups"));
+        let admin = jwt
+            .verify(&jwt.issue_scoped("acme", 60, &["outbound/admin", "outbound/operator"]))
+            .unwrap();
+        assert_eq!(
+            admin["cognito:groups"],
+            serde_json::json!(["admins", "operators"])
+        );
     }
 
     #[test]

@@ -1,6 +1,9 @@
-//! `make token TENANT=acme [SCOPES="outbound/read outbound/operator"]`: prints a development
-//! access token for the tenant, valid for 24 hours, whose `scope` claim holds the scopes given
-//! (any scopes, space or comma separated, D25; none by default).
+//! `make token TENANT=acme [ROLE=admin|operator] [SCOPES="outbound/read outbound/write"]`:
+//! prints a development access token for the tenant, valid for 24 hours, whose `scope` claim
+//! holds the scopes given (any scopes, space or comma separated, D25; none by default). A scope
+//! that makes a role (`outbound/admin`, `outbound/operator`; `ROLE` adds it) comes with its
+//! group in `cognito:groups` (`admins`, `operators`), as Cognito gives a member of that group
+//! (D29).
 //!
 //! Usage: `dev-token [TENANT [SCOPE...]]`.
 

@@ -335,8 +335,19 @@ async fn a_token_that_is_not_an_access_token_is_401() {
     }
 }
 
-/// A token for `acme` granting `scope` (space separated), signed with the server's secret.
+/// A token for `acme` granting `scope` (space separated), signed with the server's secret; one
+/// granting `outbound/admin` is of a member of `admins`, as Cognito's would be (D29).
 fn scoped_token(api: &TestApi, scope: &str) -> String {
+    let groups = if scope.split(' ').any(|s| s == "outbound/admin") {
+        json!(["admins"])
+    } else {
+        json!([])
+    };
+    scoped_token_of(api, scope, groups)
+}
+
+/// A token for `acme` granting `scope`, of a member of `groups`.
+fn scoped_token_of(api: &TestApi, scope: &str, groups: Value) -> String {
     let now = chrono::Utc::now().timestamp();
     api.jwt.sign(&serde_json::json!({
         "sub": "scoped",
@@ -346,6 +357,7 @@ fn scoped_token(api: &TestApi, scope: &str) -> String {
         "exp": now + 600,
         "token_use": "access",
         "scope": scope,
+        "cognito:groups": groups,
     }))
 }
 
@@ -478,6 +490,21 @@ async fn each_route_needs_its_scope_when_scopes_are_required() {
         &before,
         "the refused update changed nothing"
     );
+    // D29: the console's app client grants every scope; only the group makes an administrator.
+    for groups in [json!([]), json!(["operators"])] {
+        let scope_only = scoped_token_of(&api, "outbound/read outbound/admin", groups);
+        send(
+            &scope_only,
+            Method::POST,
+            "/api/settings/update",
+            Some(change.clone()),
+        )
+        .await
+        .err(
+            403,
+            "the scope outbound/admin is honoured only for members of the group admins",
+        );
+    }
     let updated = send(&admin, Method::POST, "/api/settings/update", Some(change))
         .await
         .ok()

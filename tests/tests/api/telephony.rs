@@ -1,6 +1,6 @@
-//! The operator's assignment of caller IDs and contact flows (D22, D25): only a token with the
-//! `outbound/operator` scope reaches it, whatever `REQUIRE_SCOPES` says and whatever tenant the
-//! token names; an assignment is checked whole, a number belongs to one tenant at a time, a
+//! The operator's assignment of caller IDs and contact flows (D22, D25, D29): only a token with
+//! the `outbound/operator` scope of a member of the `operators` group reaches it, whatever
+//! `REQUIRE_SCOPES` says and whatever tenant the token names; an assignment is checked whole, a number belongs to one tenant at a time, a
 //! number or flow a live task names stays, the tenant's defaults are among its own, and every
 //! assignment is one audit event with counts and no number.
 
@@ -18,12 +18,13 @@ const D: &str = "+442071234567";
 const GET_ACME: &str = "/api/operator/telephony/acme";
 const UPDATE: &str = "/api/operator/telephony/update";
 
-/// An operator's token: the operator's scope, the `sub` [`SUB`], and the tenant `ops` (any would
-/// do).
+/// An operator's token: the operator's scope and group, the `sub` [`SUB`], and the tenant `ops`
+/// (any would do).
 fn operator(api: &TestApi) -> String {
     signed(
         api,
-        json!({"tenant_id": "ops", "sub": SUB, "scope": "outbound/operator"}),
+        json!({"tenant_id": "ops", "sub": SUB, "scope": "outbound/operator",
+               "cognito:groups": ["operators"]}),
     )
 }
 
@@ -119,9 +120,25 @@ async fn only_the_operator_scope_reaches_the_operator_routes() {
                 .await
                 .err(403, "this token lacks the scope outbound/operator");
         }
+        // D29: the scope alone, of any tenant, is not an operator: Cognito grants scopes per
+        // app client, and only the group says a person is one.
+        for groups in [json!(null), json!(["admins"]), json!("[admins]")] {
+            let scope_only = signed(
+                &api,
+                json!({"tenant_id": "acme", "sub": SUB, "scope": "outbound/operator",
+                       "cognito:groups": groups}),
+            );
+            send_as(&api, &scope_only, method.clone(), path, body.clone())
+                .await
+                .err(
+                    403,
+                    "the scope outbound/operator is honoured only for members of the group operators",
+                );
+        }
         let no_sub = signed(
             &api,
-            json!({"tenant_id": "ops", "scope": "outbound/operator"}),
+            json!({"tenant_id": "ops", "scope": "outbound/operator",
+                   "cognito:groups": ["operators"]}),
         );
         send_as(&api, &no_sub, method.clone(), path, body.clone())
             .await
@@ -137,7 +154,10 @@ async fn only_the_operator_scope_reaches_the_operator_routes() {
     );
 
     // A token naming no tenant at all, or another tenant, assigns any tenant.
-    let tenantless = signed(&api, json!({"sub": SUB, "scope": "outbound/operator"}));
+    let tenantless = signed(
+        &api,
+        json!({"sub": SUB, "scope": "outbound/operator", "cognito:groups": "[operators]"}),
+    );
     let answer = send_as(&api, &tenantless, Method::POST, UPDATE, Some(body)).await;
     assert_eq!(answer.ok(), &view("acme", &[A], &[]));
     assert_eq!(assigned(&api, "acme").await, view("acme", &[A], &[]));
@@ -256,7 +276,8 @@ async fn an_assignment_is_checked_whole_and_a_refused_one_changes_nothing() {
     );
 }
 
-/// D22: a number belongs to one tenant at a time. Another tenant's number is 409 naming it, and
+/// D22, D29: a number belongs to one tenant at a time. Another tenant's number is 409 naming the
+/// number and never the tenant, and
 /// nothing changes: the guards the refused request took are given back. Once its tenant lets it
 /// go, it can be assigned. A guard left by an assignment that never committed gives way.
 #[tokio::test]
@@ -268,7 +289,7 @@ async fn a_number_belongs_to_one_tenant_at_a_time() {
     );
     assign(&api, "globex", &[C, B], &["f"])
         .await
-        .err(409, "callerIds +12125550101 is assigned to tenant acme");
+        .err(409, "callerIds +12125550101 is assigned to another tenant");
     assert_eq!(assigned(&api, "globex").await, view("globex", &[], &[]));
     assert_eq!(assigned(&api, "acme").await, view("acme", &[A, B], &[]));
     assert_eq!(
@@ -316,7 +337,7 @@ async fn a_number_belongs_to_one_tenant_at_a_time() {
     );
     assign(&api, "acme", &[A, D], &[])
         .await
-        .err(409, "callerIds +442071234567 is assigned to tenant globex");
+        .err(409, "callerIds +442071234567 is assigned to another tenant");
     assert_eq!(assigned(&api, "acme").await, view("acme", &[A], &[]));
 }
 
@@ -565,7 +586,7 @@ async fn each_assignment_is_one_event_with_counts_and_no_number() {
         .ok();
     assign(&api, "globex", &[A, B], &[])
         .await
-        .err(409, "callerIds +12125550101 is assigned to tenant acme");
+        .err(409, "callerIds +12125550101 is assigned to another tenant");
     assign(&api, "acme", &[B, "+1"], &[]).await.code(400);
     assign(&api, "acme", &[B, C, D], &["second", "third"])
         .await

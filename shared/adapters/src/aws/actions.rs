@@ -88,11 +88,16 @@ impl Function {
     }
 }
 
-/// One IAM action on one resource (see the module documentation for the resource's form).
+/// One IAM action on one resource (see the module documentation for the resource's form), and
+/// for DynamoDB the leading keys it names, as the template's `dynamodb:LeadingKeys` conditions
+/// read them.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Access {
     pub action: String,
     pub resource: String,
+    /// The partition key prefixes (each value up to and including its first `#`) of the items
+    /// or the partition the request names; `None` for services without keys.
+    pub keys: Option<Vec<String>>,
 }
 
 impl Access {
@@ -100,7 +105,24 @@ impl Access {
         Access {
             action: action.into(),
             resource: resource.into(),
+            keys: None,
         }
+    }
+
+    /// The access with the leading key prefixes of `values` (each once, in order).
+    pub fn keyed<'a>(mut self, values: impl IntoIterator<Item = &'a str>) -> Access {
+        let mut keys: Vec<String> = Vec::new();
+        for value in values {
+            let prefix = match value.find('#') {
+                Some(end) => &value[..=end],
+                None => value,
+            };
+            if !keys.iter().any(|key| key == prefix) {
+                keys.push(prefix.to_owned());
+            }
+        }
+        self.keys = Some(keys);
+        self
     }
 }
 
@@ -179,14 +201,15 @@ impl Intercept for ActionLog {
         };
         let operation = cfg.load::<Metadata>().map_or("unknown", Metadata::name);
         for access in (self.0)(operation, context.input()) {
-            write_line(
-                serde_json::json!({
-                    "function": function.name(),
-                    "action": access.action,
-                    "resource": access.resource,
-                })
-                .to_string(),
-            );
+            let mut line = serde_json::json!({
+                "function": function.name(),
+                "action": access.action,
+                "resource": access.resource,
+            });
+            if let Some(keys) = access.keys {
+                line["keys"] = keys.into();
+            }
+            write_line(line.to_string());
         }
         Ok(())
     }
@@ -199,96 +222,119 @@ fn queue_name(url: Option<&str>) -> String {
 }
 
 /// DynamoDB: the item actions of a transaction's items and of the single-item operations on
-/// their table, a Query's or Scan's on its index, a batch's on each of its tables.
+/// their table, a Query's or Scan's on its index, a batch's on each of its tables; each with
+/// the leading keys it names (a Query the partition it reads, a Scan none).
 pub fn dynamodb(operation: &str, input: &Input) -> Vec<Access> {
     use aws_sdk_dynamodb::operation as op;
+    use aws_sdk_dynamodb::types::AttributeValue;
+    use std::collections::HashMap;
+    type Key = HashMap<String, AttributeValue>;
     let table = |name: &str| format!("table/{name}");
-    let one = |action: &str, name: Option<&str>| {
-        vec![Access::new(
-            format!("dynamodb:{action}"),
-            table(name.unwrap_or_default()),
-        )]
+    let partition = |key: Option<&Key>| -> Vec<String> {
+        key.and_then(|key| key.get("pk"))
+            .and_then(|value| value.as_s().ok())
+            .cloned()
+            .into_iter()
+            .collect()
+    };
+    let keyed = |action: &str, name: &str, keys: Vec<String>| {
+        Access::new(format!("dynamodb:{action}"), table(name))
+            .keyed(keys.iter().map(String::as_str))
+    };
+    let mut accesses: Vec<Access> = Vec::new();
+    let mut add = |access: Access| {
+        if !accesses.contains(&access) {
+            accesses.push(access);
+        }
     };
     if let Some(input) = input.downcast_ref::<op::transact_write_items::TransactWriteItemsInput>() {
-        let mut accesses = Vec::new();
         for item in input.transact_items() {
-            let (action, name) = if let Some(put) = item.put() {
-                ("PutItem", put.table_name())
+            let (action, name, key) = if let Some(put) = item.put() {
+                ("PutItem", put.table_name(), Some(put.item()))
             } else if let Some(update) = item.update() {
-                ("UpdateItem", update.table_name())
+                ("UpdateItem", update.table_name(), Some(update.key()))
             } else if let Some(delete) = item.delete() {
-                ("DeleteItem", delete.table_name())
+                ("DeleteItem", delete.table_name(), Some(delete.key()))
             } else if let Some(check) = item.condition_check() {
-                ("ConditionCheckItem", check.table_name())
+                ("ConditionCheckItem", check.table_name(), Some(check.key()))
             } else {
                 continue;
             };
-            let access = Access::new(format!("dynamodb:{action}"), table(name));
-            if !accesses.contains(&access) {
-                accesses.push(access);
-            }
+            add(keyed(action, name, partition(key)));
         }
-        return accesses;
-    }
-    if let Some(input) = input.downcast_ref::<op::transact_get_items::TransactGetItemsInput>() {
-        let mut accesses = Vec::new();
+    } else if let Some(input) =
+        input.downcast_ref::<op::transact_get_items::TransactGetItemsInput>()
+    {
         for get in input.transact_items().iter().filter_map(|item| item.get()) {
-            let access = Access::new("dynamodb:GetItem", table(get.table_name()));
-            if !accesses.contains(&access) {
-                accesses.push(access);
-            }
+            add(keyed(
+                "GetItem",
+                get.table_name(),
+                partition(Some(get.key())),
+            ));
         }
-        return accesses;
-    }
-    if let Some(input) = input.downcast_ref::<op::batch_write_item::BatchWriteItemInput>() {
-        let tables = input
-            .request_items()
-            .into_iter()
-            .flat_map(|items| items.keys());
-        return tables
-            .map(|name| Access::new("dynamodb:BatchWriteItem", table(name)))
-            .collect();
-    }
-    if let Some(input) = input.downcast_ref::<op::batch_get_item::BatchGetItemInput>() {
-        let tables = input
-            .request_items()
-            .into_iter()
-            .flat_map(|items| items.keys());
-        return tables
-            .map(|name| Access::new("dynamodb:BatchGetItem", table(name)))
-            .collect();
-    }
-    if let Some(input) = input.downcast_ref::<op::query::QueryInput>() {
+    } else if let Some(input) = input.downcast_ref::<op::batch_write_item::BatchWriteItemInput>() {
+        for (name, writes) in input.request_items().into_iter().flatten() {
+            let keys = writes.iter().flat_map(|write| {
+                let put = write.put_request().map(|put| put.item());
+                let delete = write.delete_request().map(|delete| delete.key());
+                partition(put.or(delete))
+            });
+            add(keyed("BatchWriteItem", name, keys.collect()));
+        }
+    } else if let Some(input) = input.downcast_ref::<op::batch_get_item::BatchGetItemInput>() {
+        for (name, gets) in input.request_items().into_iter().flatten() {
+            let keys = gets.keys().iter().flat_map(|key| partition(Some(key)));
+            add(keyed("BatchGetItem", name, keys.collect()));
+        }
+    } else if let Some(input) = input.downcast_ref::<op::query::QueryInput>() {
         let name = match input.index_name() {
             Some(index) => format!("{}/index/{index}", input.table_name().unwrap_or_default()),
             None => input.table_name().unwrap_or_default().to_owned(),
         };
-        return one("Query", Some(&name));
-    }
-    if let Some(input) = input.downcast_ref::<op::scan::ScanInput>() {
+        // Every query of the store names its partition `:pk`.
+        let values = input.expression_attribute_values();
+        add(keyed("Query", &name, partition_value(values, ":pk")));
+    } else if let Some(input) = input.downcast_ref::<op::scan::ScanInput>() {
         let name = match input.index_name() {
             Some(index) => format!("{}/index/{index}", input.table_name().unwrap_or_default()),
             None => input.table_name().unwrap_or_default().to_owned(),
         };
-        return one("Scan", Some(&name));
+        add(keyed("Scan", &name, Vec::new()));
+    } else if let Some(input) = input.downcast_ref::<op::get_item::GetItemInput>() {
+        let name = input.table_name().unwrap_or_default();
+        add(keyed("GetItem", name, partition(input.key())));
+    } else if let Some(input) = input.downcast_ref::<op::put_item::PutItemInput>() {
+        let name = input.table_name().unwrap_or_default();
+        add(keyed("PutItem", name, partition(input.item())));
+    } else if let Some(input) = input.downcast_ref::<op::update_item::UpdateItemInput>() {
+        let name = input.table_name().unwrap_or_default();
+        add(keyed("UpdateItem", name, partition(input.key())));
+    } else if let Some(input) = input.downcast_ref::<op::delete_item::DeleteItemInput>() {
+        let name = input.table_name().unwrap_or_default();
+        add(keyed("DeleteItem", name, partition(input.key())));
+    } else if let Some(input) = input.downcast_ref::<op::describe_table::DescribeTableInput>() {
+        add(Access::new(
+            "dynamodb:DescribeTable",
+            table(input.table_name().unwrap_or_default()),
+        ));
+    } else {
+        // An operation this list does not know: recorded on no resource the check can place.
+        add(Access::new(format!("dynamodb:{operation}"), table("")));
     }
-    if let Some(input) = input.downcast_ref::<op::get_item::GetItemInput>() {
-        return one("GetItem", input.table_name());
-    }
-    if let Some(input) = input.downcast_ref::<op::put_item::PutItemInput>() {
-        return one("PutItem", input.table_name());
-    }
-    if let Some(input) = input.downcast_ref::<op::update_item::UpdateItemInput>() {
-        return one("UpdateItem", input.table_name());
-    }
-    if let Some(input) = input.downcast_ref::<op::delete_item::DeleteItemInput>() {
-        return one("DeleteItem", input.table_name());
-    }
-    if let Some(input) = input.downcast_ref::<op::describe_table::DescribeTableInput>() {
-        return one("DescribeTable", input.table_name());
-    }
-    // An operation this list does not know: recorded on no resource the check can place.
-    one(operation, None)
+    accesses
+}
+
+/// The text value `name` of a request's expression values, as a list of none or one.
+fn partition_value(
+    values: Option<&std::collections::HashMap<String, aws_sdk_dynamodb::types::AttributeValue>>,
+    name: &str,
+) -> Vec<String> {
+    values
+        .and_then(|values| values.get(name))
+        .and_then(|value| value.as_s().ok())
+        .cloned()
+        .into_iter()
+        .collect()
 }
 
 /// S3: object actions on the key's first segment (`uploads/`, `exports/`, ...), which is what
@@ -412,6 +458,47 @@ mod tests {
             ]
         );
         assert!(accesses.iter().all(|a| a.resource == "table/t"));
+        assert!(accesses
+            .iter()
+            .all(|a| a.keys == Some(vec!["k".to_owned()])));
+    }
+
+    #[test]
+    fn each_item_action_names_its_leading_key_prefix() {
+        use aws_sdk_dynamodb::operation::query::QueryInput;
+        let put = |pk: &str| {
+            let put = Put::builder()
+                .table_name("t")
+                .item("pk", AttributeValue::S(pk.into()))
+                .build()
+                .unwrap();
+            TransactWriteItem::builder().put(put).build()
+        };
+        let input = TransactWriteItemsInput::builder()
+            .transact_items(put("T#acme#TASK#01"))
+            .transact_items(put("CALL#c-1"))
+            .transact_items(put("T#other#DS#02"))
+            .build()
+            .unwrap();
+        let keys: Vec<_> = dynamodb("TransactWriteItems", &Input::erase(input))
+            .into_iter()
+            .map(|access| access.keys)
+            .collect();
+        assert_eq!(
+            keys,
+            [Some(vec!["T#".to_owned()]), Some(vec!["CALL#".to_owned()])],
+            "one line per prefix"
+        );
+        let query = QueryInput::builder()
+            .table_name("t")
+            .index_name("gsi2")
+            .key_condition_expression("gsi2pk = :pk")
+            .expression_attribute_values(":pk", AttributeValue::S("INFLIGHT#3".into()))
+            .build()
+            .unwrap();
+        let access = dynamodb("Query", &Input::erase(query));
+        assert_eq!(access[0].resource, "table/t/index/gsi2");
+        assert_eq!(access[0].keys, Some(vec!["INFLIGHT#".to_owned()]));
     }
 
     #[test]

@@ -284,8 +284,9 @@ impl Store {
             .ok_or_else(|| Error::internal("take caller IDs", "a guard without its tenant"))?;
         let (held, _) = self.settings_revised(&holder).await?;
         if held.caller_ids.contains(number) {
+            // The number only: who holds it is another tenant's business (D29).
             return Err(Error::Conflict(format!(
-                "callerIds {number} is assigned to tenant {holder}"
+                "callerIds {number} is assigned to another tenant"
             )));
         }
         self.release_caller_ids(&holder, std::slice::from_ref(number))
