@@ -535,7 +535,7 @@ describe('task form telephony (D22)', () => {
     [['has space'], "resultAttributes[0] must be 1-32 letters, digits or '_'"],
     [['ok', ''], "resultAttributes[1] must be 1-32 letters, digits or '_'"],
     [['x'.repeat(33)], "resultAttributes[0] must be 1-32 letters, digits or '_'"],
-    [['outcome', 'taskId'], "resultAttributes[1] 'taskId' is one of the service's own attributes (tenant, taskId, contactId, attempt)"],
+    [['outcome', 'taskId'], "resultAttributes[1] 'taskId' is one of the service's own attributes (tenant, taskId, contactId, attempt, signature)"],
     [['outcome', ' outcome'], "resultAttributes[1] 'outcome' is listed twice"],
   ])('refuses the result names %j as the API would, and sends nothing', async (names, message) => {
     const { form, onSubmit } = await openForm();

@@ -25,7 +25,11 @@ describe('result names', () => {
     expect(resultNamesProblem(Array.from({ length: 10 }, (_, i) => `r${i}`))).toBeNull();
     expect(resultNamesProblem(Array.from({ length: 11 }, (_, i) => `r${i}`))).toBe('resultAttributes must have at most 10 names');
     expect(resultNamesProblem(['dash-ed'])).toBe("resultAttributes[0] must be 1-32 letters, digits or '_'");
-    expect(resultNamesProblem(['a', 'contactId'])).toBe("resultAttributes[1] 'contactId' is one of the service's own attributes (tenant, taskId, contactId, attempt)");
+    expect(resultNamesProblem(['a', 'contactId'])).toBe("resultAttributes[1] 'contactId' is one of the service's own attributes (tenant, taskId, contactId, attempt, signature)");
+    expect(resultNamesProblem(['outcome', 'customerName'], ['customerName'])).toBe(
+      "resultAttributes[1] 'customerName' is one of the task's callAttributes: a result is only what the flow sets",
+    );
+    expect(resultNamesProblem(['e164'])).toBe("resultAttributes[0] 'e164' is the called number: a result is only what the flow sets");
     expect(resultNamesProblem(['a', 'b', 'a '])).toBe("resultAttributes[2] 'a' is listed twice");
   });
 });

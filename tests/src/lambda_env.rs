@@ -11,7 +11,8 @@
 //!   as in Lambda, where in-process token checks are refused (D2). The tenant comes from the
 //!   JWT authorizer's claims in the event (`TENANT_CLAIM`), as behind API Gateway; the JWT
 //!   settings of the local API have no use there and are left out.
-//! - `PAGE_TOKEN_SECRET` always set (inside Lambda there is no built-in key), the local API's.
+//! - `PAGE_TOKEN_SECRET` and `CALL_SIGNING_KEY` always set (inside Lambda there is no built-in
+//!   key), the local API's.
 //! - the AWS SDK's endpoint, region and dummy credentials for the stand-ins (inside Lambda the
 //!   credentials come from the environment alone), and the event publisher's bus and
 //!   dead-letter queue.
@@ -67,6 +68,10 @@ pub fn variables(resources: &Resources, events: &EventResources) -> BTreeMap<Str
         &limits.requests.per_second.to_string(),
     );
     set("TENANT_REQUEST_BURST", &limits.requests.burst.to_string());
+    set(
+        "TENANT_REQUESTS_IN_FLIGHT",
+        &limits.requests.in_flight.to_string(),
+    );
     variables
         .entry("DIAL_PROVIDER".into())
         .or_insert_with(|| "simulated".into());

@@ -98,6 +98,10 @@ pub fn read_local_config(
             "PAGE_TOKEN_SECRET" => std::env::var(name)
                 .ok()
                 .or_else(|| Some(LOCAL_PAGE_TOKEN_SECRET.into())),
+            // Named for the same reason: the engine the tests build signs with it too (D29).
+            "CALL_SIGNING_KEY" => std::env::var(name)
+                .ok()
+                .or_else(|| Some(outbound_app::config::DEV_CALL_SIGNING_KEY.into())),
             other => std::env::var(other).ok(),
         };
         if let Some(value) = &value {

@@ -312,5 +312,9 @@ pub fn simulated_engine(
         blob: Blob::from_config(sdk, resources.bucket.clone(), true),
         dial_jobs: Queue::new(sqs, Some(resources.dial_queue_url.clone())),
         clock,
+        // The development stack's key, as its functions read it (OUTBOUND_DEV_STACK).
+        signer: outbound_model::signature::CallSigner::new(
+            outbound_app::config::DEV_CALL_SIGNING_KEY.as_bytes(),
+        ),
     }
 }

@@ -249,8 +249,14 @@ async fn contact_attributes_name_our_attempts_and_no_other_contact() {
         "inbound": attributes["inbound"],
     }}))
     .await;
+    let ours = connect.attempt_of("ours").await.unwrap().unwrap();
     assert_eq!(
-        connect.attempt_of("ours").await.unwrap(),
+        ours.signature.as_deref(),
+        attributes["ours"]["Attributes"]["signature"].as_str(),
+        "the signature beside them, which the engine checks (D29)"
+    );
+    assert_eq!(
+        Some(ours.attempt),
         Some(CallAttempt {
             tenant: Tenant::parse("acme").unwrap(),
             task_id: Id::parse("01J9Z3K8Q4W6N2V5B7C1D3F5G7").unwrap(),

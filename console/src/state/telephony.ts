@@ -8,7 +8,7 @@ export const LOCAL_PRESENCE = 'LOCAL_PRESENCE';
 export const MAX_CALL_ATTRIBUTES = 20;
 export const MAX_RESULT_ATTRIBUTES = 10;
 /** The attributes every call of the service carries: no task may send or record these names. */
-export const OWN_ATTRIBUTES = ['tenant', 'taskId', 'contactId', 'attempt'];
+export const OWN_ATTRIBUTES = ['tenant', 'taskId', 'contactId', 'attempt', 'signature'];
 /** The contact fields every data source has, in the order they are offered. */
 export const KNOWN_FIELDS = ['customerName', 'address', 'orderAmount', 'phoneNumber', 'e164'];
 /** A contact's fields that are not custom (the rest of a contact's keys are). */
@@ -54,8 +54,11 @@ export function attributeChoices(contacts: Contact[], chosen: string[]): string[
   return [...names].filter((name) => !OWN_ATTRIBUTES.includes(name));
 }
 
-/** What the API would refuse in the result names, in its words (D22), or null. */
-export function resultNamesProblem(names: string[]): string | null {
+/**
+ * What the API would refuse in the result names, in its words (D22), or null; `sent`, the task's
+ * call attributes, which a result may not repeat (D29: a result is only what the flow sets).
+ */
+export function resultNamesProblem(names: string[], sent: string[] = []): string | null {
   if (names.length > MAX_RESULT_ATTRIBUTES) return `resultAttributes must have at most ${MAX_RESULT_ATTRIBUTES} names`;
   const seen = new Set<string>();
   for (const [at, raw] of names.entries()) {
@@ -63,10 +66,19 @@ export function resultNamesProblem(names: string[]): string | null {
     const field = `resultAttributes[${at}]`;
     if (!/^[A-Za-z0-9_]{1,32}$/.test(name)) return `${field} must be 1-32 letters, digits or '_'`;
     if (OWN_ATTRIBUTES.includes(name)) {
-      return `${field} '${name}' is one of the service's own attributes (tenant, taskId, contactId, attempt)`;
+      return `${field} '${name}' is one of the service's own attributes (tenant, taskId, contactId, attempt, signature)`;
     }
     if (seen.has(name)) return `${field} '${name}' is listed twice`;
     seen.add(name);
+  }
+  for (const [at, raw] of names.entries()) {
+    const name = raw.trim();
+    const why = sent.includes(name)
+      ? "is one of the task's callAttributes"
+      : ['e164', 'phoneNumber'].includes(name)
+        ? 'is the called number'
+        : null;
+    if (why) return `resultAttributes[${at}] '${name}' ${why}: a result is only what the flow sets`;
   }
   return null;
 }
@@ -74,7 +86,7 @@ export function resultNamesProblem(names: string[]): string | null {
 /** What the API would refuse in `t`, in its words, or null. */
 export function telephonyProblem(t: Telephony): string | null {
   if (t.callAttributes.length > MAX_CALL_ATTRIBUTES) return `callAttributes must have at most ${MAX_CALL_ATTRIBUTES} names`;
-  return resultNamesProblem(t.resultAttributes);
+  return resultNamesProblem(t.resultAttributes, t.callAttributes);
 }
 
 type TelephonyBody = Pick<AddTask, 'callerId' | 'contactFlowId' | 'callAttributes' | 'resultAttributes' | 'voicemail'>;

@@ -2,8 +2,9 @@
 //! the simulated provider's outcome, read into the one [`EndedCall`] the engine records.
 
 use crate::simulated::SimulatedEvent;
-use outbound_model::call::{CallAttempt, CallReport};
+use outbound_model::call::CallReport;
 use outbound_model::error::Error;
+use outbound_model::signature::Carried;
 
 /// A call that ended, as a call-events message tells it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -11,8 +12,9 @@ pub struct EndedCall {
     /// The provider's id of the call.
     pub call_id: String,
     pub report: CallReport,
-    /// The attempt it was, when the event itself says (the simulated provider's do).
-    pub attempt: Option<CallAttempt>,
+    /// The attempt it was and its signature, when the event itself says (the simulated
+    /// provider's do, as a Connect contact's attributes would).
+    pub attempt: Option<Carried>,
 }
 
 impl EndedCall {
@@ -32,10 +34,11 @@ impl EndedCall {
         let event: SimulatedEvent =
             serde_json::from_value(value).map_err(|e| Error::internal("decode call event", e))?;
         let ended = event.simulated_call;
+        let signature = ended.signature;
         Ok(Some(EndedCall {
             call_id: ended.call_id,
             report: ended.report,
-            attempt: ended.attempt,
+            attempt: ended.attempt.map(|attempt| Carried { attempt, signature }),
         }))
     }
 }

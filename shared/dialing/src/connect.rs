@@ -19,10 +19,11 @@ use chrono::{DateTime, Utc};
 use outbound_adapters::aws::actions;
 use outbound_adapters::aws::Dependency;
 use outbound_adapters::aws::Lazy;
-use outbound_model::call::{CallAttempt, CallReport, Outcome};
+use outbound_model::call::{CallReport, Outcome};
 use outbound_model::error::ConfigError;
 use outbound_model::error::Error;
 use outbound_model::settings::TenantSettings;
+use outbound_model::signature::Carried;
 use outbound_model::telephony::Assignment;
 use outbound_model::telephony::Voicemail;
 use outbound_model::Phone;
@@ -294,7 +295,7 @@ impl Provider for ConnectProvider {
     /// The attempt a contact of the instance is, from the attributes every call this service
     /// starts carries ([`start_request`]): `GetContactAttributes`. A contact Connect does not know,
     /// or one without them (an inbound call, another application's), is not ours.
-    async fn attempt_of(&self, call_id: &str) -> Result<Option<CallAttempt>, Error> {
+    async fn attempt_of(&self, call_id: &str) -> Result<Option<Carried>, Error> {
         let answer = self
             .client
             .get()
@@ -306,7 +307,7 @@ impl Provider for ConnectProvider {
         match answer {
             Ok(output) => {
                 let attributes = output.attributes();
-                Ok(CallAttempt::from_attributes(|name| {
+                Ok(Carried::read(|name| {
                     attributes.and_then(|map| map.get(name)).cloned()
                 }))
             }
@@ -909,7 +910,7 @@ mod tests {
     }
 
     fn call(phone: &str) -> CallRequest {
-        let attempt = CallAttempt {
+        let attempt = outbound_model::call::CallAttempt {
             tenant: outbound_model::Tenant::parse("acme").unwrap(),
             task_id: Id::parse("01HZX3K5Q8M2N4P6R8T0V2W4Y6").unwrap(),
             contact_id: Id::parse("01HZX3K9B7C5D3E1F0G2H4J6K8").unwrap(),

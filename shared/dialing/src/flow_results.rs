@@ -1,8 +1,9 @@
 //! What an Amazon Connect flow found during a call (D22): the flow's "Invoke AWS Lambda function"
 //! block sends the flow-results function its `ContactFlowEvent`, and the values the flow set
-//! (its contact attributes, but the service's own four, and the block's parameters) go onto the
-//! call's record, where the outcome reads them when the call ends and keeps the task's
-//! `resultAttributes` among them.
+//! (the block's parameters) go onto the call's record, where the outcome reads them when the call ends and keeps the task's
+//! `resultAttributes` among them. Only the block's parameters are results (D29): the contact's
+//! attributes hold what the service sent too. The event names its attempt by the call's own
+//! attributes, which must carry their signature.
 //!
 //! Connect waits for a flow's Lambda as long as the block's timeout says (3 s by default, 8 s at
 //! most) and expects a flat object of strings back (`STRING_MAP`). The record is written when the
@@ -19,8 +20,8 @@
 use outbound_adapters::aws::actions::Function;
 use outbound_adapters::store::dialing::{FlowWrite, MAX_FLOW_VALUES};
 use outbound_adapters::store::Store;
-use outbound_model::call::CallAttempt;
 use outbound_model::error::Error;
+use outbound_model::signature::{CallSigner, Carried};
 use outbound_model::telephony::{check_result_name, cut_result_value, Results};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -69,22 +70,20 @@ impl ContactFlowEvent {
             .unwrap_or(&data.contact_id)
     }
 
-    /// The attempt the call is, from its own attributes; `None`: not a call of this service.
-    pub fn attempt(&self) -> Option<CallAttempt> {
+    /// What the call carries of its attempt, from its own attributes; `None`: not a call of
+    /// this service.
+    pub fn carried(&self) -> Option<Carried> {
         let attributes = &self.details.contact_data.attributes;
-        CallAttempt::from_attributes(|name| attributes.get(name)?.as_str().map(str::to_owned))
+        Carried::read(|name| attributes.get(name)?.as_str().map(str::to_owned))
     }
 
-    /// What the flow reported: its attributes and the block's parameters (which win a name
-    /// both set), but the service's own attributes, each name one a task may record and each
-    /// value at most 256 characters; empty values left out; at most [`MAX_FLOW_VALUES`].
+    /// What the flow reported: the block's parameters (D29: never the contact's attributes,
+    /// which hold what the service sent too), each name one a task may record and each value at
+    /// most 256 characters; empty values left out; at most [`MAX_FLOW_VALUES`].
     pub fn reported(&self) -> Results {
-        let details = &self.details;
-        details
-            .contact_data
-            .attributes
+        self.details
+            .parameters
             .iter()
-            .chain(&details.parameters)
             .filter_map(|(name, value)| Some((name, value.as_str()?)))
             .filter(|(name, value)| {
                 !value.is_empty() && check_result_name("attribute", name).is_ok()
@@ -106,33 +105,41 @@ pub struct FlowAnswer {
 
 /// Records what the flow of `event` reported on its call's record, waiting at most `patience`
 /// for the record to be written, as the flow-results function. An outage of the table is an
-/// error (the flow takes its error branch); a call that is not the service's, or whose record
+/// error (the flow takes its error branch); a call that is not the service's, whose attributes
+/// do not carry their signature under `signer` (D29: logged and counted), or whose record
 /// never came, is answered `false`.
 pub async fn record(
     store: &Store,
+    signer: &CallSigner,
     event: &ContactFlowEvent,
     patience: Duration,
 ) -> Result<FlowAnswer, Error> {
     Function::FlowResults
-        .scope(write(store, event, patience))
+        .scope(write(store, signer, event, patience))
         .await
 }
 
 async fn write(
     store: &Store,
+    signer: &CallSigner,
     event: &ContactFlowEvent,
     patience: Duration,
 ) -> Result<FlowAnswer, Error> {
     let answer = |recorded: bool| FlowAnswer {
         recorded: if recorded { "true" } else { "false" },
     };
-    let Some(attempt) = event.attempt() else {
+    let Some(carried) = event.carried() else {
         tracing::info!(
             call_id = event.call_id(),
             "flow results of a call that is not ours"
         );
         return Ok(answer(false));
     };
+    if !signer.verifies(&carried) {
+        unsigned(event.call_id(), "flow results");
+        return Ok(answer(false));
+    }
+    let attempt = carried.attempt;
     let results = event.reported();
     if results.is_empty() {
         return Ok(answer(false));
@@ -164,6 +171,24 @@ async fn write(
     }
 }
 
+/// Logs and counts attributes naming an attempt whose signature does not verify (D29): a flow
+/// that changed them, or an event someone else sent.
+pub fn unsigned(call_id: &str, what: &str) {
+    tracing::warn!(
+        call_id,
+        what,
+        "attributes whose signature does not verify; ignored"
+    );
+    outbound_telemetry::metrics(
+        &[],
+        &[(
+            "UnsignedCallAttributes",
+            1.0,
+            outbound_telemetry::Unit::Count,
+        )],
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -176,7 +201,7 @@ mod tests {
         ))
         .unwrap();
         assert_eq!(event.call_id(), "3f8e2d71-9c4b-4a6e-b5d0-1a7c9e2f4b83");
-        let attempt = event.attempt().unwrap();
+        let attempt = event.carried().unwrap().attempt;
         assert_eq!((attempt.tenant.as_str(), attempt.attempt), ("acme", 1));
         let reported = event.reported();
         assert_eq!(
@@ -184,12 +209,8 @@ mod tests {
                 .iter()
                 .map(|(n, v)| (n.as_str(), v.as_str()))
                 .collect::<Vec<_>>(),
-            [
-                ("amount", "12.50"),
-                ("customerName", "Ada"),
-                ("outcome", "confirmed")
-            ],
-            "the service's own attributes, bad names and empty values left out"
+            [("amount", "12.50"), ("outcome", "confirmed")],
+            "the block's parameters only: never a contact attribute (D29)"
         );
     }
 }

@@ -69,9 +69,18 @@ pub async fn serve_flow_results() -> Result<(), lambda_runtime::Error> {
     outbound_telemetry::init();
     let app = App::from_env().await?;
     let store = &app.store;
+    let signer =
+        app.config
+            .call_signer
+            .as_ref()
+            .ok_or_else(|| outbound_model::error::ConfigError {
+                name: outbound_app::config::CALL_SIGNING_KEY,
+                problem: "is not set: a flow's report names its call by signed attributes (D29)"
+                    .into(),
+            })?;
     lambda_runtime::run(service_fn(
         move |event: LambdaEvent<ContactFlowEvent>| async move {
-            flow_results::record(store, &event.payload, flow_results::PATIENCE)
+            flow_results::record(store, signer, &event.payload, flow_results::PATIENCE)
                 .await
                 .map_err(|error| lambda_runtime::Error::from(error.to_string()))
         },

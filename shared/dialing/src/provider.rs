@@ -1,8 +1,9 @@
 //! What the engine asks of a telephony provider, and what a provider answers: one trait, so the
 //! engine runs the same against Amazon Connect, the simulated provider, and a test's recorder.
 
-use outbound_model::call::{CallAttempt, CallReport};
+use outbound_model::call::CallReport;
 use outbound_model::error::{Cause, Error};
+use outbound_model::signature::Carried;
 use outbound_model::telephony::Voicemail;
 use outbound_model::{Id, Phone, Tenant};
 use std::collections::BTreeMap;
@@ -179,7 +180,7 @@ pub trait Provider: Send + Sync {
     fn attempt_of(
         &self,
         call_id: &str,
-    ) -> impl Future<Output = Result<Option<CallAttempt>, Error>> + Send {
+    ) -> impl Future<Output = Result<Option<Carried>, Error>> + Send {
         let _ = call_id;
         async { Ok(None) }
     }

@@ -12,6 +12,7 @@ use outbound_adapters::store::keys::fnv1a_64;
 use outbound_app::config::dialing::{FaultRates, SimulatedSettings};
 use outbound_model::call::{CallAttempt, CallReport, Outcome, Reason};
 use outbound_model::error::{Cause, Error};
+use outbound_model::signature::SIGNATURE_ATTRIBUTE;
 use outbound_model::telephony::{parse_simulated_results, Results};
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, VecDeque};
@@ -28,6 +29,9 @@ pub struct SimulatedOutcome {
     /// The attempt the call was, as a Connect contact carries it in its attributes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attempt: Option<CallAttempt>,
+    /// The signature the call's attributes carried beside it (D29).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
 }
 
 /// The body of a simulated outcome on the call-events queue: `{"simulatedCall": {...}}`.
@@ -337,6 +341,7 @@ impl Provider for SimulatedProvider {
                     contact_id: call.contact_id.clone(),
                     attempt: call.attempt,
                 }),
+                signature: call.attributes.get(SIGNATURE_ATTRIBUTE).cloned(),
             },
         };
         let delay = match fault {

@@ -9,9 +9,9 @@ use outbound_adapters::aws::Lazy;
 use outbound_adapters::queue::Queue;
 use outbound_app::config::dialing::ProviderKind;
 use outbound_app::App;
-use outbound_model::call::CallAttempt;
 use outbound_model::error::ConfigError;
 use outbound_model::error::Error;
+use outbound_model::signature::Carried;
 use std::collections::BTreeMap;
 
 /// The provider chosen by `DIAL_PROVIDER`.
@@ -98,7 +98,7 @@ impl Provider for Telephony {
         }
     }
 
-    async fn attempt_of(&self, call_id: &str) -> Result<Option<CallAttempt>, Error> {
+    async fn attempt_of(&self, call_id: &str) -> Result<Option<Carried>, Error> {
         match self {
             Telephony::Simulated(provider) => provider.attempt_of(call_id).await,
             Telephony::AmazonConnect(provider) => provider.attempt_of(call_id).await,

@@ -20,6 +20,7 @@ pub mod page;
 pub mod phone;
 pub mod reclaim;
 pub mod settings;
+pub mod signature;
 pub mod task;
 pub mod telephony;
 pub mod tenant;

@@ -308,12 +308,36 @@ pub fn check_result_name(field: &str, name: &str) -> Result<(), Error> {
 }
 
 /// Refuses one of the service's own attribute names (`tenant`, `taskId`, `contactId`,
-/// `attempt`).
+/// `attempt`, and their `signature`: D29).
 pub fn refuse_own(field: &str, name: &str) -> Result<(), Error> {
-    if OWN_ATTRIBUTES.contains(&name) {
+    if OWN_ATTRIBUTES.contains(&name) || name == crate::signature::SIGNATURE_ATTRIBUTE {
         return Err(Error::invalid(format!(
-            "{field} '{name}' is one of the service's own attributes (tenant, taskId, contactId, attempt)"
+            "{field} '{name}' is one of the service's own attributes (tenant, taskId, contactId, attempt, signature)"
         )));
+    }
+    Ok(())
+}
+
+/// Refuses a result name that is something the service sends rather than what the flow sets
+/// (D29): a name of the task's `call_attributes`, or the called number (`e164`,
+/// `phoneNumber`). Their values are on the contact already; recorded as results they would
+/// show the called number as something the flow found.
+pub fn check_results_are_the_flows(
+    call_attributes: &[String],
+    result_attributes: &[String],
+) -> Result<(), Error> {
+    for (at, name) in result_attributes.iter().enumerate() {
+        let sent = call_attributes.contains(name);
+        if sent || [E164_ATTRIBUTE, "phoneNumber"].contains(&name.as_str()) {
+            let why = if sent {
+                "is one of the task's callAttributes"
+            } else {
+                "is the called number"
+            };
+            return Err(Error::invalid(format!(
+                "resultAttributes[{at}] '{name}' {why}: a result is only what the flow sets"
+            )));
+        }
     }
     Ok(())
 }
@@ -662,7 +686,7 @@ mod tests {
             check_result_name("resultAttributes[0]", "taskId")
                 .unwrap_err()
                 .to_string(),
-            "resultAttributes[0] 'taskId' is one of the service's own attributes (tenant, taskId, contactId, attempt)"
+            "resultAttributes[0] 'taskId' is one of the service's own attributes (tenant, taskId, contactId, attempt, signature)"
         );
     }
 

@@ -73,6 +73,10 @@ impl SettingsPatch {
             voicemail: self.voicemail.unwrap_or(base.voicemail),
         };
         check_retry_rules(&settings.retry_rules, settings.max_dial_count)?;
+        outbound_model::telephony::check_results_are_the_flows(
+            &settings.call_attributes,
+            &settings.result_attributes,
+        )?;
         Ok(settings)
     }
 }

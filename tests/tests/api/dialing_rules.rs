@@ -437,6 +437,7 @@ async fn an_outcome_of_a_call_that_is_not_ours_changes_nothing() {
             call_id: format!("sim-{}", token(&task.id, contact, 1)),
             report: decide(&rig.engine.config.simulated, &phone(0), 1, None),
             attempt: None,
+            signature: None,
         },
     };
     let before = rig.api.snapshot().await;
@@ -463,9 +464,9 @@ fn caps_of(engine: &TestEngine) -> Caps {
     }
 }
 
-/// D13: a call the provider took whose id was never saved (the run died after placing it, or
-/// saving the id failed) still has its outcome recorded, once, from the attempt the call
-/// carries; the late save finds the attempt settled, and the person is not called again.
+/// D13, D29: a call the provider took whose id was never saved (the run died after placing it,
+/// or saving the id failed) still has its outcome recorded, once, from the attempt the call
+/// carries when its signature verifies; the late save finds the attempt settled, and the person is not called again.
 #[tokio::test]
 async fn an_outcome_whose_call_id_was_never_saved_is_recorded_from_the_call() {
     let rig = rig(ALL_SUCCESS, |_| {}).await;
@@ -473,6 +474,33 @@ async fn an_outcome_whose_call_id_was_never_saved_is_recorded_from_the_call() {
     let contact = &task.contacts[0];
     let owner = tenant(OWNER);
     let (call, call_id) = placed_unsaved(&rig, &task, 0).await;
+
+    // D29: the same attempt under a signature of another key (a flow that rewrote the
+    // attributes, a message someone else sent) settles nothing.
+    let attempt = outbound_model::call::CallAttempt {
+        tenant: owner.clone(),
+        task_id: id(&task.id),
+        contact_id: id(contact),
+        attempt: 1,
+    };
+    let forged = SimulatedEvent {
+        simulated_call: SimulatedOutcome {
+            call_id: call_id.clone(),
+            report: decide(&rig.engine.config.simulated, &phone(0), 1, None),
+            signature: Some(
+                outbound_model::signature::CallSigner::new(b"not the deployment's key")
+                    .sign(&attempt),
+            ),
+            attempt: Some(attempt),
+        },
+    };
+    let before = rig.api.snapshot().await;
+    let forged = serde_json::to_string(&forged).unwrap();
+    DialInbox::CallEvents
+        .handle(&rig.engine, forged)
+        .await
+        .unwrap();
+    assert_eq!(rig.api.snapshot().await, before, "ignored");
 
     assert_eq!(rig.api.drain(&rig.engine, DialInbox::CallEvents).await, 1);
     let stored = rig.stored(&task.id).await;
@@ -492,16 +520,18 @@ async fn an_outcome_whose_call_id_was_never_saved_is_recorded_from_the_call() {
         .await
         .unwrap());
     let before = rig.api.snapshot().await;
+    let attempt = outbound_model::call::CallAttempt {
+        tenant: owner,
+        task_id: id(&task.id),
+        contact_id: id(contact),
+        attempt: 1,
+    };
     let again = SimulatedEvent {
         simulated_call: SimulatedOutcome {
             call_id,
             report: decide(&rig.engine.config.simulated, &phone(0), 1, None),
-            attempt: Some(outbound_model::call::CallAttempt {
-                tenant: owner,
-                task_id: id(&task.id),
-                contact_id: id(contact),
-                attempt: 1,
-            }),
+            signature: Some(rig.engine.signer.sign(&attempt)),
+            attempt: Some(attempt),
         },
     };
     let again = serde_json::to_string(&again).unwrap();
@@ -552,7 +582,11 @@ async fn placed_unsaved(
         attempt: 1,
     };
     let request = CallRequest {
-        attributes: attempt.attributes().into_iter().collect(),
+        attributes: attempt
+            .attributes()
+            .into_iter()
+            .chain([rig.engine.signer.attribute(&attempt)])
+            .collect(),
         tenant: attempt.tenant,
         task_id: attempt.task_id,
         contact_id: attempt.contact_id,

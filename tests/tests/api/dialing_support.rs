@@ -10,8 +10,8 @@ pub use outbound_dialing::plan::ManualClock;
 use outbound_dialing::simulated::OnPlaced;
 use outbound_dialing::telephony::Telephony;
 use outbound_dialing::{CallRequest, CallStatus, PlaceError, Provider};
-use outbound_model::call::CallAttempt;
 use outbound_model::error::Error;
+use outbound_model::signature::Carried;
 use outbound_model::TaskStatus;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -46,7 +46,7 @@ impl Provider for Recorder {
         self.inner.describe(call_id).await
     }
 
-    async fn attempt_of(&self, call_id: &str) -> Result<Option<CallAttempt>, Error> {
+    async fn attempt_of(&self, call_id: &str) -> Result<Option<Carried>, Error> {
         self.inner.attempt_of(call_id).await
     }
 

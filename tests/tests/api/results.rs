@@ -12,7 +12,9 @@ use crate::support::{id, tenant, unique, TestApi};
 use outbound_dialing::flow_results::{self, ContactFlowEvent, FlowAnswer};
 use outbound_dialing::lambda::DialInbox;
 use outbound_local::capacity::{sizes_for, WriteTotals};
-use outbound_model::TaskStatus;
+use outbound_model::call::CallAttempt;
+use outbound_model::signature::CallSigner;
+use outbound_model::{Id, TaskStatus, Tenant};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -301,8 +303,14 @@ async fn each_answered_contact_counts_once_with_its_latest_answer() {
 }
 
 /// The flow's event, as `tests/events/connect-flow-results.json` records it, for the call
-/// `call_id` of attempt `attempt` (tenant, task, contact, attempt number).
-fn flow_event(call_id: &str, attempt: [&str; 4], parameters: Value) -> ContactFlowEvent {
+/// `call_id` of attempt `attempt` (tenant, task, contact, attempt number), its attributes
+/// signed by `signer` as the engine signs them (D29).
+fn flow_event(
+    signer: &CallSigner,
+    call_id: &str,
+    attempt: [&str; 4],
+    parameters: Value,
+) -> ContactFlowEvent {
     let mut event: Value =
         serde_json::from_str(include_str!("../../events/connect-flow-results.json")).unwrap();
     let data = &mut event["Details"]["ContactData"];
@@ -313,6 +321,18 @@ fn flow_event(call_id: &str, attempt: [&str; 4], parameters: Value) -> ContactFl
         .zip(attempt)
     {
         data["Attributes"][name] = json!(value);
+    }
+    let [tenant, task, contact, number] = attempt;
+    if let (Ok(tenant), Some(task_id), Some(contact_id)) =
+        (Tenant::parse(tenant), Id::parse(task), Id::parse(contact))
+    {
+        let signed = CallAttempt {
+            tenant,
+            task_id,
+            contact_id,
+            attempt: number.parse().unwrap(),
+        };
+        data["Attributes"]["signature"] = json!(signer.sign(&signed));
     }
     event["Details"]["Parameters"] = parameters;
     serde_json::from_value(event).unwrap()
@@ -337,12 +357,14 @@ async fn the_flows_report_reaches_the_call_record_and_its_outcome() {
     let call_id = state.call_id.clone().expect("placed");
     let ours = [OWNER, task.as_str(), ids[0].as_str(), "1"];
 
+    let signer = &rig.engine.signer;
     let first = flow_event(
+        signer,
         &call_id,
         ours,
         json!({"outcome": "confirmed", "amount": "12.50"}),
     );
-    let answer = flow_results::record(&rig.api.store, &first, flow_results::PATIENCE)
+    let answer = flow_results::record(&rig.api.store, signer, &first, flow_results::PATIENCE)
         .await
         .unwrap();
     assert_eq!(
@@ -350,10 +372,10 @@ async fn the_flows_report_reaches_the_call_record_and_its_outcome() {
         json!({"recorded": "true"})
     );
     // A later report: the attributes the flow set by then, and a parameter of its own.
-    let mut second = flow_event(&call_id, ours, json!({"extra": "1"}));
+    let mut second = flow_event(signer, &call_id, ours, json!({"extra": "1"}));
     let attributes = &mut second.details.contact_data.attributes;
     attributes.insert("outcome".into(), json!("confirmed"));
-    flow_results::record(&rig.api.store, &second, flow_results::PATIENCE)
+    flow_results::record(&rig.api.store, signer, &second, flow_results::PATIENCE)
         .await
         .unwrap();
     let record = rig
@@ -372,11 +394,10 @@ async fn the_flows_report_reaches_the_call_record_and_its_outcome() {
         written,
         [
             ("amount", "12.50"),
-            ("customerName", "Ada"),
             ("extra", "1"),
             ("outcome", "confirmed")
         ],
-        "the flow's values but the service's own, an empty one and a malformed name"
+        "the block's parameters only (D29): no contact attribute, not even one the flow set"
     );
 
     rig.api.drain(&rig.engine, DialInbox::CallEvents).await;
@@ -394,26 +415,45 @@ async fn the_flows_report_reaches_the_call_record_and_its_outcome() {
 
     // No record under that id (never placed, or not yet): waits its patience, writes nothing.
     let before = rig.api.snapshot().await;
-    let unknown = flow_event("7d1c0b9e-0000-4000-8000-000000000000", ours, json!({}));
+    let unknown = flow_event(
+        signer,
+        "7d1c0b9e-0000-4000-8000-000000000000",
+        ours,
+        json!({}),
+    );
     let patience = Duration::from_millis(300);
-    let answer = flow_results::record(&rig.api.store, &unknown, patience)
+    let answer = flow_results::record(&rig.api.store, signer, &unknown, patience)
         .await
         .unwrap();
     assert_eq!(answer, FlowAnswer { recorded: "false" });
     // Not one of the service's calls: no attribute names its attempt.
-    let mut theirs = flow_event(&call_id, ours, json!({"outcome": "other"}));
+    let mut theirs = flow_event(signer, &call_id, ours, json!({"outcome": "other"}));
     theirs.details.contact_data.attributes.remove("taskId");
-    let answer = flow_results::record(&rig.api.store, &theirs, patience)
+    let answer = flow_results::record(&rig.api.store, signer, &theirs, patience)
         .await
         .unwrap();
     assert_eq!(answer.recorded, "false");
     // Another attempt's values never land on this record.
     let other_attempt = [OWNER, task.as_str(), ids[0].as_str(), "2"];
-    let stale = flow_event(&call_id, other_attempt, json!({"outcome": "stale"}));
-    let answer = flow_results::record(&rig.api.store, &stale, patience)
+    let stale = flow_event(signer, &call_id, other_attempt, json!({"outcome": "stale"}));
+    let answer = flow_results::record(&rig.api.store, signer, &stale, patience)
         .await
         .unwrap();
     assert_eq!(answer.recorded, "false");
+    // D29: attributes whose signature does not verify (a flow that changed them, an event
+    // someone else sent) name no attempt: ignored, logged and counted.
+    for signature in [json!("0".repeat(32)), json!(null)] {
+        let mut forged = flow_event(signer, &call_id, ours, json!({"outcome": "forged"}));
+        let attributes = &mut forged.details.contact_data.attributes;
+        match &signature {
+            Value::Null => attributes.remove("signature"),
+            _ => attributes.insert("signature".into(), signature.clone()),
+        };
+        let answer = flow_results::record(&rig.api.store, signer, &forged, patience)
+            .await
+            .unwrap();
+        assert_eq!(answer.recorded, "false", "{signature}");
+    }
     assert_eq!(rig.api.snapshot().await, before, "nothing written");
 }
 

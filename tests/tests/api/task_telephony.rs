@@ -156,11 +156,28 @@ async fn attribute_lists_and_voicemail_are_checked() {
         ),
         (
             json!({"resultAttributes": ["taskId"]}),
-            "resultAttributes[0] 'taskId' is one of the service's own attributes (tenant, taskId, contactId, attempt)",
+            "resultAttributes[0] 'taskId' is one of the service's own attributes (tenant, taskId, contactId, attempt, signature)",
+        ),
+        (
+            json!({"resultAttributes": ["signature"]}),
+            "resultAttributes[0] 'signature' is one of the service's own attributes (tenant, taskId, contactId, attempt, signature)",
+        ),
+        // D29: a result is only what the flow sets, never what the task sends.
+        (
+            json!({"callAttributes": ["e164", "customerName"], "resultAttributes": ["outcome", "customerName"]}),
+            "resultAttributes[1] 'customerName' is one of the task's callAttributes: a result is only what the flow sets",
+        ),
+        (
+            json!({"callAttributes": ["e164"], "resultAttributes": ["e164", "outcome"]}),
+            "resultAttributes[0] 'e164' is one of the task's callAttributes: a result is only what the flow sets",
+        ),
+        (
+            json!({"resultAttributes": ["phoneNumber"]}),
+            "resultAttributes[0] 'phoneNumber' is the called number: a result is only what the flow sets",
         ),
         (
             json!({"callAttributes": ["customerName", "tenant"]}),
-            "callAttributes[1] 'tenant' is one of the service's own attributes (tenant, taskId, contactId, attempt)",
+            "callAttributes[1] 'tenant' is one of the service's own attributes (tenant, taskId, contactId, attempt, signature)",
         ),
         (
             json!({"callAttributes": ["not a field"]}),

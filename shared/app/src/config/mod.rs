@@ -12,6 +12,7 @@ use outbound_auth::AuthConfig;
 use outbound_model::error::{ConfigError, Error};
 use outbound_model::limits::{RequestRate, TenantLimits};
 use outbound_model::page::PageTokens;
+use outbound_model::signature::CallSigner;
 
 /// Everything a function needs to know about its surroundings.
 #[derive(Clone, Debug)]
@@ -37,6 +38,10 @@ pub struct Config {
     /// Signs and checks list `nextToken`s (D5), with the key `PAGE_TOKEN_SECRET`: only the API
     /// functions have it ([`Config::serving_api`]), the others never see the key.
     pub page_tokens: Option<PageTokens>,
+    /// Signs the service's own attributes of each call and checks them where a call's
+    /// attributes name its attempt (D29), with the key `CALL_SIGNING_KEY`: only the dialing
+    /// functions and flow-results have it (the engine requires it at cold start).
+    pub call_signer: Option<CallSigner>,
     /// Most contacts a data source or task may have to be exported within the request
     /// (`EXPORT_JOB_THRESHOLD`, default 50,000); above it the direct exports answer 413 and an
     /// export job does the work (D8).
@@ -115,7 +120,10 @@ impl Config {
                 "a number of bytes",
             )?,
             dialing: dialing::DialerConfig::from_lookup(&lookup)?,
-            page_tokens: page_tokens(&lookup)?,
+            page_tokens: secret(&lookup, PAGE_TOKEN_SECRET, DEV_PAGE_TOKEN_SECRET)?
+                .map(|key| PageTokens::new(key.as_bytes())),
+            call_signer: secret(&lookup, CALL_SIGNING_KEY, DEV_CALL_SIGNING_KEY)?
+                .map(|key| CallSigner::new(key.as_bytes())),
             export_job_threshold: number(
                 &lookup,
                 "EXPORT_JOB_THRESHOLD",
@@ -295,25 +303,30 @@ const DEV_PAGE_TOKEN_SECRET: &str = "outbound-development-page-token-key";
 
 const PAGE_TOKEN_SECRET: &str = "PAGE_TOKEN_SECRET";
 
-/// `PAGE_TOKEN_SECRET` (at least 32 characters) when set. Unset, a built-in development key
-/// stands in where `OUTBOUND_DEV_STACK=true` outside Lambda, and nothing elsewhere: anyone
-/// knowing the key can forge a token's position, though never reach another tenant's rows with
-/// it (every read starts from the caller's tenant, D3).
-fn page_tokens(
+/// The key of the development stack's calls (D29) when `CALL_SIGNING_KEY` is not set.
+pub const DEV_CALL_SIGNING_KEY: &str = "outbound-development-call-signing-key";
+pub const CALL_SIGNING_KEY: &str = "CALL_SIGNING_KEY";
+
+/// The secret `name` (at least 32 characters) when set. Unset, the built-in development key
+/// `dev` stands in where `OUTBOUND_DEV_STACK=true` outside Lambda, and nothing elsewhere.
+/// `PAGE_TOKEN_SECRET`: anyone knowing it can forge a token's position, though never reach
+/// another tenant's rows with it (every read starts from the caller's tenant, D3).
+/// `CALL_SIGNING_KEY`: anyone knowing it can make a call's attributes name another attempt.
+fn secret(
     lookup: &impl Fn(&str) -> Option<String>,
-) -> Result<Option<PageTokens>, ConfigError> {
-    match lookup(PAGE_TOKEN_SECRET).filter(|secret| !secret.trim().is_empty()) {
-        Some(secret) if secret.chars().count() >= 32 => {
-            Ok(Some(PageTokens::new(secret.as_bytes())))
-        }
+    name: &'static str,
+    dev: &str,
+) -> Result<Option<String>, ConfigError> {
+    match lookup(name).filter(|secret| !secret.trim().is_empty()) {
+        Some(secret) if secret.chars().count() >= 32 => Ok(Some(secret)),
         Some(_) => Err(ConfigError {
-            name: PAGE_TOKEN_SECRET,
+            name,
             problem: "must be at least 32 characters".into(),
         }),
         None if lookup("OUTBOUND_DEV_STACK").as_deref() == Some("true")
             && lookup("AWS_LAMBDA_FUNCTION_NAME").is_none() =>
         {
-            Ok(Some(PageTokens::new(DEV_PAGE_TOKEN_SECRET.as_bytes())))
+            Ok(Some(dev.to_owned()))
         }
         None => Ok(None),
     }

@@ -31,6 +31,7 @@ use outbound_app::App;
 use outbound_model::error::ConfigError;
 use outbound_model::error::Error;
 use outbound_model::job::DialJob;
+use outbound_model::signature::CallSigner;
 use std::sync::Arc;
 
 /// Configuration, clients and the provider, built once per cold start.
@@ -45,11 +46,19 @@ pub struct Engine<P> {
     /// Where large recalls keep their lists of contacts.
     pub blob: outbound_adapters::blob::Blob,
     pub clock: Arc<dyn Clock>,
+    /// Signs each call's own attributes and checks them where they name an attempt (D29).
+    pub signer: CallSigner,
 }
 
 impl Engine<Telephony> {
     /// The engine as configured: the configured provider and the system clock.
     pub fn from_app(app: &App) -> Result<Self, ConfigError> {
+        if app.config.call_signer.is_none() {
+            return Err(ConfigError {
+                name: outbound_app::config::CALL_SIGNING_KEY,
+                problem: "is not set: every call's own attributes are signed with it (D29)".into(),
+            });
+        }
         Ok(Self::over(
             app,
             Telephony::from_app(app)?,
@@ -69,6 +78,11 @@ impl<P> Engine<P> {
             dial_jobs: app.dial_jobs.clone(),
             blob: app.blob.clone(),
             clock,
+            // `from_app` requires the key; an engine built otherwise without it signs with a
+            // key of its own process, which no other process verifies.
+            signer: app.config.call_signer.clone().unwrap_or_else(|| {
+                CallSigner::new(format!("{}{}", ulid::Ulid::new(), ulid::Ulid::new()).as_bytes())
+            }),
         }
     }
 
@@ -83,6 +97,7 @@ impl<P> Engine<P> {
             dial_jobs: self.dial_jobs,
             blob: self.blob,
             clock: self.clock,
+            signer: self.signer,
         }
     }
 }

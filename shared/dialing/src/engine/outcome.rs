@@ -84,12 +84,18 @@ impl<P: Provider> Engine<P> {
         }
         // No call record: the provider took the call but its id was never saved (the run died
         // after placing it, or saving failed), or is not saved yet; or the call is not ours.
-        let attempt = match ended.attempt {
-            Some(attempt) => Some(attempt),
+        let carried = match ended.attempt {
+            Some(carried) => Some(carried),
             None => self.provider.attempt_of(&ended.call_id).await?,
         };
-        match attempt {
-            Some(attempt) => self.record_recovered(&attempt, &ended.report).await,
+        match carried {
+            Some(carried) if self.signer.verifies(&carried) => {
+                self.record_recovered(&carried.attempt, &ended.report).await
+            }
+            Some(_) => {
+                crate::flow_results::unsigned(&ended.call_id, "call outcome");
+                Ok(())
+            }
             None => {
                 tracing::info!(call_id = %ended.call_id, "outcome of a call that is not ours; ignored");
                 outbound_telemetry::metrics(&[], &[("UnknownCallEvents", 1.0, Unit::Count)]);

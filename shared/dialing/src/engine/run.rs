@@ -729,8 +729,13 @@ impl<P: Provider> Engine<P> {
             };
             Some((name.clone(), value?.clone()))
         });
-        // The service's own last: they name the attempt, whatever a field is called.
-        let attributes = sent.chain(attempt.attributes()).collect();
+        // The service's own last, signed (D29): they name the attempt, whatever a field is
+        // called, and only the service could have written them.
+        let signature = self.signer.attribute(&attempt);
+        let attributes = sent
+            .chain(attempt.attributes())
+            .chain([signature])
+            .collect();
         let caller_id = if self.provider.per_call_caller_id() {
             rules
                 .setup
