@@ -11,6 +11,7 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{Method, StatusCode, Uri};
 use axum::Router;
+use outbound_adapters::aws::actions::{self, Function};
 use outbound_adapters::aws::Lazy;
 use outbound_dialing::catalog::Catalog;
 use outbound_dialing::connect::{ConnectCatalog, ConnectProvider, ConnectSettings};
@@ -123,13 +124,16 @@ async fn client(answers: Value) -> (Lazy<aws_sdk_connect::Client>, Arc<StandIn>)
     });
     let app = Router::new().fallback(answer).with_state(stand_in.clone());
     tokio::spawn(async move { axum::serve(listener, app).await });
-    let config = aws_sdk_connect::Config::builder()
-        .behavior_version(aws_sdk_connect::config::BehaviorVersion::latest())
+    let sdk = aws_config::SdkConfig::builder()
+        .behavior_version(aws_config::BehaviorVersion::latest())
         .region(aws_sdk_connect::config::Region::new("eu-west-1"))
-        .credentials_provider(aws_sdk_connect::config::Credentials::for_tests())
+        .credentials_provider(aws_sdk_connect::config::SharedCredentialsProvider::new(
+            aws_sdk_connect::config::Credentials::for_tests(),
+        ))
         .endpoint_url(endpoint)
         .build();
-    let client = Lazy::new(move || aws_sdk_connect::Client::from_conf(config.clone()));
+    // The service's own client: its requests are recorded for the least-privilege check.
+    let client = Lazy::new(move || outbound_dialing::connect::client(&sdk));
     (client, stand_in)
 }
 
@@ -167,8 +171,25 @@ async fn provider_with(
     )
 }
 
+/// Runs `run` as the function that makes its Connect requests in AWS, so that the
+/// least-privilege check sees them (reconcile's DescribeContact is the tick's, the outcome's
+/// GetContactAttributes call-events', the operator's catalog the data source function's, a
+/// start the dialer's), naming the instance as the functions' `CONNECT_INSTANCE_ID` does.
+async fn as_function(function: Function, run: impl std::future::Future<Output = ()>) {
+    actions::name_resources(&[("CONNECT_INSTANCE_ID", INSTANCE)]);
+    function.scope(run).await
+}
+
 #[tokio::test]
 async fn every_detection_status_of_describe_contact_has_its_outcome() {
+    as_function(
+        Function::DialerTick,
+        every_detection_status_of_describe_contact_has_its_outcome_as_run(),
+    )
+    .await
+}
+
+async fn every_detection_status_of_describe_contact_has_its_outcome_as_run() {
     let samples = samples();
     let cases = samples["describeContact"].as_array().unwrap();
     let mut describe = serde_json::Map::new();
@@ -242,6 +263,14 @@ async fn every_detection_status_of_describe_contact_has_its_outcome() {
 
 #[tokio::test]
 async fn contact_attributes_name_our_attempts_and_no_other_contact() {
+    as_function(
+        Function::CallEvents,
+        contact_attributes_name_our_attempts_and_no_other_contact_as_run(),
+    )
+    .await
+}
+
+async fn contact_attributes_name_our_attempts_and_no_other_contact_as_run() {
     let samples = samples();
     let attributes = &samples["getContactAttributes"];
     let connect = provider(serde_json::json!({ "attributes": {
@@ -297,6 +326,14 @@ fn assignment(numbers: &[&str], flows: &[&str]) -> Assignment {
 /// the entry. What the tenant holds already is not asked about again.
 #[tokio::test]
 async fn the_catalog_takes_claimed_numbers_and_the_instances_contact_flows() {
+    as_function(
+        Function::DataSourceApi,
+        the_catalog_takes_claimed_numbers_and_the_instances_contact_flows_as_run(),
+    )
+    .await
+}
+
+async fn the_catalog_takes_claimed_numbers_and_the_instances_contact_flows_as_run() {
     let connect = catalog(None).await;
     let none = TenantSettings::default();
     let refusal = |result: Result<(), outbound_model::Error>| {
@@ -361,6 +398,10 @@ async fn the_catalog_takes_claimed_numbers_and_the_instances_contact_flows() {
 /// 503, never a refusal of the entry; an assignment that adds nothing asks Connect nothing.
 #[tokio::test]
 async fn a_connect_outage_is_503() {
+    as_function(Function::DataSourceApi, a_connect_outage_is_503_as_run()).await
+}
+
+async fn a_connect_outage_is_503_as_run() {
     for down in ["InternalServiceException", "ThrottlingException"] {
         let connect = catalog(Some(down)).await;
         let none = TenantSettings::default();
@@ -416,6 +457,14 @@ fn call(fields: &[(&str, &str)]) -> CallRequest {
 /// no number, whatever the call names.
 #[tokio::test]
 async fn start_outbound_voice_contact_carries_each_calls_choices() {
+    as_function(
+        Function::Dialer,
+        start_outbound_voice_contact_carries_each_calls_choices_as_run(),
+    )
+    .await
+}
+
+async fn start_outbound_voice_contact_carries_each_calls_choices_as_run() {
     let (connect, stand_in) =
         provider_with(json!({}), ("CONNECT_SOURCE_PHONE_NUMBER", "+442038089410")).await;
     assert!(connect.per_call_caller_id());

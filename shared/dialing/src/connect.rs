@@ -181,10 +181,11 @@ pub fn client(sdk: &aws_config::SdkConfig) -> aws_sdk_connect::Client {
 /// names.
 fn recorded_actions(operation: &str, input: &actions::Input) -> Vec<actions::Access> {
     use aws_sdk_connect::operation as op;
+    // The operation's name is not known yet where the log reads the request: the input says.
     if let Some(input) = input.downcast_ref::<op::describe_contact_flow::DescribeContactFlowInput>()
     {
         return vec![actions::Access::new(
-            format!("connect:{operation}"),
+            "connect:DescribeContactFlow",
             format!(
                 "connect/{}/contact-flow/{}",
                 input.instance_id().unwrap_or_default(),
@@ -197,23 +198,25 @@ fn recorded_actions(operation: &str, input: &actions::Input) -> Vec<actions::Acc
         let instance = (input.instance_id())
             .or_else(|| input.target_arn().and_then(|arn| arn.rsplit('/').next()));
         return vec![actions::Access::new(
-            format!("connect:{operation}"),
+            "connect:ListPhoneNumbersV2",
             format!("connect/{}/phone-number/*", instance.unwrap_or_default()),
         )];
     }
-    let instance = if let Some(input) = input.downcast_ref::<StartOutboundVoiceContactInput>() {
-        input.instance_id()
+    let (action, instance) = if let Some(input) =
+        input.downcast_ref::<StartOutboundVoiceContactInput>()
+    {
+        ("StartOutboundVoiceContact", input.instance_id())
     } else if let Some(input) = input.downcast_ref::<op::describe_contact::DescribeContactInput>() {
-        input.instance_id()
+        ("DescribeContact", input.instance_id())
     } else if let Some(input) =
         input.downcast_ref::<op::get_contact_attributes::GetContactAttributesInput>()
     {
-        input.instance_id()
+        ("GetContactAttributes", input.instance_id())
     } else {
-        None
+        (operation, None)
     };
     vec![actions::Access::new(
-        format!("connect:{operation}"),
+        format!("connect:{action}"),
         format!("connect/{}/contact/*", instance.unwrap_or_default()),
     )]
 }
