@@ -300,6 +300,19 @@ async fn each_answered_contact_counts_once_with_its_latest_answer() {
         {"name": "outcome", "values": counted(&[("yes", 1)]), "otherCount": 0, "missingCount": 1},
     ]});
     assert_eq!(rig.results(&task).await, unset);
+    // D29: "no", which no contact holds any more, left the kept values (one of the 1,000
+    // places) and its count with it.
+    let counters = rig
+        .api
+        .snapshot()
+        .await
+        .into_iter()
+        .find(|((_, sk), _)| sk == &outbound_adapters::store::keys::result_counts("outcome"))
+        .map(|(_, item)| item)
+        .expect("the outcome's counters");
+    assert_eq!(counters["vals"].as_ss().unwrap(), &vec!["yes".to_owned()]);
+    let counts = counters.keys().filter(|name| name.starts_with('c')).count();
+    assert_eq!(counts, 1, "the count of yes only: {counters:?}");
 }
 
 /// The flow's event, as `tests/events/connect-flow-results.json` records it, for the call

@@ -58,7 +58,11 @@ impl Store {
                 .outcome_actions(call, report, next, &learnt, now, source_contact.clone())?
                 .move_results(&call.tenant, &call.task_id, &moves, &seen)?;
             let failed = match self.transact("record call outcome", actions).await {
-                Ok(()) => return Ok(RecordFailure::None),
+                Ok(()) => {
+                    self.prune_results(&call.tenant, &call.task_id, &moves)
+                        .await;
+                    return Ok(RecordFailure::None);
+                }
                 Err(failure) => failure.condition()?,
             };
             let only_results = ![Call::Contact, Call::Task, Call::SourceContact]

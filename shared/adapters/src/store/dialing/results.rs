@@ -180,6 +180,37 @@ impl ResultMove {
     }
 }
 
+impl Store {
+    /// Takes out of each name's kept values the old value of `moves` whose count fell to zero
+    /// (D29), so that it holds no place of the 1,000: one conditional write per value left,
+    /// which a concurrent answer setting it again either precedes (the count is not zero) or
+    /// follows (it adds the value back). A failure leaves the value kept at zero, logged.
+    pub(super) async fn prune_results(&self, tenant: &Tenant, task: &Id, moves: &[ResultMove]) {
+        for old in moves
+            .iter()
+            .filter_map(|one| Some((&one.name, one.old.as_ref()?)))
+        {
+            let (name, value) = old;
+            let expr = Expr::default()
+                .name("#count", &count_attribute(value))
+                .value(":value", AttributeValue::Ss(vec![value.clone()]))
+                .value(":zero", n(0));
+            let pruned = self
+                .update_one(
+                    "prune result values",
+                    (keys::task_contacts(tenant, task), keys::result_counts(name)),
+                    &format!("DELETE {VALS} :value REMOVE #count"),
+                    Some("#count = :zero"),
+                    expr,
+                )
+                .await;
+            if let Err(WriteFailure::Other(error)) = pruned {
+                tracing::warn!(%error, result = %name, "a value no contact holds keeps its place");
+            }
+        }
+    }
+}
+
 impl<'a> Actions<'a, Call> {
     /// The moves of the task's result counters (D22), each labelled by its place in `moves`.
     pub(super) fn move_results(
