@@ -172,7 +172,8 @@ async fn provider_with(
 }
 
 /// Runs `run` as the function that makes its Connect requests in AWS, so that the
-/// least-privilege check sees them (reconcile's DescribeContact is the tick's, the outcome's
+/// least-privilege check sees them (reconcile's DescribeContact is the dialer's, which runs the
+/// tick's reconcile jobs; the outcome's
 /// GetContactAttributes call-events', the operator's catalog the data source function's, a
 /// start the dialer's), naming the instance as the functions' `CONNECT_INSTANCE_ID` does.
 async fn as_function(function: Function, run: impl std::future::Future<Output = ()>) {
@@ -183,7 +184,7 @@ async fn as_function(function: Function, run: impl std::future::Future<Output = 
 #[tokio::test]
 async fn every_detection_status_of_describe_contact_has_its_outcome() {
     as_function(
-        Function::DialerTick,
+        Function::Dialer,
         every_detection_status_of_describe_contact_has_its_outcome_as_run(),
     )
     .await

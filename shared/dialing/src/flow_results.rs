@@ -163,6 +163,15 @@ async fn write(
                 tokio::time::sleep(wait).await;
                 wait = (wait * 2).min(Duration::from_millis(500));
             }
+            FlowWrite::AfterOutcome => {
+                // Counted it could not be: the outcome and its counters are recorded (D29).
+                tracing::warn!(call_id = event.call_id(), task = %attempt.task_id, contact = %attempt.contact_id, "the flow reported after the call's outcome was recorded; refused");
+                outbound_telemetry::metrics(
+                    &[],
+                    &[("LateFlowResults", 1.0, outbound_telemetry::Unit::Count)],
+                );
+                return Ok(answer(false));
+            }
             FlowWrite::NoRecord | FlowWrite::OtherAttempt => {
                 tracing::warn!(call_id = event.call_id(), task = %attempt.task_id, contact = %attempt.contact_id, "no call record of this attempt for the flow's results");
                 return Ok(answer(false));

@@ -347,6 +347,20 @@ pub struct CallRef {
     /// gives none back. Read from the contact's state, never stored on the call record.
     #[serde(default, skip_serializing)]
     pub released: bool,
+    /// The call record this was read from, and how many flow reports it held then (D29): the
+    /// outcome marks the record recorded on the condition that no report came since, so a
+    /// value the flow sets is counted or refused, never dropped. `None`: no record was read.
+    #[serde(skip)]
+    pub record: Option<RecordRead>,
+}
+
+/// A call record as the outcome read it (D29).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RecordRead {
+    /// The provider's id of the call, the record's key.
+    pub call_id: String,
+    /// The flow reports written on it (`flow_writes`).
+    pub flow_writes: u64,
 }
 
 /// What an outcome records of what its call learnt (D22), on the attempt, in its event and in
@@ -498,6 +512,7 @@ mod tests {
             results: Results::new(),
             earlier_results: None,
             released: false,
+            record: None,
         }
     }
 

@@ -453,6 +453,12 @@ async fn the_flows_report_reaches_the_call_record_and_its_outcome() {
         .await
         .unwrap();
     assert_eq!(answer.recorded, "false");
+    // D29: a report after the outcome was recorded could be counted no more: refused.
+    let late = flow_event(signer, &call_id, ours, json!({"outcome": "late"}));
+    let answer = flow_results::record(&rig.api.store, signer, &late, patience)
+        .await
+        .unwrap();
+    assert_eq!(answer.recorded, "false");
     // D29: attributes whose signature does not verify (a flow that changed them, an event
     // someone else sent) name no attempt: ignored, logged and counted.
     for signature in [json!("0".repeat(32)), json!(null)] {
@@ -470,10 +476,56 @@ async fn the_flows_report_reaches_the_call_record_and_its_outcome() {
     assert_eq!(rig.api.snapshot().await, before, "nothing written");
 }
 
-/// The outcome's added cost per answered call with 2 result attributes, beside the same call in
-/// a task that records none: the same transaction with 2 more items.
+/// D29: a report the flow makes after the outcome read the call record but before it was
+/// written is not dropped: the outcome's condition on the record sees it, and the outcome is
+/// recorded again with it.
 #[tokio::test]
-async fn an_answered_outcome_with_two_results_writes_two_more_items() {
+async fn a_report_between_the_outcomes_read_and_its_write_is_counted() {
+    let rig = rig().await;
+    let (source, ids) = rig.source_of(&[json!({})]).await;
+    let task = rig.recording(&source, &["outcome"]).await;
+    rig.engine.tick().await.unwrap();
+    rig.api.drain(&rig.engine, DialInbox::Jobs).await;
+    let state = &rig.api.stored_task_contacts(OWNER, &task).await[&ids[0]];
+    let call_id = state.call_id.clone().expect("placed");
+    let ours = [OWNER, task.as_str(), ids[0].as_str(), "1"];
+    let signer = &rig.engine.signer;
+    let report = |value: &str| flow_event(signer, &call_id, ours, json!({"outcome": value}));
+    let store = &rig.api.store;
+    let patience = flow_results::PATIENCE;
+    flow_results::record(store, signer, &report("maybe"), patience)
+        .await
+        .unwrap();
+    let read = store.call_by_provider_id(&call_id).await.unwrap().unwrap();
+    assert_eq!(read.results["outcome"], "maybe");
+    flow_results::record(store, signer, &report("yes"), patience)
+        .await
+        .unwrap();
+    let answered = outbound_model::call::CallReport {
+        outcome: outbound_model::call::Outcome::Success,
+        duration: 30,
+        invalid_number: false,
+        reason: "answered".into(),
+        results: Default::default(),
+    };
+    rig.engine.record(read, &answered).await.unwrap();
+    let state = &rig.api.stored_task_contacts(OWNER, &task).await[&ids[0]];
+    assert_eq!(
+        state.results.get("outcome").map(String::as_str),
+        Some("yes"),
+        "the report that came in between, not the one the outcome read"
+    );
+    let answer = flow_results::record(store, signer, &report("late"), patience)
+        .await
+        .unwrap();
+    assert_eq!(answer.recorded, "false", "after the outcome: refused");
+}
+
+/// The outcome's added cost per answered call with 2 result attributes, beside the same call in
+/// a task that records none: the same transaction with 3 more items, the 2 counters and the
+/// call record's mark that its reports are counted (D29).
+#[tokio::test]
+async fn an_answered_outcome_with_two_results_writes_three_more_items() {
     let rig = rig().await;
     let (source, _) = rig
         .source_of(&[json!({"simulatedResults": "outcome=confirmed;amount=12.50"})])
@@ -502,10 +554,10 @@ async fn an_answered_outcome_with_two_results_writes_two_more_items() {
         costs[0], costs[1]
     );
     assert_eq!((costs[0].requests, costs[1].requests), (1, 1));
-    assert_eq!(costs[1].items, costs[0].items + 2);
-    // Each result counter is an item under 1 KB here: 2 WCU in a transaction; the state and
-    // the event stay under their first KB.
-    assert_eq!(costs[1].wcus, costs[0].wcus + 4, "{costs:?}");
+    assert_eq!(costs[1].items, costs[0].items + 3);
+    // Each result counter and the call record are items under 1 KB here: 2 WCU each in a
+    // transaction; the state and the event stay under their first KB.
+    assert_eq!(costs[1].wcus, costs[0].wcus + 6, "{costs:?}");
 }
 
 /// `GET /api/task/{id}/results` over 1,000 answered contacts, its reads measured: `cargo test -p

@@ -56,6 +56,15 @@ impl<P: Provider> Engine<P> {
                     }
                 }
                 RecordFailure::ContactGone => with_contact = false,
+                RecordFailure::ReportsArrived {
+                    results,
+                    flow_writes,
+                } => {
+                    call.results = results;
+                    if let Some(record) = call.record.as_mut() {
+                        record.flow_writes = flow_writes;
+                    }
+                }
                 RecordFailure::TaskGone => {
                     return self
                         .store
@@ -333,5 +342,6 @@ fn call_of(attempt: &CallAttempt, task: &Task, state: &TaskContact) -> CallRef {
         results: Default::default(),
         earlier_results: state.answered_results(),
         released: state.released,
+        record: None,
     }
 }

@@ -8,13 +8,14 @@ use crate::store::{
     from_item, n, s, to_item, Actions, ConditionFailure, Expr, Store, WriteFailure,
 };
 use aws_sdk_dynamodb::types::AttributeValue;
-use outbound_model::call::CallRef;
+use outbound_model::call::{CallRef, RecordRead};
 use outbound_model::error::Error;
 use outbound_model::task::Due;
 use outbound_model::task::TaskContact;
 use outbound_model::Tenant;
 use outbound_model::{Id, Task, TaskStatus, Timestamp};
 
+use super::results::FLOW_WRITES;
 use super::{not_claimed, Call, Caps, Claim, ClaimRefused, Deltas};
 use crate::store::Item;
 use outbound_model::settings::FrequencyCap;
@@ -394,6 +395,7 @@ impl Store {
             results: Default::default(),
             earlier_results: state.answered_results(),
             released: false,
+            record: None,
         }
     }
 
@@ -441,10 +443,23 @@ impl Store {
 
     /// The call placed under the provider's id `call_id`, if its record exists.
     pub async fn call_by_provider_id(&self, call_id: &str) -> Result<Option<CallRef>, Error> {
-        self.get_item(keys::call(call_id), keys::CALL.to_owned())
+        let Some(item) = self
+            .get_item(keys::call(call_id), keys::CALL.to_owned())
             .await?
-            .map(from_item)
-            .transpose()
+        else {
+            return Ok(None);
+        };
+        let flow_writes = item
+            .get(FLOW_WRITES)
+            .and_then(|value| value.as_n().ok())
+            .and_then(|value| value.parse().ok())
+            .unwrap_or(0);
+        let mut call: CallRef = from_item(item)?;
+        call.record = Some(RecordRead {
+            call_id: call_id.to_owned(),
+            flow_writes,
+        });
+        Ok(Some(call))
     }
 
     /// Marks attempt `call` refused by the provider when [`Store::release_call`] could not be

@@ -199,6 +199,12 @@ pub enum RecordFailure {
     TaskGone,
     /// The contact was deleted from the data source during the call.
     ContactGone,
+    /// The call's flow reported more since the outcome read its record (D29): record again
+    /// with these results, the record holding `flow_writes` reports.
+    ReportsArrived {
+        results: outbound_model::telephony::Results,
+        flow_writes: u64,
+    },
 }
 
 /// `T#{tenant}#TASK#{id}` -> (tenant, task id).

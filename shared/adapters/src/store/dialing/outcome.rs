@@ -13,7 +13,7 @@ use outbound_model::task::TaskContact;
 use outbound_model::Tenant;
 use outbound_model::{Id, Timestamp};
 
-use super::results::{result_moves, Seen};
+use super::results::{result_moves, Seen, FLOW_WRITES, RECORDED_AT};
 use super::{Call, Deltas, RecordFailure};
 use crate::store::counters;
 use outbound_model::call::Reason;
@@ -65,7 +65,7 @@ impl Store {
                 }
                 Err(failure) => failure.condition()?,
             };
-            let only_results = ![Call::Contact, Call::Task, Call::SourceContact]
+            let only_results = ![Call::Contact, Call::Task, Call::SourceContact, Call::Record]
                 .into_iter()
                 .any(|label| failed.failed(label));
             if !only_results {
@@ -180,6 +180,30 @@ impl Store {
         } else if call.attempt > 1 {
             // An earlier attempt of this task may have left one; the first has none to delete.
             actions = actions.delete(Call::Recallable, pk, mark, None)?;
+        }
+        // What the flow reported is counted or refused, never dropped (D29): the record is
+        // marked recorded while it holds the reports the outcome read; a later report is
+        // refused, one in between sends the outcome again with it.
+        if let Some(read) = call
+            .record
+            .as_ref()
+            .filter(|_| !call.result_attributes.is_empty())
+        {
+            let condition = if read.flow_writes == 0 {
+                format!("attribute_not_exists({FLOW_WRITES})")
+            } else {
+                format!("{FLOW_WRITES} = :read")
+            };
+            actions = actions.update(
+                Call::Record,
+                keys::call(&read.call_id),
+                keys::CALL.to_owned(),
+                &format!("SET {RECORDED_AT} = :now"),
+                Some(&condition),
+                Expr::default()
+                    .value(":now", n(now.0))
+                    .value(":read", n(read.flow_writes)),
+            )?;
         }
         if let Some(source_pk) = source_contact {
             actions = actions.update(
@@ -398,6 +422,23 @@ fn refused(failed: ConditionFailure<Call>, call: &CallRef) -> Result<RecordFailu
         }
     } else if failed.failed(Call::Task) {
         RecordFailure::TaskGone
+    } else if failed.failed(Call::Record) {
+        let stored = failed.stored(Call::Record).cloned();
+        match stored {
+            Some(item) => {
+                let flow_writes = item
+                    .get(FLOW_WRITES)
+                    .and_then(|value| value.as_n().ok())
+                    .and_then(|value| value.parse().ok())
+                    .unwrap_or(0);
+                let results = from_item::<CallRef>(item)?.results;
+                RecordFailure::ReportsArrived {
+                    results,
+                    flow_writes,
+                }
+            }
+            None => RecordFailure::NotInFlight,
+        }
     } else {
         RecordFailure::ContactGone
     })

@@ -32,6 +32,12 @@ pub const SHORT_VALUE_BYTES: usize = 64;
 /// DynamoDB's 4 KB.
 pub const MAX_FLOW_VALUES: usize = 100;
 
+/// The call record's count of flow reports written on it, and the time its outcome was
+/// recorded (D29): a report after that is refused, and the outcome is recorded only while the
+/// count is what it read.
+pub(super) const FLOW_WRITES: &str = "flow_writes";
+pub(super) const RECORDED_AT: &str = "recorded_at";
+
 /// The set of kept values; the other attributes go through placeholders (`other` and `set` are
 /// reserved words).
 const VALS: &str = "vals";
@@ -244,6 +250,8 @@ pub enum FlowWrite {
     NoRecord,
     /// The record under that id is another attempt's: never this call's.
     OtherAttempt,
+    /// The call's outcome was recorded before this report came (D29): refused.
+    AfterOutcome,
 }
 
 /// Whether `stored`, a call record, is the record of `attempt`.
@@ -272,13 +280,14 @@ impl Store {
         }
         let key = (keys::call(call_id), keys::CALL.to_owned());
         let same_attempt = "tenant = :tenant AND task_id = :task AND contact_id = :contact \
-                            AND attempt = :attempt";
+                            AND attempt = :attempt AND attribute_not_exists(recorded_at)";
         let of_attempt = || {
             Expr::default()
                 .value(":tenant", s(attempt.tenant.as_str()))
                 .value(":task", s(attempt.task_id.as_str()))
                 .value(":contact", s(attempt.contact_id.as_str()))
                 .value(":attempt", n(attempt.attempt))
+                .value(":one", n(1))
         };
         // Each value into the record's map, once the map is there; the first report writes it.
         for _ in 0..3 {
@@ -294,7 +303,7 @@ impl Store {
                 .update_one(
                     "record flow results",
                     key.clone(),
-                    &format!("SET {}", sets.join(", ")),
+                    &format!("SET {} ADD {FLOW_WRITES} :one", sets.join(", ")),
                     Some(&format!("attribute_exists(results) AND {same_attempt}")),
                     expr,
                 )
@@ -310,6 +319,9 @@ impl Store {
             if !records(&stored, attempt) {
                 return Ok(FlowWrite::OtherAttempt);
             }
+            if stored.contains_key(RECORDED_AT) {
+                return Ok(FlowWrite::AfterOutcome);
+            }
             if stored.contains_key("results") {
                 // Another report made the map in between: add to it.
                 continue;
@@ -322,7 +334,7 @@ impl Store {
                 .update_one(
                     "record flow results",
                     key.clone(),
-                    "SET results = :results",
+                    &format!("SET results = :results ADD {FLOW_WRITES} :one"),
                     Some(&format!("attribute_not_exists(results) AND {same_attempt}")),
                     of_attempt().value(":results", AttributeValue::M(map)),
                 )
