@@ -85,7 +85,9 @@ echo "building the console"
 (cd console && npm ci && npm run build)
 [ -f console/dist/index.html ] || die "the build left no console/dist/index.html"
 
-# The output is one line of JSON, written by the template's !Sub: make sure it parses.
+# The output is one line of JSON, written by the template's !Sub: make sure it parses. It names
+# no API host: the console calls the API and Cognito's token endpoint on its own origin, through
+# the distribution (D29: "apiBase":"", "tokenEndpoint":"/oauth2/token").
 printf '%s\n' "$config" >console/dist/config.json
 node -e 'JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"))' console/dist/config.json \
   || die "the stack's ConsoleConfig is not JSON: $config"

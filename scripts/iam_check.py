@@ -1,21 +1,26 @@
-"""The least-privilege check of `make test`: every AWS action a function performed under the
-tests is one that its role in template.yaml allows, and so is everything Lambda does with that
-role for it.
+"""The least-privilege check of `make test`, both ways (D29): every AWS action a function
+performed under the tests is one that its role in template.yaml allows, and so is everything
+Lambda does with that role for it; and its role allows nothing more than that, but for what
+the allow-list (scripts/iam_allowlist.yaml) names with its reason.
 
-    .venv/bin/python scripts/iam_check.py --log .local/aws-actions.jsonl [--template template.yaml]
+    .venv/bin/python scripts/iam_check.py --log .local/aws-actions.jsonl \
+        [--template template.yaml] [--allowlist scripts/iam_allowlist.yaml]
 
 What it compares:
 
 - Needed, by function. What its code asked of AWS under `cargo test`, the contract check and
   the console's test: the action log the functions' SDK clients write when AWS_ACTION_LOG names
   a file (shared/adapters/src/aws/actions.rs), one line per function, IAM action and resource
-  (`table/t-01j...`, `bucket/b-01j.../exports/*`, `queue/b-01j...-dial`, ...), and lines naming
-  which variable gave each local name (`{"names": {"TABLE_NAME": "t-01j...", ...}}`). A local
-  name stands for the template's resource that the template sets that variable to
-  (`TABLE_NAME: !Ref Table`), so it becomes that resource's ARN. And what Lambda itself does with
-  the function's role, read from the template: receive and delete from the queues of its SQS
-  event sources, read the streams of its DynamoDB ones, send to their on-failure destinations,
-  write to its log group, and send traces when tracing is active.
+  (`table/t-01j...`, `bucket/b-01j.../exports/*`, `queue/b-01j...-dial`, `connect/{instance}`,
+  ...), for DynamoDB with `keys`, the leading (partition) key prefixes the request named (each
+  value up to and including its first `#`, the whole value without one: `T#`, `CALL#`,
+  `DIALER`; none for a Scan), and lines naming which variable gave each local name
+  (`{"names": {"TABLE_NAME": "t-01j...", ...}}`). A local name stands for the template's
+  resource that the template sets that variable to (`TABLE_NAME: !Ref Table`), so it becomes
+  that resource's ARN. And what Lambda itself does with the function's role, read from the
+  template: receive and delete from the queues of its SQS event sources, read the streams of
+  its DynamoDB ones, send to their on-failure destinations, write to its log group, and send
+  traces when tracing is active.
 - Allowed, by function. The statements of its role, as CloudFormation will have them: SAM's
   transform (samtranslator, the version `sam` deploys with) applied first, so the roles SAM
   generates, its policy templates (DynamoDBCrudPolicy, SQSSendMessagePolicy, ...) and the AWS
@@ -23,11 +28,34 @@ What it compares:
   `!Sub`, `!If`, ... resolved to the ARNs of the stack's own resources in a made-up account and
   region, with the parameters' defaults and DialProvider=amazon-connect (the configuration that
   grants the most). A statement allows an action on a resource when both match its patterns
-  (`*` and `?` as IAM reads them); an explicit Deny wins.
+  (`*` and `?` as IAM reads them) and its Condition is proven true; an explicit Deny wins
+  unless its Condition is proven false.
+- Conditions. `dynamodb:LeadingKeys` under ForAllValues: or ForAnyValue: with StringLike,
+  StringEquals, StringNotLike or StringNotEquals, as IAM reads them (ForAllValues over no keys
+  is true, ForAnyValue over none false). A recorded prefix `P#` stands for every key beginning
+  with it: `CALL#*` covers `CALL#`, `T#acme#*` does not cover `T#`. An action that names keys
+  whose line has no `keys` (an older log) has unknown keys, which prove no such condition.
+  Any other condition (key or operator) is not evaluated: its statement allows nothing.
 
-Fails (exit 1) listing `function action resource` for each needed action the role does not
-allow, and any recorded name it cannot place. Prints, without failing, what each role allows
-that nothing needed: candidates for removal, or actions no test exercises.
+Fails (exit 1), one line each, on:
+
+- DENIED: a needed action its role does not allow, saying why (no statement, a condition not
+  met, the keys unknown, a condition it cannot evaluate).
+- UNPLACED: a recorded function or name it cannot place in the template.
+- UNEVALUATED: a statement with a condition it cannot evaluate.
+- NOT RUN: a function of the template with no line in the log.
+- UNEXERCISED: an Allow statement of a function that ran (by function and Sid, or function,
+  actions and resources without one) that allowed none of its needs, the code's or Lambda's.
+- OVERBROAD: a DynamoDB write action (PutItem, UpdateItem, DeleteItem, BatchWriteItem) that a
+  function's role allows on a key prefix its code never wrote with that action, among the
+  prefixes any function's line names on that table.
+- STALE: an allow-list entry that excuses none of the above (so the list cannot rot), or one
+  that is malformed.
+
+The allow-list excuses NOT RUN (`{function, reason}`), UNEXERCISED (`{function, sid, reason}`,
+or `{function, action, resource, reason}` for a statement without a Sid) and OVERBROAD
+(`{function, action, prefix, reason}`); never a denied, unplaced or unevaluated line. It prints
+what it excused, and, without failing, the actions of exercised statements nothing needed.
 """
 
 import argparse
@@ -130,7 +158,8 @@ def load_template(path):
 
 
 def read_log(path):
-    """The log's accesses (function, action, resource) and its names (variable -> local names)."""
+    """The log's accesses (function, action, resource, keys) and its names (variable -> local
+    names). Keys are the sorted prefixes a line names, or None when it has no `keys`."""
     accesses, names = set(), {}
     for number, line in enumerate(Path(path).read_text().splitlines(), 1):
         if not line.strip():
@@ -142,8 +171,13 @@ def read_log(path):
         if "names" in entry:
             for variable, name in entry["names"].items():
                 names.setdefault(variable, set()).add(local_name(variable, name))
-        else:
-            accesses.add((entry["function"], entry["action"], entry["resource"]))
+            continue
+        keys = entry.get("keys")
+        if keys is not None:
+            if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
+                raise CheckError(f"{path}:{number}: keys is not a list of texts: {keys!r}")
+            keys = tuple(sorted(set(keys)))
+        accesses.add((entry["function"], entry["action"], entry["resource"], keys))
     return accesses, names
 
 
@@ -522,7 +556,8 @@ class Stack:
         if target_kind == "parameter":
             value = self.resolver.parameters[target]
             if kind == "connect":
-                return f"arn:{PARTITION}:connect:{REGION}:{ACCOUNT}:instance/{value}/{tail}"
+                arn = f"arn:{PARTITION}:connect:{REGION}:{ACCOUNT}:instance/{value}"
+                return f"{arn}/{tail}" if tail else arn
             return None
         if kind == "table":
             arn = self.resolver.get_att(target, "Arn")
@@ -536,12 +571,38 @@ class Stack:
 
 # ---------------------------------------------------------------------------- evaluating
 
+# The DynamoDB actions whose requests name leading keys (dynamodb:LeadingKeys); any other
+# action's request has none, which ForAllValues: reads as true and ForAnyValue: as false.
+KEYED_ACTIONS = {
+    f"dynamodb:{name}" for name in (
+        "GetItem", "BatchGetItem", "Query", "Scan", "PutItem", "UpdateItem", "DeleteItem",
+        "BatchWriteItem", "ConditionCheckItem", "PartiQLSelect", "PartiQLInsert",
+        "PartiQLUpdate", "PartiQLDelete",
+    )
+}
+# The writes whose key prefixes must be the function's own (OVERBROAD).
+WRITE_ACTIONS = ("dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem",
+                 "dynamodb:BatchWriteItem")
+# The condition operators evaluated on dynamodb:LeadingKeys: (glob?, negated?).
+STRING_OPERATORS = {
+    "StringLike": (True, False),
+    "StringEquals": (False, False),
+    "StringNotLike": (True, True),
+    "StringNotEquals": (False, True),
+}
+LEADING_KEYS = "dynamodb:leadingkeys"
+
+# How the keys a recorded prefix stands for meet a list of values.
+ALL, SOME, NONE = "all", "some", "none"
+
 
 def _matches(patterns, value):
     return any(fnmatch.fnmatchcase(value.lower(), str(p).lower()) for p in as_list(patterns))
 
 
 def _covers(statement, action, resource):
+    """Whether the statement's actions and resources take in the action on the resource (its
+    Condition aside)."""
     if "Action" in statement:
         if not _matches(statement["Action"], action):
             return False
@@ -552,46 +613,354 @@ def _covers(statement, action, resource):
     return not _matches(statement.get("NotResource"), resource)
 
 
-def allowed(statements, action, resource):
-    """IAM's answer for an identity policy: an explicit Deny wins, then any Allow."""
-    covering = [s for s in statements if _covers(s, action, resource)]
-    if any(s.get("Effect") == "Deny" for s in covering):
+def request_keys(action, keys):
+    """The leading key prefixes of a request, as conditions see them: none for an action that
+    names no keys, None (unknown) for one whose log line did not say."""
+    if action.lower() not in {a.lower() for a in KEYED_ACTIONS}:
+        return frozenset()
+    return None if keys is None else frozenset(keys)
+
+
+def _open(prefix):
+    """Whether a recorded prefix stands for every key beginning with it (it ends at a `#`)
+    rather than for that whole value."""
+    return "#" in prefix
+
+
+def _closure(patterns, states):
+    """IAM's glob (`*` any run, `?` one character, nothing else special) as an automaton: a
+    state is (pattern, position); a `*` may match nothing."""
+    states, todo = set(states), list(states)
+    while todo:
+        index, position = todo.pop()
+        pattern = patterns[index]
+        if position < len(pattern) and pattern[position] == "*":
+            following = (index, position + 1)
+            if following not in states:
+                states.add(following)
+                todo.append(following)
+    return frozenset(states)
+
+
+def _step(patterns, states, character):
+    following = set()
+    for index, position in states:
+        pattern = patterns[index]
+        if position < len(pattern):
+            if pattern[position] == "*":
+                following.add((index, position))
+            elif pattern[position] in ("?", character):
+                following.add((index, position + 1))
+    return _closure(patterns, following)
+
+
+def _accepts(patterns, states):
+    return any(position == len(patterns[index]) for index, position in states)
+
+
+def _glob_meets(prefix, patterns):
+    """ALL when every key the prefix stands for matches one of the glob patterns, NONE when none
+    does, SOME otherwise."""
+    states = _closure(patterns, {(index, 0) for index in range(len(patterns))})
+    for character in prefix:
+        states = _step(patterns, states, character)
+    if not _open(prefix):
+        return ALL if _accepts(patterns, states) else NONE
+    if not states:
+        return NONE  # No pattern can go on from the prefix.
+    # Every extension accepted: every state set reachable from here accepts. The characters of
+    # the patterns, and one of none of them, stand for every character.
+    alphabet = {c for pattern in patterns for c in pattern if c not in "*?"} | {"\0"}
+    seen, todo = {states}, [states]
+    while todo:
+        current = todo.pop()
+        if not _accepts(patterns, current):
+            return SOME
+        for character in alphabet:
+            following = _step(patterns, current, character)
+            if following not in seen:
+                seen.add(following)
+                todo.append(following)
+    return ALL
+
+
+def _literal_meets(prefix, values):
+    if not _open(prefix):
+        return ALL if prefix in values else NONE
+    # Infinitely many keys begin with it: some may equal a value, never all.
+    return SOME if any(value.startswith(prefix) for value in values) else NONE
+
+
+def _and(values):
+    values = list(values)
+    if any(value is False for value in values):
         return False
-    return any(s.get("Effect") == "Allow" for s in covering)
+    return True if all(value is True for value in values) else None
 
 
-def check(stack, accesses, names):
-    """Answers (denied, unplaced, unexercised, counts): the needed accesses the roles refuse,
-    the recorded ones whose name is not the template's, and what the roles allow that nothing
-    needed."""
+def unevaluable(condition):
+    """The parts (`operator key`) of a Condition this check cannot evaluate."""
+    parts = []
+    if not condition:
+        return parts
+    if not isinstance(condition, dict):
+        return [f"Condition {condition!r}"]
+    for operator, tests in condition.items():
+        qualifier, _, name = operator.rpartition(":")
+        if not isinstance(tests, dict):
+            parts.append(f"{operator} {tests!r}")
+            continue
+        for key, values in tests.items():
+            texts = as_list(values)
+            if (qualifier not in ("ForAllValues", "ForAnyValue") or name not in STRING_OPERATORS
+                    or key.lower() != LEADING_KEYS
+                    or not all(isinstance(v, str) and "${" not in v for v in texts)):
+                parts.append(f"{operator} {key}")
+    return parts
+
+
+def evaluate(condition, keys):
+    """A Condition's value for a request whose leading key prefixes are `keys` (None: unknown):
+    True when proven, False when disproven, None when neither; and what kept it from True."""
+    if not condition:
+        return True, []
+    cannot = unevaluable(condition)
+    if cannot:
+        return None, [f"cannot evaluate {part}" for part in cannot]
+    if keys is None:
+        return None, ["the log records no keys for it, so dynamodb:LeadingKeys is unknown"]
+    results, why = [], []
+    for operator, tests in condition.items():
+        qualifier, _, name = operator.rpartition(":")
+        glob, negated = STRING_OPERATORS[name]
+        for key, values in tests.items():
+            values = [str(v) for v in as_list(values)]
+            meets = []
+            for prefix in sorted(keys):
+                met = _glob_meets(prefix, values) if glob else _literal_meets(prefix, values)
+                if negated:
+                    met = {ALL: NONE, NONE: ALL, SOME: SOME}[met]
+                meets.append(met)
+            if qualifier == "ForAllValues":
+                result = (False if NONE in meets
+                          else True if all(m == ALL for m in meets) else None)
+            else:
+                result = (True if ALL in meets
+                          else False if all(m == NONE for m in meets) else None)
+            results.append(result)
+            if result is not True:
+                shown = ", ".join(sorted(keys)) or "none"
+                why.append(f"{operator} {key} {values} {'excludes' if result is False else 'is not proven for'}"
+                           f" the keys {shown}")
+    value = _and(results)
+    return value, ([] if value is True else why)
+
+
+def label(statement):
+    """How a statement is named: its Sid, else its actions and resources."""
+    if statement.get("Sid"):
+        return statement["Sid"]
+    actions = ",".join(str(a) for a in as_list(statement.get("Action", statement.get("NotAction"))))
+    resources = ",".join(str(r) for r in as_list(statement.get("Resource", statement.get("NotResource"))))
+    return f"[{actions} on {resources}]"
+
+
+def decide(statements, action, resource, keys=None):
+    """IAM's answer for an identity policy, for a request whose leading keys are `keys` (as
+    the log has them: None unknown): an explicit Deny wins unless its condition is disproven,
+    then any Allow whose condition is proven. Answers (allowed, why not)."""
+    keys = request_keys(action, keys)
+    allow, why = False, []
+    for statement in statements:
+        if not _covers(statement, action, resource):
+            continue
+        value, notes = evaluate(statement.get("Condition"), keys)
+        if statement.get("Effect") == "Deny":
+            if value is not False:
+                return False, [f"Deny {label(statement)}" + (f" ({'; '.join(notes)})" if notes else "")]
+        elif statement.get("Effect") == "Allow":
+            if value is True:
+                allow = True
+            else:
+                why.append(f"{label(statement)}: {'; '.join(notes)}")
+    if allow:
+        return True, []
+    return False, why or ["no statement allows it"]
+
+
+def allowed(statements, action, resource, keys=None):
+    """Whether IAM allows it (see `decide`)."""
+    return decide(statements, action, resource, keys)[0]
+
+
+def _shown(keys):
+    if keys is None:
+        return " keys unknown"
+    return f" keys [{', '.join(sorted(keys))}]" if keys else ""
+
+
+class Findings:
+    """What the check found. Each list holds tuples, the first item the function."""
+
+    FAILING = ("denied", "unplaced", "unevaluated", "not_run", "unexercised", "overbroad", "stale")
+
+    def __init__(self):
+        self.denied = []       # (function, action, arn, keys, why, role)
+        self.unplaced = []     # (function, action, resource, why)
+        self.unevaluated = []  # (function, statement label, part)
+        self.not_run = []      # (function,)
+        self.unexercised = []  # (function, statement label, statement)
+        self.overbroad = []    # (function, action, table, prefix)
+        self.stale = []        # (entry, why)
+        self.excused = []      # (kind, finding, reason)
+        self.idle = []         # (function, statement label, action, resource): information
+        self.counts = {}       # function -> actions its code needed
+
+    def failures(self):
+        return sum(len(getattr(self, kind)) for kind in self.FAILING)
+
+
+def check(stack, accesses, names, allowlist=()):
+    """What the roles refuse of what the functions needed, and what they allow beyond it (see
+    the module). `accesses` are (function, action, resource[, keys]) as `read_log` has them;
+    `allowlist` the entries of `read_allowlist`."""
+    findings = Findings()
     needed = {function: set() for function in stack.functions}
-    unplaced = []
-    for function, action, resource in sorted(accesses):
+    ran = set()
+    universe = {}  # table ARN -> every prefix a line names on it
+    for access in sorted(accesses, key=lambda a: (a[:3], len(a) > 3 and a[3] is not None,
+                                                   a[3] if len(a) > 3 and a[3] else ())):
+        function, action, resource = access[:3]
+        keys = tuple(sorted(access[3])) if len(access) > 3 and access[3] is not None else None
+        ran.add(function)
         if function not in stack.functions:
-            unplaced.append((function, action, resource, "no such function in the template"))
+            findings.unplaced.append((function, action, resource, "no such function in the template"))
             continue
         arn = stack.arn(resource, names)
         if arn is None:
-            unplaced.append((function, action, resource, "no variable of the template names it"))
+            findings.unplaced.append((function, action, resource, "no variable of the template names it"))
             continue
-        needed[function].add((action, arn, "its code, under the tests"))
-    denied, unexercised, counts = [], [], {}
+        needed[function].add((action, arn, keys, "its code, under the tests"))
+        if action.startswith("dynamodb:") and keys and ":table/" in arn and "/" not in arn.split(":table/", 1)[1]:
+            universe.setdefault(arn, set()).update(keys)
     for function, logical_id in sorted(stack.functions.items()):
         role_id, statements = stack.statements(logical_id)
-        needs = sorted(needed[function]) + stack.platform_needs(logical_id)
-        counts[function] = len(needed[function])
-        for action, arn, why in needs:
-            if not allowed(statements, action, arn):
-                denied.append((function, action, arn, why, role_id))
+        needs = sorted(needed[function], key=lambda n: (n[0], n[1], n[2] is not None, n[2] or ()))
+        needs += [(action, arn, (), why) for action, arn, why in stack.platform_needs(logical_id)]
+        findings.counts[function] = len(needed[function])
         for statement in statements:
-            if statement.get("Effect") != "Allow" or "Action" not in statement:
+            for part in unevaluable(statement.get("Condition")):
+                findings.unevaluated.append((function, label(statement), part))
+        for action, arn, keys, why in needs:
+            ok, why_not = decide(statements, action, arn, keys)
+            if not ok:
+                findings.denied.append((function, action, arn, keys, f"{why}; {' | '.join(why_not)}", role_id))
+        if function not in ran:
+            findings.not_run.append((function,))
+            continue
+        for statement in statements:
+            if statement.get("Effect") != "Allow":
                 continue
-            for action in as_list(statement["Action"]):
+            granting = [
+                (action, arn) for action, arn, keys, _ in needs
+                if _covers(statement, action, arn)
+                and evaluate(statement.get("Condition"), request_keys(action, keys))[0] is True
+            ]
+            if not granting:
+                findings.unexercised.append((function, label(statement), statement))
+                continue
+            for action in as_list(statement.get("Action")):
                 for pattern in as_list(statement.get("Resource", "*")):
                     single = {"Effect": "Allow", "Action": action, "Resource": pattern}
-                    if not any(_covers(single, a, r) for a, r, _ in needs):
-                        unexercised.append((function, action, pattern))
-    return denied, unplaced, sorted(set(unexercised)), counts
+                    if not any(_covers(single, a, r) for a, r in granting):
+                        findings.idle.append((function, label(statement), action, pattern))
+        for table, prefixes in sorted(universe.items()):
+            for action in WRITE_ACTIONS:
+                written = set()
+                for need_action, arn, keys, _ in needs:
+                    if need_action == action and arn == table and keys:
+                        written.update(keys)
+                for prefix in sorted(prefixes - written):
+                    if decide(statements, action, table, (prefix,))[0]:
+                        findings.overbroad.append((function, action, table, prefix))
+    _excuse(findings, stack, allowlist)
+    return findings
+
+
+# ---------------------------------------------------------------------------- the allow-list
+
+ENTRY_SHAPES = {
+    frozenset({"function", "reason"}): "not_run",
+    frozenset({"function", "sid", "reason"}): "unexercised",
+    frozenset({"function", "action", "resource", "reason"}): "unexercised",
+    frozenset({"function", "action", "prefix", "reason"}): "overbroad",
+}
+
+
+def read_allowlist(path):
+    """The allow-list's entries: a YAML (or JSON) list of mappings, each of one shape of
+    ENTRY_SHAPES with a reason. A missing file is an empty list."""
+    path = Path(path)
+    if not path.exists():
+        return []
+    entries = yaml.safe_load(path.read_text()) or []
+    if isinstance(entries, dict) and "entries" in entries:
+        entries = entries["entries"] or []
+    if not isinstance(entries, list):
+        raise CheckError(f"{path}: not a list of entries")
+    return entries
+
+
+def _entry_kind(entry):
+    if not isinstance(entry, dict):
+        return None
+    kind = ENTRY_SHAPES.get(frozenset(entry))
+    if kind is None or not all(isinstance(v, str) and v.strip() for v in entry.values()):
+        return None
+    return kind
+
+
+def _excuses(entry, kind, finding):
+    if entry["function"] != finding[0]:
+        return False
+    if kind == "not_run":
+        return True
+    if kind == "unexercised":
+        statement = finding[2]
+        if "sid" in entry:
+            return statement.get("Sid") == entry["sid"]
+        return (not statement.get("Sid")
+                and entry["action"] in [str(a) for a in as_list(statement.get("Action"))]
+                and any(entry["resource"] == str(r) or fnmatch.fnmatchcase(str(r), entry["resource"])
+                        for r in as_list(statement.get("Resource"))))
+    if kind == "overbroad":
+        return entry["action"].lower() == finding[1].lower() and entry["prefix"] == finding[3]
+    return False
+
+
+def _excuse(findings, stack, allowlist):
+    """Moves the findings an entry excuses to `excused`; an entry that excuses none is stale."""
+    for entry in allowlist:
+        kind = _entry_kind(entry)
+        if kind is None:
+            findings.stale.append((entry, "malformed: one of {function, reason}, {function, sid,"
+                                   " reason}, {function, action, resource, reason}, {function,"
+                                   " action, prefix, reason}, each a text"))
+            continue
+        found = getattr(findings, kind)
+        matching = [finding for finding in found if _excuses(entry, kind, finding)]
+        if not matching:
+            findings.stale.append((entry, "excuses nothing the check found"))
+            continue
+        for finding in matching:
+            found.remove(finding)
+            findings.excused.append((kind, finding, entry["reason"]))
+
+
+def _entry_text(entry):
+    if not isinstance(entry, dict):
+        return repr(entry)
+    return " ".join(f"{k}={v}" for k, v in entry.items() if k != "reason")
 
 
 def main(argv=None):
@@ -599,33 +968,56 @@ def main(argv=None):
     root = Path(__file__).resolve().parent.parent
     parser.add_argument("--template", default=str(root / "template.yaml"))
     parser.add_argument("--log", required=True, help="the action log (AWS_ACTION_LOG)")
+    parser.add_argument("--allowlist", default=str(Path(__file__).resolve().parent / "iam_allowlist.yaml"),
+                        help="what the roles may allow that no test needs, with the reasons")
     args = parser.parse_args(argv)
     try:
         accesses, names = read_log(args.log)
         if not accesses:
             raise CheckError(f"{args.log} records no action: were the tests run with AWS_ACTION_LOG set?")
         stack = Stack(load_template(args.template))
-        denied, unplaced, unexercised, counts = check(stack, accesses, names)
+        findings = check(stack, accesses, names, read_allowlist(args.allowlist))
     except CheckError as error:
         print(f"iam_check: {error}", file=sys.stderr)
         return 1
     print("iam_check: actions recorded per function: " + ", ".join(
-        f"{function} {count}" for function, count in counts.items()))
-    silent = [function for function, count in counts.items() if count == 0]
-    if silent:
-        print("iam_check: no test ran the code of " + ", ".join(silent))
-    if unexercised:
-        print("iam_check: allowed, but neither the tests nor Lambda needed it (function action resource):")
-        for function, action, resource in unexercised:
-            print(f"  {function} {action} {resource}")
-    for function, action, resource, why in unplaced:
+        f"{function} {count}" for function, count in findings.counts.items()))
+    if findings.idle:
+        print("iam_check: allowed by a statement the tests exercise, but nothing needed it"
+              " (function statement action resource):")
+        for function, name, action, resource in findings.idle:
+            print(f"  {function} {name} {action} {resource}")
+    if findings.excused:
+        print("iam_check: excused by the allow-list:")
+        for kind, finding, reason in findings.excused:
+            what = {
+                "not_run": lambda f: f"{f[0]} (not run)",
+                "unexercised": lambda f: f"{f[0]} {f[1]} (unexercised)",
+                "overbroad": lambda f: f"{f[0]} {f[1]} {f[3]} (prefix never written)",
+            }[kind](finding)
+            print(f"  {what}: {reason}")
+    for function, action, resource, why in findings.unplaced:
         print(f"iam_check: UNPLACED {function} {action} {resource}: {why}")
-    for function, action, resource, why, role in denied:
-        print(f"iam_check: DENIED {function} {action} {resource} ({why}; role {role})")
-    if denied or unplaced:
-        print(f"iam_check: {len(denied)} denied, {len(unplaced)} unplaced", file=sys.stderr)
+    for function, action, resource, keys, why, role in findings.denied:
+        print(f"iam_check: DENIED {function} {action} {resource}{_shown(keys)} ({why}; role {role})")
+    for function, name, part in findings.unevaluated:
+        print(f"iam_check: UNEVALUATED {function} {name}: {part} (the statement allows nothing here)")
+    for (function,) in findings.not_run:
+        print(f"iam_check: NOT RUN {function}: no test ran its code (no line of the log)")
+    for function, name, _ in findings.unexercised:
+        print(f"iam_check: UNEXERCISED {function} {name}: allowed none of its needs")
+    for function, action, table, prefix in findings.overbroad:
+        print(f"iam_check: OVERBROAD {function} {action} {table} {prefix}: its role allows it,"
+              " its code never wrote that prefix")
+    for entry, why in findings.stale:
+        print(f"iam_check: STALE allow-list entry {_entry_text(entry)}: {why}")
+    if findings.failures():
+        print("iam_check: " + ", ".join(
+            f"{len(getattr(findings, kind))} {kind.replace('_', ' ')}" for kind in Findings.FAILING
+        ), file=sys.stderr)
         return 1
-    print(f"iam_check: every action of {len(counts)} functions is allowed by its role")
+    print(f"iam_check: every action of {len(findings.counts)} functions is allowed by its role,"
+          " and each role allows no more than they need but for the allow-list")
     return 0
 
 

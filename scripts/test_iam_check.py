@@ -5,6 +5,11 @@
 It must fail on a role that lacks an action the code performs (the exporter without PutItem and
 DeleteItem, as the template had it), on one that lacks what Lambda does with it for an event
 source, and on a name it cannot place; it must read SAM's policy templates as SAM expands them.
+And, both ways (D29), on each mistake seeded here: a statement whose dynamodb:LeadingKeys
+condition excludes a recorded prefix, or that a line without keys cannot prove; a condition it
+cannot evaluate; a function no test ran; a statement no test exercised (but not when the
+allow-list names it with a reason; a stale entry fails); a role granting a write prefix its
+function never writes.
 """
 
 import copy
@@ -19,16 +24,22 @@ import iam_check  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 TABLE = "arn:aws:dynamodb:us-east-1:123456789012:table/Table"
 
-# What the exporter's code does to settle a job (recorded names of a local stack).
+# What the exporter's code does to settle a job (recorded names of a local stack), with the
+# leading key prefixes of its requests.
 NAMES = {"TABLE_NAME": {"t-local"}, "BUCKET_NAME": {"b-local"}}
+TENANT = ("T#",)
 EXPORTER_SETTLES = {
-    ("exporter", "dynamodb:GetItem", "table/t-local"),
-    ("exporter", "dynamodb:Query", "table/t-local"),
-    ("exporter", "dynamodb:UpdateItem", "table/t-local"),
-    ("exporter", "dynamodb:PutItem", "table/t-local"),
-    ("exporter", "dynamodb:DeleteItem", "table/t-local"),
-    ("exporter", "s3:PutObject", "bucket/b-local/exports/*"),
+    ("exporter", "dynamodb:GetItem", "table/t-local", TENANT),
+    ("exporter", "dynamodb:Query", "table/t-local", TENANT),
+    ("exporter", "dynamodb:UpdateItem", "table/t-local", TENANT),
+    ("exporter", "dynamodb:PutItem", "table/t-local", TENANT),
+    ("exporter", "dynamodb:DeleteItem", "table/t-local", TENANT),
+    ("exporter", "s3:PutObject", "bucket/b-local/exports/*", None),
 }
+# The statement each small role below has for its function's logs, which Lambda writes.
+ROOT_LOGS = {"Sid": "Logs", "Effect": "Allow",
+             "Action": ["logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents"],
+             "Resource": "*"}
 
 
 def sam(resources):
@@ -57,9 +68,45 @@ def function(binary, **properties):
     }
 
 
+def role(*statements):
+    """A role of the stack with `statements` (and its function's logs)."""
+    return {
+        "Type": "AWS::IAM::Role",
+        "Properties": {
+            "AssumeRolePolicyDocument": {},
+            "Policies": [{"PolicyName": "p", "PolicyDocument": {
+                "Statement": [ROOT_LOGS, *statements],
+            }}],
+        },
+    }
+
+
+def with_roles(roles):
+    """A template of functions, by binary, each with a role of the statements given."""
+    resources = {}
+    for binary, statements in roles.items():
+        logical = "".join(part.title() for part in binary.split("-"))
+        resources[f"{logical}Role"] = role(*statements)
+        resources[logical] = function(binary, Role={"Fn::GetAtt": [f"{logical}Role", "Arn"]})
+    return sam(resources)
+
+
+def table_statement(sid, actions, *leading, operator="ForAllValues:StringLike"):
+    statement = {"Sid": sid, "Effect": "Allow", "Action": actions,
+                 "Resource": {"Fn::GetAtt": ["Table", "Arn"]}}
+    if leading:
+        statement["Condition"] = {operator: {"dynamodb:LeadingKeys": list(leading)}}
+    return statement
+
+
+def findings(template, accesses, names=None, allowlist=()):
+    return iam_check.check(iam_check.Stack(template), accesses, NAMES if names is None else names,
+                           allowlist)
+
+
 def denied_lines(template, accesses, names):
-    denied, unplaced, _, _ = iam_check.check(iam_check.Stack(template), accesses, names)
-    return [(f, a, r) for f, a, r, _, _ in denied], unplaced
+    found = findings(template, accesses, names)
+    return [(f, a, r) for f, a, r, *_ in found.denied], found.unplaced
 
 
 class TheTemplate(unittest.TestCase):
@@ -94,6 +141,36 @@ class TheTemplate(unittest.TestCase):
                 ("exporter", "dynamodb:PutItem", TABLE),
             ],
         )
+
+    def test_each_role_writes_only_the_key_prefixes_its_function_writes(self):
+        """The template's LeadingKeys conditions (D29), as the keys of store/keys.rs: T# the
+        tenants' items, CID# caller ID guards, RECLAIM# reclaim intents, CALL# call records,
+        DIALER (and DIALER#n) the service's dialing counters, OPERATOR# an operator's request
+        rate."""
+        put, update, delete, batch = iam_check.WRITE_ACTIONS
+        expected = {
+            "datasource-api": {put: {"T#", "CID#", "RECLAIM#"}, update: {"T#", "OPERATOR#"},
+                               delete: {"T#", "CID#"}},
+            "task-api": {put: {"T#", "RECLAIM#"}, update: {"T#"}, delete: {"T#"}},
+            "contact-import": {put: {"T#"}, update: {"T#"}, delete: {"T#"}},
+            "exporter": {put: {"T#"}, update: {"T#"}, delete: {"T#"}},
+            "reclaim": {delete: {"RECLAIM#"}, batch: {"T#"}},
+            "dialer-tick": {update: {"T#"}},
+            "dialer": {put: {"T#", "CALL#"}, update: {"T#", "CALL#", "DIALER", "DIALER#"},
+                       delete: {"T#"}},
+            "call-events": {put: {"T#"}, update: {"T#", "CALL#", "DIALER", "DIALER#"},
+                            delete: {"T#"}},
+            "flow-results": {update: {"CALL#"}},
+            "event-publisher": {},
+        }
+        prefixes = ["T#", "CID#", "RECLAIM#", "CALL#", "DIALER", "DIALER#", "OPERATOR#", "OTHER#"]
+        stack = iam_check.Stack(self.template)
+        self.assertEqual(set(stack.functions), set(expected))
+        for function, writes in expected.items():
+            _, statements = stack.statements(stack.functions[function])
+            for action in iam_check.WRITE_ACTIONS:
+                granted = {p for p in prefixes if iam_check.allowed(statements, action, TABLE, (p,))}
+                self.assertEqual(granted, writes.get(action, set()), f"{function} {action}")
 
     def test_after_sams_transform_each_role_is_the_functions_own_with_no_policy_of_aws(self):
         stack = iam_check.Stack(self.template)
@@ -166,6 +243,206 @@ class Matching(unittest.TestCase):
         self.assertTrue(iam_check.allowed(statements, "dynamodb:DeleteItem", TABLE))
         self.assertFalse(iam_check.allowed(statements, "dynamodb:DeleteItem", f"{TABLE}/index/g"))
         self.assertFalse(iam_check.allowed(statements, "dynamodb:Query", TABLE))
+
+
+class LeadingKeys(unittest.TestCase):
+    """Conditions on dynamodb:LeadingKeys, as IAM reads them, of recorded key prefixes."""
+
+    def test_a_condition_that_excludes_a_recorded_prefix_denies_it(self):
+        template = with_roles({"flow-results": [
+            table_statement("CallRecords", "dynamodb:UpdateItem", "CALL#*"),
+        ]})
+        call = ("flow-results", "dynamodb:UpdateItem", "table/t-local", ("CALL#",))
+        self.assertEqual(findings(template, {call}).failures(), 0)
+        for keys in [("T#",), ("CALL#", "T#")]:
+            tenant = ("flow-results", "dynamodb:UpdateItem", "table/t-local", keys)
+            found = findings(template, {call, tenant})
+            self.assertEqual([(d[1], d[3]) for d in found.denied],
+                             [("dynamodb:UpdateItem", keys)])
+            self.assertIn("excludes", found.denied[0][4])
+
+    def test_a_line_without_keys_proves_no_condition(self):
+        template = with_roles({"flow-results": [
+            table_statement("CallRecords", "dynamodb:UpdateItem", "CALL#*"),
+        ]})
+        found = findings(template, {("flow-results", "dynamodb:UpdateItem", "table/t-local", None)})
+        self.assertEqual(len(found.denied), 1)
+        self.assertIn("no keys", found.denied[0][4])
+        # Nor is the statement exercised by it.
+        self.assertEqual([u[:2] for u in found.unexercised], [("flow-results", "CallRecords")])
+
+    def test_a_prefix_stands_for_every_key_beginning_with_it(self):
+        def allows(patterns, keys, operator="ForAllValues:StringLike"):
+            statement = table_statement("S", "dynamodb:PutItem", *patterns, operator=operator)
+            statement["Resource"] = TABLE
+            return iam_check.allowed([statement], "dynamodb:PutItem", TABLE, keys)
+
+        self.assertTrue(allows(["CALL#*"], ("CALL#",)))
+        self.assertTrue(allows(["C*"], ("CALL#",)))
+        self.assertTrue(allows(["*#*"], ("CALL#",)))
+        self.assertFalse(allows(["T#acme#*"], ("T#",)), "more specific than the prefix")
+        self.assertFalse(allows(["CALL#?*"], ("CALL#",)), "not the key CALL# itself")
+        self.assertFalse(allows(["CALL#"], ("CALL#",)), "only the key CALL# itself")
+        # A value without `#` is the whole key.
+        self.assertTrue(allows(["DIALER"], ("DIALER",)))
+        self.assertTrue(allows(["DIALER", "DIALER#*"], ("DIALER", "DIALER#")))
+        self.assertFalse(allows(["DIALER"], ("DIALER#",)))
+        self.assertTrue(allows(["DIALER"], ("DIALER",), "ForAllValues:StringEquals"))
+        self.assertFalse(allows(["CALL#"], ("CALL#",), "ForAllValues:StringEquals"))
+        self.assertFalse(allows(["T#*"], ("T#",), "ForAllValues:StringNotLike"))
+        self.assertTrue(allows(["T#*"], ("CALL#",), "ForAllValues:StringNotLike"))
+        self.assertFalse(allows(["T#acme#*"], ("T#",), "ForAllValues:StringNotLike"),
+                         "some keys of T# may be T#acme#...")
+
+    def test_for_all_values_of_no_keys_is_true_for_any_value_false(self):
+        for operator, scan in [("ForAllValues:StringLike", True), ("ForAnyValue:StringLike", False)]:
+            statement = table_statement("S", "dynamodb:Scan", "T#*", operator=operator)
+            statement["Resource"] = TABLE
+            self.assertEqual(iam_check.allowed([statement], "dynamodb:Scan", TABLE, ()), scan, operator)
+        statement = table_statement("S", "dynamodb:BatchWriteItem", "T#*", operator="ForAnyValue:StringLike")
+        statement["Resource"] = TABLE
+        self.assertTrue(iam_check.allowed([statement], "dynamodb:BatchWriteItem", TABLE, ("CALL#", "T#")))
+        statement["Condition"] = {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["T#*"]}}
+        self.assertFalse(iam_check.allowed([statement], "dynamodb:BatchWriteItem", TABLE, ("CALL#", "T#")))
+
+    def test_a_deny_wins_unless_its_condition_is_disproven(self):
+        allow = {"Effect": "Allow", "Action": "dynamodb:PutItem", "Resource": TABLE}
+        deny = {"Effect": "Deny", "Action": "dynamodb:PutItem", "Resource": TABLE,
+                "Condition": {"ForAnyValue:StringLike": {"dynamodb:LeadingKeys": ["CID#*"]}}}
+        self.assertTrue(iam_check.allowed([allow, deny], "dynamodb:PutItem", TABLE, ("T#",)))
+        self.assertFalse(iam_check.allowed([allow, deny], "dynamodb:PutItem", TABLE, ("CID#",)))
+        self.assertFalse(iam_check.allowed([allow, deny], "dynamodb:PutItem", TABLE, None),
+                         "unknown keys may be the denied ones")
+
+    def test_a_condition_it_cannot_evaluate_allows_nothing_and_fails(self):
+        statement = table_statement("Tagged", ["dynamodb:GetItem"])
+        statement["Condition"] = {"StringEquals": {"aws:PrincipalTag/team": "dialing"}}
+        template = with_roles({"reader": [statement]})
+        found = findings(template, {("reader", "dynamodb:GetItem", "table/t-local", TENANT)})
+        self.assertEqual([d[1] for d in found.denied], ["dynamodb:GetItem"])
+        self.assertIn("cannot evaluate", found.denied[0][4])
+        self.assertEqual(found.unevaluated,
+                         [("reader", "Tagged", "StringEquals aws:PrincipalTag/team")])
+        # Nor a set operator on another key, nor one on the leading keys it does not know.
+        for condition in [{"ForAllValues:StringLike": {"dynamodb:Attributes": ["pk"]}},
+                          {"StringLike": {"dynamodb:LeadingKeys": ["T#*"]}},
+                          {"ForAllValues:StringLikeIfExists": {"dynamodb:LeadingKeys": ["T#*"]}}]:
+            statement["Condition"] = condition
+            self.assertEqual(len(findings(template, {
+                ("reader", "dynamodb:GetItem", "table/t-local", TENANT)}).unevaluated), 1, condition)
+
+
+class BothWays(unittest.TestCase):
+    """What a role allows beyond what its function needed fails, but for the allow-list."""
+
+    def test_a_function_no_test_ran_fails_unless_allow_listed(self):
+        template = with_roles({
+            "reader": [table_statement("Read", "dynamodb:GetItem")],
+            "idle": [table_statement("Read", "dynamodb:GetItem")],
+        })
+        log = {("reader", "dynamodb:GetItem", "table/t-local", TENANT)}
+        found = findings(template, log)
+        self.assertEqual(found.not_run, [("idle",)])
+        self.assertEqual(found.unexercised, [], "a function not run is reported once, as that")
+        entry = {"function": "idle", "reason": "run by no test yet"}
+        found = findings(template, log, allowlist=[entry])
+        self.assertEqual(found.failures(), 0)
+        self.assertEqual(found.excused, [("not_run", ("idle",), "run by no test yet")])
+        stale = {"function": "reader", "reason": "it runs"}
+        found = findings(template, log, allowlist=[entry, stale])
+        self.assertEqual([s[0] for s in found.stale], [stale])
+
+    def test_a_statement_no_test_exercised_fails_unless_allow_listed_with_a_reason(self):
+        extra = {"Sid": "QueueJobs", "Effect": "Allow", "Action": "sqs:SendMessage",
+                 "Resource": {"Fn::GetAtt": ["Queue", "Arn"]}}
+        template = with_roles({"reader": [table_statement("Read", "dynamodb:GetItem"), extra]})
+        log = {("reader", "dynamodb:GetItem", "table/t-local", TENANT)}
+        found = findings(template, log)
+        self.assertEqual([u[:2] for u in found.unexercised], [("reader", "QueueJobs")])
+        self.assertEqual(found.failures(), 1, "Logs is exercised by Lambda's writes of its logs")
+        entry = {"function": "reader", "sid": "QueueJobs", "reason": "a job no test makes"}
+        self.assertEqual(findings(template, log, allowlist=[entry]).failures(), 0)
+        # Without a reason, it excuses nothing.
+        found = findings(template, log, allowlist=[{"function": "reader", "sid": "QueueJobs"}])
+        self.assertEqual((len(found.unexercised), len(found.stale)), (1, 1))
+        # A statement without a Sid, by an action and a resource of it.
+        del extra["Sid"]
+        template = with_roles({"reader": [table_statement("Read", "dynamodb:GetItem"), extra]})
+        queue = "arn:aws:sqs:us-east-1:123456789012:Queue"
+        entry = {"function": "reader", "action": "sqs:SendMessage", "resource": queue,
+                 "reason": "a job no test makes"}
+        self.assertEqual(findings(template, log, allowlist=[entry]).failures(), 0)
+
+    def test_a_stale_allow_list_entry_fails(self):
+        template = with_roles({"reader": [table_statement("Read", "dynamodb:GetItem")]})
+        log = {("reader", "dynamodb:GetItem", "table/t-local", TENANT)}
+        for entry in [
+            {"function": "reader", "sid": "Read", "reason": "exercised now"},
+            {"function": "reader", "sid": "Gone", "reason": "no such statement"},
+            {"function": "writer", "action": "dynamodb:PutItem", "prefix": "T#", "reason": "x"},
+            {"function": "reader", "sid": "Read", "note": "a key it does not know", "reason": "x"},
+        ]:
+            found = findings(template, log, allowlist=[entry])
+            self.assertEqual([s[0] for s in found.stale], [entry])
+            self.assertEqual(found.failures(), 1)
+
+    def test_a_role_granting_a_write_prefix_its_function_never_writes_fails(self):
+        writes = {
+            ("flow-results", "dynamodb:UpdateItem", "table/t-local", ("CALL#",)),
+            ("dialer", "dynamodb:PutItem", "table/t-local", ("CALL#",)),
+            ("dialer", "dynamodb:PutItem", "table/t-local", ("T#",)),
+            ("dialer", "dynamodb:GetItem", "table/t-local", ("CID#",)),
+        }
+        broad = with_roles({
+            "flow-results": [table_statement("CallRecords", ["dynamodb:UpdateItem", "dynamodb:GetItem"])],
+            "dialer": [table_statement("Dialing", ["dynamodb:PutItem", "dynamodb:GetItem"])],
+        })
+        found = findings(broad, writes)
+        self.assertEqual(sorted((f, a, p) for f, a, _, p in found.overbroad), [
+            ("dialer", "dynamodb:PutItem", "CID#"),  # read by it, never written
+            ("flow-results", "dynamodb:UpdateItem", "CID#"),
+            ("flow-results", "dynamodb:UpdateItem", "T#"),
+        ])
+        narrow = with_roles({
+            "flow-results": [table_statement("CallRecords", "dynamodb:UpdateItem", "CALL#*")],
+            "dialer": [table_statement("Dialing", "dynamodb:PutItem", "T#*", "CALL#*"),
+                       table_statement("Reads", "dynamodb:GetItem")],
+        })
+        self.assertEqual(findings(narrow, writes).failures(), 0)
+        entries = [
+            {"function": "flow-results", "action": "dynamodb:UpdateItem", "prefix": "T#",
+             "reason": "seeded"},
+            {"function": "flow-results", "action": "dynamodb:UpdateItem", "prefix": "CID#",
+             "reason": "seeded"},
+            {"function": "dialer", "action": "dynamodb:PutItem", "prefix": "CID#",
+             "reason": "seeded"},
+        ]
+        self.assertEqual(findings(broad, writes, allowlist=entries).failures(), 0)
+
+    def test_connect_actions_are_placed_and_exercise_their_statement(self):
+        statement = {"Sid": "ConnectCalls", "Effect": "Allow",
+                     "Action": ["connect:StartOutboundVoiceContact"],
+                     "Resource": [
+                         {"Fn::Sub": "arn:${AWS::Partition}:connect:${AWS::Region}:${AWS::AccountId}:instance/${ConnectInstanceId}"},
+                         {"Fn::Sub": "arn:${AWS::Partition}:connect:${AWS::Region}:${AWS::AccountId}:instance/${ConnectInstanceId}/*"},
+                     ]}
+        template = with_roles({"dialer": [statement]})
+        template["Parameters"] = {"ConnectInstanceId": {"Type": "String", "Default": ""}}
+        template["Resources"]["Dialer"]["Properties"]["Environment"]["Variables"][
+            "CONNECT_INSTANCE_ID"] = {"Ref": "ConnectInstanceId"}
+        names = {**NAMES, "CONNECT_INSTANCE_ID": {"i-local"}}
+        log = {("dialer", "connect:StartOutboundVoiceContact", "connect/i-local", None)}
+        self.assertEqual(findings(template, log, names).failures(), 0)
+        found = findings(template, {("dialer", "connect:DescribeContact", "connect/i-local", None)}, names)
+        self.assertEqual([d[1] for d in found.denied], ["connect:DescribeContact"])
+        self.assertEqual([u[1] for u in found.unexercised], ["ConnectCalls"])
+
+
+class TheAllowList(unittest.TestCase):
+    def test_its_entries_are_well_formed_with_reasons(self):
+        entries = iam_check.read_allowlist(ROOT / "scripts" / "iam_allowlist.yaml")
+        for entry in entries:
+            self.assertIsNotNone(iam_check._entry_kind(entry), entry)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,44 @@ describe('parseConfig', () => {
       apiBase: 'https://api.example',
       auth: { mode: 'cognito', domain: 'https://x.auth.example/', clientId: 'c1', scopes: ['openid', 'outbound/read', 3] },
     });
-    expect(config.auth).toEqual({ mode: 'cognito', domain: 'https://x.auth.example', clientId: 'c1', scopes: ['openid', 'outbound/read'] });
+    expect(config.auth).toEqual({
+      mode: 'cognito',
+      domain: 'https://x.auth.example',
+      tokenEndpoint: 'https://x.auth.example/oauth2/token',
+      clientId: 'c1',
+      scopes: ['openid', 'outbound/read'],
+    });
+  });
+
+  // D29: the deployed console calls the API and Cognito's token endpoint on its own origin.
+  it('reads the deployed config.json: the API and the token endpoint on the own origin', () => {
+    const deployed = parseConfig({
+      apiBase: '',
+      auth: { mode: 'cognito', domain: 'https://x.auth.example', tokenEndpoint: '/oauth2/token', clientId: 'c1', scopes: ['openid'] },
+      tenantClaim: 'tenant_id',
+    });
+    expect(deployed.apiBase).toBe('');
+    expect(deployed.auth).toEqual({
+      mode: 'cognito',
+      domain: 'https://x.auth.example',
+      tokenEndpoint: '/oauth2/token',
+      clientId: 'c1',
+      scopes: ['openid'],
+    });
+  });
+
+  it('takes the own origin for the API when config.json names none', () => {
+    for (const apiBase of [undefined, '', null, 42]) {
+      expect(parseConfig({ apiBase, auth: { mode: 'local' } }).apiBase, String(apiBase)).toBe('');
+    }
+    expect(UNCONFIGURED.apiBase).toBe('');
+  });
+
+  it('names the token endpoint beside the sign-in pages when config.json names none', () => {
+    for (const tokenEndpoint of [undefined, '', 7]) {
+      const config = parseConfig({ auth: { mode: 'cognito', domain: 'https://x.auth.example/', clientId: 'c1', tokenEndpoint } });
+      expect(config.auth.mode === 'cognito' && config.auth.tokenEndpoint, String(tokenEndpoint)).toBe('https://x.auth.example/oauth2/token');
+    }
   });
 
   it('is never local by default', () => {

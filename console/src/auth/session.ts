@@ -84,7 +84,8 @@ export async function completeCognitoSignIn(config: AppConfig): Promise<string |
     return 'Sign-in failed: the answer did not match the request. Please sign in again.';
   }
   try {
-    const res = await fetch(`${config.auth.domain}/oauth2/token`, {
+    // On the console's own origin when deployed (D29): the CSP lets the page fetch nothing else.
+    const res = await fetch(config.auth.tokenEndpoint, {
       method: 'POST',
       headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams({
