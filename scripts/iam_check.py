@@ -160,7 +160,7 @@ def load_template(path):
 def read_log(path):
     """The log's accesses (function, action, resource, keys) and its names (variable -> local
     names). Keys are the sorted prefixes a line names, or None when it has no `keys`."""
-    accesses, names = set(), {}
+    accesses, names, absent = set(), {}, set()
     for number, line in enumerate(Path(path).read_text().splitlines(), 1):
         if not line.strip():
             continue
@@ -172,12 +172,21 @@ def read_log(path):
             for variable, name in entry["names"].items():
                 names.setdefault(variable, set()).add(local_name(variable, name))
             continue
+        if "absent" in entry:
+            # Names a test points a client at because nothing is there (a table that does not
+            # exist, to show what a failure does): no role's statement is about them.
+            absent.update(entry["absent"])
+            continue
         keys = entry.get("keys")
         if keys is not None:
             if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
                 raise CheckError(f"{path}:{number}: keys is not a list of texts: {keys!r}")
             keys = tuple(sorted(set(keys)))
         accesses.add((entry["function"], entry["action"], entry["resource"], keys))
+    accesses = {
+        access for access in accesses
+        if access[2].partition("/")[2].partition("/")[0] not in absent
+    }
     return accesses, names
 
 

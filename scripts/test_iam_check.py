@@ -233,6 +233,25 @@ class Translation(unittest.TestCase):
                          [("reader", "dynamodb:GetItem", "table/elsewhere")])
 
 
+    def test_a_name_a_test_declared_absent_is_left_out(self):
+        import json
+        import tempfile
+        lines = [
+            {"names": {"TABLE_NAME": "t-1"}},
+            {"absent": ["no-such-table"]},
+            {"function": "reader", "action": "dynamodb:UpdateItem",
+             "resource": "table/no-such-table", "keys": ["T#"]},
+            {"function": "reader", "action": "dynamodb:GetItem", "resource": "table/t-1",
+             "keys": ["T#"]},
+        ]
+        with tempfile.TemporaryDirectory() as directory:
+            path = Path(directory) / "actions.jsonl"
+            path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+            accesses, names = iam_check.read_log(path)
+        self.assertEqual(accesses, {("reader", "dynamodb:GetItem", "table/t-1", ("T#",))})
+        self.assertEqual(names, {"TABLE_NAME": {"t-1"}})
+
+
 class Matching(unittest.TestCase):
     def test_wildcards_and_an_explicit_deny(self):
         statements = [

@@ -296,6 +296,34 @@ fn one_tenants_jobs_never_take_every_worker() {
     }
 }
 
+/// D29: one tenant cannot get the others refused at the edge: the stage's throttle sits above
+/// twenty tenants at their full rate and burst, and the API functions' reserved executions
+/// above several tenants' requests in flight; the dial jobs are bounded by the dial queue's
+/// workers, which the tick is told.
+#[test]
+fn the_edge_holds_twenty_tenants_at_their_full_rate() {
+    let template = template();
+    let globals = &template["Globals"]["Function"]["Environment"]["Variables"];
+    let variable = |name: &str| -> i64 {
+        globals[name]
+            .as_str()
+            .and_then(|value| value.parse().ok())
+            .unwrap_or_else(|| panic!("{name} is a number in Globals"))
+    };
+    let default = |name: &str| {
+        template["Parameters"][name]["Default"]
+            .as_i64()
+            .unwrap_or_else(|| panic!("{name} has a default"))
+    };
+    assert!(default("ApiThrottlingRateLimit") > 20 * variable("TENANT_REQUESTS_PER_SECOND"));
+    assert!(default("ApiThrottlingBurstLimit") > 20 * variable("TENANT_REQUEST_BURST"));
+    assert!(default("ApiReservedConcurrency") >= 5 * variable("TENANT_REQUESTS_IN_FLIGHT"));
+    assert_eq!(
+        intrinsic_text(&globals["DIAL_WORKERS"], "Ref"),
+        Some("DialerMaxConcurrency")
+    );
+}
+
 /// What a CloudFormation short form (`!Ref`, `!Sub`, `!GetAtt`, `!If`, ...) holds, if `value` is
 /// that one.
 fn intrinsic<'a>(value: &'a Yaml, name: &str) -> Option<&'a Yaml> {

@@ -1365,6 +1365,57 @@ async fn priority_one_goes_first_when_the_budget_is_short() {
     assert_eq!(rig.service_in_flight().await, 2);
 }
 
+/// D29: a tenant's tasks dialling in one tick stay within its share of the dial workers: with
+/// 2 workers and 8 calls in flight, a tenant with six one-contact tasks holds 6 of the 7 calls
+/// shared out and gets 2 dial jobs (ceil(2 x 6 / 7)), its other tasks marked held back; another
+/// tenant's one task gets its job; the next tick dials the tasks that waited.
+#[tokio::test]
+async fn a_tenants_jobs_stay_within_its_share_of_the_dial_workers() {
+    const OTHER: &str = "globex";
+    let rig = rig(ALL_SUCCESS, |s| {
+        s.max_in_flight = 8;
+        s.max_in_flight_per_task = 1;
+        s.dial_workers = 2;
+    })
+    .await;
+    let mut many = Vec::new();
+    for _ in 0..6 {
+        many.push(rig.running(1, json!({})).await);
+    }
+    let (source, _) = rig.api.source_with_contacts(OTHER, 1).await;
+    let other = rig
+        .api
+        .task(OTHER, &unique("Task"), &source, json!({}))
+        .await;
+    rig.api
+        .post(OTHER, "/api/task/publish", json!({"id": other}))
+        .await
+        .ok();
+    let report = rig.tick_and_dial().await;
+    assert_eq!(
+        (report.running, report.dial_jobs, report.starved),
+        (7, 3, 4),
+        "2 of the six tasks' jobs and the other tenant's one"
+    );
+    let placed = rig.placed();
+    let dialled = many
+        .iter()
+        .filter(|task| placed.iter().any(|call| call.starts_with(&task.id)))
+        .count();
+    assert_eq!(dialled, 2);
+    assert!(placed.iter().any(|call| call.starts_with(&other)));
+    let waited = &many
+        .iter()
+        .find(|task| !placed.iter().any(|call| call.starts_with(&task.id)))
+        .unwrap()
+        .id;
+    let diagnostics = rig
+        .api
+        .get(OWNER, &format!("/api/task/{waited}/diagnostics"))
+        .await;
+    assert_eq!(diagnostics.ok()["blockedBy"], "CAPACITY");
+}
+
 /// D13: tenants share the service's calls in flight by their weights, whatever their tasks'
 /// priorities: tenant B's priority-5 task dials from the first tick beside tenant A's
 /// priority-1 task over many contacts, and every tick the shares follow `DIAL_TENANT_WEIGHTS`.

@@ -66,8 +66,9 @@ async fn concurrent_creates_of_one_name_store_it_once() {
 
 #[tokio::test]
 async fn contact_count_stays_exact_under_mixed_adds_and_deletes() {
-    // D7: contactCount is exact under 40 concurrent adds and deletes.
-    let api = TestApi::start().await;
+    // D7: contactCount is exact under 40 concurrent adds and deletes (more than a tenant's
+    // default 20 requests in flight, D29, raised here).
+    let api = TestApi::start_with(|config| config.tenant_limits.requests.in_flight = 64).await;
     let source = api.data_source("acme", "Churn").await;
     let mut existing = Vec::new();
     for i in 0..20 {

@@ -98,6 +98,7 @@ async fn a_limiter_that_cannot_reach_its_table_limits_each_instance_alone() {
         config.rate_table = "no-such-table".into();
     })
     .await;
+    outbound_adapters::aws::actions::name_absent(&["no-such-table"]);
     let mut answers = Vec::new();
     for n in 0..5 {
         let name = format!("Source {n}");

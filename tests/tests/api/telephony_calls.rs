@@ -61,7 +61,17 @@ async fn a_call_goes_out_from_the_tasks_number_with_its_flow_and_fields() {
         .await;
     rig.complete(&task).await;
     let calls = rig.calls(&task).await;
-    let own = |task: &str, contact: &str| json!({"tenant": OWNER, "taskId": task, "contactId": contact, "attempt": "1"});
+    // The service's own four, and their signature (D29).
+    let own = |task: &str, contact: &str| {
+        let attempt = outbound_model::call::CallAttempt {
+            tenant: tenant(OWNER),
+            task_id: id(task),
+            contact_id: id(contact),
+            attempt: 1,
+        };
+        json!({"tenant": OWNER, "taskId": task, "contactId": contact, "attempt": "1",
+            "signature": rig.engine.signer.sign(&attempt)})
+    };
     let mut first = own(&task, &ids[0]);
     first["customerName"] = json!("Ada Lovelace");
     first["plan"] = json!("gold");

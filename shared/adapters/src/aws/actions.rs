@@ -176,6 +176,15 @@ pub fn name_resources(names: &[(&str, &str)]) {
     write_line(serde_json::json!({ "names": names }).to_string());
 }
 
+/// Writes that `names` (a table's, a queue's...) name nothing on purpose: a test points a client
+/// there to show what a failing dependency does, and the check leaves their requests out.
+pub fn name_absent(names: &[&str]) {
+    if log().is_none() {
+        return;
+    }
+    write_line(serde_json::json!({ "absent": names }).to_string());
+}
+
 /// The interceptor that records a client's requests with `describe`; `None` (no interceptor)
 /// unless `AWS_ACTION_LOG` is set.
 pub fn interceptor(describe: Describe) -> Option<ActionLog> {

@@ -53,6 +53,10 @@ pub const LEASE: Duration = Duration::from_secs(30);
 /// one failed write per instance in this time.
 pub const CROWDED_MEMORY: Duration = Duration::from_millis(100);
 
+/// Writes one admission may try: each failure answers the item, so the next picks a place that
+/// was free then; only requests of one tenant arriving together make a try fail.
+const TRIES: usize = 8;
+
 /// Keys whose last answer one process remembers; past this it forgets them all (what it keeps
 /// only saves writes).
 const REMEMBERED: usize = 10_000;
@@ -224,12 +228,13 @@ impl RequestLimiter {
         let mut leases = seen.leases;
         let until = now_micros + i64::try_from(LEASE.as_micros()).unwrap_or(i64::MAX);
         let mut writes = 0;
-        // Each failed write says which side holds now and which places are free; a third try
-        // only meets other instances' requests taking the same places, and is refused for now.
-        for attempt in 0..3 {
+        // Each failed write says which side holds now and which places are free; a try past
+        // [`TRIES`] only meets other requests taking the same places at once, and is refused
+        // for now.
+        for attempt in 0..TRIES {
             // What this process remembers may be old (places are given back by others): the
             // first try takes the place whose lease ends first when none looks free.
-            let slot = self.free_place(&leases, now_micros, attempt);
+            let slot = self.free_place(&leases, now_micros);
             let slot = match slot {
                 Some(slot) => slot,
                 None if attempt == 0 => soonest(&leases),
@@ -331,14 +336,14 @@ impl RequestLimiter {
         }
     }
 
-    /// A place whose lease has passed, as far as this process knows: a different one on each
-    /// attempt, starting from one drawn from the time so that instances spread out.
-    fn free_place(&self, leases: &[i64], now: i64, attempt: usize) -> Option<usize> {
+    /// A place whose lease has passed, as far as this process knows, drawn at random among
+    /// them so that requests arriving together mostly take different ones.
+    fn free_place(&self, leases: &[i64], now: i64) -> Option<usize> {
         let places = usize::try_from(self.rate.in_flight.max(1)).unwrap_or(1);
-        let start = usize::try_from(now.rem_euclid(997)).unwrap_or(0) + attempt;
-        (0..places)
-            .map(|offset| (start + offset) % places)
-            .find(|&slot| leases.get(slot).copied().unwrap_or(0) <= now)
+        let free: Vec<usize> = (0..places)
+            .filter(|&slot| leases.get(slot).copied().unwrap_or(0) <= now)
+            .collect();
+        (!free.is_empty()).then(|| free[fastrand::usize(..free.len())])
     }
 
     fn over_rate(&self, tat: i64, now: i64) -> Admission {

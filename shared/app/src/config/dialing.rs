@@ -133,6 +133,10 @@ pub struct DialerConfig {
     /// Dial runs the tick queues per running task, spread evenly over a minute
     /// (`DIAL_RUNS_PER_TICK`, default 1, at most 15: SQS delays a message 900 s at most).
     pub runs_per_tick: u32,
+    /// The dial workers that run the tick's jobs at once (`DIAL_WORKERS`, the dial queue's
+    /// `MaximumConcurrency`, default 20): a tenant's jobs per tick stay within its share of them
+    /// (D29).
+    pub dial_workers: u32,
     /// Each tenant's weight in sharing the service's calls in flight (`DIAL_TENANT_WEIGHTS`,
     /// `tenant=weight` pairs, comma separated, weights 1-1,000; a tenant not named weighs 1).
     pub tenant_weights: BTreeMap<Tenant, u32>,
@@ -180,6 +184,7 @@ impl Default for DialerConfig {
             capacity_shards: 1,
             recall_chunk: 1_000,
             runs_per_tick: 1,
+            dial_workers: 20,
             tenant_weights: BTreeMap::new(),
             tenant_max_in_flight: None,
             dial_queue_url: None,
@@ -301,6 +306,7 @@ impl DialerConfig {
                 10_000,
             )? as usize,
             runs_per_tick: small("DIAL_RUNS_PER_TICK", defaults.runs_per_tick, 1, 15)?,
+            dial_workers: small("DIAL_WORKERS", defaults.dial_workers, 1, 1_000)?,
             tenant_weights: match lookup("DIAL_TENANT_WEIGHTS") {
                 None => BTreeMap::new(),
                 Some(raw) => parse_weights(&raw).ok_or(ConfigError {

@@ -92,6 +92,7 @@ impl<P: Provider> Engine<P> {
                 .into_iter()
                 .map(|((r, _), share)| (*r, share))
                 .collect();
+            let shares = within_workers(shares, self.config.dial_workers, |r| &r.tenant);
             let runs = self.config.runs_per_tick.max(1);
             let spacing = 60 / runs;
             let mut starved = Vec::new();
@@ -224,9 +225,100 @@ impl<P: Provider> Engine<P> {
 }
 
 /// A second in `0..spacing` fixed by the task: the same for every tick, different between tasks.
+/// The shares with each tenant's tasks that get a dial job bounded by its share of the dial
+/// workers (D29): a tenant holding `n` of the `total` calls in flight the shares give out may
+/// have `ceil(workers * n / total)` tasks dialling this tick (at least one), its tasks with the
+/// largest shares first (then in D13's order, as the shares come); the others get no share this
+/// tick (the tick marks them held back). Without it a tenant with many small tasks would take
+/// the queue's workers from the others whatever its calls.
+fn within_workers<T>(
+    mut shares: Vec<(T, u32)>,
+    workers: u32,
+    tenant_of: impl Fn(&T) -> &Tenant,
+) -> Vec<(T, u32)> {
+    let total: u64 = shares.iter().map(|(_, share)| u64::from(*share)).sum();
+    if total == 0 {
+        return shares;
+    }
+    let mut held: HashMap<Tenant, u64> = HashMap::new();
+    for (task, share) in &shares {
+        *held.entry(tenant_of(task).clone()).or_default() += u64::from(*share);
+    }
+    let allowed = |tenant: &Tenant| -> usize {
+        let of_workers = (u64::from(workers) * held[tenant]).div_ceil(total).max(1);
+        usize::try_from(of_workers).unwrap_or(usize::MAX)
+    };
+    let mut order: Vec<usize> = (0..shares.len()).collect();
+    // Stable: equal shares keep the order the shares came in.
+    order.sort_by_key(|&at| std::cmp::Reverse(shares[at].1));
+    let mut dialling: HashMap<Tenant, usize> = HashMap::new();
+    for at in order {
+        if shares[at].1 == 0 {
+            continue;
+        }
+        let tenant = tenant_of(&shares[at].0).clone();
+        let count = dialling.entry(tenant.clone()).or_default();
+        if *count < allowed(&tenant) {
+            *count += 1;
+        } else {
+            shares[at].1 = 0;
+        }
+    }
+    shares
+}
+
 fn spread(task: &Id, spacing: u32) -> u32 {
     let hash = task.as_str().bytes().fold(0u32, |hash, byte| {
         hash.wrapping_mul(31).wrapping_add(u32::from(byte))
     });
     hash % spacing.max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tenant(name: &str) -> Tenant {
+        Tenant::parse(name).unwrap()
+    }
+
+    /// D29: a tenant's tasks dialling in one tick stay within its share of the dial workers,
+    /// its largest shares first; another tenant's are untouched, and a tenant holding any share
+    /// keeps one task dialling.
+    #[test]
+    fn a_tenants_jobs_stay_within_its_share_of_the_workers() {
+        let (many, few) = (tenant("many"), tenant("few"));
+        // "many": 8 tasks holding 1 call each and one holding 4; "few": one task holding 4.
+        let mut shares: Vec<((Tenant, &str), u32)> = (0..8)
+            .map(|n| {
+                (
+                    (many.clone(), ["a", "b", "c", "d", "e", "f", "g", "h"][n]),
+                    1,
+                )
+            })
+            .collect();
+        shares.push(((many.clone(), "big"), 4));
+        shares.push(((few.clone(), "only"), 4));
+        // 16 calls shared out, 4 workers: "many" holds 12 of 16 (3 workers), "few" 4 (1).
+        let kept = within_workers(shares.clone(), 4, |(tenant, _)| tenant);
+        let dialling: Vec<&str> = kept
+            .iter()
+            .filter(|(_, share)| *share > 0)
+            .map(|((_, task), _)| *task)
+            .collect();
+        assert_eq!(dialling, ["a", "b", "big", "only"]);
+        // As many workers as calls: nothing is cut.
+        assert_eq!(
+            within_workers(shares.clone(), 16, |(tenant, _)| tenant),
+            shares
+        );
+        // One worker: each tenant still has a task dialling.
+        let one = within_workers(shares, 1, |(tenant, _)| tenant);
+        let dialling: Vec<&str> = one
+            .iter()
+            .filter(|(_, share)| *share > 0)
+            .map(|((_, task), _)| *task)
+            .collect();
+        assert_eq!(dialling, ["big", "only"]);
+    }
 }
