@@ -315,6 +315,14 @@ async fn each_answered_contact_counts_once_with_its_latest_answer() {
     assert_eq!(counts, 1, "the count of yes only: {counters:?}");
 }
 
+/// Dials `task`'s contacts once and answers the provider's id of the call placed to `contact`.
+async fn placed_call(rig: &Rig, task: &str, contact: &str) -> String {
+    rig.engine.tick().await.unwrap();
+    rig.api.drain(&rig.engine, DialInbox::Jobs).await;
+    let state = &rig.api.stored_task_contacts(OWNER, task).await[contact];
+    state.call_id.clone().expect("placed")
+}
+
 /// The flow's event, as `tests/events/connect-flow-results.json` records it, for the call
 /// `call_id` of attempt `attempt` (tenant, task, contact, attempt number), its attributes
 /// signed by `signer` as the engine signs them (D29).
@@ -364,10 +372,7 @@ async fn the_flows_report_reaches_the_call_record_and_its_outcome() {
     let task = rig
         .recording(&source, &["outcome", "amount", "extra"])
         .await;
-    rig.engine.tick().await.unwrap();
-    rig.api.drain(&rig.engine, DialInbox::Jobs).await;
-    let state = &rig.api.stored_task_contacts(OWNER, &task).await[&ids[0]];
-    let call_id = state.call_id.clone().expect("placed");
+    let call_id = placed_call(&rig, &task, &ids[0]).await;
     let ours = [OWNER, task.as_str(), ids[0].as_str(), "1"];
 
     let signer = &rig.engine.signer;
@@ -484,10 +489,7 @@ async fn a_report_between_the_outcomes_read_and_its_write_is_counted() {
     let rig = rig().await;
     let (source, ids) = rig.source_of(&[json!({})]).await;
     let task = rig.recording(&source, &["outcome"]).await;
-    rig.engine.tick().await.unwrap();
-    rig.api.drain(&rig.engine, DialInbox::Jobs).await;
-    let state = &rig.api.stored_task_contacts(OWNER, &task).await[&ids[0]];
-    let call_id = state.call_id.clone().expect("placed");
+    let call_id = placed_call(&rig, &task, &ids[0]).await;
     let ours = [OWNER, task.as_str(), ids[0].as_str(), "1"];
     let signer = &rig.engine.signer;
     let report = |value: &str| flow_event(signer, &call_id, ours, json!({"outcome": value}));
