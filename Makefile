@@ -5,12 +5,25 @@ TENANT ?= acme
 export MOTO_PORT ?= 5000
 export MOTO_ENDPOINT ?= http://127.0.0.1:$(MOTO_PORT)
 
-.PHONY: run test sim console openapi token lambda-env lint-template validate-template bench bench-run bench-once bench-venv bench-cold-start bench-functions package
+.PHONY: help check run test sim console openapi token lambda-env lint-template validate-template bench bench-run bench-once bench-venv bench-cold-start bench-functions package
 
 # The local server is built as `make test` builds it: `cargo test --workspace` unifies the
 # features of every member and its dev-dependencies, and a plain `cargo build -p outbound-local`
 # would unify them differently and rebuild the AWS SDK. One build serves both.
 BUILD_LOCAL = cargo test --quiet --workspace --no-run
+
+## help: this list of targets
+help:
+	@awk '/^## / { sub(/^## /, ""); print }' $(MAKEFILE_LIST)
+
+## check: the fast inner loop, nothing started: formatting, lints, the unit tests of every crate
+## and the scripts' own tests (make test runs all of it and everything against the stand-ins)
+check:
+	cargo fmt --all --check
+	cargo clippy --workspace --all-targets -- -D warnings
+	cargo test --workspace --lib --bins --quiet
+	@test -x .venv/bin/python || scripts/stack.sh setup
+	.venv/bin/python -m unittest discover -s scripts -p 'test_*.py'
 
 ## run: the whole service locally on http://127.0.0.1:$(PORT)/api/... and the console at
 ## http://127.0.0.1:$(PORT)/ (Ctrl-C stops what it started)

@@ -3,7 +3,8 @@
 #   setup  Debian's chromium (for the browser test) when /usr/bin/chromium is missing, and
 #          `npm ci` in console/ when node_modules is missing or older than package-lock.json
 #   build  setup's npm part, then `npm run build` unless console/dist is newer than its sources
-#   test   build, the unit tests (`npm test`, vitest), then the end-to-end browser test
+#   test   build, the check that src/api/schema.d.ts is what openapi.yaml generates, the unit
+#          tests (`npm test`, vitest), then the end-to-end browser test
 #          (console/e2e/campaign.e2e.ts: target/debug/local-api + headless chromium)
 #   bench  build, then the console's sizes and first-load times (console/e2e/bench.ts), each
 #          figure appended to $BENCH_DIR/samples.jsonl (default .local/bench)
@@ -95,9 +96,25 @@ need_local_api() {
   done
 }
 
+# Fails when console/src/api/schema.d.ts is not what `npm run gen:api` makes of openapi.yaml
+# (which a unit test keeps equal to the code): the console's types follow the contract.
+check_schema() {
+  local fresh
+  fresh=$(mktemp --suffix=.d.ts)
+  "$CONSOLE/node_modules/.bin/openapi-typescript" openapi.yaml -o "$fresh" >/dev/null 2>&1
+  if ! diff -q "$fresh" "$CONSOLE/src/api/schema.d.ts" >/dev/null; then
+    echo "console/src/api/schema.d.ts is not what openapi.yaml generates; run: (cd console && npm run gen:api)" >&2
+    diff -u "$CONSOLE/src/api/schema.d.ts" "$fresh" | head -40 >&2
+    rm -f "$fresh"
+    return 1
+  fi
+  rm -f "$fresh"
+}
+
 test_console() {
   setup_chromium
   build
+  check_schema
   (cd "$CONSOLE" && npm test --silent)
   need_local_api "${DEV_TOKEN:-target/debug/dev-token}"
   with_moto
