@@ -108,9 +108,9 @@ impl Reason {
     }
 
     /// The one reading of a provider's report (D18). Amazon Connect's answering-machine statuses
-    /// and disconnect reasons are mapped to an outcome by [`outbound_dialing::connect::report`],
-    /// which keeps the code that decided in `detail`; voicemail and busy are told apart here by
-    /// that code.
+    /// and disconnect reasons are mapped to an outcome by the Connect provider (`connect::report`
+    /// in the dialing crate), which keeps the code that decided in `detail`; voicemail and busy
+    /// are told apart here by that code.
     pub fn of(report: &CallReport) -> Reason {
         match (
             report.outcome,

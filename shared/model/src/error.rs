@@ -1,5 +1,5 @@
 //! The one error type of the service. Each variant documents the status it becomes (D1); the
-//! mapping itself lives in [`outbound_api::envelope`]. Internal causes are kept for the log and
+//! mapping itself lives in the API layer (`outbound_api::envelope`), above this one. Internal causes are kept for the log and
 //! never shown to the client.
 
 use std::error::Error as StdError;

@@ -1,7 +1,8 @@
 //! Queue-triggered work: S3 upload notifications (imports), reclaim jobs and export jobs arrive
 //! as SQS batches; each message is handled on its own and only the failed ones are reported back for
 //! redelivery (partial batch failures). The local stack feeds the same functions from its poller.
-//! [`dialing`] does the same for the dialing engine's three functions, and [`events`] publishes
+//! The dialing crate's `lambda` module does the same for the dialing engine's three functions, and
+//! [`events`] publishes
 //! the outbox's events from the table's stream.
 
 pub mod events;
