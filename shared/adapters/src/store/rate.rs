@@ -25,7 +25,7 @@
 //! for the next [`CROWDED_MEMORY`].
 //!
 //! **When the table fails** (missing, throttled, slow), each instance limits the tenant with a
-//! bucket and places of its own ([`Local`]) rather than admitting everything; the failure is
+//! bucket and places of its own (`Local`) rather than admitting everything; the failure is
 //! the caller's to log and count ([`Decision::failure`]).
 //!
 //! The limiter has its own client: no retries and a short timeout, because a request must never
