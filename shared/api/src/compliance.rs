@@ -233,11 +233,12 @@ async fn dnc_list(
 ) -> Reply<PageView<DncView>> {
     let number = filter(&wanted.phone_number);
     let scope = ListScope::new(&tenant, "dnc/list").filter("phoneNumber", number);
-    let page = paging.page_query(app.config.page_tokens()?, &scope)?;
+    let tokens = app.config.page_tokens()?;
+    let page = paging.page_query(tokens, &scope)?;
     let scan_most = app.config.phone_filter_scan_most;
     let found = compliance::list_dnc(&app.store, &tenant, &page, number, scan_most).await?;
     let found = found.map(|entry| entry.view(app.zone()));
-    Ok(Envelope(found.answer(app.config.page_tokens()?, &scope)))
+    Ok(Envelope(found.answer(tokens, &scope)))
 }
 
 /// A posted do-not-call file: the multipart field `file`.

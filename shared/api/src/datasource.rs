@@ -66,10 +66,11 @@ async fn list(
 ) -> Reply<PageView<DataSourceView>> {
     let name = filter(&wanted.data_source_name);
     let scope = ListScope::new(&tenant, "dataSource/list").filter("dataSourceName", name);
-    let page = paging.page_query(app.config.page_tokens()?, &scope)?;
+    let tokens = app.config.page_tokens()?;
+    let page = paging.page_query(tokens, &scope)?;
     let found = datasource::list(&app.store, &tenant, &page, name).await?;
     let found = found.map(|s| s.view(app.zone()));
-    Ok(Envelope(found.answer(app.config.page_tokens()?, &scope)))
+    Ok(Envelope(found.answer(tokens, &scope)))
 }
 
 #[utoipa::path(get, operation_id = "getDataSource", path = "/api/dataSource/detail/{id}", tag = "dataSource",
@@ -207,12 +208,13 @@ async fn contacts(
     let phone = filter(&wanted.phone_number);
     let scope = ListScope::new(&tenant, &format!("dataSource/{source}/contacts"))
         .filter("phoneNumber", phone);
-    let page = paging.page_query(app.config.page_tokens()?, &scope)?;
+    let tokens = app.config.page_tokens()?;
+    let page = paging.page_query(tokens, &scope)?;
     let filter = phone.map(|phone| (phone, app.config.phone_filter_scan_most));
     let found = contact::list(&app.store, &tenant, &source, &page, filter).await?;
     let country = contact::country(&app.store, &tenant, &source).await?;
     let found = found.map(|c| c.view(app.zone(), country));
-    Ok(Envelope(found.answer(app.config.page_tokens()?, &scope)))
+    Ok(Envelope(found.answer(tokens, &scope)))
 }
 
 /// A contact's fields (D6): `phoneNumber`, the known fields and up to 30 custom ones, every

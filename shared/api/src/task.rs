@@ -309,10 +309,11 @@ async fn list(
     let scope = ListScope::new(&tenant, "task/list")
         .filter("taskName", name)
         .filter("status", wanted.status.as_deref());
-    let page = paging.page_query(app.config.page_tokens()?, &scope)?;
+    let tokens = app.config.page_tokens()?;
+    let page = paging.page_query(tokens, &scope)?;
     let found = task::list(&app.store, &tenant, &page, name, status).await?;
     let found = found.map(|t| t.list_view(app.zone()));
-    Ok(Envelope(found.answer(app.config.page_tokens()?, &scope)))
+    Ok(Envelope(found.answer(tokens, &scope)))
 }
 
 #[utoipa::path(get, operation_id = "getTask", path = "/api/task/detail/{id}", tag = "task",

@@ -6,9 +6,35 @@
 use outbound_model::Tenant;
 use outbound_model::{Id, Phone};
 
+/// The prefix of every key of a tenant's records.
+const TENANT_PREFIX: &str = "T#";
+
 /// Partition of a tenant's own records: data source and task names, tasks.
 pub fn tenant(tenant: &Tenant) -> String {
-    format!("T#{}", tenant.as_str())
+    format!("{TENANT_PREFIX}{}", tenant.as_str())
+}
+
+/// The tenant of the tenant partition `pk` ([`tenant`]); `None` for any other key.
+pub fn tenant_of(pk: &str) -> Option<Tenant> {
+    Tenant::parse(pk.strip_prefix(TENANT_PREFIX)?).ok()
+}
+
+/// `T#{tenant}#TASK#{id}` ([`task_contacts`]) -> (tenant, task id); `None` for any other key.
+pub fn parse_task_contacts(pk: &str) -> Option<(Tenant, Id)> {
+    let rest = pk.strip_prefix(TENANT_PREFIX)?;
+    let (tenant, id) = rest.rsplit_once("#TASK#")?;
+    Some((Tenant::parse(tenant).ok()?, Id::parse(id)?))
+}
+
+/// Sort key of job slot `slot` of a kind of job (`JOBSLOT#{kind}#{slot}`, D8, D26), in the
+/// tenant partition.
+pub fn job_slot(kind: &str, slot: u32) -> String {
+    format!("{}{slot:03}", job_slots(kind))
+}
+
+/// The prefix of the sort keys of every job slot of a kind.
+pub fn job_slots(kind: &str) -> String {
+    format!("JOBSLOT#{kind}#")
 }
 
 /// Sort key of a tenant's settings (D14), in the tenant partition.

@@ -50,7 +50,7 @@ impl JobKind {
 }
 
 pub(crate) fn slot_key(kind: JobKind, slot: u32) -> String {
-    format!("JOBSLOT#{}#{slot:03}", kind.name())
+    keys::job_slot(kind.name(), slot)
 }
 
 /// The item that holds a key for job `job` until `until`.
@@ -164,7 +164,7 @@ impl Store {
         cap: u32,
         now: Timestamp,
     ) -> Result<Option<u32>, Error> {
-        let prefix = format!("JOBSLOT#{}#", kind.name());
+        let prefix = keys::job_slots(kind.name());
         let slots = self
             .query_all(
                 |query| {
@@ -209,7 +209,7 @@ impl Store {
         kind: JobKind,
         job: &Id,
     ) -> Result<(), Error> {
-        let prefix = format!("JOBSLOT#{}#", kind.name());
+        let prefix = keys::job_slots(kind.name());
         let slots = self
             .query_all(
                 |query| {

@@ -207,13 +207,6 @@ pub enum RecordFailure {
     },
 }
 
-/// `T#{tenant}#TASK#{id}` -> (tenant, task id).
-fn parse_task_contacts_key(pk: &str) -> Option<(Tenant, Id)> {
-    let rest = pk.strip_prefix("T#")?;
-    let (tenant, id) = rest.rsplit_once("#TASK#")?;
-    Some((Tenant::parse(tenant).ok()?, Id::parse(id)?))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -222,8 +215,8 @@ mod tests {
     fn task_contact_partitions_name_their_tenant_and_task() {
         let tenant = Tenant::parse("acme:eu").unwrap();
         let id = Id::new();
-        let (t, i) = parse_task_contacts_key(&keys::task_contacts(&tenant, &id)).unwrap();
+        let (t, i) = keys::parse_task_contacts(&keys::task_contacts(&tenant, &id)).unwrap();
         assert_eq!((t.as_str(), i), ("acme:eu", id));
-        assert!(parse_task_contacts_key("T#acme#DS#x").is_none());
+        assert!(keys::parse_task_contacts("T#acme#DS#x").is_none());
     }
 }

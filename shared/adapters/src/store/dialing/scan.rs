@@ -14,7 +14,7 @@ use outbound_model::Tenant;
 use outbound_model::{Id, Phone, Task, TaskStatus, Timestamp};
 use std::collections::HashMap;
 
-use super::{parse_task_contacts_key, RunningTask};
+use super::RunningTask;
 
 /// The ranks of a task's waiting index, in the order they are called (D13): recalled contacts
 /// by recall priority, then plain retries.
@@ -44,11 +44,8 @@ impl Store {
             |page| {
                 for item in page {
                     let tenant = string_attr(&item, PK)
-                        .and_then(|pk| pk.strip_prefix("T#"))
-                        .ok_or_else(|| Error::internal("running task", "no tenant in its key"))
-                        .and_then(|raw| {
-                            Tenant::parse(raw).map_err(|e| Error::internal("running task", e))
-                        })?;
+                        .and_then(keys::tenant_of)
+                        .ok_or_else(|| Error::internal("running task", "no tenant in its key"))?;
                     let settled = item
                         .get(counters::CONTACTS_FINAL)
                         .and_then(|value| value.as_n().ok())
@@ -258,7 +255,7 @@ impl Store {
             .into_iter()
             .map(|item| {
                 let (tenant, task) = string_attr(&item, PK)
-                    .and_then(parse_task_contacts_key)
+                    .and_then(keys::parse_task_contacts)
                     .ok_or_else(|| Error::internal("stale call", "unexpected key"))?;
                 Ok((tenant, task, from_item(item)?))
             })
