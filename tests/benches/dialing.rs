@@ -581,7 +581,7 @@ async fn national() -> Result<()> {
     use outbound_dialing::plan::Clock;
     use outbound_model::call::Reason;
     use outbound_model::settings::{Change, FrequencyCap, SettingsChange};
-    use outbound_model::task::{ClockTime, DailyWindow};
+    use outbound_model::time_of_day::{ClockTime, DailyWindow};
     let stack = Stack::provision().await;
     let tenant = Tenant::parse("bench")?;
     // The engine's clock at the next 16:00 UTC: 11:00 in New York and 10:00 in Chicago in

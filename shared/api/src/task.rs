@@ -15,14 +15,14 @@ use outbound_model::contact::{FieldName, PHONE_FIELD};
 use outbound_model::diagnostics::DiagnosticsView;
 use outbound_model::error::Error;
 use outbound_model::export::ExportFormat;
+use outbound_model::in_range;
 use outbound_model::page::{ListScope, PageView};
-use outbound_model::task::{
-    in_range, ClockTime, TaskOperation, TaskRow, TaskStat, TaskView, WindowZone, ZoneName,
-};
+use outbound_model::task::{TaskOperation, TaskRow, TaskStat, TaskView, WindowZone, ZoneName};
 use outbound_model::telephony::{
     check_result_name, refuse_own, CallerIdChoice, TaskResults, Voicemail, E164_ATTRIBUTE,
     MAX_CALL_ATTRIBUTES, MAX_RESULT_ATTRIBUTES,
 };
+use outbound_model::time_of_day::ClockTime;
 use outbound_model::Tenant;
 use outbound_model::{Description, Id, Name, TaskStatus};
 use outbound_service::export::{self, OutcomeFilter};

@@ -7,7 +7,8 @@ use chrono::{Datelike, Duration, NaiveDate, TimeZone, Timelike};
 use chrono_tz::Tz;
 use outbound_model::call::Skip;
 use outbound_model::numbers::zones_of;
-use outbound_model::task::{DailyWindow, DialSettings, WindowZone};
+use outbound_model::task::{DialSettings, WindowZone};
+use outbound_model::time_of_day::DailyWindow;
 use outbound_model::Timestamp;
 
 /// The zones a contact's window is read in (D15): its `timeZone` field, else the zones of its
@@ -181,7 +182,7 @@ mod tests {
     use chrono_tz::America::{Los_Angeles, New_York};
     use chrono_tz::Asia::Shanghai;
     use chrono_tz::Europe::London;
-    use outbound_model::task::ClockTime;
+    use outbound_model::time_of_day::ClockTime;
 
     fn utc(y: i32, mo: u32, d: u32, h: u32, mi: u32) -> Timestamp {
         Timestamp(

@@ -267,7 +267,8 @@ impl Fairness {
 mod tests {
     use super::*;
     use outbound_model::call::{after_outcome, AfterOutcome, CallReport, Outcome};
-    use outbound_model::task::{ClockTime, DailyWindow, ZoneName};
+    use outbound_model::task::ZoneName;
+    use outbound_model::time_of_day::{ClockTime, DailyWindow};
 
     /// Milliseconds of a UTC wall-clock time.
     fn utc(y: i32, mo: u32, d: u32, h: u32, mi: u32, s: u32) -> Timestamp {

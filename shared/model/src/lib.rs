@@ -26,6 +26,7 @@ pub mod telephony;
 pub mod tenant;
 pub mod text;
 pub mod time;
+pub mod time_of_day;
 
 pub use contact::{Contact, ContactFields};
 pub use datasource::DataSource;
@@ -41,4 +42,15 @@ pub use time::Timestamp;
 /// Whether a counter is 0: serde's test for leaving it out of a stored item.
 pub(crate) fn is_zero(value: &u32) -> bool {
     *value == 0
+}
+
+/// A whole number in an inclusive range, refused with a message naming the field.
+pub fn in_range(field: &str, value: i64, min: i64, max: i64) -> Result<i64> {
+    if (min..=max).contains(&value) {
+        Ok(value)
+    } else {
+        Err(error::Error::invalid(format!(
+            "{field} must be an integer from {min} to {max}"
+        )))
+    }
 }

@@ -4,8 +4,8 @@
 //! the operator assigned the tenant (D22). Each is unset until set; `null` clears one.
 
 use super::numbers::Country;
-use super::task::{ClockTime, DailyWindow};
 use super::telephony::ContactFlow;
+use super::time_of_day::{ClockTime, DailyWindow};
 use super::Timestamp;
 use crate::error::Error;
 use chrono_tz::Tz;
@@ -26,8 +26,8 @@ pub struct FrequencyCap {
 
 impl FrequencyCap {
     pub fn new(max_calls: i64, period_hours: i64) -> Result<Self, Error> {
-        let max_calls = super::task::in_range("frequencyCap.maxCalls", max_calls, 1, 100)?;
-        let period_hours = super::task::in_range(
+        let max_calls = super::in_range("frequencyCap.maxCalls", max_calls, 1, 100)?;
+        let period_hours = super::in_range(
             "frequencyCap.periodHours",
             period_hours,
             1,

@@ -18,10 +18,10 @@ use outbound_model::page::PageQuery;
 use outbound_model::reclaim::ReclaimJob;
 use outbound_model::settings::TenantSettings;
 use outbound_model::task::{
-    check_retry_rules, rules_time, ClockTime, DailyWindow, DialSettings, TaskOperation, WindowZone,
-    ZoneName,
+    check_retry_rules, rules_time, DialSettings, TaskOperation, WindowZone, ZoneName,
 };
 use outbound_model::telephony::{fixed_at_publish, CallerIdChoice, TaskResults, Voicemail};
+use outbound_model::time_of_day::{ClockTime, DailyWindow};
 use outbound_model::Tenant;
 use outbound_model::{Description, Id, Name, Page, Task, TaskStatus, Timestamp};
 use std::collections::HashSet;
