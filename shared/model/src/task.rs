@@ -6,7 +6,7 @@ use super::datasource::DataSource;
 use super::in_range;
 use super::settings::TenantSettings;
 use super::telephony::{CallerIdChoice, Results, Voicemail};
-use super::time_of_day::{ClockTime, DailyWindow};
+use super::time_of_day::DailyWindow;
 use super::{Description, Id, Name, Timestamp};
 use crate::error::Error;
 use chrono_tz::Tz;
@@ -947,25 +947,6 @@ mod tests {
     fn recall_requeues_only_completed() {
         assert_eq!(TaskOperation::requeue(Completed), Running);
         assert_eq!(TaskOperation::requeue(Paused), Paused);
-    }
-
-    #[test]
-    fn clock_times_and_windows() {
-        assert_eq!(ClockTime::parse("f", "00:00").unwrap().minutes(), 0);
-        assert_eq!(ClockTime::parse("f", "23:59").unwrap().to_string(), "23:59");
-        for bad in [
-            "24:00", "9:00", "09:60", "0900", "09:0a", "+9:00", " 9:00", "",
-        ] {
-            assert!(ClockTime::parse("f", bad).is_err(), "{bad}");
-        }
-        let t = |s| Some(ClockTime::parse("f", s).unwrap());
-        assert!(DailyWindow::from_parts(t("09:00"), t("18:00"))
-            .unwrap()
-            .is_some());
-        assert!(DailyWindow::from_parts(t("18:00"), t("09:00")).is_err());
-        assert!(DailyWindow::from_parts(t("09:00"), t("09:00")).is_err());
-        assert!(DailyWindow::from_parts(t("09:00"), None).is_err());
-        assert_eq!(DailyWindow::from_parts(None, None).unwrap(), None);
     }
 
     #[test]

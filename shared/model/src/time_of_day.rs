@@ -65,3 +65,27 @@ impl DailyWindow {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clock_times_and_windows() {
+        assert_eq!(ClockTime::parse("f", "00:00").unwrap().minutes(), 0);
+        assert_eq!(ClockTime::parse("f", "23:59").unwrap().to_string(), "23:59");
+        for bad in [
+            "24:00", "9:00", "09:60", "0900", "09:0a", "+9:00", " 9:00", "",
+        ] {
+            assert!(ClockTime::parse("f", bad).is_err(), "{bad}");
+        }
+        let t = |s| Some(ClockTime::parse("f", s).unwrap());
+        assert!(DailyWindow::from_parts(t("09:00"), t("18:00"))
+            .unwrap()
+            .is_some());
+        assert!(DailyWindow::from_parts(t("18:00"), t("09:00")).is_err());
+        assert!(DailyWindow::from_parts(t("09:00"), t("09:00")).is_err());
+        assert!(DailyWindow::from_parts(t("09:00"), None).is_err());
+        assert_eq!(DailyWindow::from_parts(None, None).unwrap(), None);
+    }
+}
