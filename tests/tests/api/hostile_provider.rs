@@ -2,7 +2,7 @@
 //! in doubt, lost answers, late outcomes and a run killed in its slice. The seeded simulation
 //! (`simulation.rs`) mixes them all; each defect it or a reader found has its test here.
 
-use crate::compliance::{rig_with, Rig};
+use crate::rig::{rig_with, Rig};
 use outbound_dialing::lambda::DialInbox;
 use outbound_dialing::plan::Clock;
 use outbound_model::call::Reason;

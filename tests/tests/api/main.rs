@@ -27,6 +27,7 @@ mod paging;
 mod races;
 mod request_rate;
 mod results;
+mod rig;
 mod shards;
 mod simulation;
 mod support;

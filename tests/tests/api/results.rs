@@ -4,10 +4,10 @@
 //! outcome delivered twice, a contact answered again after a recall; and Amazon Connect's path,
 //! the flow-results function writing onto a placed call's record, which the outcome reads.
 
-use crate::compliance::{rig, Rig};
 use crate::dialing_support::*;
 use crate::events::committed;
 use crate::files::{csv, read_export};
+use crate::rig::{rig, Rig};
 use crate::support::{id, tenant, unique, TestApi};
 use outbound_dialing::flow_results::{self, ContactFlowEvent, FlowAnswer};
 use outbound_dialing::lambda::DialInbox;

@@ -4,7 +4,7 @@
 //! skipped, final, not an attempt. Tenants' numbers and flows are written onto their settings
 //! as the operator's assignment leaves them.
 
-use crate::compliance::{rig, Rig};
+use crate::rig::{rig, Rig};
 use crate::support::{id, tenant};
 use outbound_model::call::Skip;
 use serde_json::{json, Value};
