@@ -164,14 +164,11 @@ async fn source_with_contacts(
 /// The engine's settings of the campaigns: 100 calls in flight, no rate limit worth the name,
 /// outcomes at once.
 fn fast_settings() -> DialerConfig {
-    let mut settings = DialerConfig {
-        rate_per_second: 1000,
+    DialerConfig {
         max_in_flight: 100,
         max_in_flight_per_task: 100,
-        ..DialerConfig::default()
-    };
-    settings.simulated.delay = Duration::ZERO;
-    settings
+        ..outbound_local::fast_dialing()
+    }
 }
 
 async fn campaign() -> Result<()> {
@@ -194,16 +191,10 @@ async fn campaign() -> Result<()> {
     counted(&mut Phase::default());
     loop {
         engine.tick().await?;
-        poller::drain(&sqs, &stack.resources.dial_queue_url, |body| {
-            DialInbox::Jobs.handle(&engine, body)
-        })
-        .await?;
+        dial_jobs(&sqs, &stack, &engine).await?;
         counted(&mut dialing);
         let recording = Instant::now();
-        outcomes += poller::drain(&sqs, &stack.resources.call_events_queue_url, |body| {
-            DialInbox::CallEvents.handle(&engine, body)
-        })
-        .await?;
+        outcomes += outcomes_of(&sqs, &stack, &engine).await?;
         outcome_time += recording.elapsed();
         counted(&mut outcome);
         // Past every retry's interval (the task's default, 60 s).
@@ -360,10 +351,7 @@ async fn recall(parts: usize) -> Result<()> {
         if recalled.len() != part.len() {
             return Err(format!("recalled {} of {}", recalled.len(), part.len()).into());
         }
-        jobs += poller::drain(&sqs, &stack.resources.dial_queue_url, |body| {
-            DialInbox::Jobs.handle(&engine, body)
-        })
-        .await?;
+        jobs += dial_jobs(&sqs, &stack, &engine).await?;
         let now = stack.store.task(&tenant, &task.id).await?;
         if now.pending_recall.is_some() {
             return Err("the recall was not applied by its jobs".into());
@@ -519,15 +507,29 @@ async fn one_minute(
     engine: &outbound_dialing::engine::Engine<outbound_dialing::telephony::Telephony>,
 ) -> Result<usize> {
     let report = engine.tick().await?;
-    poller::drain(sqs, &stack.resources.dial_queue_url, |body| {
-        DialInbox::Jobs.handle(engine, body)
-    })
-    .await?;
-    poller::drain(sqs, &stack.resources.call_events_queue_url, |body| {
-        DialInbox::CallEvents.handle(engine, body)
-    })
-    .await?;
+    dial_jobs(sqs, stack, engine).await?;
+    outcomes_of(sqs, stack, engine).await?;
     Ok(report.dial_jobs)
+}
+
+/// The dial queue drained through the dialer: the jobs it ran.
+async fn dial_jobs(
+    sqs: &aws_sdk_sqs::Client,
+    stack: &Stack,
+    engine: &outbound_dialing::engine::Engine<outbound_dialing::telephony::Telephony>,
+) -> Result<usize> {
+    let url = &stack.resources.dial_queue_url;
+    Ok(poller::drain(sqs, url, |body| DialInbox::Jobs.handle(engine, body)).await?)
+}
+
+/// The call-events queue drained through call-events: the outcomes it recorded.
+async fn outcomes_of(
+    sqs: &aws_sdk_sqs::Client,
+    stack: &Stack,
+    engine: &outbound_dialing::engine::Engine<outbound_dialing::telephony::Telephony>,
+) -> Result<usize> {
+    let url = &stack.resources.call_events_queue_url;
+    Ok(poller::drain(sqs, url, |body| DialInbox::CallEvents.handle(engine, body)).await?)
 }
 
 /// One tick with `running` RUNNING tasks and as many DRAFT tasks beside them.
@@ -642,10 +644,7 @@ async fn national() -> Result<()> {
     let started = Instant::now();
     loop {
         engine.tick().await?;
-        runs += poller::drain(&sqs, &stack.resources.dial_queue_url, |body| {
-            DialInbox::Jobs.handle(&engine, body)
-        })
-        .await?;
+        runs += dial_jobs(&sqs, &stack, &engine).await?;
         read += stack.calls.items().take().returned();
         claims.extend(
             stack
@@ -655,10 +654,7 @@ async fn national() -> Result<()> {
                 .into_iter()
                 .filter(|w| w.transactional() && w.writes_sort_key("RATE#")),
         );
-        poller::drain(&sqs, &stack.resources.call_events_queue_url, |body| {
-            DialInbox::CallEvents.handle(&engine, body)
-        })
-        .await?;
+        outcomes_of(&sqs, &stack, &engine).await?;
         stack.calls.items().take();
         stack.calls.writes().take();
         let (now, counters) = stack.store.task_with_counters(&tenant, &task.id).await?;

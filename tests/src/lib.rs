@@ -113,6 +113,17 @@ pub fn read_local_config(
     (config, read.into_inner())
 }
 
+/// The engine's settings of fast tests and benches: outcomes at once, no rate limit worth the
+/// name; each adds its queues, caps or outcome mix.
+pub fn fast_dialing() -> outbound_app::config::dialing::DialerConfig {
+    let mut settings = outbound_app::config::dialing::DialerConfig {
+        rate_per_second: 1000,
+        ..Default::default()
+    };
+    settings.simulated.delay = std::time::Duration::ZERO;
+    settings
+}
+
 /// The token settings of a local configuration.
 pub fn local_jwt(config: &Config) -> LocalJwt {
     match &config.auth {

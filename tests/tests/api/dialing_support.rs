@@ -64,12 +64,10 @@ pub type TestEngine = Engine<Recorder>;
 /// Settings for fast tests: outcomes at once, no rate limit worth the name.
 pub fn fast_settings(api: &TestApi, mix: OutcomeMix) -> DialerConfig {
     let mut settings = DialerConfig {
-        rate_per_second: 1000,
         dial_queue_url: Some(api.resources.dial_queue_url.clone()),
         call_events_queue_url: Some(api.resources.call_events_queue_url.clone()),
-        ..DialerConfig::default()
+        ..outbound_local::fast_dialing()
     };
-    settings.simulated.delay = Duration::ZERO;
     settings.simulated.mix = mix;
     settings
 }
