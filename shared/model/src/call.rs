@@ -21,6 +21,8 @@ pub enum Outcome {
 }
 
 impl Outcome {
+    pub const ALL: [Outcome; 3] = [Outcome::Success, Outcome::Failed, Outcome::NoAnswer];
+
     /// The outcome's code in the API and its exports (D13): 1, 2 or 3.
     pub fn code(self) -> u8 {
         self as u8
@@ -45,12 +47,10 @@ impl From<Outcome> for u8 {
 impl TryFrom<u8> for Outcome {
     type Error = String;
     fn try_from(code: u8) -> Result<Self, Self::Error> {
-        match code {
-            1 => Ok(Outcome::Success),
-            2 => Ok(Outcome::Failed),
-            3 => Ok(Outcome::NoAnswer),
-            other => Err(format!("{other} is not a call outcome")),
-        }
+        Outcome::ALL
+            .into_iter()
+            .find(|outcome| outcome.code() == code)
+            .ok_or_else(|| format!("{code} is not a call outcome"))
     }
 }
 

@@ -264,12 +264,14 @@ impl ContactPatch {
     }
 }
 
-/// Latest outcome of a contact over every task that dialled it (D7).
+/// Latest outcome of a contact over every task that dialled it (D7): 0 before any, else the
+/// code of its latest call's [`Outcome`](crate::call::Outcome), spelled there once.
 pub mod status {
+    use crate::call::Outcome;
     pub const NOT_DIALLED: u8 = 0;
-    pub const SUCCESS: u8 = 1;
-    pub const FAILED: u8 = 2;
-    pub const NO_ANSWER: u8 = 3;
+    pub const SUCCESS: u8 = Outcome::Success as u8;
+    pub const FAILED: u8 = Outcome::Failed as u8;
+    pub const NO_ANSWER: u8 = Outcome::NoAnswer as u8;
 }
 
 /// A stored contact.
