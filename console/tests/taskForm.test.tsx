@@ -104,15 +104,22 @@ afterEach(cleanup);
 
 /** The form alone over a fake API listing `sources`; answers the onSubmit spy and the form. */
 async function openForm(props: { initial?: TaskView; sources?: DataSource[]; settings?: Settings } = {}) {
-  const sent = fakeApi({ 'GET /api/dataSource/list': () => page(props.sources ?? SOURCES), ...telephonyRoutes(props.settings) });
+  const sources = props.sources ?? SOURCES;
+  const sent = fakeApi({
+    'GET /api/dataSource/list': () => page(sources),
+    ...Object.fromEntries(sources.map((ds) => [`GET /api/dataSource/detail/${ds.id}`, () => ds])),
+    ...telephonyRoutes(props.settings),
+  });
   const onSubmit = vi.fn<(body: AddTask) => void>();
   const onCancel = vi.fn();
   const label = props.initial ? 'Edit task' : 'New task';
   render(<TaskForm label={label} initial={props.initial} submitLabel={props.initial ? 'Save' : 'Create'} busy={false} onSubmit={onSubmit} onCancel={onCancel} />);
   const form = await screen.findByRole('form', { name: label });
-  // The data sources have loaded once the select lists them (or the list came back empty).
-  await waitFor(() => expect(sent.some((s) => s.path === '/api/dataSource/list')).toBe(true));
-  await waitFor(() => expect(within(form).getByLabelText('Data source').querySelectorAll('option').length).toBe(props.initial ? 2 : (props.sources ?? SOURCES).length));
+  // The data sources have loaded once the select lists them (or the list came back empty); a
+  // draft's select shows its own, named from its detail, and lists none.
+  const asked = props.initial ? `/api/dataSource/detail/${props.initial.dataSourceId}` : '/api/dataSource/list';
+  await waitFor(() => expect(sent.some((s) => s.path === asked)).toBe(true));
+  await waitFor(() => expect(within(form).getByLabelText('Data source').querySelectorAll('option').length).toBe(props.initial ? 1 : sources.length));
   // So have the tenant's caller IDs (after the tenant's default and local presence, and the
   // task's own when the tenant no longer lists it) and the data source's fields.
   const numbers = (props.settings ?? SETTINGS).callerIds ?? [];

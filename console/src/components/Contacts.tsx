@@ -67,7 +67,7 @@ export function Contacts(props: { dataSourceId: string; version: number; onChang
       </div>
       <ErrorAlert error={list.error} />
       <div class="table-wrap">
-        <table>
+        <table aria-busy={list.loading}>
           <caption class="visually-hidden">Contacts</caption>
           <thead>
             <tr>
@@ -113,7 +113,7 @@ export function Contacts(props: { dataSourceId: string; version: number; onChang
                 </tr>
               ),
             )}
-            <EmptyRow show={!list.loading && rows.length === 0} columns={10}>
+            <EmptyRow loading={list.loading} empty={rows.length === 0} error={list.error} columns={10}>
               {phone ? 'No contact matches this number.' : 'No contacts yet: add one or import a file.'}
             </EmptyRow>
           </tbody>

@@ -1,5 +1,9 @@
 export const PAGE_SIZE = 20;
 
+/** The largest page the API gives (`pageSize` 1-100 in openapi.yaml): for the console's own look-ups
+ * (the data-source picker, the names of the task list's data sources, a data source's fields). */
+export const LOOKUP_PAGE_SIZE = 100;
+
 /** Previous and Next of a cursor-paged list: Next follows the page's `nextToken` (D5). */
 export function Pager(props: {
   pageNum: number;

@@ -2,7 +2,9 @@ import { useMemo, useState } from 'preact/hooks';
 import * as API from '../api/endpoints';
 import type { AddTask, TaskView, WindowZone } from '../api/types';
 import { attributeChoices, telephonyBody, telephonyFrom, telephonyProblem } from '../state/telephony';
+import { DataSourcePicker, FixedDataSource } from './DataSourcePicker';
 import { useLoader } from './hooks';
+import { LOOKUP_PAGE_SIZE } from './Pager';
 import { RetryRulesEditor, rowsFromRules, rulesFromRows, type RuleRow } from './RetryRules';
 import { FormFooter } from './FormFooter';
 import { TelephonyFields } from './TelephonyFields';
@@ -17,7 +19,6 @@ export function TaskForm(props: {
   onCancel: () => void;
 }) {
   const t = props.initial;
-  const sources = useLoader(() => API.listDataSources({ pageNum: 1, pageSize: 100 }), []);
   const [name, setName] = useState(t?.taskName ?? '');
   const [desc, setDesc] = useState(t?.taskDesc ?? '');
   const [dataSourceId, setDataSourceId] = useState(t?.dataSourceId ?? '');
@@ -33,11 +34,11 @@ export function TaskForm(props: {
   const settings = useLoader(() => API.getSettings(), []);
   const [problem, setProblem] = useState<string | null>(null);
   const p = t ? `task-edit` : 'task-new';
-  const options = sources.data?.rows ?? [];
-  const selected = dataSourceId || (t ? '' : options[0]?.id ?? '');
+  // A new task's is the one its picker shows (the first match until one is chosen); a draft's is fixed.
+  const selected = t ? t.dataSourceId : dataSourceId;
   // The custom fields a call may send are those on the data source's first page of contacts.
   const contacts = useLoader(
-    () => (selected ? API.listContacts(selected, { pageNum: 1, pageSize: 100 }) : Promise.resolve(null)),
+    () => (selected ? API.listContacts(selected, { pageNum: 1, pageSize: LOOKUP_PAGE_SIZE }) : Promise.resolve(null)),
     [selected],
   );
   const fields = useMemo(() => attributeChoices(contacts.data?.rows ?? [], telephony.callAttributes), [contacts.data, telephony.callAttributes]);
@@ -84,18 +85,11 @@ export function TaskForm(props: {
         <label for={`${p}-desc`}>Description</label>
         <input id={`${p}-desc`} maxLength={500} value={desc} onInput={(e) => setDesc(e.currentTarget.value)} />
       </div>
-      <div class="field">
-        <label for={`${p}-ds`}>Data source</label>
-        <select id={`${p}-ds`} value={selected} disabled={!!t} onChange={(e) => setDataSourceId(e.currentTarget.value)}>
-          {t && !options.some((o) => o.id === t.dataSourceId) && <option value={t.dataSourceId}>{t.dataSourceId}</option>}
-          {options.map((ds) => (
-            <option key={ds.id} value={ds.id}>
-              {ds.dataSourceName} ({ds.contactCount} contacts)
-            </option>
-          ))}
-        </select>
-        {t && <small>The data source of a task cannot change.</small>}
-      </div>
+      {t ? (
+        <FixedDataSource id={`${p}-ds`} dataSourceId={t.dataSourceId} />
+      ) : (
+        <DataSourcePicker id={`${p}-ds`} value={dataSourceId} onChange={setDataSourceId} />
+      )}
       {num('priority', 'Priority', priority, setPriority, 1, 5)}
       {num('maxdial', 'Max dial count', maxDial, setMaxDial, 1, 10)}
       {num('interval', 'Call interval (seconds)', interval, setCallInterval, 10, 86400)}

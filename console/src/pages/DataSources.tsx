@@ -79,7 +79,7 @@ export function DataSourcesPage() {
       </div>
       <ErrorAlert error={list.error} />
       <div class="table-wrap">
-        <table>
+        <table aria-busy={list.loading}>
           <caption class="visually-hidden">Data sources</caption>
           <thead>
             <tr>
@@ -134,7 +134,7 @@ export function DataSourcesPage() {
                 </tr>
               ),
             )}
-            <EmptyRow show={!list.loading && rows.length === 0} columns={6}>
+            <EmptyRow loading={list.loading} empty={rows.length === 0} error={list.error} columns={6}>
               {name ? 'No data source matches this search.' : 'No data sources yet: create one.'}
             </EmptyRow>
           </tbody>

@@ -106,7 +106,7 @@ export function DncPage() {
       </div>
       <ErrorAlert error={list.error} />
       <div class="table-wrap">
-        <table>
+        <table aria-busy={list.loading}>
           <caption class="visually-hidden">Listed numbers</caption>
           <thead>
             <tr>
@@ -133,7 +133,7 @@ export function DncPage() {
                 </td>
               </tr>
             ))}
-            <EmptyRow show={!list.loading && rows.length === 0} columns={6}>
+            <EmptyRow loading={list.loading} empty={rows.length === 0} error={list.error} columns={6}>
               {filter ? 'No listed number matches.' : 'The list is empty.'}
             </EmptyRow>
           </tbody>

@@ -1,4 +1,4 @@
-import { useMemo, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import * as API from '../api/endpoints';
 import type { AddTask } from '../api/types';
 import { ErrorAlert, Status } from '../components/Alert';
@@ -8,6 +8,7 @@ import { StatusBadge } from '../components/StatusBadge';
 import { TaskForm } from '../components/TaskForm';
 import { count, STATUS_NAMES, time } from '../format';
 import { EmptyRow } from '../components/EmptyRow';
+import { useDataSourceNames } from '../components/dataSourceNames';
 
 export function TasksPage() {
   usePageTitle('Tasks');
@@ -23,8 +24,6 @@ export function TasksPage() {
     () => API.listTasks({ pageNum: 1, nextToken: pages.token, pageSize: PAGE_SIZE, taskName, status: status === '' ? undefined : Number(status) }),
     [pages.token, taskName, status],
   );
-  const sources = useLoader(() => API.listDataSources({ pageNum: 1, pageSize: 100 }), []);
-  const sourceNames = useMemo(() => new Map((sources.data?.rows ?? []).map((d) => [d.id, d.dataSourceName])), [sources.data]);
 
   async function create(body: AddTask) {
     setBusy(true);
@@ -43,6 +42,8 @@ export function TasksPage() {
   }
 
   const rows = list.data?.rows ?? [];
+  // The names of the data sources of the tasks shown, however deep in the tenant's list.
+  const sourceNames = useDataSourceNames(rows.map((t) => t.dataSourceId));
   return (
     <section>
       <div class="page-head">
@@ -73,7 +74,7 @@ export function TasksPage() {
       </div>
       <ErrorAlert error={list.error} />
       <div class="table-wrap">
-        <table>
+        <table aria-busy={list.loading}>
           <caption class="visually-hidden">Tasks</caption>
           <thead>
             <tr>
@@ -108,7 +109,7 @@ export function TasksPage() {
                 <td>{time(t.endTime)}</td>
               </tr>
             ))}
-            <EmptyRow show={!list.loading && rows.length === 0} columns={9}>
+            <EmptyRow loading={list.loading} empty={rows.length === 0} error={list.error} columns={9}>
               {taskName || status ? 'No task matches these filters.' : 'No tasks yet: create one.'}
             </EmptyRow>
           </tbody>
