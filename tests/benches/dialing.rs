@@ -504,7 +504,7 @@ async fn resting_tasks(tasks: usize) -> Result<()> {
 async fn one_minute(
     stack: &Stack,
     sqs: &aws_sdk_sqs::Client,
-    engine: &outbound_dialing::engine::Engine<outbound_dialing::telephony::Telephony>,
+    engine: &BenchEngine,
 ) -> Result<usize> {
     let report = engine.tick().await?;
     dial_jobs(sqs, stack, engine).await?;
@@ -516,20 +516,42 @@ async fn one_minute(
 async fn dial_jobs(
     sqs: &aws_sdk_sqs::Client,
     stack: &Stack,
-    engine: &outbound_dialing::engine::Engine<outbound_dialing::telephony::Telephony>,
+    engine: &BenchEngine,
 ) -> Result<usize> {
-    let url = &stack.resources.dial_queue_url;
-    Ok(poller::drain(sqs, url, |body| DialInbox::Jobs.handle(engine, body)).await?)
+    drained(
+        sqs,
+        &stack.resources.dial_queue_url,
+        engine,
+        DialInbox::Jobs,
+    )
+    .await
 }
 
 /// The call-events queue drained through call-events: the outcomes it recorded.
 async fn outcomes_of(
     sqs: &aws_sdk_sqs::Client,
     stack: &Stack,
-    engine: &outbound_dialing::engine::Engine<outbound_dialing::telephony::Telephony>,
+    engine: &BenchEngine,
 ) -> Result<usize> {
-    let url = &stack.resources.call_events_queue_url;
-    Ok(poller::drain(sqs, url, |body| DialInbox::CallEvents.handle(engine, body)).await?)
+    drained(
+        sqs,
+        &stack.resources.call_events_queue_url,
+        engine,
+        DialInbox::CallEvents,
+    )
+    .await
+}
+
+type BenchEngine = outbound_dialing::engine::Engine<outbound_dialing::telephony::Telephony>;
+
+/// The messages of queue `url` handled as `inbox` handles them: how many.
+async fn drained(
+    sqs: &aws_sdk_sqs::Client,
+    url: &str,
+    engine: &BenchEngine,
+    inbox: DialInbox,
+) -> Result<usize> {
+    Ok(poller::drain(sqs, url, |body| inbox.handle(engine, body)).await?)
 }
 
 /// One tick with `running` RUNNING tasks and as many DRAFT tasks beside them.
