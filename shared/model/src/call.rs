@@ -9,8 +9,9 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// The outcome classes of D13, stored and shown as the contact status codes of D7.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, strum::IntoStaticStr)]
 #[serde(into = "u8", try_from = "u8")]
+#[strum(serialize_all = "SCREAMING_SNAKE_CASE")]
 pub enum Outcome {
     /// The called party answered (a person).
     Success = 1,
@@ -30,11 +31,7 @@ impl Outcome {
 
     /// The outcome's name in events (D20), metrics and logs.
     pub fn name(self) -> &'static str {
-        match self {
-            Outcome::Success => "SUCCESS",
-            Outcome::Failed => "FAILED",
-            Outcome::NoAnswer => "NO_ANSWER",
-        }
+        self.into()
     }
 }
 
@@ -56,9 +53,22 @@ impl TryFrom<u8> for Outcome {
 
 /// Why an attempt ended as it did (D18): recorded per attempt, counted per task, matched by
 /// retry rules. The outcome class of D13 follows from it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+#[strum(serialize_all = "SCREAMING_SNAKE_CASE")]
 pub enum Reason {
     /// A person answered (success).
     Answered,
@@ -86,16 +96,9 @@ impl Reason {
         Reason::NoOutcome,
     ];
 
+    /// The reason's name, as serde spells it (`NO_ANSWER`).
     pub fn name(self) -> &'static str {
-        match self {
-            Reason::Answered => "ANSWERED",
-            Reason::NoAnswer => "NO_ANSWER",
-            Reason::Voicemail => "VOICEMAIL",
-            Reason::Busy => "BUSY",
-            Reason::InvalidNumber => "INVALID_NUMBER",
-            Reason::Error => "ERROR",
-            Reason::NoOutcome => "NO_OUTCOME",
-        }
+        self.into()
     }
 
     pub fn parse(raw: &str) -> Option<Reason> {
@@ -154,9 +157,22 @@ impl Reason {
 }
 
 /// Why a contact was not called when its turn came (D18): never an attempt.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+#[strum(serialize_all = "SCREAMING_SNAKE_CASE")]
 pub enum Skip {
     /// Its number is on the tenant's do-not-call list (D16): final.
     Dnc,
@@ -187,16 +203,9 @@ impl Skip {
         Skip::AttributesTooLarge,
     ];
 
+    /// The skip's name, as serde spells it (`FREQUENCY_CAP`).
     pub fn name(self) -> &'static str {
-        match self {
-            Skip::Dnc => "DNC",
-            Skip::InvalidNumber => "INVALID_NUMBER",
-            Skip::OutsideWindow => "OUTSIDE_WINDOW",
-            Skip::CallingHours => "CALLING_HOURS",
-            Skip::FrequencyCap => "FREQUENCY_CAP",
-            Skip::NoCommonWindow => "NO_COMMON_WINDOW",
-            Skip::AttributesTooLarge => "ATTRIBUTES_TOO_LARGE",
-        }
+        self.into()
     }
 
     /// Final for the task (D18): the contact is never called by it, and counts as final for
@@ -476,6 +485,20 @@ pub fn after_outcome(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each name is the one serde reads and writes: the enum spells it once.
+    #[test]
+    fn names_are_serdes_names() {
+        for reason in Reason::ALL {
+            assert_eq!(serde_json::to_value(reason).unwrap(), reason.name());
+            assert_eq!(Reason::parse(reason.name()), Some(reason));
+        }
+        for skip in Skip::ALL {
+            assert_eq!(serde_json::to_value(skip).unwrap(), skip.name());
+        }
+        let names: Vec<&str> = Outcome::ALL.into_iter().map(Outcome::name).collect();
+        assert_eq!(names, ["SUCCESS", "FAILED", "NO_ANSWER"]);
+    }
 
     #[test]
     fn each_reason_reads_back_from_the_report_made_for_it() {
