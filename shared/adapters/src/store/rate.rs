@@ -272,8 +272,7 @@ impl RequestLimiter {
                     condition.stored(()).cloned().unwrap_or_default()
                 }
             };
-            self.remember(&key, &stored);
-            let now_seen = self.seen_of(&stored);
+            let now_seen = self.remember(&key, &stored);
             if now_seen.tat > now_micros + tolerance {
                 return Decision {
                     admission: self.over_rate(now_seen.tat, now_micros),
@@ -455,13 +454,15 @@ impl RequestLimiter {
         }
     }
 
-    fn remember(&self, key: &(String, String), item: &Item) {
+    /// Remembers what `item` says of `key`, and answers it.
+    fn remember(&self, key: &(String, String), item: &Item) -> Seen {
         let now_seen = self.seen_of(item);
         let mut seen = self.seen.lock().unwrap_or_else(PoisonError::into_inner);
         if seen.len() >= REMEMBERED && !seen.contains_key(key) {
             seen.clear();
         }
-        seen.insert(key.clone(), now_seen);
+        seen.insert(key.clone(), now_seen.clone());
+        now_seen
     }
 }
 

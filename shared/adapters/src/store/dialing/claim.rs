@@ -15,7 +15,7 @@ use outbound_model::task::TaskContact;
 use outbound_model::Tenant;
 use outbound_model::{Id, Task, TaskStatus, Timestamp};
 
-use super::results::FLOW_WRITES;
+use super::results::flow_writes_of;
 use super::{not_claimed, Call, Caps, Claim, ClaimRefused, Deltas};
 use crate::store::Item;
 use outbound_model::settings::FrequencyCap;
@@ -449,11 +449,7 @@ impl Store {
         else {
             return Ok(None);
         };
-        let flow_writes = item
-            .get(FLOW_WRITES)
-            .and_then(|value| value.as_n().ok())
-            .and_then(|value| value.parse().ok())
-            .unwrap_or(0);
+        let flow_writes = flow_writes_of(&item);
         let mut call: CallRef = from_item(item)?;
         call.record = Some(RecordRead {
             call_id: call_id.to_owned(),

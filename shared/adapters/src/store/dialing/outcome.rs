@@ -13,7 +13,7 @@ use outbound_model::task::TaskContact;
 use outbound_model::Tenant;
 use outbound_model::{Id, Timestamp};
 
-use super::results::{result_moves, Seen, FLOW_WRITES, RECORDED_AT};
+use super::results::{flow_writes_of, result_moves, Seen, FLOW_WRITES, RECORDED_AT};
 use super::{Call, Deltas, RecordFailure};
 use crate::store::counters;
 use outbound_model::call::Reason;
@@ -426,11 +426,7 @@ fn refused(failed: ConditionFailure<Call>, call: &CallRef) -> Result<RecordFailu
         let stored = failed.stored(Call::Record).cloned();
         match stored {
             Some(item) => {
-                let flow_writes = item
-                    .get(FLOW_WRITES)
-                    .and_then(|value| value.as_n().ok())
-                    .and_then(|value| value.parse().ok())
-                    .unwrap_or(0);
+                let flow_writes = flow_writes_of(&item);
                 let results = from_item::<CallRef>(item)?.results;
                 RecordFailure::ReportsArrived {
                     results,

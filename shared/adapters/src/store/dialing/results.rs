@@ -38,6 +38,15 @@ pub const MAX_FLOW_VALUES: usize = 100;
 pub(super) const FLOW_WRITES: &str = "flow_writes";
 pub(super) const RECORDED_AT: &str = "recorded_at";
 
+/// The flow reports a call record holds ([`FLOW_WRITES`]; 0 before the first).
+pub(super) fn flow_writes_of(record: &Item) -> u64 {
+    record
+        .get(FLOW_WRITES)
+        .and_then(|value| value.as_n().ok())
+        .and_then(|value| value.parse().ok())
+        .unwrap_or(0)
+}
+
 /// The set of kept values; the other attributes go through placeholders (`other` and `set` are
 /// reserved words).
 const VALS: &str = "vals";
