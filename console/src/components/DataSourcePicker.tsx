@@ -1,9 +1,9 @@
-import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useState } from 'preact/hooks';
 import * as API from '../api/endpoints';
 import type { DataSource } from '../api/types';
 import { count } from '../format';
 import { ErrorAlert } from './Alert';
-import { useDebounced } from './hooks';
+import { useDebounced, useLatest } from './hooks';
 import { LOOKUP_PAGE_SIZE } from './Pager';
 
 export interface DataSourcePages {
@@ -26,26 +26,17 @@ export function useDataSourcePages(name: string, enabled = true): DataSourcePage
   const [rows, setRows] = useState<DataSource[]>([]);
   const [total, setTotal] = useState(0);
   const [nextToken, setNextToken] = useState<string | null>(null);
-  const [loading, setLoading] = useState(enabled);
-  const [error, setError] = useState<unknown>(null);
-  const seq = useRef(0);
+  const { loading, error, run } = useLatest(enabled);
 
-  async function load(token: string | undefined) {
-    const mine = ++seq.current;
-    setLoading(true);
-    try {
-      const page = await API.listDataSources({ pageNum: 1, pageSize: LOOKUP_PAGE_SIZE, nextToken: token, dataSourceName: name || undefined });
-      if (mine !== seq.current) return;
-      setRows((before) => (token ? [...before, ...page.rows] : page.rows));
-      setTotal(page.total);
-      setNextToken(page.nextToken ?? null);
-      setError(null);
-    } catch (e) {
-      if (mine === seq.current) setError(e);
-    } finally {
-      if (mine === seq.current) setLoading(false);
-    }
-  }
+  const load = (token: string | undefined) =>
+    run(
+      () => API.listDataSources({ pageNum: 1, pageSize: LOOKUP_PAGE_SIZE, nextToken: token, dataSourceName: name || undefined }),
+      (page) => {
+        setRows((before) => (token ? [...before, ...page.rows] : page.rows));
+        setTotal(page.total);
+        setNextToken(page.nextToken ?? null);
+      },
+    );
 
   useEffect(() => {
     if (enabled) void load(undefined);

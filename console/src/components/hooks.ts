@@ -8,21 +8,26 @@ export interface Loaded<T> {
   reload: () => Promise<void>;
 }
 
-/** Loads `fn` whenever `deps` change; a stale answer never overwrites a newer one. */
-export function useLoader<T>(fn: () => Promise<T>, deps: unknown[]): Loaded<T> {
-  const [data, setData] = useState<T | null>(null);
+/** Requests whose answers land in order of asking: only the latest request's answer lands. */
+export interface Latest {
+  loading: boolean;
+  error: unknown;
+  /** Runs `work`; its value goes to `land` (and clears the error) unless a later run began. */
+  run: <T>(work: () => Promise<T>, land: (value: T) => void) => Promise<void>;
+}
+
+/** The loading state and error of requests of which only the latest one's answer lands. */
+export function useLatest(loadingAtFirst = true): Latest {
+  const [loading, setLoading] = useState(loadingAtFirst);
   const [error, setError] = useState<unknown>(null);
-  const [loading, setLoading] = useState(true);
   const seq = useRef(0);
-  const fnRef = useRef(fn);
-  fnRef.current = fn;
-  const reload = useCallback(async () => {
+  const run = useCallback(async <T,>(work: () => Promise<T>, land: (value: T) => void) => {
     const mine = ++seq.current;
     setLoading(true);
     try {
-      const value = await fnRef.current();
+      const value = await work();
       if (mine === seq.current) {
-        setData(value);
+        land(value);
         setError(null);
       }
     } catch (e) {
@@ -31,6 +36,16 @@ export function useLoader<T>(fn: () => Promise<T>, deps: unknown[]): Loaded<T> {
       if (mine === seq.current) setLoading(false);
     }
   }, []);
+  return { loading, error, run };
+}
+
+/** Loads `fn` whenever `deps` change; a stale answer never overwrites a newer one. */
+export function useLoader<T>(fn: () => Promise<T>, deps: unknown[]): Loaded<T> {
+  const [data, setData] = useState<T | null>(null);
+  const { loading, error, run } = useLatest();
+  const fnRef = useRef(fn);
+  fnRef.current = fn;
+  const reload = useCallback(() => run(() => fnRef.current(), setData), [run]);
   useEffect(() => {
     void reload();
   }, deps);
