@@ -35,10 +35,10 @@
 
 use outbound_adapters::store::keys;
 use outbound_app::config::dialing::DialerConfig;
-use outbound_dialing::lambda::DialInbox;
 use outbound_dialing::plan::ManualClock;
 use outbound_local::bench::record;
 use outbound_local::capacity::{sizes_for, ItemKey, WriteRequest, WriteTotals};
+use outbound_local::inbox::DialInbox;
 use outbound_local::poller;
 use outbound_local::stack::Stack;
 use outbound_model::task::DialSettings;

@@ -139,7 +139,7 @@ pub fn write(path: &Path, variables: &BTreeMap<String, String>) -> std::io::Resu
 #[cfg(test)]
 mod tests {
     use super::*;
-    use outbound_app::config::Config;
+    use outbound_app::config::{ApiConfig, Config, PublisherConfig};
     use outbound_app::App;
 
     fn stack() -> (Resources, EventResources) {
@@ -192,9 +192,8 @@ mod tests {
                 matches!(config.auth, outbound_auth::AuthConfig::ApiGateway { .. }),
                 "{function}"
             );
-            let config = config
-                .serving_api()
-                .unwrap_or_else(|e| panic!("{function}: {e}"));
+            ApiConfig::from_config(&config).unwrap_or_else(|e| panic!("{function}: {e}"));
+            PublisherConfig::from_lookup(lookup).unwrap_or_else(|e| panic!("{function}: {e}"));
             let app = App::with_sdk(config, &sdk);
             outbound_dialing::engine::Engine::from_app(&app)
                 .unwrap_or_else(|e| panic!("{function}: {e}"));

@@ -20,6 +20,7 @@ pub mod calls;
 pub mod capacity;
 pub mod events;
 pub mod faults;
+pub mod inbox;
 pub mod lambda_env;
 pub mod poller;
 pub mod provision;
@@ -134,7 +135,11 @@ pub fn local_jwt(config: &Config) -> LocalJwt {
 
 /// Serves every route on `listener` until the process ends.
 pub async fn serve(listener: TcpListener, app: App) -> std::io::Result<()> {
-    axum::serve(listener, outbound_api::local_api(app)).await
+    axum::serve(
+        listener,
+        outbound_api::local_api(app).map_err(std::io::Error::other)?,
+    )
+    .await
 }
 
 /// Where the console's built files are (`console/dist`, `make console` builds them).
@@ -162,7 +167,7 @@ pub async fn serve_local(
 ) -> std::io::Result<()> {
     use axum::routing::get;
     let console = console_config(&app.config);
-    let api = outbound_api::local_api(app);
+    let api = outbound_api::local_api(app).map_err(std::io::Error::other)?;
     let local = calls
         .route()
         .route(
@@ -206,7 +211,7 @@ fn beside_api(api: axum::Router, local: axum::Router) -> axum::Router {
 /// Serves `app` in the background on a free loopback port and answers its base URL
 /// (`http://127.0.0.1:<port>`): the in-process API of the HTTP suite and the benchmarks.
 pub async fn serve_on_loopback(app: App) -> std::io::Result<String> {
-    on_loopback(outbound_api::local_api(app)).await
+    on_loopback(outbound_api::local_api(app).map_err(std::io::Error::other)?).await
 }
 
 /// [`serve_on_loopback`], with the calls of `calls` at `GET /local/calls` beside the API (the
@@ -215,7 +220,7 @@ pub async fn serve_on_loopback_with_calls(
     app: App,
     calls: &calls::CallLog,
 ) -> std::io::Result<String> {
-    let api = outbound_api::local_api(app);
+    let api = outbound_api::local_api(app).map_err(std::io::Error::other)?;
     // Every other path is the API's own 404 envelope, as without the calls.
     let local = calls.route().fallback_service(api.clone());
     on_loopback(beside_api(api, local)).await
@@ -237,8 +242,7 @@ pub fn spawn_workers(
     sdk: &aws_config::SdkConfig,
     tick: std::time::Duration,
 ) {
-    use outbound_dialing::lambda::DialInbox;
-    use outbound_workers::Inbox;
+    use inbox::{DialInbox, Inbox};
     let sqs = aws_sdk_sqs::Client::new(sdk);
     for (queue, url) in [
         (Inbox::Uploads, &resources.import_queue_url),

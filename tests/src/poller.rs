@@ -43,7 +43,7 @@ where
             ));
             event.records.push(record);
         }
-        let response = outbound_app::lambda::each_message(event, &handle).await;
+        let response = outbound_edge::each_message(event, &handle).await;
         let failed: Vec<&str> = response
             .batch_item_failures
             .iter()

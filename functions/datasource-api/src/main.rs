@@ -1,12 +1,7 @@
-//! The data source Lambda: every `/api/dataSource/...` route behind the HTTP API.
-
-use outbound_app::{config::Config, App};
+//! The data source Lambda: every `/api/dataSource/...` route behind the HTTP API, and the
+//! export jobs', settings', do-not-call list's and operator's routes.
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_http::Error> {
-    outbound_telemetry::init();
-    // It signs list tokens (D5) and queues export jobs (D8): without PAGE_TOKEN_SECRET or
-    // EXPORT_QUEUE_URL it does not start.
-    let app = App::from_config(Config::from_env()?.serving_api()?).await;
-    lambda_http::run(outbound_api::datasource_api(app)).await
+    outbound_edge::serve_datasource_api().await
 }

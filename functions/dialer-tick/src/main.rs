@@ -4,5 +4,5 @@
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
-    outbound_dialing::lambda::serve_tick().await
+    outbound_edge::serve_dialer_tick().await
 }

@@ -3,5 +3,5 @@
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
-    outbound_workers::events::serve().await
+    outbound_edge::serve_event_publisher().await
 }

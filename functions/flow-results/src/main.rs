@@ -2,9 +2,7 @@
 //! block during a call): writes what the flow found onto the call's record, where the call's
 //! outcome reads it (D22).
 
-use outbound_dialing::lambda::serve_flow_results;
-
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
-    serve_flow_results().await
+    outbound_edge::serve_flow_results().await
 }

@@ -3,5 +3,5 @@
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
-    outbound_workers::serve_reclaim().await
+    outbound_edge::serve_reclaim().await
 }

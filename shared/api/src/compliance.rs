@@ -13,6 +13,7 @@ use outbound_model::dnc::DncView;
 use outbound_model::error::Error;
 use outbound_model::import::ImportReport;
 use outbound_model::numbers::Country;
+use outbound_model::page::PageTokens;
 use outbound_model::page::{ListScope, PageView};
 use outbound_model::settings::{calling_hours, FrequencyCap, SettingsChange, SettingsView};
 use outbound_model::{Description, Phone, Tenant};
@@ -227,18 +228,18 @@ struct DncFilter {
     responses((status = 200, description = "Done; the result is in `data`", body = Success<PageView<DncView>>), Refused))]
 async fn dnc_list(
     State(app): State<App>,
+    State(tokens): State<PageTokens>,
     tenant: Tenant,
     Query(paging): Query<Paging>,
     Query(wanted): Query<DncFilter>,
 ) -> Reply<PageView<DncView>> {
     let number = filter(&wanted.phone_number);
     let scope = ListScope::new(&tenant, "dnc/list").filter("phoneNumber", number);
-    let tokens = app.config.page_tokens()?;
-    let page = paging.page_query(tokens, &scope)?;
+    let page = paging.page_query(&tokens, &scope)?;
     let scan_most = app.config.phone_filter_scan_most;
     let found = compliance::list_dnc(&app.store, &tenant, &page, number, scan_most).await?;
     let found = found.map(|entry| entry.view(app.zone()));
-    Ok(Envelope(found.answer(tokens, &scope)))
+    Ok(Envelope(found.answer(&tokens, &scope)))
 }
 
 /// A posted do-not-call file: the multipart field `file`.

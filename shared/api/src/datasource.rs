@@ -15,6 +15,7 @@ use outbound_model::error::Error;
 use outbound_model::export::ExportFormat;
 use outbound_model::import::{ImportReport, ImportView};
 use outbound_model::numbers::Country;
+use outbound_model::page::PageTokens;
 use outbound_model::page::{ListScope, PageView};
 use outbound_model::Tenant;
 use outbound_model::{Description, Id, Name};
@@ -60,17 +61,17 @@ struct ListFilter {
     responses((status = 200, description = "Done; the result is in `data`", body = Success<PageView<DataSourceView>>), Refused))]
 async fn list(
     State(app): State<App>,
+    State(tokens): State<PageTokens>,
     tenant: Tenant,
     Query(paging): Query<Paging>,
     Query(wanted): Query<ListFilter>,
 ) -> Reply<PageView<DataSourceView>> {
     let name = filter(&wanted.data_source_name);
     let scope = ListScope::new(&tenant, "dataSource/list").filter("dataSourceName", name);
-    let tokens = app.config.page_tokens()?;
-    let page = paging.page_query(tokens, &scope)?;
+    let page = paging.page_query(&tokens, &scope)?;
     let found = datasource::list(&app.store, &tenant, &page, name).await?;
     let found = found.map(|s| s.view(app.zone()));
-    Ok(Envelope(found.answer(tokens, &scope)))
+    Ok(Envelope(found.answer(&tokens, &scope)))
 }
 
 #[utoipa::path(get, operation_id = "getDataSource", path = "/api/dataSource/detail/{id}", tag = "dataSource",
@@ -199,6 +200,7 @@ struct ContactFilter {
     responses((status = 200, description = "Done; the result is in `data`", body = Success<PageView<ContactView>>), NotFound, Refused))]
 async fn contacts(
     State(app): State<App>,
+    State(tokens): State<PageTokens>,
     tenant: Tenant,
     Path(id): Path<String>,
     Query(paging): Query<Paging>,
@@ -208,13 +210,12 @@ async fn contacts(
     let phone = filter(&wanted.phone_number);
     let scope = ListScope::new(&tenant, &format!("dataSource/{source}/contacts"))
         .filter("phoneNumber", phone);
-    let tokens = app.config.page_tokens()?;
-    let page = paging.page_query(tokens, &scope)?;
+    let page = paging.page_query(&tokens, &scope)?;
     let filter = phone.map(|phone| (phone, app.config.phone_filter_scan_most));
     let found = contact::list(&app.store, &tenant, &source, &page, filter).await?;
     let country = contact::country(&app.store, &tenant, &source).await?;
     let found = found.map(|c| c.view(app.zone(), country));
-    Ok(Envelope(found.answer(tokens, &scope)))
+    Ok(Envelope(found.answer(&tokens, &scope)))
 }
 
 /// A contact's fields (D6): `phoneNumber`, the known fields and up to 30 custom ones, every

@@ -25,7 +25,7 @@ impl FromRequestParts<ApiState> for Tenant {
 
     async fn from_request_parts(
         parts: &mut Parts,
-        ApiState(app): &ApiState,
+        ApiState { app, .. }: &ApiState,
     ) -> Result<Self, Self::Rejection> {
         let identity = Identity::of(&app.config.auth, parts);
         let caller = identity.caller(app.config.scopes.as_ref(), &parts.method, parts.uri.path());
@@ -38,7 +38,7 @@ impl FromRequestParts<ApiState> for Principal {
 
     async fn from_request_parts(
         parts: &mut Parts,
-        ApiState(app): &ApiState,
+        ApiState { app, .. }: &ApiState,
     ) -> Result<Self, Self::Rejection> {
         let identity = Identity::of(&app.config.auth, parts);
         let caller = identity.caller(app.config.scopes.as_ref(), &parts.method, parts.uri.path());
@@ -51,7 +51,7 @@ impl FromRequestParts<ApiState> for Operator {
 
     async fn from_request_parts(
         parts: &mut Parts,
-        ApiState(app): &ApiState,
+        ApiState { app, .. }: &ApiState,
     ) -> Result<Self, Self::Rejection> {
         let identity = Identity::of(&app.config.auth, parts);
         let scopes = &app.config.operator_scopes;

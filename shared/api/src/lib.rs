@@ -22,8 +22,11 @@ use axum::response::Response;
 use axum::Router;
 use outbound_adapters::aws::actions::Function;
 use outbound_adapters::aws::timing;
+use outbound_app::config::ApiConfig;
 use outbound_app::App;
+use outbound_model::error::ConfigError;
 use outbound_model::error::Error;
+use outbound_model::page::PageTokens;
 use outbound_service::export::{ExportBody, ExportFile};
 use std::sync::Arc;
 use std::time::Instant;
@@ -32,22 +35,40 @@ use tracing::Instrument;
 pub use envelope::{Envelope, Refusal, Reply};
 pub use routes::{ApiDoc, Routes};
 
-/// The routers' state: the composition root, in a type of this crate so that a domain type
-/// (the [`Tenant`](outbound_model::Tenant) of a request) can be extracted from a request here.
-/// Handlers take the [`App`] itself (`State<App>`).
+/// The routers' state: the app and the API's own configuration, in a type of this crate so
+/// that a domain type (the [`Tenant`](outbound_model::Tenant) of a request) can be extracted
+/// from a request here. Handlers take the part they use (`State<App>`, `State<PageTokens>`).
 #[derive(Clone, Debug)]
-pub struct ApiState(pub App);
+pub struct ApiState {
+    pub app: App,
+    pub page_tokens: PageTokens,
+}
+
+impl ApiState {
+    pub fn new(app: App, api: ApiConfig) -> ApiState {
+        ApiState {
+            app,
+            page_tokens: api.page_tokens,
+        }
+    }
+}
 
 impl FromRef<ApiState> for App {
     fn from_ref(state: &ApiState) -> App {
-        state.0.clone()
+        state.app.clone()
+    }
+}
+
+impl FromRef<ApiState> for PageTokens {
+    fn from_ref(state: &ApiState) -> PageTokens {
+        state.page_tokens.clone()
     }
 }
 
 /// Adds what every router shares: the 404 and 405 envelopes, the body limit, each tenant's
 /// request rate (D26, D29), the request id and log line of every request, and, before all of
 /// them, the claims of its token read once ([`auth::identify`]).
-pub fn finish(routes: Routes, app: App) -> Router {
+pub fn finish(routes: Routes, app: App, api: ApiConfig) -> Router {
     let (router, _) = routes.split();
     router
         .fallback(|| async { Refusal(Error::NotFound("no such path".into())) })
@@ -65,24 +86,25 @@ pub fn finish(routes: Routes, app: App) -> Router {
             app.clone(),
             auth::identify,
         ))
-        .with_state(ApiState(app))
+        .with_state(ApiState::new(app, api))
 }
 
 /// The router of the data source function, which also answers the state of export jobs, the
 /// tenant's settings and its do-not-call list, and the operator's routes (D22).
-pub fn datasource_api(app: App) -> Router {
+pub fn datasource_api(app: App, api: ApiConfig) -> Router {
     finish(
         datasource::routes(ApiDoc::Skipped)
             .merge(export::routes(ApiDoc::Skipped))
             .merge(compliance::routes(ApiDoc::Skipped))
             .merge(operator::routes(ApiDoc::Skipped)),
         app,
+        api,
     )
 }
 
 /// The router of the task function.
-pub fn task_api(app: App) -> Router {
-    finish(task::routes(ApiDoc::Skipped), app)
+pub fn task_api(app: App, api: ApiConfig) -> Router {
+    finish(task::routes(ApiDoc::Skipped), app, api)
 }
 
 /// Every route of every group, as documented in [`contract::document`].
@@ -95,8 +117,9 @@ pub fn all_routes(doc: ApiDoc) -> Routes {
 }
 
 /// The local server: every route the Lambdas serve, and the OpenAPI document at
-/// `GET /api/openapi.yaml`.
-pub fn local_api(app: App) -> Router {
+/// `GET /api/openapi.yaml`; it starts only with the API's configuration, as the functions do.
+pub fn local_api(app: App) -> Result<Router, ConfigError> {
+    let api = ApiConfig::from_config(&app.config)?;
     let document = contract::yaml();
     let serve_document = axum::routing::get(|| async move {
         (
@@ -104,10 +127,11 @@ pub fn local_api(app: App) -> Router {
             document,
         )
     });
-    finish(
+    Ok(finish(
         all_routes(ApiDoc::Built).undescribed("/api/openapi.yaml", serve_document),
         app,
-    )
+        api,
+    ))
 }
 
 /// The function `template.yaml` routes `path` to: `/api/task/...` is the task function's, every

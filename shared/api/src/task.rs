@@ -16,6 +16,7 @@ use outbound_model::diagnostics::DiagnosticsView;
 use outbound_model::error::Error;
 use outbound_model::export::ExportFormat;
 use outbound_model::in_range;
+use outbound_model::page::PageTokens;
 use outbound_model::page::{ListScope, PageView};
 use outbound_model::task::{TaskOperation, TaskRow, TaskStat, TaskView, WindowZone, ZoneName};
 use outbound_model::telephony::{
@@ -291,6 +292,7 @@ struct ListFilter {
     responses((status = 200, description = "Done; the result is in `data`", body = Success<PageView<TaskRow>>), Refused))]
 async fn list(
     State(app): State<App>,
+    State(tokens): State<PageTokens>,
     tenant: Tenant,
     Query(paging): Query<Paging>,
     Query(wanted): Query<ListFilter>,
@@ -309,11 +311,10 @@ async fn list(
     let scope = ListScope::new(&tenant, "task/list")
         .filter("taskName", name)
         .filter("status", wanted.status.as_deref());
-    let tokens = app.config.page_tokens()?;
-    let page = paging.page_query(tokens, &scope)?;
+    let page = paging.page_query(&tokens, &scope)?;
     let found = task::list(&app.store, &tenant, &page, name, status).await?;
     let found = found.map(|t| t.list_view(app.zone()));
-    Ok(Envelope(found.answer(tokens, &scope)))
+    Ok(Envelope(found.answer(&tokens, &scope)))
 }
 
 #[utoipa::path(get, operation_id = "getTask", path = "/api/task/detail/{id}", tag = "task",

@@ -1,14 +1,14 @@
-//! The composition root: configuration ([`config`]), the SDK clients, the store, the bucket and
-//! the queues, each built once per cold start and shared by whatever a function runs; and the
-//! life of a queue-triggered function ([`lambda`]). The layers above build their own parts from
-//! an [`App`] (the dialing engine, an export's target); nothing below builds a client.
+//! What every handler can reach: configuration ([`config`], the only reader of the environment
+//! with `auth`) and the SDK clients, the store, the bucket and the queues, each built once per
+//! cold start. The layers above build their own parts from an [`App`] (the dialing engine, an
+//! export's target); the edge (`outbound-edge`, the composition root) builds the [`App`] of each
+//! function and nothing below this crate builds a client.
 //!
 //! Clients a function may never use are [`Lazy`]: DynamoDB is built at start (every event of
 //! every function reads it), S3, SQS and the request limiter's own DynamoDB client on their
 //! first call.
 
 pub mod config;
-pub mod lambda;
 
 use crate::config::Config;
 use chrono_tz::Tz;

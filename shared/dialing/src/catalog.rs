@@ -2,9 +2,9 @@
 //! Amazon Connect, the numbers its instance has claimed and its contact flows
 //! ([`ConnectCatalog`]); the simulated provider holds any number and any flow.
 
-use super::connect::{ConnectCatalog, ConnectSettings};
+use super::connect::ConnectCatalog;
 use outbound_adapters::aws::Lazy;
-use outbound_app::config::dialing::ProviderKind;
+use outbound_app::config::dialing::ProviderConfig;
 use outbound_app::App;
 use outbound_model::error::{ConfigError, Error};
 use outbound_model::settings::TenantSettings;
@@ -34,13 +34,13 @@ impl ProviderCatalog {
     /// The configured provider's catalog over `app`'s SDK configuration, or the variable that is
     /// missing for it. Amazon Connect's client is built on its first call.
     pub fn from_app(app: &App) -> Result<Self, ConfigError> {
-        match app.config.dialing.provider {
-            ProviderKind::Simulated => Ok(ProviderCatalog::Simulated),
-            ProviderKind::AmazonConnect => {
+        match &app.config.dialing.provider {
+            ProviderConfig::Simulated => Ok(ProviderCatalog::Simulated),
+            ProviderConfig::AmazonConnect(settings) => {
                 let sdk = app.sdk.clone();
                 Ok(ProviderCatalog::AmazonConnect(ConnectCatalog::new(
                     Lazy::new(move || super::connect::client(&sdk)),
-                    ConnectSettings::from_env()?,
+                    settings.clone(),
                 )))
             }
         }

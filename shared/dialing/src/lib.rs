@@ -1,7 +1,8 @@
 //! The dialing engine (D13): which contacts a running task calls and when ([`plan`]), the
 //! telephony providers that place the calls ([`provider`], [`simulated`], [`connect`]), and the
 //! three entry points the functions run ([`engine`]): the tick that finds running tasks, the
-//! dialer that claims and places calls for one task, and the recorder of call outcomes; and what
+//! dialer that claims and places calls for one task, and the recorder of call outcomes, whose
+//! queues' messages [`inbox`] decodes; and what
 //! the provider holds that an operator's assignment of numbers and flows may name ([`catalog`]);
 //! and what an Amazon Connect flow reports during a call ([`flow_results`], D22).
 
@@ -10,7 +11,7 @@ pub mod catalog;
 pub mod connect;
 pub mod engine;
 pub mod flow_results;
-pub mod lambda;
+pub mod inbox;
 pub mod local_time;
 pub mod plan;
 pub mod provider;

@@ -2,12 +2,11 @@
 //! and the local stack run one engine type whatever is configured.
 
 use super::connect::ConnectProvider;
-use super::connect::ConnectSettings;
 use super::provider::{CallRequest, CallStatus, PlaceError, Provider};
 use super::simulated::SimulatedProvider;
 use outbound_adapters::aws::Lazy;
 use outbound_adapters::queue::Queue;
-use outbound_app::config::dialing::ProviderKind;
+use outbound_app::config::dialing::ProviderConfig;
 use outbound_app::App;
 use outbound_model::error::ConfigError;
 use outbound_model::error::Error;
@@ -25,8 +24,8 @@ impl Telephony {
     /// missing for it. Amazon Connect's client is built on its first call.
     pub fn from_app(app: &App) -> Result<Self, ConfigError> {
         let dialing = &app.config.dialing;
-        match dialing.provider {
-            ProviderKind::Simulated => {
+        match &dialing.provider {
+            ProviderConfig::Simulated => {
                 let url = dialing.call_events_queue_url.clone().ok_or(ConfigError {
                     name: "CALL_EVENTS_QUEUE_URL",
                     problem: "is not set (the simulated provider reports outcomes there)".into(),
@@ -36,11 +35,11 @@ impl Telephony {
                     dialing.simulated.clone(),
                 )))
             }
-            ProviderKind::AmazonConnect => {
+            ProviderConfig::AmazonConnect(settings) => {
                 let sdk = app.sdk.clone();
                 Ok(Telephony::AmazonConnect(ConnectProvider::new(
                     Lazy::new(move || super::connect::client(&sdk)),
-                    ConnectSettings::from_env()?,
+                    settings.clone(),
                 )))
             }
         }

@@ -62,6 +62,15 @@ impl Phone {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+
+    /// The number as E.164 writes it, with its leading `+` (a number stored without one is
+    /// read as international).
+    pub fn e164(&self) -> String {
+        match self.0.strip_prefix('+') {
+            Some(_) => self.0.to_string(),
+            None => format!("+{}", self.0),
+        }
+    }
 }
 
 impl fmt::Display for Phone {

@@ -21,7 +21,6 @@
 use aws_lambda_events::event::dynamodb::Event as StreamEvent;
 use aws_lambda_events::event::streams::{DynamoDbBatchItemFailure, DynamoDbEventResponse};
 use outbound_adapters::aws::actions::Function;
-use outbound_adapters::aws::Lazy;
 use outbound_adapters::bus::{Bus, Put, RefusedEvent, PUT_EVENTS_MAX};
 use outbound_adapters::queue::Queue;
 use outbound_adapters::store::outbox::outbox_entry;
@@ -177,34 +176,4 @@ fn published(entry: &EventEntry) {
         tenant = %entry.tenant,
         "event published"
     );
-}
-
-/// The publisher Lambda: the bus named by `EVENT_BUS_NAME` and the dead-letter queue at
-/// `EVENT_DEAD_LETTER_QUEUE_URL`, then every stream batch through [`Publisher::publish`].
-pub async fn serve() -> Result<(), lambda_runtime::Error> {
-    outbound_telemetry::init();
-    let name = std::env::var("EVENT_BUS_NAME").map_err(|_| "EVENT_BUS_NAME is not set")?;
-    let dead_letter_queue_url = std::env::var("EVENT_DEAD_LETTER_QUEUE_URL")
-        .map_err(|_| "EVENT_DEAD_LETTER_QUEUE_URL is not set")?;
-    let sdk = outbound_adapters::aws::sdk_config().await;
-    let bus = Bus::new(
-        Lazy::new({
-            let sdk = sdk.clone();
-            move || outbound_adapters::aws::eventbridge(&sdk)
-        }),
-        name,
-    );
-    let dead_letters = Queue::new(
-        Lazy::new(move || outbound_adapters::aws::timing::sqs(&sdk)),
-        Some(dead_letter_queue_url),
-    );
-    let publisher = &Publisher::new(bus, dead_letters);
-    lambda_runtime::run(lambda_runtime::service_fn(
-        move |event: lambda_runtime::LambdaEvent<StreamEvent>| async move {
-            // Boxed: the publish future is deep enough to overflow the layout query otherwise
-            // (in the release profile).
-            Ok::<_, lambda_runtime::Error>(Box::pin(publisher.publish(event.payload)).await)
-        },
-    ))
-    .await
 }

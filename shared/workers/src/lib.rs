@@ -1,98 +1,20 @@
-//! Queue-triggered work: S3 upload notifications (imports), reclaim jobs and export jobs arrive
-//! as SQS batches; each message is handled on its own and only the failed ones are reported back for
-//! redelivery (partial batch failures). The local stack feeds the same functions from its poller.
-//! The dialing crate's `lambda` module does the same for the dialing engine's three functions, and
-//! [`events`] publishes
-//! the outbox's events from the table's stream.
+//! The background functions' handlers, one message at a time: an S3 upload notification
+//! imports its file ([`upload_message`]), a reclaim job deletes what a deleted record left
+//! ([`reclaim_message`], and [`sweep_reclaims`] on its schedule), an export job builds its file
+//! ([`export_message`]); [`events`] publishes the outbox's events from the table's stream. The
+//! edge feeds them their functions' batches; the local stack feeds the same handlers from its
+//! poller.
 
 pub mod events;
 
-use aws_lambda_events::event::eventbridge::EventBridgeEvent;
-use aws_lambda_events::event::sqs::SqsEvent;
 use outbound_adapters::aws::actions::Function;
 use outbound_adapters::queue;
-use outbound_app::lambda::each_message;
 use outbound_app::App;
 use outbound_model::error::Error;
 use outbound_model::export::ExportMessage;
 use outbound_model::reclaim::ReclaimJob;
 use outbound_service::{self as service, import};
 use serde::Deserialize;
-
-/// The queues whose messages a function handles.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Inbox {
-    /// S3 notifications of new objects under `uploads/`: the contact-import function.
-    Uploads,
-    /// Reclaim jobs: the reclaim function.
-    Reclaim,
-    /// Export jobs (D8): the exporter function.
-    Exports,
-}
-
-impl Inbox {
-    /// Handles one message body of this queue.
-    pub async fn handle(self, app: &App, body: String) -> Result<(), Error> {
-        match self {
-            Inbox::Uploads => upload_message(app, body).await,
-            Inbox::Reclaim => reclaim_message(app, body).await,
-            Inbox::Exports => export_message(app, body).await,
-        }
-    }
-}
-
-/// The whole life of a queue-triggered Lambda: configuration and clients once, then every SQS
-/// batch through [`Inbox::handle`], reporting the messages that failed.
-pub async fn serve(inbox: Inbox) -> Result<(), lambda_runtime::Error> {
-    outbound_telemetry::init();
-    let app = App::from_env().await?;
-    let handler =
-        lambda_runtime::service_fn(|event: lambda_runtime::LambdaEvent<SqsEvent>| async {
-            // Boxed: the handlers' futures are deep enough to overflow the layout query otherwise.
-            let batch =
-                each_message(event.payload, |body| Box::pin(inbox.handle(&app, body))).await;
-            Ok::<_, lambda_runtime::Error>(batch)
-        });
-    lambda_runtime::run(handler).await
-}
-
-/// What the reclaim function is sent: a batch of its queue's jobs, or its schedule's event (an
-/// SQS batch always has `Records`; the schedule's event never does).
-#[derive(Debug, Deserialize)]
-#[serde(untagged)]
-pub enum ReclaimEvent {
-    Jobs(SqsEvent),
-    Schedule(EventBridgeEvent),
-}
-
-/// The reclaim Lambda: reclaim jobs from its queue, and on its schedule a sweep that queues
-/// again the reclaims whose job was lost (D11).
-pub async fn serve_reclaim() -> Result<(), lambda_runtime::Error> {
-    outbound_telemetry::init();
-    let app = App::from_env().await?;
-    let app = &app;
-    let handler = lambda_runtime::service_fn(
-        move |event: lambda_runtime::LambdaEvent<ReclaimEvent>| async move {
-            match event.payload {
-                ReclaimEvent::Jobs(batch) => {
-                    // reclaim_message itself, not Inbox::handle: a match on the queue would link
-                    // the import and export code into this binary.
-                    let response =
-                        each_message(batch, |body| Box::pin(reclaim_message(app, body))).await;
-                    Ok::<_, lambda_runtime::Error>(serde_json::to_value(response)?)
-                }
-                ReclaimEvent::Schedule(_) => {
-                    // Boxed, as the jobs' futures are.
-                    let queued = Box::pin(sweep_reclaims(app))
-                        .await
-                        .map_err(|error| lambda_runtime::Error::from(error.to_string()))?;
-                    Ok(serde_json::json!({ "queued": queued }))
-                }
-            }
-        },
-    );
-    lambda_runtime::run(handler).await
-}
 
 /// The reclaim function's schedule: queues again the reclaims whose job was lost (stored more
 /// than [`service::reclaim::RECLAIM_GRACE`] ago); answers how many.
@@ -177,23 +99,5 @@ mod tests {
     fn notification_keys_are_decoded() {
         assert_eq!(object_key("uploads/a%40b%3Ac/x+y"), "uploads/a@b:c/x y");
         assert_eq!(object_key("uploads/plain"), "uploads/plain");
-    }
-
-    /// The reclaim function's two events, told apart by their shape: a recorded schedule event
-    /// and a recorded SQS batch (tests/events/).
-    #[test]
-    fn reclaim_events_are_told_apart_by_their_shape() {
-        let schedule: ReclaimEvent = serde_json::from_str(include_str!(
-            "../../../tests/events/dialer-tick-schedule.json"
-        ))
-        .unwrap();
-        assert!(
-            matches!(schedule, ReclaimEvent::Schedule(event) if event.detail_type == "Scheduled Event")
-        );
-        let batch: ReclaimEvent =
-            serde_json::from_str(include_str!("../../../tests/events/dialer-sqs-jobs.json"))
-                .unwrap();
-        assert!(matches!(batch, ReclaimEvent::Jobs(batch) if batch.records.len() == 2));
-        assert!(serde_json::from_str::<ReclaimEvent>("{}").is_err());
     }
 }

@@ -3,8 +3,8 @@
 
 use crate::dialing_support::*;
 use crate::support::{id, tenant, unique, TestApi};
-use outbound_dialing::lambda::DialInbox;
 use outbound_dialing::{Busy, CallRequest, CallStatus, PlaceError, Provider, ServiceRefusal};
+use outbound_local::inbox::DialInbox;
 use outbound_model::TaskStatus;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashSet};

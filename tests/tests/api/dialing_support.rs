@@ -5,11 +5,11 @@
 use crate::support::TestApi;
 use outbound_app::config::dialing::{DialerConfig, OutcomeMix};
 use outbound_dialing::engine::Engine;
-use outbound_dialing::lambda::DialInbox;
 pub use outbound_dialing::plan::ManualClock;
 use outbound_dialing::simulated::OnPlaced;
 use outbound_dialing::telephony::Telephony;
 use outbound_dialing::{CallRequest, CallStatus, PlaceError, Provider};
+use outbound_local::inbox::DialInbox;
 use outbound_model::error::Error;
 use outbound_model::signature::Carried;
 use outbound_model::TaskStatus;

@@ -164,12 +164,13 @@ async fn internal_errors_answer_500_without_internals() {
     let config = outbound_app::config::Config {
         bucket: "no-bucket".into(),
         reclaim_queue_url: "no-queue".into(),
-        export_queue_url: None,
+        export_queue_url: Some("no-queue".into()),
         ..config
     };
+    let api = outbound_app::config::ApiConfig::from_config(&config).unwrap();
     let store = Store::new(aws_sdk_dynamodb::Client::new(&stack.sdk), &missing_table);
     let app = App::with_store(config, &stack.sdk, store);
-    let router = outbound_api::datasource_api(app);
+    let router = outbound_api::datasource_api(app, api);
     let requests = [
         ("GET", "/api/dataSource/list", ""),
         ("POST", "/api/dataSource/add", r#"{"dataSourceName":"x"}"#),

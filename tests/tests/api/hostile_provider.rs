@@ -3,8 +3,8 @@
 //! (`simulation.rs`) mixes them all; each defect it or a reader found has its test here.
 
 use crate::rig::{rig_with, Rig};
-use outbound_dialing::lambda::DialInbox;
 use outbound_dialing::plan::Clock;
+use outbound_local::inbox::DialInbox;
 use outbound_model::call::Reason;
 use outbound_model::job::DialJob;
 use outbound_model::TaskStatus;

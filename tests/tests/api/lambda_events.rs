@@ -11,7 +11,13 @@ use tower::ServiceExt;
 
 /// The function's router over a fresh stack, configured as in AWS.
 fn function(stack: &Stack) -> axum::Router {
-    outbound_api::datasource_api(stack.app(stack.config("apigateway")))
+    router(stack, stack.config("apigateway"))
+}
+
+/// The data source function's router over `stack`, with `config`.
+fn router(stack: &Stack, config: outbound_app::config::Config) -> axum::Router {
+    let api = outbound_app::config::ApiConfig::from_config(&config).unwrap();
+    outbound_api::datasource_api(stack.app(config), api)
 }
 
 /// Sends the event in `tests/events/{name}` through `router`.
@@ -128,7 +134,7 @@ async fn a_configured_tenant_claim_name_is_used() {
     config.auth = outbound_auth::AuthConfig::ApiGateway {
         tenant_claim: "sub".into(),
     };
-    let router = outbound_api::datasource_api(stack.app(config));
+    let router = router(&stack, config);
     let added = invoke(&router, "datasource-add-no-tenant.json").await;
     let id = added.ok()["id"].clone();
     let tenant = Tenant::parse("7f6b5c4d-1111-2222-3333-444455556666").unwrap();

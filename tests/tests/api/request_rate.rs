@@ -418,7 +418,10 @@ async fn measure_the_limiters_cost_and_latency() {
         outbound_api::all_routes(outbound_api::ApiDoc::Skipped)
             .split()
             .0
-            .with_state(outbound_api::ApiState(app.clone()))
+            .with_state(outbound_api::ApiState::new(
+                app.clone(),
+                outbound_app::config::ApiConfig::from_config(&app.config).unwrap(),
+            ))
     };
     let limited = outbound_api::all_routes(outbound_api::ApiDoc::Skipped)
         .split()
@@ -427,7 +430,10 @@ async fn measure_the_limiters_cost_and_latency() {
             app.clone(),
             outbound_api::rate::limit,
         ))
-        .with_state(outbound_api::ApiState(app.clone()));
+        .with_state(outbound_api::ApiState::new(
+            app.clone(),
+            outbound_app::config::ApiConfig::from_config(&app.config).unwrap(),
+        ));
     let serve = |router: axum::Router| async move {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());

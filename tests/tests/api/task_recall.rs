@@ -289,7 +289,7 @@ async fn all_failed(api: &TestApi) -> TaskFixture {
 #[tokio::test]
 async fn a_large_recall_is_committed_at_once_and_applied_by_its_job() {
     use crate::dialing_support::{fast_settings, ManualClock, DEFAULT_MIX};
-    use outbound_dialing::lambda::DialInbox;
+    use outbound_local::inbox::DialInbox;
     let api = TestApi::start().await;
     let task = all_failed(&api).await;
     let answer = recall(&api, &task.id, json!({"priority": 2})).await;
@@ -361,7 +361,7 @@ async fn a_large_recall_that_cannot_be_committed_changes_nothing() {
 #[tokio::test]
 async fn the_tick_queues_a_lost_recall_job_again() {
     use crate::dialing_support::{fast_settings, ManualClock, DEFAULT_MIX};
-    use outbound_dialing::lambda::DialInbox;
+    use outbound_local::inbox::DialInbox;
     let api = TestApi::start().await;
     let task = all_failed(&api).await;
     recall(&api, &task.id, json!({})).await.ok();
@@ -391,7 +391,7 @@ async fn the_tick_queues_a_lost_recall_job_again() {
 #[tokio::test]
 async fn a_recall_job_wakes_a_task_rested_before_it() {
     use crate::dialing_support::{fast_settings, ManualClock, DEFAULT_MIX};
-    use outbound_dialing::lambda::DialInbox;
+    use outbound_local::inbox::DialInbox;
     let api = TestApi::start().await;
     let task = all_failed(&api).await;
     recall(&api, &task.id, json!({})).await.ok();
@@ -421,7 +421,7 @@ async fn a_recall_job_wakes_a_task_rested_before_it() {
 #[tokio::test]
 async fn a_paused_tasks_lost_recall_job_is_sent_again_by_the_next_recall() {
     use crate::dialing_support::{fast_settings, ManualClock, DEFAULT_MIX};
-    use outbound_dialing::lambda::DialInbox;
+    use outbound_local::inbox::DialInbox;
     let api = TestApi::start().await;
     let task = all_failed(&api).await;
     let paused = api
@@ -467,7 +467,7 @@ async fn a_paused_tasks_lost_recall_job_is_sent_again_by_the_next_recall() {
 #[tokio::test]
 async fn no_completion_bookmark_is_saved_while_a_recall_is_pending() {
     use crate::dialing_support::{fast_settings, ManualClock, DEFAULT_MIX};
-    use outbound_dialing::lambda::DialInbox;
+    use outbound_local::inbox::DialInbox;
     let api = TestApi::start().await;
     let task = all_failed(&api).await;
     recall(&api, &task.id, json!({})).await.ok();

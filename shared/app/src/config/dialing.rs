@@ -1,5 +1,6 @@
 //! The dialing engine's configuration (D13), read once at cold start with D13's defaults.
 
+use super::connect::ConnectSettings;
 use outbound_model::error::ConfigError;
 use outbound_model::Tenant;
 use std::collections::BTreeMap;
@@ -11,13 +12,14 @@ pub const LATE_PAST_RECONCILE: Duration = Duration::from_secs(15);
 /// Amazon Connect's queue (queue mode): its outbound caller ID is every call's.
 pub const CONNECT_QUEUE_ID: &str = "CONNECT_QUEUE_ID";
 
-/// Which telephony provider places the calls (`DIAL_PROVIDER`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ProviderKind {
-    /// Outcomes decided from the number and the attempt, reported after a delay (the default).
+/// Which telephony provider places the calls (`DIAL_PROVIDER`), with its settings.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ProviderConfig {
+    /// Outcomes decided from the number and the attempt, reported after a delay (the default),
+    /// as [`DialerConfig::simulated`] says.
     Simulated,
     /// Amazon Connect `StartOutboundVoiceContact`, outcomes from its contact events.
-    AmazonConnect,
+    AmazonConnect(ConnectSettings),
 }
 
 /// The mix of simulated outcomes, in parts: success, failed, no answer.
@@ -103,7 +105,7 @@ impl FaultRates {
 /// Everything the tick, the dialer and the outcome recorder need to know.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DialerConfig {
-    pub provider: ProviderKind,
+    pub provider: ProviderConfig,
     /// Calls placed per second for the whole service (`DIAL_RATE_PER_SECOND`, default 2:
     /// Connect's default for StartOutboundVoiceContact).
     pub rate_per_second: u32,
@@ -174,7 +176,7 @@ impl Default for TelephonyRules {
 impl Default for DialerConfig {
     fn default() -> Self {
         DialerConfig {
-            provider: ProviderKind::Simulated,
+            provider: ProviderConfig::Simulated,
             rate_per_second: 2,
             max_in_flight_per_task: 10,
             max_in_flight: 10,
@@ -229,8 +231,10 @@ impl DialerConfig {
             number(name, u64::from(default), min, max).map(|v| v as u32)
         };
         let provider = match lookup("DIAL_PROVIDER").as_deref().map(str::trim) {
-            None | Some("simulated") => ProviderKind::Simulated,
-            Some("amazon-connect") => ProviderKind::AmazonConnect,
+            None | Some("simulated") => ProviderConfig::Simulated,
+            Some("amazon-connect") => {
+                ProviderConfig::AmazonConnect(ConnectSettings::from_lookup(lookup)?)
+            }
             Some(other) => {
                 return Err(ConfigError {
                     name: "DIAL_PROVIDER",
@@ -275,7 +279,7 @@ impl DialerConfig {
                 })
             }
         };
-        let queue_mode = provider == ProviderKind::AmazonConnect && url(CONNECT_QUEUE_ID).is_some();
+        let queue_mode = matches!(&provider, ProviderConfig::AmazonConnect(connect) if !connect.per_call_caller_id());
         let config = DialerConfig {
             telephony: TelephonyRules {
                 fallback,
@@ -450,7 +454,7 @@ mod tests {
         assert_eq!(settings.max_in_flight, 10);
         assert_eq!(settings.max_in_flight_per_task, 10);
         assert_eq!(settings.reconcile_after, Duration::from_secs(600));
-        assert_eq!(settings.provider, ProviderKind::Simulated);
+        assert_eq!(settings.provider, ProviderConfig::Simulated);
     }
 
     #[test]
@@ -469,10 +473,16 @@ mod tests {
         }
         let settings = read(&[
             ("DIAL_PROVIDER", "amazon-connect"),
+            ("CONNECT_INSTANCE_ID", "i"),
+            ("CONNECT_CONTACT_FLOW_ID", "f"),
+            ("CONNECT_QUEUE_ID", "q"),
             ("SIMULATED_OUTCOME_MIX", "1, 0, 3"),
         ])
         .unwrap();
-        assert_eq!(settings.provider, ProviderKind::AmazonConnect);
+        assert!(matches!(
+            settings.provider,
+            ProviderConfig::AmazonConnect(_)
+        ));
         assert_eq!(
             settings.simulated.mix,
             OutcomeMix {
@@ -494,6 +504,8 @@ mod tests {
         );
         let queue = [
             ("DIAL_PROVIDER", "amazon-connect"),
+            ("CONNECT_INSTANCE_ID", "i"),
+            ("CONNECT_CONTACT_FLOW_ID", "f"),
             (CONNECT_QUEUE_ID, "q-1"),
         ];
         assert!(!read(&queue).unwrap().telephony.per_call_caller_id);

@@ -1,6 +1,7 @@
 //! Configuration, read once at cold start. A missing or malformed variable fails the start,
 //! never a request. [`dialing`] holds the dialing engine's part.
 
+pub mod connect;
 pub mod dialing;
 
 use chrono_tz::Tz;
@@ -9,7 +10,7 @@ use outbound_adapters::store::write_cost::{
     DEFAULT_IMPORT_WCU_PER_SECOND, PARTITION_WCU_PER_SECOND,
 };
 use outbound_auth::AuthConfig;
-use outbound_model::error::{ConfigError, Error};
+use outbound_model::error::ConfigError;
 use outbound_model::limits::{RequestRate, TenantLimits};
 use outbound_model::page::PageTokens;
 use outbound_model::signature::CallSigner;
@@ -36,7 +37,7 @@ pub struct Config {
     /// How the dialing engine paces and places calls (D13).
     pub dialing: dialing::DialerConfig,
     /// Signs and checks list `nextToken`s (D5), with the key `PAGE_TOKEN_SECRET`: only the API
-    /// functions have it ([`Config::serving_api`]), the others never see the key.
+    /// functions have it ([`ApiConfig`]), the others never see the key.
     pub page_tokens: Option<PageTokens>,
     /// Signs the service's own attributes of each call and checks them where a call's
     /// attributes name its attempt (D29), with the key `CALL_SIGNING_KEY`: only the dialing
@@ -47,7 +48,7 @@ pub struct Config {
     /// export job does the work (D8).
     pub export_job_threshold: u64,
     /// The SQS queue of export jobs (`EXPORT_QUEUE_URL`). Optional here; the functions that
-    /// queue jobs require it at cold start ([`Config::serving_api`]).
+    /// queue jobs require it at cold start ([`ApiConfig`]).
     pub export_queue_url: Option<String>,
     /// WCU per second an import may ask of its data source's partition
     /// (`IMPORT_WCU_PER_SECOND`, 1-1,000, default 800).
@@ -208,32 +209,68 @@ impl Config {
             },
         })
     }
+}
 
-    /// This configuration, for an API function: it signs list tokens (D5) and queues export
-    /// jobs (D8), so without `PAGE_TOKEN_SECRET` or `EXPORT_QUEUE_URL` its cold start fails,
-    /// rather than a request.
-    pub fn serving_api(self) -> Result<Self, ConfigError> {
-        if self.page_tokens.is_none() {
-            return Err(ConfigError {
-                name: PAGE_TOKEN_SECRET,
-                problem: "is not set: the built-in development key is only for a development stack (OUTBOUND_DEV_STACK=true)"
-                    .into(),
-            });
-        }
-        match self.export_queue_url {
-            Some(_) => Ok(self),
-            None => Err(ConfigError {
-                name: "EXPORT_QUEUE_URL",
-                problem: "is not set (export jobs are queued there)".into(),
-            }),
-        }
+/// What the event publisher reads, and nothing else (D20): the bus its events go on
+/// (`EVENT_BUS_NAME`) and the queue of the entries the bus refuses for good
+/// (`EVENT_DEAD_LETTER_QUEUE_URL`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PublisherConfig {
+    pub bus_name: String,
+    pub dead_letter_queue_url: String,
+}
+
+impl PublisherConfig {
+    /// Reads the process environment.
+    pub fn from_env() -> Result<Self, ConfigError> {
+        Self::from_lookup(|name| std::env::var(name).ok())
     }
 
-    /// The key of list tokens; every function that serves lists has it ([`Config::serving_api`]).
-    pub fn page_tokens(&self) -> Result<&PageTokens, Error> {
-        self.page_tokens
-            .as_ref()
-            .ok_or_else(|| Error::internal("sign list tokens", "PAGE_TOKEN_SECRET is not set"))
+    /// Reads both variables through `lookup`; neither has a default.
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        let required = |name: &'static str| {
+            lookup(name)
+                .map(|value| value.trim().to_owned())
+                .filter(|value| !value.is_empty())
+                .ok_or(ConfigError {
+                    name,
+                    problem: "is not set".into(),
+                })
+        };
+        Ok(PublisherConfig {
+            bus_name: required("EVENT_BUS_NAME")?,
+            dead_letter_queue_url: required("EVENT_DEAD_LETTER_QUEUE_URL")?,
+        })
+    }
+}
+
+/// What only the API functions hold, each value required: the key of list tokens (D5) and the
+/// queue of export jobs (D8). Parsed from [`Config`] at cold start, so a handler never finds
+/// either missing.
+#[derive(Clone, Debug)]
+pub struct ApiConfig {
+    /// Signs and checks list `nextToken`s (`PAGE_TOKEN_SECRET`).
+    pub page_tokens: PageTokens,
+    /// Where export jobs are queued (`EXPORT_QUEUE_URL`).
+    pub export_queue_url: String,
+}
+
+impl ApiConfig {
+    /// The API's part of `config`, or the variable that is missing for it.
+    pub fn from_config(config: &Config) -> Result<ApiConfig, ConfigError> {
+        let page_tokens = config.page_tokens.clone().ok_or_else(|| ConfigError {
+            name: PAGE_TOKEN_SECRET,
+            problem: "is not set: the built-in development key is only for a development stack (OUTBOUND_DEV_STACK=true)"
+                .into(),
+        })?;
+        let export_queue_url = config.export_queue_url.clone().ok_or_else(|| ConfigError {
+            name: "EXPORT_QUEUE_URL",
+            problem: "is not set (export jobs are queued there)".into(),
+        })?;
+        Ok(ApiConfig {
+            page_tokens,
+            export_queue_url,
+        })
     }
 }
 
@@ -363,18 +400,16 @@ mod tests {
         let background = Config::from_lookup(lookup(&without)).unwrap();
         assert!(background.page_tokens.is_none(), "only the API has the key");
         assert_eq!(
-            background.serving_api().unwrap_err().name,
+            ApiConfig::from_config(&background).unwrap_err().name,
             "PAGE_TOKEN_SECRET"
         );
         let mut dev = without.clone();
         dev.push(("OUTBOUND_DEV_STACK", "true"));
         let config = Config::from_lookup(lookup(&dev)).unwrap();
-        assert!(config.serving_api().is_ok());
+        assert!(ApiConfig::from_config(&config).is_ok());
         dev.push(("AWS_LAMBDA_FUNCTION_NAME", "outbound-task-api"));
-        let error = Config::from_lookup(lookup(&dev))
-            .unwrap()
-            .serving_api()
-            .unwrap_err();
+        let error =
+            ApiConfig::from_config(&Config::from_lookup(lookup(&dev)).unwrap()).unwrap_err();
         assert_eq!(
             error.name, "PAGE_TOKEN_SECRET",
             "never the development key in Lambda"
@@ -384,7 +419,7 @@ mod tests {
         let error = Config::from_lookup(lookup(&short)).unwrap_err();
         assert_eq!(error.name, "PAGE_TOKEN_SECRET");
         let config = Config::from_lookup(lookup(&with_queue(&BASE))).unwrap();
-        assert!(config.serving_api().is_ok());
+        assert!(ApiConfig::from_config(&config).is_ok());
     }
 
     #[test]
@@ -397,15 +432,18 @@ mod tests {
     fn export_jobs_have_a_threshold_and_a_queue_the_api_requires() {
         let config = Config::from_lookup(lookup(&BASE)).unwrap();
         assert_eq!(config.export_job_threshold, 50_000);
-        assert_eq!(config.serving_api().unwrap_err().name, "EXPORT_QUEUE_URL");
+        assert_eq!(
+            ApiConfig::from_config(&config).unwrap_err().name,
+            "EXPORT_QUEUE_URL"
+        );
         let mut pairs = BASE.to_vec();
         pairs.extend([("EXPORT_JOB_THRESHOLD", "5"), ("EXPORT_QUEUE_URL", "q2")]);
-        let config = Config::from_lookup(lookup(&pairs))
-            .unwrap()
-            .serving_api()
-            .unwrap();
+        let config = Config::from_lookup(lookup(&pairs)).unwrap();
         assert_eq!(config.export_job_threshold, 5);
-        assert_eq!(config.export_queue_url.as_deref(), Some("q2"));
+        assert_eq!(
+            ApiConfig::from_config(&config).unwrap().export_queue_url,
+            "q2"
+        );
         pairs.push(("EXPORT_JOB_THRESHOLD", "many"));
         let error = Config::from_lookup(lookup(&pairs)).unwrap_err();
         assert_eq!(error.name, "EXPORT_JOB_THRESHOLD");

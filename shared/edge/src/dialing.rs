@@ -1,31 +1,22 @@
-//! The three dialing functions' lives: the app and its engine once per cold start, then every
-//! event through the [`Engine`].
+//! The four dialing functions: the engine over the configured provider (the tick, the dialer,
+//! call events), or the store and the call signer alone (the flows' reports).
 
-use crate::call_event::EndedCall;
-use crate::engine::Engine;
-use crate::flow_results::{self, ContactFlowEvent};
-use crate::Provider;
 use aws_lambda_events::event::eventbridge::EventBridgeEvent;
 use aws_lambda_events::event::sqs::SqsEvent;
 use lambda_runtime::{service_fn, LambdaEvent};
-use outbound_adapters::aws::actions::Function;
-use outbound_adapters::queue;
-use outbound_app::lambda::each_message;
-use outbound_app::App;
-use outbound_model::error::Error;
-use outbound_model::job::DialJob;
+use outbound_dialing::engine::Engine;
+use outbound_dialing::flow_results::{self, ContactFlowEvent};
+use outbound_dialing::inbox::{call_event_message, dial_message};
+use outbound_dialing::telephony::Telephony;
+use outbound_model::error::{ConfigError, Error};
+use std::future::Future;
 
-/// dialer-tick: every event of its schedule (EventBridge) runs one tick.
-pub async fn serve_tick() -> Result<(), lambda_runtime::Error> {
-    outbound_telemetry::init();
-    let engine = Engine::from_app(&App::from_env().await?)?;
-    let engine = &engine;
+/// dialer-tick: every event of its schedule runs one tick; answers what it queued.
+pub async fn serve_dialer_tick() -> Result<(), lambda_runtime::Error> {
+    let engine = &engine().await?;
     lambda_runtime::run(service_fn(
         move |_: LambdaEvent<EventBridgeEvent>| async move {
-            let report = engine
-                .tick()
-                .await
-                .map_err(|error| lambda_runtime::Error::from(error.to_string()))?;
+            let report = engine.tick().await.map_err(super::failed)?;
             Ok::<_, lambda_runtime::Error>(serde_json::json!({
                 "running": report.running,
                 "inWindow": report.in_window,
@@ -37,64 +28,54 @@ pub async fn serve_tick() -> Result<(), lambda_runtime::Error> {
     .await
 }
 
-/// The SQS-triggered dialing functions.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DialInbox {
-    /// Dial and reconcile jobs: the dialer function.
-    Jobs,
-    /// Call outcomes: the call-events function.
-    CallEvents,
+/// dialer: the dial queue's dial and reconcile jobs.
+pub async fn serve_dialer() -> Result<(), lambda_runtime::Error> {
+    let engine = &engine().await?;
+    serve_batches(move |body| dial_message(engine, body)).await
 }
 
-impl DialInbox {
-    /// Handles one message body of this queue: decoded here, at the edge, so the engine takes
-    /// typed values. A call event that ends no call is acknowledged and ignored.
-    pub async fn handle<P: Provider>(self, engine: &Engine<P>, body: String) -> Result<(), Error> {
-        match self {
-            DialInbox::Jobs => {
-                let job = queue::decode::<DialJob>(&body)?;
-                Function::Dialer.scope(engine.run_job(job)).await
-            }
-            DialInbox::CallEvents => match EndedCall::decode(&body)? {
-                Some(ended) => Function::CallEvents.scope(engine.call_ended(ended)).await,
-                None => Ok(()),
-            },
-        }
-    }
+/// call-events: the call-events queue's outcomes (Amazon Connect's contact events through
+/// EventBridge, or the simulated provider's).
+pub async fn serve_call_events() -> Result<(), lambda_runtime::Error> {
+    let engine = &engine().await?;
+    serve_batches(move |body| call_event_message(engine, body)).await
 }
 
 /// flow-results: each Amazon Connect flow's report of what it found (D22), written on its
-/// call's record; answered with the flat object of strings Connect takes.
+/// call's record; answered with the flat object of strings Connect takes. It names its call by
+/// signed attributes (D29), so without `CALL_SIGNING_KEY` it does not start.
 pub async fn serve_flow_results() -> Result<(), lambda_runtime::Error> {
-    outbound_telemetry::init();
-    let app = App::from_env().await?;
+    let app = super::start().await?;
     let store = &app.store;
-    let signer =
-        app.config
-            .call_signer
-            .as_ref()
-            .ok_or_else(|| outbound_model::error::ConfigError {
-                name: outbound_app::config::CALL_SIGNING_KEY,
-                problem: "is not set: a flow's report names its call by signed attributes (D29)"
-                    .into(),
-            })?;
+    let signer = app.config.call_signer.as_ref().ok_or(ConfigError {
+        name: outbound_app::config::CALL_SIGNING_KEY,
+        problem: "is not set: a flow's report names its call by signed attributes (D29)".into(),
+    })?;
     lambda_runtime::run(service_fn(
         move |event: LambdaEvent<ContactFlowEvent>| async move {
             flow_results::record(store, signer, &event.payload, flow_results::PATIENCE)
                 .await
-                .map_err(|error| lambda_runtime::Error::from(error.to_string()))
+                .map_err(super::failed)
         },
     ))
     .await
 }
 
-/// dialer and call-events: every SQS batch, failed messages reported for redelivery.
-pub async fn serve_queue(inbox: DialInbox) -> Result<(), lambda_runtime::Error> {
-    outbound_telemetry::init();
-    let engine = Engine::from_app(&App::from_env().await?)?;
-    let engine = &engine;
+/// The engine over the provider `DIAL_PROVIDER` names.
+async fn engine() -> Result<Engine<Telephony>, ConfigError> {
+    Engine::from_app(&super::start().await?)
+}
+
+/// Every SQS batch through `handle`, one message at a time.
+async fn serve_batches<F, Fut>(handle: F) -> Result<(), lambda_runtime::Error>
+where
+    F: Fn(String) -> Fut,
+    Fut: Future<Output = Result<(), Error>>,
+{
+    let handle = &handle;
     lambda_runtime::run(service_fn(move |event: LambdaEvent<SqsEvent>| async move {
-        let batch = each_message(event.payload, |body| Box::pin(inbox.handle(engine, body))).await;
+        // Boxed: the engine's futures are deep enough to overflow the layout query otherwise.
+        let batch = super::each_message(event.payload, |body| Box::pin(handle(body))).await;
         Ok::<_, lambda_runtime::Error>(batch)
     }))
     .await
@@ -103,6 +84,7 @@ pub async fn serve_queue(inbox: DialInbox) -> Result<(), lambda_runtime::Error> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use outbound_model::job::DialJob;
     use outbound_model::{Id, Tenant};
 
     /// The dialer's SQS event as Lambda delivers it (tests/events/dialer-sqs-jobs.json, also

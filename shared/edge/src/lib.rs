@@ -1,0 +1,57 @@
+//! The composition root: one `serve_<function>` per Lambda of `template.yaml`. Each reads its
+//! function's configuration once ([`outbound_app::config`]), builds exactly that function's
+//! parts, and hands every event to the domain; nothing below this crate reads the environment
+//! or builds a client of its own. A function's `main.rs` calls one of them, so its binary links
+//! only the handlers it runs.
+//!
+//! - [`http`]: the data source and task APIs;
+//! - [`dialing`]: the tick, the dialer, call events and the flows' reports;
+//! - [`background`]: imports, export jobs, reclaims and the event publisher.
+//!
+//! [`each_message`] is the life of every SQS-triggered function: each message on its own, only
+//! the failed ones reported back for redelivery.
+
+pub mod background;
+pub mod dialing;
+pub mod http;
+
+pub use background::{serve_contact_import, serve_event_publisher, serve_exporter, serve_reclaim};
+pub use dialing::{serve_call_events, serve_dialer, serve_dialer_tick, serve_flow_results};
+pub use http::{serve_datasource_api, serve_task_api};
+
+use aws_lambda_events::event::sqs::{SqsBatchResponse, SqsEvent};
+use outbound_app::config::Config;
+use outbound_app::App;
+use outbound_model::error::{ConfigError, Error};
+use std::future::Future;
+
+/// Runs `handle` on every message body of `event` and reports the ids of those that failed
+/// (partial batch failures).
+pub async fn each_message<F, Fut>(event: SqsEvent, handle: F) -> SqsBatchResponse
+where
+    F: Fn(String) -> Fut,
+    Fut: Future<Output = Result<(), Error>>,
+{
+    let mut response = SqsBatchResponse::default();
+    for message in event.records {
+        let id = message.message_id.unwrap_or_default();
+        if let Err(error) = handle(message.body.unwrap_or_default()).await {
+            tracing::error!(message_id = %id, %error, cause = ?error, "message failed; it will be redelivered");
+            response.add_failure(id);
+        }
+    }
+    response
+}
+
+/// The start of every function but the publisher: logging, then the configuration and the
+/// clients it names.
+async fn start() -> Result<App, ConfigError> {
+    outbound_telemetry::init();
+    Ok(App::from_config(Config::from_env()?).await)
+}
+
+/// A handler's error as the runtime reports it: the invocation fails and is retried by its
+/// source.
+fn failed(error: impl std::fmt::Display) -> lambda_runtime::Error {
+    lambda_runtime::Error::from(error.to_string())
+}
