@@ -3,9 +3,11 @@
 #   setup  Debian's chromium (for the browser test) when /usr/bin/chromium is missing, and
 #          `npm ci` in console/ when node_modules is missing or older than package-lock.json
 #   build  setup's npm part, then `npm run build` unless console/dist is newer than its sources
-#   test   build, the check that src/api/schema.d.ts is what openapi.yaml generates, the unit
-#          tests (`npm test`, vitest), then the end-to-end browser test
-#          (console/e2e/campaign.e2e.ts: target/debug/local-api + headless chromium)
+#   test   build, the check that the generated types are what their sources make
+#          (src/api/schema.d.ts of openapi.yaml, e2e/generated/events.d.ts of events.schema.json,
+#          e2e/generated/local.d.ts of e2e/local.openapi.yaml), the unit tests (`npm test`,
+#          vitest), then the end-to-end browser test (console/e2e/campaign.e2e.ts:
+#          target/debug/local-api + headless chromium)
 #   bench  build, then the console's sizes and first-load times (console/e2e/bench.ts), each
 #          figure appended to $BENCH_DIR/samples.jsonl (default .local/bench)
 # The e2e files are TypeScript: `npm run build` type-checks them (tsc -p e2e) and tsx (pinned
@@ -96,25 +98,39 @@ need_local_api() {
   done
 }
 
-# Fails when console/src/api/schema.d.ts is not what `npm run gen:api` makes of openapi.yaml
-# (which a unit test keeps equal to the code): the console's types follow the contract.
-check_schema() {
-  local fresh
+# Fails when console/$1 is not what `npm run $2` writes: the rest of the arguments are that
+# script's generator and its arguments, run here with a scratch file to write appended.
+check_generated() {
+  local file=$1 script=$2 fresh
+  shift 2
   fresh=$(mktemp --suffix=.d.ts)
-  "$CONSOLE/node_modules/.bin/openapi-typescript" openapi.yaml -o "$fresh" >/dev/null 2>&1
-  if ! diff -q "$fresh" "$CONSOLE/src/api/schema.d.ts" >/dev/null; then
-    echo "console/src/api/schema.d.ts is not what openapi.yaml generates; run: (cd console && npm run gen:api)" >&2
-    diff -u "$CONSOLE/src/api/schema.d.ts" "$fresh" | head -40 >&2
+  "$@" "$fresh" >/dev/null 2>&1
+  if ! diff -q "$fresh" "$CONSOLE/$file" >/dev/null; then
+    echo "console/$file is not what its source generates; run: (cd console && npm run $script)" >&2
+    diff -u "$CONSOLE/$file" "$fresh" | head -40 >&2
     rm -f "$fresh"
     return 1
   fi
   rm -f "$fresh"
 }
 
+# Fails when a generated file of the console is not what its source makes now, naming each that
+# is not: src/api/schema.d.ts of openapi.yaml (which a unit test keeps equal to the code), and the
+# browser test's e2e/generated/events.d.ts of events.schema.json and e2e/generated/local.d.ts of
+# e2e/local.openapi.yaml. The console's and its browser test's types follow the contracts.
+check_schemas() {
+  local bin="$CONSOLE/node_modules/.bin" stale=0
+  check_generated src/api/schema.d.ts gen:api "$bin/openapi-typescript" openapi.yaml -o || stale=1
+  check_generated e2e/generated/events.d.ts gen:events "$bin/json2ts" -i events.schema.json -o || stale=1
+  check_generated e2e/generated/local.d.ts gen:local \
+    "$bin/openapi-typescript" "$CONSOLE/e2e/local.openapi.yaml" -o || stale=1
+  return "$stale"
+}
+
 test_console() {
   setup_chromium
   build
-  check_schema
+  check_schemas
   (cd "$CONSOLE" && npm test --silent)
   need_local_api "${DEV_TOKEN:-target/debug/dev-token}"
   with_moto

@@ -17,6 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { csvRecords } from '../src/lib/csv.ts';
+import { eventsOf, type BusEvent } from './clients.ts';
 import { devToken, freshContext, startLocalApi, until, type LocalApi } from './lib.ts';
 import { accessibilityViolations, screenshot } from './page.ts';
 
@@ -116,18 +117,6 @@ async function resultTable(name: string): Promise<string[][]> {
   return table.locator('tbody tr').evaluateAll((trs: HTMLTableRowElement[]) => trs.map((tr) => [...tr.cells].map((cell) => cell.textContent?.trim() ?? '')));
 }
 
-/** A call the simulated provider placed, as `GET /local/calls` lists it (D22). */
-interface PlacedCall {
-  tenant: string;
-  taskId: string;
-  contactId: string;
-  attempt: number;
-  to: string;
-  callerId: string | null;
-  contactFlowId: string | null;
-  attributes: Record<string, string>;
-}
-
 /** Checks the page with axe-core and keeps its serious and critical violations. */
 async function audit(where: string) {
   violations.push(...(await accessibilityViolations(page, where)));
@@ -148,26 +137,6 @@ async function waitForStatus(status: string) {
     const shown = (await taskStatus().textContent({ timeout: 2_000 }))?.trim();
     assert.equal(shown, status);
   }, { timeout: WAIT, interval: 250 });
-}
-
-/** An event the bus delivered, as `GET /local/events` lists it (the EventBridge shape). */
-interface BusEvent {
-  'detail-type': string;
-  detail: {
-    tenant?: string;
-    taskId?: string;
-    dataSourceId?: string;
-    from?: string;
-    to?: string;
-    cause?: string;
-    attempt?: number;
-    reason?: string;
-    status?: string;
-    successCount?: number;
-    failCount?: number;
-    results?: Record<string, string>;
-    callerId?: string | null;
-  };
 }
 
 test('a whole campaign through the console', { timeout: 170_000 }, async (t) => {
@@ -246,13 +215,10 @@ test('a whole campaign through the console', { timeout: 170_000 }, async (t) => 
 
   await step('the operator assigns caller IDs and flows; the settings page shows them and sets a default', async () => {
     const operator = await devToken('acme', ['outbound/operator']);
-    const response = await fetch(`${local().base}/api/operator/telephony/update`, {
-      method: 'POST',
-      headers: { Authorization: `Bearer ${operator}`, 'Content-Type': 'application/json' },
-      body: JSON.stringify({ tenant: 'acme', callerIds: CALLER_IDS, contactFlows: FLOWS }),
+    // Throws (ApiError, with the envelope's message) unless it answers a 2xx with code 0.
+    await local().api(operator).post('/api/operator/telephony/update', {
+      body: { tenant: 'acme', callerIds: CALLER_IDS, contactFlows: FLOWS },
     });
-    assert.equal(response.status, 200, await response.clone().text());
-    assert.equal(((await response.json()) as { code: number }).code, 0);
     await nav('Settings').click();
     await heading('Settings').waitFor();
     const group = page.getByRole('group', { name: 'Caller IDs and contact flows' });
@@ -416,7 +382,7 @@ test('a whole campaign through the console', { timeout: 170_000 }, async (t) => 
   });
 
   await step('every call went from the local number through the task’s flow with its attributes', async () => {
-    const calls = ((await (await fetch(`${local().base}/local/calls`)).json()) as PlacedCall[]).filter((c) => c.taskId === ids.task);
+    const calls = (await local().calls()).filter((c) => c.taskId === ids.task);
     assert.equal(calls.length, 7, JSON.stringify(calls));
     for (const call of calls) {
       assert.equal(call.tenant, 'acme');
@@ -482,15 +448,14 @@ test('a whole campaign through the console', { timeout: 170_000 }, async (t) => 
   await step('the bus delivered the domain events', async () => {
     const ofTask = (events: BusEvent[]) => events.filter((e) => e.detail?.taskId === ids.task);
     const events = await until('the events arrived', async () => {
-      const all = (await (await fetch(`${local().base}/local/events`)).json()) as BusEvent[];
-      const changes = ofTask(all).filter((e) => e['detail-type'] === 'TaskStateChanged');
+      const all = await local().events();
+      const changes = eventsOf(ofTask(all), 'TaskStateChanged');
       assert.equal(changes.filter((e) => e.detail.to === 'COMPLETED').length, 3);
-      assert.equal(ofTask(all).filter((e) => e['detail-type'] === 'CallCompleted').length, 7);
+      assert.equal(eventsOf(ofTask(all), 'CallCompleted').length, 7);
       return all;
     }, { timeout: 30_000, interval: 500 });
     for (const event of events) assert.equal(event.detail.tenant, 'acme');
-    const changes = ofTask(events)
-      .filter((e) => e['detail-type'] === 'TaskStateChanged')
+    const changes = eventsOf(ofTask(events), 'TaskStateChanged')
       .map((e) => `${e.detail.from}->${e.detail.to}:${e.detail.cause}`);
     assert.deepEqual(changes, [
       'DRAFT->RUNNING:publish',
@@ -500,7 +465,7 @@ test('a whole campaign through the console', { timeout: 170_000 }, async (t) => 
       'COMPLETED->RUNNING:recall',
       'RUNNING->COMPLETED:complete',
     ]);
-    const calls = ofTask(events).filter((e) => e['detail-type'] === 'CallCompleted');
+    const calls = eventsOf(ofTask(events), 'CallCompleted');
     const reasons = calls.map((e) => `${e.detail.attempt}:${e.detail.reason}`).sort();
     assert.deepEqual(reasons, [
       '1:ANSWERED',
@@ -515,9 +480,7 @@ test('a whole campaign through the console', { timeout: 170_000 }, async (t) => 
     const results = calls.filter((e) => e.detail.reason === 'ANSWERED').map((e) => e.detail.results?.outcome ?? '').sort();
     assert.deepEqual(results, ['', 'callback', 'confirmed', 'confirmed', 'declined']);
     assert.ok(calls.every((e) => e.detail.callerId === CALLER_IDS[0] && !('mood' in (e.detail.results ?? {}))), JSON.stringify(calls));
-    const imports = events.filter(
-      (e) => e['detail-type'] === 'ImportFinished' && e.detail.dataSourceId === ids.dataSource,
-    );
+    const imports = eventsOf(events, 'ImportFinished').filter((e) => e.detail.dataSourceId === ids.dataSource);
     assert.equal(imports.length, 1);
     assert.equal(imports[0].detail.status, 'SUCCEEDED');
     assert.equal(imports[0].detail.successCount, 5);

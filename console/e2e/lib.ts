@@ -14,6 +14,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type BrowserContext } from 'playwright-core';
+import type { ApiClient } from '../src/api/client.ts';
+import { apiClient, busEvents, localClient, placedCalls, type BusEvent, type PlacedCall } from './clients.ts';
 
 /** The repository (console/e2e/../..); OUTBOUND_ROOT overrides it. */
 export const ROOT = process.env.OUTBOUND_ROOT
@@ -56,6 +58,12 @@ export interface LocalApi {
   /** The sign-in URL it printed, with its development token. */
   signInUrl: string;
   token: string;
+  /** The API as the console calls it, with `token` as its Bearer token (clients.ts). */
+  api: (token: string) => ApiClient;
+  /** `GET /local/calls`: the calls its simulated provider placed, oldest first. */
+  calls: () => Promise<PlacedCall[]>;
+  /** `GET /local/events`: the events its bus delivered, oldest first. */
+  events: () => Promise<BusEvent[]>;
   /** Ends it (safe to call twice). */
   stop: () => Promise<void>;
   exited: () => boolean;
@@ -71,8 +79,8 @@ export interface FatalError extends Error {
 /**
  * Starts target/debug/local-api on a fresh stack (LOCAL_STACK=<prefix>-<random>) and a free
  * port, waits for its sign-in URL and its first answer, and answers { base, signInUrl, token,
- * stop, exited, output }. `stop()` ends it (safe to call twice); it is killed too when this
- * process exits or is interrupted. `output()` is the tail of what it printed.
+ * api, calls, events, stop, exited, output }. `stop()` ends it (safe to call twice); it is
+ * killed too when this process exits or is interrupted. `output()` is the tail of what it printed.
  */
 export async function startLocalApi({ prefix = 'e2e', dialTickMs = 500 } = {}): Promise<LocalApi> {
   const port = await freePort();
@@ -151,6 +159,7 @@ export async function startLocalApi({ prefix = 'e2e', dialTickMs = 500 } = {}): 
     throw error;
   });
   const base = `http://127.0.0.1:${port}`;
+  const local = localClient(base);
   // Wait until it serves (a server that fails as it starts to serve fails here, with its output).
   try {
     await until(
@@ -159,7 +168,7 @@ export async function startLocalApi({ prefix = 'e2e', dialTickMs = 500 } = {}): 
         if (child.exitCode !== null || child.signalCode !== null) {
           throw Object.assign<Error, Pick<FatalError, 'fatal'>>(new Error(`local-api exited (${child.exitCode ?? child.signalCode}):\n${output.slice(-4000)}`), { fatal: true });
         }
-        const response = await fetch(`${base}/local/events`);
+        const { response } = await local.GET('/local/events', { parseAs: 'stream' });
         return response.ok;
       },
       { timeout: 20_000, interval: 100 },
@@ -168,7 +177,18 @@ export async function startLocalApi({ prefix = 'e2e', dialTickMs = 500 } = {}): 
     await stop();
     throw error;
   }
-  return { ...started, base, port, stack, stop, exited: () => child.exitCode !== null || child.signalCode !== null, output: () => output };
+  return {
+    ...started,
+    base,
+    port,
+    stack,
+    api: (token) => apiClient(base, token),
+    calls: () => placedCalls(local),
+    events: () => busEvents(local),
+    stop,
+    exited: () => child.exitCode !== null || child.signalCode !== null,
+    output: () => output,
+  };
 }
 
 /**

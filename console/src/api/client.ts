@@ -8,7 +8,7 @@
 //     show a notice;
 //   - a 401 is reported to the app (`onUnauthorized`) so it can send the person back to sign-in.
 import createFetchClient, { type MaybeOptionalInit } from 'openapi-fetch';
-import type { paths } from './schema';
+import type { paths } from './schema.d.ts';
 
 export class ApiError extends Error {
   readonly status: number;
