@@ -16,7 +16,7 @@ use outbound_adapters::aws::Lazy;
 use outbound_dialing::catalog::Catalog;
 use outbound_dialing::connect::{ConnectCatalog, ConnectProvider, ConnectSettings};
 use outbound_dialing::{CallRequest, CallStatus, Provider};
-use outbound_model::call::{CallAttempt, CallReport, Outcome};
+use outbound_model::call::{CallAttempt, CallReport, Outcome, Reason};
 use outbound_model::settings::TenantSettings;
 use outbound_model::telephony::{Assignment, Voicemail};
 use outbound_model::{Id, Phone, Tenant};
@@ -230,17 +230,25 @@ async fn every_detection_status_of_describe_contact_has_its_outcome_as_run() {
     }
     for case in cases {
         let id = case["response"]["Contact"]["Id"].as_str().unwrap();
+        let reason = case["serviceReason"]
+            .as_str()
+            .and_then(Reason::parse)
+            .unwrap();
         let outcome = match case["outcome"].as_u64().unwrap() {
             1 => Outcome::Success,
             2 => Outcome::Failed,
             _ => Outcome::NoAnswer,
         };
+        assert_eq!(reason.outcome(), outcome, "{}", case["status"]);
+        assert_eq!(
+            reason == Reason::InvalidNumber,
+            case["invalidNumber"].as_bool().unwrap()
+        );
         let want = CallReport {
             results: Default::default(),
-            outcome,
+            reason,
             duration: case["duration"].as_u64().unwrap(),
-            invalid_number: case["invalidNumber"].as_bool().unwrap(),
-            reason: case["reason"].as_str().unwrap().to_owned(),
+            detail: case["reason"].as_str().unwrap().to_owned(),
         };
         assert_eq!(
             connect.describe(id).await.unwrap(),

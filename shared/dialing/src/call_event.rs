@@ -51,16 +51,24 @@ mod tests {
     /// The call-events queue carries both kinds of outcome; events that end no call are ignored.
     #[test]
     fn call_events_are_read_from_either_provider() {
-        let simulated = r#"{"simulatedCall":{"callId":"sim-1","report":{"outcome":3,"duration":0,"invalidNumber":false,"reason":"unanswered"}}}"#;
+        let simulated = r#"{"simulatedCall":{"callId":"sim-1","report":{"reason":"NO_ANSWER","duration":0,"detail":"NO_ANSWER"}}}"#;
         let ended = EndedCall::decode(simulated).unwrap().unwrap();
         assert_eq!(
-            (ended.call_id.as_str(), ended.report.outcome, ended.attempt),
+            (
+                ended.call_id.as_str(),
+                ended.report.outcome(),
+                ended.attempt
+            ),
             ("sim-1", Outcome::NoAnswer, None)
         );
         let connect = include_str!("../../../tests/events/connect-disconnected-human.json");
         let ended = EndedCall::decode(connect).unwrap().unwrap();
         assert_eq!(
-            (ended.call_id.as_str(), ended.report.outcome, ended.attempt),
+            (
+                ended.call_id.as_str(),
+                ended.report.outcome(),
+                ended.attempt
+            ),
             (
                 "3f8e2d71-9c4b-4a6e-b5d0-1a7c9e2f4b83",
                 Outcome::Success,

@@ -20,7 +20,7 @@ use outbound_adapters::aws::actions;
 use outbound_adapters::aws::Dependency;
 use outbound_adapters::aws::Lazy;
 pub use outbound_app::config::connect::{CallerSource, ConnectSettings};
-use outbound_model::call::{CallReport, Outcome};
+use outbound_model::call::{CallReport, Outcome, Reason};
 use outbound_model::error::Error;
 use outbound_model::settings::TenantSettings;
 use outbound_model::signature::Carried;
@@ -481,29 +481,24 @@ pub fn report(
     let amd = amd_status.map(str::trim).filter(|text| !text.is_empty());
     let ended = |outcome: Outcome, why: &str| CallReport {
         results: Default::default(),
-        outcome,
+        reason: service_reason(outcome, why),
         duration: 0,
-        invalid_number: false,
-        reason: why.to_owned(),
+        detail: why.to_owned(),
     };
     let answered = |why: &str| CallReport {
         duration: talk_seconds(connected, disconnected),
         ..ended(Outcome::Success, why)
     };
+    let invalid = |why: &str| CallReport {
+        reason: Reason::InvalidNumber,
+        ..ended(Outcome::Failed, why)
+    };
 
     if let Some(why @ "TELECOM_NUMBER_INVALID") = reason {
-        return CallReport {
-            invalid_number: true,
-            ..ended(Outcome::Failed, why)
-        };
+        return invalid(why);
     }
     match amd {
-        Some(why @ "SIT_TONE_INVALID_NUMBER") => {
-            return CallReport {
-                invalid_number: true,
-                ..ended(Outcome::Failed, why)
-            }
-        }
+        Some(why @ "SIT_TONE_INVALID_NUMBER") => return invalid(why),
         // A person answered; `ANSWERED` is how DescribeContact reports an answered call that
         // detection did not find to be a machine: calling again would call that person again.
         Some(why @ ("HUMAN_ANSWERED" | "ANSWERED")) => return answered(reason.unwrap_or(why)),
@@ -544,6 +539,19 @@ pub fn report(
         // connected.
         Some(why) => ended(Outcome::Failed, why),
         None => ended(Outcome::Failed, amd.unwrap_or("no disconnect reason")),
+    }
+}
+
+/// The service's reason (D18) for a call Connect ended with `outcome`, its code `why`: Connect's
+/// words stop here. A voicemail is told apart from other unanswered calls, and a busy line from
+/// other failures, by the code that decided.
+fn service_reason(outcome: Outcome, why: &str) -> Reason {
+    match (outcome, why) {
+        (Outcome::Success, _) => Reason::Answered,
+        (_, "VOICEMAIL_BEEP" | "VOICEMAIL_NO_BEEP") => Reason::Voicemail,
+        (_, "TELECOM_BUSY" | "SIT_TONE_BUSY") => Reason::Busy,
+        (Outcome::NoAnswer, _) => Reason::NoAnswer,
+        (Outcome::Failed, _) => Reason::Error,
     }
 }
 
@@ -1062,10 +1070,9 @@ mod tests {
             contact_status(&talked),
             CallStatus::Ended(CallReport {
                 results: Default::default(),
-                outcome: Outcome::Success,
+                reason: Reason::Answered,
                 duration: 102,
-                invalid_number: false,
-                reason: "CUSTOMER_DISCONNECT".into(),
+                detail: "CUSTOMER_DISCONNECT".into(),
             })
         );
         let invalid = Contact::builder()
@@ -1075,7 +1082,7 @@ mod tests {
         let CallStatus::Ended(report) = contact_status(&invalid) else {
             panic!("not ended");
         };
-        assert!(report.invalid_number);
+        assert!(report.invalid_number());
     }
 
     #[test]
@@ -1110,37 +1117,38 @@ mod tests {
 
     fn success(why: &str) -> CallReport {
         CallReport {
-            results: Default::default(),
-            outcome: Outcome::Success,
             duration: 102,
-            invalid_number: false,
-            reason: why.into(),
+            ..ended(Reason::Answered, why)
         }
     }
 
-    fn ended(outcome: Outcome, why: &str) -> CallReport {
+    fn ended(reason: Reason, why: &str) -> CallReport {
         CallReport {
             results: Default::default(),
-            outcome,
+            reason,
             duration: 0,
-            invalid_number: false,
-            reason: why.into(),
+            detail: why.into(),
         }
     }
 
     fn no_answer(why: &str) -> CallReport {
-        ended(Outcome::NoAnswer, why)
+        ended(Reason::NoAnswer, why)
+    }
+
+    fn voicemail(why: &str) -> CallReport {
+        ended(Reason::Voicemail, why)
+    }
+
+    fn busy(why: &str) -> CallReport {
+        ended(Reason::Busy, why)
     }
 
     fn failed(why: &str) -> CallReport {
-        ended(Outcome::Failed, why)
+        ended(Reason::Error, why)
     }
 
     fn invalid(why: &str) -> CallReport {
-        CallReport {
-            invalid_number: true,
-            ..failed(why)
-        }
+        ended(Reason::InvalidNumber, why)
     }
 
     #[test]
@@ -1157,8 +1165,8 @@ mod tests {
             (Some("TELECOM_PROBLEM"), None, true, success("TELECOM_PROBLEM")),
             (None, None, true, success("connected")),
             (None, Some("HUMAN_ANSWERED"), true, success("HUMAN_ANSWERED")),
-            (Some("CONTACT_FLOW_DISCONNECT"), Some("VOICEMAIL_BEEP"), true, no_answer("VOICEMAIL_BEEP")),
-            (Some("CUSTOMER_DISCONNECT"), Some("VOICEMAIL_NO_BEEP"), true, no_answer("VOICEMAIL_NO_BEEP")),
+            (Some("CONTACT_FLOW_DISCONNECT"), Some("VOICEMAIL_BEEP"), true, voicemail("VOICEMAIL_BEEP")),
+            (Some("CUSTOMER_DISCONNECT"), Some("VOICEMAIL_NO_BEEP"), true, voicemail("VOICEMAIL_NO_BEEP")),
             (Some("CUSTOMER_DISCONNECT"), Some("AMD_UNRESOLVED"), true, no_answer("AMD_UNRESOLVED")),
             (Some("CUSTOMER_DISCONNECT"), Some("AMD_UNRESOLVED_SILENCE"), true, no_answer("AMD_UNRESOLVED_SILENCE")),
             (Some("CUSTOMER_DISCONNECT"), Some("SOME_FUTURE_STATUS"), true, no_answer("SOME_FUTURE_STATUS")),
@@ -1166,8 +1174,8 @@ mod tests {
             (Some("TELECOM_UNANSWERED"), None, false, no_answer("TELECOM_UNANSWERED")),
             (Some("TELECOM_TIMEOUT"), None, false, no_answer("TELECOM_TIMEOUT")),
             (Some("TELECOM_ORIGINATOR_CANCEL"), Some("AMD_NOT_APPLICABLE"), false, no_answer("TELECOM_ORIGINATOR_CANCEL")),
-            (Some("TELECOM_BUSY"), Some("AMD_NOT_APPLICABLE"), false, failed("TELECOM_BUSY")),
-            (Some("CUSTOMER_DISCONNECT"), Some("SIT_TONE_BUSY"), true, failed("SIT_TONE_BUSY")),
+            (Some("TELECOM_BUSY"), Some("AMD_NOT_APPLICABLE"), false, busy("TELECOM_BUSY")),
+            (Some("CUSTOMER_DISCONNECT"), Some("SIT_TONE_BUSY"), true, busy("SIT_TONE_BUSY")),
             (Some("CUSTOMER_DISCONNECT"), Some("SIT_TONE_DETECTED"), true, failed("SIT_TONE_DETECTED")),
             (Some("CUSTOMER_DISCONNECT"), Some("FAX_MACHINE_DETECTED"), true, failed("FAX_MACHINE_DETECTED")),
             (Some("CUSTOMER_DISCONNECT"), Some("AMD_ERROR"), true, failed("AMD_ERROR")),
@@ -1190,7 +1198,7 @@ mod tests {
             (None, Some("ANSWERED"), true, success("ANSWERED")),
             (Some("CUSTOMER_DISCONNECT"), Some("UNDETECTED"), true, no_answer("UNDETECTED")),
             (Some("TELECOM_UNANSWERED"), Some("UNDETECTED"), false, no_answer("TELECOM_UNANSWERED")),
-            (Some("TELECOM_BUSY"), Some("UNDETECTED"), false, failed("TELECOM_BUSY")),
+            (Some("TELECOM_BUSY"), Some("UNDETECTED"), false, busy("TELECOM_BUSY")),
             (Some("CUSTOMER_DISCONNECT"), Some("ERROR"), true, failed("ERROR")),
         ];
         for (reason, amd, was_connected, want) in cases {
@@ -1241,21 +1249,14 @@ mod tests {
             .expect("a DISCONNECTED voice event")
     }
 
-    fn expect(
-        contact_id: &str,
-        outcome: Outcome,
-        duration: u64,
-        invalid_number: bool,
-        reason: &str,
-    ) -> Disconnect {
+    fn expect(contact_id: &str, reason: Reason, duration: u64, detail: &str) -> Disconnect {
         Disconnect {
             contact_id: contact_id.into(),
             report: CallReport {
                 results: Default::default(),
-                outcome,
+                reason,
                 duration,
-                invalid_number,
-                reason: reason.into(),
+                detail: detail.into(),
             },
         }
     }
@@ -1268,9 +1269,8 @@ mod tests {
             )),
             expect(
                 "3f8e2d71-9c4b-4a6e-b5d0-1a7c9e2f4b83",
-                Outcome::Success,
+                Reason::Answered,
                 102,
-                false,
                 "CUSTOMER_DISCONNECT"
             )
         );
@@ -1284,9 +1284,8 @@ mod tests {
             )),
             expect(
                 "a41c6e09-2b7d-4f38-8e5a-c9d0f1b27e64",
-                Outcome::NoAnswer,
+                Reason::Voicemail,
                 0,
-                false,
                 "VOICEMAIL_BEEP"
             )
         );
@@ -1300,9 +1299,8 @@ mod tests {
             )),
             expect(
                 "e7b3a920-5f1c-4d86-9a2e-6c04d8f1b359",
-                Outcome::NoAnswer,
+                Reason::NoAnswer,
                 0,
-                false,
                 "AMD_UNANSWERED"
             )
         );
@@ -1316,9 +1314,8 @@ mod tests {
             )),
             expect(
                 "52d09f3e-8a61-4b7c-a3e5-f2c8b1d94e06",
-                Outcome::Failed,
+                Reason::Busy,
                 0,
-                false,
                 "TELECOM_BUSY"
             )
         );
@@ -1332,9 +1329,8 @@ mod tests {
             )),
             expect(
                 "8c1e4b75-3d92-4a0f-b6c8-e5a7f2d06b19",
-                Outcome::Failed,
+                Reason::InvalidNumber,
                 0,
-                true,
                 "TELECOM_NUMBER_INVALID"
             )
         );
@@ -1344,7 +1340,7 @@ mod tests {
     #[test]
     fn recorded_events_give_their_reasons() {
         use outbound_model::call::Reason;
-        let reason = |body: &str| Reason::of(&disconnect(body).report);
+        let reason = |body: &str| disconnect(body).report.reason;
         assert_eq!(
             reason(include_str!(
                 "../../../tests/events/connect-disconnected-human.json"
@@ -1400,15 +1396,10 @@ mod tests {
             (Some("CUSTOMER_DISCONNECT"), Some("SIT_TONE_INVALID_NUMBER"), true, Reason::InvalidNumber),
         ];
         for (disconnect, amd, was_connected, want) in cases {
-            let got = Reason::of(&report(
-                disconnect,
-                amd,
-                connected.filter(|_| was_connected),
-                None,
-            ));
+            let got = report(disconnect, amd, connected.filter(|_| was_connected), None).reason;
             assert_eq!(got, want, "{disconnect:?} / {amd:?}");
         }
-        assert_eq!(Reason::of(&CallReport::no_outcome()), Reason::NoOutcome);
+        assert_eq!(CallReport::no_outcome().reason, Reason::NoOutcome);
     }
 
     #[test]
@@ -1433,9 +1424,8 @@ mod tests {
                 None,
                 Some(expect(
                     "3f8e2d71-9c4b-4a6e-b5d0-1a7c9e2f4b83",
-                    Outcome::Success,
+                    Reason::Answered,
                     102,
-                    false,
                     "CUSTOMER_DISCONNECT"
                 )),
             ]
@@ -1487,7 +1477,7 @@ mod tests {
         }));
         assert_eq!(
             disconnect(&body),
-            expect("c1", Outcome::Failed, 0, false, "TELECOM_BUSY")
+            expect("c1", Reason::Busy, 0, "TELECOM_BUSY")
         );
     }
 

@@ -436,13 +436,13 @@ mod tests {
     }
 
     fn report(outcome: Outcome, invalid_number: bool) -> CallReport {
-        CallReport {
-            results: Default::default(),
-            outcome,
-            duration: 0,
-            invalid_number,
-            reason: String::new(),
-        }
+        let reason = match outcome {
+            _ if invalid_number => outbound_model::call::Reason::InvalidNumber,
+            Outcome::Success => outbound_model::call::Reason::Answered,
+            Outcome::NoAnswer => outbound_model::call::Reason::NoAnswer,
+            Outcome::Failed => outbound_model::call::Reason::Error,
+        };
+        reason.report(0)
     }
 
     #[test]

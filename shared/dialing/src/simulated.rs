@@ -299,7 +299,7 @@ pub fn decide(
 /// task's `resultAttributes` among them.
 pub fn flow_results(report: &CallReport, simulated_results: Option<&str>) -> Results {
     match simulated_results {
-        Some(raw) if report.outcome == Outcome::Success => parse_simulated_results(raw)
+        Some(raw) if report.outcome() == Outcome::Success => parse_simulated_results(raw)
             .into_iter()
             .map(|(name, value)| (name.to_owned(), value.to_owned()))
             .collect(),
@@ -412,8 +412,8 @@ mod tests {
             let phone = format!("+86138{n:08}");
             let report = decide(&settings, &phone, 1, None);
             assert_eq!(report, decide(&settings, &phone, 1, None), "deterministic");
-            counts[usize::from(report.outcome.code() - 1)] += 1;
-            match report.outcome {
+            counts[usize::from(report.outcome().code() - 1)] += 1;
+            match report.outcome() {
                 Outcome::Success => assert!((1..=180).contains(&report.duration)),
                 _ => assert_eq!(report.duration, 0),
             }
@@ -454,7 +454,7 @@ mod tests {
         };
         for n in 0..50 {
             let report = decide(&settings, &format!("555{n:04}"), n, None);
-            assert_eq!(report.outcome, Outcome::NoAnswer);
+            assert_eq!(report.outcome(), Outcome::NoAnswer);
         }
     }
 
@@ -463,7 +463,7 @@ mod tests {
         let settings = DialerConfig::default().simulated;
         let script = Some("BUSY, VOICEMAIL,ANSWERED");
         let reasons: Vec<Reason> = (1..=3)
-            .map(|attempt| Reason::of(&decide(&settings, "5550100", attempt, script)))
+            .map(|attempt| decide(&settings, "5550100", attempt, script).reason)
             .collect();
         assert_eq!(reasons, [Reason::Busy, Reason::Voicemail, Reason::Answered]);
         assert_eq!(
@@ -473,12 +473,7 @@ mod tests {
         // Every reason of the mix shows up over many numbers.
         let mut seen = std::collections::HashSet::new();
         for n in 0..400 {
-            seen.insert(Reason::of(&decide(
-                &settings,
-                &format!("555{n:04}"),
-                1,
-                None,
-            )));
+            seen.insert(decide(&settings, &format!("555{n:04}"), 1, None).reason);
         }
         let mut seen: Vec<Reason> = seen.into_iter().collect();
         seen.sort();

@@ -110,47 +110,29 @@ impl Reason {
         !matches!(self, Reason::Answered | Reason::InvalidNumber)
     }
 
-    /// The one reading of a provider's report (D18). Amazon Connect's answering-machine statuses
-    /// and disconnect reasons are mapped to an outcome by the Connect provider (`connect::report`
-    /// in the dialing crate), which keeps the code that decided in `detail`; voicemail and busy
-    /// are told apart here by that code.
-    pub fn of(report: &CallReport) -> Reason {
-        match (
-            report.outcome,
-            report.invalid_number,
-            report.reason.as_str(),
-        ) {
-            (Outcome::Success, _, _) => Reason::Answered,
-            (_, true, _) => Reason::InvalidNumber,
-            (_, _, "VOICEMAIL_BEEP" | "VOICEMAIL_NO_BEEP") => Reason::Voicemail,
-            (_, _, "TELECOM_BUSY" | "SIT_TONE_BUSY") => Reason::Busy,
-            (_, _, NO_OUTCOME) => Reason::NoOutcome,
-            (Outcome::NoAnswer, _, _) => Reason::NoAnswer,
-            (Outcome::Failed, _, _) => Reason::Error,
+    /// The outcome a call that ended for this reason has (D13): a voicemail is no answer, a busy
+    /// line, an unreachable number or an error is failed.
+    pub fn outcome(self) -> Outcome {
+        match self {
+            Reason::Answered => Outcome::Success,
+            Reason::NoAnswer | Reason::Voicemail => Outcome::NoAnswer,
+            Reason::Busy | Reason::InvalidNumber | Reason::Error | Reason::NoOutcome => {
+                Outcome::Failed
+            }
         }
     }
 
-    /// A report that reads back as this reason, as Amazon Connect would word it: what the
-    /// simulated provider sends.
+    /// A report of a call that ended for this reason, lasting `duration` seconds if answered:
+    /// what the simulated provider sends, its detail the reason's own name.
     pub fn report(self, duration: u64) -> CallReport {
-        let (outcome, code) = match self {
-            Reason::Answered => (Outcome::Success, "HUMAN_ANSWERED"),
-            Reason::NoAnswer => (Outcome::NoAnswer, "TELECOM_UNANSWERED"),
-            Reason::Voicemail => (Outcome::NoAnswer, "VOICEMAIL_BEEP"),
-            Reason::Busy => (Outcome::Failed, "TELECOM_BUSY"),
-            Reason::InvalidNumber => (Outcome::Failed, "TELECOM_NUMBER_INVALID"),
-            Reason::Error => (Outcome::Failed, "TELECOM_PROBLEM"),
-            Reason::NoOutcome => return CallReport::no_outcome(),
-        };
         CallReport {
-            outcome,
-            duration: if outcome == Outcome::Success {
+            reason: self,
+            duration: if self == Reason::Answered {
                 duration
             } else {
                 0
             },
-            invalid_number: self == Reason::InvalidNumber,
-            reason: code.to_owned(),
+            detail: self.name().to_owned(),
             results: Results::new(),
         }
     }
@@ -218,22 +200,19 @@ impl Skip {
     }
 }
 
-/// The provider detail of a call whose outcome never arrived.
-const NO_OUTCOME: &str = "no outcome";
-
 /// What became of one call.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CallReport {
-    pub outcome: Outcome,
+    /// Why the call ended, in the service's words (D18): each provider maps its own codes to
+    /// one (Amazon Connect's in its adapter); the outcome follows from it ([`Reason::outcome`]).
+    pub reason: Reason,
     /// Seconds from answer to hang-up; 0 for a call never answered (D13).
     pub duration: u64,
-    /// The number can never be reached: the outcome is final at once, not retried (D13).
+    /// The provider's own words for it (`TELECOM_NUMBER_INVALID`, `no outcome`, ...), for the
+    /// log only: nothing is decided by it.
     #[serde(default)]
-    pub invalid_number: bool,
-    /// The provider's own words for it (`TELECOM_NUMBER_INVALID`, `no outcome`, ...), for the log.
-    #[serde(default)]
-    pub reason: String,
+    pub detail: String,
     /// What the call's flow reported, as the provider told it (the simulated provider's
     /// `simulatedResults`); the flow's results in Amazon Connect come on the call record
     /// instead ([`CallRef::results`]). Only the task's `resultAttributes` are kept (D22).
@@ -245,12 +224,20 @@ impl CallReport {
     /// A call whose outcome never arrived (D13: failed, "no outcome").
     pub fn no_outcome() -> Self {
         CallReport {
-            outcome: Outcome::Failed,
-            duration: 0,
-            invalid_number: false,
-            reason: NO_OUTCOME.into(),
-            results: Results::new(),
+            detail: "no outcome".into(),
+            ..Reason::NoOutcome.report(0)
         }
+    }
+
+    /// The call's outcome (D13), from its reason.
+    pub fn outcome(&self) -> Outcome {
+        self.reason.outcome()
+    }
+
+    /// Whether the number can never be reached: the outcome is final at once, not retried
+    /// (D13).
+    pub fn invalid_number(&self) -> bool {
+        self.reason == Reason::InvalidNumber
     }
 }
 
@@ -399,7 +386,7 @@ impl CallRef {
     /// attributes among what the flow reported during the call and what the provider reported
     /// at its end (the latter wins a name both set), values cut at 256 characters.
     pub fn learnt(&self, report: &CallReport) -> Learnt {
-        let results = if report.outcome == Outcome::Success {
+        let results = if report.outcome() == Outcome::Success {
             let reported = self.results.iter().chain(&report.results);
             kept_results(
                 reported.map(|(name, value)| (name.as_str(), value.as_str())),
@@ -411,14 +398,14 @@ impl CallRef {
         Learnt {
             results,
             caller_id: self.caller_id.clone(),
-            message_left: Reason::of(report) == Reason::Voicemail
+            message_left: report.reason == Reason::Voicemail
                 && self.voicemail == Voicemail::LeaveMessage,
         }
     }
 
     /// What an outcome ended at `ended_at` makes of the contact's state (D13, D18).
     pub fn after(&self, report: &CallReport, ended_at: Timestamp) -> AfterOutcome {
-        let reason = Reason::of(report);
+        let reason = report.reason;
         let rule = self.rules.iter().find(|rule| rule.reason == reason);
         // A rule's `maxAttempts` counts the attempts of the contact's latest grant (D12: a
         // recall grants `maxDialCount` more from where it stood).
@@ -473,7 +460,8 @@ pub fn after_outcome(
     call_interval_secs: u32,
     ended_at: Timestamp,
 ) -> AfterOutcome {
-    let done = report.outcome == Outcome::Success || report.invalid_number || attempt >= allowance;
+    let done =
+        report.outcome() == Outcome::Success || report.invalid_number() || attempt >= allowance;
     AfterOutcome {
         attempts: attempt,
         done,
@@ -504,7 +492,7 @@ mod tests {
     fn each_reason_reads_back_from_the_report_made_for_it() {
         for reason in Reason::ALL {
             let report = reason.report(42);
-            assert_eq!(Reason::of(&report), reason, "{report:?}");
+            assert_eq!(report.reason, reason, "{report:?}");
             assert_eq!(
                 report.duration,
                 if reason == Reason::Answered { 42 } else { 0 }

@@ -348,7 +348,7 @@ async fn recall_redials_exactly_the_failed_contacts() {
     // The simulated outcome depends only on the number and the attempt.
     let first = rig.contacts(&task.source).await;
     let fails = |n: &usize| {
-        decide(&rig.engine.config.simulated, &phone(*n), 1, None).outcome == Outcome::Failed
+        decide(&rig.engine.config.simulated, &phone(*n), 1, None).outcome() == Outcome::Failed
     };
     let expected: BTreeSet<&String> = (0..6).filter(fails).map(|n| &task.contacts[n]).collect();
     let failed: BTreeSet<&String> = first

@@ -503,13 +503,7 @@ async fn a_report_between_the_outcomes_read_and_its_write_is_counted() {
     flow_results::record(store, signer, &report("yes"), patience)
         .await
         .unwrap();
-    let answered = outbound_model::call::CallReport {
-        outcome: outbound_model::call::Outcome::Success,
-        duration: 30,
-        invalid_number: false,
-        reason: "answered".into(),
-        results: Default::default(),
-    };
+    let answered = outbound_model::call::Reason::Answered.report(30);
     rig.engine.record(read, &answered).await.unwrap();
     let state = &rig.api.stored_task_contacts(OWNER, &task).await[&ids[0]];
     assert_eq!(

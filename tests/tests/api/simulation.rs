@@ -228,7 +228,7 @@ impl World {
                 log.lock().unwrap().push(Placed {
                     at: at.now(),
                     request: call.clone(),
-                    reason: Reason::of(report),
+                    reason: report.reason,
                 });
             }))
         });

@@ -28,9 +28,9 @@ impl<P: Provider> Engine<P> {
                 .await?
             {
                 RecordFailure::None => {
-                    tracing::info!(outcome = ?report.outcome, reason = %report.reason, "outcome recorded");
+                    tracing::info!(outcome = ?report.outcome(), reason = report.reason.name(), detail = %report.detail, "outcome recorded");
                     outbound_telemetry::metrics(
-                        &[("Outcome", report.outcome.name())],
+                        &[("Outcome", report.outcome().name())],
                         &[
                             ("CallOutcomes", 1.0, Unit::Count),
                             ("CallSeconds", report.duration as f64, Unit::Seconds),

@@ -14,7 +14,7 @@ use outbound_adapters::store::dialing::{
     Attempts, Caps, ClaimRefused, FrequencyClaim, Gate, GiveBack, Skipped,
     CLAIM_CHECKED_AFTER_MILLIS, SKIPS_IN_ONE,
 };
-use outbound_model::call::{CallAttempt, CallRef, CallReport, Outcome, Skip, Target};
+use outbound_model::call::{CallAttempt, CallRef, CallReport, Reason, Skip, Target};
 use outbound_model::dnc::lookup_key;
 use outbound_model::error::Error;
 use outbound_model::numbers::{e164, Country};
@@ -842,11 +842,8 @@ impl<P: Provider> Engine<P> {
             }
             Err(PlaceError::NumberRefused(why)) => {
                 let report = CallReport {
-                    results: Default::default(),
-                    outcome: Outcome::Failed,
-                    duration: 0,
-                    invalid_number: true,
-                    reason: why,
+                    detail: why,
+                    ..Reason::InvalidNumber.report(0)
                 };
                 self.record(call.clone(), &report).await?;
                 Ok(Next::Settled { placed: true })

@@ -16,7 +16,6 @@ use outbound_model::{Id, Timestamp};
 use super::results::{flow_writes_of, result_moves, Seen, FLOW_WRITES, RECORDED_AT};
 use super::{Call, Deltas, RecordFailure};
 use crate::store::counters;
-use outbound_model::call::Reason;
 
 /// Tries of an outcome whose result counters turn out full or moved under it.
 const RESULT_TRIES: usize = 4;
@@ -39,7 +38,7 @@ impl Store {
         with_contact: bool,
     ) -> Result<RecordFailure, Error> {
         let learnt = call.learnt(report);
-        let answered = report.outcome == Outcome::Success;
+        let answered = report.outcome() == Outcome::Success;
         let moves = result_moves(call, answered, &learnt);
         // Its data source gone, the contact is not found where one shard would hold it, and
         // the outcome is recorded on the task alone.
@@ -90,9 +89,9 @@ impl Store {
         source_contact: Option<String>,
     ) -> Result<Actions<'_, Call>, Error> {
         let tenant = &call.tenant;
-        let counter = counters::calls_ended(report.outcome);
+        let counter = counters::calls_ended(report.outcome());
         let (state_update, state_expr) = state_after(call, report, next, learnt, now);
-        let reason = Reason::of(report);
+        let reason = report.reason;
         let mut moved = Deltas::default();
         moved
             .add(
@@ -104,7 +103,7 @@ impl Store {
                 1,
             )
             .add(counters::attempts_ended(reason), 1);
-        if report.outcome == Outcome::Success && call.earlier_results.is_none() {
+        if report.outcome() == Outcome::Success && call.earlier_results.is_none() {
             moved.add(counters::CONTACTS_ANSWERED, 1);
         }
         if call.released {
@@ -170,7 +169,7 @@ impl Store {
         )?;
         let pk = keys::task_contacts(tenant, &call.task_id);
         let mark = keys::recallable(&call.contact_id);
-        if matches!(report.outcome.code(), status::FAILED | status::NO_ANSWER) {
+        if matches!(report.outcome().code(), status::FAILED | status::NO_ANSWER) {
             let item = [
                 (keys::PK.to_owned(), s(&pk)),
                 (keys::SK.to_owned(), s(mark)),
@@ -214,7 +213,7 @@ impl Store {
                 Some("attribute_exists(pk)"),
                 Expr::default()
                     .name("#status", "status")
-                    .value(":outcome", n(report.outcome.code()))
+                    .value(":outcome", n(report.outcome().code()))
                     .value(":one", n(1)),
             )?;
         }
@@ -336,11 +335,11 @@ fn state_after(
     let mut expr = Expr::default()
         .value(":attempt", n(call.attempt))
         .value(":claimed", n(call.claimed_at.0))
-        .value(":outcome", n(report.outcome.code()))
+        .value(":outcome", n(report.outcome().code()))
         .value(":duration", n(report.duration))
         .value(":now", n(now.0))
         .value(":done", AttributeValue::Bool(next.done))
-        .value(":reason", s(Reason::of(report).name()))
+        .value(":reason", s(report.reason.name()))
         .value(":allowance", n(call.allowance));
     let mut sets = vec![
         "attempts = :attempt",
@@ -382,7 +381,7 @@ fn state_after(
         }
         None => removes.push("caller_id"),
     }
-    if learnt.message_left || report.outcome == Outcome::Success {
+    if learnt.message_left || report.outcome() == Outcome::Success {
         expr = expr.value(":true", AttributeValue::Bool(true));
     }
     if learnt.message_left {
@@ -390,7 +389,7 @@ fn state_after(
     } else {
         removes.push("message_left");
     }
-    if report.outcome == Outcome::Success {
+    if report.outcome() == Outcome::Success {
         sets.push("answered = :true");
         if learnt.results.is_empty() {
             removes.push("results");
