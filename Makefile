@@ -137,23 +137,25 @@ bench:
 bench-cold-start:
 	@mkdir -p $(BENCH_DIR) && rm -f $(BENCH_DIR)/samples.jsonl
 	@$(MAKE) --no-print-directory bench-functions
-	for run in $$(seq $(BENCH_RUNS)); do cargo bench --quiet -p outbound-local --bench cold_start || exit 1; done
+	for run in $$(seq $(BENCH_RUNS)); do cargo bench --quiet -p outbound-tests --bench cold_start || exit 1; done
 	python3 scripts/bench_report.py --keep
 
 # One run of every benchmark that `make bench` repeats: one line each, each recording samples.
 bench-run:
-	cargo bench --quiet -p outbound-local --bench files
+	cargo bench --quiet -p outbound-tests --bench files
 	@if [ -x .local/venv-bench/bin/python ]; then .local/venv-bench/bin/python scripts/bench_files.py $(BENCH_DIR); fi
-	cargo bench --quiet -p outbound-local --bench import
-	cargo bench --quiet -p outbound-local --bench api_latency
-	cargo bench --quiet -p outbound-local --bench cold_start
-	BENCH_DIALING=cheap cargo bench --quiet -p outbound-local --bench dialing
+	cargo bench --quiet -p outbound-tests --bench import
+	cargo bench --quiet -p outbound-tests --bench api_latency
+	cargo bench --quiet -p outbound-tests --bench cold_start
+	BENCH_DIALING=cheap cargo bench --quiet -p outbound-tests --bench dialing
 	scripts/console.sh bench
 
 # The benchmarks too slow to repeat: run once per `make bench` (the report says runs: 1).
 bench-once:
-	BENCH_DIALING=expensive cargo bench --quiet -p outbound-local --bench dialing
-	BENCH_IMPORT=100k cargo bench --quiet -p outbound-local --bench import
+	BENCH_DIALING=expensive cargo bench --quiet -p outbound-tests --bench dialing
+	BENCH_IMPORT=100k cargo bench --quiet -p outbound-tests --bench import
+	cargo bench --quiet -p outbound-tests --bench grown_stack
+	MOTO_QUERY_TIMING_ITEMS=200000 .venv/bin/python -m unittest -v scripts.test_moto_query.QueryTimingTest
 
 # pandas/openpyxl for the Python comparison, in .local/venv-bench (skipped when not installable)
 bench-venv:

@@ -1,6 +1,6 @@
 """Comparison for `make bench`: pandas.read_csv and openpyxl (read-only) on the files the Rust
 file benchmark generated, parse only, no validation. Each figure is printed as `key value` and,
-like the Rust side's `outbound_local::bench::record`, appended to `$BENCH_DIR/samples.jsonl`
+like the Rust side's `outbound_tests::bench::record`, appended to `$BENCH_DIR/samples.jsonl`
 (`parse_ms.csv_10k.pandas`, `parse_fastest_ms.xlsx_10k.openpyxl`, ...).
 
 Usage: bench_files.py <folder with contacts.csv and contacts.xlsx>"""

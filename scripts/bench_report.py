@@ -6,7 +6,7 @@ measure stay as they are, so one group can be measured again alone (`make bench-
 
 Reads `$BENCH_DIR/samples.jsonl` (or the file given as the first argument): one JSON object a
 line, `{"key": "dotted.path", "value": number}`, one line per figure per run, written by
-`outbound_local::bench::record` and scripts/bench_files.py. Samples are grouped by key; each
+`outbound_tests::bench::record` and scripts/bench_files.py. Samples are grouped by key; each
 key's median, min and max over its runs go to `bench/results.json` as nested objects (one level
 per dotted segment) and to one table per group in `BENCHMARKS.md`, with the goal the issue sets
 for it. Plain Python 3, no dependencies.

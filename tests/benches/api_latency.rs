@@ -15,9 +15,9 @@
 
 use futures::stream::{self, StreamExt};
 use outbound_adapters::aws::timing::{millis, ServerTiming};
-use outbound_local::bench::record;
-use outbound_local::stack::Stack;
 use outbound_local::{local_config, local_jwt};
+use outbound_tests::bench::record;
+use outbound_tests::stack::Stack;
 use reqwest::{Method, RequestBuilder};
 use serde_json::{json, Value};
 use std::error::Error;

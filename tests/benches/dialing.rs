@@ -3,7 +3,7 @@
 //! - a task of `CONTACTS` contacts dialled to COMPLETED by the tick, dialer and call-events
 //!   handlers (simulated provider, outcomes at once, the clock moved past each retry's
 //!   interval): wall time, calls, outcomes recorded per second, and per placed call the DynamoDB
-//!   requests, items written and write capacity units ([`outbound_local::capacity`]), split
+//!   requests, items written and write capacity units ([`outbound_tests::capacity`]), split
 //!   into `claim` (the claim transaction), `placing` (the transaction that records the provider's
 //!   call id), `outcome` (call record read, outcome transaction) and `run` (the tick, and the
 //!   dial runs' reads and cursor);
@@ -35,15 +35,15 @@
 
 use outbound_adapters::store::keys;
 use outbound_app::config::dialing::DialerConfig;
-use outbound_dialing::plan::ManualClock;
-use outbound_local::bench::record;
-use outbound_local::capacity::{sizes_for, ItemKey, WriteRequest, WriteTotals};
 use outbound_local::inbox::DialInbox;
 use outbound_local::poller;
-use outbound_local::stack::Stack;
+use outbound_model::plan::ManualClock;
 use outbound_model::task::DialSettings;
 use outbound_model::Tenant;
 use outbound_model::{Contact, DataSource, Id, Name, Phone, Task, TaskStatus, Timestamp};
+use outbound_tests::bench::record;
+use outbound_tests::capacity::{sizes_for, ItemKey, WriteRequest, WriteTotals};
+use outbound_tests::stack::Stack;
 use std::collections::HashMap;
 use std::error::Error;
 use std::time::{Duration, Instant};
@@ -167,7 +167,7 @@ fn fast_settings() -> DialerConfig {
     DialerConfig {
         max_in_flight: 100,
         max_in_flight_per_task: 100,
-        ..outbound_local::fast_dialing()
+        ..outbound_tests::fast_dialing()
     }
 }
 
@@ -307,7 +307,7 @@ async fn seeded_task_with(
     let mut task = task(&source, TaskStatus::Running, 0)?;
     task.settings = settings;
     items.push(task_item(tenant, &task)?);
-    outbound_local::stack::put_items(
+    outbound_tests::stack::put_items(
         &aws_sdk_dynamodb::Client::new(&stack.sdk),
         &stack.resources.table,
         items,
@@ -569,7 +569,7 @@ async fn tick(running: usize) -> Result<()> {
         let task = task(&source, status, n)?;
         items.push(task_item(&tenant, &task)?);
     }
-    outbound_local::stack::put_items(
+    outbound_tests::stack::put_items(
         &aws_sdk_dynamodb::Client::new(&stack.sdk),
         &stack.resources.table,
         items,
@@ -602,8 +602,8 @@ const NATIONAL: usize = 2_000;
 
 async fn national() -> Result<()> {
     use chrono::{TimeZone, Timelike};
-    use outbound_dialing::plan::Clock;
     use outbound_model::call::Reason;
+    use outbound_model::plan::Clock;
     use outbound_model::settings::{Change, FrequencyCap, SettingsChange};
     use outbound_model::time_of_day::{ClockTime, DailyWindow};
     let stack = Stack::provision().await;

@@ -8,9 +8,9 @@
 //! its VmHWM holds nothing but the export.
 
 use outbound_files::{read_contacts, ContactSheetWriter, ExportColumns, ExportRow, ParsedFile};
-use outbound_local::bench::record;
 use outbound_model::export::ExportFormat;
 use outbound_model::ContactFields;
+use outbound_tests::bench::record;
 use rust_xlsxwriter::Workbook;
 use std::error::Error;
 use std::fmt::Write as _;

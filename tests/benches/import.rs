@@ -4,7 +4,7 @@
 //! the presigned way (upload URL, PUT to S3, the upload notification handed to the import
 //! handler). Records for each (`import.<figure>.<csv|xlsx>_<posted|presigned>`): the wall time,
 //! the DynamoDB requests, the write requests and write capacity units (WCU, see
-//! [`outbound_local::capacity`]) per 1,000 rows, and the partition keys they land on: a data
+//! [`outbound_tests::capacity`]) per 1,000 rows, and the partition keys they land on: a data
 //! source's contacts and phone guards are spread over its contact shards (`CONTACT_SHARDS`,
 //! default 8) and its counter is on the first; DynamoDB takes at most 1,000 WCU a second on one
 //! key. `busiest_key_wcu` is what the busiest key took for the whole file and `keys` how many
@@ -20,10 +20,10 @@
 //! moto is not DynamoDB: the times say what the code costs against a single-threaded local
 //! stand-in, not what AWS would take. The request and unit counts are what AWS would see.
 
-use outbound_local::bench::record;
-use outbound_local::capacity::{sizes_for, wcus_by_partition, WriteRequest, WriteTotals};
-use outbound_local::stack::Stack;
 use outbound_local::{local_config, local_jwt, poller};
+use outbound_tests::bench::record;
+use outbound_tests::capacity::{sizes_for, wcus_by_partition, WriteRequest, WriteTotals};
+use outbound_tests::stack::Stack;
 use reqwest::multipart::{Form, Part};
 use serde_json::{json, Value};
 use std::error::Error;

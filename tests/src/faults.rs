@@ -109,9 +109,9 @@ impl std::fmt::Debug for FaultProxy {
 }
 
 impl FaultProxy {
-    /// A proxy in front of moto ([`crate::moto_endpoint`]), forwarding everything for now.
+    /// A proxy in front of moto ([`outbound_local::moto_endpoint`]), forwarding everything for now.
     pub async fn start() -> FaultProxy {
-        FaultProxy::start_to(crate::moto_endpoint()).await
+        FaultProxy::start_to(outbound_local::moto_endpoint()).await
     }
 
     /// A proxy in front of `upstream` (`http://host:port`), forwarding everything for now.

@@ -2,7 +2,6 @@
 //! a store whose DynamoDB calls are counted.
 
 use crate::capacity::WriteLog;
-use crate::{provision, sdk_config};
 use aws_sdk_dynamodb::config::{ConfigBag, Intercept, RuntimeComponents};
 use aws_sdk_dynamodb::error::BoxError;
 use outbound_adapters::aws::Lazy;
@@ -13,9 +12,10 @@ use outbound_app::config::dialing::DialerConfig;
 use outbound_app::config::Config;
 use outbound_app::App;
 use outbound_dialing::engine::Engine;
-use outbound_dialing::plan::Clock;
 use outbound_dialing::simulated::SimulatedProvider;
 use outbound_dialing::telephony::Telephony;
+use outbound_local::{provision, sdk_config};
+use outbound_model::plan::Clock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 

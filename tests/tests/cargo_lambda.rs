@@ -19,8 +19,8 @@
 
 use outbound_local::lambda_env;
 use outbound_local::provision;
-use outbound_local::stack::{unique, Stack};
 use outbound_model::Tenant;
+use outbound_tests::stack::{unique, Stack};
 use serde_json::{json, Value};
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};

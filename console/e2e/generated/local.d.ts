@@ -13,7 +13,7 @@ export interface paths {
         };
         /**
          * The calls the simulated provider placed (D22), oldest first
-         * @description tests/src/calls.rs (CallLog).
+         * @description local/src/calls.rs (CallLog).
          */
         get: operations["listPlacedCalls"];
         put?: never;
@@ -33,7 +33,7 @@ export interface paths {
         };
         /**
          * The domain events the bus delivered (D20), oldest first
-         * @description tests/src/events.rs (EventLog).
+         * @description local/src/events.rs (EventLog).
          */
         get: operations["listBusEvents"];
         put?: never;

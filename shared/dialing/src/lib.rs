@@ -1,4 +1,5 @@
-//! The dialing engine (D13): which contacts a running task calls and when ([`plan`]), the
+//! The dialing engine (D13), over the rules of which contacts a running task calls and when
+//! (`outbound_model::plan`, and called-party local time in `outbound_model::local_time`): the
 //! telephony providers that place the calls ([`provider`], [`simulated`], [`connect`]), and the
 //! three entry points the functions run ([`engine`]): the tick that finds running tasks, the
 //! dialer that claims and places calls for one task, and the recorder of call outcomes, whose
@@ -12,8 +13,6 @@ pub mod connect;
 pub mod engine;
 pub mod flow_results;
 pub mod inbox;
-pub mod local_time;
-pub mod plan;
 pub mod provider;
 pub mod simulated;
 pub mod telephony;

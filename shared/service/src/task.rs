@@ -7,13 +7,13 @@ use outbound_adapters::store::recall::RECALL_IN_ONE;
 use outbound_adapters::store::task::{Hold, Transition};
 use outbound_adapters::store::Store;
 use outbound_app::config::dialing::{DialerConfig, TelephonyRules};
-use outbound_dialing::local_time::Windows;
 use outbound_model::call::{RetryRule, Skip};
 use outbound_model::diagnostics::{
     blocked_by, ContactCounts, DiagnosticsView, ReasonCounts, Situation, SkipCounts,
 };
 use outbound_model::error::Error;
 use outbound_model::job::{DialJob, RecallManifest, RECALL_JOB_LOST_AFTER_MILLIS};
+use outbound_model::local_time::Windows;
 use outbound_model::page::PageQuery;
 use outbound_model::reclaim::ReclaimJob;
 use outbound_model::settings::TenantSettings;

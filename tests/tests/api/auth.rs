@@ -541,13 +541,21 @@ async fn each_route_needs_its_scope_when_scopes_are_required() {
     );
 }
 
+/// The `dev-token` binary of the local stack's crate, beside this test's own executable's
+/// directory (`target/<profile>/deps/`), built with it by `cargo test --workspace`.
+fn dev_token() -> std::path::PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let deps = exe.parent().unwrap();
+    deps.parent().unwrap_or(deps).join("dev-token")
+}
+
 /// D25: `make token SCOPES=...` mints a development access token with any scopes, space or
 /// comma separated: the operator's too.
 #[tokio::test]
 async fn development_tokens_carry_the_scopes_asked_for() {
     let api = scoped_api().await;
     let mint = |args: &[&str]| {
-        let output = std::process::Command::new(env!("CARGO_BIN_EXE_dev-token"))
+        let output = std::process::Command::new(dev_token())
             .args(args)
             .output()
             .unwrap();

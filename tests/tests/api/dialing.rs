@@ -438,7 +438,7 @@ async fn attempts_are_kept_for_the_longest_period_a_cap_may_have() {
         .map(|item| item["expires_at"].as_n().unwrap().parse().unwrap())
         .collect();
     assert_eq!(expiries.len(), 1);
-    let longest = outbound_dialing::plan::Clock::now(clock.as_ref()).0 / 1000 + 720 * 3600;
+    let longest = outbound_model::plan::Clock::now(clock.as_ref()).0 / 1000 + 720 * 3600;
     assert!(expiries[0] >= longest, "{} < {longest}", expiries[0]);
 }
 
@@ -525,7 +525,7 @@ async fn a_busy_provider_costs_no_attempt() {
 /// transaction is cancelled (a storm of conflicts on the shared capacity), until the test lifts it.
 struct RefusedThenConflicts {
     inner: outbound_dialing::simulated::SimulatedProvider,
-    proxy: outbound_local::faults::FaultProxy,
+    proxy: outbound_tests::faults::FaultProxy,
     refused: std::sync::atomic::AtomicBool,
 }
 
@@ -533,7 +533,7 @@ impl Provider for RefusedThenConflicts {
     async fn place(&self, call: &CallRequest) -> Result<String, PlaceError> {
         if !self.refused.swap(true, std::sync::atomic::Ordering::SeqCst) {
             self.proxy
-                .set_plan(outbound_local::faults::FaultPlan::CancelTransactions);
+                .set_plan(outbound_tests::faults::FaultPlan::CancelTransactions);
             return Err(rate_refusal());
         }
         self.inner.place(call).await
@@ -564,7 +564,7 @@ async fn a_refused_call_whose_release_fails_costs_no_attempt() {
     let (owner, task_id) = (tenant("acme"), id(&task));
     let report = engine.dial(&owner, &task_id, 10).await.unwrap();
     assert_eq!(report.placed, 0);
-    proxy.set_plan(outbound_local::faults::FaultPlan::None);
+    proxy.set_plan(outbound_tests::faults::FaultPlan::None);
     let states = api.stored_task_contacts("acme", &task).await;
     let state = &states[&contacts[0]];
     assert_eq!(

@@ -12,12 +12,12 @@ use outbound_adapters::store::keys;
 use outbound_adapters::store::keys::INDEX_PARTITIONS;
 use outbound_app::config::dialing::{DialerConfig, OutcomeMix};
 use outbound_dialing::engine::TickReport;
-use outbound_dialing::plan::Clock;
 use outbound_dialing::simulated::{decide, SimulatedEvent, SimulatedOutcome};
 use outbound_dialing::{CallRequest, Provider};
 use outbound_local::inbox::DialInbox;
 use outbound_model::call::Outcome;
 use outbound_model::error::Error;
+use outbound_model::plan::Clock;
 use outbound_model::task::Due;
 use outbound_model::{Task, TaskStatus, Timestamp};
 use serde_json::{json, Value};
@@ -845,7 +845,7 @@ async fn dialled_out(rig: &Rig, count: usize) -> (TaskFixture, Vec<String>) {
             item
         })
         .collect();
-    outbound_local::stack::put_items(&rig.api.dynamodb(), rig.api.store.table(), items)
+    outbound_tests::stack::put_items(&rig.api.dynamodb(), rig.api.store.table(), items)
         .await
         .unwrap();
     let last = outbound_adapters::store::keys::contact(&id(contacts.last().unwrap()));

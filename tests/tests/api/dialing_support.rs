@@ -5,12 +5,12 @@
 use crate::support::TestApi;
 use outbound_app::config::dialing::{DialerConfig, OutcomeMix};
 use outbound_dialing::engine::Engine;
-pub use outbound_dialing::plan::ManualClock;
 use outbound_dialing::simulated::OnPlaced;
 use outbound_dialing::telephony::Telephony;
 use outbound_dialing::{CallRequest, CallStatus, PlaceError, Provider};
 use outbound_local::inbox::DialInbox;
 use outbound_model::error::Error;
+pub use outbound_model::plan::ManualClock;
 use outbound_model::signature::Carried;
 use outbound_model::TaskStatus;
 use std::collections::BTreeMap;
@@ -66,7 +66,7 @@ pub fn fast_settings(api: &TestApi, mix: OutcomeMix) -> DialerConfig {
     let mut settings = DialerConfig {
         dial_queue_url: Some(api.resources.dial_queue_url.clone()),
         call_events_queue_url: Some(api.resources.call_events_queue_url.clone()),
-        ..outbound_local::fast_dialing()
+        ..outbound_tests::fast_dialing()
     };
     settings.simulated.mix = mix;
     settings
@@ -91,7 +91,7 @@ pub const DEFAULT_MIX: OutcomeMix = OutcomeMix {
 impl TestApi {
     /// The dialing engine over this test's counted store and queues.
     pub fn engine(&self, settings: DialerConfig, clock: Arc<ManualClock>) -> TestEngine {
-        outbound_local::stack::simulated_engine(
+        outbound_tests::stack::simulated_engine(
             &self.sdk,
             &self.resources,
             self.store.clone(),

@@ -6,10 +6,10 @@
 
 use crate::dialing_support::{fast_settings, ManualClock, ALL_SUCCESS};
 use crate::support::{unique, TestApi};
-use outbound_local::faults::{FaultPlan, FaultProxy};
 use outbound_local::provision::{self, EventResources};
 use outbound_local::stream::{Pumped, StreamMapping};
 use outbound_model::TaskStatus;
+use outbound_tests::faults::{FaultPlan, FaultProxy};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;

@@ -2,13 +2,13 @@
 //! never 400/404/405/409; a transaction cancelled by a throttle is not a failed condition; and
 //! under random throttling every answer is either the right one or a 503 that changed nothing.
 //!
-//! The faults come from `outbound_local::faults::FaultProxy` between the store and moto, as real
+//! The faults come from `outbound_tests::faults::FaultProxy` between the store and moto, as real
 //! DynamoDB error answers, so they pass through the SDK's own parsing and retries.
 
 use crate::support::{assert_id, contact_op, phone, Answer, TestApi};
 use outbound_adapters::store::{keys, Item};
-use outbound_local::faults::FaultPlan;
 use outbound_model::TaskStatus;
+use outbound_tests::faults::FaultPlan;
 use reqwest::header::RETRY_AFTER;
 use reqwest::Method;
 use serde_json::{json, Value};

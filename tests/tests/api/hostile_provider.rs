@@ -3,10 +3,10 @@
 //! (`simulation.rs`) mixes them all; each defect it or a reader found has its test here.
 
 use crate::rig::{rig_with, Rig};
-use outbound_dialing::plan::Clock;
 use outbound_local::inbox::DialInbox;
 use outbound_model::call::Reason;
 use outbound_model::job::DialJob;
+use outbound_model::plan::Clock;
 use outbound_model::TaskStatus;
 use serde_json::{json, Value};
 use std::future::Future;

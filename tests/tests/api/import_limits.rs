@@ -363,11 +363,11 @@ async fn concurrent_imports_of_one_data_source_share_its_pace() {
     // What the two wrote on each key, from the writes themselves.
     let writes = api.calls.writes().take();
     let client = api.dynamodb();
-    let stored = outbound_local::capacity::sizes_for(&client, &api.resources.table, &writes)
+    let stored = outbound_tests::capacity::sizes_for(&client, &api.resources.table, &writes)
         .await
         .unwrap();
     let rows_writes = writes.iter().filter(|w| !w.writes_sort_key("IMPORTPACE#"));
-    let by_key = outbound_local::capacity::wcus_by_partition(rows_writes, &stored);
+    let by_key = outbound_tests::capacity::wcus_by_partition(rows_writes, &stored);
     let (_, busiest) = by_key.first().cloned().unwrap();
     assert_eq!(api.contact_count("acme", &source).await, 600);
     let home = outbound_adapters::store::keys::data_source(&owner, &source_id);

@@ -6,8 +6,8 @@
 use crate::support::{contact_op, id, phone, tenant, TestApi};
 use aws_sdk_dynamodb::types::AttributeValue;
 use outbound_adapters::store::{keys, Item};
-use outbound_local::stack::ItemsRead;
 use outbound_model::{Id, Name, Phone, TaskStatus};
+use outbound_tests::stack::ItemsRead;
 use serde_json::{json, Value};
 use std::collections::HashSet;
 

@@ -10,11 +10,11 @@ use crate::files::{csv, read_export};
 use crate::rig::{rig, Rig};
 use crate::support::{id, tenant, unique, TestApi};
 use outbound_dialing::flow_results::{self, ContactFlowEvent, FlowAnswer};
-use outbound_local::capacity::{sizes_for, WriteTotals};
 use outbound_local::inbox::DialInbox;
 use outbound_model::call::CallAttempt;
 use outbound_model::signature::CallSigner;
 use outbound_model::{Id, TaskStatus, Tenant};
+use outbound_tests::capacity::{sizes_for, WriteTotals};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -623,7 +623,7 @@ async fn results_at_a_thousand_contacts_read_a_bounded_few_items() {
         )
     });
     let sizes =
-        outbound_local::capacity::stored_sizes(&api.dynamodb(), &api.resources.table, counters)
+        outbound_tests::capacity::stored_sizes(&api.dynamodb(), &api.resources.table, counters)
             .await
             .unwrap();
     eprintln!("/results at 1,000 contacts: {calls} requests, {read}; counter items {sizes:?}");

@@ -7,7 +7,7 @@
 use crate::dialing_support::{fast_settings, ALL_SUCCESS};
 use crate::support::{contact_op, id, phone, row_ids, tenant, TestApi};
 use outbound_adapters::store::shards::DEFAULT_CONTACT_SHARDS;
-use outbound_dialing::plan::ManualClock;
+use outbound_model::plan::ManualClock;
 use outbound_model::TaskStatus;
 use serde_json::json;
 use std::collections::{BTreeMap, BTreeSet};

@@ -22,13 +22,13 @@ use chrono_tz::Tz;
 use outbound_adapters::store::keys;
 use outbound_app::config::dialing::FaultRates;
 use outbound_dialing::engine::Engine;
-use outbound_dialing::plan::Clock;
 use outbound_dialing::telephony::Telephony;
 use outbound_dialing::CallRequest;
-use outbound_local::faults::{FaultPlan, FaultProxy};
 use outbound_local::inbox::DialInbox;
 use outbound_model::call::{CallReport, Reason};
+use outbound_model::plan::Clock;
 use outbound_model::{TaskStatus, Timestamp};
+use outbound_tests::faults::{FaultPlan, FaultProxy};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -216,7 +216,7 @@ impl World {
         let placed = Arc::new(Mutex::new(Vec::new()));
         let log = placed.clone();
         let at = clock.clone();
-        let engine = outbound_local::stack::simulated_engine(
+        let engine = outbound_tests::stack::simulated_engine(
             &api.sdk,
             &api.resources,
             api.store.clone(),

@@ -7,12 +7,12 @@ use outbound_app::config::Config;
 use outbound_app::App;
 use outbound_auth::LocalJwt;
 use outbound_local::calls::CallLog;
-pub use outbound_local::stack::{unique, CallCounter, Stack};
 use outbound_local::{local_config, local_jwt, provision};
 use outbound_model::reclaim::ReclaimJob;
 use outbound_model::task::{CallCounters, TaskContact};
 use outbound_model::Tenant;
 use outbound_model::{DataSource, Id, Task, TaskStatus, Timestamp};
+pub use outbound_tests::stack::{unique, CallCounter, Stack};
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap};
@@ -848,7 +848,7 @@ impl TestApi {
 
     /// Puts `items` past the API and its counters, to seed large data sets fast.
     pub async fn put_directly(&self, items: Vec<Item>) {
-        outbound_local::stack::put_items(&self.raw_dynamodb(), &self.resources.table, items)
+        outbound_tests::stack::put_items(&self.raw_dynamodb(), &self.resources.table, items)
             .await
             .expect("batch write");
     }
@@ -995,15 +995,15 @@ impl TestApi {
 
 impl TestApi {
     /// Like [`TestApi::start`], but the store's DynamoDB client goes through a fault-injecting
-    /// proxy in front of moto (`outbound_local::faults`), so a test can throttle it at will (D1).
+    /// proxy in front of moto (`outbound_tests::faults`), so a test can throttle it at will (D1).
     /// Provisioning and the test's own reads ([`TestApi::snapshot`], [`TestApi::dynamodb`]) go
     /// straight to moto; the call counter still counts the store's calls. The proxied client has
     /// a retry partition of its own, so the SDK's retry token bucket it drains is not the one the
     /// other tests' clients share.
-    pub async fn start_with_faults() -> (TestApi, outbound_local::faults::FaultProxy) {
+    pub async fn start_with_faults() -> (TestApi, outbound_tests::faults::FaultProxy) {
         use aws_sdk_dynamodb::config::retry::RetryPartition;
         let stack = Stack::provision().await;
-        let proxy = outbound_local::faults::FaultProxy::start().await;
+        let proxy = outbound_tests::faults::FaultProxy::start().await;
         let dynamodb = aws_sdk_dynamodb::Client::from_conf(
             aws_sdk_dynamodb::config::Builder::from(&stack.sdk)
                 .interceptor(stack.calls.clone())

@@ -627,7 +627,7 @@ async fn each_assignment_is_one_event_with_counts_and_no_number() {
 /// clears a default set meanwhile. A default never names a number the tenant no longer holds.
 #[tokio::test]
 async fn a_default_never_outlives_its_number() {
-    use outbound_local::faults::FaultPlan;
+    use outbound_tests::faults::FaultPlan;
     let (api, proxy) = TestApi::start_with_faults().await;
     assign(&api, "acme", &[A, B], &[]).await.ok();
     proxy.set_plan(FaultPlan::DelayTransactionsHolding {

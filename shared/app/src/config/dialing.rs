@@ -2,6 +2,7 @@
 
 use super::connect::ConnectSettings;
 use outbound_model::error::ConfigError;
+use outbound_model::plan::Fairness;
 use outbound_model::Tenant;
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -209,6 +210,17 @@ impl Default for DialerConfig {
 }
 
 impl DialerConfig {
+    /// How the tick shares the service's calls in flight between tenants and tasks, as
+    /// configured (D13, D23).
+    pub fn fairness(&self) -> Fairness {
+        Fairness {
+            capacity: self.max_in_flight,
+            per_task: self.max_in_flight_per_task,
+            weights: self.tenant_weights.clone(),
+            per_tenant: self.tenant_max_in_flight,
+        }
+    }
+
     /// Reads the `DIAL_*` and `SIMULATED_*` variables; every one has a default.
     pub fn from_lookup(lookup: &impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
         let defaults = DialerConfig::default();

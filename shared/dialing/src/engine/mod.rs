@@ -19,7 +19,6 @@ mod tick;
 pub use run::DialReport;
 pub use tick::TickReport;
 
-use super::plan::{Clock, SystemClock};
 use super::provider::Provider;
 use super::telephony::Telephony;
 use chrono_tz::Tz;
@@ -31,6 +30,7 @@ use outbound_app::App;
 use outbound_model::error::ConfigError;
 use outbound_model::error::Error;
 use outbound_model::job::DialJob;
+use outbound_model::plan::{Clock, SystemClock};
 use outbound_model::signature::CallSigner;
 use std::sync::Arc;
 

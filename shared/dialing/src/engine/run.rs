@@ -6,8 +6,6 @@
 
 use super::completion::Completion;
 use super::Engine;
-use crate::local_time::{contact_zones, own_zone, Windows};
-use crate::plan::due_contacts;
 use crate::provider::{Busy, CallRequest, PlaceError, Provider, ServiceRefusal};
 use chrono_tz::Tz;
 use outbound_adapters::store::dialing::{
@@ -17,7 +15,9 @@ use outbound_adapters::store::dialing::{
 use outbound_model::call::{CallAttempt, CallRef, CallReport, Reason, Skip, Target};
 use outbound_model::dnc::lookup_key;
 use outbound_model::error::Error;
+use outbound_model::local_time::{contact_zones, own_zone, Windows};
 use outbound_model::numbers::{e164, Country};
+use outbound_model::plan::due_contacts;
 use outbound_model::settings::FrequencyCap;
 use outbound_model::task::{rules_time, Due, Fresh, Judged, RunSlice, TaskContact, IDLE_AT_MOST};
 use outbound_model::telephony::{results_room, CallSetup, Withheld, E164_ATTRIBUTE};

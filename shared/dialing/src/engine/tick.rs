@@ -2,13 +2,13 @@
 //! calls in flight, and which calls in flight are reconciled.
 
 use super::Engine;
-use crate::plan::{window_open, Claimant, Fairness};
 use crate::provider::Provider;
 use outbound_adapters::aws::actions::Function;
 use outbound_adapters::store::dialing::{RunningTask, SourceNow};
 use outbound_adapters::store::keys;
 use outbound_model::error::Error;
 use outbound_model::job::{DialJob, RECALL_JOB_LOST_AFTER_MILLIS};
+use outbound_model::plan::{window_open, Claimant};
 use outbound_model::task::WindowZone;
 use outbound_model::{Id, Task, TaskStatus, Tenant, Timestamp};
 use std::collections::HashMap;
@@ -87,7 +87,9 @@ impl<P: Provider> Engine<P> {
                 }
             }
             let asks: Vec<(&RunningTask, u32)> = running.iter().map(|r| (r, demand(r))).collect();
-            let shares: Vec<(&RunningTask, u32)> = Fairness::of(&self.config)
+            let shares: Vec<(&RunningTask, u32)> = self
+                .config
+                .fairness()
                 .share_out(&asks, claimant)
                 .into_iter()
                 .map(|((r, _), share)| (*r, share))

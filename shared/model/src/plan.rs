@@ -2,12 +2,11 @@
 //! clock: whether a task may dial now, which contacts are due and in which order, and what an
 //! outcome makes of a contact. No I/O here, so every rule is unit-tested with a fixed clock.
 
+use crate::task::{DialSettings, TaskContact};
+use crate::task::{Due, Fresh};
+use crate::{Id, Tenant, Timestamp};
 use chrono::{TimeZone, Timelike};
 use chrono_tz::Tz;
-use outbound_app::config::dialing::DialerConfig;
-use outbound_model::task::{DialSettings, TaskContact};
-use outbound_model::task::{Due, Fresh};
-use outbound_model::{Id, Tenant, Timestamp};
 use std::collections::BTreeMap;
 use std::collections::HashSet;
 
@@ -156,17 +155,6 @@ pub struct Fairness {
 }
 
 impl Fairness {
-    /// How the tick shares the service's calls in flight between tenants and tasks, as
-    /// configured.
-    pub fn of(config: &DialerConfig) -> Self {
-        Fairness {
-            capacity: config.max_in_flight,
-            per_task: config.max_in_flight_per_task,
-            weights: config.tenant_weights.clone(),
-            per_tenant: config.tenant_max_in_flight,
-        }
-    }
-
     fn weight(&self, tenant: &Tenant) -> u64 {
         u64::from(self.weights.get(tenant).copied().unwrap_or(1).max(1))
     }
@@ -266,9 +254,9 @@ impl Fairness {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use outbound_model::call::{after_outcome, AfterOutcome, CallReport, Outcome};
-    use outbound_model::task::ZoneName;
-    use outbound_model::time_of_day::{ClockTime, DailyWindow};
+    use crate::call::{after_outcome, AfterOutcome, CallReport, Outcome};
+    use crate::task::ZoneName;
+    use crate::time_of_day::{ClockTime, DailyWindow};
 
     /// Milliseconds of a UTC wall-clock time.
     fn utc(y: i32, mo: u32, d: u32, h: u32, mi: u32, s: u32) -> Timestamp {
@@ -437,10 +425,10 @@ mod tests {
 
     fn report(outcome: Outcome, invalid_number: bool) -> CallReport {
         let reason = match outcome {
-            _ if invalid_number => outbound_model::call::Reason::InvalidNumber,
-            Outcome::Success => outbound_model::call::Reason::Answered,
-            Outcome::NoAnswer => outbound_model::call::Reason::NoAnswer,
-            Outcome::Failed => outbound_model::call::Reason::Error,
+            _ if invalid_number => crate::call::Reason::InvalidNumber,
+            Outcome::Success => crate::call::Reason::Answered,
+            Outcome::NoAnswer => crate::call::Reason::NoAnswer,
+            Outcome::Failed => crate::call::Reason::Error,
         };
         reason.report(0)
     }

@@ -3,13 +3,13 @@
 //! and, when it is not, which one is closed and when both next open, or that they never do for a
 //! number whose zones share no open minute (D24).
 
+use crate::call::Skip;
+use crate::numbers::zones_of;
+use crate::task::{DialSettings, WindowZone};
+use crate::time_of_day::DailyWindow;
+use crate::Timestamp;
 use chrono::{Datelike, Duration, NaiveDate, TimeZone, Timelike};
 use chrono_tz::Tz;
-use outbound_model::call::Skip;
-use outbound_model::numbers::zones_of;
-use outbound_model::task::{DialSettings, WindowZone};
-use outbound_model::time_of_day::DailyWindow;
-use outbound_model::Timestamp;
 
 /// The zones a contact's window is read in (D15): its `timeZone` field, else the zones of its
 /// number, else `fallback` (the task's zone, else the service zone).
@@ -179,10 +179,10 @@ fn opening(window: DailyWindow, zone: Tz, date: NaiveDate) -> Option<Timestamp> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::time_of_day::ClockTime;
     use chrono_tz::America::{Los_Angeles, New_York};
     use chrono_tz::Asia::Shanghai;
     use chrono_tz::Europe::London;
-    use outbound_model::time_of_day::ClockTime;
 
     fn utc(y: i32, mo: u32, d: u32, h: u32, mi: u32) -> Timestamp {
         Timestamp(
