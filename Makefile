@@ -148,6 +148,7 @@ bench-run:
 	cargo bench --quiet -p outbound-tests --bench api_latency
 	cargo bench --quiet -p outbound-tests --bench cold_start
 	BENCH_DIALING=cheap cargo bench --quiet -p outbound-tests --bench dialing
+	cargo bench --quiet -p outbound-tests --bench pacing
 	scripts/console.sh bench
 
 # The benchmarks too slow to repeat: run once per `make bench` (the report says runs: 1).

@@ -1,0 +1,274 @@
+//! Agent pacing (D30) as one pure function, [`calls_to_place`]: from the queue's agents (free
+//! now, and soon free), the task's calls still ringing, its measured answer rate and its
+//! abandonment so far, how many calls to place now. No I/O and no clock, so the tick, the dialer
+//! and the pacing benchmark all ask the same question the same way.
+//!
+//! - Progressive: a task's calls ringing never exceed its free agents x `callsPerAgent`.
+//! - Predictive: calls are placed ahead of agents, for those free now and those that will be by
+//!   the time a call is answered. The number ringing is the largest whose expected abandoned
+//!   calls (answers beyond the agents ready for them, the answers a binomial of the calls
+//!   ringing) stay within a share of the expected answers: the target, and the headroom the
+//!   task has under it again (so over its 30 days it lands near the target, not well below). At or above its target over the last 30 days, the task paces progressively (1 call
+//!   per free agent) until it is back under.
+
+/// How a task's calls are paced (D30).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Pacing {
+    /// At most `calls_per_agent` calls ringing per free agent (1.0-3.0).
+    Progressive { calls_per_agent: f64 },
+    /// Ahead of agents, abandoned calls held at or below `target` (a fraction, 0.0-0.10) of
+    /// the calls a person answered.
+    Predictive { target: f64 },
+}
+
+/// What the pacing of one task reads, at one moment.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PacingInput {
+    pub pacing: Pacing,
+    /// Agents of the queue free now, and not promised to another task.
+    pub agents_free: u32,
+    /// Agents talking or in after-contact work who will be free by the time a call placed now is
+    /// answered (their handle time nearly spent).
+    pub agents_soon_free: u32,
+    /// The task's calls placed and not yet answered or ended.
+    pub ringing: u32,
+    /// The task's answered calls per call placed, as measured (with a prior while it has few
+    /// calls: [`answer_rate`]).
+    pub answer_rate: f64,
+    /// The task's calls a person answered over the last 30 days, and of them those abandoned.
+    pub answered: u64,
+    pub abandoned: u64,
+}
+
+/// The most calls predictive pacing keeps ringing per agent ready: however low the answer rate
+/// seems, a burst of answers never meets an empty queue tenfold.
+pub const MOST_PER_AGENT: f64 = 10.0;
+
+/// Calls to place now (D30): never negative, never more than the mode allows.
+pub fn calls_to_place(input: &PacingInput) -> u32 {
+    let wanted = match input.pacing {
+        Pacing::Progressive { calls_per_agent } => progressive(input.agents_free, calls_per_agent),
+        Pacing::Predictive { target } if over_target(input, target) => {
+            progressive(input.agents_free, 1.0)
+        }
+        Pacing::Predictive { target } => {
+            // Under its target, a task may risk more in this batch by what it has in hand, so
+            // over the 30 days it lands on the target rather than well below it.
+            let rate = abandonment_rate(input.answered, input.abandoned);
+            predictive(input, batch_share(target, rate))
+        }
+    };
+    wanted.saturating_sub(input.ringing)
+}
+
+/// The abandonment rate so far: abandoned calls per call a person answered; 0 before any.
+pub fn abandonment_rate(answered: u64, abandoned: u64) -> f64 {
+    if answered == 0 {
+        0.0
+    } else {
+        abandoned as f64 / answered as f64
+    }
+}
+
+/// The answer rate to pace with: `answered` of `placed`, blended with a `prior` worth
+/// `PRIOR_CALLS` calls, so a task's first few calls do not swing its pace.
+pub fn answer_rate(placed: u64, answered: u64, prior: f64) -> f64 {
+    const PRIOR_CALLS: f64 = 50.0;
+    (answered as f64 + prior * PRIOR_CALLS) / (placed as f64 + PRIOR_CALLS)
+}
+
+/// The share of a batch's expected answers it may expect to abandon: the target, and the
+/// headroom under it again, at most twice the target.
+fn batch_share(target: f64, rate: f64) -> f64 {
+    (2.0 * target - rate).clamp(0.0, 2.0 * target)
+}
+
+fn over_target(input: &PacingInput, target: f64) -> bool {
+    abandonment_rate(input.answered, input.abandoned) >= target
+}
+
+fn progressive(agents_free: u32, calls_per_agent: f64) -> u32 {
+    (f64::from(agents_free) * calls_per_agent.clamp(1.0, 3.0)).floor() as u32
+}
+
+/// The largest number of calls ringing whose expected abandoned calls are at most `target` of
+/// their expected answers, with the agents free now and soon free to take them.
+fn predictive(input: &PacingInput, target: f64) -> u32 {
+    let ready = input.agents_free + input.agents_soon_free;
+    if ready == 0 {
+        return 0;
+    }
+    let p = input.answer_rate.clamp(0.01, 1.0);
+    let most = (f64::from(ready) * MOST_PER_AGENT).ceil() as u32;
+    let mut best = 0;
+    for ringing in 0..=most {
+        if expected_abandoned(ringing, p, ready) > target * f64::from(ringing) * p {
+            break;
+        }
+        best = ringing;
+    }
+    best
+}
+
+/// E[max(0, A - ready)] for A ~ Binomial(n, p): the answers no agent is ready for.
+fn expected_abandoned(n: u32, p: f64, ready: u32) -> f64 {
+    if n <= ready {
+        return 0.0;
+    }
+    let q = 1.0 - p;
+    if q <= 0.0 {
+        return f64::from(n - ready);
+    }
+    // The pmf from k = 0 upwards, by the ratio of successive terms.
+    let mut pmf = q.powi(n as i32);
+    let mut excess = 0.0;
+    for k in 0..=n {
+        if k > ready {
+            excess += pmf * f64::from(k - ready);
+        }
+        if k < n {
+            pmf *= f64::from(n - k) / f64::from(k + 1) * p / q;
+        }
+    }
+    excess
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn input(pacing: Pacing) -> PacingInput {
+        PacingInput {
+            pacing,
+            agents_free: 4,
+            agents_soon_free: 2,
+            ringing: 0,
+            answer_rate: 0.25,
+            answered: 1_000,
+            abandoned: 10,
+        }
+    }
+
+    const PREDICTIVE: Pacing = Pacing::Predictive { target: 0.03 };
+
+    #[test]
+    fn progressive_rings_free_agents_times_calls_per_agent_less_what_rings() {
+        let one = Pacing::Progressive {
+            calls_per_agent: 1.0,
+        };
+        assert_eq!(calls_to_place(&input(one)), 4);
+        let two_and_a_half = Pacing::Progressive {
+            calls_per_agent: 2.5,
+        };
+        assert_eq!(calls_to_place(&input(two_and_a_half)), 10);
+        assert_eq!(
+            calls_to_place(&PacingInput {
+                ringing: 7,
+                ..input(two_and_a_half)
+            }),
+            3
+        );
+        assert_eq!(
+            calls_to_place(&PacingInput {
+                ringing: 12,
+                ..input(two_and_a_half)
+            }),
+            0,
+            "more ringing than allowed places nothing, never a negative"
+        );
+        let soon_free_do_not_count = PacingInput {
+            agents_free: 0,
+            ..input(one)
+        };
+        assert_eq!(calls_to_place(&soon_free_do_not_count), 0);
+    }
+
+    #[test]
+    fn predictive_dials_ahead_of_agents_within_its_target() {
+        let placed = calls_to_place(&input(PREDICTIVE));
+        // Six agents ready, a quarter of calls answered: more than one call per agent, fewer
+        // than the 24 that would be answered by six on average.
+        assert!((7..24).contains(&placed), "{placed}");
+        // 1 % abandoned so far against 3 %: this batch may risk 3 % and the 2 % in hand.
+        let share = batch_share(0.03, 0.01);
+        assert!((share - 0.05).abs() < 1e-12);
+        let ready = 6;
+        let expected = expected_abandoned(placed, 0.25, ready);
+        assert!(expected <= share * f64::from(placed) * 0.25, "{expected}");
+        let one_more = expected_abandoned(placed + 1, 0.25, ready);
+        assert!(
+            one_more > share * f64::from(placed + 1) * 0.25,
+            "the largest such number"
+        );
+    }
+
+    #[test]
+    fn predictive_places_more_for_a_lower_answer_rate_and_a_looser_target() {
+        let at = |answer_rate: f64, target: f64| {
+            calls_to_place(&PacingInput {
+                answer_rate,
+                abandoned: 0,
+                ..input(Pacing::Predictive { target })
+            })
+        };
+        assert!(at(0.10, 0.03) > at(0.25, 0.03));
+        assert!(at(0.25, 0.03) > at(0.60, 0.03));
+        assert!(at(0.25, 0.10) >= at(0.25, 0.03));
+        assert!(
+            at(0.25, 0.0) >= 4,
+            "a zero target still calls the free agents"
+        );
+    }
+
+    #[test]
+    fn predictive_at_its_target_paces_progressively_until_back_under() {
+        let at_target = PacingInput {
+            answered: 1_000,
+            abandoned: 30,
+            ..input(PREDICTIVE)
+        };
+        assert_eq!(calls_to_place(&at_target), 4, "one call per free agent");
+        let under = PacingInput {
+            abandoned: 29,
+            ..at_target
+        };
+        assert!(calls_to_place(&under) > 4);
+    }
+
+    #[test]
+    fn no_agent_ready_places_nothing() {
+        let none = PacingInput {
+            agents_free: 0,
+            agents_soon_free: 0,
+            ..input(PREDICTIVE)
+        };
+        assert_eq!(calls_to_place(&none), 0);
+        let only_soon_free = PacingInput {
+            agents_free: 0,
+            agents_soon_free: 3,
+            ..input(PREDICTIVE)
+        };
+        assert!(
+            calls_to_place(&only_soon_free) >= 3,
+            "calls placed now are answered when they are free"
+        );
+    }
+
+    #[test]
+    fn the_binomial_excess_is_exact_on_small_cases() {
+        // Two calls at one half, one agent: two answers with probability 1/4, one too many.
+        assert!((expected_abandoned(2, 0.5, 1) - 0.25).abs() < 1e-12);
+        assert_eq!(expected_abandoned(3, 0.5, 3), 0.0);
+        // Certain answers: every one past the agents is abandoned.
+        assert!((expected_abandoned(5, 1.0, 2) - 3.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn rates_blend_a_prior_and_start_at_zero_abandonment() {
+        assert_eq!(abandonment_rate(0, 0), 0.0);
+        assert!((abandonment_rate(200, 6) - 0.03).abs() < 1e-12);
+        assert!((answer_rate(0, 0, 0.3) - 0.3).abs() < 1e-12);
+        let measured = answer_rate(10_000, 2_500, 0.5);
+        assert!((measured - 0.25).abs() < 0.01, "{measured}");
+    }
+}
