@@ -33,12 +33,35 @@ GOALS = [
     ("import.partition_wcu_share.*", "<=", 1),
     ("dialing.concurrent_*_runs.claims_tried_per_call", "<=", 1.2),
     ("dialing.resting_*_tasks.dial_runs_per_hour", "<=", 0),
+    ("grown_stack.contact_add_ms.grown.c1.p50", "<=", 300),
+    ("pacing.predictive.occupancy_pct", ">=", 80),
+    ("pacing.predictive.abandonment_pct", "<=", 3),
+    ("pacing.predictive_over_progressive_contacts", ">=", 1.5),
 ]
 
 # The tables, in this order: key prefixes (a key belongs to the first group with a prefix equal
 # to it or to its start up to a dot), title, and what is measured against what. Keys of no group
 # get a table of their own, named after their first segment.
 GROUPS = [
+    (
+        ["grown_stack"],
+        "The local stack as data grows",
+        "A stack run as `make run` runs it (API, queue pollers, the tick every 2 s, the reclaim "
+        "sweep, the stream pump, one moto), fresh and again after it holds 100,000 contacts "
+        "(ten CSV files imported the presigned way) and 100 finished tasks: `POST "
+        ".../contact/add` p50/p99 at concurrency 1 and 16 (200 each), moto's CPU share while the "
+        "stack is left alone (`moto_busy_pct`), and how long the loading took "
+        "(`tests/benches/grown_stack.rs`, debug or release as run).",
+    ),
+    (
+        ["pacing"],
+        "Pacing (D30)",
+        "A simulated day of one task on a queue of 20 agents, paced second by second by "
+        "`outbound_model::pacing::calls_to_place`: 25 % of calls answered, 120 s handle time "
+        "(Erlang-4), 5-20 s ring answered and 15-25 s not, abandoned after 2 s without an agent, "
+        "10,000 contacts called once, 5 seeds; progressive at 1.0 call per free agent and "
+        "predictive at a 3 % target (`tests/benches/pacing.rs`).",
+    ),
     (
         ["cold_start_ms", "cold_start_ratio_vs_hello"],
         "Cold start",

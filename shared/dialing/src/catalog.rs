@@ -3,24 +3,13 @@
 //! ([`ConnectCatalog`]); the simulated provider holds any number and any flow.
 
 use super::connect::ConnectCatalog;
+pub use super::provider::Catalog;
 use outbound_adapters::aws::Lazy;
 use outbound_app::config::dialing::ProviderConfig;
 use outbound_app::App;
 use outbound_model::error::{ConfigError, Error};
 use outbound_model::settings::TenantSettings;
 use outbound_model::telephony::Assignment;
-
-/// The provider's side of an assignment.
-pub trait Catalog {
-    /// 400 naming the first caller ID or flow of `assignment` the provider does not hold; 503
-    /// when the provider cannot tell now. Entries the tenant holds already (`held`) are not
-    /// asked about again.
-    fn check(
-        &self,
-        assignment: &Assignment,
-        held: &TenantSettings,
-    ) -> impl std::future::Future<Output = Result<(), Error>> + Send;
-}
 
 /// The catalog of the provider `DIAL_PROVIDER` chooses.
 #[derive(Clone, Debug)]

@@ -291,7 +291,7 @@ impl ConnectCatalog {
     }
 }
 
-impl super::catalog::Catalog for ConnectCatalog {
+impl super::provider::Catalog for ConnectCatalog {
     async fn check(&self, assignment: &Assignment, held: &TenantSettings) -> Result<(), Error> {
         let new_numbers: Vec<(usize, &String)> = (assignment.caller_ids.iter().enumerate())
             .filter(|(_, number)| !held.caller_ids.contains(number))

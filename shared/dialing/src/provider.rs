@@ -1,10 +1,12 @@
 //! What the engine asks of a telephony provider, and what a provider answers: one trait, so the
-//! engine runs the same against Amazon Connect, the simulated provider, and a test's recorder.
+//! engine runs the same against Amazon Connect, the simulated provider, and a test's recorder;
+//! and what an operator's assignment asks of the provider's catalog ([`Catalog`]).
 
 use outbound_model::call::CallReport;
 use outbound_model::error::{Cause, Error};
 use outbound_model::signature::Carried;
-use outbound_model::telephony::Voicemail;
+use outbound_model::settings::TenantSettings;
+use outbound_model::telephony::{Assignment, Voicemail};
 use outbound_model::{Id, Phone, Tenant};
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -184,4 +186,16 @@ pub trait Provider: Send + Sync {
         let _ = call_id;
         async { Ok(None) }
     }
+}
+
+/// The provider's side of an assignment.
+pub trait Catalog {
+    /// 400 naming the first caller ID or flow of `assignment` the provider does not hold; 503
+    /// when the provider cannot tell now. Entries the tenant holds already (`held`) are not
+    /// asked about again.
+    fn check(
+        &self,
+        assignment: &Assignment,
+        held: &TenantSettings,
+    ) -> impl std::future::Future<Output = Result<(), Error>> + Send;
 }
