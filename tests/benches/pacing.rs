@@ -77,7 +77,10 @@ fn main() {
                 &format!("pacing.{name}.calls_per_agent_hour"),
                 round1(day.placed as f64 / AGENTS as f64 / hours),
             );
-            record(&format!("pacing.{name}.contacts_per_hour"), per_hour.round());
+            record(
+                &format!("pacing.{name}.contacts_per_hour"),
+                per_hour.round(),
+            );
         }
         record(
             "pacing.predictive_over_progressive_contacts",
@@ -170,9 +173,7 @@ fn simulate(pacing: Pacing, seed: u64) -> Day {
 /// Erlang-4 with mean `MEAN_HANDLE_S`: the sum of four exponential draws.
 fn handle_seconds(rng: &mut fastrand::Rng) -> u64 {
     let phase = MEAN_HANDLE_S / 4.0;
-    let total: f64 = (0..4)
-        .map(|_| -phase * (1.0 - rng.f64()).ln())
-        .sum();
+    let total: f64 = (0..4).map(|_| -phase * (1.0 - rng.f64()).ln()).sum();
     total.round().max(1.0) as u64
 }
 
