@@ -4,7 +4,7 @@
 #          `npm ci` in console/ when node_modules is missing or older than package-lock.json
 #   build  setup's npm part, then `npm run build` unless console/dist is newer than its sources
 #   test   build, the check that the generated types are what their sources make
-#          (src/api/schema.d.ts of openapi.yaml, e2e/generated/events.d.ts of events.schema.json,
+#          (src/api/schema.ts of openapi.yaml, e2e/generated/events.d.ts of events.schema.json,
 #          e2e/generated/local.d.ts of e2e/local.openapi.yaml), the unit tests (`npm test`,
 #          vitest), then the end-to-end browser test (console/e2e/campaign.e2e.ts:
 #          target/debug/local-api + headless chromium)
@@ -115,12 +115,15 @@ check_generated() {
 }
 
 # Fails when a generated file of the console is not what its source makes now, naming each that
-# is not: src/api/schema.d.ts of openapi.yaml (which a unit test keeps equal to the code), and the
+# is not: src/api/schema.ts of openapi.yaml (which a unit test keeps equal to the code), and the
 # browser test's e2e/generated/events.d.ts of events.schema.json and e2e/generated/local.d.ts of
 # e2e/local.openapi.yaml. The console's and its browser test's types follow the contracts.
 check_schemas() {
   local bin="$CONSOLE/node_modules/.bin" stale=0
-  check_generated src/api/schema.d.ts gen:api "$bin/openapi-typescript" openapi.yaml -o || stale=1
+  # gen:api's options: the contract's enums as values too (integer-coded ones as TypeScript enums
+  # named by their x-enum-varnames, the others as arrays).
+  check_generated src/api/schema.ts gen:api "$bin/openapi-typescript" openapi.yaml \
+    --enum --conditional-enums --enum-values -o || stale=1
   check_generated e2e/generated/events.d.ts gen:events "$bin/json2ts" -i events.schema.json -o || stale=1
   check_generated e2e/generated/local.d.ts gen:local \
     "$bin/openapi-typescript" "$CONSOLE/e2e/local.openapi.yaml" -o || stale=1

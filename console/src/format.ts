@@ -1,17 +1,27 @@
 // Display formatting shared by the pages.
+import { ContactStatus, TaskStatus } from './api/types';
 
-export const STATUS_NAMES = ['DRAFT', 'RUNNING', 'PAUSED', 'STOPPED', 'COMPLETED', 'FAILED', 'CLOSED'] as const;
-export type StatusName = (typeof STATUS_NAMES)[number];
+/** The codes of an integer-coded enum of the contract, in order: its object also maps each code
+ *  back to its name, and those entries are left out. */
+function codesOf<E extends number>(enumObject: Record<string, string | E>): E[] {
+  return Object.values(enumObject).filter((v): v is E => typeof v === 'number');
+}
+
+/** Every task status code (D10), in order. */
+export const TASK_STATUSES: readonly TaskStatus[] = codesOf<TaskStatus>(TaskStatus);
 
 /** The name of a task status code (D10), or `UNKNOWN (n)`. */
 export function statusName(status: number | null | undefined): string {
   if (status === null || status === undefined) return 'UNKNOWN';
-  return STATUS_NAMES[status] ?? `UNKNOWN (${status})`;
+  return (TaskStatus[status] as string | undefined) ?? `UNKNOWN (${status})`;
 }
+
+/** The states in which nothing moves on its own any more. */
+const FINAL_STATUSES: ReadonlySet<number> = new Set([TaskStatus.STOPPED, TaskStatus.COMPLETED, TaskStatus.FAILED, TaskStatus.CLOSED]);
 
 /** A task is in a final state when nothing moves on its own any more. */
 export function isFinalStatus(status: number): boolean {
-  return status === 3 || status === 4 || status === 5 || status === 6;
+  return FINAL_STATUSES.has(status);
 }
 
 /** A fraction (0.1234) as a percentage ("12.3%"); rates are fractions (D9). */
@@ -51,9 +61,10 @@ export function time(value: string | null | undefined): string {
   return value ? value : '—';
 }
 
-/** Contact status (D7). */
+/** Contact status (D7), in words: `NO_ANSWER` as "No answer". */
 export function contactStatusName(status: number): string {
-  return ['Not dialled', 'Success', 'Failed', 'No answer'][status] ?? `Unknown (${status})`;
+  const name = ContactStatus[status] as string | undefined;
+  return name === undefined ? `Unknown (${status})` : humanize(name);
 }
 
 /** Turns an enum constant into words: "NO_ANSWER" -> "No answer". */

@@ -1,5 +1,5 @@
 // The one API client, typed by the contract: every call names a path of `../openapi.yaml` (the
-// generated `paths` of schema.d.ts), and its parameters, body and answer take their types from
+// generated `paths` of schema.ts), and its parameters, body and answer take their types from
 // that path, through openapi-fetch. On top of it:
 //   - the `{code, message, data}` envelope (D1) is unwrapped, or an ApiError thrown with the
 //     envelope's message;
@@ -8,7 +8,7 @@
 //     show a notice;
 //   - a 401 is reported to the app (`onUnauthorized`) so it can send the person back to sign-in.
 import createFetchClient, { type MaybeOptionalInit } from 'openapi-fetch';
-import type { paths } from './schema.d.ts';
+import type { paths } from './schema.ts';
 
 export class ApiError extends Error {
   readonly status: number;

@@ -21,7 +21,7 @@ export interface PageQuery {
   nextToken?: string;
 }
 
-export type ExportFormat = 'csv' | 'excel';
+export type ExportFormat = T.ExportFormat;
 
 /** How a download follows a 303 to a presigned address (D8): see lib/download.ts. */
 export type Redirect = 'follow' | 'manual';
@@ -53,7 +53,7 @@ export const startDataSourceExportJob = (id: string, format: ExportFormat) =>
   api().post('/api/dataSource/{id}/contact/exportJob', { params: { path: { id } }, body: { format } });
 
 // Tasks
-export const listTasks = (query: PageQuery & { taskName?: string; status?: number }) =>
+export const listTasks = (query: PageQuery & { taskName?: string; status?: T.TaskStatus }) =>
   api().get('/api/task/list', { params: { query } });
 export const getTask = (id: string) => api().get('/api/task/detail/{id}', { params: { path: { id } } });
 export const addTask = (body: T.AddTask) => api().post('/api/task/add', { body });
@@ -68,10 +68,10 @@ export const getTaskStat = (id: string) => api().get('/api/task/{id}/stat', { pa
 /** What the flows of the task's answered calls reported (D22). */
 export const getTaskResults = (id: string) => api().get('/api/task/{id}/results', { params: { path: { id } } });
 export const getDiagnostics = (id: string) => api().get('/api/task/{id}/diagnostics', { params: { path: { id } } });
-/** The task's contacts with their outcomes as a file; `status` 0 all, 1 success, 2 failed or no answer, 3 not dialled. */
-export const exportTask = (id: string, query: { format: ExportFormat; status?: number }, redirect: Redirect = 'follow') =>
+/** The task's contacts with their outcomes as a file; `status` picks them by outcome (all when absent). */
+export const exportTask = (id: string, query: { format: ExportFormat; status?: T.OutcomeFilter }, redirect: Redirect = 'follow') =>
   api().file('/api/task/{id}/export', { params: { path: { id }, query }, redirect });
-export const startTaskExportJob = (id: string, format: ExportFormat, status: number) =>
+export const startTaskExportJob = (id: string, format: ExportFormat, status: T.OutcomeFilter) =>
   api().post('/api/task/{id}/exportJob', { params: { path: { id } }, body: { format, status } });
 export const getExport = (exportId: string) => api().get('/api/export/{exportId}', { params: { path: { exportId } } });
 

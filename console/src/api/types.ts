@@ -1,5 +1,11 @@
-// Names for the generated OpenAPI types (src/api/schema.d.ts, `npm run gen:api`).
+// Names for the generated OpenAPI types (src/api/schema.ts, `npm run gen:api`), and the values
+// of the contract's enums as its Rust side spells them: an integer-coded enum as a TypeScript enum
+// named by its `x-enum-varnames` (TaskStatus.DRAFT is 0, TaskStatus[0] is 'DRAFT'), a string enum
+// as the array of its values. The console writes none of them again.
 import type { components } from './schema';
+
+export { ContactStatus, OutcomeFilter, TaskStatus } from './schema';
+export { exportFormatValues, retryableReasonValues, voicemailValues, windowZoneValues } from './schema';
 
 type S = components['schemas'];
 
@@ -22,6 +28,9 @@ export type AddTask = S['AddTask'];
 export type UpdateTask = S['UpdateTask'];
 export type RetryRule = S['RetryRule'];
 export type Reason = S['Reason'];
+/** A reason a retry rule may name (D18): the ones Rust's `Reason::retryable` admits. */
+export type RetryableReason = S['RetryableReason'];
+export type ExportFormat = S['ExportFormat'];
 export type WindowZone = S['WindowZone'];
 export type TaskStat = S['TaskStat'];
 export type Diagnostics = S['DiagnosticsView'];

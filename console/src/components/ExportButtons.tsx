@@ -2,10 +2,13 @@ import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import * as API from '../api/endpoints';
 import type { ExportFormat, Redirect } from '../api/endpoints';
-import type { ExportView, JobStarted } from '../api/types';
+import { exportFormatValues, type ExportView, type JobStarted } from '../api/types';
 import { downloadFile } from '../lib/download';
 import { ErrorAlert } from './Alert';
 import { usePolling } from './hooks';
+
+/** Each format's name on screen. */
+const FORMAT_LABELS: Record<ExportFormat, string> = { csv: 'CSV', excel: 'Excel' };
 
 /** "Export CSV", "Export Excel" (direct) and "Start export job" (polled until done). */
 export function ExportButtons(props: {
@@ -28,7 +31,7 @@ export function ExportButtons(props: {
   async function direct(fmt: ExportFormat) {
     setBusy(true);
     setError(null);
-    setMessage(`Preparing the ${fmt === 'csv' ? 'CSV' : 'Excel'} file…`);
+    setMessage(`Preparing the ${FORMAT_LABELS[fmt]} file…`);
     try {
       const name = await downloadFile((redirect) => props.download(fmt, redirect), `${props.baseName}.${fmt === 'csv' ? 'csv' : 'xlsx'}`);
       setMessage(`Downloaded ${name}.`);
@@ -85,8 +88,11 @@ export function ExportButtons(props: {
         <label>
           Job format{' '}
           <select value={format} onChange={(e) => setFormat(e.currentTarget.value as ExportFormat)}>
-            <option value="csv">CSV</option>
-            <option value="excel">Excel</option>
+            {exportFormatValues.map((f) => (
+              <option key={f} value={f}>
+                {FORMAT_LABELS[f]}
+              </option>
+            ))}
           </select>
         </label>
         <button type="button" class="secondary" disabled={job?.status === 'PROCESSING'} onClick={() => void startJob()}>

@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import * as API from '../api/endpoints';
+import { OutcomeFilter } from '../api/types';
 import { csvRecords } from '../lib/csv';
 import { ErrorAlert, Status } from './Alert';
 
@@ -14,8 +15,8 @@ interface Failed {
 }
 
 /**
- * Recall of chosen contacts (D12): the task's failed and unanswered contacts (its export with
- * status 2), each with a checkbox, then one recall of the ones ticked.
+ * Recall of chosen contacts (D12): the task's failed and unanswered contacts (its export
+ * filtered to UNSUCCESSFUL), each with a checkbox, then one recall of the ones ticked.
  */
 export function RecallPicker(props: { taskId: string; onRecalled: () => void }) {
   const [failed, setFailed] = useState<Failed[] | null>(null);
@@ -29,7 +30,7 @@ export function RecallPicker(props: { taskId: string; onRecalled: () => void }) 
     setError(null);
     setMessage(null);
     try {
-      const res = await API.exportTask(props.taskId, { format: 'csv', status: 2 });
+      const res = await API.exportTask(props.taskId, { format: 'csv', status: OutcomeFilter.UNSUCCESSFUL });
       const rows = csvRecords(await res.text()).map((r) => ({
         id: r.id,
         phoneNumber: r.phoneNumber,

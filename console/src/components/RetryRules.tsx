@@ -1,11 +1,8 @@
-import type { Reason, RetryRule } from '../api/types';
+import { retryableReasonValues, type RetryableReason, type RetryRule } from '../api/types';
 import { humanize } from '../format';
 
-/** Reasons a retry rule may name (D18). */
-export const RETRY_REASONS: Reason[] = ['NO_ANSWER', 'VOICEMAIL', 'BUSY', 'ERROR', 'NO_OUTCOME'];
-
 export interface RuleRow {
-  reason: Reason;
+  reason: RetryableReason;
   delaySeconds: string;
   maxAttempts: string;
 }
@@ -31,7 +28,7 @@ export function rulesFromRows(rows: RuleRow[]): RetryRule[] {
 export function RetryRulesEditor(props: { rows: RuleRow[]; onChange: (rows: RuleRow[]) => void }) {
   const { rows, onChange } = props;
   const used = new Set(rows.map((r) => r.reason));
-  const free = RETRY_REASONS.filter((r) => !used.has(r));
+  const free = retryableReasonValues.filter((r) => !used.has(r));
   const set = (i: number, patch: Partial<RuleRow>) => onChange(rows.map((r, j) => (j === i ? { ...r, ...patch } : r)));
   return (
     <fieldset class="wide">
@@ -43,8 +40,8 @@ export function RetryRulesEditor(props: { rows: RuleRow[]; onChange: (rows: Rule
         <div class="buttons rule" key={i} role="group" aria-label={`Retry rule ${i + 1}`}>
           <label>
             Reason{' '}
-            <select value={row.reason} onChange={(e) => set(i, { reason: e.currentTarget.value as Reason })}>
-              {RETRY_REASONS.filter((r) => r === row.reason || !used.has(r)).map((r) => (
+            <select value={row.reason} onChange={(e) => set(i, { reason: e.currentTarget.value as RetryableReason })}>
+              {retryableReasonValues.filter((r) => r === row.reason || !used.has(r)).map((r) => (
                 <option key={r} value={r}>
                   {humanize(r)}
                 </option>

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import * as API from '../api/endpoints';
-import type { AddTask, TaskView } from '../api/types';
+import { TaskStatus, type AddTask, type TaskView } from '../api/types';
 import { navigate } from '../router';
 import { ACTION_LABELS, actionsFor, type TaskAction } from '../state/taskActions';
 import { ErrorAlert, Status } from './Alert';
@@ -103,7 +103,7 @@ export function TaskActions(props: { task: TaskView; onChanged: () => void }) {
       {actions.length === 0 && <p class="muted">A CLOSED task cannot change any more.</p>}
       <ErrorAlert error={error?.error} context={{ taskAction: error?.action }} />
       {message && <Status>{message}</Status>}
-      {editing && task.status === 0 && (
+      {editing && task.status === TaskStatus.DRAFT && (
         <TaskForm label="Edit task" initial={task} submitLabel="Save" busy={busy} onSubmit={(b) => void save(b)} onCancel={() => setEditing(false)} />
       )}
     </section>

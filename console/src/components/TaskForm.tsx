@@ -1,6 +1,6 @@
 import { useMemo, useState } from 'preact/hooks';
 import * as API from '../api/endpoints';
-import type { AddTask, TaskView, WindowZone } from '../api/types';
+import { windowZoneValues, type AddTask, type TaskView, type WindowZone } from '../api/types';
 import { attributeChoices, telephonyBody, telephonyFrom, telephonyProblem } from '../state/telephony';
 import { DataSourcePicker, FixedDataSource } from './DataSourcePicker';
 import { useLoader } from './hooks';
@@ -8,6 +8,12 @@ import { LOOKUP_PAGE_SIZE } from './Pager';
 import { RetryRulesEditor, rowsFromRules, rulesFromRows, type RuleRow } from './RetryRules';
 import { FormFooter } from './FormFooter';
 import { TelephonyFields } from './TelephonyFields';
+
+/** Where a task's daily window is read (D15), in words. */
+const WINDOW_ZONE_LABELS: Record<WindowZone, string> = {
+  CALLED_PARTY: 'Called party’s local time',
+  TASK: 'The task’s time zone',
+};
 
 /** The task form: "New task" (create) and a DRAFT task's "Edit" (update). */
 export function TaskForm(props: {
@@ -105,8 +111,11 @@ export function TaskForm(props: {
         <label for={`${p}-wzone`}>Window time zone</label>
         <select id={`${p}-wzone`} value={zone} onChange={(e) => setZone(e.currentTarget.value as WindowZone | '')}>
           {!t && <option value="">Default (called party)</option>}
-          <option value="CALLED_PARTY">Called party’s local time</option>
-          <option value="TASK">The task’s time zone</option>
+          {windowZoneValues.map((z) => (
+            <option key={z} value={z}>
+              {WINDOW_ZONE_LABELS[z]}
+            </option>
+          ))}
         </select>
       </div>
       <div class="field">

@@ -1,4 +1,4 @@
-import type { Settings, Voicemail } from '../api/types';
+import { voicemailValues, type Settings, type Voicemail } from '../api/types';
 import {
   callerIdLabel,
   flowLabel,
@@ -64,7 +64,7 @@ export function TelephonyFields(props: {
           <div class="field">
             <label for={`${p}-voicemail`}>On voicemail</label>
             <select id={`${p}-voicemail`} value={value.voicemail} onChange={(e) => set({ voicemail: e.currentTarget.value as Voicemail })}>
-              {(Object.keys(VOICEMAIL_LABELS) as Voicemail[]).map((v) => (
+              {voicemailValues.map((v) => (
                 <option key={v} value={v}>
                   {VOICEMAIL_LABELS[v]}
                 </option>

@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import * as API from '../api/endpoints';
-import type { Diagnostics, TaskResults, TaskStat } from '../api/types';
+import { OutcomeFilter, type Diagnostics, type TaskResults, type TaskStat } from '../api/types';
 import { ErrorAlert } from '../components/Alert';
 import { DiagnosticsView, ReasonBars } from '../components/Diagnostics';
 import { ExportButtons } from '../components/ExportButtons';
@@ -16,12 +16,14 @@ import { callerIdLabel, flowLabel, VOICEMAIL_LABELS } from '../state/telephony';
 export const FAST_POLL_MS = 3000;
 export const SLOW_POLL_MS = 10000;
 
-const OUTCOME_FILTERS = [
-  ['0', 'All'],
-  ['1', 'Successful'],
-  ['2', 'Failed or no answer'],
-  ['3', 'Not dialled'],
-] as const;
+/** The export's outcome filters (D8) in words, offered in code order. */
+const OUTCOME_FILTER_LABELS: Record<OutcomeFilter, string> = {
+  [OutcomeFilter.ALL]: 'All',
+  [OutcomeFilter.SUCCESS]: 'Successful',
+  [OutcomeFilter.UNSUCCESSFUL]: 'Failed or no answer',
+  [OutcomeFilter.NOT_DIALLED]: 'Not dialled',
+};
+const OUTCOME_FILTERS = Object.entries(OUTCOME_FILTER_LABELS);
 
 export function TaskPage({ id }: { id: string }) {
   const detail = useLoader(() => API.getTask(id), [id]);
@@ -35,7 +37,7 @@ export function TaskPage({ id }: { id: string }) {
   const wantsResults = (task?.resultAttributes.length ?? 0) > 0;
   const [samples, setSamples] = useState<Sample[]>([]);
   const [pollError, setPollError] = useState<unknown>(null);
-  const [filter, setFilter] = useState('0');
+  const [filter, setFilter] = useState<OutcomeFilter>(OutcomeFilter.ALL);
   const status = stat?.status ?? task?.status;
   const final = status !== undefined && isFinalStatus(status);
   const knownStatus = useRef<number | undefined>(undefined);
@@ -159,13 +161,13 @@ export function TaskPage({ id }: { id: string }) {
           <section aria-labelledby="task-export-heading">
             <h2 id="task-export-heading">Export outcomes</h2>
             <ExportButtons
-              download={(format, redirect) => API.exportTask(id, { status: filter === '0' ? undefined : Number(filter), format }, redirect)}
+              download={(format, redirect) => API.exportTask(id, { status: filter === OutcomeFilter.ALL ? undefined : filter, format }, redirect)}
               baseName={`task_contacts_${id}`}
-              startJob={(format) => API.startTaskExportJob(id, format, Number(filter))}
+              startJob={(format) => API.startTaskExportJob(id, format, filter)}
             >
               <div class="field narrow">
                 <label for="outcome-filter">Outcome filter</label>
-                <select id="outcome-filter" value={filter} onChange={(e) => setFilter(e.currentTarget.value)}>
+                <select id="outcome-filter" value={String(filter)} onChange={(e) => setFilter(Number(e.currentTarget.value))}>
                   {OUTCOME_FILTERS.map(([v, label]) => (
                     <option key={v} value={v}>
                       {label}

@@ -6,7 +6,7 @@ import { useCursor, useDebounced, useLoader, usePageTitle } from '../components/
 import { PAGE_SIZE, Pager } from '../components/Pager';
 import { StatusBadge } from '../components/StatusBadge';
 import { TaskForm } from '../components/TaskForm';
-import { count, STATUS_NAMES, time } from '../format';
+import { count, statusName, TASK_STATUSES, time } from '../format';
 import { EmptyRow } from '../components/EmptyRow';
 import { useDataSourceNames } from '../components/dataSourceNames';
 
@@ -63,9 +63,9 @@ export function TasksPage() {
         <label for="task-status">Status</label>
         <select id="task-status" value={status} onChange={(e) => { setStatus(e.currentTarget.value); pages.reset(); }}>
           <option value="">All</option>
-          {STATUS_NAMES.map((n, i) => (
-            <option key={n} value={String(i)}>
-              {n}
+          {TASK_STATUSES.map((s) => (
+            <option key={s} value={String(s)}>
+              {statusName(s)}
             </option>
           ))}
         </select>

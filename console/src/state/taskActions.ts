@@ -1,18 +1,21 @@
 // Which task operations each state allows (D10), and how to explain a refusal (405).
+import { TaskStatus } from '../api/types';
 import { statusName } from '../format';
 
 export type TaskAction = 'publish' | 'pause' | 'resume' | 'stop' | 'recall' | 'close' | 'delete' | 'update';
 
-/** From which states (codes) each operation is allowed (D10). */
-export const ALLOWED_FROM: Record<TaskAction, readonly number[]> = {
-  update: [0],
-  publish: [0],
-  pause: [1],
-  resume: [2],
-  stop: [1, 2],
-  close: [3, 4, 5],
-  recall: [1, 2, 4],
-  delete: [0, 3, 4, 5, 6],
+const { DRAFT, RUNNING, PAUSED, STOPPED, COMPLETED, FAILED, CLOSED } = TaskStatus;
+
+/** From which states each operation is allowed (D10). */
+export const ALLOWED_FROM: Record<TaskAction, readonly TaskStatus[]> = {
+  update: [DRAFT],
+  publish: [DRAFT],
+  pause: [RUNNING],
+  resume: [PAUSED],
+  stop: [RUNNING, PAUSED],
+  close: [STOPPED, COMPLETED, FAILED],
+  recall: [RUNNING, PAUSED, COMPLETED],
+  delete: [DRAFT, STOPPED, COMPLETED, FAILED, CLOSED],
 };
 
 export const ACTION_LABELS: Record<TaskAction, string> = {

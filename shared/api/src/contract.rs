@@ -159,7 +159,9 @@ impl IntoResponses for FileResponses {
             reference leaves open.",
         license(name = "UNLICENSED")
     ),
-    components(schemas(Refusal)),
+    // Every reason an attempt ends for, the keys of `reasons` in the diagnostics: no body names
+    // one since retry rules take only the retryable ones (RetryableReason).
+    components(schemas(Refusal, outbound_model::call::Reason)),
     modifiers(&Bearer),
     security(("bearer" = [])),
     tags(

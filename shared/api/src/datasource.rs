@@ -506,8 +506,8 @@ async fn import_status(
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct FormatQuery {
-    /// `csv` or `excel` (default).
-    #[param(value_type = Option<String>, pattern = "^(csv|excel)$")]
+    /// The file's format; `excel` by default.
+    #[param(value_type = Option<ExportFormat>)]
     pub format: Option<String>,
 }
 

@@ -43,22 +43,22 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JobBody<T> {
 /// `POST /api/dataSource/{id}/contact/exportJob`.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct DataSourceJob {
-    /// `csv` or `excel` (default).
+    /// The file's format; `excel` by default.
     #[serde(default)]
-    #[schema(value_type = Option<String>, pattern = "^(csv|excel)$")]
+    #[schema(value_type = Option<ExportFormat>)]
     format: Option<Value>,
 }
 
 /// `POST /api/task/{id}/exportJob`.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct TaskJob {
-    /// `csv` or `excel` (default).
+    /// The file's format; `excel` by default.
     #[serde(default)]
-    #[schema(value_type = Option<String>, pattern = "^(csv|excel)$")]
+    #[schema(value_type = Option<ExportFormat>)]
     format: Option<Value>,
-    /// 0 all (default), 1 success, 2 failed or no answer, 3 not dialled.
+    /// Which contacts, by their outcome in the task; all by default.
     #[serde(default)]
-    #[schema(value_type = Option<u8>, minimum = 0, maximum = 3)]
+    #[schema(value_type = Option<OutcomeFilter>)]
     status: Option<Value>,
 }
 
@@ -67,11 +67,11 @@ fn format(raw: Option<Value>) -> Result<ExportFormat, Error> {
     match raw {
         None | Some(Value::Null) => Ok(ExportFormat::Excel),
         Some(Value::String(format)) => ExportFormat::parse(Some(&format)),
-        Some(_) => Err(Error::invalid("format must be csv or excel")),
+        Some(_) => Err(ExportFormat::refused()),
     }
 }
 
-/// `status`: the task export's filter, 0-3 (default 0, all).
+/// `status`: the task export's filter, by its code (default all).
 fn outcome_filter(raw: Option<Value>) -> Result<OutcomeFilter, Error> {
     match raw {
         None | Some(Value::Null) => Ok(OutcomeFilter::All),

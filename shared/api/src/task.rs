@@ -149,8 +149,9 @@ impl SettingsInput {
                         let field = |name: &str| format!("retryRules[{at}].{name}");
                         let reason = Reason::parse(rule.reason.as_str()).ok_or_else(|| {
                             Error::invalid(format!(
-                                "{} must be one of NO_ANSWER, VOICEMAIL, BUSY, ERROR, NO_OUTCOME",
-                                field("reason")
+                                "{} must be one of {}",
+                                field("reason"),
+                                Reason::retryable_names().join(", ")
                             ))
                         })?;
                         let delay = rule
@@ -281,8 +282,8 @@ fn description(raw: Option<Text>) -> Result<Option<Description>, Error> {
 struct ListFilter {
     /// Tasks whose name contains this (case-insensitive); blank means all.
     task_name: Option<String>,
-    /// Only tasks in this state (0-6, D10).
-    #[param(value_type = Option<u8>, minimum = 0, maximum = 6)]
+    /// Only tasks in this state (D10).
+    #[param(value_type = Option<TaskStatus>)]
     status: Option<String>,
 }
 
@@ -641,8 +642,8 @@ async fn recall(
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 struct OutcomeQuery {
-    /// 0 all (default), 1 success, 2 failed or no answer, 3 not dialled.
-    #[param(value_type = Option<u8>, minimum = 0, maximum = 3)]
+    /// Which contacts, by their outcome in the task; all by default.
+    #[param(value_type = Option<OutcomeFilter>)]
     status: Option<String>,
 }
 

@@ -110,6 +110,15 @@ impl Reason {
         !matches!(self, Reason::Answered | Reason::InvalidNumber)
     }
 
+    /// The names of the [retryable](Self::retryable) reasons, in order.
+    pub fn retryable_names() -> Vec<&'static str> {
+        Reason::ALL
+            .into_iter()
+            .filter(|reason| reason.retryable())
+            .map(Reason::name)
+            .collect()
+    }
+
     /// The outcome a call that ended for this reason has (D13): a voicemail is no answer, a busy
     /// line, an unreachable number or an error is failed.
     pub fn outcome(self) -> Outcome {
@@ -137,6 +146,24 @@ impl Reason {
         }
     }
 }
+
+/// The schema of the reasons a retry rule may name (D18), the [retryable](Reason::retryable)
+/// ones: a [`Reason`] in Rust, a schema of its own in the contract.
+#[cfg(feature = "openapi")]
+pub struct RetryableReason;
+
+#[cfg(feature = "openapi")]
+impl utoipa::PartialSchema for RetryableReason {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        crate::schema::named(
+            "A reason a retry rule may name (D18): one after which attempts are left to make.",
+            Reason::retryable_names(),
+        )
+    }
+}
+
+#[cfg(feature = "openapi")]
+impl utoipa::ToSchema for RetryableReason {}
 
 /// Why a contact was not called when its turn came (D18): never an attempt.
 #[derive(
@@ -431,7 +458,7 @@ impl CallRef {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct RetryRule {
-    /// NO_ANSWER, VOICEMAIL, BUSY, ERROR or NO_OUTCOME.
+    #[cfg_attr(feature = "openapi", schema(value_type = RetryableReason))]
     pub reason: Reason,
     /// 10-604800.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -486,6 +513,10 @@ mod tests {
         }
         let names: Vec<&str> = Outcome::ALL.into_iter().map(Outcome::name).collect();
         assert_eq!(names, ["SUCCESS", "FAILED", "NO_ANSWER"]);
+        assert_eq!(
+            Reason::retryable_names(),
+            ["NO_ANSWER", "VOICEMAIL", "BUSY", "ERROR", "NO_OUTCOME"]
+        );
     }
 
     #[test]

@@ -272,7 +272,33 @@ pub mod status {
     pub const SUCCESS: u8 = Outcome::Success as u8;
     pub const FAILED: u8 = Outcome::Failed as u8;
     pub const NO_ANSWER: u8 = Outcome::NoAnswer as u8;
+
+    /// Every status with its name, in code order: `NOT_DIALLED`, then the outcomes' own.
+    pub fn named() -> Vec<(u8, &'static str)> {
+        std::iter::once((NOT_DIALLED, "NOT_DIALLED"))
+            .chain(Outcome::ALL.map(|outcome| (outcome.code(), outcome.name())))
+            .collect()
+    }
 }
+
+/// The schema of a contact's status (D7): a code of [`status`], each named.
+#[cfg(feature = "openapi")]
+pub struct ContactStatus;
+
+#[cfg(feature = "openapi")]
+impl utoipa::PartialSchema for ContactStatus {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        let codes = status::named();
+        let description = format!(
+            "The latest outcome of a contact over all tasks (D7): {}.",
+            crate::schema::code_list(&codes)
+        );
+        crate::schema::coded(description, &codes)
+    }
+}
+
+#[cfg(feature = "openapi")]
+impl utoipa::ToSchema for ContactStatus {}
 
 /// A stored contact.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -336,8 +362,8 @@ pub struct ContactView {
     /// Custom fields: up to 30, names of letters, digits and `_` starting with a letter.
     #[serde(flatten)]
     pub custom: std::collections::BTreeMap<String, String>,
-    /// The latest outcome over all tasks: 0 not dialled, 1 success, 2 failed, 3 no answer (D7).
-    #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 3))]
+    /// The latest outcome over all tasks (D7).
+    #[cfg_attr(feature = "openapi", schema(value_type = ContactStatus))]
     pub status: u8,
     pub call_count: u32,
     pub create_time: String,
@@ -351,6 +377,19 @@ mod tests {
 
     fn patch(body: Value) -> Result<ContactPatch, Error> {
         ContactPatch::from_json(body.as_object().unwrap())
+    }
+
+    #[test]
+    fn statuses_are_not_dialled_then_the_outcomes() {
+        assert_eq!(
+            status::named(),
+            [
+                (0, "NOT_DIALLED"),
+                (1, "SUCCESS"),
+                (2, "FAILED"),
+                (3, "NO_ANSWER")
+            ]
+        );
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Export jobs (D8): the record of one export built in the background, for a data source or a
 //! task too large to be exported within a request.
 
+use super::contact::status;
 use super::{Id, Tenant, Timestamp};
 use crate::error::Error;
 use chrono_tz::Tz;
@@ -15,13 +16,28 @@ pub enum ExportFormat {
 }
 
 impl ExportFormat {
+    pub const ALL: [ExportFormat; 2] = [ExportFormat::Csv, ExportFormat::Excel];
+
     /// `csv` or `excel`; absent means `excel`. Anything else is 400.
     pub fn parse(raw: Option<&str>) -> Result<Self, Error> {
         match raw {
-            None | Some("excel") => Ok(ExportFormat::Excel),
-            Some("csv") => Ok(ExportFormat::Csv),
-            Some(_) => Err(Error::invalid("format must be csv or excel")),
+            None => Ok(ExportFormat::Excel),
+            Some(raw) => ExportFormat::ALL
+                .into_iter()
+                .find(|format| format.name() == raw)
+                .ok_or_else(ExportFormat::refused),
         }
+    }
+
+    /// The 400 of a `format` that is none of them: `format must be csv or excel`.
+    pub fn refused() -> Error {
+        let names = ExportFormat::ALL.map(ExportFormat::name);
+        Error::invalid(format!("format must be {}", names.join(" or ")))
+    }
+
+    /// The `format` parameter's value: `csv` or `excel`.
+    pub fn name(self) -> &'static str {
+        format_name(self)
     }
 
     pub fn extension(self) -> &'static str {
@@ -41,6 +57,121 @@ impl ExportFormat {
         }
     }
 }
+
+/// The schema of the `format` parameter: the [`format_name`] of each [`ExportFormat`].
+#[cfg(feature = "openapi")]
+impl utoipa::PartialSchema for ExportFormat {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        crate::schema::named(
+            "The format of an exported file (D8): CSV (UTF-8), or an `.xlsx` workbook.",
+            ExportFormat::ALL.map(ExportFormat::name),
+        )
+    }
+}
+
+#[cfg(feature = "openapi")]
+impl utoipa::ToSchema for ExportFormat {}
+
+/// The task export's `status` filter (D8): which of the task's contacts it holds, by their
+/// outcome in the task. Its codes are `status` and [`ExportSubject::Task`]'s `outcome_filter`;
+/// each one's name (`ALL`, ...) is its variant's, in the contract's `x-enum-varnames`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, strum::IntoStaticStr)]
+#[strum(serialize_all = "SCREAMING_SNAKE_CASE")]
+pub enum OutcomeFilter {
+    All = 0,
+    Success = 1,
+    /// Failed or no answer.
+    Unsuccessful = 2,
+    NotDialled = 3,
+}
+
+impl OutcomeFilter {
+    pub const ALL: [OutcomeFilter; 4] = [
+        OutcomeFilter::All,
+        OutcomeFilter::Success,
+        OutcomeFilter::Unsuccessful,
+        OutcomeFilter::NotDialled,
+    ];
+
+    /// The filter of a `status` parameter: absent or blank means all.
+    pub fn parse(raw: Option<&str>) -> Result<Self, Error> {
+        match raw.map(str::trim) {
+            None | Some("") => Ok(OutcomeFilter::All),
+            Some(raw) => OutcomeFilter::ALL
+                .into_iter()
+                .find(|filter| filter.code().to_string() == raw)
+                .ok_or_else(OutcomeFilter::refused),
+        }
+    }
+
+    /// The filter of a code; an unknown code is 400 as for [`Self::parse`].
+    pub fn from_code(code: i64) -> Result<Self, Error> {
+        OutcomeFilter::ALL
+            .into_iter()
+            .find(|filter| i64::from(filter.code()) == code)
+            .ok_or_else(OutcomeFilter::refused)
+    }
+
+    /// The 400 of a `status` that is not a filter code: `status must be 0 (all), 1 (success),
+    /// 2 (failed or no answer) or 3 (not dialled)`.
+    pub fn refused() -> Error {
+        let codes: Vec<String> = OutcomeFilter::ALL
+            .into_iter()
+            .map(|filter| format!("{} ({})", filter.code(), filter.words()))
+            .collect();
+        let (last, first) = codes.split_last().expect("filters");
+        Error::invalid(format!("status must be {} or {last}", first.join(", ")))
+    }
+
+    /// The filter's code, as the `status` parameter gives it.
+    pub fn code(self) -> u8 {
+        self as u8
+    }
+
+    /// The filter's name (`UNSUCCESSFUL`), from its variant.
+    pub fn name(self) -> &'static str {
+        self.into()
+    }
+
+    /// The contacts it holds, in words.
+    pub fn words(self) -> &'static str {
+        match self {
+            OutcomeFilter::All => "all",
+            OutcomeFilter::Success => "success",
+            OutcomeFilter::Unsuccessful => "failed or no answer",
+            OutcomeFilter::NotDialled => "not dialled",
+        }
+    }
+
+    /// Whether a contact whose outcome in the task is `outcome` (a [`status`] code) is exported.
+    pub fn admits(self, outcome: u8) -> bool {
+        match self {
+            OutcomeFilter::All => true,
+            OutcomeFilter::Success => outcome == status::SUCCESS,
+            OutcomeFilter::Unsuccessful => {
+                outcome == status::FAILED || outcome == status::NO_ANSWER
+            }
+            OutcomeFilter::NotDialled => outcome == status::NOT_DIALLED,
+        }
+    }
+}
+
+/// The schema of the `status` filter: its codes, each named (`ALL`, ...), and what each holds.
+#[cfg(feature = "openapi")]
+impl utoipa::PartialSchema for OutcomeFilter {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        let codes = OutcomeFilter::ALL.map(|filter| (filter.code(), filter.name()));
+        let words = OutcomeFilter::ALL.map(|filter| (filter.code(), filter.words()));
+        let description = format!(
+            "Which of a task's contacts its export holds, by their outcome in the task (D8): {}.",
+            crate::schema::code_list(&words)
+        );
+        crate::schema::coded(description, &codes)
+    }
+}
+
+#[cfg(feature = "openapi")]
+impl utoipa::ToSchema for OutcomeFilter {}
 
 /// The message of an export job on the export queue.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -70,8 +201,7 @@ pub enum ExportSubject {
     #[serde(rename_all = "camelCase")]
     DataSource { data_source_id: Id },
     /// The contacts of a task's data source with their outcome in the task; `outcome_filter` is
-    /// the `status` filter of the task export (0 all, 1 success, 2 failed or no answer, 3 not
-    /// dialled).
+    /// the code of the task export's `status` filter ([`OutcomeFilter`]).
     #[serde(rename_all = "camelCase")]
     Task { task_id: Id, outcome_filter: u8 },
 }
@@ -180,6 +310,53 @@ pub struct ExportView {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn outcome_filters_are_read_from_their_codes() {
+        for filter in OutcomeFilter::ALL {
+            let code = filter.code();
+            assert_eq!(
+                OutcomeFilter::parse(Some(&code.to_string())).unwrap(),
+                filter
+            );
+            assert_eq!(OutcomeFilter::from_code(i64::from(code)).unwrap(), filter);
+        }
+        assert_eq!(OutcomeFilter::parse(None).unwrap(), OutcomeFilter::All);
+        assert_eq!(OutcomeFilter::parse(Some(" ")).unwrap(), OutcomeFilter::All);
+        assert_eq!(
+            OutcomeFilter::parse(Some(" 2 ")).unwrap(),
+            OutcomeFilter::Unsuccessful
+        );
+        let refused =
+            "status must be 0 (all), 1 (success), 2 (failed or no answer) or 3 (not dialled)";
+        for raw in ["4", "01", "+1", "-1", "all"] {
+            let error = OutcomeFilter::parse(Some(raw)).unwrap_err();
+            assert_eq!(error.to_string(), refused, "{raw}");
+        }
+        assert_eq!(
+            OutcomeFilter::from_code(4).unwrap_err().to_string(),
+            refused
+        );
+        let names = OutcomeFilter::ALL.map(OutcomeFilter::name);
+        assert_eq!(names, ["ALL", "SUCCESS", "UNSUCCESSFUL", "NOT_DIALLED"]);
+        assert_eq!(
+            OutcomeFilter::ALL.map(OutcomeFilter::code),
+            [0, 1, 2, 3],
+            "the codes of the task export's `status`"
+        );
+    }
+
+    #[test]
+    fn formats_are_read_by_name() {
+        assert_eq!(ExportFormat::parse(None).unwrap(), ExportFormat::Excel);
+        for format in ExportFormat::ALL {
+            assert_eq!(ExportFormat::parse(Some(format.name())).unwrap(), format);
+        }
+        for raw in ["CSV", " csv", "xlsx", ""] {
+            let error = ExportFormat::parse(Some(raw)).unwrap_err();
+            assert_eq!(error.to_string(), "format must be csv or excel", "{raw}");
+        }
+    }
 
     #[test]
     fn a_new_job_is_processing_and_expires_with_its_file() {

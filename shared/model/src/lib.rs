@@ -22,6 +22,8 @@ pub mod page;
 pub mod phone;
 pub mod plan;
 pub mod reclaim;
+#[cfg(feature = "openapi")]
+pub mod schema;
 pub mod settings;
 pub mod signature;
 pub mod task;

@@ -14,9 +14,11 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
 
-/// The states of a task (D10), stored and shown as their codes 0-6.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// The states of a task (D10), stored and shown as their codes 0-6; each one's name
+/// (`DRAFT`, ...) is its variant's, in messages and in the contract's `x-enum-varnames`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, strum::IntoStaticStr)]
 #[serde(into = "u8", try_from = "u8")]
+#[strum(serialize_all = "SCREAMING_SNAKE_CASE")]
 pub enum TaskStatus {
     Draft = 0,
     Running = 1,
@@ -27,19 +29,13 @@ pub enum TaskStatus {
     Closed = 6,
 }
 
-/// The schema of a status: its code, 0 DRAFT, 1 RUNNING, 2 PAUSED, 3 STOPPED, 4 COMPLETED,
-/// 5 FAILED, 6 CLOSED (D10).
+/// The schema of a status: its code, each named (`0 DRAFT, 1 RUNNING, ...`, D10).
 #[cfg(feature = "openapi")]
 impl utoipa::PartialSchema for TaskStatus {
     fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
-        utoipa::openapi::schema::ObjectBuilder::new()
-            .schema_type(utoipa::openapi::schema::Type::Integer)
-            .minimum(Some(0))
-            .maximum(Some(6))
-            .description(Some(
-                "0 DRAFT, 1 RUNNING, 2 PAUSED, 3 STOPPED, 4 COMPLETED, 5 FAILED, 6 CLOSED (D10)",
-            ))
-            .into()
+        let codes = TaskStatus::ALL.map(|status| (status.code(), status.name()));
+        let description = format!("{} (D10)", crate::schema::code_list(&codes));
+        crate::schema::coded(description, &codes)
     }
 }
 
@@ -59,6 +55,11 @@ impl TaskStatus {
 
     pub fn code(self) -> u8 {
         self as u8
+    }
+
+    /// The state's name (`DRAFT`), from its variant.
+    pub fn name(self) -> &'static str {
+        self.into()
     }
 
     /// Whether a task in this state holds its data source (D11: it cannot be deleted then).
@@ -85,16 +86,7 @@ impl TryFrom<u8> for TaskStatus {
 
 impl fmt::Display for TaskStatus {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let name = match self {
-            TaskStatus::Draft => "DRAFT",
-            TaskStatus::Running => "RUNNING",
-            TaskStatus::Paused => "PAUSED",
-            TaskStatus::Stopped => "STOPPED",
-            TaskStatus::Completed => "COMPLETED",
-            TaskStatus::Failed => "FAILED",
-            TaskStatus::Closed => "CLOSED",
-        };
-        f.write_str(name)
+        f.write_str(self.name())
     }
 }
 
@@ -241,7 +233,8 @@ pub fn check_retry_rules(rules: &[RetryRule], max_dial_count: u8) -> Result<(), 
     for (at, rule) in rules.iter().enumerate() {
         if !rule.reason.retryable() {
             return Err(Error::invalid(format!(
-                "retryRules[{at}].reason must be one of NO_ANSWER, VOICEMAIL, BUSY, ERROR, NO_OUTCOME"
+                "retryRules[{at}].reason must be one of {}",
+                Reason::retryable_names().join(", ")
             )));
         }
         if rules[..at].iter().any(|other| other.reason == rule.reason) {
@@ -907,6 +900,25 @@ mod tests {
         (Failed, Delete, Failed),
         (Closed, Delete, Closed),
     ];
+
+    /// Each state's name is its variant's, the one messages and the contract give it, and its
+    /// code is its place in `ALL`.
+    #[test]
+    fn states_are_named_by_their_variants() {
+        let names = TaskStatus::ALL.map(TaskStatus::name);
+        let expected = [
+            "DRAFT",
+            "RUNNING",
+            "PAUSED",
+            "STOPPED",
+            "COMPLETED",
+            "FAILED",
+            "CLOSED",
+        ];
+        assert_eq!(names, expected);
+        assert_eq!(TaskStatus::ALL.map(TaskStatus::code), [0, 1, 2, 3, 4, 5, 6]);
+        assert_eq!(TaskStatus::Completed.to_string(), "COMPLETED");
+    }
 
     #[test]
     fn every_state_and_operation_matches_d10() {

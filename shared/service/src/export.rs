@@ -11,7 +11,6 @@ use outbound_adapters::store::slots::JobKind;
 use outbound_adapters::store::Store;
 use outbound_app::App;
 use outbound_files::{self as files, ContactSheetWriter, ExportColumns, ExportRow};
-use outbound_model::contact::status;
 use outbound_model::error::Error;
 use outbound_model::export::ExportFormat;
 use outbound_model::Tenant;
@@ -66,66 +65,8 @@ impl<'a> ExportTarget<'a> {
     }
 }
 
-/// Task export `status` filter (D8): absent or 0 all, 1 success, 2 failed or no answer,
-/// 3 not dialled.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum OutcomeFilter {
-    All,
-    Success,
-    Unsuccessful,
-    NotDialled,
-}
-
-impl OutcomeFilter {
-    pub fn parse(raw: Option<&str>) -> Result<Self, Error> {
-        match raw.map(str::trim) {
-            None | Some("") | Some("0") => Ok(OutcomeFilter::All),
-            Some("1") => Ok(OutcomeFilter::Success),
-            Some("2") => Ok(OutcomeFilter::Unsuccessful),
-            Some("3") => Ok(OutcomeFilter::NotDialled),
-            Some(_) => Err(Self::refused()),
-        }
-    }
-
-    /// The filter of a code; an unknown code is 400 as for [`Self::parse`].
-    pub fn from_code(code: i64) -> Result<Self, Error> {
-        match code {
-            0 => Ok(OutcomeFilter::All),
-            1 => Ok(OutcomeFilter::Success),
-            2 => Ok(OutcomeFilter::Unsuccessful),
-            3 => Ok(OutcomeFilter::NotDialled),
-            _ => Err(Self::refused()),
-        }
-    }
-
-    /// The 400 of a `status` that is not a filter code.
-    pub fn refused() -> Error {
-        Error::invalid(
-            "status must be 0 (all), 1 (success), 2 (failed or no answer) or 3 (not dialled)",
-        )
-    }
-
-    /// The filter's code, as the `status` parameter gives it.
-    pub fn code(self) -> u8 {
-        match self {
-            OutcomeFilter::All => 0,
-            OutcomeFilter::Success => 1,
-            OutcomeFilter::Unsuccessful => 2,
-            OutcomeFilter::NotDialled => 3,
-        }
-    }
-
-    fn admits(self, outcome: u8) -> bool {
-        match self {
-            OutcomeFilter::All => true,
-            OutcomeFilter::Success => outcome == status::SUCCESS,
-            OutcomeFilter::Unsuccessful => {
-                outcome == status::FAILED || outcome == status::NO_ANSWER
-            }
-            OutcomeFilter::NotDialled => outcome == status::NOT_DIALLED,
-        }
-    }
-}
+/// Task export `status` filter (D8), with the model's other export types.
+pub use outbound_model::export::OutcomeFilter;
 
 /// Every contact of a data source, with its own status and call count.
 pub async fn contacts(

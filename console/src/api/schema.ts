@@ -794,6 +794,11 @@ export interface components {
         } & {
             [key: string]: string;
         };
+        /**
+         * @description The latest outcome of a contact over all tasks (D7): 0 NOT_DIALLED, 1 SUCCESS, 2 FAILED, 3 NO_ANSWER.
+         * @enum {integer}
+         */
+        ContactStatus: ContactStatus;
         /** @description A contact update: `contactId` and the fields that change (`""` clears one). */
         ContactUpdate: components["schemas"]["ContactInput"] & {
             contactId: string;
@@ -815,11 +820,8 @@ export interface components {
             customerName?: string | null;
             address?: string | null;
             orderAmount?: string | null;
-            /**
-             * Format: int32
-             * @description The latest outcome over all tasks: 0 not dialled, 1 success, 2 failed, 3 no answer (D7).
-             */
-            status: number;
+            /** @description The latest outcome over all tasks (D7). */
+            status: components["schemas"]["ContactStatus"];
             /** Format: int32 */
             callCount: number;
             createTime: string;
@@ -829,8 +831,7 @@ export interface components {
         };
         /** @description `POST /api/dataSource/{id}/contact/exportJob`. */
         DataSourceJob: {
-            /** @description `csv` or `excel` (default). */
-            format?: string | null;
+            format?: components["schemas"]["ExportFormat"] | null;
         };
         /** @description A data source as the API shows it. Times are `yyyy-MM-dd HH:mm:ss` in the service's zone (D4). */
         DataSourceView: {
@@ -900,6 +901,11 @@ export interface components {
             reason?: string | null;
             createTime: string;
         };
+        /**
+         * @description The format of an exported file (D8): CSV (UTF-8), or an `.xlsx` workbook.
+         * @enum {string}
+         */
+        ExportFormat: "csv" | "excel";
         /**
          * @description Where an export job is.
          * @enum {string}
@@ -997,6 +1003,11 @@ export interface components {
         /** @description A record name: trimmed, 1-100 characters. */
         Name: string;
         Nothing: null;
+        /**
+         * @description Which of a task's contacts its export holds, by their outcome in the task (D8): 0 all, 1 success, 2 failed or no answer, 3 not dialled.
+         * @enum {integer}
+         */
+        OutcomeFilter: OutcomeFilter;
         /** @description The report of a posted import (D8), with the import's id. */
         PostedImport: components["schemas"]["ImportReport"] & {
             importId: components["schemas"]["Id"];
@@ -1087,8 +1098,7 @@ export interface components {
          *     instead of the task's `callInterval`, and make no more attempts once `max_attempts` are made.
          */
         RetryRule: {
-            /** @description NO_ANSWER, VOICEMAIL, BUSY, ERROR or NO_OUTCOME. */
-            reason: components["schemas"]["Reason"];
+            reason: components["schemas"]["RetryableReason"];
             /**
              * Format: int32
              * @description 10-604800.
@@ -1100,6 +1110,11 @@ export interface components {
              */
             maxAttempts?: number | null;
         };
+        /**
+         * @description A reason a retry rule may name (D18): one after which attempts are left to make.
+         * @enum {string}
+         */
+        RetryableReason: "NO_ANSWER" | "VOICEMAIL" | "BUSY" | "ERROR" | "NO_OUTCOME";
         /** @description A refused data row, shaped as an entry of the import result's `details` (D8). */
         RowFailure: {
             /**
@@ -1266,11 +1281,8 @@ export interface components {
                 customerName?: string | null;
                 address?: string | null;
                 orderAmount?: string | null;
-                /**
-                 * Format: int32
-                 * @description The latest outcome over all tasks: 0 not dialled, 1 success, 2 failed, 3 no answer (D7).
-                 */
-                status: number;
+                /** @description The latest outcome over all tasks (D7). */
+                status: components["schemas"]["ContactStatus"];
                 /** Format: int32 */
                 callCount: number;
                 createTime: string;
@@ -1496,11 +1508,8 @@ export interface components {
                     customerName?: string | null;
                     address?: string | null;
                     orderAmount?: string | null;
-                    /**
-                     * Format: int32
-                     * @description The latest outcome over all tasks: 0 not dialled, 1 success, 2 failed, 3 no answer (D7).
-                     */
-                    status: number;
+                    /** @description The latest outcome over all tasks (D7). */
+                    status: components["schemas"]["ContactStatus"];
                     /** Format: int32 */
                     callCount: number;
                     createTime: string;
@@ -1923,13 +1932,8 @@ export interface components {
         };
         /** @description `POST /api/task/{id}/exportJob`. */
         TaskJob: {
-            /** @description `csv` or `excel` (default). */
-            format?: string | null;
-            /**
-             * Format: int32
-             * @description 0 all (default), 1 success, 2 failed or no answer, 3 not dialled.
-             */
-            status?: number | null;
+            format?: components["schemas"]["ExportFormat"] | null;
+            status?: components["schemas"]["OutcomeFilter"] | null;
         };
         /**
          * @description `GET /api/task/{id}/results` (D22): what the flows of the task's answered calls reported,
@@ -1981,8 +1985,11 @@ export interface components {
             avgDuration: number;
             lastUpdateTime: string;
         };
-        /** @description 0 DRAFT, 1 RUNNING, 2 PAUSED, 3 STOPPED, 4 COMPLETED, 5 FAILED, 6 CLOSED (D10) */
-        TaskStatus: number;
+        /**
+         * @description 0 DRAFT, 1 RUNNING, 2 PAUSED, 3 STOPPED, 4 COMPLETED, 5 FAILED, 6 CLOSED (D10)
+         * @enum {integer}
+         */
+        TaskStatus: TaskStatus;
         /**
          * @description A whole task: detail, add and update: its list row and the rest. Rates are fractions
          *     rounded to 4 places (D7).
@@ -3524,8 +3531,8 @@ export interface operations {
     exportContacts: {
         parameters: {
             query?: {
-                /** @description `csv` or `excel` (default). */
-                format?: string;
+                /** @description The file's format; `excel` by default. */
+                format?: components["schemas"]["ExportFormat"];
             };
             header?: never;
             path: {
@@ -3794,8 +3801,8 @@ export interface operations {
                 nextToken?: string;
                 /** @description Tasks whose name contains this (case-insensitive); blank means all. */
                 taskName?: string;
-                /** @description Only tasks in this state (0-6, D10). */
-                status?: number;
+                /** @description Only tasks in this state (D10). */
+                status?: components["schemas"]["TaskStatus"];
             };
             header?: never;
             path?: never;
@@ -5414,10 +5421,10 @@ export interface operations {
     exportTask: {
         parameters: {
             query?: {
-                /** @description `csv` or `excel` (default). */
-                format?: string;
-                /** @description 0 all (default), 1 success, 2 failed or no answer, 3 not dialled. */
-                status?: number;
+                /** @description The file's format; `excel` by default. */
+                format?: components["schemas"]["ExportFormat"];
+                /** @description Which contacts, by their outcome in the task; all by default. */
+                status?: components["schemas"]["OutcomeFilter"];
             };
             header?: never;
             path: {
@@ -6609,3 +6616,40 @@ export interface operations {
         };
     };
 }
+type FlattenedDeepRequired<T> = {
+    [K in keyof T]-?: FlattenedDeepRequired<T[K] extends unknown[] | undefined | null ? Extract<T[K], unknown[]>[number] : T[K]>;
+};
+type ReadonlyArray<T> = [
+    Exclude<T, undefined>
+] extends [
+    unknown[]
+] ? Readonly<Exclude<T, undefined>> : Readonly<Exclude<T, undefined>[]>;
+export const blockedValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Blocked"]> = ["NOT_RUNNING", "OUTSIDE_WINDOW", "ALL_WAITING", "CAPACITY", "PROVIDER_BUSY", "NOTHING_LEFT"];
+export enum ContactStatus {
+    NOT_DIALLED = 0,
+    SUCCESS = 1,
+    FAILED = 2,
+    NO_ANSWER = 3
+}
+export const exportFormatValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ExportFormat"]> = ["csv", "excel"];
+export const exportStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ExportStatus"]> = ["PROCESSING", "SUCCEEDED", "FAILED"];
+export const importStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ImportStatus"]> = ["WAITING_UPLOAD", "PROCESSING", "SUCCEEDED", "FAILED"];
+export enum OutcomeFilter {
+    ALL = 0,
+    SUCCESS = 1,
+    UNSUCCESSFUL = 2,
+    NOT_DIALLED = 3
+}
+export const reasonValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Reason"]> = ["ANSWERED", "NO_ANSWER", "VOICEMAIL", "BUSY", "INVALID_NUMBER", "ERROR", "NO_OUTCOME"];
+export const retryableReasonValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RetryableReason"]> = ["NO_ANSWER", "VOICEMAIL", "BUSY", "ERROR", "NO_OUTCOME"];
+export enum TaskStatus {
+    DRAFT = 0,
+    RUNNING = 1,
+    PAUSED = 2,
+    STOPPED = 3,
+    COMPLETED = 4,
+    FAILED = 5,
+    CLOSED = 6
+}
+export const voicemailValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Voicemail"]> = ["HANG_UP", "LEAVE_MESSAGE"];
+export const windowZoneValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["WindowZone"]> = ["CALLED_PARTY", "TASK"];
