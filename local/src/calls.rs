@@ -3,8 +3,8 @@
 //! them, for tests and the console's developers (`GET /local/calls`). Only the local stack
 //! hooks its provider to a [`CallLog`]; the functions never keep their calls.
 
-use outbound_dialing::simulated::OnPlaced;
-use outbound_dialing::CallRequest;
+use outbound_adapters::telephony::simulated::OnPlaced;
+use outbound_adapters::telephony::CallRequest;
 use serde::Serialize;
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex};

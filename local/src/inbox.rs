@@ -2,10 +2,10 @@
 //! process stands in for all of them here, so this is the one place that links every
 //! function's handlers together (each Lambda's binary links only its own, through the edge).
 
+use outbound_adapters::telephony::Provider;
 use outbound_app::App;
 use outbound_dialing::engine::Engine;
 use outbound_dialing::inbox::{call_event_message, dial_message};
-use outbound_dialing::Provider;
 use outbound_model::error::Error;
 
 /// The background functions' queues.

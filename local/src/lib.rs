@@ -28,11 +28,11 @@ pub mod poller;
 pub mod provision;
 pub mod stream;
 
+use outbound_adapters::telephony::Telephony;
 use outbound_app::config::Config;
 use outbound_app::App;
 use outbound_auth::{AuthConfig, LocalJwt};
 use outbound_dialing::engine::Engine;
-use outbound_dialing::telephony::Telephony;
 use tokio::net::TcpListener;
 
 /// Where the stand-ins listen (`MOTO_ENDPOINT`, default `http://127.0.0.1:5000`).

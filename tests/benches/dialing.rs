@@ -542,7 +542,7 @@ async fn outcomes_of(
     .await
 }
 
-type BenchEngine = outbound_dialing::engine::Engine<outbound_dialing::telephony::Telephony>;
+type BenchEngine = outbound_dialing::engine::Engine<outbound_adapters::telephony::Telephony>;
 
 /// The messages of queue `url` handled as `inbox` handles them: how many.
 async fn drained(

@@ -228,8 +228,8 @@ impl Bench {
             self.post("/api/task/publish", json!({ "id": id })).await?;
             ids.push(id);
         }
-        let finished =
-            |state: &Value| matches!(state["status"].as_str(), Some("COMPLETED" | "STOPPED"));
+        // Task status codes (D10): 3 STOPPED, 4 COMPLETED, 5 FAILED, 6 CLOSED.
+        let finished = |state: &Value| matches!(state["status"].as_u64(), Some(3..=6));
         let _ = self
             .until(Duration::from_secs(120), || async {
                 for id in &ids {

@@ -13,9 +13,9 @@ use axum::http::{Method, StatusCode, Uri};
 use axum::Router;
 use outbound_adapters::aws::actions::{self, Function};
 use outbound_adapters::aws::Lazy;
-use outbound_dialing::catalog::Catalog;
-use outbound_dialing::connect::{ConnectCatalog, ConnectProvider, ConnectSettings};
-use outbound_dialing::{CallRequest, CallStatus, Provider};
+use outbound_adapters::telephony::catalog::Catalog;
+use outbound_adapters::telephony::connect::{ConnectCatalog, ConnectProvider, ConnectSettings};
+use outbound_adapters::telephony::{CallRequest, CallStatus, Provider};
 use outbound_model::call::{CallAttempt, CallReport, Outcome, Reason};
 use outbound_model::settings::TenantSettings;
 use outbound_model::telephony::{Assignment, Voicemail};
@@ -133,7 +133,7 @@ async fn client(answers: Value) -> (Lazy<aws_sdk_connect::Client>, Arc<StandIn>)
         .endpoint_url(endpoint)
         .build();
     // The service's own client: its requests are recorded for the least-privilege check.
-    let client = Lazy::new(move || outbound_dialing::connect::client(&sdk));
+    let client = Lazy::new(move || outbound_adapters::telephony::connect::client(&sdk));
     (client, stand_in)
 }
 

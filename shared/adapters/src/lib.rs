@@ -1,5 +1,6 @@
 //! The adapters: the only code that speaks to AWS. [`store`] holds every DynamoDB request (and
-//! the events' outbox), [`blob`] S3, [`queue`] SQS with typed messages, [`bus`] EventBridge, and
+//! the events' outbox), [`blob`] S3, [`queue`] SQS with typed messages, [`bus`] EventBridge,
+//! [`telephony`] Amazon Connect (and the simulated provider that stands in for it), and
 //! [`aws`] the SDK's shared set-up: one HTTP client, lazy clients, request timing, and the one
 //! place that tells a busy dependency from a wrong request (D1).
 
@@ -8,3 +9,4 @@ pub mod blob;
 pub mod bus;
 pub mod queue;
 pub mod store;
+pub mod telephony;

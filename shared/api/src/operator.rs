@@ -9,7 +9,6 @@ use super::fields::{Strings, Text};
 use super::{App, Envelope, Reply};
 use crate::routes::{route, ApiDoc, Routes};
 use axum::extract::{Path, State};
-use outbound_dialing::catalog::ProviderCatalog;
 use outbound_model::error::Error;
 use outbound_model::telephony::{Assignment, ContactFlow, TelephonyView};
 use outbound_model::Tenant;
@@ -100,8 +99,7 @@ async fn assign(
         })
         .collect();
     let assignment = Assignment::new(&body.caller_ids.0, &flows)?;
-    let catalog = ProviderCatalog::from_app(&app)
-        .map_err(|error| Error::internal("the provider's catalog", error))?;
+    let catalog = app.catalog();
     let settings = telephony::assign(&app.store, &catalog, &actor, &tenant, &assignment).await?;
     Ok(Envelope(TelephonyView::of(&tenant, settings)))
 }

@@ -17,6 +17,8 @@ use outbound_adapters::blob::Blob;
 use outbound_adapters::queue::Queue;
 use outbound_adapters::store::rate::RequestLimiter;
 use outbound_adapters::store::Store;
+use outbound_adapters::telephony::catalog::ProviderCatalog;
+use outbound_adapters::telephony::Telephony;
 use outbound_model::error::ConfigError;
 use outbound_model::export::ExportMessage;
 use outbound_model::job::DialJob;
@@ -112,5 +114,22 @@ impl App {
 
     pub fn zone(&self) -> Tz {
         self.config.time_zone
+    }
+
+    /// The provider `DIAL_PROVIDER` names, over this app's clients.
+    pub fn telephony(&self) -> Result<Telephony, ConfigError> {
+        let dialing = &self.config.dialing;
+        Telephony::new(
+            &dialing.provider,
+            &dialing.simulated,
+            dialing.call_events_queue_url.clone(),
+            self.sqs.clone(),
+            &self.sdk,
+        )
+    }
+
+    /// What the provider `DIAL_PROVIDER` names holds for an operator's assignment (D22).
+    pub fn catalog(&self) -> ProviderCatalog {
+        ProviderCatalog::new(&self.config.dialing.provider, &self.sdk)
     }
 }

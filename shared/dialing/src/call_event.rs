@@ -1,7 +1,7 @@
 //! The call-events queue's messages: an Amazon Connect contact event (through EventBridge) or
 //! the simulated provider's outcome, read into the one [`EndedCall`] the engine records.
 
-use crate::simulated::SimulatedEvent;
+use outbound_adapters::telephony::simulated::SimulatedEvent;
 use outbound_model::call::CallReport;
 use outbound_model::error::Error;
 use outbound_model::signature::Carried;
@@ -24,10 +24,12 @@ impl EndedCall {
             serde_json::from_str(body).map_err(|e| Error::internal("decode call event", e))?;
         if value.get("detail-type").is_some() {
             return Ok(
-                crate::connect::parse_event(body)?.map(|disconnect| EndedCall {
-                    call_id: disconnect.contact_id,
-                    report: disconnect.report,
-                    attempt: None,
+                outbound_adapters::telephony::connect::parse_event(body)?.map(|disconnect| {
+                    EndedCall {
+                        call_id: disconnect.contact_id,
+                        report: disconnect.report,
+                        attempt: None,
+                    }
                 }),
             );
         }

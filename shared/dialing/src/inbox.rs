@@ -4,9 +4,9 @@
 
 use crate::call_event::EndedCall;
 use crate::engine::Engine;
-use crate::Provider;
 use outbound_adapters::aws::actions::Function;
 use outbound_adapters::queue;
+use outbound_adapters::telephony::Provider;
 use outbound_model::error::Error;
 use outbound_model::job::DialJob;
 

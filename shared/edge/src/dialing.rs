@@ -4,10 +4,10 @@
 use aws_lambda_events::event::eventbridge::EventBridgeEvent;
 use aws_lambda_events::event::sqs::SqsEvent;
 use lambda_runtime::{service_fn, LambdaEvent};
+use outbound_adapters::telephony::Telephony;
 use outbound_dialing::engine::Engine;
 use outbound_dialing::flow_results::{self, ContactFlowEvent};
 use outbound_dialing::inbox::{call_event_message, dial_message};
-use outbound_dialing::telephony::Telephony;
 use outbound_model::error::{ConfigError, Error};
 use std::future::Future;
 

@@ -2,7 +2,7 @@
 //! the deployment's provider holds, then stored with their audit event (D25).
 
 use outbound_adapters::store::Store;
-use outbound_dialing::catalog::Catalog;
+use outbound_adapters::telephony::catalog::Catalog;
 use outbound_model::error::Error;
 use outbound_model::event::Event;
 use outbound_model::settings::TenantSettings;

@@ -10,7 +10,7 @@ use chrono::{TimeZone, Timelike};
 use chrono_tz::America::{Los_Angeles, New_York};
 use chrono_tz::Tz;
 use outbound_adapters::store::dialing::{ClaimRefused, Gate, Skipped};
-use outbound_dialing::{Busy, CallRequest, CallStatus, PlaceError, Provider};
+use outbound_adapters::telephony::{Busy, CallRequest, CallStatus, PlaceError, Provider};
 use outbound_model::call::{Reason, Skip};
 use outbound_model::error::Error;
 use outbound_model::plan::Clock;

@@ -3,7 +3,9 @@
 
 use crate::dialing_support::*;
 use crate::support::{id, tenant, unique, TestApi};
-use outbound_dialing::{Busy, CallRequest, CallStatus, PlaceError, Provider, ServiceRefusal};
+use outbound_adapters::telephony::{
+    Busy, CallRequest, CallStatus, PlaceError, Provider, ServiceRefusal,
+};
 use outbound_local::inbox::DialInbox;
 use outbound_model::TaskStatus;
 use serde_json::{json, Value};
@@ -244,9 +246,9 @@ async fn a_task_the_provider_refuses_fails_with_its_reason() {
 fn simulated(
     api: &TestApi,
     settings: &outbound_app::config::dialing::DialerConfig,
-) -> outbound_dialing::simulated::SimulatedProvider {
+) -> outbound_adapters::telephony::simulated::SimulatedProvider {
     let sdk = api.sdk.clone();
-    outbound_dialing::simulated::SimulatedProvider::new(
+    outbound_adapters::telephony::simulated::SimulatedProvider::new(
         outbound_adapters::queue::Queue::new(
             outbound_adapters::aws::Lazy::new(move || aws_sdk_sqs::Client::new(&sdk)),
             Some(api.resources.call_events_queue_url.clone()),
@@ -259,7 +261,7 @@ fn simulated(
 /// instance whose campaign quota was never raised; once it may fall back (`fallback`), it
 /// places calls as the simulated provider does.
 struct NoCampaignQuota {
-    inner: outbound_dialing::simulated::SimulatedProvider,
+    inner: outbound_adapters::telephony::simulated::SimulatedProvider,
     fallback: bool,
     general: std::sync::atomic::AtomicBool,
 }
@@ -452,7 +454,7 @@ fn rate_refusal() -> PlaceError {
 
 /// The simulated provider, refusing every call for capacity while `busy` is set.
 struct SometimesBusy {
-    inner: outbound_dialing::simulated::SimulatedProvider,
+    inner: outbound_adapters::telephony::simulated::SimulatedProvider,
     busy: std::sync::atomic::AtomicBool,
 }
 
@@ -524,7 +526,7 @@ async fn a_busy_provider_costs_no_attempt() {
 /// The simulated provider refusing its first call for rate, after which every DynamoDB
 /// transaction is cancelled (a storm of conflicts on the shared capacity), until the test lifts it.
 struct RefusedThenConflicts {
-    inner: outbound_dialing::simulated::SimulatedProvider,
+    inner: outbound_adapters::telephony::simulated::SimulatedProvider,
     proxy: outbound_tests::faults::FaultProxy,
     refused: std::sync::atomic::AtomicBool,
 }

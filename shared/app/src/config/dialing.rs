@@ -1,107 +1,14 @@
 //! The dialing engine's configuration (D13), read once at cold start with D13's defaults.
 
-use super::connect::ConnectSettings;
+pub use outbound_adapters::telephony::settings::{
+    CallerSource, ConnectSettings, FaultRates, OutcomeMix, ProviderConfig, SimulatedSettings,
+    CONNECT_QUEUE_ID, LATE_PAST_RECONCILE,
+};
 use outbound_model::error::ConfigError;
 use outbound_model::plan::Fairness;
 use outbound_model::Tenant;
 use std::collections::BTreeMap;
 use std::time::Duration;
-
-/// How long past the reconcile check a simulated `EVENT_LATE` outcome arrives (D28).
-pub const LATE_PAST_RECONCILE: Duration = Duration::from_secs(15);
-
-/// Amazon Connect's queue (queue mode): its outbound caller ID is every call's.
-pub const CONNECT_QUEUE_ID: &str = "CONNECT_QUEUE_ID";
-
-/// Which telephony provider places the calls (`DIAL_PROVIDER`), with its settings.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ProviderConfig {
-    /// Outcomes decided from the number and the attempt, reported after a delay (the default),
-    /// as [`DialerConfig::simulated`] says.
-    Simulated,
-    /// Amazon Connect `StartOutboundVoiceContact`, outcomes from its contact events.
-    AmazonConnect(ConnectSettings),
-}
-
-/// The mix of simulated outcomes, in parts: success, failed, no answer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct OutcomeMix {
-    pub success: u32,
-    pub failed: u32,
-    pub no_answer: u32,
-}
-
-/// How the simulated provider behaves.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SimulatedSettings {
-    /// `SIMULATED_OUTCOME_MIX`, e.g. `60,20,20` (success, failed, no answer).
-    pub mix: OutcomeMix,
-    /// `SIMULATED_OUTCOME_DELAY_SECONDS` (default 1): how long after placing the outcome arrives.
-    pub delay: Duration,
-    /// `SIMULATED_MAX_TALK_SECONDS` (default 180): answered calls last 1 to this many seconds.
-    pub max_talk_seconds: u64,
-    /// `SIMULATED_FAULTS` (D28): how often a start the contact's script does not name meets each
-    /// fault; none by default.
-    pub faults: FaultRates,
-    /// `SIMULATED_SEED` (D28, default 0): the faults drawn are the same for the same seed.
-    pub seed: u64,
-    /// How long after its call ends an `EVENT_LATE` outcome reaches the service: past the
-    /// reconcile check (`reconcile_after` and 15 s).
-    pub late_by: Duration,
-}
-
-/// How often each simulated fault happens (D28), in parts per 10,000 starts.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct FaultRates {
-    /// The start answers a server error and places no call.
-    pub start_failed: u32,
-    /// The call is placed and the start's answer is lost.
-    pub start_lost: u32,
-    /// The outcome reaches the service only after its reconcile check.
-    pub event_late: u32,
-    /// The outcome is delivered twice.
-    pub event_twice: u32,
-    /// The start is refused for rate: not an attempt.
-    pub throttled: u32,
-}
-
-impl FaultRates {
-    /// The names `SIMULATED_FAULTS` gives them.
-    pub const NAMES: [&'static str; 5] = [
-        "startFailed",
-        "startLost",
-        "eventLate",
-        "eventTwice",
-        "throttled",
-    ];
-
-    /// `startFailed=0.05,throttled=0.1`: each a fraction from 0 to 1, together at most 1.
-    pub fn parse(raw: &str) -> Option<FaultRates> {
-        let mut rates = FaultRates::default();
-        for pair in raw.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-            let (name, value) = pair.split_once('=')?;
-            let value: f64 = value.trim().parse().ok()?;
-            if !(0.0..=1.0).contains(&value) {
-                return None;
-            }
-            let parts = (value * 10_000.0).round() as u32;
-            match name.trim() {
-                "startFailed" => rates.start_failed = parts,
-                "startLost" => rates.start_lost = parts,
-                "eventLate" => rates.event_late = parts,
-                "eventTwice" => rates.event_twice = parts,
-                "throttled" => rates.throttled = parts,
-                _ => return None,
-            }
-        }
-        (rates.total() <= 10_000).then_some(rates)
-    }
-
-    /// All faults together, in parts per 10,000.
-    pub fn total(&self) -> u32 {
-        self.start_failed + self.start_lost + self.event_late + self.event_twice + self.throttled
-    }
-}
 
 /// Everything the tick, the dialer and the outcome recorder need to know.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -192,18 +99,7 @@ impl Default for DialerConfig {
             tenant_max_in_flight: None,
             dial_queue_url: None,
             call_events_queue_url: None,
-            simulated: SimulatedSettings {
-                mix: OutcomeMix {
-                    success: 60,
-                    failed: 20,
-                    no_answer: 20,
-                },
-                delay: Duration::from_secs(1),
-                max_talk_seconds: 180,
-                faults: FaultRates::default(),
-                seed: 0,
-                late_by: Duration::from_secs(615),
-            },
+            simulated: SimulatedSettings::default(),
             telephony: TelephonyRules::default(),
         }
     }

@@ -1,7 +1,6 @@
 //! Configuration, read once at cold start. A missing or malformed variable fails the start,
 //! never a request. [`dialing`] holds the dialing engine's part.
 
-pub mod connect;
 pub mod dialing;
 
 use chrono_tz::Tz;

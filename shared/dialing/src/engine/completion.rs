@@ -2,7 +2,7 @@
 //! a final outcome and no call is in flight.
 
 use super::Engine;
-use crate::provider::Provider;
+use outbound_adapters::telephony::provider::Provider;
 use outbound_model::error::Error;
 use outbound_model::task::SweepMark;
 use outbound_model::Task;

@@ -19,12 +19,12 @@ mod tick;
 pub use run::DialReport;
 pub use tick::TickReport;
 
-use super::provider::Provider;
-use super::telephony::Telephony;
 use chrono_tz::Tz;
 use outbound_adapters::queue::Queue;
 use outbound_adapters::store::dialing::Caps;
 use outbound_adapters::store::Store;
+use outbound_adapters::telephony::provider::Provider;
+use outbound_adapters::telephony::Telephony;
 use outbound_app::config::dialing::DialerConfig;
 use outbound_app::App;
 use outbound_model::error::ConfigError;
@@ -59,11 +59,7 @@ impl Engine<Telephony> {
                 problem: "is not set: every call's own attributes are signed with it (D29)".into(),
             });
         }
-        Ok(Self::over(
-            app,
-            Telephony::from_app(app)?,
-            Arc::new(SystemClock),
-        ))
+        Ok(Self::over(app, app.telephony()?, Arc::new(SystemClock)))
     }
 }
 

@@ -4,8 +4,8 @@
 
 use super::Engine;
 use crate::call_event::EndedCall;
-use crate::provider::{CallStatus, PlaceError, Provider};
 use outbound_adapters::store::dialing::{GiveBack, RecordFailure};
+use outbound_adapters::telephony::provider::{CallStatus, PlaceError, Provider};
 use outbound_model::call::{CallAttempt, CallRef, CallReport};
 use outbound_model::error::Error;
 use outbound_model::task::TaskContact;

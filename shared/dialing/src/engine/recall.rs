@@ -1,7 +1,7 @@
 //! A committed recall applied to every contact it names (D12), in groups, at most once each.
 
 use super::Engine;
-use crate::provider::Provider;
+use outbound_adapters::telephony::provider::Provider;
 use outbound_model::error::Error;
 use outbound_model::job::{DialJob, RecallManifest};
 use outbound_model::Id;

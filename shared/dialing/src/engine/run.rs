@@ -6,11 +6,13 @@
 
 use super::completion::Completion;
 use super::Engine;
-use crate::provider::{Busy, CallRequest, PlaceError, Provider, ServiceRefusal};
 use chrono_tz::Tz;
 use outbound_adapters::store::dialing::{
     Attempts, Caps, ClaimRefused, FrequencyClaim, Gate, GiveBack, Skipped,
     CLAIM_CHECKED_AFTER_MILLIS, SKIPS_IN_ONE,
+};
+use outbound_adapters::telephony::provider::{
+    Busy, CallRequest, PlaceError, Provider, ServiceRefusal,
 };
 use outbound_model::call::{CallAttempt, CallRef, CallReport, Reason, Skip, Target};
 use outbound_model::dnc::lookup_key;

@@ -2,10 +2,10 @@
 //! calls in flight, and which calls in flight are reconciled.
 
 use super::Engine;
-use crate::provider::Provider;
 use outbound_adapters::aws::actions::Function;
 use outbound_adapters::store::dialing::{RunningTask, SourceNow};
 use outbound_adapters::store::keys;
+use outbound_adapters::telephony::provider::Provider;
 use outbound_model::error::Error;
 use outbound_model::job::{DialJob, RECALL_JOB_LOST_AFTER_MILLIS};
 use outbound_model::plan::{window_open, Claimant};

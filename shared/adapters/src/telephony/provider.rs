@@ -4,8 +4,8 @@
 
 use outbound_model::call::CallReport;
 use outbound_model::error::{Cause, Error};
-use outbound_model::signature::Carried;
 use outbound_model::settings::TenantSettings;
+use outbound_model::signature::Carried;
 use outbound_model::telephony::{Assignment, Voicemail};
 use outbound_model::{Id, Phone, Tenant};
 use std::collections::BTreeMap;

@@ -8,6 +8,10 @@
 //! assignment may name (D22: [`ConnectCatalog`]).
 
 use super::provider::{Busy, CallRequest, CallStatus, PlaceError, Provider, ServiceRefusal};
+pub use super::settings::{CallerSource, ConnectSettings};
+use crate::aws::actions;
+use crate::aws::Dependency;
+use crate::aws::Lazy;
 use aws_sdk_connect::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
 use aws_sdk_connect::operation::describe_contact::DescribeContactError;
 use aws_sdk_connect::operation::start_outbound_voice_contact::builders::StartOutboundVoiceContactInputBuilder;
@@ -16,10 +20,6 @@ use aws_sdk_connect::operation::start_outbound_voice_contact::{
 };
 use aws_sdk_connect::types::{AnswerMachineDetectionConfig, Contact, TrafficType};
 use chrono::{DateTime, Utc};
-use outbound_adapters::aws::actions;
-use outbound_adapters::aws::Dependency;
-use outbound_adapters::aws::Lazy;
-pub use outbound_app::config::connect::{CallerSource, ConnectSettings};
 use outbound_model::call::{CallReport, Outcome, Reason};
 use outbound_model::error::Error;
 use outbound_model::settings::TenantSettings;
@@ -58,7 +58,7 @@ pub fn attributes_fit(attributes: &BTreeMap<String, String>, reserved: usize) ->
 }
 
 /// The Amazon Connect client of `sdk`, its calls recorded when `AWS_ACTION_LOG` is set
-/// ([`outbound_adapters::aws::actions`]).
+/// ([`crate::aws::actions`]).
 pub fn client(sdk: &aws_config::SdkConfig) -> aws_sdk_connect::Client {
     let builder = aws_sdk_connect::config::Builder::from(sdk);
     let builder = match actions::interceptor(recorded_actions) {
@@ -1265,7 +1265,7 @@ mod tests {
     fn recorded_events_a_person_answered() {
         assert_eq!(
             disconnect(include_str!(
-                "../../../tests/events/connect-disconnected-human.json"
+                "../../../../tests/events/connect-disconnected-human.json"
             )),
             expect(
                 "3f8e2d71-9c4b-4a6e-b5d0-1a7c9e2f4b83",
@@ -1280,7 +1280,7 @@ mod tests {
     fn recorded_events_voicemail() {
         assert_eq!(
             disconnect(include_str!(
-                "../../../tests/events/connect-disconnected-voicemail.json"
+                "../../../../tests/events/connect-disconnected-voicemail.json"
             )),
             expect(
                 "a41c6e09-2b7d-4f38-8e5a-c9d0f1b27e64",
@@ -1295,7 +1295,7 @@ mod tests {
     fn recorded_events_unanswered() {
         assert_eq!(
             disconnect(include_str!(
-                "../../../tests/events/connect-disconnected-unanswered.json"
+                "../../../../tests/events/connect-disconnected-unanswered.json"
             )),
             expect(
                 "e7b3a920-5f1c-4d86-9a2e-6c04d8f1b359",
@@ -1310,7 +1310,7 @@ mod tests {
     fn recorded_events_busy() {
         assert_eq!(
             disconnect(include_str!(
-                "../../../tests/events/connect-disconnected-busy.json"
+                "../../../../tests/events/connect-disconnected-busy.json"
             )),
             expect(
                 "52d09f3e-8a61-4b7c-a3e5-f2c8b1d94e06",
@@ -1325,7 +1325,7 @@ mod tests {
     fn recorded_events_invalid_number() {
         assert_eq!(
             disconnect(include_str!(
-                "../../../tests/events/connect-disconnected-invalid-number.json"
+                "../../../../tests/events/connect-disconnected-invalid-number.json"
             )),
             expect(
                 "8c1e4b75-3d92-4a0f-b6c8-e5a7f2d06b19",
@@ -1343,31 +1343,31 @@ mod tests {
         let reason = |body: &str| disconnect(body).report.reason;
         assert_eq!(
             reason(include_str!(
-                "../../../tests/events/connect-disconnected-human.json"
+                "../../../../tests/events/connect-disconnected-human.json"
             )),
             Reason::Answered
         );
         assert_eq!(
             reason(include_str!(
-                "../../../tests/events/connect-disconnected-voicemail.json"
+                "../../../../tests/events/connect-disconnected-voicemail.json"
             )),
             Reason::Voicemail
         );
         assert_eq!(
             reason(include_str!(
-                "../../../tests/events/connect-disconnected-unanswered.json"
+                "../../../../tests/events/connect-disconnected-unanswered.json"
             )),
             Reason::NoAnswer
         );
         assert_eq!(
             reason(include_str!(
-                "../../../tests/events/connect-disconnected-busy.json"
+                "../../../../tests/events/connect-disconnected-busy.json"
             )),
             Reason::Busy
         );
         assert_eq!(
             reason(include_str!(
-                "../../../tests/events/connect-disconnected-invalid-number.json"
+                "../../../../tests/events/connect-disconnected-invalid-number.json"
             )),
             Reason::InvalidNumber
         );
@@ -1404,15 +1404,16 @@ mod tests {
 
     #[test]
     fn recorded_events_other_event_types_are_ignored() {
-        let body = include_str!("../../../tests/events/connect-connected-to-system.json");
+        let body = include_str!("../../../../tests/events/connect-connected-to-system.json");
         assert_eq!(parse_event(body).unwrap(), None);
     }
 
     #[test]
     fn recorded_sqs_batch_of_the_call_events_function() {
-        let batch: aws_lambda_events::event::sqs::SqsEvent =
-            serde_json::from_str(include_str!("../../../tests/events/connect-sqs-batch.json"))
-                .unwrap();
+        let batch: aws_lambda_events::event::sqs::SqsEvent = serde_json::from_str(include_str!(
+            "../../../../tests/events/connect-sqs-batch.json"
+        ))
+        .unwrap();
         let parsed: Vec<Option<Disconnect>> = batch
             .records
             .iter()

@@ -1,16 +1,26 @@
-//! The provider a deployment dials with (`DIAL_PROVIDER`): one type over both, so the functions
+//! Telephony: the providers that place the calls. [`provider`] is what the engine asks of one
+//! (and what an operator's assignment asks of its catalog); [`connect`] is Amazon Connect (its
+//! API, its contact events, and the one mapping of its codes to the service's reasons);
+//! [`simulated`] the local stand-in (D13, D28); [`Telephony`] and [`catalog`] the one the
+//! deployment configures (`DIAL_PROVIDER`, [`settings`]): one type over both, so the functions
 //! and the local stack run one engine type whatever is configured.
 
-use super::connect::ConnectProvider;
-use super::provider::{CallRequest, CallStatus, PlaceError, Provider};
-use super::simulated::SimulatedProvider;
-use outbound_adapters::aws::Lazy;
-use outbound_adapters::queue::Queue;
-use outbound_app::config::dialing::ProviderConfig;
-use outbound_app::App;
+pub mod catalog;
+pub mod connect;
+pub mod provider;
+pub mod settings;
+pub mod simulated;
+
+pub use provider::{Busy, CallRequest, CallStatus, Catalog, PlaceError, Provider, ServiceRefusal};
+
+use crate::aws::Lazy;
+use crate::queue::Queue;
+use connect::ConnectProvider;
 use outbound_model::error::ConfigError;
 use outbound_model::error::Error;
 use outbound_model::signature::Carried;
+use settings::{ProviderConfig, SimulatedSettings};
+use simulated::SimulatedProvider;
 use std::collections::BTreeMap;
 
 /// The provider chosen by `DIAL_PROVIDER`.
@@ -20,25 +30,32 @@ pub enum Telephony {
 }
 
 impl Telephony {
-    /// The configured provider (`DIAL_PROVIDER`) over `app`'s clients, or the variable that is
-    /// missing for it. Amazon Connect's client is built on its first call.
-    pub fn from_app(app: &App) -> Result<Self, ConfigError> {
-        let dialing = &app.config.dialing;
-        match &dialing.provider {
+    /// The configured provider (`DIAL_PROVIDER`): the simulated one reporting its outcomes on
+    /// the call-events queue (`call_events_queue_url`, through `sqs`), or Amazon Connect, whose
+    /// client is built from `sdk` on its first call. Without the queue the simulated provider
+    /// does not start.
+    pub fn new(
+        provider: &ProviderConfig,
+        simulated: &SimulatedSettings,
+        call_events_queue_url: Option<String>,
+        sqs: Lazy<aws_sdk_sqs::Client>,
+        sdk: &aws_config::SdkConfig,
+    ) -> Result<Self, ConfigError> {
+        match provider {
             ProviderConfig::Simulated => {
-                let url = dialing.call_events_queue_url.clone().ok_or(ConfigError {
+                let url = call_events_queue_url.ok_or(ConfigError {
                     name: "CALL_EVENTS_QUEUE_URL",
                     problem: "is not set (the simulated provider reports outcomes there)".into(),
                 })?;
                 Ok(Telephony::Simulated(SimulatedProvider::new(
-                    Queue::new(app.sqs.clone(), Some(url)),
-                    dialing.simulated.clone(),
+                    Queue::new(sqs, Some(url)),
+                    simulated.clone(),
                 )))
             }
             ProviderConfig::AmazonConnect(settings) => {
-                let sdk = app.sdk.clone();
+                let sdk = sdk.clone();
                 Ok(Telephony::AmazonConnect(ConnectProvider::new(
-                    Lazy::new(move || super::connect::client(&sdk)),
+                    Lazy::new(move || connect::client(&sdk)),
                     settings.clone(),
                 )))
             }
@@ -49,7 +66,7 @@ impl Telephony {
 impl Telephony {
     /// The same provider, telling `hook` of each call the simulated provider places, once (the
     /// local stack lists them); Amazon Connect keeps its own.
-    pub fn on_placed(self, hook: super::simulated::OnPlaced) -> Self {
+    pub fn on_placed(self, hook: simulated::OnPlaced) -> Self {
         match self {
             Telephony::Simulated(provider) => Telephony::Simulated(provider.on_placed(hook)),
             connect => connect,

@@ -7,9 +7,9 @@
 //! rates, make a start fail, get lost or throttled, and an outcome come late or twice.
 
 use super::provider::{Busy, CallRequest, CallStatus, PlaceError, Provider};
-use outbound_adapters::queue::{Message, Queue};
-use outbound_adapters::store::keys::fnv1a_64;
-use outbound_app::config::dialing::{FaultRates, SimulatedSettings};
+use super::settings::{FaultRates, SimulatedSettings};
+use crate::queue::{Message, Queue};
+use crate::store::keys::fnv1a_64;
 use outbound_model::call::{CallAttempt, CallReport, Outcome, Reason};
 use outbound_model::error::{Cause, Error};
 use outbound_model::signature::SIGNATURE_ATTRIBUTE;
@@ -401,12 +401,12 @@ impl Provider for SimulatedProvider {
 
 #[cfg(test)]
 mod tests {
+    use super::super::settings::OutcomeMix;
     use super::*;
-    use outbound_app::config::dialing::{DialerConfig, OutcomeMix};
 
     #[test]
     fn outcomes_repeat_and_follow_the_mix() {
-        let settings = DialerConfig::default().simulated;
+        let settings = SimulatedSettings::default();
         let mut counts = [0u32; 3];
         for n in 0..3000 {
             let phone = format!("+86138{n:08}");
@@ -446,11 +446,13 @@ mod tests {
 
     #[test]
     fn a_one_sided_mix_gives_one_outcome() {
-        let mut settings = DialerConfig::default().simulated;
-        settings.mix = OutcomeMix {
-            success: 0,
-            failed: 0,
-            no_answer: 1,
+        let settings = SimulatedSettings {
+            mix: OutcomeMix {
+                success: 0,
+                failed: 0,
+                no_answer: 1,
+            },
+            ..SimulatedSettings::default()
         };
         for n in 0..50 {
             let report = decide(&settings, &format!("555{n:04}"), n, None);
@@ -460,7 +462,7 @@ mod tests {
 
     #[test]
     fn a_script_names_each_attempt_and_the_mix_decides_past_its_end() {
-        let settings = DialerConfig::default().simulated;
+        let settings = SimulatedSettings::default();
         let script = Some("BUSY, VOICEMAIL,ANSWERED");
         let reasons: Vec<Reason> = (1..=3)
             .map(|attempt| decide(&settings, "5550100", attempt, script).reason)

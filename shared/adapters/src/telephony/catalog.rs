@@ -4,10 +4,9 @@
 
 use super::connect::ConnectCatalog;
 pub use super::provider::Catalog;
-use outbound_adapters::aws::Lazy;
-use outbound_app::config::dialing::ProviderConfig;
-use outbound_app::App;
-use outbound_model::error::{ConfigError, Error};
+use super::settings::ProviderConfig;
+use crate::aws::Lazy;
+use outbound_model::error::Error;
 use outbound_model::settings::TenantSettings;
 use outbound_model::telephony::Assignment;
 
@@ -20,17 +19,17 @@ pub enum ProviderCatalog {
 }
 
 impl ProviderCatalog {
-    /// The configured provider's catalog over `app`'s SDK configuration, or the variable that is
-    /// missing for it. Amazon Connect's client is built on its first call.
-    pub fn from_app(app: &App) -> Result<Self, ConfigError> {
-        match &app.config.dialing.provider {
-            ProviderConfig::Simulated => Ok(ProviderCatalog::Simulated),
+    /// The configured provider's catalog; Amazon Connect's client is built from `sdk` on its
+    /// first call.
+    pub fn new(provider: &ProviderConfig, sdk: &aws_config::SdkConfig) -> Self {
+        match provider {
+            ProviderConfig::Simulated => ProviderCatalog::Simulated,
             ProviderConfig::AmazonConnect(settings) => {
-                let sdk = app.sdk.clone();
-                Ok(ProviderCatalog::AmazonConnect(ConnectCatalog::new(
+                let sdk = sdk.clone();
+                ProviderCatalog::AmazonConnect(ConnectCatalog::new(
                     Lazy::new(move || super::connect::client(&sdk)),
                     settings.clone(),
-                )))
+                ))
             }
         }
     }
