@@ -3,10 +3,11 @@
 //! and the loop that stands in for the Lambda service (tick, dial queue, call-events queue).
 
 use crate::support::TestApi;
+use outbound_adapters::telephony::settings::OutcomeMix;
 use outbound_adapters::telephony::simulated::OnPlaced;
 use outbound_adapters::telephony::Telephony;
 use outbound_adapters::telephony::{CallRequest, CallStatus, PlaceError, Provider};
-use outbound_app::config::dialing::{DialerConfig, OutcomeMix};
+use outbound_app::config::dialing::DialerConfig;
 use outbound_dialing::engine::Engine;
 use outbound_local::inbox::DialInbox;
 use outbound_model::error::Error;

@@ -1,8 +1,7 @@
 //! The dialing engine's configuration (D13), read once at cold start with D13's defaults.
 
-pub use outbound_adapters::telephony::settings::{
-    CallerSource, ConnectSettings, FaultRates, OutcomeMix, ProviderConfig, SimulatedSettings,
-    CONNECT_QUEUE_ID, LATE_PAST_RECONCILE,
+use outbound_adapters::telephony::settings::{
+    ConnectSettings, FaultRates, OutcomeMix, ProviderConfig, SimulatedSettings, LATE_PAST_RECONCILE,
 };
 use outbound_model::error::ConfigError;
 use outbound_model::plan::Fairness;
@@ -320,6 +319,7 @@ fn parse_mix(raw: &str) -> Option<OutcomeMix> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use outbound_adapters::telephony::settings::CONNECT_QUEUE_ID;
 
     fn read(pairs: &[(&str, &str)]) -> Result<DialerConfig, ConfigError> {
         DialerConfig::from_lookup(&crate::config::lookup(pairs))
