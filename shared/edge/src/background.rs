@@ -9,21 +9,20 @@ use outbound_adapters::aws::Lazy;
 use outbound_adapters::bus::Bus;
 use outbound_adapters::queue::Queue;
 use outbound_app::config::PublisherConfig;
-use outbound_app::App;
-use outbound_model::error::Error;
 use outbound_workers::events::Publisher;
 use outbound_workers::{export_message, reclaim_message, sweep_reclaims, upload_message};
 use serde::Deserialize;
-use std::future::Future;
 
 /// contact-import: each S3 notification of an upload imports its file.
 pub async fn serve_contact_import() -> Result<(), lambda_runtime::Error> {
-    serve_app_batches(|app, body| async move { upload_message(&app, body).await }).await
+    let app = &super::start().await?;
+    super::serve_batches(move |body| upload_message(app, body)).await
 }
 
 /// exporter: each export job (D8) builds its file.
 pub async fn serve_exporter() -> Result<(), lambda_runtime::Error> {
-    serve_app_batches(|app, body| async move { export_message(&app, body).await }).await
+    let app = &super::start().await?;
+    super::serve_batches(move |body| export_message(app, body)).await
 }
 
 /// What the reclaim function is sent: a batch of its queue's jobs, or its schedule's event (an
@@ -84,24 +83,6 @@ pub async fn serve_event_publisher() -> Result<(), lambda_runtime::Error> {
             Ok::<_, lambda_runtime::Error>(Box::pin(publisher.publish(event.payload)).await)
         },
     ))
-    .await
-}
-
-/// The app once, then every SQS batch through `handle`, one message at a time (each given its
-/// own handle on the app, which is an `Arc`).
-async fn serve_app_batches<F, Fut>(handle: F) -> Result<(), lambda_runtime::Error>
-where
-    F: Fn(App, String) -> Fut,
-    Fut: Future<Output = Result<(), Error>>,
-{
-    let app = &super::start().await?;
-    let handle = &handle;
-    lambda_runtime::run(service_fn(move |event: LambdaEvent<SqsEvent>| async move {
-        // Boxed: the handlers' futures are deep enough to overflow the layout query otherwise.
-        let batch =
-            super::each_message(event.payload, |body| Box::pin(handle(app.clone(), body))).await;
-        Ok::<_, lambda_runtime::Error>(batch)
-    }))
     .await
 }
 

@@ -2,14 +2,12 @@
 //! call events), or the store and the call signer alone (the flows' reports).
 
 use aws_lambda_events::event::eventbridge::EventBridgeEvent;
-use aws_lambda_events::event::sqs::SqsEvent;
 use lambda_runtime::{service_fn, LambdaEvent};
 use outbound_adapters::telephony::Telephony;
 use outbound_dialing::engine::Engine;
 use outbound_dialing::flow_results::{self, ContactFlowEvent};
 use outbound_dialing::inbox::{call_event_message, dial_message};
-use outbound_model::error::{ConfigError, Error};
-use std::future::Future;
+use outbound_model::error::ConfigError;
 
 /// dialer-tick: every event of its schedule runs one tick; answers what it queued.
 pub async fn serve_dialer_tick() -> Result<(), lambda_runtime::Error> {
@@ -31,14 +29,14 @@ pub async fn serve_dialer_tick() -> Result<(), lambda_runtime::Error> {
 /// dialer: the dial queue's dial and reconcile jobs.
 pub async fn serve_dialer() -> Result<(), lambda_runtime::Error> {
     let engine = &engine().await?;
-    serve_batches(move |body| dial_message(engine, body)).await
+    super::serve_batches(move |body| dial_message(engine, body)).await
 }
 
 /// call-events: the call-events queue's outcomes (Amazon Connect's contact events through
 /// EventBridge, or the simulated provider's).
 pub async fn serve_call_events() -> Result<(), lambda_runtime::Error> {
     let engine = &engine().await?;
-    serve_batches(move |body| call_event_message(engine, body)).await
+    super::serve_batches(move |body| call_event_message(engine, body)).await
 }
 
 /// flow-results: each Amazon Connect flow's report of what it found (D22), written on its
@@ -66,24 +64,10 @@ async fn engine() -> Result<Engine<Telephony>, ConfigError> {
     Engine::from_app(&super::start().await?)
 }
 
-/// Every SQS batch through `handle`, one message at a time.
-async fn serve_batches<F, Fut>(handle: F) -> Result<(), lambda_runtime::Error>
-where
-    F: Fn(String) -> Fut,
-    Fut: Future<Output = Result<(), Error>>,
-{
-    let handle = &handle;
-    lambda_runtime::run(service_fn(move |event: LambdaEvent<SqsEvent>| async move {
-        // Boxed: the engine's futures are deep enough to overflow the layout query otherwise.
-        let batch = super::each_message(event.payload, |body| Box::pin(handle(body))).await;
-        Ok::<_, lambda_runtime::Error>(batch)
-    }))
-    .await
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use aws_lambda_events::event::sqs::SqsEvent;
     use outbound_model::job::DialJob;
     use outbound_model::{Id, Tenant};
 

@@ -43,6 +43,25 @@ where
     response
 }
 
+/// Every SQS batch through `handle`, one message at a time, failed messages reported for
+/// redelivery: the life of the dialer, call-events, import and export functions.
+async fn serve_batches<F, Fut>(handle: F) -> Result<(), lambda_runtime::Error>
+where
+    F: Fn(String) -> Fut,
+    Fut: Future<Output = Result<(), Error>>,
+{
+    let handle = &handle;
+    lambda_runtime::run(lambda_runtime::service_fn(
+        move |event: lambda_runtime::LambdaEvent<SqsEvent>| async move {
+            // Boxed: the handlers' futures are deep enough to overflow the layout query
+            // otherwise.
+            let batch = each_message(event.payload, |body| Box::pin(handle(body))).await;
+            Ok::<_, lambda_runtime::Error>(batch)
+        },
+    ))
+    .await
+}
+
 /// The start of every function but the publisher: logging, then the configuration and the
 /// clients it names.
 async fn start() -> Result<App, ConfigError> {
