@@ -16,7 +16,7 @@
 use futures::stream::{self, StreamExt};
 use outbound_adapters::aws::timing::{millis, ServerTiming};
 use outbound_local::{local_config, local_jwt};
-use outbound_tests::bench::record;
+use outbound_tests::bench::{percentile_ms, record};
 use outbound_tests::stack::Stack;
 use reqwest::{Method, RequestBuilder};
 use serde_json::{json, Value};
@@ -193,7 +193,7 @@ impl Bench {
             for p in [50, 99] {
                 record(
                     &format!("{figure}.{endpoint}.{c}.p{p}"),
-                    round3(percentile(values, p)),
+                    percentile_ms(values, p),
                 );
             }
         }
@@ -246,16 +246,4 @@ impl Bench {
             task,
         })
     }
-}
-
-fn round3(value: f64) -> f64 {
-    (value * 1000.0).round() / 1000.0
-}
-
-/// The nearest-rank `p`th percentile of `values` (0 for none).
-fn percentile(values: &[f64], p: usize) -> f64 {
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    let rank = (p * sorted.len()).div_ceil(100).max(1);
-    sorted.get(rank - 1).copied().unwrap_or(0.0)
 }

@@ -17,7 +17,7 @@
 use futures::stream::{self, StreamExt};
 use outbound_adapters::aws::timing::millis;
 use outbound_local::{local_config, local_jwt};
-use outbound_tests::bench::record;
+use outbound_tests::bench::{percentile_ms, record};
 use outbound_tests::stack::Stack;
 use serde_json::{json, Value};
 use std::error::Error;
@@ -156,7 +156,7 @@ impl Bench {
             .collect::<Result<_>>()?;
             for p in [50, 99] {
                 let key = format!("grown_stack.contact_add_ms.{when}.c{concurrency}.p{p}");
-                record(&key, percentile(&walls, p));
+                record(&key, percentile_ms(&walls, p));
             }
         }
         if let Some(busy) = moto_busy(IDLE).await {
@@ -288,11 +288,4 @@ async fn moto_busy(window: Duration) -> Option<f64> {
     let used = cpu_ticks()? - before;
     // Linux counts CPU time in clock ticks of 1/100 s.
     Some((used as f64 / window.as_secs_f64()).round())
-}
-
-fn percentile(values: &[f64], p: usize) -> f64 {
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    let index = (sorted.len() * p / 100).min(sorted.len().saturating_sub(1));
-    (sorted.get(index).copied().unwrap_or(0.0) * 1000.0).round() / 1000.0
 }

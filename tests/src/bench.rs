@@ -24,3 +24,13 @@ pub fn record(key: &str, value: f64) {
         eprintln!("could not record {key} in {}: {error}", path.display());
     }
 }
+
+/// The nearest-rank `p`th percentile of `values` (0 for none), milliseconds rounded to
+/// microseconds: the latency figures of the benches that send requests.
+pub fn percentile_ms(values: &[f64], p: usize) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let rank = (p * sorted.len()).div_ceil(100).max(1);
+    let value = sorted.get(rank - 1).copied().unwrap_or(0.0);
+    (value * 1000.0).round() / 1000.0
+}
