@@ -72,6 +72,23 @@ pub struct ConfigError {
     pub problem: String,
 }
 
+impl ConfigError {
+    /// The value of `name` through `lookup`, surrounding space dropped; absent or blank is an
+    /// error naming it.
+    pub fn required(
+        lookup: &impl Fn(&str) -> Option<String>,
+        name: &'static str,
+    ) -> Result<String, ConfigError> {
+        lookup(name)
+            .map(|value| value.trim().to_owned())
+            .filter(|value| !value.is_empty())
+            .ok_or(ConfigError {
+                name,
+                problem: "is not set".into(),
+            })
+    }
+}
+
 /// Result with the service's error type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 

@@ -57,14 +57,8 @@ impl ConnectSettings {
                 .map(|value| value.trim().to_owned())
                 .filter(|value| !value.is_empty())
         };
-        let required = |name: &'static str| {
-            set(name).ok_or(ConfigError {
-                name,
-                problem: "is not set".into(),
-            })
-        };
-        let instance_id = required(INSTANCE_ID)?;
-        let contact_flow_id = required(CONTACT_FLOW_ID)?;
+        let instance_id = ConfigError::required(&lookup, INSTANCE_ID)?;
+        let contact_flow_id = ConfigError::required(&lookup, CONTACT_FLOW_ID)?;
         let source = match (set(SOURCE_PHONE_NUMBER), set(QUEUE_ID)) {
             (Some(number), None) => match Phone::parse(&number) {
                 Ok(phone) => CallerSource::Number(phone.e164()),

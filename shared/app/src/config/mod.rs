@@ -227,18 +227,9 @@ impl PublisherConfig {
 
     /// Reads both variables through `lookup`; neither has a default.
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
-        let required = |name: &'static str| {
-            lookup(name)
-                .map(|value| value.trim().to_owned())
-                .filter(|value| !value.is_empty())
-                .ok_or(ConfigError {
-                    name,
-                    problem: "is not set".into(),
-                })
-        };
         Ok(PublisherConfig {
-            bus_name: required("EVENT_BUS_NAME")?,
-            dead_letter_queue_url: required("EVENT_DEAD_LETTER_QUEUE_URL")?,
+            bus_name: ConfigError::required(&lookup, "EVENT_BUS_NAME")?,
+            dead_letter_queue_url: ConfigError::required(&lookup, "EVENT_DEAD_LETTER_QUEUE_URL")?,
         })
     }
 }
