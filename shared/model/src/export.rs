@@ -35,9 +35,12 @@ impl ExportFormat {
         Error::invalid(format!("format must be {}", names.join(" or ")))
     }
 
-    /// The `format` parameter's value: `csv` or `excel`.
+    /// The `format` parameter's value, and the job's stored `format`: `csv` or `excel`.
     pub fn name(self) -> &'static str {
-        format_name(self)
+        match self {
+            ExportFormat::Csv => "csv",
+            ExportFormat::Excel => "excel",
+        }
     }
 
     pub fn extension(self) -> &'static str {
@@ -58,7 +61,7 @@ impl ExportFormat {
     }
 }
 
-/// The schema of the `format` parameter: the [`format_name`] of each [`ExportFormat`].
+/// The schema of the `format` parameter: the [`ExportFormat::name`] of each format.
 #[cfg(feature = "openapi")]
 impl utoipa::PartialSchema for ExportFormat {
     fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
@@ -237,21 +240,13 @@ pub struct ExportJob {
 /// How long an export job and its file are kept: the bucket expires `exports/` after 2 days.
 pub const EXPORT_RETENTION_SECONDS: i64 = 2 * 24 * 60 * 60;
 
-/// The `format` of an export as stored.
-pub fn format_name(format: ExportFormat) -> &'static str {
-    match format {
-        ExportFormat::Csv => "csv",
-        ExportFormat::Excel => "excel",
-    }
-}
-
 impl ExportJob {
     /// A new job, PROCESSING from the start: it is queued right after it is stored.
     pub fn new(subject: ExportSubject, format: ExportFormat, now: Timestamp) -> Self {
         ExportJob {
             id: Id::new(),
             subject,
-            format: format_name(format).to_owned(),
+            format: format.name().to_owned(),
             status: ExportStatus::Processing,
             file_name: None,
             row_count: None,
