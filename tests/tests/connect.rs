@@ -446,6 +446,7 @@ fn call(fields: &[(&str, &str)]) -> CallRequest {
         .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()));
     CallRequest {
         simulated_results: None,
+        queue_id: None,
         attributes: sent.chain(attempt.attributes()).collect(),
         tenant: attempt.tenant,
         task_id: attempt.task_id,

@@ -43,7 +43,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let app = App::with_sdk(config, &sdk);
     let calls = outbound_local::calls::CallLog::default();
     let engine = outbound_dialing::engine::Engine::from_app(&app)?
-        .with_provider(|inner| inner.on_placed(calls.hook()));
+        .with_provider(|inner| inner.on_placed(calls.hook()).with_agents(calls.agents()));
     let tick = std::time::Duration::from_millis(
         std::env::var("DIAL_TICK_MS")
             .ok()
@@ -65,7 +65,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     println!("console, signed in as tenant acme (24 h):\n  http://127.0.0.1:{port}/#/signin?token={token}\n");
     println!("development token for tenant acme (24 h):\n{token}\n");
     println!("events the bus delivered: http://127.0.0.1:{port}/local/events");
-    println!("calls the dialer placed: http://127.0.0.1:{port}/local/calls\n");
+    println!("calls the dialer placed: http://127.0.0.1:{port}/local/calls");
+    println!("agents of the simulated queues (D30): http://127.0.0.1:{port}/local/agents\n");
     if let Some(path) = &lambda_env {
         println!(
             "the functions' environment on this stack, for cargo lambda watch --env-file:\n  {}\n",

@@ -86,6 +86,24 @@ impl<'de> Deserialize<'de> for Integer {
     }
 }
 
+/// A JSON number, with or without a fraction (no string).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Decimal(pub f64);
+
+impl<'de> Deserialize<'de> for Decimal {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        match Value::deserialize(deserializer)? {
+            Value::Number(number) => number
+                .as_f64()
+                .filter(|value| value.is_finite())
+                .map(Decimal)
+                .ok_or_else(|| D::Error::custom("must be a number")),
+            Value::Null => Err(D::Error::custom("is required")),
+            _ => Err(D::Error::custom("must be a number")),
+        }
+    }
+}
+
 /// An integer from `MIN` to `MAX`; any other value or type is refused with that range.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Ranged<const MIN: i64, const MAX: i64>(pub i64);

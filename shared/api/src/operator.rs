@@ -10,7 +10,7 @@ use super::{App, Envelope, Reply};
 use crate::routes::{route, ApiDoc, Routes};
 use axum::extract::{Path, State};
 use outbound_model::error::Error;
-use outbound_model::telephony::{Assignment, ContactFlow, TelephonyView};
+use outbound_model::telephony::{AgentQueue, Assignment, ContactFlow, TelephonyView};
 use outbound_model::Tenant;
 use outbound_service::telephony;
 use serde::Deserialize;
@@ -72,14 +72,20 @@ struct AssignTelephony {
     /// Up to 50 flows, each id once.
     #[schema(value_type = Vec<ContactFlow>, max_items = 50)]
     contact_flows: Vec<FlowInput>,
+    /// Up to 50 agent queues, each id once (D30): what agent-paced tasks may name. Absent: the
+    /// tenant keeps its queues.
+    #[serde(default)]
+    #[schema(value_type = Option<Vec<AgentQueue>>, max_items = 50)]
+    queues: Option<Vec<FlowInput>>,
 }
 
 #[utoipa::path(post, operation_id = "assignTelephony", path = "/api/operator/telephony/update",
     tag = "operator",
-    summary = "Replace a tenant's caller IDs and contact flows (D22); a default no longer assigned is cleared",
+    summary = "Replace a tenant's caller IDs, contact flows and agent queues (D22, D30); a default no longer assigned is cleared",
     description = "With Amazon Connect each new number must be claimed by the instance and each new flow \
-        one of its published contact flows (400 naming it). 409: a number another tenant holds, or a \
-        number or flow removed that a DRAFT, RUNNING or PAUSED task of the tenant names (the message \
+        one of its published contact flows, and each new queue one of its standard queues (400 naming it). \
+        409: a number another tenant holds, or a number, flow or queue removed that a DRAFT, RUNNING \
+        or PAUSED task of the tenant names (the message \
         names the number or the task); nothing changes then. Every assignment is a TelephonyChanged \
         audit event (D25).",
     request_body = AssignTelephony,
@@ -90,15 +96,17 @@ async fn assign(
     Payload(body): Payload<AssignTelephony>,
 ) -> Reply<TelephonyView> {
     let tenant = named_tenant(body.tenant.as_str())?;
-    let flows: Vec<(String, String)> = body
-        .contact_flows
-        .into_iter()
-        .map(|flow| {
-            let text = |field: Option<Text>| field.map(|text| text.0).unwrap_or_default();
-            (text(flow.id), text(flow.name))
-        })
-        .collect();
-    let assignment = Assignment::new(&body.caller_ids.0, &flows)?;
+    let pairs = |entries: Vec<FlowInput>| -> Vec<(String, String)> {
+        let text = |field: Option<Text>| field.map(|text| text.0).unwrap_or_default();
+        (entries.into_iter())
+            .map(|entry| (text(entry.id), text(entry.name)))
+            .collect()
+    };
+    let flows = pairs(body.contact_flows);
+    let assignment = match body.queues {
+        Some(queues) => Assignment::with_queues(&body.caller_ids.0, &flows, &pairs(queues))?,
+        None => Assignment::new(&body.caller_ids.0, &flows)?,
+    };
     let catalog = app.catalog();
     let settings = telephony::assign(&app.store, &catalog, &actor, &tenant, &assignment).await?;
     Ok(Envelope(TelephonyView::of(&tenant, settings)))

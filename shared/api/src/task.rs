@@ -5,7 +5,7 @@ use super::contract::{
 };
 use super::datasource::FormatQuery;
 use super::extract::{existing_id, filter, Paging, Payload, Query};
-use super::fields::{Flat, Integer, Ranged, Strings, Text};
+use super::fields::{Decimal, Flat, Integer, Ranged, Strings, Text};
 use super::{App, Envelope, Refusal, Reply};
 use crate::routes::{route, ApiDoc, Routes};
 use axum::extract::{Path, State};
@@ -16,6 +16,7 @@ use outbound_model::diagnostics::DiagnosticsView;
 use outbound_model::error::Error;
 use outbound_model::export::ExportFormat;
 use outbound_model::in_range;
+use outbound_model::pacing::{DialingMode, Hundredths, ABANDONMENT_TARGET, CALLS_PER_AGENT};
 use outbound_model::page::PageTokens;
 use outbound_model::page::{ListScope, PageView};
 use outbound_model::task::{TaskOperation, TaskRow, TaskStat, TaskView, WindowZone, ZoneName};
@@ -27,7 +28,7 @@ use outbound_model::time_of_day::ClockTime;
 use outbound_model::Tenant;
 use outbound_model::{Description, Id, Name, TaskStatus};
 use outbound_service::export::{self, OutcomeFilter};
-use outbound_service::task::{self, NewTask, SettingsPatch, TaskUpdate};
+use outbound_service::task::{self, NewTask, PacingPatch, SettingsPatch, TaskUpdate};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
@@ -116,6 +117,24 @@ struct SettingsInput {
     #[serde(default)]
     #[schema(value_type = Option<Voicemail>)]
     voicemail: Option<Text>,
+    /// `AGENTLESS` (default): calls go to the flow; `PROGRESSIVE` or `PREDICTIVE`: answered calls
+    /// go to `queueId`'s agents, paced to them (D30).
+    #[serde(default)]
+    #[schema(value_type = Option<DialingMode>)]
+    dialing_mode: Option<Text>,
+    /// One of the tenant's queues: required for `PROGRESSIVE` and `PREDICTIVE`.
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    queue_id: Option<Text>,
+    /// `PROGRESSIVE`: calls ringing per free agent, 1.0-3.0 (default 1.0, two decimals kept).
+    #[serde(default)]
+    #[schema(value_type = Option<f64>, minimum = 1.0, maximum = 3.0, example = 1.5)]
+    calls_per_agent: Option<Decimal>,
+    /// `PREDICTIVE`: the most abandoned calls, as a percentage of the calls a person answered
+    /// over the task's life, 0-10 (default 3).
+    #[serde(default)]
+    #[schema(value_type = Option<f64>, minimum = 0.0, maximum = 10.0, example = 3)]
+    abandonment_target: Option<Decimal>,
 }
 
 /// A retry rule as sent (D18).
@@ -209,6 +228,30 @@ impl SettingsInput {
                 .voicemail
                 .map(|raw| Voicemail::parse("voicemail", raw.as_str()))
                 .transpose()?,
+            pacing: PacingPatch {
+                mode: self
+                    .dialing_mode
+                    .map(|raw| DialingMode::parse("dialingMode", raw.as_str()))
+                    .transpose()?,
+                queue_id: self.queue_id.map(|raw| match raw.as_str().trim() {
+                    "" => None,
+                    value => Some(value.to_owned()),
+                }),
+                calls_per_agent: self
+                    .calls_per_agent
+                    .map(|v| {
+                        let (low, high, _) = CALLS_PER_AGENT;
+                        Hundredths::parse("callsPerAgent", v.0, low, high)
+                    })
+                    .transpose()?,
+                abandonment_target: self
+                    .abandonment_target
+                    .map(|v| {
+                        let (low, high, _) = ABANDONMENT_TARGET;
+                        Hundredths::parse("abandonmentTarget", v.0, low, high)
+                    })
+                    .transpose()?,
+            },
         })
     }
 }

@@ -76,6 +76,9 @@ pub enum Reason {
     NoAnswer,
     /// An answering machine or voicemail answered: no answer (D13).
     Voicemail,
+    /// A person answered and no agent took the call within 2 s (D30): no answer, retried like
+    /// one.
+    Abandoned,
     Busy,
     /// The number can never be reached: final at once.
     InvalidNumber,
@@ -86,10 +89,11 @@ pub enum Reason {
 }
 
 impl Reason {
-    pub const ALL: [Reason; 7] = [
+    pub const ALL: [Reason; 8] = [
         Reason::Answered,
         Reason::NoAnswer,
         Reason::Voicemail,
+        Reason::Abandoned,
         Reason::Busy,
         Reason::InvalidNumber,
         Reason::Error,
@@ -124,7 +128,7 @@ impl Reason {
     pub fn outcome(self) -> Outcome {
         match self {
             Reason::Answered => Outcome::Success,
-            Reason::NoAnswer | Reason::Voicemail => Outcome::NoAnswer,
+            Reason::NoAnswer | Reason::Voicemail | Reason::Abandoned => Outcome::NoAnswer,
             Reason::Busy | Reason::InvalidNumber | Reason::Error | Reason::NoOutcome => {
                 Outcome::Failed
             }
@@ -515,7 +519,14 @@ mod tests {
         assert_eq!(names, ["SUCCESS", "FAILED", "NO_ANSWER"]);
         assert_eq!(
             Reason::retryable_names(),
-            ["NO_ANSWER", "VOICEMAIL", "BUSY", "ERROR", "NO_OUTCOME"]
+            [
+                "NO_ANSWER",
+                "VOICEMAIL",
+                "ABANDONED",
+                "BUSY",
+                "ERROR",
+                "NO_OUTCOME"
+            ]
         );
     }
 

@@ -44,6 +44,8 @@ pub enum Blocked {
     NotRunning,
     OutsideWindow,
     AllWaiting,
+    /// The task's queue has no agent available (D30).
+    NoAgents,
     Capacity,
     ProviderBusy,
     NothingLeft,
@@ -65,6 +67,8 @@ pub struct Situation {
     pub task_window_closed: Option<Option<Timestamp>>,
     pub at_capacity: bool,
     pub provider_busy: bool,
+    /// An agent-paced task whose queue had no agent available at the last tick (D30).
+    pub no_agents: bool,
 }
 
 /// `blockedBy` and `nextDialTime` (D19). Something is due now when a contact was never dialled
@@ -81,10 +85,11 @@ pub fn blocked_by(s: &Situation) -> (Option<Blocked>, Option<Timestamp>) {
     }
     let due_now = s.not_dialled > 0 || s.earliest_waiting.is_some_and(|at| at <= s.now);
     if due_now {
-        return match (s.at_capacity, s.provider_busy) {
-            (true, _) => (Some(Blocked::Capacity), None),
-            (false, true) => (Some(Blocked::ProviderBusy), None),
-            (false, false) => (None, None),
+        return match (s.no_agents, s.at_capacity, s.provider_busy) {
+            (true, _, _) => (Some(Blocked::NoAgents), None),
+            (false, true, _) => (Some(Blocked::Capacity), None),
+            (false, false, true) => (Some(Blocked::ProviderBusy), None),
+            (false, false, false) => (None, None),
         };
     }
     if s.in_flight > 0 {
@@ -142,6 +147,8 @@ pub struct ReasonCounts {
     pub no_answer: u64,
     #[serde(rename = "VOICEMAIL")]
     pub voicemail: u64,
+    #[serde(rename = "ABANDONED")]
+    pub abandoned: u64,
     #[serde(rename = "BUSY")]
     pub busy: u64,
     #[serde(rename = "INVALID_NUMBER")]
@@ -172,6 +179,7 @@ impl ReasonCounts {
             answered: counters.reason(Reason::Answered),
             no_answer: counters.reason(Reason::NoAnswer),
             voicemail: counters.reason(Reason::Voicemail),
+            abandoned: counters.reason(Reason::Abandoned),
             busy: counters.reason(Reason::Busy),
             invalid_number: counters.reason(Reason::InvalidNumber),
             error: counters.reason(Reason::Error),
@@ -217,6 +225,7 @@ mod tests {
             task_window_closed: None,
             at_capacity: false,
             provider_busy: false,
+            no_agents: false,
         }
     }
 
@@ -249,6 +258,21 @@ mod tests {
             ..dialling.clone()
         };
         assert_eq!(blocked_by(&full), (Some(Blocked::Capacity), None));
+        // D30: a queue with no agent available comes before the service's capacity, but never
+        // before a closed window or a task that is not running.
+        let no_agents = Situation {
+            no_agents: true,
+            ..full.clone()
+        };
+        assert_eq!(blocked_by(&no_agents), (Some(Blocked::NoAgents), None));
+        let closed_without_agents = Situation {
+            no_agents: true,
+            ..closed.clone()
+        };
+        assert_eq!(
+            blocked_by(&closed_without_agents),
+            (Some(Blocked::OutsideWindow), Some(later))
+        );
         let busy = Situation {
             provider_busy: true,
             ..dialling

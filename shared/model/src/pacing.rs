@@ -11,6 +11,127 @@
 //!   task has under it again (so over its 30 days it lands near the target, not well below). At or above its target over the last 30 days, the task paces progressively (1 call
 //!   per free agent) until it is back under.
 
+use crate::error::Error;
+use serde::{Deserialize, Serialize};
+
+/// How a task's answered calls meet people (D30).
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, strum::IntoStaticStr,
+)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+#[strum(serialize_all = "SCREAMING_SNAKE_CASE")]
+pub enum DialingMode {
+    /// Calls go to the task's flow and nobody waits for an agent (the default).
+    #[default]
+    Agentless,
+    /// At most `callsPerAgent` calls ringing per agent of the queue free now.
+    Progressive,
+    /// Calls placed ahead of agents becoming free, abandonment held at `abandonmentTarget`.
+    Predictive,
+}
+
+impl DialingMode {
+    pub const ALL: [DialingMode; 3] = [
+        DialingMode::Agentless,
+        DialingMode::Progressive,
+        DialingMode::Predictive,
+    ];
+
+    pub fn name(self) -> &'static str {
+        self.into()
+    }
+
+    /// `field` as sent; the refusal names the modes.
+    pub fn parse(field: &str, raw: &str) -> Result<Self, Error> {
+        DialingMode::ALL
+            .into_iter()
+            .find(|mode| mode.name() == raw.trim())
+            .ok_or_else(|| {
+                let names: Vec<&str> = DialingMode::ALL.iter().map(|m| m.name()).collect();
+                Error::invalid(format!("{field} must be one of {}", names.join(", ")))
+            })
+    }
+
+    /// Whether calls wait for an agent of a queue: progressive or predictive.
+    pub fn paced(self) -> bool {
+        self != DialingMode::Agentless
+    }
+
+    pub fn is_agentless(&self) -> bool {
+        !self.paced()
+    }
+}
+
+/// A setting kept to two decimals exactly (`callsPerAgent` 1.25, `abandonmentTarget` 2.5):
+/// hundredths, so settings compare and store without floating point.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Hundredths(pub u32);
+
+impl Hundredths {
+    /// `value` rounded to two decimals, within `low..=high` (in hundredths); the refusal names
+    /// `field` and the range.
+    pub fn parse(field: &str, value: f64, low: u32, high: u32) -> Result<Self, Error> {
+        let hundredths = (value * 100.0).round();
+        if !value.is_finite() || hundredths < f64::from(low) || hundredths > f64::from(high) {
+            return Err(Error::invalid(format!(
+                "{field} must be a number from {} to {}",
+                Hundredths(low).value(),
+                Hundredths(high).value()
+            )));
+        }
+        Ok(Hundredths(hundredths as u32))
+    }
+
+    pub fn value(self) -> f64 {
+        f64::from(self.0) / 100.0
+    }
+}
+
+/// `callsPerAgent`: 1.0 to 3.0, default 1.0.
+pub const CALLS_PER_AGENT: (u32, u32, u32) = (100, 300, 100);
+/// `abandonmentTarget`, a percentage: 0 to 10, default 3.
+pub const ABANDONMENT_TARGET: (u32, u32, u32) = (0, 1_000, 300);
+
+/// How one task paces its calls to agents (D30), as it is stored.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentPacing {
+    pub mode: DialingMode,
+    /// One of the tenant's queues; the task's flow transfers an answered call there.
+    pub queue_id: String,
+    pub calls_per_agent: Hundredths,
+    pub abandonment_target: Hundredths,
+}
+
+impl AgentPacing {
+    /// The pacing the tick asks [`calls_to_place`] with.
+    pub fn pacing(&self) -> Pacing {
+        match self.mode {
+            DialingMode::Predictive => Pacing::Predictive {
+                target: self.abandonment_target.value() / 100.0,
+            },
+            _ => Pacing::Progressive {
+                calls_per_agent: self.calls_per_agent.value(),
+            },
+        }
+    }
+}
+
+/// A queue's agents now, as the provider reports them (Amazon Connect's current metrics; the
+/// simulated provider's pool).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QueueAgents {
+    /// Logged in and free to take a call.
+    pub available: u32,
+    /// Talking to a contact.
+    pub on_contact: u32,
+    /// Of the agents not available, those free by the time a call placed now is answered
+    /// (Connect: in after-contact work).
+    pub soon_free: u32,
+}
+
 /// How a task's calls are paced (D30).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Pacing {
@@ -133,6 +254,66 @@ fn expected_abandoned(n: u32, p: f64, ready: u32) -> f64 {
     excess
 }
 
+/// The answer rate a task is paced with before it has calls of its own (D30): blended away by
+/// [`answer_rate`] as its calls are made.
+pub const ANSWER_RATE_PRIOR: f64 = 0.3;
+
+/// One agent-paced task of a queue, as the tick sees it (D30).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct QueueTask {
+    pub pacing: Pacing,
+    /// Its calls in flight: ringing, or talking to an agent.
+    pub in_flight: u32,
+    /// The calls in flight it can use (D23): at least `in_flight`.
+    pub demand: u32,
+    /// Its calls placed that ended, and of them those a person answered and those abandoned.
+    pub ended: u64,
+    pub answered: u64,
+    pub abandoned: u64,
+}
+
+/// The most calls in flight each task of one queue may have now (D30), the tasks in D13's order
+/// (priority, then oldest): each in turn is paced against the agents the tasks before it left.
+/// The queue's calls talking to agents are counted against the tasks in the same order, the rest
+/// of their calls ringing. A task keeps the calls it has; what it may add is what
+/// [`calls_to_place`] allows, at most its demand, and the agents that covers (one a call for
+/// progressive `callsPerAgent` 1; the expected answers for predictive) are not offered again.
+pub fn share_agents(agents: QueueAgents, tasks: &[QueueTask]) -> Vec<u32> {
+    let mut free = agents.available;
+    let mut soon = agents.soon_free;
+    let mut talking = agents.on_contact;
+    tasks
+        .iter()
+        .map(|task| {
+            let its_talking = task.in_flight.min(talking);
+            talking -= its_talking;
+            let ringing = task.in_flight - its_talking;
+            let rate = answer_rate(task.ended, task.answered, ANSWER_RATE_PRIOR);
+            let input = PacingInput {
+                pacing: task.pacing,
+                agents_free: free,
+                agents_soon_free: soon,
+                ringing,
+                answer_rate: rate,
+                answered: task.answered,
+                abandoned: task.abandoned,
+            };
+            let place = calls_to_place(&input).min(task.demand.saturating_sub(task.in_flight));
+            let covered = f64::from(ringing + place);
+            let promised = match task.pacing {
+                Pacing::Progressive { calls_per_agent } => {
+                    (covered / calls_per_agent.clamp(1.0, 3.0)).ceil()
+                }
+                Pacing::Predictive { .. } => (covered * rate).ceil(),
+            } as u32;
+            let from_free = promised.min(free);
+            free -= from_free;
+            soon -= (promised - from_free).min(soon);
+            task.in_flight + place
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -252,6 +433,75 @@ mod tests {
             calls_to_place(&only_soon_free) >= 3,
             "calls placed now are answered when they are free"
         );
+    }
+
+    fn queue_task(pacing: Pacing, in_flight: u32, demand: u32) -> QueueTask {
+        QueueTask {
+            pacing,
+            in_flight,
+            demand,
+            ended: 1_000,
+            answered: 250,
+            abandoned: 0,
+        }
+    }
+
+    const ONE: Pacing = Pacing::Progressive {
+        calls_per_agent: 1.0,
+    };
+
+    #[test]
+    fn tasks_on_one_queue_share_its_agents_in_order() {
+        let agents = QueueAgents {
+            available: 5,
+            on_contact: 0,
+            soon_free: 0,
+        };
+        // The first takes three agents, all it can use; the second the two left; the third none.
+        let tasks = [
+            queue_task(ONE, 0, 3),
+            queue_task(ONE, 0, 10),
+            queue_task(ONE, 0, 10),
+        ];
+        assert_eq!(share_agents(agents, &tasks), [3, 2, 0]);
+        // Two calls per agent: the first's three calls cover two agents.
+        let two = Pacing::Progressive {
+            calls_per_agent: 2.0,
+        };
+        let tasks = [queue_task(two, 0, 3), queue_task(two, 0, 10)];
+        assert_eq!(share_agents(agents, &tasks), [3, 6]);
+    }
+
+    #[test]
+    fn calls_talking_to_agents_are_kept_and_do_not_ring() {
+        // Four agents talking to the task's four calls, one free: one more call, never fewer
+        // than it has.
+        let agents = QueueAgents {
+            available: 1,
+            on_contact: 4,
+            soon_free: 0,
+        };
+        assert_eq!(share_agents(agents, &[queue_task(ONE, 4, 10)]), [5]);
+        // No agent free: it keeps its calls and adds none.
+        let busy = QueueAgents {
+            available: 0,
+            ..agents
+        };
+        assert_eq!(share_agents(busy, &[queue_task(ONE, 4, 10)]), [4]);
+        assert_eq!(share_agents(busy, &[queue_task(ONE, 0, 10)]), [0]);
+    }
+
+    #[test]
+    fn a_predictive_task_dials_ahead_of_a_progressive_one() {
+        let agents = QueueAgents {
+            available: 4,
+            on_contact: 0,
+            soon_free: 2,
+        };
+        let progressive = share_agents(agents, &[queue_task(ONE, 0, 100)])[0];
+        let predictive = share_agents(agents, &[queue_task(PREDICTIVE, 0, 100)])[0];
+        assert_eq!(progressive, 4);
+        assert!(predictive > 6, "{predictive}");
     }
 
     #[test]

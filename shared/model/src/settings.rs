@@ -4,7 +4,7 @@
 //! the operator assigned the tenant (D22). Each is unset until set; `null` clears one.
 
 use super::numbers::Country;
-use super::telephony::ContactFlow;
+use super::telephony::{AgentQueue, ContactFlow};
 use super::time_of_day::{ClockTime, DailyWindow};
 use super::Timestamp;
 use crate::error::Error;
@@ -75,6 +75,9 @@ pub struct TenantSettings {
     /// The contact flows the operator assigned the tenant (D22).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub contact_flows: Vec<ContactFlow>,
+    /// The agent queues the operator assigned the tenant (D30).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub queues: Vec<AgentQueue>,
     /// One of `caller_ids`: what a task without its own calls from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default_caller_id: Option<String>,
@@ -172,6 +175,11 @@ impl TenantSettings {
         self.contact_flows.iter().any(|flow| flow.id == id)
     }
 
+    /// Whether `id` is one of the tenant's agent queues (D30).
+    pub fn holds_queue(&self, id: &str) -> bool {
+        self.queues.iter().any(|queue| queue.id == id)
+    }
+
     /// The settings `change` leaves, written `at`.
     pub fn changed_by(self, change: &SettingsChange, at: Timestamp) -> TenantSettings {
         TenantSettings {
@@ -235,6 +243,7 @@ impl TenantSettings {
             update_time: self.updated_at.map(|at| at.display(zone)),
             caller_ids: self.caller_ids.clone(),
             contact_flows: self.contact_flows.clone(),
+            queues: self.queues.clone(),
             default_caller_id: self.default_caller_id.clone(),
             default_contact_flow_id: self.default_contact_flow_id.clone(),
         }
@@ -278,6 +287,8 @@ pub struct SettingsView {
     pub caller_ids: Vec<String>,
     /// The contact flows the operator assigned the tenant (D22); read-only here.
     pub contact_flows: Vec<ContactFlow>,
+    /// The agent queues the operator assigned the tenant (D30); read-only here.
+    pub queues: Vec<AgentQueue>,
     /// One of `callerIds`: what a task without its own calls from (D22).
     #[cfg_attr(feature = "openapi", schema(example = "+12125550100"))]
     pub default_caller_id: Option<String>,

@@ -4,6 +4,7 @@
 use super::call::{Reason, RetryRule, Skip};
 use super::datasource::DataSource;
 use super::in_range;
+use super::pacing::{AgentPacing, DialingMode, Hundredths, ABANDONMENT_TARGET, CALLS_PER_AGENT};
 use super::settings::TenantSettings;
 use super::telephony::{CallerIdChoice, Results, Voicemail};
 use super::time_of_day::DailyWindow;
@@ -289,6 +290,9 @@ pub struct DialSettings {
     pub result_attributes: Vec<String>,
     #[serde(default, skip_serializing_if = "Voicemail::is_default")]
     pub voicemail: Voicemail,
+    /// Calls paced to a queue's agents (D30); `None`: agentless, calls go to the flow alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agents: Option<AgentPacing>,
 }
 
 impl Default for DialSettings {
@@ -306,6 +310,7 @@ impl Default for DialSettings {
             call_attributes: Vec::new(),
             result_attributes: Vec::new(),
             voicemail: Voicemail::HangUp,
+            agents: None,
         }
     }
 }
@@ -319,9 +324,25 @@ pub struct CallCounters {
     pub no_answer: u64,
     /// Seconds (D9).
     pub duration: u64,
+    /// Calls a person answered and no agent took (D30): counted in `no_answer` too.
+    #[serde(default)]
+    pub abandoned: u64,
 }
 
 impl CallCounters {
+    /// The counter of abandoned calls, as stored (D30).
+    pub const ABANDONED: &'static str = "abandoned";
+
+    /// Calls a person answered (D30): those an agent or the flow took, and those abandoned.
+    pub fn answered_by_people(&self) -> u64 {
+        self.success + self.abandoned
+    }
+
+    /// `abandonRate` (D30): abandoned of the calls a person answered.
+    pub fn abandon_rate(&self) -> f64 {
+        rate(self.abandoned, self.answered_by_people())
+    }
+
     /// The counter of calls that ended with `outcome`, as stored (its field's name).
     pub fn field(outcome: crate::call::Outcome) -> &'static str {
         use crate::call::Outcome;
@@ -414,6 +435,10 @@ pub struct Task {
     /// back by capacity, which diagnostics say (D19). A claim clears it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub held_back_at: Option<Timestamp>,
+    /// When the tick last found an agent-paced task's queue with no agent for its due contacts
+    /// (D30): diagnostics say `NO_AGENTS`. A claim clears it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_agents_at: Option<Timestamp>,
     /// Every outcome of this task has kept its failed and unanswered contacts marked since the
     /// task was created, so an implicit recall reads the marks alone (D12); false for tasks
     /// created before the marks, whose recall reads every contact state.
@@ -553,6 +578,7 @@ impl Task {
             slices: BTreeMap::new(),
             slice_revision: 0,
             held_back_at: None,
+            no_agents_at: None,
             recall_marks: true,
         }
     }
@@ -603,6 +629,20 @@ impl Task {
             call_attributes: s.call_attributes.clone(),
             result_attributes: s.result_attributes.clone(),
             voicemail: s.voicemail,
+            dialing_mode: s.agents.as_ref().map_or(DialingMode::Agentless, |a| a.mode),
+            queue_id: s.agents.as_ref().map(|a| a.queue_id.clone()),
+            calls_per_agent: s
+                .agents
+                .as_ref()
+                .map_or(Hundredths(CALLS_PER_AGENT.2), |a| a.calls_per_agent)
+                .value(),
+            abandonment_target: s
+                .agents
+                .as_ref()
+                .map_or(Hundredths(ABANDONMENT_TARGET.2), |a| a.abandonment_target)
+                .value(),
+            abandon_count: c.abandoned,
+            abandon_rate: c.abandon_rate(),
             update_time: self.updated_at.display(zone),
             stop_reason: self.stop_reason.clone(),
             fail_reason: self.fail_reason.clone(),
@@ -625,6 +665,8 @@ impl Task {
             success_rate: rate(c.success, c.calls),
             total_duration: c.duration,
             avg_duration: rate(c.duration, c.calls),
+            abandon_count: c.abandoned,
+            abandon_rate: c.abandon_rate(),
             last_update_time: self.updated_at.display(zone),
         }
     }
@@ -685,6 +727,18 @@ pub struct TaskView {
     pub result_attributes: Vec<String>,
     /// What a call that reaches voicemail does (D22).
     pub voicemail: Voicemail,
+    /// `AGENTLESS`, `PROGRESSIVE` or `PREDICTIVE` (D30).
+    pub dialing_mode: DialingMode,
+    /// The queue whose agents an agent-paced task's answered calls go to; `null` when agentless.
+    pub queue_id: Option<String>,
+    /// Progressive: calls ringing per free agent, 1.0-3.0.
+    pub calls_per_agent: f64,
+    /// Predictive: the most abandoned calls, a percentage of the calls a person answered, 0-10.
+    pub abandonment_target: f64,
+    /// Calls a person answered and no agent took within 2 s (D30).
+    pub abandon_count: u64,
+    /// `abandonCount` of the calls a person answered, a fraction rounded to 4 places.
+    pub abandon_rate: f64,
     pub update_time: String,
     pub stop_reason: Option<String>,
     /// Why the provider refused the task (FAILED).
@@ -708,6 +762,10 @@ pub struct TaskStat {
     pub success_rate: f64,
     pub total_duration: u64,
     pub avg_duration: f64,
+    /// Calls a person answered and no agent took within 2 s (D30).
+    pub abandon_count: u64,
+    /// `abandonCount` of the calls a person answered, a fraction rounded to 4 places.
+    pub abandon_rate: f64,
     pub last_update_time: String,
 }
 

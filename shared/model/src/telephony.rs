@@ -13,6 +13,8 @@ use std::collections::BTreeMap;
 pub const MAX_CALLER_IDS: usize = 100;
 /// At most this many contact flows per tenant.
 pub const MAX_CONTACT_FLOWS: usize = 50;
+/// At most this many agent queues per tenant (D30).
+pub const MAX_QUEUES: usize = 50;
 /// At most this many contact fields a task sends its flow.
 pub const MAX_CALL_ATTRIBUTES: usize = 20;
 /// At most this many results a task records.
@@ -53,23 +55,52 @@ pub struct ContactFlow {
 impl ContactFlow {
     /// A flow as sent, checked; `field` names it in the refusal.
     pub fn new(field: &str, id: &str, name: &str) -> Result<Self, Error> {
-        let id = id.trim();
-        let name = name.trim();
-        if !is_flow_id(id) {
-            return Err(Error::invalid(format!(
-                "{field}.id must be 1-128 letters, digits, '-' or '_'"
-            )));
-        }
-        if name.is_empty() || name.chars().count() > 100 {
-            return Err(Error::invalid(format!(
-                "{field}.name must be 1-100 characters"
-            )));
-        }
-        Ok(ContactFlow {
-            id: id.to_owned(),
-            name: name.to_owned(),
-        })
+        let (id, name) = provider_entry(field, id, name)?;
+        Ok(ContactFlow { id, name })
     }
+}
+
+/// An agent queue the operator assigned to a tenant (D30): the provider's id and a name to show.
+/// An agent-paced task's flow transfers its answered calls there.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct AgentQueue {
+    /// The provider's id of the queue (Amazon Connect: the queue's id in the instance), 1-128
+    /// characters of letters, digits, `-` and `_`.
+    #[cfg_attr(
+        feature = "openapi",
+        schema(example = "5f1c2b7a-3e4d-4a9b-8c6d-1e2f3a4b5c6d")
+    )]
+    pub id: String,
+    /// 1-100 characters.
+    #[cfg_attr(feature = "openapi", schema(example = "Renewals team"))]
+    pub name: String,
+}
+
+impl AgentQueue {
+    /// A queue as sent, checked; `field` names it in the refusal.
+    pub fn new(field: &str, id: &str, name: &str) -> Result<Self, Error> {
+        let (id, name) = provider_entry(field, id, name)?;
+        Ok(AgentQueue { id, name })
+    }
+}
+
+/// A provider's resource as the operator names it: an id (1-128 letters, digits, `-`, `_`) and
+/// a name to show (1-100 characters), both trimmed.
+fn provider_entry(field: &str, id: &str, name: &str) -> Result<(String, String), Error> {
+    let id = id.trim();
+    let name = name.trim();
+    if !is_flow_id(id) {
+        return Err(Error::invalid(format!(
+            "{field}.id must be 1-128 letters, digits, '-' or '_'"
+        )));
+    }
+    if name.is_empty() || name.chars().count() > 100 {
+        return Err(Error::invalid(format!(
+            "{field}.name must be 1-100 characters"
+        )));
+    }
+    Ok((id.to_owned(), name.to_owned()))
 }
 
 /// A caller ID as the operator assigns it (D22): E.164 exactly (`+`, the country code and the
@@ -87,17 +118,54 @@ pub fn caller_id(field: &str, raw: &str) -> Result<String, Error> {
         })
 }
 
-/// The numbers and flows the operator assigns a tenant (D22), every entry checked: at most
-/// [`MAX_CALLER_IDS`] numbers and [`MAX_CONTACT_FLOWS`] flows, none twice.
+/// The numbers, flows and agent queues the operator assigns a tenant (D22, D30), every entry
+/// checked: at most [`MAX_CALLER_IDS`] numbers, [`MAX_CONTACT_FLOWS`] flows and [`MAX_QUEUES`]
+/// queues, none twice.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Assignment {
     pub caller_ids: Vec<String>,
     pub contact_flows: Vec<ContactFlow>,
+    /// `None`: the tenant keeps the queues it has.
+    pub queues: Option<Vec<AgentQueue>>,
 }
 
 impl Assignment {
     /// The lists as sent (`contactFlows` as `(id, name)` pairs); a refusal names the entry.
     pub fn new(caller_ids: &[String], contact_flows: &[(String, String)]) -> Result<Self, Error> {
+        Assignment::numbers_and_flows(caller_ids, contact_flows)
+    }
+
+    /// The lists as sent, with the agent queues (`(id, name)` pairs, D30).
+    pub fn with_queues(
+        caller_ids: &[String],
+        contact_flows: &[(String, String)],
+        queues: &[(String, String)],
+    ) -> Result<Self, Error> {
+        if queues.len() > MAX_QUEUES {
+            return Err(Error::invalid(format!(
+                "queues may hold at most {MAX_QUEUES} queues"
+            )));
+        }
+        let mut agent_queues: Vec<AgentQueue> = Vec::with_capacity(queues.len());
+        for (at, (id, name)) in queues.iter().enumerate() {
+            let queue = AgentQueue::new(&format!("queues[{at}]"), id, name)?;
+            if agent_queues.iter().any(|seen| seen.id == queue.id) {
+                return Err(Error::invalid(format!(
+                    "queues[{at}].id {} is listed twice",
+                    queue.id
+                )));
+            }
+            agent_queues.push(queue);
+        }
+        let mut assignment = Assignment::numbers_and_flows(caller_ids, contact_flows)?;
+        assignment.queues = Some(agent_queues);
+        Ok(assignment)
+    }
+
+    fn numbers_and_flows(
+        caller_ids: &[String],
+        contact_flows: &[(String, String)],
+    ) -> Result<Self, Error> {
         if caller_ids.len() > MAX_CALLER_IDS {
             return Err(Error::invalid(format!(
                 "callerIds may hold at most {MAX_CALLER_IDS} numbers"
@@ -132,6 +200,7 @@ impl Assignment {
         Ok(Assignment {
             caller_ids: numbers,
             contact_flows: flows,
+            queues: None,
         })
     }
 
@@ -155,11 +224,19 @@ impl Assignment {
             .filter(|id| !new_flow(id))
             .cloned()
             .collect();
+        let queues_removed = match &self.queues {
+            Some(queues) => (before.queues.iter())
+                .filter(|queue| !queues.iter().any(|new| new.id == queue.id))
+                .map(|queue| queue.id.clone())
+                .collect(),
+            None => Vec::new(),
+        };
         AssignmentChange {
             numbers_added,
             numbers_removed,
             flows_added,
             flows_removed,
+            queues_removed,
             clears_default_caller_id: (before.default_caller_id.as_ref())
                 .is_some_and(|number| !self.caller_ids.contains(number)),
             clears_default_contact_flow_id: (before.default_contact_flow_id.as_ref())
@@ -176,6 +253,8 @@ pub struct AssignmentChange {
     pub numbers_removed: Vec<String>,
     pub flows_added: Vec<String>,
     pub flows_removed: Vec<String>,
+    /// Agent queues no longer the tenant's (D30).
+    pub queues_removed: Vec<String>,
     pub clears_default_caller_id: bool,
     pub clears_default_contact_flow_id: bool,
 }
@@ -204,6 +283,8 @@ pub struct TelephonyView {
     #[cfg_attr(feature = "openapi", schema(example = json!(["+12125550100"])))]
     pub caller_ids: Vec<String>,
     pub contact_flows: Vec<ContactFlow>,
+    /// The agent queues agent-paced tasks may name (D30).
+    pub queues: Vec<AgentQueue>,
 }
 
 impl TelephonyView {
@@ -212,6 +293,7 @@ impl TelephonyView {
             tenant: tenant.as_str().to_owned(),
             caller_ids: settings.caller_ids,
             contact_flows: settings.contact_flows,
+            queues: settings.queues,
         }
     }
 }
@@ -762,11 +844,13 @@ mod tests {
             contact_flows: vec![flow("a"), flow("b")],
             default_caller_id: Some("+13125550100".into()),
             default_contact_flow_id: Some("a".into()),
+            queues: vec![AgentQueue::new("q", "q1", "Sales").unwrap()],
             ..TenantSettings::default()
         };
         let next = Assignment {
             caller_ids: vec!["+12125550100".into(), "+14155550100".into()],
             contact_flows: vec![flow("a"), flow("c")],
+            queues: Some(Vec::new()),
         };
         let change = next.change_from(&before);
         assert_eq!(
@@ -776,11 +860,28 @@ mod tests {
                 numbers_removed: vec!["+13125550100".into()],
                 flows_added: vec!["c".into()],
                 flows_removed: vec!["b".into()],
+                queues_removed: vec!["q1".into()],
                 clears_default_caller_id: true,
                 clears_default_contact_flow_id: false,
             }
         );
         assert_eq!(change.cleared_defaults(), ["defaultCallerId"]);
+        // Queues not sent are kept (D30).
+        let keeping = Assignment {
+            queues: None,
+            ..next.clone()
+        };
+        assert!(keeping.change_from(&before).queues_removed.is_empty());
+        assert_eq!(
+            Assignment::with_queues(
+                &[],
+                &[],
+                &[("q1".into(), "A".into()), ("q1".into(), "B".into())]
+            )
+            .unwrap_err()
+            .to_string(),
+            "queues[1].id q1 is listed twice"
+        );
         assert_eq!(
             Assignment::default()
                 .change_from(&before)

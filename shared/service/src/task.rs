@@ -14,6 +14,9 @@ use outbound_model::diagnostics::{
 use outbound_model::error::Error;
 use outbound_model::job::{DialJob, RecallManifest, RECALL_JOB_LOST_AFTER_MILLIS};
 use outbound_model::local_time::Windows;
+use outbound_model::pacing::{
+    AgentPacing, DialingMode, Hundredths, ABANDONMENT_TARGET, CALLS_PER_AGENT,
+};
 use outbound_model::page::PageQuery;
 use outbound_model::reclaim::ReclaimJob;
 use outbound_model::settings::TenantSettings;
@@ -45,13 +48,61 @@ pub struct SettingsPatch {
     pub call_attributes: Option<Vec<String>>,
     pub result_attributes: Option<Vec<String>>,
     pub voicemail: Option<Voicemail>,
+    pub pacing: PacingPatch,
+}
+
+/// Changes to how a task paces its calls to agents (D30); `None` keeps the value.
+#[derive(Clone, Debug, Default)]
+pub struct PacingPatch {
+    pub mode: Option<DialingMode>,
+    /// `Some(None)` clears it.
+    pub queue_id: Option<Option<String>>,
+    pub calls_per_agent: Option<Hundredths>,
+    pub abandonment_target: Option<Hundredths>,
+}
+
+impl PacingPatch {
+    /// The pacing after this patch: agentless, or a mode with its queue (required) and its
+    /// numbers, kept from `base` or their defaults when not sent.
+    fn apply(self, base: Option<AgentPacing>) -> Result<Option<AgentPacing>, Error> {
+        let mode = (self.mode)
+            .or(base.as_ref().map(|b| b.mode))
+            .unwrap_or_default();
+        if !mode.paced() {
+            return Ok(None);
+        }
+        let queue_id = match self.queue_id {
+            Some(queue) => queue,
+            None => base.as_ref().map(|b| b.queue_id.clone()),
+        };
+        let Some(queue_id) = queue_id else {
+            return Err(Error::invalid(format!(
+                "queueId is required when dialingMode is {}",
+                mode.name()
+            )));
+        };
+        let (_, _, calls_per_agent) = CALLS_PER_AGENT;
+        let (_, _, abandonment_target) = ABANDONMENT_TARGET;
+        Ok(Some(AgentPacing {
+            mode,
+            queue_id,
+            calls_per_agent: (self.calls_per_agent)
+                .or(base.as_ref().map(|b| b.calls_per_agent))
+                .unwrap_or(Hundredths(calls_per_agent)),
+            abandonment_target: (self.abandonment_target)
+                .or(base.as_ref().map(|b| b.abandonment_target))
+                .unwrap_or(Hundredths(abandonment_target)),
+        }))
+    }
 }
 
 impl SettingsPatch {
-    /// Whether it names a caller ID or flow, which must be the tenant's (D22).
+    /// Whether it names a caller ID, flow or queue, which must be the tenant's (D22, D30).
     fn names_telephony(&self) -> bool {
         matches!(self.caller_id, Some(Some(CallerIdChoice::Number(_))))
             || matches!(self.contact_flow_id, Some(Some(_)))
+            || matches!(self.pacing.queue_id, Some(Some(_)))
+            || self.pacing.mode.is_some_and(DialingMode::paced)
     }
 
     /// The settings after this patch; the window must still be both-or-neither, start < end.
@@ -71,6 +122,7 @@ impl SettingsPatch {
             call_attributes: self.call_attributes.unwrap_or(base.call_attributes),
             result_attributes: self.result_attributes.unwrap_or(base.result_attributes),
             voicemail: self.voicemail.unwrap_or(base.voicemail),
+            agents: self.pacing.apply(base.agents)?,
         };
         check_retry_rules(&settings.retry_rules, settings.max_dial_count)?;
         outbound_model::telephony::check_results_are_the_flows(
@@ -203,6 +255,14 @@ fn check_telephony(tenant: &TenantSettings, settings: &DialSettings) -> Result<(
         if !tenant.holds_flow(flow) {
             return Err(Error::invalid(format!(
                 "contactFlowId {flow} is not one of the tenant's contact flows"
+            )));
+        }
+    }
+    if let Some(agents) = &settings.agents {
+        if !tenant.holds_queue(&agents.queue_id) {
+            return Err(Error::invalid(format!(
+                "queueId {} is not one of the tenant's queues",
+                agents.queue_id
             )));
         }
     }
@@ -625,6 +685,10 @@ pub async fn diagnostics(
         provider_busy: counters
             .busy_until
             .is_some_and(|until| until.0 > now.0 - 60_000),
+        no_agents: task.settings.agents.is_some()
+            && task
+                .no_agents_at
+                .is_some_and(|at| at.0 > now.0 - HELD_BACK_SHOWN.as_millis() as i64),
     };
     let (blocked, next) = blocked_by(&situation);
     Ok(DiagnosticsView {

@@ -847,8 +847,8 @@ async fn retry_rules_wait_and_end_by_reason() {
     let diagnostics = rig.diagnostics(&task).await;
     assert_eq!(
         diagnostics["reasons"],
-        json!({"ANSWERED": 1, "NO_ANSWER": 0, "VOICEMAIL": 1, "BUSY": 2, "INVALID_NUMBER": 0,
-            "ERROR": 0, "NO_OUTCOME": 0})
+        json!({"ANSWERED": 1, "NO_ANSWER": 0, "VOICEMAIL": 1, "ABANDONED": 0, "BUSY": 2,
+            "INVALID_NUMBER": 0, "ERROR": 0, "NO_OUTCOME": 0})
     );
     assert_eq!(diagnostics["contacts"]["final"], 2);
     let rows = export_rows(&rig.api, &task, "").await;

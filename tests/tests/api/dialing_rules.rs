@@ -599,6 +599,7 @@ async fn placed_unsaved(
         contact_flow_id: None,
         voicemail: Default::default(),
         simulated_results: None,
+        queue_id: None,
     };
     let call_id = rig.engine.provider.place(&request).await.unwrap();
     (call, call_id)

@@ -11,6 +11,7 @@ use outbound_app::config::dialing::DialerConfig;
 use outbound_dialing::engine::Engine;
 use outbound_local::inbox::DialInbox;
 use outbound_model::error::Error;
+use outbound_model::pacing::QueueAgents;
 pub use outbound_model::plan::ManualClock;
 use outbound_model::signature::Carried;
 use outbound_model::TaskStatus;
@@ -49,6 +50,13 @@ impl Provider for Recorder {
 
     async fn attempt_of(&self, call_id: &str) -> Result<Option<Carried>, Error> {
         self.inner.attempt_of(call_id).await
+    }
+
+    async fn queue_agents(
+        &self,
+        queues: &[String],
+    ) -> Result<BTreeMap<String, QueueAgents>, Error> {
+        self.inner.queue_agents(queues).await
     }
 
     fn attributes_fit(&self, attributes: &BTreeMap<String, String>, reserved: usize) -> bool {
@@ -108,7 +116,7 @@ impl TestApi {
                 tokens.lock().unwrap().push(call.token());
             });
             Recorder {
-                inner: inner.on_placed(hook),
+                inner: inner.on_placed(hook).with_agents(self.local_calls.agents()),
                 placed,
                 live: AtomicBool::new(false),
                 forgets: AtomicBool::new(false),

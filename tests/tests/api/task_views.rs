@@ -255,12 +255,14 @@ async fn detail_and_stat_fields() {
 async fn rates_follow_the_counters() {
     let api = TestApi::start().await;
     let task = api.task_in("acme", TaskStatus::Running, 3).await;
+    // Of the two calls answered by a person (D30), one an agent took and one was abandoned.
     let counters = CallCounters {
-        calls: 2,
+        calls: 3,
         success: 1,
         failed: 0,
-        no_answer: 1,
+        no_answer: 2,
         duration: 125,
+        abandoned: 1,
     };
     api.seed_counters("acme", &task.id, &counters).await;
     let stat = api
@@ -268,23 +270,27 @@ async fn rates_follow_the_counters() {
         .await;
     let stat = stat.ok();
     assert_eq!(stat["totalContacts"], 3);
-    assert_eq!(stat["callCount"], 2);
+    assert_eq!(stat["callCount"], 3);
     assert_eq!(stat["successCount"], 1);
     assert_eq!(stat["failCount"], 0);
-    assert_eq!(stat["noAnswerCount"], 1);
-    assert_eq!(stat["dialRate"], 0.6667);
-    assert_eq!(stat["successRate"], 0.5);
+    assert_eq!(stat["noAnswerCount"], 2);
+    assert_eq!(stat["dialRate"], 1.0);
+    assert_eq!(stat["successRate"], 0.3333);
     assert_eq!(stat["totalDuration"], 125);
-    assert_eq!(stat["avgDuration"], 62.5);
+    assert_eq!(stat["avgDuration"], 41.6667);
+    assert_eq!(stat["abandonCount"], 1);
+    assert_eq!(stat["abandonRate"], 0.5);
     let detail = api
         .get("acme", &format!("/api/task/detail/{}", task.id))
         .await;
     let detail = detail.ok();
-    assert_eq!(detail["dialRate"], 0.6667);
-    assert_eq!(detail["successRate"], 0.5);
+    assert_eq!(detail["dialRate"], 1.0);
+    assert_eq!(detail["successRate"], 0.3333);
     assert_eq!(detail["callDuration"], 125);
-    assert_eq!(detail["avgCallDuration"], 62.5);
+    assert_eq!(detail["avgCallDuration"], 41.6667);
+    assert_eq!(detail["abandonCount"], 1);
+    assert_eq!(detail["abandonRate"], 0.5);
     let list = api.get("acme", "/api/task/list").await;
-    assert_eq!(list.ok()["rows"][0]["callCount"], 2);
+    assert_eq!(list.ok()["rows"][0]["callCount"], 3);
     assert_eq!(list.ok()["rows"][0]["successCount"], 1);
 }

@@ -90,10 +90,13 @@ impl Store {
             Settings,
             Event,
         }
-        let lists = Expr::default()
+        let mut lists = Expr::default()
             .value(":caller_ids", encode(&assignment.caller_ids)?)
             .value(":contact_flows", encode(&assignment.contact_flows)?)
             .value(":now", n(now.0));
+        if let Some(queues) = &assignment.queues {
+            lists = lists.value(":queues", encode(queues)?);
+        }
         for attempt in 0..TRIES {
             let (before, revision) = self.settings_revised(tenant).await?;
             let change = assignment.change_from(&before);
@@ -105,11 +108,14 @@ impl Store {
             {
                 continue;
             }
-            let set = [
+            let mut set = vec![
                 "caller_ids = :caller_ids".to_owned(),
                 "contact_flows = :contact_flows".to_owned(),
                 "updated_at = :now".to_owned(),
             ];
+            if assignment.queues.is_some() {
+                set.push("queues = :queues".to_owned());
+            }
             let mut remove = Vec::new();
             if change.clears_default_caller_id {
                 remove.push("default_caller_id".to_owned());
@@ -132,6 +138,7 @@ impl Store {
                     let settings = TenantSettings {
                         caller_ids: assignment.caller_ids.clone(),
                         contact_flows: assignment.contact_flows.clone(),
+                        queues: assignment.queues.clone().unwrap_or(before.queues),
                         default_caller_id: before
                             .default_caller_id
                             .filter(|_| !change.clears_default_caller_id),
@@ -164,7 +171,10 @@ impl Store {
         tenant: &Tenant,
         change: &AssignmentChange,
     ) -> Result<(), Error> {
-        if change.numbers_removed.is_empty() && change.flows_removed.is_empty() {
+        if change.numbers_removed.is_empty()
+            && change.flows_removed.is_empty()
+            && change.queues_removed.is_empty()
+        {
             return Ok(());
         }
         #[derive(Deserialize)]
@@ -180,6 +190,12 @@ impl Store {
             caller_id: Option<CallerIdChoice>,
             #[serde(default)]
             contact_flow_id: Option<String>,
+            #[serde(default)]
+            agents: Option<NamedQueue>,
+        }
+        #[derive(Deserialize)]
+        struct NamedQueue {
+            queue_id: String,
         }
         let pk = keys::tenant(tenant);
         let mut refusal = None;
@@ -190,7 +206,8 @@ impl Store {
                     .expression_attribute_values(":pk", s(&pk))
                     .expression_attribute_values(":prefix", s(keys::TASK_PREFIX))
                     .projection_expression(
-                        "id, #status, #settings.caller_id, #settings.contact_flow_id",
+                        "id, #status, #settings.caller_id, #settings.contact_flow_id, \
+                         #settings.agents.queue_id",
                     )
                     .expression_attribute_names("#status", "status")
                     .expression_attribute_names("#settings", "settings")
@@ -220,6 +237,12 @@ impl Store {
                     if let Some(flow) = &task.settings.contact_flow_id {
                         if change.flows_removed.contains(flow) {
                             refusal = Some(named("contactFlowId", flow));
+                            return Ok(false);
+                        }
+                    }
+                    if let Some(queue) = &task.settings.agents {
+                        if change.queues_removed.contains(&queue.queue_id) {
+                            refusal = Some(named("queueId", &queue.queue_id));
                             return Ok(false);
                         }
                     }

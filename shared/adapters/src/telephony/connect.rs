@@ -729,6 +729,7 @@ mod tests {
             contact_flow_id: None,
             voicemail: Voicemail::HangUp,
             simulated_results: None,
+            queue_id: None,
         }
     }
 

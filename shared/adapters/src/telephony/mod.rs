@@ -5,6 +5,7 @@
 //! deployment configures (`DIAL_PROVIDER`, [`settings`]): one type over both, so the functions
 //! and the local stack run one engine type whatever is configured.
 
+pub mod agents;
 pub mod catalog;
 pub mod connect;
 pub mod provider;
@@ -72,6 +73,15 @@ impl Telephony {
             connect => connect,
         }
     }
+
+    /// The same provider, its answered calls of agent-paced tasks going to `pool`'s agents (the
+    /// local stack sets them); Amazon Connect has its own.
+    pub fn with_agents(self, pool: agents::AgentPool) -> Self {
+        match self {
+            Telephony::Simulated(provider) => Telephony::Simulated(provider.with_agents(pool)),
+            connect => connect,
+        }
+    }
 }
 
 impl Provider for Telephony {
@@ -86,6 +96,16 @@ impl Provider for Telephony {
         match self {
             Telephony::Simulated(provider) => provider.describe(call_id).await,
             Telephony::AmazonConnect(provider) => provider.describe(call_id).await,
+        }
+    }
+
+    async fn queue_agents(
+        &self,
+        queues: &[String],
+    ) -> Result<BTreeMap<String, outbound_model::pacing::QueueAgents>, Error> {
+        match self {
+            Telephony::Simulated(provider) => provider.queue_agents(queues).await,
+            Telephony::AmazonConnect(provider) => provider.queue_agents(queues).await,
         }
     }
 

@@ -4,6 +4,7 @@
 
 use outbound_model::call::CallReport;
 use outbound_model::error::{Cause, Error};
+use outbound_model::pacing::QueueAgents;
 use outbound_model::settings::TenantSettings;
 use outbound_model::signature::Carried;
 use outbound_model::telephony::{Assignment, Voicemail};
@@ -36,6 +37,9 @@ pub struct CallRequest {
     pub voicemail: Voicemail,
     /// The contact's `simulatedResults` field (D22): read by the simulated provider only.
     pub simulated_results: Option<String>,
+    /// The agent queue an agent-paced task's flow transfers an answered call to (D30); `None`
+    /// for an agentless task.
+    pub queue_id: Option<String>,
 }
 
 impl CallRequest {
@@ -148,6 +152,19 @@ pub trait Provider: Send + Sync {
 
     /// What the provider knows of call `call_id` now.
     fn describe(&self, call_id: &str) -> impl Future<Output = Result<CallStatus, Error>> + Send;
+
+    /// The agents of each of `queues` now (D30), read in one request whatever their number; a
+    /// queue the provider does not report has no agent (the default: a provider without agents).
+    fn queue_agents(
+        &self,
+        queues: &[String],
+    ) -> impl Future<Output = Result<BTreeMap<String, QueueAgents>, Error>> + Send {
+        let agents = queues
+            .iter()
+            .map(|queue| (queue.clone(), QueueAgents::default()))
+            .collect();
+        async { Ok(agents) }
+    }
 
     /// Switches to traffic that needs no separate quota (Connect: GENERAL, without
     /// answering-machine detection) when the deployment allows it: whether it did.

@@ -3,19 +3,22 @@
 //! a moment later on the call-events queue, where the same handler records it as it records
 //! Amazon Connect's events. Like Connect it keeps the calls it placed: a start re-sent with the
 //! same client token answers the call already placed (D28), and reconcile can ask what became
-//! of a call. It plays the hostile provider too (D28): a contact's script, or the configured
+//! of a call. Answered calls of agent-paced tasks go to its agents ([`super::agents`], D30). It
+//! plays the hostile provider too (D28): a contact's script, or the configured
 //! rates, make a start fail, get lost or throttled, and an outcome come late or twice.
 
+use super::agents::{AgentPool, Answered, ABANDON_AFTER};
 use super::provider::{Busy, CallRequest, CallStatus, PlaceError, Provider};
 use super::settings::{FaultRates, SimulatedSettings};
 use crate::queue::{Message, Queue};
 use crate::store::keys::fnv1a_64;
 use outbound_model::call::{CallAttempt, CallReport, Outcome, Reason};
 use outbound_model::error::{Cause, Error};
+use outbound_model::pacing::QueueAgents;
 use outbound_model::signature::SIGNATURE_ATTRIBUTE;
 use outbound_model::telephony::{parse_simulated_results, Results};
 use serde::{Deserialize, Serialize};
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -159,6 +162,8 @@ pub struct SimulatedProvider {
     on_placed: Option<OnPlaced>,
     /// Set once the configured fault rates stop: scripted faults still happen.
     calm: Arc<AtomicBool>,
+    /// The agents answered calls of agent-paced tasks go to (D30).
+    agents: AgentPool,
 }
 
 impl std::fmt::Debug for SimulatedProvider {
@@ -178,6 +183,35 @@ impl SimulatedProvider {
             memory: Arc::default(),
             on_placed: None,
             calm: Arc::default(),
+            agents: AgentPool::default(),
+        }
+    }
+
+    /// The same provider, its agent-paced calls going to `pool`'s agents (D30).
+    pub fn with_agents(mut self, pool: AgentPool) -> Self {
+        self.agents = pool;
+        self
+    }
+
+    /// An answered call of an agent-paced task goes to a free agent of its queue and lasts the
+    /// agent's handle time, else it is abandoned (D30): the report it ends with, and how long
+    /// after placing it ends. Other calls end as decided, after the outcome delay.
+    fn through_agents(&self, call: &CallRequest, report: CallReport) -> (CallReport, Duration) {
+        let ring = self.settings.delay;
+        let Some(queue) = &call.queue_id else {
+            return (report, ring);
+        };
+        let answers = report.reason == Reason::Answered;
+        match self.agents.place(queue, Instant::now(), ring, answers) {
+            Some(Answered::Agent { talk }) => {
+                let report = CallReport {
+                    duration: talk.as_secs().max(1),
+                    ..report
+                };
+                (report, ring + talk)
+            }
+            Some(Answered::Abandoned) => (Reason::Abandoned.report(0), ring + ABANDON_AFTER),
+            None => (report, ring),
         }
     }
 
@@ -330,6 +364,7 @@ impl Provider for SimulatedProvider {
             }
             _ => {}
         }
+        let (report, ends_after) = self.through_agents(call, report);
         let call_id = format!("sim-{token}");
         let event = SimulatedEvent {
             simulated_call: SimulatedOutcome {
@@ -345,8 +380,8 @@ impl Provider for SimulatedProvider {
             },
         };
         let delay = match fault {
-            Some(Fault::EventLate) => self.settings.late_by,
-            _ => self.settings.delay,
+            Some(Fault::EventLate) => self.settings.late_by.max(ends_after),
+            _ => ends_after,
         };
         let seconds = u32::try_from(delay.as_secs()).unwrap_or(900).min(900);
         // Kept before its outcome is sent, as Connect has the contact once it answers: a start
@@ -355,7 +390,7 @@ impl Provider for SimulatedProvider {
         let placed = Placed {
             call_id: call_id.clone(),
             report,
-            ends_at: Instant::now() + self.settings.delay.min(Duration::from_secs(900)),
+            ends_at: Instant::now() + ends_after.min(Duration::from_secs(900)),
         };
         self.keep(call, token.clone(), placed);
         if let Err(error) = self.events.send(&event, seconds).await {
@@ -372,6 +407,16 @@ impl Provider for SimulatedProvider {
             Some(Fault::StartLost) => Err(server_error(Fault::StartLost)),
             _ => Ok(call_id),
         }
+    }
+
+    async fn queue_agents(
+        &self,
+        queues: &[String],
+    ) -> Result<BTreeMap<String, QueueAgents>, Error> {
+        // Soon free: done by the time a call placed now is answered.
+        Ok(self
+            .agents
+            .agents(queues, Instant::now(), self.settings.delay))
     }
 
     /// The simulation stands in for Amazon Connect: a call must fit Connect's bounds too.

@@ -10,6 +10,7 @@
 //! [`Engine::run_job`] takes a decoded [`DialJob`]; the functions decode their messages at the
 //! edge (`crate::lambda`).
 
+mod agents;
 mod completion;
 mod outcome;
 mod recall;

@@ -760,6 +760,7 @@ impl<P: Provider> Engine<P> {
             attributes,
             voicemail: task.settings.voicemail,
             simulated_results: callee.target.simulated_results.clone(),
+            queue_id: task.settings.agents.as_ref().map(|a| a.queue_id.clone()),
         })
     }
 

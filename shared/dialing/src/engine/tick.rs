@@ -24,6 +24,8 @@ pub struct TickReport {
     pub idle: usize,
     /// Of those, tasks with work and no share this tick (D29): no dial run.
     pub starved: usize,
+    /// Of those, agent-paced tasks with work whose queue had no agent for them (D30).
+    pub no_agents: usize,
     pub dial_jobs: usize,
     pub reconcile_jobs: usize,
 }
@@ -87,6 +89,21 @@ impl<P: Provider> Engine<P> {
                 }
             }
             let asks: Vec<(&RunningTask, u32)> = running.iter().map(|r| (r, demand(r))).collect();
+            // An agent-paced task asks for no more than its queue's agents allow (D30).
+            let caps = Box::pin(self.agent_caps(&asks)).await;
+            let mut no_agents: Vec<&RunningTask> = Vec::new();
+            let asks: Vec<(&RunningTask, u32)> = asks
+                .into_iter()
+                .map(|(r, wants)| match caps.get(&r.task.id) {
+                    Some(&cap) => {
+                        if cap == 0 && wants > 0 {
+                            no_agents.push(r);
+                        }
+                        (r, wants.min(cap))
+                    }
+                    None => (r, wants),
+                })
+                .collect();
             let shares: Vec<(&RunningTask, u32)> = self
                 .config
                 .fairness()
@@ -99,7 +116,7 @@ impl<P: Provider> Engine<P> {
             let spacing = 60 / runs;
             let mut starved = Vec::new();
             for (r, budget) in &shares {
-                if *budget > 0 {
+                if *budget > 0 || no_agents.iter().any(|n| n.task.id == r.task.id) {
                     continue;
                 }
                 if demand(r) > 0 {
@@ -120,7 +137,9 @@ impl<P: Provider> Engine<P> {
                 }
             }
             report.starved = starved.len();
+            report.no_agents = no_agents.len();
             Box::pin(self.mark_starved(&starved, now)).await?;
+            Box::pin(self.mark_without_agents(&no_agents, now)).await?;
             for run in 0..runs {
                 for (r, budget) in shares.iter().filter(|(_, budget)| *budget > 0) {
                     // The first run at once; the later ones each at a point of their slot of
@@ -208,6 +227,24 @@ impl<P: Provider> Engine<P> {
             }
             self.store
                 .mark_held_back(&r.tenant, &r.task.id, now)
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// Marks agent-paced tasks whose queue had no agent for their work (D30), so their
+    /// diagnostics say `NO_AGENTS`; a task marked within the last tick is not written again.
+    async fn mark_without_agents(
+        &self,
+        tasks: &[&RunningTask],
+        now: Timestamp,
+    ) -> Result<(), Error> {
+        for r in tasks {
+            if r.task.no_agents_at.is_some_and(|at| now.0 - at.0 < 60_000) {
+                continue;
+            }
+            self.store
+                .mark_no_agents(&r.tenant, &r.task.id, now)
                 .await?;
         }
         Ok(())

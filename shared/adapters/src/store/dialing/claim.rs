@@ -658,9 +658,10 @@ fn take_capacity<'a>(
     );
     let update = match counters {
         Some(counters) => {
-            format!("SET last_call_at = :now REMOVE held_back_at ADD in_flight :one, {counters}")
+            format!("SET last_call_at = :now REMOVE held_back_at, no_agents_at ADD in_flight :one, {counters}")
         }
-        None => "SET last_call_at = :now REMOVE held_back_at ADD in_flight :one".to_owned(),
+        None => "SET last_call_at = :now REMOVE held_back_at, no_agents_at ADD in_flight :one"
+            .to_owned(),
     };
     actions
         .update(

@@ -5,11 +5,11 @@ use crate::store::keys;
 use crate::store::shards::ContactShards;
 use crate::store::{from_item, n, s, Actions, ConditionFailure, Expr, Store, WriteFailure};
 use aws_sdk_dynamodb::types::AttributeValue;
-use outbound_model::call::{AfterOutcome, CallRef, CallReport, Learnt, Outcome};
+use outbound_model::call::{AfterOutcome, CallRef, CallReport, Learnt, Outcome, Reason};
 use outbound_model::contact::status;
 use outbound_model::error::Error;
 use outbound_model::event::Event;
-use outbound_model::task::TaskContact;
+use outbound_model::task::{CallCounters, TaskContact};
 use outbound_model::Tenant;
 use outbound_model::{Id, Timestamp};
 
@@ -125,10 +125,20 @@ impl Store {
         if !call.released {
             adds.insert(0, "in_flight :minus_one".to_owned());
         }
+        // Abandoned calls are counted apart too (D30); tasks older than the counter lack it.
+        let (abandoned, task_expr) = if reason == Reason::Abandoned {
+            let set = ", #c.#abandoned = if_not_exists(#c.#abandoned, :zero) + :one";
+            let expr = task_expr
+                .name("#abandoned", CallCounters::ABANDONED)
+                .value(":zero", n(0));
+            (set, expr)
+        } else {
+            ("", task_expr)
+        };
         let task_update = format!(
             "SET #c.#calls = #c.#calls + :one, #c.#outcome = #c.#outcome + :one, \
-             #c.#duration = #c.#duration + :duration, updated_at = :now, last_outcome_at = :now \
-             REMOVE idle_until ADD {}",
+             #c.#duration = #c.#duration + :duration{abandoned}, updated_at = :now, \
+             last_outcome_at = :now REMOVE idle_until ADD {}",
             adds.join(", ")
         );
         // Whether the attempt still holds its places is part of the condition: a release in

@@ -194,11 +194,32 @@ impl Store {
         task: &Id,
         now: Timestamp,
     ) -> Result<(), Error> {
+        self.mark_task(tenant, task, "held_back_at", now).await
+    }
+
+    /// Marks an agent-paced task whose queue had no agent for its due contacts at `now` (D30).
+    /// Its next claim clears the mark.
+    pub async fn mark_no_agents(
+        &self,
+        tenant: &Tenant,
+        task: &Id,
+        now: Timestamp,
+    ) -> Result<(), Error> {
+        self.mark_task(tenant, task, "no_agents_at", now).await
+    }
+
+    async fn mark_task(
+        &self,
+        tenant: &Tenant,
+        task: &Id,
+        mark: &str,
+        now: Timestamp,
+    ) -> Result<(), Error> {
         let written = self
             .update_one(
                 "mark a task held back",
                 (keys::tenant(tenant), keys::task(task)),
-                "SET held_back_at = :now",
+                &format!("SET {mark} = :now"),
                 Some("attribute_exists(pk)"),
                 Expr::default().value(":now", n(now.0)),
             )

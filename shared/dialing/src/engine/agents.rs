@@ -1,0 +1,73 @@
+//! Agent-paced tasks at the tick (D30): the agents of every queue in use read in one request to
+//! the provider, whatever the number of tasks on them, and shared between each queue's tasks by
+//! D13's order through [`share_agents`], which paces each one. What a task gets is the most
+//! calls in flight its dial runs may top up to this tick.
+
+use super::Engine;
+use outbound_adapters::store::dialing::RunningTask;
+use outbound_adapters::telephony::provider::Provider;
+use outbound_model::pacing::{share_agents, QueueTask};
+use outbound_model::Id;
+use std::collections::{BTreeMap, HashMap};
+
+impl<P: Provider> Engine<P> {
+    /// The most calls in flight each agent-paced task of `asks` (task, demand) may have now;
+    /// agentless tasks are not in it. When the provider cannot say what its agents do, each
+    /// task keeps the calls it has and places none: a call no agent may take would be abandoned.
+    pub(super) async fn agent_caps(&self, asks: &[(&RunningTask, u32)]) -> HashMap<Id, u32> {
+        let mut by_queue: BTreeMap<&str, Vec<(&RunningTask, u32)>> = BTreeMap::new();
+        for (r, demand) in asks {
+            if let Some(agents) = &r.task.settings.agents {
+                by_queue
+                    .entry(agents.queue_id.as_str())
+                    .or_default()
+                    .push((r, *demand));
+            }
+        }
+        if by_queue.is_empty() {
+            return HashMap::new();
+        }
+        let queues: Vec<String> = by_queue.keys().map(|queue| (*queue).to_owned()).collect();
+        let agents = match self.provider.queue_agents(&queues).await {
+            Ok(agents) => agents,
+            Err(error) => {
+                tracing::warn!(%error, "the queues' agents could not be read: no call is paced to them this tick");
+                return (by_queue.values().flatten())
+                    .map(|(r, _)| (r.task.id.clone(), r.task.in_flight))
+                    .collect();
+            }
+        };
+        let mut caps = HashMap::new();
+        for (queue, mut tasks) in by_queue {
+            // D13's order: priority, then the oldest task.
+            tasks.sort_by(|(a, _), (b, _)| {
+                (a.task.settings.priority, a.task.created_at, &a.task.id).cmp(&(
+                    b.task.settings.priority,
+                    b.task.created_at,
+                    &b.task.id,
+                ))
+            });
+            let paced: Vec<QueueTask> = tasks
+                .iter()
+                .filter_map(|(r, demand)| {
+                    let counters = &r.task.counters;
+                    Some(QueueTask {
+                        pacing: r.task.settings.agents.as_ref()?.pacing(),
+                        in_flight: r.task.in_flight,
+                        demand: (*demand).max(r.task.in_flight),
+                        ended: counters.calls,
+                        answered: counters.answered_by_people(),
+                        abandoned: counters.abandoned,
+                    })
+                })
+                .collect();
+            let state = agents.get(queue).copied().unwrap_or_default();
+            let shares = share_agents(state, &paced);
+            tracing::debug!(queue, ?state, ?shares, "agents shared");
+            for ((r, _), cap) in tasks.iter().zip(shares) {
+                caps.insert(r.task.id.clone(), cap);
+            }
+        }
+        caps
+    }
+}
