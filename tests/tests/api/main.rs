@@ -1,5 +1,6 @@
 //! The HTTP-level integration suite: every test runs against the local API and moto.
 
+mod agents;
 mod audit;
 mod auth;
 mod calls;

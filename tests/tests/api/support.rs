@@ -894,6 +894,31 @@ impl TestApi {
             .await;
     }
 
+    /// Stands in for the operator's assignment of agent queues (D30): writes `tenant`'s queues
+    /// (each named after its id) onto its settings item, past the API, keeping the rest.
+    pub async fn seed_queues(&self, tenant_name: &str, queues: &[&str]) {
+        let queues: Vec<outbound_model::telephony::AgentQueue> = queues
+            .iter()
+            .map(|id| outbound_model::telephony::AgentQueue::new("queues", id, id).unwrap())
+            .collect();
+        self.raw_dynamodb()
+            .update_item()
+            .table_name(&self.resources.table)
+            .key(
+                keys::PK,
+                AttributeValue::S(keys::tenant(&tenant(tenant_name))),
+            )
+            .key(keys::SK, AttributeValue::S(keys::SETTINGS.into()))
+            .update_expression("SET queues = :queues")
+            .expression_attribute_values(
+                ":queues",
+                serde_dynamo::to_attribute_value(&queues).unwrap(),
+            )
+            .send()
+            .await
+            .unwrap();
+    }
+
     /// Stands in for the operator's assignment (D22): writes `tenant`'s caller IDs, its contact
     /// flows (each flow named by its id) and its defaults onto its settings item, past the API,
     /// keeping its other settings.

@@ -67,7 +67,7 @@ fn view(tenant: &str, numbers: &[&str], flows: &[&str]) -> Value {
         .iter()
         .map(|id| json!({"id": id, "name": format!("Flow {id}")}))
         .collect();
-    json!({"tenant": tenant, "callerIds": numbers, "contactFlows": flows})
+    json!({"tenant": tenant, "callerIds": numbers, "contactFlows": flows, "queues": []})
 }
 
 /// The caller ID guards in the table: number -> the tenant holding it.
@@ -687,4 +687,80 @@ async fn default_of(api: &TestApi) -> (Value, Value) {
     let settings = api.get("acme", "/api/settings").await;
     let data = settings.ok();
     (data["callerIds"].clone(), data["defaultCallerId"].clone())
+}
+
+/// D30: the operator assigns agent queues beside numbers and flows: each checked (400 naming the
+/// entry, nothing changed), shown by the operator's route and read-only in the tenant's
+/// settings; an assignment without `queues` keeps them; a queue a live task names stays until
+/// the task ends (409 naming the task).
+#[tokio::test]
+async fn queues_are_assigned_checked_and_kept_while_a_task_names_one() {
+    let api = TestApi::start().await;
+    let queue = |id: &str, name: &str| json!({"id": id, "name": name});
+    let with_queues = |queues: Value| {
+        json!({"tenant": "acme", "callerIds": [A], "contactFlows": [], "queues": queues})
+    };
+    let operator = operator(&api);
+    let send = |body: Value| send_as(&api, &operator, Method::POST, UPDATE, Some(body));
+    let before = api.snapshot().await;
+    for (queues, message) in [
+        (
+            json!([queue("sales", "Sales"), queue("sales", "Again")]),
+            "queues[1].id sales is listed twice",
+        ),
+        (
+            json!([queue("no spaces", "Sales")]),
+            "queues[0].id must be 1-128 letters, digits, '-' or '_'",
+        ),
+        (json!([queue("sales", "")]), "queues[0].name must be 1-100 characters"),
+        (
+            json!((0..51).map(|n| queue(&format!("q{n}"), "Q")).collect::<Vec<_>>()),
+            "queues may hold at most 50 queues",
+        ),
+    ] {
+        send(with_queues(queues)).await.err(400, message);
+    }
+    assert_eq!(api.snapshot().await, before, "nothing changed");
+
+    let assigned_view = send(with_queues(json!([queue("sales", "Sales team"), queue("renewals", "Renewals")])))
+        .await
+        .ok()
+        .clone();
+    let queues = json!([{"id": "sales", "name": "Sales team"}, {"id": "renewals", "name": "Renewals"}]);
+    assert_eq!(assigned_view["queues"], queues);
+    assert_eq!(assigned(&api, "acme").await["queues"], queues);
+    let settings = api.get("acme", "/api/settings").await.ok().clone();
+    assert_eq!(settings["queues"], queues);
+    // The tenant cannot set them.
+    api.post("acme", "/api/settings/update", json!({"queues": []}))
+        .await
+        .ok();
+    assert_eq!(api.get("acme", "/api/settings").await.ok()["queues"], queues);
+    // Numbers and flows alone keep the queues.
+    assert_eq!(
+        assign(&api, "acme", &[A, B], &[]).await.ok()["queues"],
+        queues
+    );
+
+    let (source, _) = api.source_with_contacts("acme", 1).await;
+    let task = api
+        .task(
+            "acme",
+            "Paced",
+            &source,
+            json!({"dialingMode": "PROGRESSIVE", "queueId": "renewals"}),
+        )
+        .await;
+    let before = api.snapshot().await;
+    send(with_queues(json!([queue("sales", "Sales team")])))
+        .await
+        .err(409, &format!("queueId renewals is named by task {task}, which is DRAFT"));
+    assert_eq!(api.snapshot().await, before, "nothing changed");
+    api.post("acme", "/api/task/delete", json!({"id": task}))
+        .await
+        .ok();
+    assert_eq!(
+        send(with_queues(json!([]))).await.ok()["queues"],
+        json!([])
+    );
 }

@@ -1,0 +1,502 @@
+//! Calls paced to agents (D30), over HTTP on the local stack's simulated provider and its agent
+//! pool (`/local/agents`): a task's pacing fields are checked with the field named and kept
+//! while DRAFT; a progressive task never has more calls in flight than its queue's free agents
+//! x `callsPerAgent`, and tasks on one queue share its agents in D13's order; a call a person
+//! answers with no agent free is `ABANDONED` (no answer, retried, counted in stat, detail and
+//! diagnostics, in its `CallCompleted`); a predictive task dials ahead of its agents; a queue
+//! without agents holds its tasks back as `NO_AGENTS`.
+
+use crate::rig::{rig, rig_with, Rig};
+use crate::support::unique;
+use outbound_model::call::Reason;
+use outbound_model::TaskStatus;
+use serde_json::{json, Value};
+use std::time::{Duration, Instant};
+
+const OWNER: &str = "acme";
+
+impl Rig {
+    /// `POST /local/agents`: `queue` gets `agents` agents handling each call for `handle_seconds`.
+    async fn set_agents(&self, queue: &str, agents: u32, handle_seconds: u64) -> (u16, Value) {
+        let answer = self
+            .api
+            .http
+            .post(format!("{}/local/agents", self.api.base))
+            .json(&json!({"queueId": queue, "agents": agents, "handleSeconds": handle_seconds}))
+            .send()
+            .await
+            .unwrap();
+        (answer.status().as_u16(), answer.json().await.unwrap())
+    }
+
+    /// `GET /local/agents`: queue `queue` as the pool shows it.
+    async fn agents_of(&self, queue: &str) -> Value {
+        let answer = self
+            .api
+            .http
+            .get(format!("{}/local/agents", self.api.base))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer.status(), 200);
+        let queues: Vec<Value> = answer.json().await.unwrap();
+        queues
+            .into_iter()
+            .find(|q| q["queueId"] == queue)
+            .unwrap_or(Value::Null)
+    }
+
+    /// Rounds of the dialing functions on the wall clock (the agents' handle time is real time),
+    /// until every one of `tasks` is COMPLETED or `most` has passed.
+    async fn complete_paced(&self, tasks: &[&str], most: Duration) {
+        let started = Instant::now();
+        loop {
+            self.api.dial_round(&self.engine).await;
+            self.clock.advance(Duration::from_secs(1));
+            let mut done = true;
+            for task in tasks {
+                done &= self.api.stored_task(OWNER, task).await.status == TaskStatus::Completed;
+            }
+            if done {
+                return;
+            }
+            assert!(
+                started.elapsed() < most,
+                "tasks {tasks:?} not COMPLETED within {most:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(300)).await;
+        }
+    }
+
+    async fn stat(&self, task: &str) -> Value {
+        self.api
+            .get(OWNER, &format!("/api/task/{task}/stat"))
+            .await
+            .ok()
+            .clone()
+    }
+}
+
+/// Contacts that all answer (a person, every time), `count` of them.
+fn answering(count: usize) -> Vec<(String, Value)> {
+    (0..count)
+        .map(|n| (format!("+1212555{:04}", 1000 + n), json!({})))
+        .collect()
+}
+
+async fn running_on(rig: &Rig, contacts: &[(String, Value)], pacing: Value) -> String {
+    let contacts: Vec<(&str, Value)> = contacts
+        .iter()
+        .map(|(phone, fields)| (phone.as_str(), fields.clone()))
+        .collect();
+    rig.running(&contacts, pacing).await.0
+}
+
+/// D30: the pacing fields are checked on add and update, the refusal naming the field, and
+/// nothing is created or changed then; they are kept and shown in detail; an agentless task
+/// shows its defaults.
+#[tokio::test]
+async fn pacing_fields_are_checked_kept_and_shown() {
+    let rig = rig().await;
+    rig.api.seed_queues(OWNER, &["sales", "renewals"]).await;
+    let (source, _) = rig.source(&[("+12125550100", json!({}))]).await;
+    let add = |extra: Value| {
+        let mut body = json!({"taskName": unique("Paced"), "dataSourceId": source});
+        for (key, value) in extra.as_object().unwrap() {
+            body[key] = value.clone();
+        }
+        rig.api.post(OWNER, "/api/task/add", body)
+    };
+    let refusals = [
+        (
+            json!({"dialingMode": "FAST"}),
+            "dialingMode must be one of AGENTLESS, PROGRESSIVE, PREDICTIVE",
+        ),
+        (json!({"dialingMode": 2}), "dialingMode must be a string"),
+        (
+            json!({"dialingMode": "PROGRESSIVE"}),
+            "queueId is required when dialingMode is PROGRESSIVE",
+        ),
+        (
+            json!({"dialingMode": "PREDICTIVE", "queueId": "support"}),
+            "queueId support is not one of the tenant's queues",
+        ),
+        (
+            json!({"dialingMode": "PROGRESSIVE", "queueId": "sales", "callsPerAgent": 3.5}),
+            "callsPerAgent must be a number from 1 to 3",
+        ),
+        (
+            json!({"dialingMode": "PROGRESSIVE", "queueId": "sales", "callsPerAgent": 0.99}),
+            "callsPerAgent must be a number from 1 to 3",
+        ),
+        (
+            json!({"dialingMode": "PROGRESSIVE", "queueId": "sales", "callsPerAgent": "2"}),
+            "callsPerAgent must be a number",
+        ),
+        (
+            json!({"dialingMode": "PREDICTIVE", "queueId": "sales", "abandonmentTarget": 10.5}),
+            "abandonmentTarget must be a number from 0 to 10",
+        ),
+        (
+            json!({"dialingMode": "PREDICTIVE", "queueId": "sales", "abandonmentTarget": -1}),
+            "abandonmentTarget must be a number from 0 to 10",
+        ),
+    ];
+    for (extra, message) in refusals {
+        add(extra.clone()).await.err(400, message);
+    }
+    let list = rig.api.get(OWNER, "/api/task/list").await;
+    assert_eq!(list.ok()["total"], 0, "no refused task was created");
+
+    let plain = add(json!({})).await.ok().clone();
+    assert_eq!(
+        (
+            &plain["dialingMode"],
+            &plain["queueId"],
+            &plain["callsPerAgent"],
+            &plain["abandonmentTarget"],
+            &plain["abandonCount"],
+            &plain["abandonRate"],
+        ),
+        (
+            &json!("AGENTLESS"),
+            &Value::Null,
+            &json!(1.0),
+            &json!(3.0),
+            &json!(0),
+            &json!(0.0)
+        )
+    );
+    let paced = add(json!({"dialingMode": "PREDICTIVE", "queueId": "sales",
+            "abandonmentTarget": 2.5}))
+    .await
+    .ok()
+    .clone();
+    let id = paced["id"].as_str().unwrap().to_owned();
+    assert_eq!(
+        (
+            &paced["dialingMode"],
+            &paced["queueId"],
+            &paced["abandonmentTarget"]
+        ),
+        (&json!("PREDICTIVE"), &json!("sales"), &json!(2.5))
+    );
+    // Update: what is not sent is kept; a refusal changes nothing.
+    rig.api
+        .post(
+            OWNER,
+            "/api/task/update",
+            json!({"id": id, "queueId": "billing"}),
+        )
+        .await
+        .err(400, "queueId billing is not one of the tenant's queues");
+    let updated = rig
+        .api
+        .post(
+            OWNER,
+            "/api/task/update",
+            json!({"id": id, "dialingMode": "PROGRESSIVE", "callsPerAgent": 1.25,
+                "queueId": "renewals"}),
+        )
+        .await
+        .ok()
+        .clone();
+    assert_eq!(
+        (
+            &updated["dialingMode"],
+            &updated["queueId"],
+            &updated["callsPerAgent"],
+            &updated["abandonmentTarget"]
+        ),
+        (
+            &json!("PROGRESSIVE"),
+            &json!("renewals"),
+            &json!(1.25),
+            &json!(2.5)
+        )
+    );
+    let detail = rig
+        .api
+        .get(OWNER, &format!("/api/task/detail/{id}"))
+        .await
+        .ok()
+        .clone();
+    assert_eq!(detail["callsPerAgent"], 1.25);
+    // Back to agentless: the queue no longer applies.
+    let agentless = rig
+        .api
+        .post(
+            OWNER,
+            "/api/task/update",
+            json!({"id": id, "dialingMode": "AGENTLESS"}),
+        )
+        .await
+        .ok()
+        .clone();
+    assert_eq!(
+        (&agentless["dialingMode"], &agentless["queueId"]),
+        (&json!("AGENTLESS"), &Value::Null)
+    );
+    // Published, its pacing is fixed like the rest of its settings.
+    rig.api
+        .post(OWNER, "/api/task/publish", json!({"id": id}))
+        .await
+        .ok();
+    rig.api
+        .post(
+            OWNER,
+            "/api/task/update",
+            json!({"id": id, "dialingMode": "PREDICTIVE", "queueId": "sales"}),
+        )
+        .await
+        .err(405, "cannot update a task in state RUNNING");
+    let detail = rig
+        .api
+        .get(OWNER, &format!("/api/task/detail/{id}"))
+        .await
+        .ok()
+        .clone();
+    assert_eq!(detail["dialingMode"], "AGENTLESS");
+}
+
+/// D30: `POST /local/agents` refuses a bad body naming the field, and sets nothing then.
+#[tokio::test]
+async fn the_agent_pool_refuses_bad_settings() {
+    let rig = rig().await;
+    for (body, message) in [
+        (
+            json!({"queueId": "", "agents": 1, "handleSeconds": 5}),
+            "queueId must be a string of 1-128 characters",
+        ),
+        (
+            json!({"queueId": "q", "agents": -1, "handleSeconds": 5}),
+            "agents must be an integer from 0 to 1000",
+        ),
+        (
+            json!({"queueId": "q", "agents": 2, "handleSeconds": 0}),
+            "handleSeconds must be an integer from 1 to 3600",
+        ),
+        (
+            json!({"queueId": "q"}),
+            "queueId, agents and handleSeconds are required",
+        ),
+    ] {
+        let answer = rig
+            .api
+            .http
+            .post(format!("{}/local/agents", rig.api.base))
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer.status(), 400);
+        let body: Value = answer.json().await.unwrap();
+        assert_eq!(body, json!({ "message": message }));
+    }
+    assert_eq!(rig.agents_of("q").await, Value::Null);
+}
+
+/// D30 progressive: a task's calls in flight never exceed its queue's free agents x
+/// `callsPerAgent` (1.0: one call per agent, so nobody answers into silence), and two tasks on
+/// one queue share its agents by D13's order: the higher priority finishes first.
+#[tokio::test]
+async fn progressive_calls_stay_within_the_free_agents() {
+    let rig = rig().await;
+    rig.api.seed_queues(OWNER, &["sales"]).await;
+    let (status, _) = rig.set_agents("sales", 2, 2).await;
+    assert_eq!(status, 200);
+    let pacing = json!({"dialingMode": "PROGRESSIVE", "queueId": "sales", "priority": 1});
+    let first = running_on(&rig, &answering(4), pacing.clone()).await;
+    let mut later = pacing;
+    later["priority"] = json!(5);
+    let second = running_on(&rig, &answering(2), later).await;
+    rig.complete_paced(&[&first, &second], Duration::from_secs(60))
+        .await;
+    let queue = rig.agents_of("sales").await;
+    assert_eq!(
+        (
+            &queue["agents"],
+            &queue["answered"],
+            &queue["abandoned"],
+            &queue["maxCallsInFlight"]
+        ),
+        (&json!(2), &json!(6), &json!(0), &json!(2)),
+        "{queue}"
+    );
+    for (task, calls) in [(&first, 4), (&second, 2)] {
+        let stat = rig.stat(task).await;
+        assert_eq!(
+            (
+                &stat["successCount"],
+                &stat["abandonCount"],
+                &stat["abandonRate"]
+            ),
+            (&json!(calls), &json!(0), &json!(0.0))
+        );
+    }
+    // The higher-priority task took the agents first: its calls were all placed before the
+    // lower one's last.
+    let first_calls = rig.local_calls(&first).await.len();
+    let second_calls = rig.local_calls(&second).await.len();
+    assert_eq!((first_calls, second_calls), (4, 2));
+    let first_done = rig.api.stored_task(OWNER, &first).await.ended_at;
+    let second_done = rig.api.stored_task(OWNER, &second).await.ended_at;
+    assert!(first_done <= second_done, "{first_done:?} {second_done:?}");
+}
+
+/// D30: an answered call with no agent free is ABANDONED: no answer (3), retried like one,
+/// counted in stat, detail, diagnostics' reasons and the contacts' export, and carried by its
+/// `CallCompleted`. Three calls ringing for one agent (`callsPerAgent` 3): one agent takes one,
+/// two are abandoned; their two retries ring together again, one abandoned once more, whose
+/// third attempt reaches the agent.
+#[tokio::test]
+async fn an_answer_no_agent_takes_is_abandoned_and_retried() {
+    let rig = rig().await;
+    rig.api.seed_queues(OWNER, &["sales"]).await;
+    rig.set_agents("sales", 1, 1).await;
+    let task = running_on(
+        &rig,
+        &answering(3),
+        json!({"dialingMode": "PROGRESSIVE", "queueId": "sales", "callsPerAgent": 3,
+            "callInterval": 10, "maxDialCount": 3}),
+    )
+    .await;
+    // One tick: three calls for the one free agent.
+    rig.api.dial_round(&rig.engine).await;
+    let placed = rig.local_calls(&task).await.len();
+    assert_eq!(placed, 3);
+    // Their outcomes: one talks for the handle time, two are abandoned after 2 s.
+    let started = Instant::now();
+    while rig.api.stored_task(OWNER, &task).await.in_flight > 0 {
+        assert!(started.elapsed() < Duration::from_secs(20));
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        rig.api.drain(&rig.engine, outbound_local::inbox::DialInbox::CallEvents).await;
+    }
+    let stat = rig.stat(&task).await;
+    assert_eq!(
+        (
+            &stat["callCount"],
+            &stat["successCount"],
+            &stat["noAnswerCount"],
+            &stat["abandonCount"],
+            &stat["abandonRate"]
+        ),
+        (&json!(3), &json!(1), &json!(2), &json!(2), &json!(0.6667))
+    );
+    let diagnostics = rig.diagnostics(&task).await;
+    assert_eq!(diagnostics["reasons"]["ABANDONED"], 2);
+    assert_eq!(diagnostics["reasons"]["ANSWERED"], 1);
+    let states = rig.api.stored_task_contacts(OWNER, &task).await;
+    let abandoned: Vec<_> = states
+        .values()
+        .filter(|state| state.last_reason == Some(Reason::Abandoned))
+        .collect();
+    assert_eq!(abandoned.len(), 2);
+    for state in &abandoned {
+        assert_eq!((state.attempts, state.last_outcome, state.done), (1, 3, false));
+    }
+    // Retried like no answer, after the interval.
+    rig.clock.advance(Duration::from_secs(11));
+    rig.complete_paced(&[&task], Duration::from_secs(60)).await;
+    let stat = rig.stat(&task).await;
+    assert_eq!(
+        (
+            &stat["callCount"],
+            &stat["successCount"],
+            &stat["abandonCount"]
+        ),
+        (&json!(6), &json!(3), &json!(3))
+    );
+    let detail = rig
+        .api
+        .get(OWNER, &format!("/api/task/detail/{task}"))
+        .await
+        .ok()
+        .clone();
+    assert_eq!(
+        (&detail["abandonCount"], &detail["abandonRate"]),
+        (&json!(3), &json!(0.5))
+    );
+    // CallCompleted carries the reason, with no answer's outcome code.
+    let abandoned_events: Vec<Value> = crate::events::committed(&rig.api)
+        .await
+        .into_values()
+        .filter(|event| event["taskId"] == task.as_str() && event["reason"] == "ABANDONED")
+        .collect();
+    assert_eq!(abandoned_events.len(), 3);
+    assert!(abandoned_events.iter().all(|event| event["outcomeCode"] == 3));
+}
+
+/// D30 predictive: calls are placed ahead of the agents (more in flight than agents), and with
+/// a target of 0 it paces progressively from the start (never more than one a free agent).
+/// Calls ring for a second here, so unanswered ones are in flight beside the others.
+#[tokio::test]
+async fn predictive_dials_ahead_of_its_agents_within_its_target() {
+    let rig = rig_with(|dialing| dialing.simulated.delay = Duration::from_secs(1)).await;
+    rig.api.seed_queues(OWNER, &["sales", "careful"]).await;
+    rig.set_agents("sales", 2, 1).await;
+    rig.set_agents("careful", 2, 1).await;
+    let mixed = |n: usize| -> Vec<(String, Value)> {
+        // One in four answers: the others ring out.
+        (0..n)
+            .map(|i| {
+                let script = if i % 4 == 0 { "ANSWERED" } else { "NO_ANSWER" };
+                (
+                    format!("+1312555{:04}", 1000 + i),
+                    json!({"simulatedOutcomes": script}),
+                )
+            })
+            .collect()
+    };
+    let ahead = running_on(
+        &rig,
+        &mixed(12),
+        json!({"dialingMode": "PREDICTIVE", "queueId": "sales", "maxDialCount": 1}),
+    )
+    .await;
+    let careful = running_on(
+        &rig,
+        &mixed(12),
+        json!({"dialingMode": "PREDICTIVE", "queueId": "careful", "abandonmentTarget": 0,
+            "maxDialCount": 1}),
+    )
+    .await;
+    rig.complete_paced(&[&ahead, &careful], Duration::from_secs(60))
+        .await;
+    let sales = rig.agents_of("sales").await;
+    let most = sales["maxCallsInFlight"].as_u64().unwrap();
+    assert!(most > 2, "predictive dials ahead of its 2 agents: {sales}");
+    let careful_queue = rig.agents_of("careful").await;
+    assert_eq!(careful_queue["maxCallsInFlight"], 2, "{careful_queue}");
+    assert_eq!(careful_queue["abandoned"], 0, "{careful_queue}");
+    // What the pool saw is what the task counted.
+    let stat = rig.stat(&ahead).await;
+    assert_eq!(stat["abandonCount"], sales["abandoned"]);
+    assert_eq!(stat["callCount"], 12);
+}
+
+/// D30: a queue with no agent available holds its task back: no call, and diagnostics say
+/// `NO_AGENTS`; agents logging in let it dial at the next tick.
+#[tokio::test]
+async fn a_queue_without_agents_holds_its_tasks_back() {
+    let rig = rig().await;
+    rig.api.seed_queues(OWNER, &["night"]).await;
+    rig.set_agents("night", 0, 5).await;
+    let task = running_on(
+        &rig,
+        &answering(2),
+        json!({"dialingMode": "PROGRESSIVE", "queueId": "night"}),
+    )
+    .await;
+    rig.api.dial_round(&rig.engine).await;
+    assert!(rig.local_calls(&task).await.is_empty());
+    let diagnostics = rig.diagnostics(&task).await;
+    assert_eq!(
+        (&diagnostics["blockedBy"], &diagnostics["dialing"]),
+        (&json!("NO_AGENTS"), &json!(false))
+    );
+    rig.set_agents("night", 1, 1).await;
+    rig.complete_paced(&[&task], Duration::from_secs(30)).await;
+    assert_eq!(rig.local_calls(&task).await.len(), 2);
+    assert_eq!(rig.stat(&task).await["abandonCount"], 0);
+}
