@@ -188,6 +188,22 @@ impl ReasonCounts {
     }
 }
 
+/// The agents of an agent-paced task's queue (D30), as the tick last read them from the provider.
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct AgentsView {
+    pub queue_id: String,
+    /// Agents free to take a call.
+    pub available: u32,
+    /// Agents on a call.
+    pub busy: u32,
+    /// Of the busy agents, those about to be free (Amazon Connect: in after-contact work).
+    pub soon_free: u32,
+    /// When the tick read them, in the service's zone.
+    pub read_time: String,
+}
+
 /// `GET /api/task/{id}/diagnostics` (D19).
 #[derive(Debug, Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -207,6 +223,9 @@ pub struct DiagnosticsView {
     pub reasons: ReasonCounts,
     pub last_call_time: Option<String>,
     pub last_outcome_time: Option<String>,
+    /// An agent-paced task's queue as the tick last read it (D30); `null` for an agentless
+    /// task, or before the tick read its queue.
+    pub agents: Option<AgentsView>,
 }
 
 #[cfg(test)]

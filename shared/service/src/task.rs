@@ -9,7 +9,7 @@ use outbound_adapters::store::Store;
 use outbound_app::config::dialing::{DialerConfig, TelephonyRules};
 use outbound_model::call::{RetryRule, Skip};
 use outbound_model::diagnostics::{
-    blocked_by, ContactCounts, DiagnosticsView, ReasonCounts, Situation, SkipCounts,
+    blocked_by, AgentsView, ContactCounts, DiagnosticsView, ReasonCounts, Situation, SkipCounts,
 };
 use outbound_model::error::Error;
 use outbound_model::job::{DialJob, RecallManifest, RECALL_JOB_LOST_AFTER_MILLIS};
@@ -691,6 +691,19 @@ pub async fn diagnostics(
                 .is_some_and(|at| at.0 > now.0 - HELD_BACK_SHOWN.as_millis() as i64),
     };
     let (blocked, next) = blocked_by(&situation);
+    let agents = match &task.settings.agents {
+        Some(pacing) => store
+            .queue_agents(tenant, &pacing.queue_id)
+            .await?
+            .map(|(agents, at)| AgentsView {
+                queue_id: pacing.queue_id.clone(),
+                available: agents.available,
+                busy: agents.on_contact,
+                soon_free: agents.soon_free,
+                read_time: at.display(zone),
+            }),
+        None => None,
+    };
     Ok(DiagnosticsView {
         task_id: task.id.clone(),
         status: task.status,
@@ -709,5 +722,6 @@ pub async fn diagnostics(
         reasons: ReasonCounts::of(&counters),
         last_call_time: counters.last_call_at.map(|at| at.display(zone)),
         last_outcome_time: counters.last_outcome_at.map(|at| at.display(zone)),
+        agents,
     })
 }

@@ -370,7 +370,9 @@ async fn an_answer_no_agent_takes_is_abandoned_and_retried() {
     while rig.api.stored_task(OWNER, &task).await.in_flight > 0 {
         assert!(started.elapsed() < Duration::from_secs(20));
         tokio::time::sleep(Duration::from_millis(300)).await;
-        rig.api.drain(&rig.engine, outbound_local::inbox::DialInbox::CallEvents).await;
+        rig.api
+            .drain(&rig.engine, outbound_local::inbox::DialInbox::CallEvents)
+            .await;
     }
     let stat = rig.stat(&task).await;
     assert_eq!(
@@ -393,7 +395,10 @@ async fn an_answer_no_agent_takes_is_abandoned_and_retried() {
         .collect();
     assert_eq!(abandoned.len(), 2);
     for state in &abandoned {
-        assert_eq!((state.attempts, state.last_outcome, state.done), (1, 3, false));
+        assert_eq!(
+            (state.attempts, state.last_outcome, state.done),
+            (1, 3, false)
+        );
     }
     // Retried like no answer, after the interval.
     rig.clock.advance(Duration::from_secs(11));
@@ -424,7 +429,9 @@ async fn an_answer_no_agent_takes_is_abandoned_and_retried() {
         .filter(|event| event["taskId"] == task.as_str() && event["reason"] == "ABANDONED")
         .collect();
     assert_eq!(abandoned_events.len(), 3);
-    assert!(abandoned_events.iter().all(|event| event["outcomeCode"] == 3));
+    assert!(abandoned_events
+        .iter()
+        .all(|event| event["outcomeCode"] == 3));
 }
 
 /// D30 predictive: calls are placed ahead of the agents (more in flight than agents), and with
@@ -495,6 +502,21 @@ async fn a_queue_without_agents_holds_its_tasks_back() {
         (&diagnostics["blockedBy"], &diagnostics["dialing"]),
         (&json!("NO_AGENTS"), &json!(false))
     );
+    // The queue as the tick read it, for the task's page.
+    let agents = &diagnostics["agents"];
+    assert_eq!(
+        (
+            &agents["queueId"],
+            &agents["available"],
+            &agents["busy"],
+            &agents["soonFree"]
+        ),
+        (&json!("night"), &json!(0), &json!(0), &json!(0))
+    );
+    assert!(agents["readTime"].is_string(), "{agents}");
+    // An agentless task has no queue to show.
+    let (agentless, _) = rig.running(&[("+12125550999", json!({}))], json!({})).await;
+    assert_eq!(rig.diagnostics(&agentless).await["agents"], Value::Null);
     rig.set_agents("night", 1, 1).await;
     rig.complete_paced(&[&task], Duration::from_secs(30)).await;
     assert_eq!(rig.local_calls(&task).await.len(), 2);

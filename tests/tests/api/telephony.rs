@@ -697,9 +697,7 @@ async fn default_of(api: &TestApi) -> (Value, Value) {
 async fn queues_are_assigned_checked_and_kept_while_a_task_names_one() {
     let api = TestApi::start().await;
     let queue = |id: &str, name: &str| json!({"id": id, "name": name});
-    let with_queues = |queues: Value| {
-        json!({"tenant": "acme", "callerIds": [A], "contactFlows": [], "queues": queues})
-    };
+    let with_queues = |queues: Value| json!({"tenant": "acme", "callerIds": [A], "contactFlows": [], "queues": queues});
     let operator = operator(&api);
     let send = |body: Value| send_as(&api, &operator, Method::POST, UPDATE, Some(body));
     let before = api.snapshot().await;
@@ -712,9 +710,14 @@ async fn queues_are_assigned_checked_and_kept_while_a_task_names_one() {
             json!([queue("no spaces", "Sales")]),
             "queues[0].id must be 1-128 letters, digits, '-' or '_'",
         ),
-        (json!([queue("sales", "")]), "queues[0].name must be 1-100 characters"),
         (
-            json!((0..51).map(|n| queue(&format!("q{n}"), "Q")).collect::<Vec<_>>()),
+            json!([queue("sales", "")]),
+            "queues[0].name must be 1-100 characters",
+        ),
+        (
+            json!((0..51)
+                .map(|n| queue(&format!("q{n}"), "Q"))
+                .collect::<Vec<_>>()),
             "queues may hold at most 50 queues",
         ),
     ] {
@@ -722,11 +725,15 @@ async fn queues_are_assigned_checked_and_kept_while_a_task_names_one() {
     }
     assert_eq!(api.snapshot().await, before, "nothing changed");
 
-    let assigned_view = send(with_queues(json!([queue("sales", "Sales team"), queue("renewals", "Renewals")])))
-        .await
-        .ok()
-        .clone();
-    let queues = json!([{"id": "sales", "name": "Sales team"}, {"id": "renewals", "name": "Renewals"}]);
+    let assigned_view = send(with_queues(json!([
+        queue("sales", "Sales team"),
+        queue("renewals", "Renewals")
+    ])))
+    .await
+    .ok()
+    .clone();
+    let queues =
+        json!([{"id": "sales", "name": "Sales team"}, {"id": "renewals", "name": "Renewals"}]);
     assert_eq!(assigned_view["queues"], queues);
     assert_eq!(assigned(&api, "acme").await["queues"], queues);
     let settings = api.get("acme", "/api/settings").await.ok().clone();
@@ -735,7 +742,10 @@ async fn queues_are_assigned_checked_and_kept_while_a_task_names_one() {
     api.post("acme", "/api/settings/update", json!({"queues": []}))
         .await
         .ok();
-    assert_eq!(api.get("acme", "/api/settings").await.ok()["queues"], queues);
+    assert_eq!(
+        api.get("acme", "/api/settings").await.ok()["queues"],
+        queues
+    );
     // Numbers and flows alone keep the queues.
     assert_eq!(
         assign(&api, "acme", &[A, B], &[]).await.ok()["queues"],
@@ -754,13 +764,13 @@ async fn queues_are_assigned_checked_and_kept_while_a_task_names_one() {
     let before = api.snapshot().await;
     send(with_queues(json!([queue("sales", "Sales team")])))
         .await
-        .err(409, &format!("queueId renewals is named by task {task}, which is DRAFT"));
+        .err(
+            409,
+            &format!("queueId renewals is named by task {task}, which is DRAFT"),
+        );
     assert_eq!(api.snapshot().await, before, "nothing changed");
     api.post("acme", "/api/task/delete", json!({"id": task}))
         .await
         .ok();
-    assert_eq!(
-        send(with_queues(json!([]))).await.ok()["queues"],
-        json!([])
-    );
+    assert_eq!(send(with_queues(json!([]))).await.ok()["queues"], json!([]));
 }

@@ -148,6 +148,12 @@ pub fn task(id: &Id) -> String {
 }
 pub const TASK_PREFIX: &str = "TASK#";
 
+/// Sort key, in the tenant partition, of the agents of one of the tenant's queues as the tick
+/// last read them (D30).
+pub fn queue_agents(queue: &str) -> String {
+    format!("QUEUE#{queue}")
+}
+
 /// Sort key (in the tenant partition) of the key held by the running export job of one subject
 /// and format (D8): a second request for it answers that job.
 pub fn exporting(subject: &outbound_model::export::ExportSubject, format: &str) -> String {

@@ -6,9 +6,9 @@
 use super::Engine;
 use outbound_adapters::store::dialing::RunningTask;
 use outbound_adapters::telephony::provider::Provider;
-use outbound_model::pacing::{share_agents, QueueTask};
-use outbound_model::Id;
-use std::collections::{BTreeMap, HashMap};
+use outbound_model::pacing::{share_agents, QueueAgents, QueueTask};
+use outbound_model::{Id, Tenant};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 impl<P: Provider> Engine<P> {
     /// The most calls in flight each agent-paced task of `asks` (task, demand) may have now;
@@ -37,6 +37,7 @@ impl<P: Provider> Engine<P> {
                     .collect();
             }
         };
+        self.keep_agents(&by_queue, &agents).await;
         let mut caps = HashMap::new();
         for (queue, mut tasks) in by_queue {
             // D13's order: priority, then the oldest task.
@@ -69,5 +70,28 @@ impl<P: Provider> Engine<P> {
             }
         }
         caps
+    }
+
+    /// Keeps what was read of each queue for its tenants' diagnostics (D30); a write that
+    /// fails only leaves the page an older reading.
+    async fn keep_agents(
+        &self,
+        by_queue: &BTreeMap<&str, Vec<(&RunningTask, u32)>>,
+        agents: &BTreeMap<String, QueueAgents>,
+    ) {
+        let now = self.clock.now();
+        for (queue, tasks) in by_queue {
+            let state = agents.get(*queue).copied().unwrap_or_default();
+            let tenants: BTreeSet<&Tenant> = tasks.iter().map(|(r, _)| &r.tenant).collect();
+            for tenant in tenants {
+                if let Err(error) = self
+                    .store
+                    .save_queue_agents(tenant, queue, &state, now)
+                    .await
+                {
+                    tracing::warn!(%error, queue, "a queue's agents were not kept");
+                }
+            }
+        }
     }
 }

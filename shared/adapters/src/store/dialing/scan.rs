@@ -7,6 +7,7 @@ use crate::store::Item;
 use crate::store::{from_item, n, s, string_attr, Expr, Store, WriteFailure};
 use outbound_model::call::{Target, SCRIPT_FIELD};
 use outbound_model::error::Error;
+use outbound_model::pacing::QueueAgents;
 use outbound_model::task::Fresh;
 use outbound_model::task::{Judged, TaskContact};
 use outbound_model::telephony::SIMULATED_RESULTS_FIELD;
@@ -225,6 +226,59 @@ impl Store {
             )
             .await;
         WriteFailure::took_effect(written).map(drop)
+    }
+
+    /// Keeps what the tick read of `queue`'s agents at `now` for the tenant's diagnostics (D30):
+    /// one write a queue a tick, so a page watching a task never asks the provider itself.
+    pub async fn save_queue_agents(
+        &self,
+        tenant: &Tenant,
+        queue: &str,
+        agents: &QueueAgents,
+        now: Timestamp,
+    ) -> Result<(), Error> {
+        let written = self
+            .update_one(
+                "keep a queue's agents",
+                (keys::tenant(tenant), keys::queue_agents(queue)),
+                "SET available = :available, on_contact = :on_contact, soon_free = :soon, \
+                 read_at = :now",
+                None,
+                Expr::default()
+                    .value(":available", n(agents.available))
+                    .value(":on_contact", n(agents.on_contact))
+                    .value(":soon", n(agents.soon_free))
+                    .value(":now", n(now.0)),
+            )
+            .await;
+        WriteFailure::took_effect(written).map(drop)
+    }
+
+    /// `queue`'s agents as the tick last read them for the tenant, and when (D30).
+    pub async fn queue_agents(
+        &self,
+        tenant: &Tenant,
+        queue: &str,
+    ) -> Result<Option<(QueueAgents, Timestamp)>, Error> {
+        let Some(item) = self
+            .get_item(keys::tenant(tenant), keys::queue_agents(queue))
+            .await?
+        else {
+            return Ok(None);
+        };
+        let number = |name: &str| {
+            item.get(name)
+                .and_then(|value| value.as_n().ok())
+                .and_then(|raw| raw.parse::<i64>().ok())
+                .unwrap_or(0)
+        };
+        let count = |name: &str| u32::try_from(number(name)).unwrap_or(0);
+        let agents = QueueAgents {
+            available: count("available"),
+            on_contact: count("on_contact"),
+            soon_free: count("soon_free"),
+        };
+        Ok(Some((agents, Timestamp(number("read_at")))))
     }
 
     /// Whether the service found the provider's campaign quota missing (D23): remembered for
