@@ -61,6 +61,7 @@ const SETTINGS: Settings = {
   updateTime: null,
   callerIds: [],
   contactFlows: [],
+  queues: [],
   defaultCallerId: null,
   defaultContactFlowId: null,
 };

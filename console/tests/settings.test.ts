@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { formFromSettings, settingsUpdate } from '../src/state/settingsDiff';
 
-const empty = { defaultCountry: null, callingHours: null, frequencyCap: null, updateTime: null, callerIds: [], contactFlows: [] };
-const full = { defaultCountry: 'US', callingHours: { start: '08:00', end: '21:00' }, frequencyCap: { maxCalls: 3, periodHours: 24 }, updateTime: 'x', callerIds: [], contactFlows: [] };
+const empty = { defaultCountry: null, callingHours: null, frequencyCap: null, updateTime: null, callerIds: [], contactFlows: [], queues: [] };
+const full = { defaultCountry: 'US', callingHours: { start: '08:00', end: '21:00' }, frequencyCap: { maxCalls: 3, periodHours: 24 }, updateTime: 'x', callerIds: [], contactFlows: [], queues: [] };
 
 const telephony = { ...full, callerIds: ['+12125550100'], contactFlows: [{ id: 'f1', name: 'Flow' }], defaultCallerId: '+12125550100', defaultContactFlowId: null };
 

@@ -16,6 +16,7 @@ const SAVED: Settings = {
     { id: 'flow-remind', name: 'Order reminder' },
     { id: 'flow-survey', name: 'Survey' },
   ],
+  queues: [{ id: 'q-renewals', name: 'Renewals team' }],
   defaultCallerId: '+12125550100',
   defaultContactFlowId: null,
 };
@@ -58,7 +59,7 @@ describe('settings form', () => {
   });
 
   it('shows empty fields for settings never set', async () => {
-    await open({ defaultCountry: null, callingHours: null, frequencyCap: null, updateTime: null, callerIds: [], contactFlows: [] });
+    await open({ defaultCountry: null, callingHours: null, frequencyCap: null, updateTime: null, callerIds: [], contactFlows: [], queues: [] });
     for (const label of ['Default country', 'Calling hours start', 'Calling hours end', 'Max calls', 'Period (hours)']) {
       expect(field(label).value).toBe('');
     }
@@ -152,10 +153,16 @@ describe('settings: caller IDs and contact flows (D22)', () => {
     expect(select('Default contact flow').value).toBe('');
   });
 
+  it('lists the agent queues the operator assigned, read-only (D30)', async () => {
+    await open(SAVED);
+    expect([...listed(/^Agent queues \(1\)$/)].map((li) => li.textContent)).toEqual(['Renewals team q-renewals']);
+  });
+
   it('says when nothing is assigned yet', async () => {
-    await open({ ...SAVED, callerIds: [], contactFlows: [], defaultCallerId: null });
+    await open({ ...SAVED, callerIds: [], contactFlows: [], queues: [], defaultCallerId: null });
     expect(screen.getByText('No caller ID is assigned yet.')).toBeTruthy();
     expect(screen.getByText('No contact flow is assigned yet.')).toBeTruthy();
+    expect(screen.getByText('No agent queue is assigned yet.')).toBeTruthy();
     expect(choicesOf('Default caller ID')).toEqual([['', 'None']]);
     expect(choicesOf('Default contact flow')).toEqual([['', 'None']]);
   });

@@ -54,6 +54,12 @@ const DRAFT: TaskView = {
   callAttributes: [],
   resultAttributes: [],
   voicemail: 'HANG_UP',
+  dialingMode: 'AGENTLESS',
+  queueId: null,
+  callsPerAgent: 1,
+  abandonmentTarget: 3,
+  abandonCount: 0,
+  abandonRate: 0,
 };
 
 /** The tenant's telephony as the operator assigned it (D22). */
@@ -66,6 +72,10 @@ const SETTINGS: Settings = {
   contactFlows: [
     { id: 'flow-remind', name: 'Order reminder' },
     { id: 'flow-survey', name: 'Survey' },
+  ],
+  queues: [
+    { id: 'q-renewals', name: 'Renewals team' },
+    { id: 'q-sales', name: 'Sales' },
   ],
   defaultCallerId: '+12125550100',
   defaultContactFlowId: 'flow-survey',
@@ -206,10 +216,10 @@ describe('task form', () => {
     expect(reasonOf(form, 1).value).toBe('NO_ANSWER');
     expect(reasonOf(form, 2).value).toBe('VOICEMAIL');
     // A reason taken by another rule is not offered again.
-    expect(optionsOf(reasonOf(form, 2))).toEqual(['VOICEMAIL', 'BUSY', 'ERROR', 'NO_OUTCOME']);
-    expect([...reasonOf(form, 1).options].map((o) => o.textContent)).toEqual(['No answer', 'Busy', 'Error', 'No outcome']);
+    expect(optionsOf(reasonOf(form, 2))).toEqual(['VOICEMAIL', 'ABANDONED', 'BUSY', 'ERROR', 'NO_OUTCOME']);
+    expect([...reasonOf(form, 1).options].map((o) => o.textContent)).toEqual(['No answer', 'Abandoned', 'Busy', 'Error', 'No outcome']);
     fireEvent.change(reasonOf(form, 2), { target: { value: 'BUSY' } });
-    expect(optionsOf(reasonOf(form, 1))).toEqual(['NO_ANSWER', 'VOICEMAIL', 'ERROR', 'NO_OUTCOME']);
+    expect(optionsOf(reasonOf(form, 1))).toEqual(['NO_ANSWER', 'VOICEMAIL', 'ABANDONED', 'ERROR', 'NO_OUTCOME']);
     fireEvent.input(rule(form, 1).getByRole('spinbutton', { name: /Delay \(seconds\)/ }), { target: { value: '120' } });
     fireEvent.input(rule(form, 1).getByRole('spinbutton', { name: /Max attempts/ }), { target: { value: '2' } });
     fireEvent.input(rule(form, 2).getByRole('spinbutton', { name: /Max attempts/ }), { target: { value: '5' } });
@@ -223,15 +233,16 @@ describe('task form', () => {
   it('removes a rule, and offers no more once every reason has one', async () => {
     const { form, onSubmit } = await openForm();
     type(form, 'Name', 'Rules');
-    for (let i = 0; i < 5; i++) fireEvent.click(form.getByRole('button', { name: 'Add retry rule' }));
-    expect(form.getAllByRole('group', { name: /^Retry rule \d+$/ })).toHaveLength(5);
+    for (let i = 0; i < 6; i++) fireEvent.click(form.getByRole('button', { name: 'Add retry rule' }));
+    expect(form.getAllByRole('group', { name: /^Retry rule \d+$/ })).toHaveLength(6);
     expect(form.queryByRole('button', { name: 'Add retry rule' })).toBeNull();
     fireEvent.click(form.getByRole('button', { name: 'Remove rule 2' }));
-    expect(form.getAllByRole('group', { name: /^Retry rule \d+$/ })).toHaveLength(4);
+    expect(form.getAllByRole('group', { name: /^Retry rule \d+$/ })).toHaveLength(5);
     expect(form.getByRole('button', { name: 'Add retry rule' })).toBeTruthy();
     fireEvent.click(form.getByRole('button', { name: 'Create' }));
     expect(onSubmit.mock.calls[0][0].retryRules).toEqual([
       { reason: 'NO_ANSWER' },
+      { reason: 'ABANDONED' },
       { reason: 'BUSY' },
       { reason: 'ERROR' },
       { reason: 'NO_OUTCOME' },
@@ -320,6 +331,8 @@ describe('task form', () => {
       callAttributes: [],
       resultAttributes: [],
       voicemail: 'HANG_UP',
+      dialingMode: 'AGENTLESS',
+      queueId: '',
     });
   });
 });
@@ -389,6 +402,8 @@ describe('what the pages send from the task form', () => {
         callAttributes: [],
         resultAttributes: [],
         voicemail: 'HANG_UP',
+        dialingMode: 'AGENTLESS',
+        queueId: '',
       },
     ]);
     expect(onChanged).toHaveBeenCalled();
@@ -598,5 +613,184 @@ describe('task form telephony (D22)', () => {
     const { form } = await openForm({ initial: { ...DRAFT, callerId: '+15550001111' } });
     expect(select(form, 'Caller ID').value).toBe('+15550001111');
     expect(choicesOf(select(form, 'Caller ID'))[2]).toEqual(['+15550001111', '+15550001111']);
+  });
+});
+
+const shown = (form: Form, label: string) => form.queryByLabelText(label) !== null;
+/**
+ * Submits the form as a browser does once its fields are valid. happy-dom checks a number's step
+ * by a floating-point remainder (2 % 0.01 is not 0), so with the pacing numbers' step of 0.01 it
+ * refuses every value a browser takes: a click on the submit button would send nothing.
+ */
+const submit = (form: Form) => fireEvent.submit(form.getByRole('button', { name: /^(Create|Save)$/ }).closest('form')!);
+
+describe('task form dialing mode (D30)', () => {
+  it('offers the dialing modes, agentless first and chosen, with no queue or pacing fields', async () => {
+    const { form } = await openForm();
+    expect(choicesOf(select(form, 'Dialing mode'))).toEqual([
+      ['AGENTLESS', 'Agentless (the flow takes the call)'],
+      ['PROGRESSIVE', 'Progressive (paced to free agents)'],
+      ['PREDICTIVE', 'Predictive (dials ahead of agents)'],
+    ]);
+    expect(select(form, 'Dialing mode').value).toBe('AGENTLESS');
+    for (const label of ['Queue', 'Calls per agent', 'Abandonment target (%)']) expect(shown(form, label), label).toBe(false);
+  });
+
+  it('shows the queue and the mode’s own number as the mode changes', async () => {
+    const { form } = await openForm();
+    fireEvent.change(select(form, 'Dialing mode'), { target: { value: 'PROGRESSIVE' } });
+    expect(choicesOf(select(form, 'Queue'))).toEqual([
+      ['', 'Choose a queue'],
+      ['q-renewals', 'Renewals team'],
+      ['q-sales', 'Sales'],
+    ]);
+    expect(select(form, 'Queue').required).toBe(true);
+    expect(input(form, 'Calls per agent').value).toBe('1');
+    expect([input(form, 'Calls per agent').min, input(form, 'Calls per agent').max]).toEqual(['1', '3']);
+    expect(shown(form, 'Abandonment target (%)')).toBe(false);
+    fireEvent.change(select(form, 'Queue'), { target: { value: 'q-sales' } });
+    fireEvent.change(select(form, 'Dialing mode'), { target: { value: 'PREDICTIVE' } });
+    // The queue chosen stays; the number is the predictive one.
+    expect(select(form, 'Queue').value).toBe('q-sales');
+    expect(shown(form, 'Calls per agent')).toBe(false);
+    expect(input(form, 'Abandonment target (%)').value).toBe('3');
+    expect([input(form, 'Abandonment target (%)').min, input(form, 'Abandonment target (%)').max]).toEqual(['0', '10']);
+    fireEvent.change(select(form, 'Dialing mode'), { target: { value: 'AGENTLESS' } });
+    for (const label of ['Queue', 'Calls per agent', 'Abandonment target (%)']) expect(shown(form, label), label).toBe(false);
+  });
+
+  it('sends nothing of the dialing mode for a new agentless task', async () => {
+    const { form, onSubmit } = await openForm();
+    type(form, 'Name', 'Agentless');
+    fireEvent.click(form.getByRole('button', { name: 'Create' }));
+    const body = onSubmit.mock.calls[0][0];
+    for (const key of ['dialingMode', 'queueId', 'callsPerAgent', 'abandonmentTarget']) expect(body).not.toHaveProperty(key);
+  });
+
+  it('sends a progressive task’s mode, queue and calls per agent, not the abandonment target', async () => {
+    const { form, onSubmit } = await openForm();
+    type(form, 'Name', 'Progressive');
+    fireEvent.change(select(form, 'Dialing mode'), { target: { value: 'PROGRESSIVE' } });
+    fireEvent.change(select(form, 'Queue'), { target: { value: 'q-renewals' } });
+    type(form, 'Calls per agent', '2');
+    submit(form);
+    expect(form.queryByRole('alert')).toBeNull();
+    const body = onSubmit.mock.calls[0][0];
+    expect(body).toMatchObject({ dialingMode: 'PROGRESSIVE', queueId: 'q-renewals', callsPerAgent: 2 });
+    expect(body).not.toHaveProperty('abandonmentTarget');
+  });
+
+  it('sends a predictive task’s mode, queue and abandonment target, not calls per agent', async () => {
+    const { form, onSubmit } = await openForm();
+    type(form, 'Name', 'Predictive');
+    fireEvent.change(select(form, 'Dialing mode'), { target: { value: 'PREDICTIVE' } });
+    fireEvent.change(select(form, 'Queue'), { target: { value: 'q-sales' } });
+    type(form, 'Abandonment target (%)', '5');
+    submit(form);
+    const body = onSubmit.mock.calls[0][0];
+    expect(body).toMatchObject({ dialingMode: 'PREDICTIVE', queueId: 'q-sales', abandonmentTarget: 5 });
+    expect(body).not.toHaveProperty('callsPerAgent');
+  });
+
+  it('sends two decimals as typed (the API keeps two)', async () => {
+    const { form, onSubmit } = await openForm();
+    type(form, 'Name', 'Decimals');
+    fireEvent.change(select(form, 'Dialing mode'), { target: { value: 'PROGRESSIVE' } });
+    fireEvent.change(select(form, 'Queue'), { target: { value: 'q-sales' } });
+    type(form, 'Calls per agent', '1.25');
+    submit(form);
+    expect(onSubmit.mock.calls[0][0]).toMatchObject({ dialingMode: 'PROGRESSIVE', queueId: 'q-sales', callsPerAgent: 1.25 });
+  });
+
+  it('leaves a paced task without a queue, or a number out of bounds, to the browser, which does not submit it', async () => {
+    const { form, onSubmit } = await openForm();
+    type(form, 'Name', 'No queue');
+    fireEvent.change(select(form, 'Dialing mode'), { target: { value: 'PROGRESSIVE' } });
+    fireEvent.click(form.getByRole('button', { name: 'Create' }));
+    expect(select(form, 'Queue').validity.valueMissing).toBe(true);
+    expect(onSubmit).not.toHaveBeenCalled();
+    fireEvent.change(select(form, 'Queue'), { target: { value: 'q-sales' } });
+    type(form, 'Calls per agent', '4');
+    fireEvent.click(form.getByRole('button', { name: 'Create' }));
+    expect(input(form, 'Calls per agent').validity.rangeOverflow).toBe(true);
+    expect(onSubmit).not.toHaveBeenCalled();
+  });
+
+  it('refuses a paced task without a queue by name, should the browser let it through', async () => {
+    const { form, onSubmit } = await openForm();
+    type(form, 'Name', 'No queue');
+    fireEvent.change(select(form, 'Dialing mode'), { target: { value: 'PREDICTIVE' } });
+    submit(form);
+    expect(form.getByRole('alert').textContent).toBe('Queue is required when the dialing mode is Predictive.');
+    expect(onSubmit).not.toHaveBeenCalled();
+  });
+
+  it('says when the tenant has no queue yet', async () => {
+    const { form } = await openForm({ settings: { ...SETTINGS, queues: [] } });
+    fireEvent.change(select(form, 'Dialing mode'), { target: { value: 'PROGRESSIVE' } });
+    expect(choicesOf(select(form, 'Queue'))).toEqual([['', 'Choose a queue']]);
+    expect(form.getByText('No agent queue is assigned to your organisation yet: the operator assigns them.')).toBeTruthy();
+  });
+
+  it('shows a paced draft with its queue and numbers, a queue the tenant no longer lists too', async () => {
+    const draft: TaskView = { ...DRAFT, dialingMode: 'PREDICTIVE', queueId: 'q-gone', callsPerAgent: 1.5, abandonmentTarget: 2.5 };
+    const { form } = await openForm({ initial: draft });
+    expect(select(form, 'Dialing mode').value).toBe('PREDICTIVE');
+    expect(choicesOf(select(form, 'Queue'))).toEqual([
+      ['', 'Choose a queue'],
+      ['q-gone', 'q-gone'],
+      ['q-renewals', 'Renewals team'],
+      ['q-sales', 'Sales'],
+    ]);
+    expect(select(form, 'Queue').value).toBe('q-gone');
+    expect(input(form, 'Abandonment target (%)').value).toBe('2.5');
+    fireEvent.change(select(form, 'Dialing mode'), { target: { value: 'PROGRESSIVE' } });
+    expect(input(form, 'Calls per agent').value).toBe('1.5');
+  });
+
+  it('edits a draft from paced to agentless: the mode sent, the queue cleared', async () => {
+    const draft: TaskView = { ...DRAFT, dialingMode: 'PROGRESSIVE', queueId: 'q-renewals', callsPerAgent: 2 };
+    const { form, onSubmit } = await openForm({ initial: draft });
+    expect(select(form, 'Queue').value).toBe('q-renewals');
+    fireEvent.change(select(form, 'Dialing mode'), { target: { value: 'AGENTLESS' } });
+    fireEvent.click(form.getByRole('button', { name: 'Save' }));
+    const body = onSubmit.mock.calls[0][0];
+    expect(body).toMatchObject({ dialingMode: 'AGENTLESS', queueId: '' });
+    expect(body).not.toHaveProperty('callsPerAgent');
+    expect(body).not.toHaveProperty('abandonmentTarget');
+  });
+
+  it('New task posts a predictive task to /api/task/add', async () => {
+    const sent = fakeApi({
+      'GET /api/dataSource/list': () => page(SOURCES),
+      ...telephonyRoutes(),
+      'GET /api/task/list': () => page([]),
+      'POST /api/task/add': (one) => ({ ...DRAFT, ...(one.body as object), id: 'task-9' }),
+    });
+    render(<TasksPage />);
+    fireEvent.click(await screen.findByRole('button', { name: 'New task' }));
+    const form = within(await screen.findByRole('form', { name: 'New task' }));
+    await waitFor(() => expect((form.getByLabelText('Data source') as HTMLSelectElement).options.length).toBe(2));
+    await waitFor(() => expect(form.getByRole('combobox', { name: 'Caller ID' }).querySelectorAll('option').length).toBe(4));
+    type(form, 'Name', 'Predictive campaign');
+    fireEvent.change(select(form, 'Dialing mode'), { target: { value: 'PREDICTIVE' } });
+    fireEvent.change(select(form, 'Queue'), { target: { value: 'q-renewals' } });
+    type(form, 'Abandonment target (%)', '4');
+    submit(form);
+    await screen.findByText(/created as a draft/);
+    expect(sent.filter((s) => s.path === '/api/task/add').map((s) => s.body)).toEqual([
+      {
+        taskName: 'Predictive campaign',
+        taskDesc: '',
+        dataSourceId: 'ds-1',
+        priority: 3,
+        maxDialCount: 3,
+        callInterval: 60,
+        retryRules: [],
+        dialingMode: 'PREDICTIVE',
+        queueId: 'q-renewals',
+        abandonmentTarget: 4,
+      },
+    ]);
   });
 });

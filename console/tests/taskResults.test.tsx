@@ -89,6 +89,12 @@ const TASK: TaskView = {
   callAttributes: ['customerName', 'e164'],
   resultAttributes: ['outcome', 'callbackAt'],
   voicemail: 'LEAVE_MESSAGE',
+  dialingMode: 'AGENTLESS',
+  queueId: null,
+  callsPerAgent: 1,
+  abandonmentTarget: 3,
+  abandonCount: 0,
+  abandonRate: 0,
 };
 
 const STAT: TaskStat = {
@@ -104,6 +110,8 @@ const STAT: TaskStat = {
   successRate: 0.8,
   totalDuration: 100,
   avgDuration: 10,
+  abandonCount: 0,
+  abandonRate: 0,
   lastUpdateTime: '2030-01-01 00:00:00',
 };
 
@@ -114,12 +122,13 @@ const DIAG: Diagnostics = {
   inFlight: 0,
   contacts: { total: 10, notDialled: 0, waiting: 0, inFlight: 0, final: 10 },
   skips: { DNC: 0, INVALID_NUMBER: 0, OUTSIDE_WINDOW: 0, CALLING_HOURS: 0, FREQUENCY_CAP: 0, NO_COMMON_WINDOW: 0, ATTRIBUTES_TOO_LARGE: 0 },
-  reasons: { ANSWERED: 8, NO_ANSWER: 1, BUSY: 1, VOICEMAIL: 0, INVALID_NUMBER: 0, ERROR: 0, NO_OUTCOME: 0 },
+  reasons: { ANSWERED: 8, NO_ANSWER: 1, BUSY: 1, VOICEMAIL: 0, ABANDONED: 0, INVALID_NUMBER: 0, ERROR: 0, NO_OUTCOME: 0 },
 };
 
 const SETTINGS: Settings = {
   callerIds: ['+12125550100'],
   contactFlows: [{ id: 'flow-remind', name: 'Order reminder' }],
+  queues: [],
   defaultCallerId: '+12125550100',
   defaultContactFlowId: null,
 };

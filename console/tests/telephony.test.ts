@@ -56,6 +56,7 @@ describe('telephony labels', () => {
   const settings = {
     callerIds: ['+12125550100'],
     contactFlows: [{ id: 'f1', name: 'Reminder' }],
+    queues: [],
     defaultCallerId: '+12125550100',
     defaultContactFlowId: 'f1',
   };

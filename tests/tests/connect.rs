@@ -48,6 +48,8 @@ fn refusal(status: StatusCode, kind: &'static str) -> axum::response::Response {
 struct StandIn {
     answers: Value,
     started: Mutex<Vec<Value>>,
+    /// The GetCurrentMetricData bodies it was sent.
+    metrics: Mutex<Vec<Value>>,
 }
 
 /// Answers from `answers`: `GET /contacts/{instance}/{contact}` (DescribeContact),
@@ -84,6 +86,11 @@ async fn answer(
         return axum::Json(samples()["startOutboundVoiceContact"]["response"].clone())
             .into_response();
     }
+    if method == Method::POST && path == format!("/metrics/current/{INSTANCE}") {
+        let request = serde_json::from_slice(&body).unwrap();
+        stand_in.metrics.lock().unwrap().push(request);
+        return axum::Json(samples()["getCurrentMetricData"]["response"].clone()).into_response();
+    }
     if method == Method::POST && path == "/phone-number/list" {
         let request: Value = serde_json::from_slice(&body).unwrap_or_default();
         if request["TargetArn"] != INSTANCE_ARN {
@@ -102,6 +109,8 @@ async fn answer(
         ("attributes", rest)
     } else if let Some(rest) = path.strip_prefix(&format!("/contact-flows/{INSTANCE}/")) {
         ("flows", rest)
+    } else if let Some(rest) = path.strip_prefix(&format!("/queues/{INSTANCE}/")) {
+        ("queues", rest)
     } else {
         ("", "")
     };
@@ -121,6 +130,7 @@ async fn client(answers: Value) -> (Lazy<aws_sdk_connect::Client>, Arc<StandIn>)
     let stand_in = Arc::new(StandIn {
         answers,
         started: Mutex::new(Vec::new()),
+        metrics: Mutex::new(Vec::new()),
     });
     let app = Router::new().fallback(answer).with_state(stand_in.clone());
     tokio::spawn(async move { axum::serve(listener, app).await });
@@ -312,6 +322,7 @@ async fn catalog(down: Option<&str>) -> ConnectCatalog {
     let answers = serde_json::json!({
         "numbers": samples["listPhoneNumbersV2"],
         "flows": samples["describeContactFlow"],
+        "queues": samples["describeQueue"],
         "down": down,
     });
     ConnectCatalog::new(client(answers).await.0, settings())
@@ -535,4 +546,114 @@ async fn start_outbound_voice_contact_carries_each_calls_choices_as_run() {
         sent["ContactFlowId"],
         "3f6e1a2b-7c4d-4e8f-9a0b-1c2d3e4f5a6b"
     );
+}
+
+const SALES: &str = "7d3f1a2b-6c4e-4b8a-9f0d-1e2a3b4c5d6e";
+const RENEWALS: &str = "8e4a2b3c-7d5f-4c9b-a01e-2f3b4c5d6e7f";
+const DISABLED: &str = "9f5b3c4d-8e6a-4dac-b12f-3a4c5d6e7f80";
+
+/// D30: the tick reads every queue in use in one GetCurrentMetricData (filtered by the queues
+/// and the voice channel, grouped by queue), whatever the number of tasks on them: agents
+/// available, on contact, and in after-contact work (soon free); a queue Connect reports
+/// nothing for has no agent.
+#[tokio::test]
+async fn the_queues_agents_come_from_one_get_current_metric_data() {
+    as_function(
+        Function::DialerTick,
+        the_queues_agents_come_from_one_get_current_metric_data_as_run(),
+    )
+    .await
+}
+
+async fn the_queues_agents_come_from_one_get_current_metric_data_as_run() {
+    use outbound_model::pacing::QueueAgents;
+    let (connect, stand_in) = provider_with(json!({}), ("CONNECT_QUEUE_ID", QUEUE)).await;
+    let quiet = "0a6c4d5e-9f7b-4ebd-823a-4b5d6e7f8091";
+    let queues = [SALES.to_owned(), RENEWALS.to_owned(), quiet.to_owned()];
+    let agents = connect.queue_agents(&queues).await.unwrap();
+    let state = |available, on_contact, soon_free| QueueAgents {
+        available,
+        on_contact,
+        soon_free,
+    };
+    assert_eq!(
+        agents,
+        std::collections::BTreeMap::from([
+            (SALES.to_owned(), state(3, 2, 1)),
+            (RENEWALS.to_owned(), state(0, 4, 0)),
+            (quiet.to_owned(), QueueAgents::default()),
+        ])
+    );
+    let sent = stand_in.metrics.lock().unwrap().clone();
+    assert_eq!(sent.len(), 1, "one request for every queue");
+    assert_eq!(sent[0]["Filters"]["Queues"], json!(queues));
+    assert_eq!(sent[0]["Filters"]["Channels"], json!(["VOICE"]));
+    assert_eq!(sent[0]["Groupings"], json!(["QUEUE"]));
+    let names: Vec<&str> = sent[0]["CurrentMetrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|metric| metric["Name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "AGENTS_AVAILABLE",
+            "AGENTS_ON_CONTACT",
+            "AGENTS_AFTER_CONTACT_WORK"
+        ]
+    );
+}
+
+/// D30: a queue the operator assigns must be an enabled queue of the instance
+/// (DescribeQueue); the refusal names the entry, and a queue the tenant holds is not asked
+/// about again.
+#[tokio::test]
+async fn the_catalog_takes_the_instances_enabled_queues() {
+    as_function(
+        Function::DataSourceApi,
+        the_catalog_takes_the_instances_enabled_queues_as_run(),
+    )
+    .await
+}
+
+async fn the_catalog_takes_the_instances_enabled_queues_as_run() {
+    let connect = catalog(None).await;
+    let with = |queues: &[&str]| {
+        let queues: Vec<(String, String)> = queues
+            .iter()
+            .map(|id| ((*id).to_owned(), "Queue".to_owned()))
+            .collect();
+        Assignment::with_queues(&[], &[], &queues).unwrap()
+    };
+    let none = TenantSettings::default();
+    connect
+        .check(&with(&[SALES, RENEWALS]), &none)
+        .await
+        .unwrap();
+    for (queue, why) in [
+        (DISABLED, "is disabled in the Amazon Connect instance"),
+        (
+            "1b7d5e6f-0a8c-4fce-934b-5c6e7f8091a2",
+            "is not a queue of the Amazon Connect instance",
+        ),
+    ] {
+        let error = connect
+            .check(&with(&[SALES, queue]), &none)
+            .await
+            .unwrap_err();
+        assert_eq!(error.status_code(), 400);
+        assert_eq!(error.to_string(), format!("queues[1].id {queue} {why}"));
+    }
+    let held = TenantSettings {
+        queues: with(&[DISABLED]).queues.unwrap(),
+        ..TenantSettings::default()
+    };
+    connect
+        .check(&with(&[DISABLED, SALES]), &held)
+        .await
+        .unwrap();
+    let down = catalog(Some("InternalServiceException")).await;
+    let error = down.check(&with(&[SALES]), &none).await.unwrap_err();
+    assert_eq!(error.status_code(), 503);
 }

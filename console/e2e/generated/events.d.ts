@@ -98,9 +98,9 @@ export type CallCompleted = Common & {
    */
   outcomeCode: number;
   /**
-   * The reason of D18.
+   * The reason of D18 (ABANDONED: D30).
    */
-  reason: "ANSWERED" | "NO_ANSWER" | "VOICEMAIL" | "BUSY" | "INVALID_NUMBER" | "ERROR" | "NO_OUTCOME";
+  reason: "ANSWERED" | "NO_ANSWER" | "VOICEMAIL" | "ABANDONED" | "BUSY" | "INVALID_NUMBER" | "ERROR" | "NO_OUTCOME";
   /**
    * Seconds from answer to hang-up; 0 when never answered.
    */

@@ -666,8 +666,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Replace a tenant's caller IDs and contact flows (D22); a default no longer assigned is cleared
-         * @description With Amazon Connect each new number must be claimed by the instance and each new flow one of its published contact flows (400 naming it). 409: a number another tenant holds, or a number or flow removed that a DRAFT, RUNNING or PAUSED task of the tenant names (the message names the number or the task); nothing changes then. Every assignment is a TelephonyChanged audit event (D25).
+         * Replace a tenant's caller IDs, contact flows and agent queues (D22, D30); a default no longer assigned is cleared
+         * @description With Amazon Connect each new number must be claimed by the instance and each new flow one of its published contact flows, and each new queue one of its standard queues (400 naming it). 409: a number another tenant holds, or a number, flow or queue removed that a DRAFT, RUNNING or PAUSED task of the tenant names (the message names the number or the task); nothing changes then. Every assignment is a TelephonyChanged audit event (D25).
          */
         post: operations["assignTelephony"];
         delete?: never;
@@ -714,6 +714,44 @@ export interface components {
             taskDesc?: string | null;
             dataSourceId: string;
         };
+        /**
+         * @description An agent queue the operator assigned to a tenant (D30): the provider's id and a name to show.
+         *     An agent-paced task's flow transfers its answered calls there.
+         */
+        AgentQueue: {
+            /**
+             * @description The provider's id of the queue (Amazon Connect: the queue's id in the instance), 1-128
+             *     characters of letters, digits, `-` and `_`.
+             * @example 5f1c2b7a-3e4d-4a9b-8c6d-1e2f3a4b5c6d
+             */
+            id: string;
+            /**
+             * @description 1-100 characters.
+             * @example Renewals team
+             */
+            name: string;
+        };
+        /** @description The agents of an agent-paced task's queue (D30), as the tick last read them from the provider. */
+        AgentsView: {
+            queueId: string;
+            /**
+             * Format: int32
+             * @description Agents free to take a call.
+             */
+            available: number;
+            /**
+             * Format: int32
+             * @description Agents on a call.
+             */
+            busy: number;
+            /**
+             * Format: int32
+             * @description Of the busy agents, those about to be free (Amazon Connect: in after-contact work).
+             */
+            soonFree: number;
+            /** @description When the tick read them, in the service's zone. */
+            readTime: string;
+        };
         /** @description `POST /api/operator/telephony/update`: the tenant's whole lists, which replace its own. */
         AssignTelephony: {
             /**
@@ -730,12 +768,17 @@ export interface components {
             callerIds: string[];
             /** @description Up to 50 flows, each id once. */
             contactFlows: components["schemas"]["ContactFlow"][];
+            /**
+             * @description Up to 50 agent queues, each id once (D30): what agent-paced tasks may name. Absent: the
+             *     tenant keeps its queues.
+             */
+            queues?: components["schemas"]["AgentQueue"][] | null;
         };
         /**
          * @description What blocks a task from dialling (D19), the first that holds.
          * @enum {string}
          */
-        Blocked: "NOT_RUNNING" | "OUTSIDE_WINDOW" | "ALL_WAITING" | "CAPACITY" | "PROVIDER_BUSY" | "NOTHING_LEFT";
+        Blocked: "NOT_RUNNING" | "OUTSIDE_WINDOW" | "ALL_WAITING" | "NO_AGENTS" | "CAPACITY" | "PROVIDER_BUSY" | "NOTHING_LEFT";
         /** @description A request naming one record by `id`. */
         ById: {
             id: string;
@@ -880,7 +923,13 @@ export interface components {
             reasons: components["schemas"]["ReasonCounts"];
             lastCallTime?: string | null;
             lastOutcomeTime?: string | null;
+            agents?: components["schemas"]["AgentsView"] | null;
         };
+        /**
+         * @description How a task's answered calls meet people (D30).
+         * @enum {string}
+         */
+        DialingMode: "AGENTLESS" | "PROGRESSIVE" | "PREDICTIVE";
         /** @description A posted do-not-call file: the multipart field `file`. */
         DncUpload: {
             /**
@@ -1023,7 +1072,7 @@ export interface components {
          *     retry rules. The outcome class of D13 follows from it.
          * @enum {string}
          */
-        Reason: "ANSWERED" | "NO_ANSWER" | "VOICEMAIL" | "BUSY" | "INVALID_NUMBER" | "ERROR" | "NO_OUTCOME";
+        Reason: "ANSWERED" | "NO_ANSWER" | "VOICEMAIL" | "ABANDONED" | "BUSY" | "INVALID_NUMBER" | "ERROR" | "NO_OUTCOME";
         /** @description Attempts by the reason they ended (D18). */
         ReasonCounts: {
             /** Format: int64 */
@@ -1032,6 +1081,8 @@ export interface components {
             NO_ANSWER: number;
             /** Format: int64 */
             VOICEMAIL: number;
+            /** Format: int64 */
+            ABANDONED: number;
             /** Format: int64 */
             BUSY: number;
             /** Format: int64 */
@@ -1114,7 +1165,7 @@ export interface components {
          * @description A reason a retry rule may name (D18): one after which attempts are left to make.
          * @enum {string}
          */
-        RetryableReason: "NO_ANSWER" | "VOICEMAIL" | "BUSY" | "ERROR" | "NO_OUTCOME";
+        RetryableReason: "NO_ANSWER" | "VOICEMAIL" | "ABANDONED" | "BUSY" | "ERROR" | "NO_OUTCOME";
         /** @description A refused data row, shaped as an entry of the import result's `details` (D8). */
         RowFailure: {
             /**
@@ -1196,6 +1247,22 @@ export interface components {
              */
             resultAttributes?: string[] | null;
             voicemail?: components["schemas"]["Voicemail"] | null;
+            dialingMode?: components["schemas"]["DialingMode"] | null;
+            /** @description One of the tenant's queues: required for `PROGRESSIVE` and `PREDICTIVE`. */
+            queueId?: string | null;
+            /**
+             * Format: double
+             * @description `PROGRESSIVE`: calls ringing per free agent, 1.0-3.0 (default 1.0, two decimals kept).
+             * @example 1.5
+             */
+            callsPerAgent?: number | null;
+            /**
+             * Format: double
+             * @description `PREDICTIVE`: the most abandoned calls, as a percentage of the calls a person answered
+             *     over the task's life, 0-10 (default 3).
+             * @example 3
+             */
+            abandonmentTarget?: number | null;
         };
         /** @description The settings as the API shows them: unset fields are `null` (D14). */
         SettingsView: {
@@ -1216,6 +1283,8 @@ export interface components {
             callerIds: string[];
             /** @description The contact flows the operator assigned the tenant (D22); read-only here. */
             contactFlows: components["schemas"]["ContactFlow"][];
+            /** @description The agent queues the operator assigned the tenant (D30); read-only here. */
+            queues: components["schemas"]["AgentQueue"][];
             /**
              * @description One of `callerIds`: what a task without its own calls from (D22).
              * @example +12125550100
@@ -1348,6 +1417,7 @@ export interface components {
                 reasons: components["schemas"]["ReasonCounts"];
                 lastCallTime?: string | null;
                 lastOutcomeTime?: string | null;
+                agents?: components["schemas"]["AgentsView"] | null;
             };
         };
         /** @description A success (D1): `{"code":0,"message":"success","data":...}`. */
@@ -1728,6 +1798,8 @@ export interface components {
                 callerIds: string[];
                 /** @description The contact flows the operator assigned the tenant (D22); read-only here. */
                 contactFlows: components["schemas"]["ContactFlow"][];
+                /** @description The agent queues the operator assigned the tenant (D30); read-only here. */
+                queues: components["schemas"]["AgentQueue"][];
                 /**
                  * @description One of `callerIds`: what a task without its own calls from (D22).
                  * @example +12125550100
@@ -1811,6 +1883,16 @@ export interface components {
                 totalDuration: number;
                 /** Format: double */
                 avgDuration: number;
+                /**
+                 * Format: int64
+                 * @description Calls a person answered and no agent took within 2 s (D30).
+                 */
+                abandonCount: number;
+                /**
+                 * Format: double
+                 * @description `abandonCount` of the calls a person answered, a fraction rounded to 4 places.
+                 */
+                abandonRate: number;
                 lastUpdateTime: string;
             };
         };
@@ -1873,6 +1955,30 @@ export interface components {
                 resultAttributes: string[];
                 /** @description What a call that reaches voicemail does (D22). */
                 voicemail: components["schemas"]["Voicemail"];
+                /** @description `AGENTLESS`, `PROGRESSIVE` or `PREDICTIVE` (D30). */
+                dialingMode: components["schemas"]["DialingMode"];
+                /** @description The queue whose agents an agent-paced task's answered calls go to; `null` when agentless. */
+                queueId?: string | null;
+                /**
+                 * Format: double
+                 * @description Progressive: calls ringing per free agent, 1.0-3.0.
+                 */
+                callsPerAgent: number;
+                /**
+                 * Format: double
+                 * @description Predictive: the most abandoned calls, a percentage of the calls a person answered, 0-10.
+                 */
+                abandonmentTarget: number;
+                /**
+                 * Format: int64
+                 * @description Calls a person answered and no agent took within 2 s (D30).
+                 */
+                abandonCount: number;
+                /**
+                 * Format: double
+                 * @description `abandonCount` of the calls a person answered, a fraction rounded to 4 places.
+                 */
+                abandonRate: number;
                 updateTime: string;
                 stopReason?: string | null;
                 /** @description Why the provider refused the task (FAILED). */
@@ -1903,6 +2009,8 @@ export interface components {
                  */
                 callerIds: string[];
                 contactFlows: components["schemas"]["ContactFlow"][];
+                /** @description The agent queues agent-paced tasks may name (D30). */
+                queues: components["schemas"]["AgentQueue"][];
             };
         };
         /** @description A success (D1): `{"code":0,"message":"success","data":...}`. */
@@ -1983,6 +2091,16 @@ export interface components {
             totalDuration: number;
             /** Format: double */
             avgDuration: number;
+            /**
+             * Format: int64
+             * @description Calls a person answered and no agent took within 2 s (D30).
+             */
+            abandonCount: number;
+            /**
+             * Format: double
+             * @description `abandonCount` of the calls a person answered, a fraction rounded to 4 places.
+             */
+            abandonRate: number;
             lastUpdateTime: string;
         };
         /**
@@ -2037,6 +2155,30 @@ export interface components {
             resultAttributes: string[];
             /** @description What a call that reaches voicemail does (D22). */
             voicemail: components["schemas"]["Voicemail"];
+            /** @description `AGENTLESS`, `PROGRESSIVE` or `PREDICTIVE` (D30). */
+            dialingMode: components["schemas"]["DialingMode"];
+            /** @description The queue whose agents an agent-paced task's answered calls go to; `null` when agentless. */
+            queueId?: string | null;
+            /**
+             * Format: double
+             * @description Progressive: calls ringing per free agent, 1.0-3.0.
+             */
+            callsPerAgent: number;
+            /**
+             * Format: double
+             * @description Predictive: the most abandoned calls, a percentage of the calls a person answered, 0-10.
+             */
+            abandonmentTarget: number;
+            /**
+             * Format: int64
+             * @description Calls a person answered and no agent took within 2 s (D30).
+             */
+            abandonCount: number;
+            /**
+             * Format: double
+             * @description `abandonCount` of the calls a person answered, a fraction rounded to 4 places.
+             */
+            abandonRate: number;
             updateTime: string;
             stopReason?: string | null;
             /** @description Why the provider refused the task (FAILED). */
@@ -2054,6 +2196,8 @@ export interface components {
              */
             callerIds: string[];
             contactFlows: components["schemas"]["ContactFlow"][];
+            /** @description The agent queues agent-paced tasks may name (D30). */
+            queues: components["schemas"]["AgentQueue"][];
         };
         /** @description `POST /api/dataSource/update`: the fields sent change, the others stay. */
         UpdateDataSource: {
@@ -6624,13 +6768,14 @@ type ReadonlyArray<T> = [
 ] extends [
     unknown[]
 ] ? Readonly<Exclude<T, undefined>> : Readonly<Exclude<T, undefined>[]>;
-export const blockedValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Blocked"]> = ["NOT_RUNNING", "OUTSIDE_WINDOW", "ALL_WAITING", "CAPACITY", "PROVIDER_BUSY", "NOTHING_LEFT"];
+export const blockedValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Blocked"]> = ["NOT_RUNNING", "OUTSIDE_WINDOW", "ALL_WAITING", "NO_AGENTS", "CAPACITY", "PROVIDER_BUSY", "NOTHING_LEFT"];
 export enum ContactStatus {
     NOT_DIALLED = 0,
     SUCCESS = 1,
     FAILED = 2,
     NO_ANSWER = 3
 }
+export const dialingModeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DialingMode"]> = ["AGENTLESS", "PROGRESSIVE", "PREDICTIVE"];
 export const exportFormatValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ExportFormat"]> = ["csv", "excel"];
 export const exportStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ExportStatus"]> = ["PROCESSING", "SUCCEEDED", "FAILED"];
 export const importStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ImportStatus"]> = ["WAITING_UPLOAD", "PROCESSING", "SUCCEEDED", "FAILED"];
@@ -6640,8 +6785,8 @@ export enum OutcomeFilter {
     UNSUCCESSFUL = 2,
     NOT_DIALLED = 3
 }
-export const reasonValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Reason"]> = ["ANSWERED", "NO_ANSWER", "VOICEMAIL", "BUSY", "INVALID_NUMBER", "ERROR", "NO_OUTCOME"];
-export const retryableReasonValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RetryableReason"]> = ["NO_ANSWER", "VOICEMAIL", "BUSY", "ERROR", "NO_OUTCOME"];
+export const reasonValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Reason"]> = ["ANSWERED", "NO_ANSWER", "VOICEMAIL", "ABANDONED", "BUSY", "INVALID_NUMBER", "ERROR", "NO_OUTCOME"];
+export const retryableReasonValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RetryableReason"]> = ["NO_ANSWER", "VOICEMAIL", "ABANDONED", "BUSY", "ERROR", "NO_OUTCOME"];
 export enum TaskStatus {
     DRAFT = 0,
     RUNNING = 1,

@@ -5,7 +5,7 @@
 import type { components } from './schema';
 
 export { ContactStatus, OutcomeFilter, TaskStatus } from './schema';
-export { exportFormatValues, retryableReasonValues, voicemailValues, windowZoneValues } from './schema';
+export { dialingModeValues, exportFormatValues, retryableReasonValues, voicemailValues, windowZoneValues } from './schema';
 
 type S = components['schemas'];
 
@@ -42,6 +42,11 @@ export type Voicemail = S['Voicemail'];
 export type Settings = S['SettingsView'];
 export type UpdateSettings = S['UpdateSettings'];
 export type ContactFlow = S['ContactFlow'];
+export type AgentQueue = S['AgentQueue'];
+/** How a task's answered calls meet people (D30): the flow alone, or a queue's agents. */
+export type DialingMode = S['DialingMode'];
+/** The agents of an agent-paced task's queue, as the tick last read them (D30). */
+export type Agents = S['AgentsView'];
 export type TaskResults = S['TaskResults'];
 export type ResultAttribute = S['ResultAttribute'];
 export type Dnc = S['DncView'];

@@ -1,9 +1,11 @@
 import { useMemo, useState } from 'preact/hooks';
 import * as API from '../api/endpoints';
 import { windowZoneValues, type AddTask, type TaskView, type WindowZone } from '../api/types';
+import { pacingBody, pacingFrom, pacingProblem } from '../state/pacing';
 import { attributeChoices, telephonyBody, telephonyFrom, telephonyProblem } from '../state/telephony';
 import { DataSourcePicker, FixedDataSource } from './DataSourcePicker';
 import { useLoader } from './hooks';
+import { PacingFields } from './PacingFields';
 import { LOOKUP_PAGE_SIZE } from './Pager';
 import { RetryRulesEditor, rowsFromRules, rulesFromRows, type RuleRow } from './RetryRules';
 import { FormFooter } from './FormFooter';
@@ -37,6 +39,7 @@ export function TaskForm(props: {
   const [timeZone, setTimeZone] = useState(t?.timeZone ?? '');
   const [rules, setRules] = useState<RuleRow[]>(rowsFromRules(t?.retryRules));
   const [telephony, setTelephony] = useState(telephonyFrom(t));
+  const [pacing, setPacing] = useState(pacingFrom(t));
   const settings = useLoader(() => API.getSettings(), []);
   const [problem, setProblem] = useState<string | null>(null);
   const p = t ? `task-edit` : 'task-new';
@@ -56,6 +59,8 @@ export function TaskForm(props: {
     if ((start && !end) || (!start && end)) return setProblem('Give both a daily start time and a daily end time, or neither.');
     const refused = telephonyProblem(telephony);
     if (refused) return setProblem(refused);
+    const unpaced = pacingProblem(pacing);
+    if (unpaced) return setProblem(unpaced);
     setProblem(null);
     const body: AddTask = {
       taskName: name.trim(),
@@ -66,6 +71,7 @@ export function TaskForm(props: {
       callInterval: Number(interval),
       retryRules: rulesFromRows(rules),
       ...telephonyBody(telephony, !!t),
+      ...pacingBody(pacing, !!t),
     };
     if (start || t) body.dailyStartTime = start.slice(0, 5);
     if (end || t) body.dailyEndTime = end.slice(0, 5);
@@ -125,6 +131,7 @@ export function TaskForm(props: {
       </div>
       <RetryRulesEditor rows={rules} onChange={setRules} />
       <TelephonyFields prefix={p} value={telephony} onChange={setTelephony} settings={settings.data} settingsError={settings.error} fields={fields} />
+      <PacingFields prefix={p} value={pacing} onChange={setPacing} settings={settings.data} />
       <FormFooter problem={problem} busy={props.busy} submitLabel={props.submitLabel} onCancel={props.onCancel} />
     </form>
   );

@@ -3,8 +3,9 @@ import { count, duration, percent, statusName } from '../format';
 import type { Sample } from '../state/series';
 import { StatsChart } from './StatsChart';
 
-/** The "Statistics" section: status, labelled figures and the chart. */
-export function TaskStats({ stat, samples }: { stat: TaskStat | null; samples: Sample[] }) {
+/** The "Statistics" section: status, labelled figures and the chart; `paced`, a task whose
+ *  answered calls go to agents (D30), also counts the calls no agent took. */
+export function TaskStats({ stat, samples, paced = false }: { stat: TaskStat | null; samples: Sample[]; paced?: boolean }) {
   const figures: [string, string][] = stat
     ? [
         ['Contacts', count(stat.totalContacts)],
@@ -12,6 +13,7 @@ export function TaskStats({ stat, samples }: { stat: TaskStat | null; samples: S
         ['Successes', count(stat.successCount)],
         ['Failures', count(stat.failCount)],
         ['No answer', count(stat.noAnswerCount)],
+        ...(paced ? [['Abandoned', count(stat.abandonCount)] as [string, string]] : []),
         ['Dial rate', percent(stat.dialRate)],
         ['Success rate', percent(stat.successRate)],
         ['Total duration', duration(stat.totalDuration)],

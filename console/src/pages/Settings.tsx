@@ -67,6 +67,7 @@ export function SettingsPage() {
     );
   const numbers = settings.data?.callerIds ?? [];
   const flows = settings.data?.contactFlows ?? [];
+  const queues = settings.data?.queues ?? [];
 
   return (
     <section>
@@ -86,7 +87,8 @@ export function SettingsPage() {
             <legend>Caller IDs and contact flows</legend>
             <p class="muted wide">
               The operator of the service assigns your organisation’s caller IDs and contact flows: ask them to add or
-              remove one. A task calls with its own choice among them, else with these defaults.
+              remove one. A task calls with its own choice among them, else with these defaults. An agent-paced task
+              sends its answered calls to the agents of one of your queues, which the operator assigns too.
             </p>
             <Assigned id="assigned-callers" label={`Caller IDs (${numbers.length})`} empty="No caller ID is assigned yet.">
               {numbers.map((n) => (
@@ -97,6 +99,13 @@ export function SettingsPage() {
               {flows.map((f) => (
                 <li key={f.id}>
                   {f.name} <small>{f.id}</small>
+                </li>
+              ))}
+            </Assigned>
+            <Assigned id="assigned-queues" label={`Agent queues (${queues.length})`} empty="No agent queue is assigned yet.">
+              {queues.map((q) => (
+                <li key={q.id}>
+                  {q.name} <small>{q.id}</small>
                 </li>
               ))}
             </Assigned>

@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import * as API from '../api/endpoints';
 import { OutcomeFilter, type Diagnostics, type TaskResults, type TaskStat } from '../api/types';
+import { AgentsPanel } from '../components/AgentsPanel';
 import { ErrorAlert } from '../components/Alert';
 import { DiagnosticsView, ReasonBars } from '../components/Diagnostics';
 import { ExportButtons } from '../components/ExportButtons';
@@ -10,6 +11,7 @@ import { TaskActions } from '../components/TaskActions';
 import { TaskResultsView } from '../components/TaskResults';
 import { TaskStats } from '../components/TaskStats';
 import { duration, humanize, isFinalStatus, time } from '../format';
+import { DIALING_MODE_LABELS, isPaced, queueLabel, targetPercent } from '../state/pacing';
 import { addSample, sampleFrom, type Sample } from '../state/series';
 import { callerIdLabel, flowLabel, VOICEMAIL_LABELS } from '../state/telephony';
 
@@ -32,9 +34,10 @@ export function TaskPage({ id }: { id: string }) {
   const [stat, setStat] = useState<TaskStat | null>(null);
   const [diag, setDiag] = useState<Diagnostics | null>(null);
   const [results, setResults] = useState<TaskResults | null>(null);
-  // The tenant's flows and defaults, to name the task's.
+  // The tenant's flows, queues and defaults, to name the task's.
   const settings = useLoader(() => API.getSettings(), []);
   const wantsResults = (task?.resultAttributes.length ?? 0) > 0;
+  const paced = isPaced(task?.dialingMode);
   const [samples, setSamples] = useState<Sample[]>([]);
   const [pollError, setPollError] = useState<unknown>(null);
   const [filter, setFilter] = useState<OutcomeFilter>(OutcomeFilter.ALL);
@@ -128,6 +131,26 @@ export function TaskPage({ id }: { id: string }) {
               <dd>{task.resultAttributes.length ? task.resultAttributes.join(', ') : 'None'}</dd>
               <dt>On voicemail</dt>
               <dd>{VOICEMAIL_LABELS[task.voicemail]}</dd>
+              <dt>Dialing mode</dt>
+              <dd>{DIALING_MODE_LABELS[task.dialingMode]}</dd>
+              {paced && (
+                <>
+                  <dt>Queue</dt>
+                  <dd>{queueLabel(task.queueId, settings.data)}</dd>
+                </>
+              )}
+              {task.dialingMode === 'PROGRESSIVE' && (
+                <>
+                  <dt>Calls per agent</dt>
+                  <dd>{task.callsPerAgent}</dd>
+                </>
+              )}
+              {task.dialingMode === 'PREDICTIVE' && (
+                <>
+                  <dt>Abandonment target</dt>
+                  <dd>{targetPercent(task.abandonmentTarget)}</dd>
+                </>
+              )}
               <dt>Created</dt>
               <dd>{time(task.createTime)}</dd>
               <dt>Started</dt>
@@ -154,7 +177,8 @@ export function TaskPage({ id }: { id: string }) {
         <>
           <TaskActions task={task} onChanged={refresh} />
           <ErrorAlert error={pollError} />
-          <TaskStats stat={stat} samples={samples} />
+          <TaskStats stat={stat} samples={samples} paced={paced} />
+          {paced && <AgentsPanel task={task} stat={stat} diag={diag} settings={settings.data} />}
           <ReasonBars reasons={diag?.reasons ?? null} />
           {wantsResults && <TaskResultsView results={results} />}
           <DiagnosticsView diag={diag} />

@@ -7,6 +7,8 @@ export const BLOCKED_SENTENCES: Record<Blocked, string> = {
   OUTSIDE_WINDOW: "No contact's calling window is open right now; dialling resumes when one opens.",
   ALL_WAITING:
     'Every remaining contact is waiting: for its retry interval, the frequency cap or its calling window.',
+  NO_AGENTS:
+    'No agent of its queue is free to take an answered call (or about to be); dialling resumes as agents become free.',
   CAPACITY: 'The calls in flight are at their limit (for this task or the whole service); more start as these end.',
   PROVIDER_BUSY: 'The telephony provider is refusing calls for rate or capacity for now; it will be tried again.',
   NOTHING_LEFT: 'Nothing is left to dial: every contact has a final outcome.',

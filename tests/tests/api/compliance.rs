@@ -70,8 +70,8 @@ fn local_hour(clock: &ManualClock, zone: Tz, hour: u32) -> i64 {
 async fn settings_are_null_until_set_and_null_clears_one() {
     let rig = rig().await;
     let empty = json!({"defaultCountry": null, "callingHours": null, "frequencyCap": null,
-        "updateTime": null, "callerIds": [], "contactFlows": [], "defaultCallerId": null,
-        "defaultContactFlowId": null});
+        "updateTime": null, "callerIds": [], "contactFlows": [], "queues": [],
+        "defaultCallerId": null, "defaultContactFlowId": null});
     assert_eq!(rig.api.get(OWNER, "/api/settings").await.ok(), &empty);
     let set = rig
         .settings(
@@ -882,7 +882,7 @@ async fn retry_rules_are_checked_and_change_only_in_draft() {
         ),
         (
             json!({"retryRules": [{"reason": "ANSWERED"}]}),
-            "retryRules[0].reason must be one of NO_ANSWER, VOICEMAIL, BUSY, ERROR, NO_OUTCOME",
+            "retryRules[0].reason must be one of NO_ANSWER, VOICEMAIL, ABANDONED, BUSY, ERROR, NO_OUTCOME",
         ),
         (
             json!({"retryRules": [{"reason": "BUSY"}, {"reason": "BUSY"}]}),

@@ -195,6 +195,12 @@ async fn detail_and_stat_fields() {
         "callAttributes",
         "resultAttributes",
         "voicemail",
+        "dialingMode",
+        "queueId",
+        "callsPerAgent",
+        "abandonmentTarget",
+        "abandonCount",
+        "abandonRate",
         "createTime",
         "startTime",
         "endTime",
@@ -226,6 +232,8 @@ async fn detail_and_stat_fields() {
             "successRate": 0.0,
             "totalDuration": 0,
             "avgDuration": 0.0,
+            "abandonCount": 0,
+            "abandonRate": 0.0,
             "lastUpdateTime": data["updateTime"],
         })
     );

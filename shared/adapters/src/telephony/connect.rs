@@ -22,6 +22,7 @@ use aws_sdk_connect::types::{AnswerMachineDetectionConfig, Contact, TrafficType}
 use chrono::{DateTime, Utc};
 use outbound_model::call::{CallReport, Outcome, Reason};
 use outbound_model::error::Error;
+use outbound_model::pacing::QueueAgents;
 use outbound_model::settings::TenantSettings;
 use outbound_model::signature::Carried;
 use outbound_model::telephony::Assignment;
@@ -83,6 +84,31 @@ fn recorded_actions(operation: &str, input: &actions::Input) -> Vec<actions::Acc
                 input.contact_flow_id().unwrap_or_default()
             ),
         )];
+    }
+    if let Some(input) = input.downcast_ref::<op::describe_queue::DescribeQueueInput>() {
+        return vec![actions::Access::new(
+            "connect:DescribeQueue",
+            format!(
+                "connect/{}/queue/{}",
+                input.instance_id().unwrap_or_default(),
+                input.queue_id().unwrap_or_default()
+            ),
+        )];
+    }
+    if let Some(input) =
+        input.downcast_ref::<op::get_current_metric_data::GetCurrentMetricDataInput>()
+    {
+        let instance = input.instance_id().unwrap_or_default();
+        let queues = input.filters().map(|f| f.queues()).unwrap_or_default();
+        return queues
+            .iter()
+            .map(|queue| {
+                actions::Access::new(
+                    "connect:GetCurrentMetricData",
+                    format!("connect/{instance}/queue/{queue}"),
+                )
+            })
+            .collect();
     }
     if let Some(input) = input.downcast_ref::<op::list_phone_numbers_v2::ListPhoneNumbersV2Input>()
     {
@@ -165,6 +191,68 @@ impl Provider for ConnectProvider {
             Ok(output) => Ok(output.contact().map_or(CallStatus::Unknown, contact_status)),
             Err(error) => describe_error(error),
         }
+    }
+
+    /// The queues' agents from GetCurrentMetricData (D30): one request for up to 100 queues
+    /// (every page of it), voice only, grouped by queue; a queue Connect reports nothing for has
+    /// no agent. Agents in after-contact work are the ones soon free.
+    async fn queue_agents(
+        &self,
+        queues: &[String],
+    ) -> Result<BTreeMap<String, QueueAgents>, Error> {
+        use aws_sdk_connect::types::{
+            Channel, CurrentMetric, CurrentMetricName as Name, Filters, Grouping, Unit,
+        };
+        let mut agents: BTreeMap<String, QueueAgents> = (queues.iter())
+            .map(|queue| (queue.clone(), QueueAgents::default()))
+            .collect();
+        let metric = |name: Name| {
+            CurrentMetric::builder()
+                .name(name)
+                .unit(Unit::Count)
+                .build()
+        };
+        for some in queues.chunks(100) {
+            let filters = Filters::builder()
+                .set_queues(Some(some.to_vec()))
+                .channels(Channel::Voice)
+                .build();
+            let mut pages = self
+                .client
+                .get()
+                .get_current_metric_data()
+                .instance_id(&self.settings.instance_id)
+                .filters(filters)
+                .groupings(Grouping::Queue)
+                .current_metrics(metric(Name::AgentsAvailable))
+                .current_metrics(metric(Name::AgentsOnContact))
+                .current_metrics(metric(Name::AgentsAfterContactWork))
+                .into_paginator()
+                .send();
+            while let Some(page) = pages.next().await {
+                let page =
+                    page.map_err(|error| Error::dependency("read the queues' agents", error))?;
+                for result in page.metric_results() {
+                    let queue = (result.dimensions())
+                        .and_then(|dimensions| dimensions.queue())
+                        .and_then(|queue| queue.id());
+                    let Some(state) = queue.and_then(|queue| agents.get_mut(queue)) else {
+                        continue;
+                    };
+                    for data in result.collections() {
+                        let count = data.value().unwrap_or(0.0).clamp(0.0, f64::from(u32::MAX));
+                        let count = count as u32;
+                        match data.metric().and_then(|metric| metric.name()) {
+                            Some(Name::AgentsAvailable) => state.available = count,
+                            Some(Name::AgentsOnContact) => state.on_contact = count,
+                            Some(Name::AgentsAfterContactWork) => state.soon_free = count,
+                            _ => {}
+                        }
+                    }
+                }
+            }
+        }
+        Ok(agents)
     }
 
     fn needs_e164(&self) -> bool {
@@ -253,6 +341,36 @@ impl ConnectCatalog {
         Ok(claimed)
     }
 
+    /// Why the instance's queue `id` cannot be a tenant's (missing or disabled, D30); `None`
+    /// when it can.
+    async fn queue_refusal(&self, id: &str) -> Result<Option<&'static str>, Error> {
+        use aws_sdk_connect::types::QueueStatus;
+        let answer = self
+            .client
+            .get()
+            .describe_queue()
+            .instance_id(&self.settings.instance_id)
+            .queue_id(id)
+            .send()
+            .await;
+        let queue = match answer {
+            Ok(output) => output.queue,
+            Err(error) => {
+                if (error.as_service_error()).is_some_and(|e| e.is_resource_not_found_exception()) {
+                    return Ok(Some("is not a queue of the Amazon Connect instance"));
+                }
+                return Err(Error::dependency("describe queue", error));
+            }
+        };
+        Ok(match queue {
+            None => Some("is not a queue of the Amazon Connect instance"),
+            Some(queue) if queue.status() == Some(&QueueStatus::Disabled) => {
+                Some("is disabled in the Amazon Connect instance")
+            }
+            Some(_) => None,
+        })
+    }
+
     /// Why the instance's flow `id` cannot be a tenant's (missing, not published, archived, or
     /// not a contact flow); `None` when it can.
     async fn flow_refusal(&self, id: &str) -> Result<Option<&'static str>, Error> {
@@ -312,6 +430,17 @@ impl super::provider::Catalog for ConnectCatalog {
                 return Err(Error::invalid(format!(
                     "contactFlows[{at}].id {} {why}",
                     flow.id
+                )));
+            }
+        }
+        for (at, queue) in assignment.queues.iter().flatten().enumerate() {
+            if held.holds_queue(&queue.id) {
+                continue;
+            }
+            if let Some(why) = self.queue_refusal(&queue.id).await? {
+                return Err(Error::invalid(format!(
+                    "queues[{at}].id {} {why}",
+                    queue.id
                 )));
             }
         }
@@ -448,14 +577,36 @@ fn contact_status(contact: &Contact) -> CallStatus {
     let Some(disconnected) = contact.disconnect_timestamp() else {
         return CallStatus::InProgress;
     };
-    CallStatus::Ended(report(
+    let answered = report(
         contact.disconnect_reason(),
         contact
             .answering_machine_detection_status()
             .map(|status| status.as_str()),
         contact.connected_to_system_timestamp().and_then(utc),
         utc(disconnected),
-    ))
+    );
+    let enqueued = contact
+        .queue_info()
+        .is_some_and(|queue| queue.enqueue_timestamp().is_some());
+    let with_agent = contact
+        .agent_info()
+        .is_some_and(|agent| agent.connected_to_agent_timestamp().is_some());
+    CallStatus::Ended(abandoned_in_queue(answered, enqueued, with_agent))
+}
+
+/// A call a person answered that the flow put in a queue and no agent took is abandoned (D30):
+/// the flow transfers an agent-paced task's answered calls to its queue and hangs up when no
+/// agent takes one within 2 s. Calls never queued (agentless tasks) are as they were.
+pub fn abandoned_in_queue(report: CallReport, enqueued: bool, with_agent: bool) -> CallReport {
+    if report.reason != Reason::Answered || !enqueued || with_agent {
+        return report;
+    }
+    CallReport {
+        reason: Reason::Abandoned,
+        duration: 0,
+        detail: "QUEUE_ABANDONED".to_owned(),
+        ..report
+    }
 }
 
 fn utc(time: &aws_sdk_connect::primitives::DateTime) -> Option<DateTime<Utc>> {
@@ -602,6 +753,26 @@ struct Detail {
     connected_to_system_timestamp: Option<String>,
     #[serde(alias = "DisconnectTimestamp")]
     disconnect_timestamp: Option<String>,
+    /// Set once the flow put the contact in a queue (D30).
+    #[serde(alias = "QueueInfo")]
+    queue_info: Option<QueueInfo>,
+    /// Set once an agent took the contact.
+    #[serde(alias = "AgentInfo")]
+    agent_info: Option<AgentInfo>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct QueueInfo {
+    #[serde(alias = "EnqueueTimestamp")]
+    enqueue_timestamp: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct AgentInfo {
+    #[serde(alias = "ConnectedToAgentTimestamp")]
+    connected_to_agent_timestamp: Option<String>,
 }
 
 /// The disconnect reason as a plain code, or as the API's `DisconnectReason` object (`{Code}`).
@@ -670,6 +841,11 @@ pub fn parse_event(body: &str) -> Result<Option<Disconnect>, Error> {
         connected,
         ended,
     );
+    let set = |time: Option<&String>| time.is_some_and(|time| !time.is_empty());
+    let enqueued = (detail.queue_info.as_ref()).is_some_and(|q| set(q.enqueue_timestamp.as_ref()));
+    let with_agent = (detail.agent_info.as_ref())
+        .is_some_and(|agent| set(agent.connected_to_agent_timestamp.as_ref()));
+    let report = abandoned_in_queue(report, enqueued, with_agent);
     Ok(Some(Disconnect { contact_id, report }))
 }
 
@@ -1275,6 +1451,41 @@ mod tests {
                 "CUSTOMER_DISCONNECT"
             )
         );
+    }
+
+    /// D30: the same answered call, put in a queue by the flow: with an agent it is answered;
+    /// without one it is abandoned, whatever it talked to the flow.
+    #[test]
+    fn an_answered_call_no_agent_took_is_abandoned() {
+        let recorded: serde_json::Value = serde_json::from_str(include_str!(
+            "../../../../tests/events/connect-disconnected-human.json"
+        ))
+        .unwrap();
+        let with = |queue: bool, agent: bool| {
+            let mut event = recorded.clone();
+            if queue {
+                event["detail"]["queueInfo"] = serde_json::json!({"queueArn": "arn:aws:connect:::queue/q", "enqueueTimestamp": "2025-03-11T14:00:05.000Z"});
+            }
+            if agent {
+                event["detail"]["agentInfo"] = serde_json::json!({"agentArn": "arn:aws:connect:::agent/a", "connectedToAgentTimestamp": "2025-03-11T14:00:06.000Z"});
+            }
+            disconnect(&event.to_string()).report
+        };
+        assert_eq!(with(false, false).reason, Reason::Answered);
+        assert_eq!(with(true, true).reason, Reason::Answered);
+        let abandoned = with(true, false);
+        assert_eq!(
+            (
+                abandoned.reason,
+                abandoned.duration,
+                abandoned.detail.as_str()
+            ),
+            (Reason::Abandoned, 0, "QUEUE_ABANDONED")
+        );
+        assert_eq!(abandoned.outcome(), Outcome::NoAnswer);
+        // A call nobody answered stays what it was, queue or not.
+        let unanswered = abandoned_in_queue(Reason::NoAnswer.report(0), true, false);
+        assert_eq!(unanswered.reason, Reason::NoAnswer);
     }
 
     #[test]
