@@ -400,6 +400,17 @@ async fn an_answer_no_agent_takes_is_abandoned_and_retried() {
             (1, 3, false)
         );
     }
+    // The export names the reason, with the no-answer status (D7: 3).
+    let rows = crate::compliance::export_rows(&rig.api, &task, "").await;
+    let mut reasons: Vec<(&str, &str)> = rows
+        .iter()
+        .map(|row| (row["lastReason"].as_str(), row["status"].as_str()))
+        .collect();
+    reasons.sort_unstable();
+    assert_eq!(
+        reasons,
+        [("ABANDONED", "3"), ("ABANDONED", "3"), ("ANSWERED", "1")]
+    );
     // Retried like no answer, after the interval.
     rig.clock.advance(Duration::from_secs(11));
     rig.complete_paced(&[&task], Duration::from_secs(60)).await;

@@ -22,7 +22,7 @@ use std::time::Duration;
 const OWNER: &str = "acme";
 
 /// The rows of a task's CSV export with `query`, each as (column, value) pairs by column name.
-async fn export_rows(
+pub(crate) async fn export_rows(
     api: &TestApi,
     task: &str,
     query: &str,
