@@ -362,6 +362,15 @@ pub fn rate(numerator: u64, denominator: u64) -> f64 {
     (numerator as f64 / denominator as f64 * 10_000.0).round() / 10_000.0
 }
 
+/// Why a running task with work placed no call, as its item remembers it for its diagnostics.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HeldBack {
+    /// No room in its share of the calls in flight (D23, D29): `CAPACITY`.
+    Capacity,
+    /// Its queue had no agent for it (D30): `NO_AGENTS`.
+    NoAgents,
+}
+
 /// A stored task.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Task {
@@ -540,6 +549,14 @@ pub struct SweepMark {
 }
 
 impl Task {
+    /// When it was last marked held back `by` that, if it was.
+    pub fn held_back(&self, by: HeldBack) -> Option<Timestamp> {
+        match by {
+            HeldBack::Capacity => self.held_back_at,
+            HeldBack::NoAgents => self.no_agents_at,
+        }
+    }
+
     /// A new DRAFT task over `source` (its id and contact count), created `now`: no calls, no
     /// recall, nothing dialled yet.
     pub fn draft(

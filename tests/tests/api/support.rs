@@ -901,6 +901,21 @@ impl TestApi {
             .iter()
             .map(|id| outbound_model::telephony::AgentQueue::new("queues", id, id).unwrap())
             .collect();
+        let values = HashMap::from([(
+            ":queues".to_owned(),
+            serde_dynamo::to_attribute_value(&queues).unwrap(),
+        )]);
+        self.set_settings(tenant_name, &["queues = :queues".to_owned()], values)
+            .await;
+    }
+
+    /// `SET`s `set` on `tenant`'s settings item, past the API.
+    async fn set_settings(
+        &self,
+        tenant_name: &str,
+        set: &[String],
+        values: HashMap<String, AttributeValue>,
+    ) {
         self.raw_dynamodb()
             .update_item()
             .table_name(&self.resources.table)
@@ -909,11 +924,8 @@ impl TestApi {
                 AttributeValue::S(keys::tenant(&tenant(tenant_name))),
             )
             .key(keys::SK, AttributeValue::S(keys::SETTINGS.into()))
-            .update_expression("SET queues = :queues")
-            .expression_attribute_values(
-                ":queues",
-                serde_dynamo::to_attribute_value(&queues).unwrap(),
-            )
+            .update_expression(format!("SET {}", set.join(", ")))
+            .set_expression_attribute_values(Some(values))
             .send()
             .await
             .unwrap();
@@ -955,19 +967,7 @@ impl TestApi {
                 values.insert(format!(":{name}"), AttributeValue::S(value.into()));
             }
         }
-        self.raw_dynamodb()
-            .update_item()
-            .table_name(&self.resources.table)
-            .key(
-                keys::PK,
-                AttributeValue::S(keys::tenant(&tenant(tenant_name))),
-            )
-            .key(keys::SK, AttributeValue::S(keys::SETTINGS.into()))
-            .update_expression(format!("SET {}", set.join(", ")))
-            .set_expression_attribute_values(Some(values))
-            .send()
-            .await
-            .unwrap();
+        self.set_settings(tenant_name, &set, values).await;
         // Each number's guard names its tenant, as the operator's assignment leaves it: what a
         // call's claim checks (D28).
         for number in caller_ids {

@@ -21,7 +21,9 @@ use outbound_model::local_time::{contact_zones, own_zone, Windows};
 use outbound_model::numbers::{e164, Country};
 use outbound_model::plan::due_contacts;
 use outbound_model::settings::FrequencyCap;
-use outbound_model::task::{rules_time, Due, Fresh, Judged, RunSlice, TaskContact, IDLE_AT_MOST};
+use outbound_model::task::{
+    rules_time, Due, Fresh, HeldBack, Judged, RunSlice, TaskContact, IDLE_AT_MOST,
+};
 use outbound_model::telephony::{results_room, CallSetup, Withheld, E164_ATTRIBUTE};
 use outbound_model::Tenant;
 use outbound_model::{Id, Task, TaskStatus, Timestamp};
@@ -249,7 +251,9 @@ impl<P: Provider> Engine<P> {
         }
         if room == 0 {
             // Contacts due, and no room in the task's share: held back by capacity (D23).
-            self.store.mark_held_back(tenant, &task.id, now).await?;
+            self.store
+                .mark_held_back(tenant, &task.id, HeldBack::Capacity, now)
+                .await?;
             return Ok(Slice::Done {
                 report,
                 more: false,
@@ -674,7 +678,9 @@ impl<P: Provider> Engine<P> {
                 Err(refused @ (ClaimRefused::TaskFull | ClaimRefused::ServiceFull)) => {
                     // Due and no room: held back by capacity, as its diagnostics say (D19).
                     tracing::debug!(?refused, "no more calls this run");
-                    self.store.mark_held_back(tenant, &task.id, now).await?;
+                    self.store
+                        .mark_held_back(tenant, &task.id, HeldBack::Capacity, now)
+                        .await?;
                     return Ok(Next::Stop);
                 }
                 Err(refused) => {

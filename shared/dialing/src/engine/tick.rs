@@ -9,7 +9,7 @@ use outbound_adapters::telephony::provider::Provider;
 use outbound_model::error::Error;
 use outbound_model::job::{DialJob, RECALL_JOB_LOST_AFTER_MILLIS};
 use outbound_model::plan::{window_open, Claimant};
-use outbound_model::task::WindowZone;
+use outbound_model::task::{HeldBack, WindowZone};
 use outbound_model::{Id, Task, TaskStatus, Tenant, Timestamp};
 use std::collections::HashMap;
 
@@ -138,8 +138,8 @@ impl<P: Provider> Engine<P> {
             }
             report.starved = starved.len();
             report.no_agents = no_agents.len();
-            Box::pin(self.mark_starved(&starved, now)).await?;
-            Box::pin(self.mark_without_agents(&no_agents, now)).await?;
+            Box::pin(self.mark_held_back(&starved, HeldBack::Capacity, now)).await?;
+            Box::pin(self.mark_held_back(&no_agents, HeldBack::NoAgents, now)).await?;
             for run in 0..runs {
                 for (r, budget) in shares.iter().filter(|(_, budget)| *budget > 0) {
                     // The first run at once; the later ones each at a point of their slot of
@@ -219,32 +219,20 @@ impl<P: Provider> Engine<P> {
     }
 
     /// Marks tasks the tick gave no share while they had work (D29: no dial job), so their
-    /// diagnostics say `CAPACITY`; a task marked within the last tick is not written again.
-    async fn mark_starved(&self, starved: &[&RunningTask], now: Timestamp) -> Result<(), Error> {
-        for r in starved {
-            if r.task.held_back_at.is_some_and(|at| now.0 - at.0 < 60_000) {
-                continue;
-            }
-            self.store
-                .mark_held_back(&r.tenant, &r.task.id, now)
-                .await?;
-        }
-        Ok(())
-    }
-
-    /// Marks agent-paced tasks whose queue had no agent for their work (D30), so their
-    /// diagnostics say `NO_AGENTS`; a task marked within the last tick is not written again.
-    async fn mark_without_agents(
+    /// diagnostics say `CAPACITY`, or whose queue had no agent for them (D30: `NO_AGENTS`); a
+    /// task marked so within the last tick is not written again.
+    async fn mark_held_back(
         &self,
         tasks: &[&RunningTask],
+        by: HeldBack,
         now: Timestamp,
     ) -> Result<(), Error> {
         for r in tasks {
-            if r.task.no_agents_at.is_some_and(|at| now.0 - at.0 < 60_000) {
+            if r.task.held_back(by).is_some_and(|at| now.0 - at.0 < 60_000) {
                 continue;
             }
             self.store
-                .mark_no_agents(&r.tenant, &r.task.id, now)
+                .mark_held_back(&r.tenant, &r.task.id, by, now)
                 .await?;
         }
         Ok(())

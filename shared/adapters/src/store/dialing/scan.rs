@@ -8,7 +8,7 @@ use crate::store::{from_item, n, s, string_attr, Expr, Store, WriteFailure};
 use outbound_model::call::{Target, SCRIPT_FIELD};
 use outbound_model::error::Error;
 use outbound_model::pacing::QueueAgents;
-use outbound_model::task::Fresh;
+use outbound_model::task::{Fresh, HeldBack};
 use outbound_model::task::{Judged, TaskContact};
 use outbound_model::telephony::SIMULATED_RESULTS_FIELD;
 use outbound_model::Tenant;
@@ -187,35 +187,19 @@ impl Store {
         WriteFailure::took_effect(written).map(drop)
     }
 
-    /// Marks a running task held back by capacity at `now` (D23): it had contacts due and no
-    /// room in its share. Its next claim clears the mark.
+    /// Marks a running task held back `by` capacity (D23: it had contacts due and no room in
+    /// its share) or by its queue's agents (D30) at `now`. Its next claim clears the mark.
     pub async fn mark_held_back(
         &self,
         tenant: &Tenant,
         task: &Id,
+        by: HeldBack,
         now: Timestamp,
     ) -> Result<(), Error> {
-        self.mark_task(tenant, task, "held_back_at", now).await
-    }
-
-    /// Marks an agent-paced task whose queue had no agent for its due contacts at `now` (D30).
-    /// Its next claim clears the mark.
-    pub async fn mark_no_agents(
-        &self,
-        tenant: &Tenant,
-        task: &Id,
-        now: Timestamp,
-    ) -> Result<(), Error> {
-        self.mark_task(tenant, task, "no_agents_at", now).await
-    }
-
-    async fn mark_task(
-        &self,
-        tenant: &Tenant,
-        task: &Id,
-        mark: &str,
-        now: Timestamp,
-    ) -> Result<(), Error> {
+        let mark = match by {
+            HeldBack::Capacity => "held_back_at",
+            HeldBack::NoAgents => "no_agents_at",
+        };
         let written = self
             .update_one(
                 "mark a task held back",
