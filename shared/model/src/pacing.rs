@@ -289,13 +289,16 @@ pub fn share_agents(agents: QueueAgents, tasks: &[QueueTask]) -> Vec<u32> {
             talking -= its_talking;
             let ringing = task.in_flight - its_talking;
             let rate = answer_rate(task.ended, task.answered, ANSWER_RATE_PRIOR);
+            // Calls talking to agents were answered by a person: counted as such now, not when
+            // they end, or an abandoned call (counted 2 s after its answer) would weigh on the
+            // task's rate alone while the calls answered with it are still talking.
             let input = PacingInput {
                 pacing: task.pacing,
                 agents_free: free,
                 agents_soon_free: soon,
                 ringing,
                 answer_rate: rate,
-                answered: task.answered,
+                answered: task.answered + u64::from(its_talking),
                 abandoned: task.abandoned,
             };
             let place = calls_to_place(&input).min(task.demand.saturating_sub(task.in_flight));
@@ -489,6 +492,32 @@ mod tests {
         };
         assert_eq!(share_agents(busy, &[queue_task(ONE, 4, 10)]), [4]);
         assert_eq!(share_agents(busy, &[queue_task(ONE, 0, 10)]), [0]);
+    }
+
+    #[test]
+    fn calls_talking_count_as_answered_for_the_target() {
+        // One abandoned of 20 answered so far (5 %, over a 3 % target): progressive, one a free
+        // agent; but with 20 more answered calls talking now the task is at 2.5 %, under it.
+        let agents = QueueAgents {
+            available: 4,
+            on_contact: 20,
+            soon_free: 0,
+        };
+        let over = QueueTask {
+            answered: 20,
+            abandoned: 1,
+            ..queue_task(PREDICTIVE, 0, 100)
+        };
+        let idle = QueueAgents {
+            on_contact: 0,
+            ..agents
+        };
+        assert_eq!(share_agents(idle, &[over])[0], 4);
+        let talking = QueueTask {
+            in_flight: 20,
+            ..over
+        };
+        assert!(share_agents(agents, &[talking])[0] > 24);
     }
 
     #[test]

@@ -533,3 +533,22 @@ async fn a_queue_without_agents_holds_its_tasks_back() {
     assert_eq!(rig.local_calls(&task).await.len(), 2);
     assert_eq!(rig.stat(&task).await["abandonCount"], 0);
 }
+
+/// D30: an agent-paced task gets one dial run a tick, at once, where an agentless one gets the
+/// tick's runs spread over its minute: a later run would pace on a reading of the agents that
+/// has passed, and replace abandoned calls with more of them.
+#[tokio::test]
+async fn an_agent_paced_task_gets_one_run_a_tick() {
+    let rig = rig_with(|dialing| dialing.runs_per_tick = 4).await;
+    rig.api.seed_queues(OWNER, &["sales"]).await;
+    rig.set_agents("sales", 5, 60).await;
+    running_on(
+        &rig,
+        &answering(3),
+        json!({"dialingMode": "PROGRESSIVE", "queueId": "sales"}),
+    )
+    .await;
+    running_on(&rig, &answering(3), json!({})).await;
+    let report = rig.engine.tick().await.unwrap();
+    assert_eq!(report.dial_jobs, 4 + 1, "{report:?}");
+}

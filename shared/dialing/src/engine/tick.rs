@@ -142,6 +142,12 @@ impl<P: Provider> Engine<P> {
             Box::pin(self.mark_held_back(&no_agents, HeldBack::NoAgents, now)).await?;
             for run in 0..runs {
                 for (r, budget) in shares.iter().filter(|(_, budget)| *budget > 0) {
+                    // An agent-paced task's share is its pace against the agents as read now
+                    // (D30): one run, at once. A later run would top it up from a reading of
+                    // agents that has passed, replacing abandoned calls with more of them.
+                    if run > 0 && r.task.settings.agents.is_some() {
+                        continue;
+                    }
                     // The first run at once; the later ones each at a point of their slot of
                     // the minute set by the task, so the runs of many tasks do not all wake
                     // on the same second and meet on the same items.
