@@ -35,6 +35,9 @@ pub enum DialJob {
         contact_id: Id,
         attempt: u32,
     },
+    /// Pace the agent-paced tasks again between ticks (D30): their queues read anew, a dial
+    /// run each at once. The tick queues one at each later slot of its minute.
+    Pace,
 }
 
 /// A large recall's contacts, stored while its job applies them (D12).

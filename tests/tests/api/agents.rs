@@ -536,13 +536,15 @@ async fn a_queue_without_agents_holds_its_tasks_back() {
 
 /// D30: an agent-paced task gets one dial run a tick, at once, where an agentless one gets the
 /// tick's runs spread over its minute: a later run would pace on a reading of the agents that
-/// has passed, and replace abandoned calls with more of them.
+/// has passed, and replace abandoned calls with more of them. Instead the tick queues a pace
+/// job at each later slot of the minute, which reads the queues anew and gives the agent-paced
+/// tasks alone a run each.
 #[tokio::test]
-async fn an_agent_paced_task_gets_one_run_a_tick() {
+async fn an_agent_paced_task_gets_one_run_a_tick_and_is_paced_again_later() {
     let rig = rig_with(|dialing| dialing.runs_per_tick = 4).await;
     rig.api.seed_queues(OWNER, &["sales"]).await;
     rig.set_agents("sales", 5, 60).await;
-    running_on(
+    let agent_task = running_on(
         &rig,
         &answering(3),
         json!({"dialingMode": "PROGRESSIVE", "queueId": "sales"}),
@@ -550,5 +552,37 @@ async fn an_agent_paced_task_gets_one_run_a_tick() {
     .await;
     running_on(&rig, &answering(3), json!({})).await;
     let report = rig.engine.tick().await.unwrap();
-    assert_eq!(report.dial_jobs, 4 + 1, "{report:?}");
+    assert_eq!(
+        (report.dial_jobs, report.pace_jobs),
+        (4 + 1, 3),
+        "{report:?}"
+    );
+    let paced = rig.engine.pace().await.unwrap();
+    assert_eq!(
+        (
+            paced.in_window,
+            paced.dial_jobs,
+            paced.pace_jobs,
+            paced.reconcile_jobs
+        ),
+        (1, 1, 0, 0),
+        "{paced:?}"
+    );
+    // As the dialer function runs it, from the dial queue: the calls of the agent-paced task.
+    rig.api
+        .drain(&rig.engine, outbound_local::inbox::DialInbox::Jobs)
+        .await;
+    let pace = serde_json::to_string(&outbound_model::job::DialJob::Pace).unwrap();
+    assert_eq!(pace, r#"{"kind":"pace"}"#);
+    outbound_dialing::inbox::dial_message(&rig.engine, pace)
+        .await
+        .unwrap();
+    rig.api
+        .drain(&rig.engine, outbound_local::inbox::DialInbox::Jobs)
+        .await;
+    assert_eq!(
+        rig.local_calls(&agent_task).await.len(),
+        3,
+        "each contact once"
+    );
 }

@@ -130,6 +130,7 @@ impl<P: Provider> Engine<P> {
                 self.reconcile(&tenant, &task_id, &contact_id, attempt)
                     .await
             }
+            DialJob::Pace => self.pace().await.map(drop),
         }
     }
 }

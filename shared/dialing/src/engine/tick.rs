@@ -27,7 +27,16 @@ pub struct TickReport {
     /// Of those, agent-paced tasks with work whose queue had no agent for them (D30).
     pub no_agents: usize,
     pub dial_jobs: usize,
+    /// Jobs that pace the agent-paced tasks again later in the minute (D30).
+    pub pace_jobs: usize,
     pub reconcile_jobs: usize,
+}
+
+/// Which tick: the minute's, or a pace of the agent-paced tasks between them (D30).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Pass {
+    Minute,
+    Pace,
 }
 
 impl<P: Provider> Engine<P> {
@@ -37,10 +46,20 @@ impl<P: Provider> Engine<P> {
     /// Reads only the running-task and the calls-in-flight indexes, never every task.
     #[tracing::instrument(skip_all)]
     pub async fn tick(&self) -> Result<TickReport, Error> {
-        Function::DialerTick.scope(self.run_tick()).await
+        Function::DialerTick
+            .scope(self.run_tick(Pass::Minute))
+            .await
     }
 
-    async fn run_tick(&self) -> Result<TickReport, Error> {
+    /// The tick again for the agent-paced tasks alone (D30), at a later slot of its minute: their
+    /// queues read anew, their shares and caps, a dial run each at once. Nothing else of the
+    /// tick (reconcile, recalls, the other tasks) is done twice.
+    #[tracing::instrument(skip_all)]
+    pub async fn pace(&self) -> Result<TickReport, Error> {
+        self.run_tick(Pass::Pace).await
+    }
+
+    async fn run_tick(&self, pass: Pass) -> Result<TickReport, Error> {
         let now = self.clock.now();
         // The shards are read at once: the tick's time does not grow with their number.
         let shards = (0..keys::INDEX_PARTITIONS).map(|shard| self.store.running_tasks(shard));
@@ -53,7 +72,11 @@ impl<P: Provider> Engine<P> {
             running: running.len(),
             ..TickReport::default()
         };
-        running.retain(|r| r.task.status == TaskStatus::Running && self.may_dial_now(&r.task, now));
+        running.retain(|r| {
+            r.task.status == TaskStatus::Running
+                && self.may_dial_now(&r.task, now)
+                && (pass == Pass::Minute || r.task.settings.agents.is_some())
+        });
         report.in_window = running.len();
         // Every running task's data source and tenant rules, read at once.
         // Boxed: inline, the tick's future is too deep for the layout query of its function.
@@ -112,11 +135,17 @@ impl<P: Provider> Engine<P> {
                 .map(|((r, _), share)| (*r, share))
                 .collect();
             let shares = within_workers(shares, self.config.dial_workers, |r| &r.tenant);
-            let runs = self.config.runs_per_tick.max(1);
+            let runs = match pass {
+                Pass::Minute => self.config.runs_per_tick.max(1),
+                Pass::Pace => 1,
+            };
             let spacing = 60 / runs;
             let mut starved = Vec::new();
             for (r, budget) in &shares {
-                if *budget > 0 || no_agents.iter().any(|n| n.task.id == r.task.id) {
+                if *budget > 0
+                    || pass == Pass::Pace
+                    || no_agents.iter().any(|n| n.task.id == r.task.id)
+                {
                     continue;
                 }
                 if demand(r) > 0 {
@@ -144,7 +173,8 @@ impl<P: Provider> Engine<P> {
                 for (r, budget) in shares.iter().filter(|(_, budget)| *budget > 0) {
                     // An agent-paced task's share is its pace against the agents as read now
                     // (D30): one run, at once. A later run would top it up from a reading of
-                    // agents that has passed, replacing abandoned calls with more of them.
+                    // agents that has passed, replacing abandoned calls with more of them; the
+                    // later slots pace it anew instead (`DialJob::Pace`).
                     if run > 0 && r.task.settings.agents.is_some() {
                         continue;
                     }
@@ -166,6 +196,19 @@ impl<P: Provider> Engine<P> {
                 }
             }
             report.dial_jobs = jobs.len();
+            // The agent-paced tasks are paced anew at each later slot of the minute (D30), from a
+            // new reading of their queues: one job a slot for all of them.
+            if pass == Pass::Minute && running.iter().any(|r| r.task.settings.agents.is_some()) {
+                for run in 1..runs {
+                    jobs.push((DialJob::Pace, spacing * run));
+                    report.pace_jobs += 1;
+                }
+            }
+        }
+        if pass == Pass::Pace {
+            self.send_jobs(jobs).await?;
+            tracing::info!(?report, "pace");
+            return Ok(report);
         }
         // A large recall whose job was lost is sent again after a minute (D12).
         for r in &running {
