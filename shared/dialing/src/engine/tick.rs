@@ -1,5 +1,7 @@
 //! The tick (D13): which running tasks get a dial run this minute, with what share of the
-//! calls in flight, and which calls in flight are reconciled.
+//! calls in flight, and which calls in flight are reconciled; and the pace jobs that repeat its
+//! pass over the agent-paced tasks at the later slots of the minute (D30). A pace shares out
+//! among those tasks alone; the claim's caps still hold the service's calls in flight.
 
 use super::Engine;
 use outbound_adapters::aws::actions::Function;
