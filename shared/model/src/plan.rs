@@ -141,6 +141,14 @@ pub struct Claimant<'a> {
     pub demand: Option<u32>,
 }
 
+impl Claimant<'_> {
+    /// Its place in D13's order within its tenant: priority 1 first, then the oldest task (ids
+    /// sort by creation).
+    pub fn rank(&self) -> (u8, &Id) {
+        (self.priority, self.id)
+    }
+}
+
 /// How the service's calls in flight are shared between tenants (D13).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Fairness {
@@ -236,10 +244,7 @@ impl Fairness {
         let shares = self.tenant_shares(&wants);
         let mut out = Vec::with_capacity(tasks.len());
         for (tenant, mut ordered) in by_tenant {
-            ordered.sort_by(|a, b| {
-                let (a, b) = (claimant(a), claimant(b));
-                (a.priority, a.id).cmp(&(b.priority, b.id))
-            });
+            ordered.sort_by(|a, b| claimant(a).rank().cmp(&claimant(b).rank()));
             let mut left = shares[tenant];
             for task in ordered {
                 let share = demand(task).min(left);

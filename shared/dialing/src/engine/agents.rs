@@ -3,25 +3,27 @@
 //! D13's order through [`share_agents`], which paces each one. What a task gets is the most
 //! calls in flight its dial runs may top up to this tick.
 
+use super::tick::claimant;
 use super::Engine;
 use outbound_adapters::store::dialing::RunningTask;
 use outbound_adapters::telephony::provider::Provider;
-use outbound_model::pacing::{share_agents, QueueAgents, QueueTask};
+use outbound_model::pacing::{share_agents, AgentPacing, QueueAgents, QueueTask};
 use outbound_model::{Id, Tenant};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+/// The agent-paced tasks of each queue in use: each with its demand (as the tick asks) and its
+/// pacing.
+type ByQueue<'a> = BTreeMap<&'a str, Vec<(&'a (&'a RunningTask, u32), &'a AgentPacing)>>;
 
 impl<P: Provider> Engine<P> {
     /// The most calls in flight each agent-paced task of `asks` (task, demand) may have now;
     /// agentless tasks are not in it. When the provider cannot say what its agents do, each
     /// task keeps the calls it has and places none: a call no agent may take would be abandoned.
     pub(super) async fn agent_caps(&self, asks: &[(&RunningTask, u32)]) -> HashMap<Id, u32> {
-        let mut by_queue: BTreeMap<&str, Vec<(&RunningTask, u32)>> = BTreeMap::new();
-        for (r, demand) in asks {
-            if let Some(agents) = &r.task.settings.agents {
-                by_queue
-                    .entry(agents.queue_id.as_str())
-                    .or_default()
-                    .push((r, *demand));
+        let mut by_queue: ByQueue<'_> = BTreeMap::new();
+        for ask in asks {
+            if let Some(pacing) = &ask.0.task.settings.agents {
+                (by_queue.entry(pacing.queue_id.as_str()).or_default()).push((ask, pacing));
             }
         }
         if by_queue.is_empty() {
@@ -33,65 +35,56 @@ impl<P: Provider> Engine<P> {
             Err(error) => {
                 tracing::warn!(%error, "the queues' agents could not be read: no call is paced to them this tick");
                 return (by_queue.values().flatten())
-                    .map(|(r, _)| (r.task.id.clone(), r.task.in_flight))
+                    .map(|((r, _), _)| (r.task.id.clone(), r.task.in_flight))
                     .collect();
             }
         };
         self.keep_agents(&by_queue, &agents).await;
         let mut caps = HashMap::new();
         for (queue, mut tasks) in by_queue {
-            // D13's order: priority, then the oldest task.
-            tasks.sort_by(|(a, _), (b, _)| {
-                (a.task.settings.priority, a.task.created_at, &a.task.id).cmp(&(
-                    b.task.settings.priority,
-                    b.task.created_at,
-                    &b.task.id,
-                ))
-            });
-            let paced: Vec<QueueTask> = tasks
-                .iter()
-                .filter_map(|(r, demand)| {
+            // D13's order, as the tick shares out.
+            tasks.sort_by(|(a, _), (b, _)| claimant(a).rank().cmp(&claimant(b).rank()));
+            let paced: Vec<QueueTask> = (tasks.iter())
+                .map(|((r, demand), pacing)| {
                     let counters = &r.task.counters;
-                    Some(QueueTask {
-                        pacing: r.task.settings.agents.as_ref()?.pacing(),
+                    QueueTask {
+                        pacing: pacing.pacing(),
                         in_flight: r.task.in_flight,
                         demand: (*demand).max(r.task.in_flight),
                         ended: counters.calls,
                         answered: counters.answered_by_people(),
                         abandoned: counters.abandoned,
-                    })
+                    }
                 })
                 .collect();
             let state = agents.get(queue).copied().unwrap_or_default();
             let shares = share_agents(state, &paced);
             tracing::debug!(queue, ?state, ?shares, "agents shared");
-            for ((r, _), cap) in tasks.iter().zip(shares) {
+            for (((r, _), _), cap) in tasks.iter().zip(shares) {
                 caps.insert(r.task.id.clone(), cap);
             }
         }
         caps
     }
 
-    /// Keeps what was read of each queue for its tenants' diagnostics (D30); a write that
-    /// fails only leaves the page an older reading.
-    async fn keep_agents(
-        &self,
-        by_queue: &BTreeMap<&str, Vec<(&RunningTask, u32)>>,
-        agents: &BTreeMap<String, QueueAgents>,
-    ) {
+    /// Keeps what was read of each queue for its tenants' diagnostics (D30), the writes at
+    /// once; a write that fails only leaves the page an older reading.
+    async fn keep_agents(&self, by_queue: &ByQueue<'_>, agents: &BTreeMap<String, QueueAgents>) {
         let now = self.clock.now();
+        let mut readings: BTreeSet<(&Tenant, &str)> = BTreeSet::new();
         for (queue, tasks) in by_queue {
-            let state = agents.get(*queue).copied().unwrap_or_default();
-            let tenants: BTreeSet<&Tenant> = tasks.iter().map(|(r, _)| &r.tenant).collect();
-            for tenant in tenants {
-                if let Err(error) = self
-                    .store
-                    .save_queue_agents(tenant, queue, &state, now)
-                    .await
-                {
-                    tracing::warn!(%error, queue, "a queue's agents were not kept");
-                }
-            }
+            readings.extend(tasks.iter().map(|((r, _), _)| (&r.tenant, *queue)));
         }
+        let writes = readings.into_iter().map(|(tenant, queue)| async move {
+            let state = agents.get(queue).copied().unwrap_or_default();
+            if let Err(error) = self
+                .store
+                .save_queue_agents(tenant, queue, &state, now)
+                .await
+            {
+                tracing::warn!(%error, queue, "a queue's agents were not kept");
+            }
+        });
+        futures::future::join_all(writes).await;
     }
 }

@@ -105,29 +105,11 @@ impl<P: Provider> Engine<P> {
         };
         let mut jobs = Vec::new();
         if !running.is_empty() {
-            fn claimant<'a>((r, demand): &'a (&RunningTask, u32)) -> Claimant<'a> {
-                Claimant {
-                    tenant: &r.tenant,
-                    priority: r.task.settings.priority,
-                    id: &r.task.id,
-                    demand: Some(*demand),
-                }
-            }
             let asks: Vec<(&RunningTask, u32)> = running.iter().map(|r| (r, demand(r))).collect();
             // An agent-paced task asks for no more than its queue's agents allow (D30).
             let caps = Box::pin(self.agent_caps(&asks)).await;
-            let mut no_agents: Vec<&RunningTask> = Vec::new();
-            let asks: Vec<(&RunningTask, u32)> = asks
-                .into_iter()
-                .map(|(r, wants)| match caps.get(&r.task.id) {
-                    Some(&cap) => {
-                        if cap == 0 && wants > 0 {
-                            no_agents.push(r);
-                        }
-                        (r, wants.min(cap))
-                    }
-                    None => (r, wants),
-                })
+            let asks: Vec<(&RunningTask, u32)> = (asks.into_iter())
+                .map(|(r, wants)| (r, caps.get(&r.task.id).map_or(wants, |cap| wants.min(*cap))))
                 .collect();
             let shares: Vec<(&RunningTask, u32)> = self
                 .config
@@ -137,23 +119,22 @@ impl<P: Provider> Engine<P> {
                 .map(|((r, _), share)| (*r, share))
                 .collect();
             let shares = within_workers(shares, self.config.dial_workers, |r| &r.tenant);
-            let runs = match pass {
-                Pass::Minute => self.config.runs_per_tick.max(1),
-                Pass::Pace => 1,
-            };
+            let runs = self.config.runs_per_tick.max(1);
             let spacing = 60 / runs;
-            let mut starved = Vec::new();
+            let (mut starved, mut no_agents) = (Vec::new(), Vec::new());
             for (r, budget) in &shares {
-                if *budget > 0
-                    || pass == Pass::Pace
-                    || no_agents.iter().any(|n| n.task.id == r.task.id)
-                {
+                if *budget > 0 {
                     continue;
                 }
                 if demand(r) > 0 {
-                    // No room in its share (D29): no dial job, and its diagnostics say so.
-                    starved.push(*r);
-                } else if r.task.in_flight == 0 {
+                    // No agent for it (D30), or no room in its share (D29): no dial job, and its
+                    // diagnostics say which.
+                    if caps.get(&r.task.id) == Some(&0) {
+                        no_agents.push(*r);
+                    } else if pass == Pass::Minute {
+                        starved.push(*r);
+                    }
+                } else if r.task.in_flight == 0 && pass == Pass::Minute {
                     // Nothing left to call, as its counters say: one run that checks whether it
                     // is complete, with room for one call should a contact be due after all
                     // (the claim's caps still hold the service's).
@@ -207,13 +188,26 @@ impl<P: Provider> Engine<P> {
                 }
             }
         }
-        if pass == Pass::Pace {
-            self.send_jobs(jobs).await?;
-            tracing::info!(?report, "pace");
-            return Ok(report);
+        if pass == Pass::Minute {
+            jobs.extend(Box::pin(self.lost_and_stale_jobs(&running, now, &mut report)).await?);
         }
-        // A large recall whose job was lost is sent again after a minute (D12).
-        for r in &running {
+        self.send_jobs(jobs).await?;
+        tracing::info!(?report, ?pass, "tick");
+        Ok(report)
+    }
+
+    /// The tick's other jobs: a large recall whose job was lost, sent again after a minute
+    /// (D12); and a reconcile of each call in flight due a look at a time of its own: a claim
+    /// whose provider id was not saved soon after it (in doubt, D28), a placed call a reconcile
+    /// time after it.
+    async fn lost_and_stale_jobs(
+        &self,
+        running: &[RunningTask],
+        now: Timestamp,
+        report: &mut TickReport,
+    ) -> Result<Vec<(DialJob, u32)>, Error> {
+        let mut jobs = Vec::new();
+        for r in running {
             if let (Some(recall), Some(at)) = (&r.task.pending_recall, r.task.pending_recall_at) {
                 if now.0 - at.0 > RECALL_JOB_LOST_AFTER_MILLIS {
                     jobs.push((
@@ -227,8 +221,6 @@ impl<P: Provider> Engine<P> {
                 }
             }
         }
-        // Each call in flight is due a look at a time of its own: a claim whose provider id was
-        // not saved soon after it (in doubt, D28), a placed call a reconcile time after it.
         let shards = (0..keys::INDEX_PARTITIONS).map(|shard| self.store.stale_calls(shard, now));
         for stale in futures::future::try_join_all(shards).await? {
             for (tenant, task_id, state) in stale {
@@ -246,9 +238,7 @@ impl<P: Provider> Engine<P> {
                 }
             }
         }
-        self.send_jobs(jobs).await?;
-        tracing::info!(?report, "tick");
-        Ok(report)
+        Ok(jobs)
     }
 
     /// What each running task's data source and tenant say now (D23, D24): its count of
@@ -299,6 +289,16 @@ impl<P: Provider> Engine<P> {
     pub(super) fn may_dial_now(&self, task: &Task, now: Timestamp) -> bool {
         task.settings.window_zone == WindowZone::CalledParty
             || window_open(&task.settings, self.zone, now)
+    }
+}
+
+/// What the tick knows of a running task and its demand when it shares out (D13).
+pub(super) fn claimant<'a>((r, demand): &'a (&RunningTask, u32)) -> Claimant<'a> {
+    Claimant {
+        tenant: &r.tenant,
+        priority: r.task.settings.priority,
+        id: &r.task.id,
+        demand: Some(*demand),
     }
 }
 
