@@ -16,7 +16,7 @@ use outbound_model::diagnostics::DiagnosticsView;
 use outbound_model::error::Error;
 use outbound_model::export::ExportFormat;
 use outbound_model::in_range;
-use outbound_model::pacing::{DialingMode, Hundredths, ABANDONMENT_TARGET, CALLS_PER_AGENT};
+use outbound_model::pacing::{DialingMode, ABANDONMENT_TARGET, CALLS_PER_AGENT};
 use outbound_model::page::PageTokens;
 use outbound_model::page::{ListScope, PageView};
 use outbound_model::task::{TaskOperation, TaskRow, TaskStat, TaskView, WindowZone, ZoneName};
@@ -237,19 +237,11 @@ impl SettingsInput {
                     "" => None,
                     value => Some(value.to_owned()),
                 }),
-                calls_per_agent: self
-                    .calls_per_agent
-                    .map(|v| {
-                        let (low, high, _) = CALLS_PER_AGENT;
-                        Hundredths::parse("callsPerAgent", v.0, low, high)
-                    })
+                calls_per_agent: (self.calls_per_agent)
+                    .map(|v| CALLS_PER_AGENT.parse(v.0))
                     .transpose()?,
-                abandonment_target: self
-                    .abandonment_target
-                    .map(|v| {
-                        let (low, high, _) = ABANDONMENT_TARGET;
-                        Hundredths::parse("abandonmentTarget", v.0, low, high)
-                    })
+                abandonment_target: (self.abandonment_target)
+                    .map(|v| ABANDONMENT_TARGET.parse(v.0))
                     .transpose()?,
             },
         })

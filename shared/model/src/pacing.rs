@@ -1,15 +1,18 @@
-//! Agent pacing (D30) as one pure function, [`calls_to_place`]: from the queue's agents (free
-//! now, and soon free), the task's calls still ringing, its measured answer rate and its
-//! abandonment so far, how many calls to place now. No I/O and no clock, so the tick, the dialer
-//! and the pacing benchmark all ask the same question the same way.
+//! Agent pacing (D30): a task's pacing settings as stored ([`AgentPacing`]), and the pure
+//! functions of the pace. [`calls_to_place`]: from the queue's agents (free now, and soon free),
+//! the task's calls still ringing, its measured answer rate and its abandonment so far, how many
+//! calls to place now; [`share_agents`]: one queue's agents shared between its tasks in D13's
+//! order. No I/O and no clock, so the tick, the dialer and the pacing benchmark all ask the same
+//! question the same way.
 //!
 //! - Progressive: a task's calls ringing never exceed its free agents x `callsPerAgent`.
 //! - Predictive: calls are placed ahead of agents, for those free now and those that will be by
 //!   the time a call is answered. The number ringing is the largest whose expected abandoned
 //!   calls (answers beyond the agents ready for them, the answers a binomial of the calls
 //!   ringing) stay within a share of the expected answers: the target, and the headroom the
-//!   task has under it again (so over its 30 days it lands near the target, not well below). At or above its target over the last 30 days, the task paces progressively (1 call
-//!   per free agent) until it is back under.
+//!   task has under it again (so over its life it lands near the target, not well below). At or
+//!   above its target the task paces progressively (1 call per free agent) until it is back
+//!   under.
 
 use crate::error::Error;
 use serde::{Deserialize, Serialize};
@@ -57,10 +60,6 @@ impl DialingMode {
     pub fn paced(self) -> bool {
         self != DialingMode::Agentless
     }
-
-    pub fn is_agentless(&self) -> bool {
-        !self.paced()
-    }
 }
 
 /// A setting kept to two decimals exactly (`callsPerAgent` 1.25, `abandonmentTarget` 2.5):
@@ -70,29 +69,53 @@ impl DialingMode {
 pub struct Hundredths(pub u32);
 
 impl Hundredths {
-    /// `value` rounded to two decimals, within `low..=high` (in hundredths); the refusal names
-    /// `field` and the range.
-    pub fn parse(field: &str, value: f64, low: u32, high: u32) -> Result<Self, Error> {
-        let hundredths = (value * 100.0).round();
-        if !value.is_finite() || hundredths < f64::from(low) || hundredths > f64::from(high) {
-            return Err(Error::invalid(format!(
-                "{field} must be a number from {} to {}",
-                Hundredths(low).value(),
-                Hundredths(high).value()
-            )));
-        }
-        Ok(Hundredths(hundredths as u32))
-    }
-
     pub fn value(self) -> f64 {
         f64::from(self.0) / 100.0
     }
 }
 
+/// A number an agent-paced task is set with (D30): its field in the API, its bounds and its
+/// default, in hundredths.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PacingSetting {
+    pub field: &'static str,
+    pub low: Hundredths,
+    pub high: Hundredths,
+    pub default: Hundredths,
+}
+
+impl PacingSetting {
+    /// `value` as sent, rounded to two decimals, within the bounds; the refusal names the field
+    /// and the range.
+    pub fn parse(&self, value: f64) -> Result<Hundredths, Error> {
+        let hundredths = (value * 100.0).round();
+        let (low, high) = (f64::from(self.low.0), f64::from(self.high.0));
+        if !value.is_finite() || hundredths < low || hundredths > high {
+            return Err(Error::invalid(format!(
+                "{} must be a number from {} to {}",
+                self.field,
+                self.low.value(),
+                self.high.value()
+            )));
+        }
+        Ok(Hundredths(hundredths as u32))
+    }
+}
+
 /// `callsPerAgent`: 1.0 to 3.0, default 1.0.
-pub const CALLS_PER_AGENT: (u32, u32, u32) = (100, 300, 100);
+pub const CALLS_PER_AGENT: PacingSetting = PacingSetting {
+    field: "callsPerAgent",
+    low: Hundredths(100),
+    high: Hundredths(300),
+    default: Hundredths(100),
+};
 /// `abandonmentTarget`, a percentage: 0 to 10, default 3.
-pub const ABANDONMENT_TARGET: (u32, u32, u32) = (0, 1_000, 300);
+pub const ABANDONMENT_TARGET: PacingSetting = PacingSetting {
+    field: "abandonmentTarget",
+    low: Hundredths(0),
+    high: Hundredths(1_000),
+    default: Hundredths(300),
+};
 
 /// How one task paces its calls to agents (D30), as it is stored.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -120,8 +143,7 @@ impl AgentPacing {
 
 /// A queue's agents now, as the provider reports them (Amazon Connect's current metrics; the
 /// simulated provider's pool).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct QueueAgents {
     /// Logged in and free to take a call.
     pub available: u32,

@@ -4,7 +4,7 @@
 use super::call::{Reason, RetryRule, Skip};
 use super::datasource::DataSource;
 use super::in_range;
-use super::pacing::{AgentPacing, DialingMode, Hundredths, ABANDONMENT_TARGET, CALLS_PER_AGENT};
+use super::pacing::{AgentPacing, DialingMode, ABANDONMENT_TARGET, CALLS_PER_AGENT};
 use super::settings::TenantSettings;
 use super::telephony::{CallerIdChoice, Results, Voicemail};
 use super::time_of_day::DailyWindow;
@@ -651,12 +651,12 @@ impl Task {
             calls_per_agent: s
                 .agents
                 .as_ref()
-                .map_or(Hundredths(CALLS_PER_AGENT.2), |a| a.calls_per_agent)
+                .map_or(CALLS_PER_AGENT.default, |a| a.calls_per_agent)
                 .value(),
             abandonment_target: s
                 .agents
                 .as_ref()
-                .map_or(Hundredths(ABANDONMENT_TARGET.2), |a| a.abandonment_target)
+                .map_or(ABANDONMENT_TARGET.default, |a| a.abandonment_target)
                 .value(),
             abandon_count: c.abandoned,
             abandon_rate: c.abandon_rate(),

@@ -118,6 +118,38 @@ pub fn caller_id(field: &str, raw: &str) -> Result<String, Error> {
         })
 }
 
+/// 400 when `list` holds more than `most` entries (`what`: how they are called).
+fn at_most(list: &str, len: usize, most: usize, what: &str) -> Result<(), Error> {
+    if len > most {
+        return Err(Error::invalid(format!(
+            "{list} may hold at most {most} {what}"
+        )));
+    }
+    Ok(())
+}
+
+/// The provider's resources of `list` as sent, `(id, name)` pairs each made by `make` (which
+/// names `list[at]` in its refusal), no id twice.
+fn provider_entries<T>(
+    list: &str,
+    pairs: &[(String, String)],
+    make: impl Fn(&str, &str, &str) -> Result<T, Error>,
+    id: impl Fn(&T) -> &String,
+) -> Result<Vec<T>, Error> {
+    let mut entries: Vec<T> = Vec::with_capacity(pairs.len());
+    for (at, (raw_id, name)) in pairs.iter().enumerate() {
+        let entry = make(&format!("{list}[{at}]"), raw_id, name)?;
+        if entries.iter().any(|seen| id(seen) == id(&entry)) {
+            return Err(Error::invalid(format!(
+                "{list}[{at}].id {} is listed twice",
+                id(&entry)
+            )));
+        }
+        entries.push(entry);
+    }
+    Ok(entries)
+}
+
 /// The numbers, flows and agent queues the operator assigns a tenant (D22, D30), every entry
 /// checked: at most [`MAX_CALLER_IDS`] numbers, [`MAX_CONTACT_FLOWS`] flows and [`MAX_QUEUES`]
 /// queues, none twice.
@@ -141,24 +173,10 @@ impl Assignment {
         contact_flows: &[(String, String)],
         queues: &[(String, String)],
     ) -> Result<Self, Error> {
-        if queues.len() > MAX_QUEUES {
-            return Err(Error::invalid(format!(
-                "queues may hold at most {MAX_QUEUES} queues"
-            )));
-        }
-        let mut agent_queues: Vec<AgentQueue> = Vec::with_capacity(queues.len());
-        for (at, (id, name)) in queues.iter().enumerate() {
-            let queue = AgentQueue::new(&format!("queues[{at}]"), id, name)?;
-            if agent_queues.iter().any(|seen| seen.id == queue.id) {
-                return Err(Error::invalid(format!(
-                    "queues[{at}].id {} is listed twice",
-                    queue.id
-                )));
-            }
-            agent_queues.push(queue);
-        }
+        at_most("queues", queues.len(), MAX_QUEUES, "queues")?;
+        let queues = provider_entries("queues", queues, AgentQueue::new, |q| &q.id)?;
         let mut assignment = Assignment::numbers_and_flows(caller_ids, contact_flows)?;
-        assignment.queues = Some(agent_queues);
+        assignment.queues = Some(queues);
         Ok(assignment)
     }
 
@@ -166,16 +184,13 @@ impl Assignment {
         caller_ids: &[String],
         contact_flows: &[(String, String)],
     ) -> Result<Self, Error> {
-        if caller_ids.len() > MAX_CALLER_IDS {
-            return Err(Error::invalid(format!(
-                "callerIds may hold at most {MAX_CALLER_IDS} numbers"
-            )));
-        }
-        if contact_flows.len() > MAX_CONTACT_FLOWS {
-            return Err(Error::invalid(format!(
-                "contactFlows may hold at most {MAX_CONTACT_FLOWS} flows"
-            )));
-        }
+        at_most("callerIds", caller_ids.len(), MAX_CALLER_IDS, "numbers")?;
+        at_most(
+            "contactFlows",
+            contact_flows.len(),
+            MAX_CONTACT_FLOWS,
+            "flows",
+        )?;
         let mut numbers: Vec<String> = Vec::with_capacity(caller_ids.len());
         for (at, raw) in caller_ids.iter().enumerate() {
             let number = caller_id(&format!("callerIds[{at}]"), raw)?;
@@ -186,17 +201,7 @@ impl Assignment {
             }
             numbers.push(number);
         }
-        let mut flows: Vec<ContactFlow> = Vec::with_capacity(contact_flows.len());
-        for (at, (id, name)) in contact_flows.iter().enumerate() {
-            let flow = ContactFlow::new(&format!("contactFlows[{at}]"), id, name)?;
-            if flows.iter().any(|seen| seen.id == flow.id) {
-                return Err(Error::invalid(format!(
-                    "contactFlows[{at}].id {} is listed twice",
-                    flow.id
-                )));
-            }
-            flows.push(flow);
-        }
+        let flows = provider_entries("contactFlows", contact_flows, ContactFlow::new, |f| &f.id)?;
         Ok(Assignment {
             caller_ids: numbers,
             contact_flows: flows,

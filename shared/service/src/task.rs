@@ -21,7 +21,7 @@ use outbound_model::page::PageQuery;
 use outbound_model::reclaim::ReclaimJob;
 use outbound_model::settings::TenantSettings;
 use outbound_model::task::{
-    check_retry_rules, rules_time, DialSettings, TaskOperation, WindowZone, ZoneName,
+    check_retry_rules, rules_time, DialSettings, HeldBack, TaskOperation, WindowZone, ZoneName,
 };
 use outbound_model::telephony::{fixed_at_publish, CallerIdChoice, TaskResults, Voicemail};
 use outbound_model::time_of_day::{ClockTime, DailyWindow};
@@ -81,17 +81,15 @@ impl PacingPatch {
                 mode.name()
             )));
         };
-        let (_, _, calls_per_agent) = CALLS_PER_AGENT;
-        let (_, _, abandonment_target) = ABANDONMENT_TARGET;
         Ok(Some(AgentPacing {
             mode,
             queue_id,
             calls_per_agent: (self.calls_per_agent)
                 .or(base.as_ref().map(|b| b.calls_per_agent))
-                .unwrap_or(Hundredths(calls_per_agent)),
+                .unwrap_or(CALLS_PER_AGENT.default),
             abandonment_target: (self.abandonment_target)
                 .or(base.as_ref().map(|b| b.abandonment_target))
-                .unwrap_or(Hundredths(abandonment_target)),
+                .unwrap_or(ABANDONMENT_TARGET.default),
         }))
     }
 }
@@ -648,7 +646,15 @@ pub async fn diagnostics(
             Err(error) => Err(error),
         }
     };
-    let (source, settings) = futures::future::try_join(source, store.settings(tenant)).await?;
+    // An agent-paced task's queue as the tick last read it (D30), beside the others.
+    let queue = async {
+        match &task.settings.agents {
+            Some(pacing) => store.queue_agents(tenant, &pacing.queue_id).await,
+            None => Ok(None),
+        }
+    };
+    let (source, settings, queue) =
+        futures::future::try_join3(source, store.settings(tenant), queue).await?;
     let total = source.as_ref().map_or(0, |source| source.contact_count);
     // Contacts parked under rules changed since are due now (D24), never shown as waiting.
     let rules_at = rules_time(&settings, source.as_ref());
@@ -667,6 +673,10 @@ pub async fn diagnostics(
                 .map(|(_, at)| at)
         })
         .flatten();
+    let held_back = |by: HeldBack| {
+        task.held_back(by)
+            .is_some_and(|at| at.0 > now.0 - HELD_BACK_SHOWN.as_millis() as i64)
+    };
     let situation = Situation {
         status: task.status,
         now,
@@ -679,31 +689,22 @@ pub async fn diagnostics(
         // The task's own share, never the service's total (other tenants' activity, D23): at
         // its cap, or its last run had contacts due and no room.
         at_capacity: task.in_flight >= dialer.max_in_flight_per_task
-            || task
-                .held_back_at
-                .is_some_and(|at| at.0 > now.0 - HELD_BACK_SHOWN.as_millis() as i64),
+            || held_back(HeldBack::Capacity),
         provider_busy: counters
             .busy_until
             .is_some_and(|until| until.0 > now.0 - 60_000),
-        no_agents: task.settings.agents.is_some()
-            && task
-                .no_agents_at
-                .is_some_and(|at| at.0 > now.0 - HELD_BACK_SHOWN.as_millis() as i64),
+        no_agents: task.settings.agents.is_some() && held_back(HeldBack::NoAgents),
     };
     let (blocked, next) = blocked_by(&situation);
-    let agents = match &task.settings.agents {
-        Some(pacing) => store
-            .queue_agents(tenant, &pacing.queue_id)
-            .await?
-            .map(|(agents, at)| AgentsView {
-                queue_id: pacing.queue_id.clone(),
-                available: agents.available,
-                busy: agents.on_contact,
-                soon_free: agents.soon_free,
-                read_time: at.display(zone),
-            }),
-        None => None,
-    };
+    let agents = (task.settings.agents.as_ref())
+        .zip(queue)
+        .map(|(pacing, (agents, at))| AgentsView {
+            queue_id: pacing.queue_id.clone(),
+            available: agents.available,
+            busy: agents.on_contact,
+            soon_free: agents.soon_free,
+            read_time: at.display(zone),
+        });
     Ok(DiagnosticsView {
         task_id: task.id.clone(),
         status: task.status,

@@ -4,7 +4,7 @@
 use crate::store::counters;
 use crate::store::keys::{self, PK, SK};
 use crate::store::Item;
-use crate::store::{from_item, n, s, string_attr, Expr, Store, WriteFailure};
+use crate::store::{from_item, n, s, string_attr, to_attribute, Expr, Store, WriteFailure};
 use outbound_model::call::{Target, SCRIPT_FIELD};
 use outbound_model::error::Error;
 use outbound_model::pacing::QueueAgents;
@@ -225,13 +225,10 @@ impl Store {
             .update_one(
                 "keep a queue's agents",
                 (keys::tenant(tenant), keys::queue_agents(queue)),
-                "SET available = :available, on_contact = :on_contact, soon_free = :soon, \
-                 read_at = :now",
+                "SET agents = :agents, read_at = :now",
                 None,
                 Expr::default()
-                    .value(":available", n(agents.available))
-                    .value(":on_contact", n(agents.on_contact))
-                    .value(":soon", n(agents.soon_free))
+                    .value(":agents", to_attribute(agents)?)
                     .value(":now", n(now.0)),
             )
             .await;
@@ -244,25 +241,16 @@ impl Store {
         tenant: &Tenant,
         queue: &str,
     ) -> Result<Option<(QueueAgents, Timestamp)>, Error> {
-        let Some(item) = self
+        #[derive(serde::Deserialize)]
+        struct Reading {
+            agents: QueueAgents,
+            read_at: Timestamp,
+        }
+        let item = self
             .get_item(keys::tenant(tenant), keys::queue_agents(queue))
-            .await?
-        else {
-            return Ok(None);
-        };
-        let number = |name: &str| {
-            item.get(name)
-                .and_then(|value| value.as_n().ok())
-                .and_then(|raw| raw.parse::<i64>().ok())
-                .unwrap_or(0)
-        };
-        let count = |name: &str| u32::try_from(number(name)).unwrap_or(0);
-        let agents = QueueAgents {
-            available: count("available"),
-            on_contact: count("on_contact"),
-            soon_free: count("soon_free"),
-        };
-        Ok(Some((agents, Timestamp(number("read_at")))))
+            .await?;
+        let reading = item.map(from_item::<Reading>).transpose()?;
+        Ok(reading.map(|reading| (reading.agents, reading.read_at)))
     }
 
     /// Whether the service found the provider's campaign quota missing (D23): remembered for
