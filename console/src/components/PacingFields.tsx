@@ -1,3 +1,4 @@
+import type { ComponentChildren } from 'preact';
 import { dialingModeValues, type DialingMode, type Settings } from '../api/types';
 import { ABANDONMENT_TARGET, CALLS_PER_AGENT, DIALING_MODE_LABELS, isPaced, type Pacing } from '../state/pacing';
 
@@ -51,41 +52,51 @@ export function PacingFields(props: { prefix: string; value: Pacing; onChange: (
           </div>
         )}
         {value.mode === 'PROGRESSIVE' && (
-          <div class="field">
-            <label for={`${p}-cpa`}>Calls per agent</label>
-            <input
-              id={`${p}-cpa`}
-              type="number"
-              required
-              min={CALLS_PER_AGENT.min}
-              max={CALLS_PER_AGENT.max}
-              step={0.01}
-              value={value.callsPerAgent}
-              onInput={(e) => set({ callsPerAgent: e.currentTarget.value })}
-            />
-            <small>Calls ringing for each free agent, {CALLS_PER_AGENT.min} to {CALLS_PER_AGENT.max}.</small>
-          </div>
+          <PacingNumber id={`${p}-cpa`} label="Calls per agent" bounds={CALLS_PER_AGENT} value={value.callsPerAgent} onInput={(v) => set({ callsPerAgent: v })}>
+            Calls ringing for each free agent, {CALLS_PER_AGENT.min} to {CALLS_PER_AGENT.max}.
+          </PacingNumber>
         )}
         {value.mode === 'PREDICTIVE' && (
-          <div class="field">
-            <label for={`${p}-abandon`}>Abandonment target (%)</label>
-            <input
-              id={`${p}-abandon`}
-              type="number"
-              required
-              min={ABANDONMENT_TARGET.min}
-              max={ABANDONMENT_TARGET.max}
-              step={0.01}
-              value={value.abandonmentTarget}
-              onInput={(e) => set({ abandonmentTarget: e.currentTarget.value })}
-            />
-            <small>
-              The most calls a person answers and no agent takes, as a share of the answered calls: {ABANDONMENT_TARGET.min} to{' '}
-              {ABANDONMENT_TARGET.max}.
-            </small>
-          </div>
+          <PacingNumber
+            id={`${p}-abandon`}
+            label="Abandonment target (%)"
+            bounds={ABANDONMENT_TARGET}
+            value={value.abandonmentTarget}
+            onInput={(v) => set({ abandonmentTarget: v })}
+          >
+            The most calls a person answers and no agent takes, as a share of the answered calls: {ABANDONMENT_TARGET.min} to{' '}
+            {ABANDONMENT_TARGET.max}.
+          </PacingNumber>
         )}
       </div>
     </fieldset>
+  );
+}
+
+/** A mode's number (calls per agent, abandonment target): required, within its bounds, kept to
+ *  two decimals as the API keeps it. */
+function PacingNumber(props: {
+  id: string;
+  label: string;
+  bounds: { min: number; max: number };
+  value: string;
+  onInput: (value: string) => void;
+  children: ComponentChildren;
+}) {
+  return (
+    <div class="field">
+      <label for={props.id}>{props.label}</label>
+      <input
+        id={props.id}
+        type="number"
+        required
+        min={props.bounds.min}
+        max={props.bounds.max}
+        step={0.01}
+        value={props.value}
+        onInput={(e) => props.onInput(e.currentTarget.value)}
+      />
+      <small>{props.children}</small>
+    </div>
   );
 }
