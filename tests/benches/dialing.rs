@@ -6,7 +6,8 @@
 //!   requests, items written and write capacity units ([`outbound_tests::capacity`]), split
 //!   into `claim` (the claim transaction), `placing` (the transaction that records the provider's
 //!   call id), `outcome` (call record read, outcome transaction) and `run` (the tick, and the
-//!   dial runs' reads and cursor);
+//!   dial runs' reads and cursor); and the units per call of the tenant's own partition, of
+//!   its busiest task key and of its busiest do-not-call guard key (docs/scaling.md §5.2g);
 //! - one tick with 1, 100 and 10,000 RUNNING tasks (and as many DRAFT ones beside them): its
 //!   DynamoDB requests, dial jobs and time;
 //! - a recall of 30,000 contacts of a RUNNING task, as three recalls of the most one recall
@@ -28,7 +29,8 @@
 //! (`resting` only those), `expensive` only the campaign,
 //! the recall, the concurrent runs, the national list and the 10,000-task tick (`make bench`
 //! runs those once), `scale` only the recall and the concurrent runs, `concurrent` only the
-//! concurrent runs, `national` only the national list, anything else all of them.
+//! concurrent runs, `national` only the national list, `campaign` only the campaign, anything
+//! else all of them.
 //!
 //! moto is single-threaded Python, not DynamoDB: times say what the code costs against it; the
 //! request and unit counts are what AWS would see.
@@ -42,7 +44,7 @@ use outbound_model::task::DialSettings;
 use outbound_model::Tenant;
 use outbound_model::{Contact, DataSource, Id, Name, Phone, Task, TaskStatus, Timestamp};
 use outbound_tests::bench::record;
-use outbound_tests::capacity::{sizes_for, ItemKey, WriteRequest, WriteTotals};
+use outbound_tests::capacity::{sizes_for, wcus_by_partition, ItemKey, WriteRequest, WriteTotals};
 use outbound_tests::stack::Stack;
 use std::collections::HashMap;
 use std::error::Error;
@@ -59,10 +61,10 @@ async fn main() -> Result<()> {
         "cheap" => (true, false, false),
         "expensive" => (false, true, true),
         "scale" => (false, false, true),
-        "national" | "concurrent" | "resting" => (false, false, false),
+        "national" | "concurrent" | "resting" | "campaign" => (false, false, false),
         _ => (true, true, true),
     };
-    if expensive {
+    if expensive || only == "campaign" {
         campaign().await?;
     }
     if scale {
@@ -224,6 +226,31 @@ async fn campaign() -> Result<()> {
                 .collect();
             let client = aws_sdk_dynamodb::Client::new(&stack.sdk);
             let stored = sizes_for(&client, &stack.resources.table, &everything).await?;
+            // Write units a placed call costs each key of the tenant (docs/scaling.md §5.2g):
+            // its own partition, its busiest task key, its busiest key of any kind.
+            let by_key = wcus_by_partition(&everything, &stored);
+            let tenant_pk = keys::tenant(&tenant);
+            let of = |pick: &dyn Fn(&str) -> bool| {
+                by_key
+                    .iter()
+                    .filter(|(pk, _)| pick(pk))
+                    .map(|(_, units)| *units)
+                    .max()
+                    .unwrap_or(0) as f64
+                    / calls
+            };
+            record(
+                "dialing.wcu_per_call.tenant_partition",
+                of(&|pk| pk == tenant_pk),
+            );
+            record(
+                "dialing.wcu_per_call.busiest_task_key",
+                of(&|pk| pk.starts_with(&format!("{tenant_pk}#TASK#"))),
+            );
+            record(
+                "dialing.wcu_per_call.busiest_guard_key",
+                of(&|pk| pk.starts_with(&format!("{tenant_pk}#DNCN#"))),
+            );
             let total = Phase {
                 requests: dialing.requests + outcome.requests,
                 writes: everything,
@@ -306,7 +333,7 @@ async fn seeded_task_with(
     }
     let mut task = task(&source, TaskStatus::Running, 0)?;
     task.settings = settings;
-    items.push(task_item(tenant, &task)?);
+    items.extend(task_items(tenant, &task)?);
     outbound_tests::stack::put_items(
         &aws_sdk_dynamodb::Client::new(&stack.sdk),
         &stack.resources.table,
@@ -567,7 +594,7 @@ async fn tick(running: usize) -> Result<()> {
             TaskStatus::Draft
         };
         let task = task(&source, status, n)?;
-        items.push(task_item(&tenant, &task)?);
+        items.extend(task_items(&tenant, &task)?);
     }
     outbound_tests::stack::put_items(
         &aws_sdk_dynamodb::Client::new(&stack.sdk),
@@ -714,8 +741,9 @@ async fn national() -> Result<()> {
     }
 }
 
-/// The stored item of `task`, with the running-task index keys publish writes when it is RUNNING.
-fn task_item(tenant: &Tenant, task: &Task) -> Result<outbound_adapters::store::Item> {
+/// The stored items of `task`, with the running-task index keys publish writes when it is
+/// RUNNING: the task item, and its counters item.
+fn task_items(tenant: &Tenant, task: &Task) -> Result<Vec<outbound_adapters::store::Item>> {
     let mut item: outbound_adapters::store::Item = serde_dynamo::to_item(task)?;
     let (pk, sk) = (keys::tenant(tenant), keys::task(&task.id));
     if task.status == TaskStatus::Running {
@@ -727,7 +755,8 @@ fn task_item(tenant: &Tenant, task: &Task) -> Result<outbound_adapters::store::I
     }
     item.insert(keys::PK.into(), s(pk));
     item.insert(keys::SK.into(), s(sk));
-    Ok(item)
+    let (item, counters) = outbound_adapters::store::counters::split(tenant, task, item);
+    Ok([item].into_iter().chain(counters).collect())
 }
 
 fn s(value: String) -> aws_sdk_dynamodb::types::AttributeValue {

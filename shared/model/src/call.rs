@@ -374,6 +374,10 @@ pub struct CallRef {
     /// gives none back. Read from the contact's state, never stored on the call record.
     #[serde(default, skip_serializing)]
     pub released: bool,
+    /// Where the task keeps its counters ([`crate::Task::counters_apart`]), so the outcome
+    /// writes them there.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub counters_apart: bool,
     /// The call record this was read from, and how many flow reports it held then (D29): the
     /// outcome marks the record recorded on the condition that no report came since, so a
     /// value the flow sets is counted or refused, never dropped. `None`: no record was read.
@@ -565,6 +569,7 @@ mod tests {
             results: Results::new(),
             earlier_results: None,
             released: false,
+            counters_apart: true,
             record: None,
         }
     }

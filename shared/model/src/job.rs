@@ -1,5 +1,6 @@
 //! The dial queue's messages: a task's dial run, a recall to apply, a call to reconcile (D12,
-//! D13); and the list of contacts a large recall keeps in S3 while its job applies it.
+//! D13), a pace of the agent-paced tasks (D30), a tenant's do-not-call guards to copy (D16);
+//! and the list of contacts a large recall keeps in S3 while its job applies it.
 
 use crate::{Id, Tenant, Timestamp};
 use serde::{Deserialize, Serialize};
@@ -38,6 +39,10 @@ pub enum DialJob {
     /// Pace the agent-paced tasks again between ticks (D30): their queues read anew, a dial
     /// run each at once. The tick queues one at each later slot of its minute.
     Pace,
+    /// Copy a tenant's do-not-call guards stored in its partition to the claim's own keys
+    /// (D16), a bounded part; the tick queues one each minute until they all are.
+    #[serde(rename_all = "camelCase")]
+    GuardNumbers { tenant: Tenant },
 }
 
 /// A large recall's contacts, stored while its job applies them (D12).

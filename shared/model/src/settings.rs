@@ -84,6 +84,12 @@ pub struct TenantSettings {
     /// One of `contact_flows`: what a task without its own plays.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default_contact_flow_id: Option<String>,
+    /// Every listed number of the tenant has its claim's guard under a key of its own, apart
+    /// from the tenant's partition (D16): claims check those. Set once the guards stored before
+    /// are copied there; until then claims check the guards in the tenant's partition, which
+    /// every add and delete keeps as well.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub dial_guards: bool,
 }
 
 /// A change to one setting: absent keeps it, `null` clears it, a value sets it.

@@ -453,6 +453,16 @@ pub struct Task {
     /// created before the marks, whose recall reads every contact state.
     #[serde(default)]
     pub recall_marks: bool,
+    /// What its calls move at their rate (`in_flight`, the call and diagnostics counters, the
+    /// idle and held-back marks) is kept on an item of its own, apart from the tenant's
+    /// partition, so a tenant's calls are not bounded by one key; false for tasks created before,
+    /// which keep them on the task item.
+    #[serde(default)]
+    pub counters_apart: bool,
+    /// Moves with every write that can make work due (an outcome, a release, a recall, a change
+    /// of state), so a run marks the task idle only if none came since it read it (D23).
+    #[serde(default)]
+    pub awake: u64,
 }
 
 /// When the rules that judge a task's contacts' windows last changed (D24): the tenant's
@@ -597,6 +607,8 @@ impl Task {
             held_back_at: None,
             no_agents_at: None,
             recall_marks: true,
+            counters_apart: true,
+            awake: 0,
         }
     }
 

@@ -719,25 +719,30 @@ async fn a_number_listed_after_a_run_read_it_is_not_called() {
         )
         .await
         .ok();
-    let gate = Gate {
-        listed_as: Some("+12125550101".into()),
-        frequency: None,
-        calling_from: None,
-    };
     let caps = outbound_adapters::store::dialing::Caps {
         per_task: 10,
         total: 10,
         rate_per_second: 10,
     };
-    let claimed = rig
-        .engine
-        .store
-        .claim_call(&tenant(OWNER), &stored, &due, &gate, caps, rig.clock.now())
-        .await;
-    assert!(
-        matches!(claimed, Err(ClaimRefused::DoNotCall)),
-        "{claimed:?}"
-    );
+    // The add wrote the guard in the tenant's partition and the claim's copy under its own
+    // key: a claim checking either is refused.
+    for guards_apart in [false, true] {
+        let gate = Gate {
+            listed_as: Some("+12125550101".into()),
+            guards_apart,
+            frequency: None,
+            calling_from: None,
+        };
+        let claimed = rig
+            .engine
+            .store
+            .claim_call(&tenant(OWNER), &stored, &due, &gate, caps, rig.clock.now())
+            .await;
+        assert!(
+            matches!(claimed, Err(ClaimRefused::DoNotCall)),
+            "guards apart {guards_apart}: {claimed:?}"
+        );
+    }
     assert_eq!(
         rig.api.stored_task(OWNER, &task).await.in_flight,
         0,
@@ -1409,5 +1414,58 @@ async fn a_change_that_opens_a_window_reaches_parked_contacts_at_the_next_tick()
         rig.placed().contains(&format!("{task}-{}-1", contacts[2])),
         "{:?}",
         rig.placed()
+    );
+}
+
+/// D24 (#34's engine read, item 2): after a change of the rules, contacts parked under the
+/// older ones are judged again at most half a run's room at a time (at least one), so a change
+/// that wakes a great many of them never takes a whole run from the fresh contacts.
+#[tokio::test]
+async fn judging_parked_contacts_again_takes_at_most_half_a_run() {
+    let rig = rig().await;
+    // Twelve Los Angeles numbers, parked: their 10:00-20:00 window has not opened there yet.
+    let numbers: Vec<String> = (0..12).map(|n| format!("+1213555{n:04}")).collect();
+    let contacts: Vec<(&str, Value)> = numbers.iter().map(|n| (n.as_str(), json!({}))).collect();
+    let (source, _) = rig.source(&contacts).await;
+    let task = rig
+        .published(
+            &source,
+            json!({"dailyStartTime": "10:00", "dailyEndTime": "20:00"}),
+        )
+        .await;
+    rig.api.dial_round(&rig.engine).await;
+    assert!(rig.placed().is_empty());
+    let (owner, task_id) = (tenant(OWNER), id(&task));
+    let store = &rig.engine.store;
+    let rules_at = |settings: outbound_model::settings::TenantSettings| {
+        settings.rules_at.unwrap_or(Timestamp(0))
+    };
+    let before = rules_at(store.settings(&owner).await.unwrap());
+    let now = rig.clock.now();
+    assert!(
+        store
+            .due_retries(&owner, &task_id, now, 10, before)
+            .await
+            .unwrap()
+            .is_empty(),
+        "parked under the rules of now: not due before their window opens"
+    );
+
+    // Calling hours change the rules (D24): every one of them is judged again, half a run at a
+    // time.
+    rig.settings(json!({"callingHours": {"start": "08:00", "end": "21:00"}}))
+        .await;
+    let after = rules_at(store.settings(&owner).await.unwrap());
+    assert!(after > before);
+    let due = |limit| store.due_retries(&owner, &task_id, now, limit, after);
+    assert_eq!(due(10).await.unwrap().len(), 5);
+    assert_eq!(due(9).await.unwrap().len(), 5);
+    assert_eq!(due(1).await.unwrap().len(), 1, "at least one");
+    let parked = rig.api.stored_task_contacts(OWNER, &task).await.len();
+    assert_eq!(parked, 10, "the first run parked what its room reached");
+    assert_eq!(
+        due(100).await.unwrap().len(),
+        parked,
+        "half of 100 holds them all"
     );
 }

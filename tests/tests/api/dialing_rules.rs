@@ -1196,10 +1196,11 @@ async fn a_deleted_contact_finished_twice_moves_the_counters_once() {
     };
     assert_eq!(counters().await, (2, 0));
 
+    let stored = rig.stored(&task.id).await;
     for _ in 0..2 {
         rig.engine
             .store
-            .finish_deleted(&owner, &task_id, &waiting)
+            .finish_deleted(&owner, &stored, &waiting)
             .await
             .unwrap();
     }
@@ -1289,10 +1290,10 @@ async fn the_tick_reads_only_the_running_and_in_flight_indexes() {
     };
     // One query per shard of the running-task index and one per shard of the in-flight index
     // (each a single page at these sizes): 16 + 16. With running tasks, one BatchGetItem of
-    // their data sources and tenants' settings, for their demand (D23), whatever their number
-    // up to 50 data sources.
+    // their counters items, and one of their data sources and tenants' settings, for their
+    // demand (D23), whatever their number up to 100 tasks and 50 data sources.
     let idle = 2 * INDEX_PARTITIONS as usize;
-    let busy = idle + 1;
+    let busy = idle + 2;
     assert_eq!(tick_cost().await, (0, idle));
 
     rig.running(1, json!({})).await;
@@ -1511,7 +1512,9 @@ async fn the_window_is_checked_at_the_tick_and_when_placing() {
     rig.advance_to_utc(10, 30, 30);
     assert_eq!(tick().await, (1, 1, 1), "inside the end minute");
     rig.advance_to_utc(10, 31, 0);
-    assert_eq!(rig.api.drain(&rig.engine, DialInbox::Jobs).await, 1);
+    // The dial job, and the job that copies the tenant's do-not-call guards the first time the
+    // tick reads the tenant (D16).
+    assert_eq!(rig.api.drain(&rig.engine, DialInbox::Jobs).await, 2);
     assert!(rig.placed().is_empty(), "the window closed before the run");
     assert_eq!(rig.stored(&task.id).await.in_flight, 0);
 
@@ -1796,4 +1799,64 @@ async fn twenty_resting_tasks_get_no_run_until_due() {
         runs.iter().all(|n| *n == 0),
         "dial runs each minute: {runs:?}"
     );
+}
+
+/// D23, D28: a claim the provider refused, given back (as reconcile gives back one whose first
+/// give-back failed), wakes a task a run marked idle meanwhile: its contact is due again in 5 s,
+/// and the next tick gives the task a run instead of leaving it resting until the mark ends.
+#[tokio::test]
+async fn a_refused_call_given_back_wakes_its_resting_task() {
+    let rig = rig(ALL_SUCCESS, |_| {}).await;
+    let task = rig.running(1, json!({})).await;
+    let stored = rig.stored(&task.id).await;
+    let due = Due {
+        contact_id: id(&task.contacts[0]),
+        attempt: 1,
+        state: None,
+    };
+    let caps = Caps {
+        per_task: 10,
+        total: 10,
+        rate_per_second: 10,
+    };
+    let store = &rig.engine.store;
+    let gate = outbound_adapters::store::dialing::Gate::default();
+    let call = store
+        .claim_call(&tenant(OWNER), &stored, &due, &gate, caps, rig.clock.now())
+        .await
+        .unwrap();
+    let until = rig.clock.now().0 + 600_000;
+    rig.api
+        .seed_task_attribute(
+            OWNER,
+            &task.id,
+            "idle_until",
+            AttributeValue::N(until.to_string()),
+        )
+        .await;
+    let resting = rig.stored(&task.id).await;
+    assert_eq!(
+        (resting.idle_until, resting.in_flight),
+        (Some(Timestamp(until)), 1)
+    );
+
+    let again = Timestamp(rig.clock.now().0 + 5_000);
+    store
+        .release_call(
+            &call,
+            again,
+            outbound_adapters::store::dialing::GiveBack::Refused,
+        )
+        .await
+        .unwrap();
+    let woken = rig.stored(&task.id).await;
+    assert_eq!((woken.idle_until, woken.in_flight), (None, 0));
+    assert_eq!(
+        woken.awake,
+        resting.awake + 1,
+        "a run that read it before rests it no more"
+    );
+    rig.clock.advance(Duration::from_secs(6));
+    let report = rig.engine.tick().await.unwrap();
+    assert_eq!((report.idle, report.dial_jobs), (0, 1));
 }

@@ -25,6 +25,7 @@ mod isolation;
 mod lambda_events;
 mod limits;
 mod paging;
+mod partitions;
 mod races;
 mod request_rate;
 mod results;

@@ -1000,14 +1000,23 @@ impl TestApi {
         name: &str,
         value: AttributeValue,
     ) {
+        let (tenant, task) = (tenant(tenant_name), id(task));
+        // What calls move is on the task's counters item, when it keeps them apart.
+        let counted = outbound_adapters::store::counters::moved_by_calls(name)
+            && self
+                .stored_task(tenant_name, task.as_str())
+                .await
+                .counters_apart;
+        let (pk, sk) = if counted {
+            keys::task_counters(&tenant, &task)
+        } else {
+            (keys::tenant(&tenant), keys::task(&task))
+        };
         self.raw_dynamodb()
             .update_item()
             .table_name(&self.resources.table)
-            .key(
-                keys::PK,
-                AttributeValue::S(keys::tenant(&tenant(tenant_name))),
-            )
-            .key(keys::SK, AttributeValue::S(keys::task(&id(task))))
+            .key(keys::PK, AttributeValue::S(pk))
+            .key(keys::SK, AttributeValue::S(sk))
             .update_expression("SET #name = :value")
             .condition_expression("attribute_exists(pk)")
             .expression_attribute_names("#name", name)

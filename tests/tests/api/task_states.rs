@@ -127,6 +127,11 @@ fn expected_task(op: Op, before: &Task, after: &Task, to: TaskStatus) -> Task {
         );
         expected.updated_at = after.updated_at;
     }
+    // Every change of state and every recall group wakes the task (D23): a run that read it
+    // before marks it idle no more.
+    if state_changed {
+        expected.awake += 1;
+    }
     match op {
         Op::Update => expected.name = outbound_model::Name::parse("taskName", "Renamed").unwrap(),
         Op::Publish => expected.started_at = Some(after.updated_at),
@@ -145,6 +150,7 @@ fn expected_task(op: Op, before: &Task, after: &Task, to: TaskStatus) -> Task {
         // more, so a run that read the task before it cannot rest it.
         Op::Recall => {
             expected.revision = before.revision + 1;
+            expected.awake += 1;
             if before.status == Completed {
                 expected.ended_at = None;
                 expected.revision += 1;

@@ -5,9 +5,10 @@
 //! may have a guard under their normal form as well, or only that one. An add or a delete puts
 //! its audit event (D25) in its own transaction.
 
-use super::keys::{self, PK, SK};
+use super::keys::{self, GUARD_PREFIX, PK, SK};
 use super::paging::{Counted, RowFilter, TenantList};
 use super::{from_item, s, string_attr, to_item, Actions, Expr, Item, Store};
+use aws_sdk_dynamodb::types::AttributeValue;
 use outbound_model::dnc::{listed_e164, DncEntry};
 use outbound_model::error::Error;
 use outbound_model::event::Event;
@@ -19,9 +20,17 @@ use outbound_model::{Id, Page, Phone, Tenant};
 enum Part {
     Entry,
     Guard,
+    DialGuard,
     Count,
     Event,
 }
+
+/// Guards copied in one transaction: each with the check that its guard still lists it.
+const GUARDS_COPIED_IN_ONE: usize = 50;
+
+/// Transactions of copied guards one tick makes for one tenant ([`Store::guard_numbers_apart`]):
+/// 1,000 guards a minute, a bounded part of the tick's time.
+const GUARD_COPIES_A_TICK: usize = 20;
 
 impl Store {
     /// Lists a number (D16): 409 when its E.164 form is listed already. `event`, the add's audit
@@ -42,6 +51,11 @@ impl Store {
                 Part::Guard,
                 guard_item(&pk, entry),
                 Some(("attribute_not_exists(pk)", Expr::default())),
+            )?
+            .put(
+                Part::DialGuard,
+                dial_guard_item(tenant, entry.guarded_number(), &entry.id),
+                None,
             )?;
         if let Some(event) = event {
             actions = actions.event(Part::Event, event)?;
@@ -103,15 +117,16 @@ impl Store {
         )?;
         // An entry stored before D24 may lack either of its guards.
         for number in entry.possible_guards() {
-            actions = actions.delete(
-                Part::Guard,
-                pk.clone(),
-                keys::dnc_number(number),
+            let theirs = || {
                 Some((
                     "attribute_not_exists(pk) OR entry = :id",
                     Expr::default().value(":id", s(entry.id.as_str())),
-                )),
-            )?;
+                ))
+            };
+            let (dial_pk, dial_sk) = keys::dial_guard(tenant, number);
+            actions = actions
+                .delete(Part::Guard, pk.clone(), keys::dnc_number(number), theirs())?
+                .delete(Part::DialGuard, dial_pk, dial_sk, theirs())?;
         }
         let actions = actions
             .count_change(Part::Count, tenant, Counted::DncEntries, -1)?
@@ -178,6 +193,11 @@ impl Store {
                 Part::Guard,
                 guard_item(&pk, entry),
                 Some(("attribute_not_exists(pk)", Expr::default())),
+            )?
+            .put(
+                Part::DialGuard,
+                dial_guard_item(tenant, entry.guarded_number(), &entry.id),
+                None,
             )?;
         match self.transact("complete do-not-call entry", actions).await {
             Ok(()) => Ok(true),
@@ -248,6 +268,110 @@ impl Store {
 }
 
 impl Store {
+    /// Copies the tenant's guards stored before the claim's had keys of their own
+    /// ([`keys::dial_guard`]), a bounded part a call, resuming after the last one copied; once
+    /// all are, marks the settings so claims check the copies (D16). Each copy is conditioned
+    /// on its guard still listing the number, so a delete meanwhile is never undone; adds and
+    /// deletes write both guards all along. Answers whether the tenant's claims check the
+    /// copies now.
+    #[tracing::instrument(skip_all, fields(tenant = tenant.as_str()))]
+    pub async fn guard_numbers_apart(&self, tenant: &Tenant) -> Result<bool, Error> {
+        let pk = keys::tenant(tenant);
+        let settings = self
+            .get_item(pk.clone(), keys::SETTINGS.to_owned())
+            .await?
+            .unwrap_or_default();
+        if settings
+            .get("dial_guards")
+            .is_some_and(|flag| flag.as_bool().is_ok_and(|set| *set))
+        {
+            return Ok(true);
+        }
+        let mut after = string_attr(&settings, "dial_guards_after")
+            .unwrap_or(GUARD_PREFIX)
+            .to_owned();
+        for _ in 0..GUARD_COPIES_A_TICK {
+            let guards = self
+                .query_all(
+                    |query| {
+                        query
+                            .key_condition_expression("pk = :pk AND sk BETWEEN :after AND :end")
+                            .expression_attribute_values(":pk", s(&pk))
+                            .expression_attribute_values(":after", s(&after))
+                            .expression_attribute_values(":end", s(format!("{GUARD_PREFIX}~")))
+                            .limit(GUARDS_COPIED_IN_ONE as i32 + 1)
+                    },
+                    Some(GUARDS_COPIED_IN_ONE + 1),
+                )
+                .await?;
+            let guards: Vec<(String, String)> = guards
+                .iter()
+                .filter_map(|guard| {
+                    let sk = string_attr(guard, SK)?;
+                    Some((sk.to_owned(), string_attr(guard, "entry")?.to_owned()))
+                })
+                .filter(|(sk, _)| *sk != after)
+                .take(GUARDS_COPIED_IN_ONE)
+                .collect();
+            let Some((last, _)) = guards.last().cloned() else {
+                self.mark_guards(
+                    tenant,
+                    "SET dial_guards = :true REMOVE dial_guards_after",
+                    Expr::default().value(":true", AttributeValue::Bool(true)),
+                )
+                .await?;
+                return Ok(true);
+            };
+            let mut actions = Actions::new(&self.table);
+            for (sk, entry) in &guards {
+                let number = sk.strip_prefix(GUARD_PREFIX).unwrap_or(sk);
+                let entry = Id::parse(entry)
+                    .ok_or_else(|| Error::internal("guard numbers", "a guard names no entry"))?;
+                actions = actions
+                    .check(
+                        Part::Guard,
+                        pk.clone(),
+                        sk.clone(),
+                        "entry = :id",
+                        Expr::default().value(":id", s(entry.as_str())),
+                    )?
+                    .put(
+                        Part::DialGuard,
+                        dial_guard_item(tenant, number, &entry),
+                        None,
+                    )?;
+            }
+            match self.transact("copy do-not-call guards", actions).await {
+                Ok(()) => {}
+                // A guard was deleted since it was read: read the page again.
+                Err(failure) => {
+                    failure.condition()?;
+                    continue;
+                }
+            }
+            self.mark_guards(
+                tenant,
+                "SET dial_guards_after = :last",
+                Expr::default().value(":last", s(&last)),
+            )
+            .await?;
+            after = last;
+        }
+        Ok(false)
+    }
+
+    /// Records how far the copy of the tenant's guards has come on its settings, outside their
+    /// `revision`: no change of the tenant's is refused for it.
+    async fn mark_guards(&self, tenant: &Tenant, update: &str, expr: Expr) -> Result<(), Error> {
+        let key = (keys::tenant(tenant), keys::SETTINGS.to_owned());
+        self.update_one("guard numbers apart", key, update, None, expr)
+            .await
+            .map(drop)
+            .map_err(|failure| {
+                failure.or_else(|_| Error::internal("guard numbers apart", "no condition"))
+            })
+    }
+
     /// The filter of a do-not-call list longer than `scan_most` entries (D5): `fragment` must be
     /// a whole number, and the entries that list it are the answer, found as a delete finds
     /// one: by the guards of its E.164 form read in the tenant's default country (D24), of its
@@ -318,6 +442,17 @@ impl Store {
             .collect();
         Ok(Page { total, rows, next })
     }
+}
+
+/// The claim's copy of the guard of `number`, listed by entry `id` ([`keys::dial_guard`]).
+fn dial_guard_item(tenant: &Tenant, number: &str, id: &Id) -> Item {
+    let (pk, sk) = keys::dial_guard(tenant, number);
+    [
+        (PK.to_owned(), s(pk)),
+        (SK.to_owned(), s(sk)),
+        ("entry".to_owned(), s(id.as_str())),
+    ]
+    .into()
 }
 
 /// The guard that lists `entry`'s number, under the key contacts are looked up by.

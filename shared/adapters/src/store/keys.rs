@@ -49,8 +49,26 @@ pub const DNC_PREFIX: &str = "DNC#";
 /// Sort key of the guard of one listed number (its normal form or its E.164) in the tenant
 /// partition: the claim's transaction checks it is absent (D16).
 pub fn dnc_number(number: &str) -> String {
-    format!("DNCN#{number}")
+    format!("{GUARD_PREFIX}{number}")
 }
+pub const GUARD_PREFIX: &str = "DNCN#";
+
+/// Partition and sort key of the claim's copy of the guard of one listed number (D16): spread
+/// over [`DIAL_GUARD_SHARDS`] partitions of the tenant by the number, so the check every claim
+/// makes is not on the tenant's partition, which its tasks, settings and entries share. The
+/// guard in the tenant partition ([`dnc_number`]) stays what makes a number listed once and
+/// what lookups read; each add and delete writes both.
+pub fn dial_guard(tenant: &Tenant, number: &str) -> (String, String) {
+    (
+        format!(
+            "T#{}#DNCN#{:02}",
+            tenant.as_str(),
+            fnv1a(number) % DIAL_GUARD_SHARDS
+        ),
+        dnc_number(number),
+    )
+}
+pub const DIAL_GUARD_SHARDS: u32 = 16;
 
 /// Partition and sort key of one number's recent attempts across the tenant's tasks (D17).
 pub fn frequency(tenant: &Tenant, number: &str) -> (String, String) {
@@ -92,6 +110,18 @@ pub fn data_source(tenant: &Tenant, id: &Id) -> String {
 pub fn task_contacts(tenant: &Tenant, id: &Id) -> String {
     format!("T#{}#TASK#{}", tenant.as_str(), id)
 }
+
+/// Partition and sort key of the item a task's calls move at their rate (`in_flight`, the
+/// call and diagnostics counters, the idle and held-back marks, a copy of its status): its own
+/// key, apart from the task item in the tenant's partition and from the states in
+/// [`task_contacts`], so neither a tenant's many tasks nor one task's contacts share its heat.
+pub fn task_counters(tenant: &Tenant, id: &Id) -> (String, String) {
+    (
+        format!("T#{}#TASK#{}#COUNTERS", tenant.as_str(), id),
+        TASK_COUNTERS.to_owned(),
+    )
+}
+pub const TASK_COUNTERS: &str = "COUNTERS";
 
 /// Sort key, in a task's partition ([`task_contacts`]), of the mark of a contact whose latest
 /// outcome in the task is failed or no answer: a sparse list of what an implicit recall

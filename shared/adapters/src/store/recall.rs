@@ -16,19 +16,26 @@ use outbound_model::Tenant;
 use outbound_model::{Id, Task, TaskStatus, Timestamp};
 use std::collections::HashMap;
 
-/// Contacts one recall transaction holds beside its task (DynamoDB takes 100 actions).
-pub const RECALL_IN_ONE: usize = 99;
+/// Contacts one recall transaction holds beside its task and its counters item (DynamoDB takes
+/// 100 actions).
+pub const RECALL_IN_ONE: usize = 98;
 
 /// Reads and tries of one group of a recall whose contacts keep moving under it.
 const RECALL_TRIES: u32 = 8;
 
-/// The task's action in a recall's transaction, which the counters are added to; without an
-/// update of its own, it is there only when a counter moves.
+/// The condition on the task item in a recall's transaction, with its values. Each group moves
+/// the task's revision, so a completion that read the task before it fails its condition, and
+/// wakes it (D23): its recalled contacts are due.
 struct TaskStep<'a> {
-    update: Option<&'a str>,
     condition: &'a str,
     expr: Expr,
 }
+
+/// A recall group's update of the task item: its revision; with the counters too when the task
+/// keeps them there ([`Task::counters_apart`] false).
+const MOVE_REVISION: &str = "ADD revision :one";
+/// Its update of the counters: what it moves, and the wake.
+const WAKE: &str = "REMOVE idle_until ADD awake :one";
 
 /// The condition that a contact's state still stands where the recall read it (absent, or with
 /// the attributes its place in the counters follows from), so concurrent recalls, which change
@@ -128,8 +135,6 @@ impl Store {
             Expr::default().value(":one", n(1)),
         );
         let task_step = TaskStep {
-            // Recalled contacts are due: the task is not idle any more (D23).
-            update: Some("REMOVE idle_until ADD revision :one"),
             condition: &condition,
             expr,
         };
@@ -164,6 +169,7 @@ impl Store {
         #[derive(Clone, Copy, PartialEq)]
         enum Part {
             Task,
+            Counters,
             Contact,
         }
         let pk = keys::task_contacts(tenant, &task.id);
@@ -216,23 +222,44 @@ impl Store {
             if contacts.is_empty() {
                 return Ok(0);
             }
-            let (counters, expr) = moved.clause(task_step.expr.clone());
-            // Both of the task's own updates are ADDs, which the counters' join.
-            let update = match (task_step.update, counters) {
-                (Some(own), Some(counters)) => Some(format!("{own}, {counters}")),
-                (Some(own), None) => Some(own.to_owned()),
-                (None, Some(counters)) => Some(format!("ADD {counters}")),
-                (None, None) => None,
+            let (task_update, task_expr, counted) = if task.counters_apart {
+                let (counters, expr) = moved.clause(Expr::default().value(":one", n(1)));
+                let update = format!(
+                    "{WAKE}{}",
+                    counters.map(|c| format!(", {c}")).unwrap_or_default()
+                );
+                (
+                    MOVE_REVISION.to_owned(),
+                    task_step.expr.clone(),
+                    Some((update, expr)),
+                )
+            } else {
+                let (counters, expr) = moved.clause(task_step.expr.clone());
+                let update = format!(
+                    "{WAKE}, revision :one{}",
+                    counters.map(|c| format!(", {c}")).unwrap_or_default()
+                );
+                (update, expr, None)
             };
-            let mut actions = Actions::new(&self.table);
-            if let Some(update) = update {
+            let mut actions = Actions::new(&self.table)
+                .update(
+                    Part::Task,
+                    keys::tenant(tenant),
+                    keys::task(&task.id),
+                    &task_update,
+                    Some(task_step.condition),
+                    task_expr,
+                )
+                .map_err(GroupFailure::Other)?;
+            if let Some((update, expr)) = counted {
+                let (counters_pk, counters_sk) = keys::task_counters(tenant, &task.id);
                 actions = actions
                     .update(
-                        Part::Task,
-                        keys::tenant(tenant),
-                        keys::task(&task.id),
+                        Part::Counters,
+                        counters_pk,
+                        counters_sk,
                         &update,
-                        Some(task_step.condition),
+                        Some("attribute_exists(pk)"),
                         expr,
                     )
                     .map_err(GroupFailure::Other)?;
@@ -256,6 +283,10 @@ impl Store {
                     let condition = failure.condition().map_err(GroupFailure::Other)?;
                     if condition.failed(Part::Task) {
                         return Err(GroupFailure::Task(condition.stored(Part::Task).cloned()));
+                    }
+                    if condition.failed(Part::Counters) {
+                        // Deleted between the two: gone.
+                        return Err(GroupFailure::Task(None));
                     }
                     // A contact moved since it was read (an outcome, a claim, another recall):
                     // read again.
@@ -286,20 +317,35 @@ impl Store {
                 .value(":one", n(1)),
         );
         let condition = format!("{condition} AND attribute_not_exists(pending_recall)");
-        let written = self
-            .update_one(
-                "start recall",
-                (keys::tenant(tenant), keys::task(task)),
+        #[derive(PartialEq)]
+        enum Part {
+            Task,
+            Counters,
+        }
+        // The wake goes to the counters item whatever the task's layout, as a transition's does.
+        let (counters_pk, counters_sk) = keys::task_counters(tenant, task);
+        let actions = Actions::new(&self.table)
+            .update(
+                Part::Task,
+                keys::tenant(tenant),
+                keys::task(task),
                 "SET pending_recall = :recall, pending_recall_at = :at \
-                 REMOVE idle_until ADD revision :one",
+                 REMOVE idle_until ADD revision :one, awake :one",
                 Some(&condition),
                 expr,
-            )
-            .await;
-        let Err(failure) = written else {
+            )?
+            .update(
+                Part::Counters,
+                counters_pk,
+                counters_sk,
+                WAKE,
+                None,
+                Expr::default().value(":one", n(1)),
+            )?;
+        let Err(failure) = self.transact("start recall", actions).await else {
             return Ok(());
         };
-        match failure.condition()?.stored(()) {
+        match failure.condition()?.stored(Part::Task) {
             Some(item) if item.contains_key("pending_recall") => Err(recall_pending(task)),
             item => Err(refused(TaskOperation::Recall, task, item)),
         }
@@ -322,7 +368,6 @@ impl Store {
             // run may have rested it between two groups, before the contacts of the next were
             // due.
             let task_step = TaskStep {
-                update: Some("REMOVE idle_until ADD revision :one"),
                 condition: "attribute_exists(pk)",
                 expr: Expr::default().value(":one", n(1)),
             };

@@ -16,7 +16,7 @@ use outbound_model::task::{not_allowed, TaskContact, TaskOperation};
 use outbound_model::telephony::CallerIdChoice;
 use outbound_model::Tenant;
 use outbound_model::{Id, Name, Task, TaskStatus, Timestamp};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 fn task_not_found(id: &Id) -> Error {
     Error::NotFound(format!("task {id} not found"))
@@ -143,7 +143,10 @@ impl Transition {
         }
         if self.to == TaskStatus::Running {
             task.ended_at = None;
+            task.idle_until = None;
+            task.held_back_at = None;
         }
+        task.awake += 1;
         if self.stop_reason.is_some() {
             task.stop_reason.clone_from(&self.stop_reason);
         }
@@ -319,20 +322,46 @@ fn transition_expression(
             .value(":no_calls", n(0))
             .value(":revision", n(revision));
     }
+    // Whatever the change, a run that read the task before it marks it idle no more (D23).
+    update.push_str(" ADD awake :one");
+    expr = expr.value(":one", n(1));
     if let Some((recall, at)) = &change.pending_recall {
         update = update.replacen(
             "SET ",
             "SET pending_recall = :recall, pending_recall_at = :recall_at, ",
             1,
         );
-        update.push_str(" ADD revision :one");
+        update.push_str(", revision :one");
         condition.push_str(" AND attribute_not_exists(pending_recall)");
         expr = expr
             .value(":recall", s(recall.as_str()))
-            .value(":recall_at", n(at.0))
-            .value(":one", n(1));
+            .value(":recall_at", n(at.0));
     }
     (update, condition, expr)
+}
+
+/// The change's write of the task's counters item ([`keys::task_counters`]): the copy of the
+/// status the claim's condition reads, the wake of a run's idle mark, and for the engine's end
+/// of a task the condition that no call is in flight. Written whatever the task's layout: a
+/// task created before the counters had their own item never reads it, and its delete removes
+/// it.
+fn counters_expression(change: &Transition) -> (String, Option<&'static str>, Expr) {
+    let mut update = "SET #status = :to ADD awake :one".to_owned();
+    if change.to == TaskStatus::Running {
+        update.push_str(" REMOVE idle_until, held_back_at");
+    }
+    let expr = Expr::default()
+        .name("#status", "status")
+        .value(":to", n(change.to.code()))
+        .value(":one", n(1));
+    match change.idle_at_revision {
+        Some(_) => (
+            update,
+            Some("attribute_not_exists(in_flight) OR in_flight = :no_calls"),
+            expr.value(":no_calls", n(0)),
+        ),
+        None => (update, None, expr),
+    }
 }
 
 impl Store {
@@ -357,13 +386,18 @@ impl Store {
         #[derive(PartialEq)]
         enum Part {
             Task,
+            Counters,
             NameGuard,
             DataSource,
             Count,
         }
         let absent = || Some(("attribute_not_exists(pk)", Expr::default()));
-        let actions = Actions::new(&self.table)
-            .put(Part::Task, self.task_item(tenant, task)?, absent())?
+        let (item, counted) = counters::split(tenant, task, self.task_item(tenant, task)?);
+        let mut actions = Actions::new(&self.table).put(Part::Task, item, absent())?;
+        if let Some(counted) = counted {
+            actions = actions.put(Part::Counters, counted, absent())?;
+        }
+        let actions = actions
             .take_name(Part::NameGuard, &self.task_name_guard(tenant, task))?
             .check(
                 Part::DataSource,
@@ -392,23 +426,81 @@ impl Store {
 
     /// One task, read consistently.
     pub async fn task(&self, tenant: &Tenant, id: &Id) -> Result<Task, Error> {
-        let item = self
-            .get_item(keys::tenant(tenant), keys::task(id))
-            .await?
-            .ok_or_else(|| task_not_found(id))?;
-        from_item(item)
+        from_item(self.task_item_read(tenant, id).await?)
     }
 
-    /// A task and its diagnostic counters (D19), in one consistent read of its item.
+    /// The task's item with its counters laid over it ([`counters::overlay`]): both items in one
+    /// consistent BatchGetItem, since the task item says where its counters are only once read.
+    async fn task_item_read(&self, tenant: &Tenant, id: &Id) -> Result<Item, Error> {
+        let key = |(pk, sk): (String, String)| -> Item {
+            [(PK.to_owned(), s(pk)), (SK.to_owned(), s(sk))].into()
+        };
+        let (task_key, counters_key) = (
+            (keys::tenant(tenant), keys::task(id)),
+            keys::task_counters(tenant, id),
+        );
+        let read = self
+            .batch_get_with(vec![key(task_key.clone()), key(counters_key.clone())], None)
+            .await?;
+        let is = |item: &Item, (pk, sk): &(String, String)| {
+            string_attr(item, PK) == Some(pk.as_str()) && string_attr(item, SK) == Some(sk.as_str())
+        };
+        let mut item = read
+            .iter()
+            .find(|item| is(item, &task_key))
+            .cloned()
+            .ok_or_else(|| task_not_found(id))?;
+        // A task created before its counters had an item of their own never reads one.
+        if counters::kept_apart(&item) {
+            if let Some(counted) = read.into_iter().find(|item| is(item, &counters_key)) {
+                counters::overlay(&mut item, counted);
+            }
+        }
+        Ok(item)
+    }
+
+    /// Task items as read, each with its counters item laid over it when it keeps them apart:
+    /// one BatchGetItem per 100 of those.
+    pub(crate) async fn with_counters(&self, mut items: Vec<Item>) -> Result<Vec<Item>, Error> {
+        let counters_key = |item: &Item| {
+            let tenant = string_attr(item, PK).and_then(keys::tenant_of)?;
+            let id = Id::parse(string_attr(item, "id")?)?;
+            counters::kept_apart(item).then(|| keys::task_counters(&tenant, &id))
+        };
+        let wanted: Vec<Item> = items
+            .iter()
+            .filter_map(counters_key)
+            .map(|(pk, sk)| [(PK.to_owned(), s(pk)), (SK.to_owned(), s(sk))].into())
+            .collect();
+        if wanted.is_empty() {
+            return Ok(items);
+        }
+        let mut found: HashMap<String, Item> = self
+            .batch_get_with(wanted, None)
+            .await?
+            .into_iter()
+            .filter_map(|item| Some((string_attr(&item, PK)?.to_owned(), item)))
+            .collect();
+        for item in &mut items {
+            let Some((pk, _)) = counters_key(item) else {
+                continue;
+            };
+            // A task deleted between the two reads has no counters item left: it reads as
+            // stored.
+            if let Some(counted) = found.remove(&pk) {
+                counters::overlay(item, counted);
+            }
+        }
+        Ok(items)
+    }
+
+    /// A task and its diagnostic counters (D19), read consistently.
     pub async fn task_with_counters(
         &self,
         tenant: &Tenant,
         id: &Id,
     ) -> Result<(Task, TaskCounters), Error> {
-        let item = self
-            .get_item(keys::tenant(tenant), keys::task(id))
-            .await?
-            .ok_or_else(|| task_not_found(id))?;
+        let item = self.task_item_read(tenant, id).await?;
         let number = |name: &str| {
             item.get(name)
                 .and_then(|value| value.as_n().ok())
@@ -432,11 +524,6 @@ impl Store {
             answered: count(counters::CONTACTS_ANSWERED),
         };
         Ok((from_item(item)?, counters))
-    }
-
-    /// Every task of the tenant, newest first: one Query for up to ~1 MB of them.
-    pub async fn tasks(&self, tenant: &Tenant) -> Result<Vec<Task>, Error> {
-        self.tenant_records(tenant, None, keys::TASK_PREFIX).await
     }
 
     /// A page of the tenant's tasks, newest first, optionally those whose name contains
@@ -490,9 +577,9 @@ impl Store {
             }
             filter
         });
-        self.list_page(tenant, &list, page, filter)
-            .await?
-            .try_map(from_item)
+        let page = self.list_page(tenant, &list, page, filter).await?;
+        let rows = self.with_counters(page.rows).await?;
+        Page { rows, ..page }.try_map(from_item)
     }
 
     /// Replaces a DRAFT task's name, description and settings, moving the name guard on rename.
@@ -676,6 +763,7 @@ impl Store {
         #[derive(PartialEq)]
         enum Part {
             Task,
+            Counters,
             Event,
             DataSource,
             RunningCount,
@@ -693,8 +781,20 @@ impl Store {
                 .clone()
                 .or_else(|| change.fail_reason.clone()),
         );
+        let (counters_update, counters_condition, counters_expr) = counters_expression(change);
+        let (counters_pk, counters_sk) = keys::task_counters(tenant, id);
         let mut actions = Actions::new(&self.table)
             .update(Part::Task, pk, sk, &update, Some(&condition), expr)
+            .and_then(|actions| {
+                actions.update(
+                    Part::Counters,
+                    counters_pk,
+                    counters_sk,
+                    &counters_update,
+                    counters_condition,
+                    counters_expr,
+                )
+            })
             .and_then(|actions| actions.event(Part::Event, &event))
             .map_err(Moved::Refused)?;
         let source = match (change.hold, source) {
@@ -772,6 +872,9 @@ impl Store {
                 }
                 _ => refused(change.operation, id, stored),
             }
+        } else if condition.failed(Part::Counters) {
+            // A call went out since the task was read: it is not idle.
+            not_allowed(change.operation, from)
         } else if condition.failed(Part::RunningCount) {
             Limited::RunningTasks.reached(limit)
         } else if change.hold == Hold::Release && change.contacts_added.is_some() {
@@ -807,10 +910,12 @@ impl Store {
         #[derive(PartialEq)]
         enum Part {
             Task,
+            Counters,
             NameGuard,
             ReclaimIntent,
             Count,
         }
+        let (counters_pk, counters_sk) = keys::task_counters(tenant, &current.id);
         let actions = Actions::new(&self.table)
             .delete(
                 Part::Task,
@@ -818,6 +923,7 @@ impl Store {
                 keys::task(&current.id),
                 Some((&condition, expr)),
             )?
+            .delete(Part::Counters, counters_pk, counters_sk, None)?
             .retire(
                 (Part::NameGuard, Part::ReclaimIntent, Part::Count),
                 tenant,

@@ -131,6 +131,9 @@ impl<P: Provider> Engine<P> {
                     .await
             }
             DialJob::Pace => self.pace().await.map(drop),
+            DialJob::GuardNumbers { tenant } => {
+                self.store.guard_numbers_apart(&tenant).await.map(drop)
+            }
         }
     }
 }

@@ -298,13 +298,7 @@ impl<P: Provider> Engine<P> {
         }
         if self
             .store
-            .release_in_doubt(
-                &attempt.tenant,
-                &attempt.task_id,
-                state,
-                attempt.attempt,
-                later,
-            )
+            .release_in_doubt(&attempt.tenant, task, state, attempt.attempt, later)
             .await?
         {
             tracing::warn!(task = %attempt.task_id, contact = %attempt.contact_id, attempt = attempt.attempt, "call in doubt gave back its places; it waits for its outcome");
@@ -342,6 +336,7 @@ fn call_of(attempt: &CallAttempt, task: &Task, state: &TaskContact) -> CallRef {
         results: Default::default(),
         earlier_results: state.answered_results(),
         released: state.released,
+        counters_apart: task.counters_apart,
         record: None,
     }
 }

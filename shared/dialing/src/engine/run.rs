@@ -91,6 +91,8 @@ struct Rules {
     setup: CallSetup,
     /// The bytes of attributes the flow may add during a call: the task's results (D22).
     results_room: usize,
+    /// Where the claim checks the tenant's do-not-call guards (D16).
+    guards_apart: bool,
 }
 
 /// One due contact's number as the rules read it.
@@ -252,7 +254,7 @@ impl<P: Provider> Engine<P> {
         if room == 0 {
             // Contacts due, and no room in the task's share: held back by capacity (D23).
             self.store
-                .mark_held_back(tenant, &task.id, HeldBack::Capacity, now)
+                .mark_held_back(tenant, task, HeldBack::Capacity, now)
                 .await?;
             return Ok(Slice::Done {
                 report,
@@ -275,7 +277,7 @@ impl<P: Provider> Engine<P> {
         for state in &retries {
             if !targets.contains_key(&state.contact_id) {
                 // Deleted from the data source: never dialled again, and no reason to wait (D13).
-                self.store.finish_deleted(tenant, &task.id, state).await?;
+                self.store.finish_deleted(tenant, task, state).await?;
             }
         }
         let fresh_ids: Vec<Fresh> = fresh.iter().map(|(f, _, _)| f.clone()).collect();
@@ -496,6 +498,7 @@ impl<P: Provider> Engine<P> {
             },
             setup: CallSetup::new(&task.settings, &settings, self.config.telephony.fallback),
             results_room: results_room(&task.settings.result_attributes),
+            guards_apart: settings.dial_guards,
         })
     }
 
@@ -638,6 +641,7 @@ impl<P: Provider> Engine<P> {
         }
         let gate = Gate {
             listed_as: Some(lookup_key(&callee.target.phone, callee.e164.as_deref()).to_owned()),
+            guards_apart: rules.guards_apart,
             frequency,
             calling_from: request.caller_id.clone(),
         };
@@ -679,7 +683,7 @@ impl<P: Provider> Engine<P> {
                     // Due and no room: held back by capacity, as its diagnostics say (D19).
                     tracing::debug!(?refused, "no more calls this run");
                     self.store
-                        .mark_held_back(tenant, &task.id, HeldBack::Capacity, now)
+                        .mark_held_back(tenant, task, HeldBack::Capacity, now)
                         .await?;
                     return Ok(Next::Stop);
                 }

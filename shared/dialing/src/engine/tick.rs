@@ -32,6 +32,8 @@ pub struct TickReport {
     /// Jobs that pace the agent-paced tasks again later in the minute (D30).
     pub pace_jobs: usize,
     pub reconcile_jobs: usize,
+    /// Jobs that copy a tenant's do-not-call guards to the claim's own keys (D16).
+    pub guard_jobs: usize,
 }
 
 /// Which tick: the minute's, or a pace of the agent-paced tasks between them (D30).
@@ -64,12 +66,7 @@ impl<P: Provider> Engine<P> {
     async fn run_tick(&self, pass: Pass) -> Result<TickReport, Error> {
         let now = self.clock.now();
         // The shards are read at once: the tick's time does not grow with their number.
-        let shards = (0..keys::INDEX_PARTITIONS).map(|shard| self.store.running_tasks(shard));
-        let mut running: Vec<RunningTask> = futures::future::try_join_all(shards)
-            .await?
-            .into_iter()
-            .flatten()
-            .collect();
+        let mut running: Vec<RunningTask> = Box::pin(self.store.running_tasks()).await?;
         let mut report = TickReport {
             running: running.len(),
             ..TickReport::default()
@@ -191,6 +188,11 @@ impl<P: Provider> Engine<P> {
         if pass == Pass::Minute {
             jobs.extend(Box::pin(self.lost_and_stale_jobs(&running, now, &mut report)).await?);
         }
+        if pass == Pass::Minute {
+            let guards = guard_jobs(&sources);
+            report.guard_jobs = guards.len();
+            jobs.extend(guards);
+        }
         self.send_jobs(jobs).await?;
         tracing::info!(?report, ?pass, "tick");
         Ok(report)
@@ -273,7 +275,7 @@ impl<P: Provider> Engine<P> {
                 continue;
             }
             self.store
-                .mark_held_back(&r.tenant, &r.task.id, by, now)
+                .mark_held_back(&r.tenant, &r.task, by, now)
                 .await?;
         }
         Ok(())
@@ -352,12 +354,59 @@ fn spread(task: &Id, spacing: u32) -> u32 {
     hash % spacing.max(1)
 }
 
+/// One job for each tenant read whose claims still check its do-not-call guards in its partition
+/// (D16): it copies them to the claim's own keys, a bounded part a job, and marks the tenant
+/// once all are ([`outbound_adapters::store::Store::guard_numbers_apart`]). Until then, claims
+/// check the guards every add and delete keeps.
+fn guard_jobs(sources: &HashMap<(Tenant, Id), SourceNow>) -> Vec<(DialJob, u32)> {
+    let mut tenants: Vec<&Tenant> = sources
+        .iter()
+        .filter(|(_, now)| !now.guards_apart)
+        .map(|((tenant, _), _)| tenant)
+        .collect();
+    tenants.sort();
+    tenants.dedup();
+    tenants
+        .into_iter()
+        .map(|tenant| {
+            let job = DialJob::GuardNumbers {
+                tenant: tenant.clone(),
+            };
+            (job, 0)
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn tenant(name: &str) -> Tenant {
         Tenant::parse(name).unwrap()
+    }
+
+    /// D16: one guard job a tick for each tenant read whose claims still check the guards in
+    /// its partition, however many of its data sources the tick read; none for a tenant whose
+    /// guards are copied.
+    #[test]
+    fn one_guard_job_for_each_tenant_not_yet_copied() {
+        let now = |guards_apart| SourceNow {
+            judged: outbound_model::task::Judged {
+                rules_at: Timestamp(0),
+                contacts_added: 0,
+            },
+            contacts: 1,
+            guards_apart,
+        };
+        let (old, copied) = (tenant("old"), tenant("copied"));
+        let sources: HashMap<(Tenant, Id), SourceNow> = [
+            ((old.clone(), Id::new()), now(false)),
+            ((old.clone(), Id::new()), now(false)),
+            ((copied.clone(), Id::new()), now(true)),
+        ]
+        .into();
+        let jobs = guard_jobs(&sources);
+        assert_eq!(jobs, vec![(DialJob::GuardNumbers { tenant: old }, 0)]);
     }
 
     /// D29: a tenant's tasks dialling in one tick stay within its share of the dial workers,

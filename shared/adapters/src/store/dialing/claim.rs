@@ -13,7 +13,7 @@ use outbound_model::error::Error;
 use outbound_model::task::Due;
 use outbound_model::task::TaskContact;
 use outbound_model::Tenant;
-use outbound_model::{Id, Task, TaskStatus, Timestamp};
+use outbound_model::{Task, TaskStatus, Timestamp};
 
 use super::results::flow_writes_of;
 use super::{not_claimed, Call, Caps, Claim, ClaimRefused, Deltas};
@@ -30,6 +30,9 @@ const RING: u64 = 100;
 pub struct Gate {
     /// The key a do-not-call guard of the number would be kept under (D16, D24).
     pub listed_as: Option<String>,
+    /// The tenant's guards have keys of their own ([`keys::dial_guard`]): the claim checks
+    /// there, else in the tenant's partition.
+    pub guards_apart: bool,
     /// The tenant's frequency cap, and the number's attempts as read before the claim (D17).
     pub frequency: Option<FrequencyClaim>,
     /// The caller ID the call goes out from (a number of the tenant's; `None`: the
@@ -135,10 +138,15 @@ impl Store {
             )?;
         }
         if let Some(number) = &gate.listed_as {
+            let (pk, sk) = if gate.guards_apart {
+                keys::dial_guard(tenant, number)
+            } else {
+                (keys::tenant(tenant), keys::dnc_number(number))
+            };
             actions = actions.check(
                 Claim::DoNotCall,
-                keys::tenant(tenant),
-                keys::dnc_number(number),
+                pk,
+                sk,
                 "attribute_not_exists(pk)",
                 Expr::default(),
             )?;
@@ -247,8 +255,13 @@ impl Store {
             // In flight, the contact is counted by `in_flight` alone: it leaves its counters.
             let mut moved = Deltas::default();
             moved.moved(due.state.as_ref(), None);
-            let actions =
-                not_claimed(take_capacity(actions, tenant, &task.id, place, &moved, now))?;
+            let actions = not_claimed(take_capacity(
+                actions,
+                counters::key_of_task(tenant, task),
+                place,
+                &moved,
+                now,
+            ))?;
             let actions = not_claimed(self.check_gate(actions, tenant, gate, now))?;
             match self.transact("claim call", actions).await {
                 Ok(()) => return Ok(call),
@@ -395,6 +408,7 @@ impl Store {
             results: Default::default(),
             earlier_results: state.answered_results(),
             released: false,
+            counters_apart: task.counters_apart,
             record: None,
         }
     }
@@ -505,6 +519,8 @@ impl Store {
         if quota_refused {
             expr = expr.value(":zero", n(0)).value(":one", n(1));
         }
+        let (counters_pk, counters_sk) =
+            counters::key_of(tenant, &call.task_id, call.counters_apart);
         let actions = Actions::new(&self.table)
             .update(
                 Call::Contact,
@@ -516,12 +532,12 @@ impl Store {
             )?
             .update(
                 Call::Task,
-                keys::tenant(tenant),
-                keys::task(&call.task_id),
+                counters_pk,
+                counters_sk,
                 // A contact attempted before waits again; one never attempted is not dialled.
                 // The contact is due again: a task resting meanwhile wakes (D23).
                 &format!(
-                    "{}ADD in_flight :minus_one{} REMOVE idle_until",
+                    "{}ADD in_flight :minus_one, awake :one{} REMOVE idle_until",
                     if provider_busy {
                         "SET busy_until = :now "
                     } else {
@@ -535,12 +551,9 @@ impl Store {
                 ),
                 Some("attribute_exists(pk)"),
                 {
-                    let expr = Expr::default().value(":minus_one", n(-1));
-                    let expr = if call.attempt > 1 {
-                        expr.value(":one", n(1))
-                    } else {
-                        expr
-                    };
+                    let expr = Expr::default()
+                        .value(":minus_one", n(-1))
+                        .value(":one", n(1));
                     if provider_busy {
                         expr.value(":now", n(retry_at.0))
                     } else {
@@ -566,15 +579,16 @@ impl Store {
     pub async fn release_in_doubt(
         &self,
         tenant: &Tenant,
-        task: &Id,
+        task: &Task,
         state: &TaskContact,
         attempt: u32,
         check_at: Timestamp,
     ) -> Result<bool, Error> {
+        let (counters_pk, counters_sk) = counters::key_of_task(tenant, task);
         let actions = Actions::new(&self.table)
             .update(
                 Call::Contact,
-                keys::task_contacts(tenant, task),
+                keys::task_contacts(tenant, &task.id),
                 keys::contact(&state.contact_id),
                 "SET released = :true, gsi2sk = :check",
                 Some(
@@ -591,8 +605,8 @@ impl Store {
             )?
             .update(
                 Call::Task,
-                keys::tenant(tenant),
-                keys::task(task),
+                counters_pk,
+                counters_sk,
                 &format!(
                     "ADD in_flight :minus_one, {} :one",
                     counters::CONTACTS_WAITING
@@ -636,8 +650,7 @@ struct Place {
 /// shard's part of it).
 fn take_capacity<'a>(
     actions: Actions<'a, Claim>,
-    tenant: &Tenant,
-    task: &Id,
+    (counters_pk, counters_sk): (String, String),
     place: Place,
     moved: &Deltas,
     now: Timestamp,
@@ -666,8 +679,8 @@ fn take_capacity<'a>(
     actions
         .update(
             Claim::Task,
-            keys::tenant(tenant),
-            keys::task(task),
+            counters_pk,
+            counters_sk,
             &update,
             Some("#status = :running AND (attribute_not_exists(in_flight) OR in_flight < :cap)"),
             expr,
@@ -717,9 +730,13 @@ fn refusal(failed: ConditionFailure<Claim>, gate: &Gate) -> ClaimRefused {
             _ => ClaimRefused::Contended,
         }
     } else if failed.failed(Claim::Task) {
-        let stored = failed.stored(Claim::Task).cloned();
-        match stored.map(from_item::<Task>) {
-            Some(Ok(task)) if task.status == TaskStatus::Running => ClaimRefused::TaskFull,
+        // The task's counters, on their own item or the task's: its status is in either.
+        let running = n(TaskStatus::Running.code());
+        match failed
+            .stored(Claim::Task)
+            .and_then(|item| item.get("status"))
+        {
+            Some(status) if *status == running => ClaimRefused::TaskFull,
             _ => ClaimRefused::TaskNotRunning,
         }
     } else if failed.failed(Claim::Service) {

@@ -11,7 +11,7 @@ use outbound_model::error::Error;
 use outbound_model::event::Event;
 use outbound_model::task::{CallCounters, TaskContact};
 use outbound_model::Tenant;
-use outbound_model::{Id, Timestamp};
+use outbound_model::{Id, Task, Timestamp};
 
 use super::results::{flow_writes_of, result_moves, Seen, FLOW_WRITES, RECORDED_AT};
 use super::{Call, Deltas, RecordFailure};
@@ -121,7 +121,11 @@ impl Store {
                 .value(":duration", n(report.duration))
                 .value(":now", n(now.0)),
         );
-        let mut adds: Vec<String> = counters.into_iter().collect();
+        // The outcome may make work due: a run that read the task before marks it idle no more.
+        let mut adds: Vec<String> = ["awake :one".to_owned()]
+            .into_iter()
+            .chain(counters)
+            .collect();
         if !call.released {
             adds.insert(0, "in_flight :minus_one".to_owned());
         }
@@ -153,6 +157,8 @@ impl Store {
         } else {
             state_expr
         };
+        let (counters_pk, counters_sk) =
+            counters::key_of(tenant, &call.task_id, call.counters_apart);
         let mut actions = Actions::new(&self.table)
             .update(
                 Call::Contact,
@@ -164,8 +170,8 @@ impl Store {
             )?
             .update(
                 Call::Task,
-                keys::tenant(tenant),
-                keys::task(&call.task_id),
+                counters_pk,
+                counters_sk,
                 &task_update,
                 Some("attribute_exists(pk)"),
                 task_expr,
@@ -292,14 +298,14 @@ impl Store {
     pub async fn finish_deleted(
         &self,
         tenant: &Tenant,
-        task: &Id,
+        task: &Task,
         state: &TaskContact,
     ) -> Result<(), Error> {
         let mut moved = Deltas::default();
         moved.moved(Some(state), None);
         let mut actions = Actions::new(&self.table).update(
             Call::Contact,
-            keys::task_contacts(tenant, task),
+            keys::task_contacts(tenant, &task.id),
             keys::contact(&state.contact_id),
             "SET done = :true REMOVE gsi1pk, gsi1sk, skip",
             // Not done yet: two runs that read the same state finish it, and move the
@@ -315,10 +321,11 @@ impl Store {
         )?;
         let (counters, expr) = moved.clause(Expr::default());
         if let Some(counters) = counters {
+            let (counters_pk, counters_sk) = counters::key_of_task(tenant, task);
             actions = actions.update(
                 Call::Task,
-                keys::tenant(tenant),
-                keys::task(task),
+                counters_pk,
+                counters_sk,
                 &format!("ADD {counters}"),
                 Some("attribute_exists(pk)"),
                 expr,

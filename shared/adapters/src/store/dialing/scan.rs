@@ -27,14 +27,45 @@ pub struct SourceNow {
     pub judged: Judged,
     /// The data source's contacts (0 once it is gone).
     pub contacts: u64,
+    /// The tenant's claims check its do-not-call guards under their own keys (D16).
+    pub guards_apart: bool,
 }
 
 impl Store {
-    /// The running tasks of one shard of the running-task index (eventually consistent; the
-    /// dialer reads each task again before it calls).
-    pub async fn running_tasks(&self, shard: u32) -> Result<Vec<RunningTask>, Error> {
-        let pk = keys::running_partition(shard);
+    /// Every running task, from the shards of the running-task index read at once (eventually
+    /// consistent; the dialer reads each task again before it calls), with their counters: one
+    /// Query a shard, then one BatchGetItem per 100 tasks that keep them apart.
+    pub async fn running_tasks(&self) -> Result<Vec<RunningTask>, Error> {
+        let shards = (0..keys::INDEX_PARTITIONS).map(|shard| self.running_task_items(shard));
+        let items = futures::future::try_join_all(shards)
+            .await?
+            .into_iter()
+            .flatten()
+            .collect();
         let mut tasks = Vec::new();
+        // What the calls moved is on the task's counters item when it keeps them apart.
+        for item in self.with_counters(items).await? {
+            let tenant = string_attr(&item, PK)
+                .and_then(keys::tenant_of)
+                .ok_or_else(|| Error::internal("running task", "no tenant in its key"))?;
+            let settled = item
+                .get(counters::CONTACTS_FINAL)
+                .and_then(|value| value.as_n().ok())
+                .and_then(|raw| raw.parse::<i64>().ok())
+                .map_or(0, |n| n.max(0) as u64);
+            tasks.push(RunningTask {
+                tenant,
+                task: from_item(item)?,
+                settled,
+            });
+        }
+        Ok(tasks)
+    }
+
+    /// The task items of one shard of the running-task index.
+    async fn running_task_items(&self, shard: u32) -> Result<Vec<Item>, Error> {
+        let pk = keys::running_partition(shard);
+        let mut items = Vec::new();
         self.query_pages(
             |query| {
                 query
@@ -43,26 +74,12 @@ impl Store {
                     .expression_attribute_values(":pk", s(&pk))
             },
             |page| {
-                for item in page {
-                    let tenant = string_attr(&item, PK)
-                        .and_then(keys::tenant_of)
-                        .ok_or_else(|| Error::internal("running task", "no tenant in its key"))?;
-                    let settled = item
-                        .get(counters::CONTACTS_FINAL)
-                        .and_then(|value| value.as_n().ok())
-                        .and_then(|raw| raw.parse::<i64>().ok())
-                        .map_or(0, |n| n.max(0) as u64);
-                    tasks.push(RunningTask {
-                        tenant,
-                        task: from_item(item)?,
-                        settled,
-                    });
-                }
+                items.extend(page);
                 Ok(true)
             },
         )
         .await?;
-        Ok(tasks)
+        Ok(items)
     }
 
     /// What each of these tasks' contacts would be judged under now (D23, D24): the rules time
@@ -88,9 +105,17 @@ impl Store {
         let items = self
             .batch_get_with(
                 keys,
-                Some("pk, sk, rules_at, contacts_added, contact_count"),
+                Some("pk, sk, rules_at, contacts_added, contact_count, dial_guards"),
             )
             .await?;
+        let guards_apart: std::collections::HashSet<&str> = items
+            .iter()
+            .filter(|item| {
+                item.get("dial_guards")
+                    .is_some_and(|flag| flag.as_bool().is_ok_and(|set| *set))
+            })
+            .filter_map(|item| string_attr(item, PK))
+            .collect();
         let stamp = |item: &Item, name: &str| {
             item.get(name)
                 .and_then(|value| value.as_n().ok())
@@ -130,6 +155,7 @@ impl Store {
                         contacts_added: u64::try_from(added).unwrap_or(0),
                     },
                     contacts: u64::try_from(contacts).unwrap_or(0),
+                    guards_apart: guards_apart.contains(keys::tenant(tenant).as_str()),
                 };
                 (((*tenant).clone(), (*source).clone()), now)
             })
@@ -167,18 +193,17 @@ impl Store {
         let written = self
             .update_one(
                 "mark a task idle",
-                (keys::tenant(tenant), keys::task(&task.id)),
+                counters::key_of_task(tenant, task),
                 "SET idle_until = :until, idle_rules_at = :rules_at, \
                  idle_contacts_added = :added",
                 Some(
-                    "#status = :running AND updated_at = :seen \
-                     AND (attribute_not_exists(revision) OR revision = :revision)",
+                    "#status = :running \
+                     AND (attribute_not_exists(awake) OR awake = :seen)",
                 ),
                 Expr::default()
                     .name("#status", "status")
                     .value(":running", n(TaskStatus::Running.code()))
-                    .value(":seen", n(task.updated_at.0))
-                    .value(":revision", n(task.revision))
+                    .value(":seen", n(task.awake))
                     .value(":until", n(until.0))
                     .value(":rules_at", n(judged.rules_at.0))
                     .value(":added", n(judged.contacts_added)),
@@ -192,7 +217,7 @@ impl Store {
     pub async fn mark_held_back(
         &self,
         tenant: &Tenant,
-        task: &Id,
+        task: &Task,
         by: HeldBack,
         now: Timestamp,
     ) -> Result<(), Error> {
@@ -203,7 +228,7 @@ impl Store {
         let written = self
             .update_one(
                 "mark a task held back",
-                (keys::tenant(tenant), keys::task(task)),
+                counters::key_of_task(tenant, task),
                 &format!("SET {mark} = :now"),
                 Some("attribute_exists(pk)"),
                 Expr::default().value(":now", n(now.0)),

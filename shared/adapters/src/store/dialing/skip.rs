@@ -3,7 +3,7 @@
 //! the task's counters in one transaction (D19). Never an attempt.
 
 use crate::store::keys::{self, PK, SK};
-use crate::store::{n, s, to_item, Actions, Expr, Store};
+use crate::store::{counters, n, s, to_item, Actions, Expr, Store};
 use aws_sdk_dynamodb::types::AttributeValue;
 use outbound_model::call::Skip;
 use outbound_model::error::Error;
@@ -166,10 +166,11 @@ impl Store {
         }
         let (counters, expr) = moved.clause(Expr::default());
         if let Some(counters) = counters {
+            let (counters_pk, counters_sk) = counters::key_of_task(tenant, task);
             actions = actions.update(
                 Part::Task,
-                keys::tenant(tenant),
-                keys::task(&task.id),
+                counters_pk,
+                counters_sk,
                 &format!("ADD {counters}"),
                 Some("attribute_exists(pk)"),
                 expr,
