@@ -28,8 +28,9 @@ enum Part {
 /// Guards copied in one transaction: each with the check that its guard still lists it.
 const GUARDS_COPIED_IN_ONE: usize = 50;
 
-/// Transactions of copied guards one tick makes for one tenant ([`Store::guard_numbers_apart`]):
-/// 1,000 guards a minute, a bounded part of the tick's time.
+/// Transactions of copied guards one guard job makes for one tenant
+/// ([`Store::guard_numbers_apart`]): 1,000 guards, a bounded part of a dialer's time; the tick
+/// queues the next job a minute later.
 const GUARD_COPIES_A_TICK: usize = 20;
 
 impl Store {
