@@ -1426,13 +1426,8 @@ async fn judging_parked_contacts_again_takes_at_most_half_a_run() {
     // Twelve Los Angeles numbers, parked: their 10:00-20:00 window has not opened there yet.
     let numbers: Vec<String> = (0..12).map(|n| format!("+1213555{n:04}")).collect();
     let contacts: Vec<(&str, Value)> = numbers.iter().map(|n| (n.as_str(), json!({}))).collect();
-    let (source, _) = rig.source(&contacts).await;
-    let task = rig
-        .published(
-            &source,
-            json!({"dailyStartTime": "10:00", "dailyEndTime": "20:00"}),
-        )
-        .await;
+    let window = json!({"dailyStartTime": "10:00", "dailyEndTime": "20:00"});
+    let (task, _) = rig.running(&contacts, window).await;
     rig.api.dial_round(&rig.engine).await;
     assert!(rig.placed().is_empty());
     let (owner, task_id) = (tenant(OWNER), id(&task));

@@ -10,7 +10,6 @@ use outbound_adapters::store::dialing::{ClaimRefused, Gate};
 use outbound_adapters::store::keys;
 use outbound_model::plan::Clock;
 use outbound_model::task::Due;
-use outbound_model::Task;
 use serde_json::json;
 
 const OWNER: &str = "acme";
@@ -133,13 +132,6 @@ async fn guards_stored_before_are_copied_before_claims_check_the_copies() {
             json!({}),
         )
         .await;
-    // A claim that checked the copies now would miss the listing.
-    let stored = rig.api.stored_task(OWNER, &task).await;
-    let due = Due {
-        contact_id: id(&contacts[0]),
-        attempt: 1,
-        state: None,
-    };
     let gate = |guards_apart| Gate {
         listed_as: Some(numbers[0].clone()),
         guards_apart,
@@ -151,12 +143,20 @@ async fn guards_stored_before_are_copied_before_claims_check_the_copies() {
         total: 10,
         rate_per_second: 10,
     };
-    let claim = |task: Task, due: Due, guards_apart: bool| {
-        let (owner, gate) = (owner.clone(), gate(guards_apart));
-        let (store, now) = (rig.engine.store.clone(), rig.clock.now());
+    // The first call of `contact` in `task`, claimed with the guards checked where
+    // `guards_apart` says: refused, the number being listed.
+    let refused_as_listed = |task: String, contact: String, guards_apart: bool| {
+        let (owner, gate, rig) = (owner.clone(), gate(guards_apart), &rig);
         async move {
-            let refused = store
-                .claim_call(&owner, &task, &due, &gate, caps, now)
+            let stored = rig.api.stored_task(OWNER, &task).await;
+            let due = Due {
+                contact_id: id(&contact),
+                attempt: 1,
+                state: None,
+            };
+            let now = rig.clock.now();
+            let refused = (rig.engine.store)
+                .claim_call(&owner, &stored, &due, &gate, caps, now)
                 .await;
             assert!(
                 matches!(refused, Err(ClaimRefused::DoNotCall)),
@@ -164,7 +164,8 @@ async fn guards_stored_before_are_copied_before_claims_check_the_copies() {
             );
         }
     };
-    claim(stored, due, false).await;
+    // A claim that checked the copies now would miss the listing.
+    refused_as_listed(task.clone(), contacts[0].clone(), false).await;
 
     // The tick copies them (120: three transactions) and marks the settings.
     rig.complete(&task).await;
@@ -181,13 +182,7 @@ async fn guards_stored_before_are_copied_before_claims_check_the_copies() {
     let (other, contacts) = rig
         .running(&[(numbers[0].as_str(), json!({}))], json!({}))
         .await;
-    let other = rig.api.stored_task(OWNER, &other).await;
-    let due = Due {
-        contact_id: id(&contacts[0]),
-        attempt: 1,
-        state: None,
-    };
-    claim(other, due, true).await;
+    refused_as_listed(other, contacts[0].clone(), true).await;
 
     // A delete removes the copy with the guard.
     rig.api

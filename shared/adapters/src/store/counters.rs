@@ -54,19 +54,13 @@ pub fn moved_by_calls(name: &str) -> bool {
 
 /// A new task's item split in two when its counters are kept apart: the task item without them,
 /// and the counters item, which holds a copy of the status for the claim's condition.
-pub fn split(tenant: &Tenant, task: &Task, mut item: Item) -> (Item, Option<Item>) {
+pub fn split(tenant: &Tenant, task: &Task, item: Item) -> (Item, Option<Item>) {
     if !task.counters_apart {
         return (item, None);
     }
     let (pk, sk) = keys::task_counters(tenant, &task.id);
-    let mut counters: Item = item
-        .keys()
-        .filter(|name| moved_by_calls(name))
-        .cloned()
-        .collect::<Vec<_>>()
-        .into_iter()
-        .filter_map(|name| item.remove_entry(&name))
-        .collect();
+    let (mut counters, item): (Item, Item) =
+        item.into_iter().partition(|(name, _)| moved_by_calls(name));
     counters.insert(keys::PK.to_owned(), AttributeValue::S(pk));
     counters.insert(keys::SK.to_owned(), AttributeValue::S(sk));
     counters.insert("status".to_owned(), n(task.status.code()));
@@ -100,10 +94,7 @@ pub fn overlay(task: &mut Item, counters: Item) {
 
 /// Whether a task item keeps its counters apart ([`Task::counters_apart`]).
 pub fn kept_apart(task: &Item) -> bool {
-    task.get("counters_apart")
-        .and_then(|value| value.as_bool().ok())
-        .copied()
-        .unwrap_or(false)
+    super::flag_attr(task, "counters_apart")
 }
 
 /// Contacts attempted or skipped whose outcome is not final: waiting for their interval,

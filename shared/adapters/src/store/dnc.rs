@@ -7,7 +7,7 @@
 
 use super::keys::{self, GUARD_PREFIX, PK, SK};
 use super::paging::{Counted, RowFilter, TenantList};
-use super::{from_item, s, string_attr, to_item, Actions, Expr, Item, Store};
+use super::{flag_attr, from_item, s, string_attr, to_item, Actions, Expr, Item, Store};
 use aws_sdk_dynamodb::types::AttributeValue;
 use outbound_model::dnc::{listed_e164, DncEntry};
 use outbound_model::error::Error;
@@ -282,10 +282,7 @@ impl Store {
             .get_item(pk.clone(), keys::SETTINGS.to_owned())
             .await?
             .unwrap_or_default();
-        if settings
-            .get("dial_guards")
-            .is_some_and(|flag| flag.as_bool().is_ok_and(|set| *set))
-        {
+        if flag_attr(&settings, "dial_guards") {
             return Ok(true);
         }
         let mut after = string_attr(&settings, "dial_guards_after")

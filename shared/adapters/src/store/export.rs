@@ -8,7 +8,8 @@ use super::keys::{self, HEAD, PK, SK};
 use super::shards::Merged;
 use super::slots::{held, slot_key, JobKind, FREE, SLOT_LEASE_MILLIS};
 use super::{
-    from_item, n, s, string_attr, to_item, Actions, Expr, Item, QueryBuilder, Store, WriteFailure,
+    flag_attr, from_item, n, s, string_attr, to_item, Actions, Expr, Item, QueryBuilder, Store,
+    WriteFailure,
 };
 use crate::aws::Dependency;
 use outbound_model::contact::status;
@@ -417,10 +418,7 @@ impl TaskStates {
                     last_reason: text("last_reason"),
                     skip: text("skip"),
                     caller_id: text("caller_id"),
-                    message_left: item
-                        .get("message_left")
-                        .and_then(|value| value.as_bool().ok())
-                        .is_some_and(|left| *left),
+                    message_left: flag_attr(&item, "message_left"),
                     results: item
                         .get("results")
                         .and_then(|value| value.as_m().ok())

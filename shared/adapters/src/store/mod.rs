@@ -626,6 +626,13 @@ pub(crate) fn string_attr<'a>(item: &'a Item, name: &str) -> Option<&'a str> {
         .map(String::as_str)
 }
 
+/// Whether the boolean attribute `name` of an item is there and true.
+pub(crate) fn flag_attr(item: &Item, name: &str) -> bool {
+    item.get(name)
+        .and_then(|value| value.as_bool().ok())
+        .is_some_and(|set| *set)
+}
+
 pub(crate) fn s(value: impl Into<String>) -> AttributeValue {
     AttributeValue::S(value.into())
 }

@@ -10,7 +10,7 @@
 //!   delete its records (tenant item `COUNTS`), read only when the page does not reach the end.
 
 use super::keys::{self, PK, SK};
-use super::{n, s, string_attr, Actions, Expr, Item, QueryBuilder, Store, WriteFailure};
+use super::{flag_attr, n, s, string_attr, Actions, Expr, Item, QueryBuilder, Store, WriteFailure};
 use crate::aws::Dependency;
 use aws_sdk_dynamodb::types::{AttributeValue, Select};
 use outbound_model::error::Error;
@@ -324,7 +324,7 @@ impl Store {
                 .and_then(|raw| raw.parse::<i64>().ok())
         };
         if let Some(item) = &item {
-            if item.get(counted.exact()).and_then(|v| v.as_bool().ok()) == Some(&true) {
+            if flag_attr(item, counted.exact()) {
                 return Ok(number(item, counted.count()).unwrap_or(0).max(0) as u64);
             }
         }

@@ -4,7 +4,9 @@
 use crate::store::counters;
 use crate::store::keys::{self, PK, SK};
 use crate::store::Item;
-use crate::store::{from_item, n, s, string_attr, to_attribute, Expr, Store, WriteFailure};
+use crate::store::{
+    flag_attr, from_item, n, s, string_attr, to_attribute, Expr, Store, WriteFailure,
+};
 use outbound_model::call::{Target, SCRIPT_FIELD};
 use outbound_model::error::Error;
 use outbound_model::pacing::QueueAgents;
@@ -110,10 +112,7 @@ impl Store {
             .await?;
         let guards_apart: std::collections::HashSet<&str> = items
             .iter()
-            .filter(|item| {
-                item.get("dial_guards")
-                    .is_some_and(|flag| flag.as_bool().is_ok_and(|set| *set))
-            })
+            .filter(|item| flag_attr(item, "dial_guards"))
             .filter_map(|item| string_attr(item, PK))
             .collect();
         let stamp = |item: &Item, name: &str| {

@@ -184,7 +184,7 @@ impl Store {
                     else {
                         continue;
                     };
-                    let done = item.get("done").and_then(|v| v.as_bool().ok()) == Some(&true);
+                    let done = crate::store::flag_attr(&item, "done");
                     if !done && contacts.contains(&id) {
                         sweep.unfinished += 1;
                     }
