@@ -13,7 +13,7 @@
 //!   settings of the local API have no use there and are left out.
 //! - `PAGE_TOKEN_SECRET` and `CALL_SIGNING_KEY` always set (inside Lambda there is no built-in
 //!   key), the local API's.
-//! - the AWS SDK's endpoint, region and dummy credentials for the stand-ins (inside Lambda the
+//! - the AWS SDK's endpoints (moto, and DynamoDB's own for the local API's database), region and dummy credentials for the stand-ins (inside Lambda the
 //!   credentials come from the environment alone), and the event publisher's bus and
 //!   dead-letter queue.
 
@@ -30,8 +30,13 @@ pub fn default_path() -> PathBuf {
 /// Variables only local mode reads (D2): not written, the functions use API Gateway's claims.
 const LOCAL_MODE_ONLY: [&str; 3] = ["JWT_SECRET", "JWT_ISSUER", "JWT_AUDIENCE"];
 
-/// Every variable of a function on the local stack of `resources` and `events`, by name.
-pub fn variables(resources: &Resources, events: &EventResources) -> BTreeMap<String, String> {
+/// Every variable of a function on the local stack of `resources` and `events`, whose DynamoDB
+/// answers at `dynamodb`, by name.
+pub fn variables(
+    resources: &Resources,
+    events: &EventResources,
+    dynamodb: &str,
+) -> BTreeMap<String, String> {
     let (config, mut variables) = crate::read_local_config(resources);
     for name in LOCAL_MODE_ONLY {
         variables.remove(name);
@@ -48,6 +53,10 @@ pub fn variables(resources: &Resources, events: &EventResources) -> BTreeMap<Str
     set("EVENT_BUS_NAME", &events.bus);
     set("EVENT_DEAD_LETTER_QUEUE_URL", &events.dead_letter_queue_url);
     set("AWS_ENDPOINT_URL", &crate::moto_endpoint());
+    // The SDK's per-service endpoints: DynamoDB and its stream are the local API's own
+    // (`crate::dynamodb`), served while it runs.
+    set("AWS_ENDPOINT_URL_DYNAMODB", dynamodb);
+    set("AWS_ENDPOINT_URL_DYNAMODB_STREAMS", dynamodb);
     set("AWS_REGION", crate::REGION);
     set("AWS_ACCESS_KEY_ID", crate::CREDENTIALS.0);
     set("AWS_SECRET_ACCESS_KEY", crate::CREDENTIALS.1);
@@ -142,6 +151,9 @@ mod tests {
     use outbound_app::config::{ApiConfig, Config, PublisherConfig};
     use outbound_app::App;
 
+    /// Where the stack's DynamoDB answers.
+    const DYNAMODB: &str = "http://127.0.0.1:8000";
+
     fn stack() -> (Resources, EventResources) {
         let queue =
             |name: &str| format!("http://127.0.0.1:5000/123456789012/outbound-files-{name}");
@@ -168,12 +180,14 @@ mod tests {
     #[tokio::test]
     async fn every_function_starts_inside_lambda_with_the_file() {
         let (resources, events) = stack();
-        let variables = parse(&render(&variables(&resources, &events))).unwrap();
+        let variables = parse(&render(&variables(&resources, &events, DYNAMODB))).unwrap();
         assert_eq!(
             variables,
-            super::variables(&resources, &events),
+            super::variables(&resources, &events, DYNAMODB),
             "round trip"
         );
+        assert_eq!(variables["AWS_ENDPOINT_URL_DYNAMODB"], DYNAMODB);
+        assert_eq!(variables["AWS_ENDPOINT_URL_DYNAMODB_STREAMS"], DYNAMODB);
         assert_eq!(variables["AUTH_MODE"], "apigateway");
         assert_eq!(variables["DIAL_QUEUE_URL"], resources.dial_queue_url);
         assert_eq!(variables["EVENT_BUS_NAME"], "outbound-events");
@@ -231,7 +245,7 @@ mod tests {
             }
         }
         let (resources, events) = stack();
-        let variables = variables(&resources, &events);
+        let variables = variables(&resources, &events, DYNAMODB);
         let mut checked = 0;
         for environment in environments {
             let Some(environment) = environment.as_mapping() else {

@@ -1,4 +1,5 @@
-//! The local stack: provisions the stand-ins (moto) with the resources `template.yaml` creates in
+//! The local stack: serves DynamoDB itself ([`dynamodb`], dynoxide), provisions it and the other
+//! stand-ins (moto: S3, SQS, EventBridge) with the resources `template.yaml` creates in
 //! AWS ([`provision`]), serves every route with the same routers the Lambdas use, feeds the
 //! queues to the functions' handlers ([`poller`], [`inbox`]), pumps the table's stream to the
 //! event publisher ([`stream`], [`events`]), keeps the calls the simulated provider placed
@@ -21,6 +22,7 @@ pub const FUNCTIONS: [&str; 10] = [
 ];
 
 pub mod calls;
+pub mod dynamodb;
 pub mod events;
 pub mod inbox;
 pub mod lambda_env;
@@ -46,7 +48,8 @@ pub const REGION: &str = "us-east-1";
 /// The dummy credentials the stand-ins accept (access key id, secret access key).
 pub const CREDENTIALS: (&str, &str) = ("test", "test");
 
-/// AWS SDK configuration pointing at the stand-ins, with dummy credentials.
+/// AWS SDK configuration pointing at moto (S3, SQS, EventBridge), with dummy credentials; a
+/// stack's DynamoDB is added by [`dynamodb::with_dynamodb`] (see [`stack_sdk_config`]).
 pub async fn sdk_config() -> aws_config::SdkConfig {
     use aws_config::{BehaviorVersion, Region};
     use aws_sdk_dynamodb::config::Credentials;
@@ -62,6 +65,12 @@ pub async fn sdk_config() -> aws_config::SdkConfig {
         ))
         .load()
         .await
+}
+
+/// AWS SDK configuration of a stack: DynamoDB and its streams at `dynamodb` (a URL), every other
+/// service on moto.
+pub async fn stack_sdk_config(dynamodb: &str) -> aws_config::SdkConfig {
+    dynamodb::with_dynamodb(&sdk_config().await, dynamodb)
 }
 
 /// The key of list tokens (D5) on the local stack when `PAGE_TOKEN_SECRET` is not set: named,

@@ -1,23 +1,28 @@
-//! A fault-injecting HTTP proxy in front of moto, for DynamoDB and EventBridge's PutEvents.
+//! A fault-injecting HTTP proxy in front of a test's DynamoDB and moto (EventBridge's PutEvents).
 //!
 //! D1 says a throttled, over-capacity or unreachable dependency answers 503 with `Retry-After`,
-//! and that nothing was changed. Moto never throttles, so the tests put this proxy between the
-//! store's DynamoDB client and moto: it forwards every request unchanged (method, path, query,
-//! headers, body) and hands moto's answer back, except the requests the current [`FaultPlan`]
-//! picks, which it answers itself the way real DynamoDB does (JSON 1.0 protocol, HTTP 400,
-//! `ThrottlingException`, or a `TransactionCanceledException` whose reasons include a
-//! `ThrottlingError`).
+//! and that nothing was changed. No emulator throttles, raises `TransactionConflict` under
+//! contention or loses an answer after its write committed, so the tests put this proxy between
+//! the store's DynamoDB client and the emulator: it forwards every request unchanged (method,
+//! path, query, headers, body) to DynamoDB (an `X-Amz-Target` of DynamoDB or its streams) or to
+//! moto (everything else), and hands the answer back, except the requests the current
+//! [`FaultPlan`] picks, which it answers itself the way real DynamoDB does (JSON 1.0 protocol,
+//! HTTP 400, `ThrottlingException`, a `TransactionCanceledException` whose reasons include a
+//! `ThrottlingError` or a `TransactionConflict`), or forwards and then answers with an error as
+//! if the answer had been lost (HTTP 500 `InternalServerError`, after the write committed).
 //!
 //! Why a proxy and not a stub client or an interceptor that fakes the error: the injected errors
 //! arrive over HTTP as bytes, so they go through the SDK's real error parsing (`__type`,
 //! `CancellationReasons`) and its real retry logic (standard mode retries throttling with
 //! backoff, a cancelled transaction is not retried), and through every line of the store and the
-//! HTTP layer that production runs. A picked request never reaches moto, so a fault really
-//! changes nothing stored; whatever the service shows afterwards is what it did with the error.
+//! HTTP layer that production runs. A request picked to fail before it is written never reaches
+//! the emulator, so that fault really changes nothing stored; one picked to fail after its write
+//! did change it, as a timeout whose write happened does; whatever the service shows afterwards
+//! is what it did with the error.
 //!
 //! Requests are told apart by their `X-Amz-Target` header (`DynamoDB_20120810.PutItem`, ...).
-//! SigV4: the SDK signs for the proxy's host, and moto does not check signatures, so the headers
-//! are forwarded as they are (`host` and `content-length` dropped for reqwest to set).
+//! SigV4: the SDK signs for the proxy's host, and neither emulator checks signatures, so the
+//! headers are forwarded as they are (`host` and `content-length` dropped for reqwest to set).
 
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
@@ -31,6 +36,8 @@ use std::sync::{Arc, Mutex};
 
 /// The prefix of every DynamoDB `X-Amz-Target`.
 const TARGET_PREFIX: &str = "DynamoDB_20120810.";
+/// The prefix of every DynamoDB Streams `X-Amz-Target` (forwarded to DynamoDB, never faulted).
+const STREAMS_TARGET_PREFIX: &str = "DynamoDBStreams_20120810.";
 /// The namespace of DynamoDB's error types in JSON 1.0 answers.
 const ERROR_NAMESPACE: &str = "com.amazonaws.dynamodb.v20120810";
 /// Largest request body the proxy reads (a 100-action transaction is well under this).
@@ -66,17 +73,35 @@ pub enum FaultPlan {
     /// forwarding it: a write that read what it depends on, then lands after a write of another
     /// request that came later.
     DelayTransactionsHolding { text: &'static str, millis: u64 },
+    /// Contention with another writer, as DynamoDB reports it: a picked `TransactWriteItems` is
+    /// cancelled with a `TransactionConflict` reason, a picked single-item write
+    /// (`PutItem`, `UpdateItem`, `DeleteItem`) answered `TransactionConflictException`. Picks
+    /// `percent` % of those requests, by the sequence of `seed`; nothing else is touched.
+    Conflicts { percent: u8, seed: u64 },
+    /// The answer lost after the write committed: a picked write (`PutItem`, `UpdateItem`,
+    /// `DeleteItem`, `TransactWriteItems`, `BatchWriteItem`) is forwarded, its write happens,
+    /// and the proxy answers HTTP 500 `InternalServerError` in place of the emulator's answer,
+    /// as a timeout whose write happened looks to the client. Picks `percent` % of the writes,
+    /// by the sequence of `seed`; reads pass.
+    LoseAnswersAfterCommit { percent: u8, seed: u64 },
 }
 
 /// The `X-Amz-Target` of EventBridge's PutEvents.
 const PUT_EVENTS: &str = "AWSEvents.PutEvents";
 
-/// What the proxy answers in place of moto.
+/// What the proxy answers in place of the emulator.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Fault {
     Throttle,
     CancelTransaction,
+    /// `TransactionConflictException`, or a cancellation with a `TransactionConflict` reason.
+    Conflict,
+    /// Forward, then answer `InternalServerError`.
+    AfterCommit,
 }
+
+/// The writes [`FaultPlan::Conflicts`] and [`FaultPlan::LoseAnswersAfterCommit`] pick from.
+const SINGLE_ITEM_WRITES: [&str; 3] = ["PutItem", "UpdateItem", "DeleteItem"];
 
 /// A running proxy; cheap to clone, every clone sees and changes the same plan and counters.
 #[derive(Clone)]
@@ -86,6 +111,9 @@ pub struct FaultProxy {
 }
 
 struct Shared {
+    /// Where DynamoDB and DynamoDB Streams requests go.
+    dynamodb: String,
+    /// Where every other request goes (moto).
     upstream: String,
     client: reqwest::Client,
     /// The plan and the state of its pseudo-random sequence.
@@ -101,6 +129,7 @@ impl std::fmt::Debug for FaultProxy {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("FaultProxy")
             .field("url", &self.url)
+            .field("dynamodb", &self.shared.dynamodb)
             .field("upstream", &self.shared.upstream)
             .field("plan", &self.plan())
             .field("injected", &self.injected())
@@ -109,14 +138,18 @@ impl std::fmt::Debug for FaultProxy {
 }
 
 impl FaultProxy {
-    /// A proxy in front of moto ([`outbound_local::moto_endpoint`]), forwarding everything for now.
-    pub async fn start() -> FaultProxy {
-        FaultProxy::start_to(outbound_local::moto_endpoint()).await
+    /// A proxy in front of the DynamoDB at `dynamodb` (`http://host:port`, a test's own) and of
+    /// moto ([`outbound_local::moto_endpoint`]) for everything else, forwarding everything for
+    /// now.
+    pub async fn start(dynamodb: &str) -> FaultProxy {
+        FaultProxy::start_to(dynamodb, outbound_local::moto_endpoint()).await
     }
 
-    /// A proxy in front of `upstream` (`http://host:port`), forwarding everything for now.
-    pub async fn start_to(upstream: impl Into<String>) -> FaultProxy {
+    /// A proxy in front of `dynamodb` for DynamoDB and of `upstream` for every other service,
+    /// forwarding everything for now.
+    pub async fn start_to(dynamodb: &str, upstream: impl Into<String>) -> FaultProxy {
         let shared = Arc::new(Shared {
+            dynamodb: dynamodb.trim_end_matches('/').to_owned(),
             upstream: upstream.into().trim_end_matches('/').to_owned(),
             client: reqwest::Client::new(),
             plan: Mutex::new((FaultPlan::None, XorShift::new(0))),
@@ -141,7 +174,9 @@ impl FaultProxy {
     /// Changes the plan from the next request on; a `Rate` plan starts its sequence from its seed.
     pub fn set_plan(&self, plan: FaultPlan) {
         let seed = match plan {
-            FaultPlan::Rate { seed, .. } => seed,
+            FaultPlan::Rate { seed, .. }
+            | FaultPlan::Conflicts { seed, .. }
+            | FaultPlan::LoseAnswersAfterCommit { seed, .. } => seed,
             _ => 0,
         };
         *self.shared.plan.lock().unwrap() = (plan, XorShift::new(seed));
@@ -190,6 +225,16 @@ impl Shared {
                 } else {
                     Some(Fault::Throttle)
                 }
+            }
+            FaultPlan::Conflicts { percent, .. } => {
+                let write = transaction || SINGLE_ITEM_WRITES.contains(&operation);
+                (write && random.below(100) < u64::from(percent)).then_some(Fault::Conflict)
+            }
+            FaultPlan::LoseAnswersAfterCommit { percent, .. } => {
+                let write = transaction
+                    || operation == "BatchWriteItem"
+                    || SINGLE_ITEM_WRITES.contains(&operation);
+                (write && random.below(100) < u64::from(percent)).then_some(Fault::AfterCommit)
             }
         }
     }
@@ -295,7 +340,8 @@ impl Shared {
         ))
     }
 
-    /// Sends the request on to the upstream as it came, and its answer back as it came.
+    /// Sends the request on to its service (DynamoDB, or moto) as it came, and its answer back
+    /// as it came.
     async fn forward(
         &self,
         parts: axum::http::request::Parts,
@@ -306,11 +352,23 @@ impl Shared {
             .path_and_query()
             .map_or("/", |p| p.as_str())
             .to_owned();
+        let to_dynamodb = parts
+            .headers
+            .get("x-amz-target")
+            .and_then(|value| value.to_str().ok())
+            .is_some_and(|target| {
+                target.starts_with(TARGET_PREFIX) || target.starts_with(STREAMS_TARGET_PREFIX)
+            });
+        let upstream = if to_dynamodb {
+            &self.dynamodb
+        } else {
+            &self.upstream
+        };
         let mut headers = parts.headers;
         strip(&mut headers, &[header::HOST]);
         let answer = self
             .client
-            .request(parts.method, format!("{}{path}", self.upstream))
+            .request(parts.method, format!("{upstream}{path}"))
             .headers(headers)
             .body(body)
             .send()
@@ -377,19 +435,50 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
             shared.count(operation);
             return match fault {
                 Fault::Throttle => throttling(),
-                Fault::CancelTransaction => cancelled_by_throttle(&body),
+                Fault::CancelTransaction => cancelled(&body, THROTTLED),
+                Fault::Conflict if operation == "TransactWriteItems" => {
+                    cancelled(&body, CONFLICTED)
+                }
+                Fault::Conflict => conflict(),
+                Fault::AfterCommit => match shared.forward(parts, body).await {
+                    Ok(_) => answer_lost(),
+                    Err(error) => unreachable_upstream(error),
+                },
             };
         }
     }
     match shared.forward(parts, body).await {
         Ok(response) => response,
-        // What a load balancer in front of an unreachable service answers.
-        Err(error) => (
-            StatusCode::BAD_GATEWAY,
-            format!("fault proxy could not reach moto: {error}"),
-        )
-            .into_response(),
+        Err(error) => unreachable_upstream(error),
     }
+}
+
+/// What a load balancer in front of an unreachable service answers.
+fn unreachable_upstream(error: reqwest::Error) -> Response {
+    (
+        StatusCode::BAD_GATEWAY,
+        format!("fault proxy could not reach its upstream: {error}"),
+    )
+        .into_response()
+}
+
+/// What DynamoDB answers a single-item write that met a transaction in progress on its item.
+fn conflict() -> Response {
+    dynamodb_error(
+        json!({"message": "Transaction is ongoing for the item"}),
+        "TransactionConflictException",
+    )
+}
+
+/// What the client sees of a write whose answer was lost: DynamoDB's HTTP 500, which the SDK
+/// retries (and a retried conditional write then finds its own write in place).
+fn answer_lost() -> Response {
+    let mut response = dynamodb_error(
+        json!({"message": "Internal server error"}),
+        "InternalServerError",
+    );
+    *response.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
+    response
 }
 
 /// A DynamoDB error answer: HTTP 400, JSON 1.0, `__type` naming the error.
@@ -418,23 +507,28 @@ fn throttling() -> Response {
     )
 }
 
-/// What DynamoDB answers a transaction it cancelled because an index was over capacity: one
-/// reason per action of the request's `TransactItems`, the second (or only) one
-/// `ThrottlingError`, the others `None`. No `ConditionalCheckFailed` among them.
-fn cancelled_by_throttle(request: &[u8]) -> Response {
+/// The reason [`cancelled`] gives for an index over capacity.
+const THROTTLED: (&str, &str) = (
+    "ThrottlingError",
+    "Throughput exceeds the current capacity for one or more global secondary indexes.",
+);
+/// The reason [`cancelled`] gives for another transaction on one of the items.
+const CONFLICTED: (&str, &str) = ("TransactionConflict", "Transaction is ongoing for the item");
+
+/// What DynamoDB answers a transaction it cancelled for `reason` (code, message), not for a
+/// condition: one reason per action of the request's `TransactItems`, the second (or only) one
+/// `reason`, the others `None`. No `ConditionalCheckFailed` among them.
+fn cancelled(request: &[u8], reason: (&str, &str)) -> Response {
     let actions = serde_json::from_slice::<Value>(request)
         .ok()
         .and_then(|body| body["TransactItems"].as_array().map(Vec::len))
         .unwrap_or(0)
         .max(1);
-    let throttled = 1.min(actions - 1);
+    let picked = 1.min(actions - 1);
     let reasons: Vec<Value> = (0..actions)
         .map(|index| {
-            if index == throttled {
-                json!({
-                    "Code": "ThrottlingError",
-                    "Message": "Throughput exceeds the current capacity for one or more global secondary indexes.",
-                })
+            if index == picked {
+                json!({"Code": reason.0, "Message": reason.1})
             } else {
                 json!({"Code": "None"})
             }
@@ -503,7 +597,7 @@ mod tests {
     #[tokio::test]
     async fn a_cancellation_has_one_reason_per_action() {
         let request = json!({"TransactItems": [{}, {}, {}]}).to_string();
-        let response = cancelled_by_throttle(request.as_bytes());
+        let response = cancelled(request.as_bytes(), THROTTLED);
         assert_eq!(response.status(), StatusCode::BAD_REQUEST);
         let body = axum::body::to_bytes(response.into_body(), MAX_BODY)
             .await

@@ -1,5 +1,5 @@
-//! What one test or benchmark owns on the shared stand-in: its own table, bucket and queues, and
-//! a store whose DynamoDB calls are counted.
+//! What one test or benchmark owns: its own DynamoDB database, its own bucket and queues on the
+//! shared moto, and a store whose DynamoDB calls are counted.
 
 use crate::capacity::WriteLog;
 use aws_sdk_dynamodb::config::{ConfigBag, Intercept, RuntimeComponents};
@@ -14,7 +14,8 @@ use outbound_app::config::dialing::DialerConfig;
 use outbound_app::config::Config;
 use outbound_app::App;
 use outbound_dialing::engine::Engine;
-use outbound_local::{provision, sdk_config};
+use outbound_local::dynamodb::StackDynamoDb;
+use outbound_local::{provision, stack_sdk_config};
 use outbound_model::plan::Clock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -208,9 +209,12 @@ impl Intercept for ItemCounter {
     }
 }
 
-/// What one test owns on the shared moto: its table and reclaim queue, and a store whose
-/// DynamoDB calls are counted.
+/// What one test owns: a DynamoDB database of its own (or its own table on the server at
+/// `DYNAMODB_ENDPOINT`), its bucket and queues on the shared moto, and a store whose DynamoDB
+/// calls are counted.
 pub struct Stack {
+    /// Served as long as the stack (or what was built from it) holds it.
+    pub dynamodb: Arc<StackDynamoDb>,
     pub sdk: aws_config::SdkConfig,
     pub resources: provision::Resources,
     pub store: Store,
@@ -219,19 +223,23 @@ pub struct Stack {
 
 impl Stack {
     pub async fn provision() -> Stack {
-        let sdk = sdk_config().await;
+        let dynamodb = StackDynamoDb::for_test()
+            .await
+            .expect("the test's own DynamoDB starts");
+        let sdk = stack_sdk_config(dynamodb.url()).await;
         // Each test its own table, bucket and queues: upload notifications stay with their test.
         let resources = provision::ensure(&sdk, &unique("t"), &unique("b"))
             .await
             .expect("moto is running (make test starts it)");
         let calls = CallCounter::default();
-        let dynamodb = aws_sdk_dynamodb::Client::from_conf(
+        let client = aws_sdk_dynamodb::Client::from_conf(
             outbound_adapters::aws::timing::dynamodb(&sdk)
                 .interceptor(calls.clone())
                 .build(),
         );
-        let store = Store::new(dynamodb, resources.table.clone());
+        let store = Store::new(client, resources.table.clone());
         Stack {
+            dynamodb: Arc::new(dynamodb),
             sdk,
             resources,
             store,

@@ -303,8 +303,11 @@ async fn functions_answer_recorded_events_under_cargo_lambda() {
         .expect("the bus on moto");
     let scratch = Scratch(std::env::temp_dir().join(unique("outbound-cargo-lambda")));
     let env_file = scratch.0.join("lambda.env");
-    lambda_env::write(&env_file, &lambda_env::variables(&stack.resources, &events))
-        .expect("the env file");
+    lambda_env::write(
+        &env_file,
+        &lambda_env::variables(&stack.resources, &events, stack.dynamodb.url()),
+    )
+    .expect("the env file");
     let watch = Watch::start(&env_file, &scratch.0);
 
     // The data source API, as API Gateway's HTTP API calls it: the tenant is the authorizer's

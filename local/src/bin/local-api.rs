@@ -5,20 +5,28 @@
 //! names the table, and the bucket, queues and bus after it, so a second server (the contract
 //! check, the browser test) keeps its own data.
 //!
+//! DynamoDB is served in this process (`outbound_local::dynamodb`, dynoxide) on
+//! `DYNAMODB_PORT` (default: any free port). `LOCAL_DYNAMODB=file` keeps it in
+//! `.local/dynamodb/<stack>.sqlite`, so a restart keeps the data, and is the default of the
+//! default stack; `LOCAL_DYNAMODB=memory`, the default of every other stack, keeps it in memory.
+//! `DYNAMODB_ENDPOINT` uses that server instead (AWS's DynamoDB Local, say).
+//!
 //! It writes `.local/lambda.env`, the environment of the functions under `cargo lambda` on this
 //! stack (`outbound_local::lambda_env`), for the default stack, or to `LAMBDA_ENV_FILE` when
 //! that is set. With `--lambda-env` (`make lambda-env`) it provisions, writes the file and ends.
 
 use outbound_app::App;
+use outbound_local::dynamodb::{StackDynamoDb, Storage};
 use outbound_local::{
-    events, lambda_env, local_config, local_jwt, provision, sdk_config, serve_local,
+    events, lambda_env, local_config, local_jwt, provision, serve_local, stack_sdk_config,
 };
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     outbound_telemetry::init();
-    let sdk = sdk_config().await;
     let stack = std::env::var("LOCAL_STACK").unwrap_or_else(|_| "outbound".into());
+    let dynamodb = StackDynamoDb::start(storage(&stack)?, dynamodb_address()?).await?;
+    let sdk = stack_sdk_config(dynamodb.url()).await;
     let resources = provision::ensure(&sdk, &stack, &format!("{stack}-files")).await?;
     let event_resources =
         provision::ensure_events(&sdk, &resources.table, &format!("{stack}-events")).await?;
@@ -28,8 +36,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         None => None,
     };
     if let Some(path) = &lambda_env {
-        lambda_env::write(path, &lambda_env::variables(&resources, &event_resources))
-            .map_err(|e| format!("{}: {e}", path.display()))?;
+        lambda_env::write(
+            path,
+            &lambda_env::variables(&resources, &event_resources, dynamodb.url()),
+        )
+        .map_err(|e| format!("{}: {e}", path.display()))?;
     }
     if std::env::args().any(|arg| arg == "--lambda-env") {
         match &lambda_env {
@@ -55,6 +66,17 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     events::spawn(&sdk, &event_resources, log.clone());
     let port = std::env::var("PORT").unwrap_or_else(|_| "3000".into());
     let listener = tokio::net::TcpListener::bind(format!("127.0.0.1:{port}")).await?;
+    match &dynamodb {
+        StackDynamoDb::Local(_) => println!(
+            "DynamoDB (dynoxide, {}) on {}",
+            match storage(&stack)? {
+                Storage::Memory => "in memory".to_owned(),
+                Storage::File(path) => path.display().to_string(),
+            },
+            dynamodb.url()
+        ),
+        StackDynamoDb::Shared(url) => println!("DynamoDB at {url} (DYNAMODB_ENDPOINT)"),
+    }
     println!("outbound API on http://127.0.0.1:{port}/api/...");
     if !std::path::Path::new(outbound_local::CONSOLE_DIR)
         .join("index.html")
@@ -78,4 +100,36 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     );
     serve_local(listener, app, log, &calls).await?;
     Ok(())
+}
+
+/// Where this stack's DynamoDB keeps its items (see the module documentation).
+fn storage(stack: &str) -> Result<Storage, String> {
+    let default = if stack == "outbound" {
+        "file"
+    } else {
+        "memory"
+    };
+    match std::env::var("LOCAL_DYNAMODB")
+        .unwrap_or_else(|_| default.into())
+        .as_str()
+    {
+        "memory" => Ok(Storage::Memory),
+        "file" => {
+            let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../.local/dynamodb");
+            std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+            Ok(Storage::File(dir.join(format!("{stack}.sqlite"))))
+        }
+        other => Err(format!("LOCAL_DYNAMODB={other}: expected file or memory")),
+    }
+}
+
+/// Where this stack's DynamoDB listens: `DYNAMODB_PORT` on loopback, or any free port.
+fn dynamodb_address() -> Result<std::net::SocketAddr, String> {
+    let port = match std::env::var("DYNAMODB_PORT") {
+        Ok(port) => port
+            .parse()
+            .map_err(|_| format!("DYNAMODB_PORT={port}: expected a port number"))?,
+        Err(_) => 0,
+    };
+    Ok(std::net::SocketAddr::from(([127, 0, 0, 1], port)))
 }

@@ -25,7 +25,6 @@ pub(crate) struct Events {
 impl Events {
     /// Events on `api`'s table, published through `proxy` when one is given.
     pub(crate) async fn on(api: &TestApi, proxy: Option<&FaultProxy>) -> Events {
-        require_committed_streams().await;
         let resources = provision::ensure_events(&api.sdk, &api.resources.table, &unique("bus"))
             .await
             .unwrap();
@@ -82,22 +81,6 @@ impl Events {
             .map(|body| serde_json::from_str(body).unwrap())
             .collect()
     }
-}
-
-/// Panics unless the stand-in's streams hold committed writes only (`scripts/moto_server.py`):
-/// stock moto leaves the records of a cancelled transaction's actions in the stream.
-async fn require_committed_streams() {
-    let url = format!("{}/_outbound/features", outbound_local::moto_endpoint());
-    let features: Option<Value> = match reqwest::get(&url).await {
-        Ok(response) if response.status().is_success() => response.json().await.ok(),
-        _ => None,
-    };
-    assert!(
-        features.is_some_and(|f| f["streamsWithoutCancelledWrites"] == true),
-        "the moto at {} leaves cancelled writes in table streams; restart it \
-         (scripts/stack.sh stop; scripts/stack.sh start)",
-        outbound_local::moto_endpoint()
-    );
 }
 
 /// The outbox items in the table: the events committed, by id.
@@ -386,7 +369,7 @@ async fn each_committed_change_is_on_the_bus_once_and_a_refused_request_puts_not
 #[tokio::test]
 async fn events_committed_while_the_bus_is_down_are_published_once_it_is_back() {
     let api = TestApi::start().await;
-    let proxy = FaultProxy::start().await;
+    let proxy = FaultProxy::start(api.dynamodb.url()).await;
     let mut events = Events::on(&api, Some(&proxy)).await;
     proxy.set_plan(FaultPlan::EventsDown);
 
@@ -442,7 +425,7 @@ async fn events_committed_while_the_bus_is_down_are_published_once_it_is_back() 
 #[tokio::test]
 async fn events_the_bus_refuses_in_part_are_sent_again_until_each_is_on_it() {
     let api = TestApi::start().await;
-    let proxy = FaultProxy::start().await;
+    let proxy = FaultProxy::start(api.dynamodb.url()).await;
     let mut events = Events::on(&api, Some(&proxy)).await;
     proxy.set_plan(FaultPlan::RefuseOddEvents);
 
@@ -497,7 +480,7 @@ async fn events_the_bus_refuses_in_part_are_sent_again_until_each_is_on_it() {
 #[tokio::test]
 async fn events_the_bus_refuses_for_good_are_dead_lettered_once_and_hold_nothing_up() {
     let api = TestApi::start().await;
-    let proxy = FaultProxy::start().await;
+    let proxy = FaultProxy::start(api.dynamodb.url()).await;
     let mut events = Events::on(&api, Some(&proxy)).await;
     proxy.set_plan(FaultPlan::RejectEventsOfKind("ImportFinished"));
 
@@ -597,7 +580,7 @@ async fn events_the_bus_refuses_for_good_are_dead_lettered_once_and_hold_nothing
 #[tokio::test]
 async fn an_event_refused_for_good_waits_in_the_stream_while_the_dead_letter_queue_is_gone() {
     let api = TestApi::start().await;
-    let proxy = FaultProxy::start().await;
+    let proxy = FaultProxy::start(api.dynamodb.url()).await;
     let mut events = Events::on(&api, Some(&proxy)).await;
     proxy.set_plan(FaultPlan::RejectEventsOfKind("ImportFinished"));
     let sqs = aws_sdk_sqs::Client::new(&api.sdk);

@@ -7,7 +7,7 @@ use crate::files::{
     csv, handmade_xlsx, nth_phone, numbered_csv, sheet_xml, xlsx, zip, zip_bomb_xlsx, Cell,
     ONE_CONTACT_ROWS,
 };
-use crate::support::{require_fast_transactions, TestApi};
+use crate::support::TestApi;
 use serde_json::Value;
 use std::time::{Duration, Instant};
 
@@ -51,7 +51,6 @@ async fn source_with_one_contact(api: &TestApi) -> String {
 #[tokio::test]
 async fn ten_thousand_rows_are_accepted() {
     // D8: at most 10,000 data rows; blank rows do not count towards them.
-    require_fast_transactions().await;
     let api = TestApi::start().await;
     let source = api.data_source("acme", "Ten thousand").await;
     let mut file = numbered_csv(10_000);
@@ -320,7 +319,6 @@ async fn a_csv_that_is_not_utf8_is_400_naming_the_line() {
 #[tokio::test]
 async fn importing_1000_rows_takes_few_dynamodb_requests() {
     // D8 / store::import: 49 contacts a transaction, so about 21 writes per 1,000 rows.
-    require_fast_transactions().await;
     let api = TestApi::start().await;
     let source = api.data_source("acme", "Thousand").await;
     let (answer, calls) = api

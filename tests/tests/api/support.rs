@@ -1,4 +1,5 @@
-//! The harness: each test gets its own table on the shared moto, and the API served in process
+//! The harness: each test gets its own DynamoDB database, its own bucket and queues on the shared
+//! moto, and the API served in process
 //! on a random port with the same routers the Lambdas use.
 
 use aws_sdk_dynamodb::types::AttributeValue;
@@ -18,26 +19,6 @@ use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 
-/// Panics unless the stand-in is `scripts/moto_server.py` with its TransactWriteItems patch.
-///
-/// Stock moto copies the whole table for every action of a transaction: an import of thousands
-/// of contacts then takes hours and grows the shared server by GiB until it dies. Tests that
-/// store thousands of contacts call this first, to fail at once on a server started before the
-/// patch rather than take it down.
-pub async fn require_fast_transactions() {
-    let url = format!("{}/_outbound/features", outbound_local::moto_endpoint());
-    let features: Option<Value> = match reqwest::get(&url).await {
-        Ok(response) if response.status().is_success() => response.json().await.ok(),
-        _ => None,
-    };
-    assert!(
-        features.is_some_and(|f| f["transactWriteUndoByItem"] == true),
-        "the moto at {} predates scripts/moto_server.py's TransactWriteItems patch; \
-         restart it (scripts/stack.sh stop; scripts/stack.sh start) before importing thousands of rows",
-        outbound_local::moto_endpoint()
-    );
-}
-
 /// A running API on its own table.
 pub struct TestApi {
     pub base: String,
@@ -46,6 +27,8 @@ pub struct TestApi {
     pub store: Store,
     pub calls: CallCounter,
     pub resources: provision::Resources,
+    /// The test's DynamoDB, served while the API is.
+    pub dynamodb: std::sync::Arc<outbound_local::dynamodb::StackDynamoDb>,
     pub sdk: aws_config::SdkConfig,
     /// The app the server runs, for feeding queue messages to the same handlers.
     pub app: App,
@@ -131,6 +114,7 @@ impl TestApi {
             store: stack.store,
             calls: stack.calls,
             resources: stack.resources,
+            dynamodb: stack.dynamodb,
             sdk: stack.sdk,
             app,
             local_calls,
@@ -1037,7 +1021,7 @@ impl TestApi {
     pub async fn start_with_faults() -> (TestApi, outbound_tests::faults::FaultProxy) {
         use aws_sdk_dynamodb::config::retry::RetryPartition;
         let stack = Stack::provision().await;
-        let proxy = outbound_tests::faults::FaultProxy::start().await;
+        let proxy = outbound_tests::faults::FaultProxy::start(stack.dynamodb.url()).await;
         let dynamodb = aws_sdk_dynamodb::Client::from_conf(
             aws_sdk_dynamodb::config::Builder::from(&stack.sdk)
                 .interceptor(stack.calls.clone())

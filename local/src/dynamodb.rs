@@ -1,0 +1,172 @@
+//! The local DynamoDB: dynoxide (a DynamoDB emulator on SQLite, built from the lockfile like
+//! every other dependency) served in this process over DynamoDB's own JSON protocol, so the
+//! store's SDK client reaches it exactly as it reaches DynamoDB: signed HTTP requests, the
+//! service's error codes, its conditions, transactions, indexes and streams.
+//!
+//! Why not moto's DynamoDB: moto serves one request at a time, and stays correct only because of
+//! it; dynoxide keeps each database's writes atomic under concurrent clients, so every test owns
+//! a database of its own and the test binaries run side by side (the differences found between
+//! the emulators are in `docs/emulators.md`).
+//!
+//! [`LocalDynamoDb::start`] serves one database on a loopback port until the handle is dropped;
+//! [`with_dynamodb`] points the DynamoDB and DynamoDB Streams clients of an SDK configuration at
+//! it, leaving every other service where it was (moto: S3, SQS, EventBridge).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+/// Where a database keeps its items.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Storage {
+    /// In memory, gone with the handle: each test's own.
+    Memory,
+    /// In a SQLite file, kept across restarts (`make run`'s `.local/dynamodb.sqlite`).
+    File(PathBuf),
+}
+
+/// A dynoxide database served on a loopback port; dropping the handle stops the server, and with
+/// [`Storage::Memory`] frees the database.
+#[derive(Debug)]
+pub struct LocalDynamoDb {
+    url: String,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+/// The runtime every local database is served on: its own threads, so a database answers while
+/// the test or server that owns it is busy or blocked, whatever runtime that one runs on.
+fn runtime() -> &'static tokio::runtime::Runtime {
+    static RUNTIME: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+    RUNTIME.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("local-dynamodb")
+            .enable_all()
+            .build()
+            .expect("the local DynamoDB's runtime starts")
+    })
+}
+
+/// Why a local database could not be served.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("the local DynamoDB's database could not be opened: {0}")]
+    Open(#[from] dynoxide::DynoxideError),
+    #[error("the local DynamoDB could not listen on {addr}: {source}")]
+    Listen {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+}
+
+impl LocalDynamoDb {
+    /// Serves a database kept in `storage` on `addr` (port 0: any free loopback port).
+    pub async fn start(storage: Storage, addr: SocketAddr) -> Result<LocalDynamoDb, StartError> {
+        let database = match &storage {
+            Storage::Memory => dynoxide::Database::memory()?,
+            Storage::File(path) => dynoxide::Database::new(&path.to_string_lossy())?,
+        };
+        let listen = |source| StartError::Listen { addr, source };
+        let std_listener = std::net::TcpListener::bind(addr).map_err(listen)?;
+        std_listener.set_nonblocking(true).map_err(listen)?;
+        let url = format!("http://{}", std_listener.local_addr().map_err(listen)?);
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let _guard = runtime().enter();
+        let listener = tokio::net::TcpListener::from_std(std_listener).map_err(listen)?;
+        runtime().spawn(async move {
+            let shutdown = async move {
+                let _ = stopped.await;
+            };
+            if let Err(error) =
+                dynoxide::server::serve_with_shutdown(listener, database, shutdown).await
+            {
+                tracing::warn!(%error, "the local DynamoDB stopped");
+            }
+        });
+        Ok(LocalDynamoDb {
+            url,
+            stop: Some(stop),
+        })
+    }
+
+    /// An in-memory database of its own on a free loopback port.
+    pub async fn memory() -> Result<LocalDynamoDb, StartError> {
+        LocalDynamoDb::start(Storage::Memory, SocketAddr::from(([127, 0, 0, 1], 0))).await
+    }
+
+    /// Where it answers: `http://127.0.0.1:<port>`.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+}
+
+impl Drop for LocalDynamoDb {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+/// The variable naming a DynamoDB server that stacks share instead of each serving its own
+/// (`make conformance` points it at AWS's DynamoDB Local).
+pub const SHARED_ENDPOINT: &str = "DYNAMODB_ENDPOINT";
+
+/// The DynamoDB one stack (a test's, `make run`'s) talks to.
+#[derive(Debug)]
+pub enum StackDynamoDb {
+    /// The server at [`SHARED_ENDPOINT`], shared with other stacks: each keeps to its own table.
+    Shared(String),
+    /// A database of the stack's own, served as long as this value lives.
+    Local(LocalDynamoDb),
+}
+
+impl StackDynamoDb {
+    /// The server at [`SHARED_ENDPOINT`] when that is set, else a local database in `storage`
+    /// served on `addr`.
+    pub async fn start(storage: Storage, addr: SocketAddr) -> Result<StackDynamoDb, StartError> {
+        match std::env::var(SHARED_ENDPOINT) {
+            Ok(url) if !url.trim().is_empty() => Ok(StackDynamoDb::Shared(url.trim().to_owned())),
+            _ => Ok(StackDynamoDb::Local(
+                LocalDynamoDb::start(storage, addr).await?,
+            )),
+        }
+    }
+
+    /// A test's: shared when [`SHARED_ENDPOINT`] is set, else in memory on a free port.
+    pub async fn for_test() -> Result<StackDynamoDb, StartError> {
+        StackDynamoDb::start(Storage::Memory, SocketAddr::from(([127, 0, 0, 1], 0))).await
+    }
+
+    /// Where it answers.
+    pub fn url(&self) -> &str {
+        match self {
+            StackDynamoDb::Shared(url) => url,
+            StackDynamoDb::Local(local) => local.url(),
+        }
+    }
+}
+
+/// `sdk` with its DynamoDB and DynamoDB Streams clients sent to `url`, every other client where
+/// `sdk` sends it. The SDK reads a service's own endpoint from the configuration's service
+/// settings (as it reads `AWS_ENDPOINT_URL_DYNAMODB` from the environment in a function) ahead
+/// of the shared `endpoint_url`, so a client built later with an explicit endpoint still wins.
+pub fn with_dynamodb(sdk: &aws_config::SdkConfig, url: &str) -> aws_config::SdkConfig {
+    sdk.to_builder()
+        .service_config(DynamoDbEndpoint(url.to_owned()))
+        .build()
+}
+
+/// The endpoint of DynamoDB and its streams, as the SDK's service settings.
+#[derive(Debug)]
+struct DynamoDbEndpoint(String);
+
+/// The service ids (as the SDK names them) that [`DynamoDbEndpoint`] answers for.
+const DYNAMODB_SERVICES: [&str; 2] = ["DynamoDB", "DynamoDB Streams"];
+
+impl aws_types::service_config::LoadServiceConfig for DynamoDbEndpoint {
+    fn load_config(&self, key: aws_types::service_config::ServiceConfigKey<'_>) -> Option<String> {
+        (DYNAMODB_SERVICES.contains(&key.service_id()) && key.profile() == "endpoint_url")
+            .then(|| self.0.clone())
+    }
+}
