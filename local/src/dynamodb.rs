@@ -150,7 +150,9 @@ impl StackDynamoDb {
 /// `sdk` with its DynamoDB and DynamoDB Streams clients sent to `url`, every other client where
 /// `sdk` sends it. The SDK reads a service's own endpoint from the configuration's service
 /// settings (as it reads `AWS_ENDPOINT_URL_DYNAMODB` from the environment in a function) ahead
-/// of the shared `endpoint_url`, so a client built later with an explicit endpoint still wins.
+/// of the shared `endpoint_url`, unless that one was given to `aws_config`'s loader in code (so
+/// [`crate::sdk_config`] sets it on the loaded configuration instead); a client built later
+/// with an explicit endpoint still wins.
 pub fn with_dynamodb(sdk: &aws_config::SdkConfig, url: &str) -> aws_config::SdkConfig {
     sdk.to_builder()
         .service_config(DynamoDbEndpoint(url.to_owned()))
@@ -168,5 +170,37 @@ impl aws_types::service_config::LoadServiceConfig for DynamoDbEndpoint {
     fn load_config(&self, key: aws_types::service_config::ServiceConfigKey<'_>) -> Option<String> {
         (DYNAMODB_SERVICES.contains(&key.service_id()) && key.profile() == "endpoint_url")
             .then(|| self.0.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// DynamoDB goes to the local database, even when the shared endpoint (moto's) was set on
+    /// the configuration: nothing answers at that one here, so a call that went there fails.
+    #[tokio::test]
+    async fn dynamodb_clients_reach_the_local_database_and_others_keep_the_shared_endpoint() {
+        let local = LocalDynamoDb::memory().await.unwrap();
+        let shared = "http://127.0.0.1:9";
+        let sdk = aws_config::SdkConfig::builder()
+            .behavior_version(aws_config::BehaviorVersion::latest())
+            .region(aws_config::Region::new(crate::REGION))
+            .credentials_provider(aws_sdk_dynamodb::config::SharedCredentialsProvider::new(
+                aws_sdk_dynamodb::config::Credentials::new("test", "test", None, None, "test"),
+            ))
+            .endpoint_url(shared)
+            .build();
+        let sdk = with_dynamodb(&sdk, local.url());
+        let dynamodb = aws_sdk_dynamodb::Client::new(&sdk);
+        let tables = dynamodb.list_tables().send().await.unwrap();
+        assert_eq!(tables.table_names(), [] as [String; 0]);
+        let streams = aws_sdk_dynamodbstreams::Client::new(&sdk);
+        streams.list_streams().send().await.unwrap();
+        assert_eq!(
+            sdk.endpoint_url(),
+            Some(shared),
+            "the other services' endpoint"
+        );
     }
 }

@@ -54,7 +54,6 @@ pub async fn sdk_config() -> aws_config::SdkConfig {
     use aws_config::{BehaviorVersion, Region};
     use aws_sdk_dynamodb::config::Credentials;
     aws_config::defaults(BehaviorVersion::latest())
-        .endpoint_url(moto_endpoint())
         .region(Region::new(REGION))
         .credentials_provider(Credentials::new(
             CREDENTIALS.0,
@@ -65,6 +64,11 @@ pub async fn sdk_config() -> aws_config::SdkConfig {
         ))
         .load()
         .await
+        // Set on the configuration, not on the loader: an endpoint the loader was given in code
+        // outranks every service's own, and DynamoDB's must win (`dynamodb::with_dynamodb`).
+        .to_builder()
+        .endpoint_url(moto_endpoint())
+        .build()
 }
 
 /// AWS SDK configuration of a stack: DynamoDB and its streams at `dynamodb` (a URL), every other
