@@ -662,7 +662,11 @@ impl World {
                         Some(Ok(())) if twice => again.push((inbox, body)),
                         Some(Ok(())) => {}
                         Some(Err(error)) => {
-                            assert!(storm, "seed {}: failed without faults: {error}", self.seed);
+                            assert!(
+                                storm,
+                                "seed {}: failed without faults: {error} ({error:?})",
+                                self.seed
+                            );
                             again.push((inbox, body));
                         }
                         None => {

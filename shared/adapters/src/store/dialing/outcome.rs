@@ -204,10 +204,18 @@ impl Store {
             .as_ref()
             .filter(|_| !call.result_attributes.is_empty())
         {
-            let condition = if read.flow_writes == 0 {
-                format!("attribute_not_exists({FLOW_WRITES})")
+            // DynamoDB refuses an expression value the expressions do not use, so `:read` is
+            // given only with the condition that reads it.
+            let (condition, values) = if read.flow_writes == 0 {
+                (
+                    format!("attribute_not_exists({FLOW_WRITES})"),
+                    Expr::default(),
+                )
             } else {
-                format!("{FLOW_WRITES} = :read")
+                (
+                    format!("{FLOW_WRITES} = :read"),
+                    Expr::default().value(":read", n(read.flow_writes)),
+                )
             };
             actions = actions.update(
                 Call::Record,
@@ -215,9 +223,7 @@ impl Store {
                 keys::CALL.to_owned(),
                 &format!("SET {RECORDED_AT} = :now"),
                 Some(&condition),
-                Expr::default()
-                    .value(":now", n(now.0))
-                    .value(":read", n(read.flow_writes)),
+                values.value(":now", n(now.0)),
             )?;
         }
         if let Some(source_pk) = source_contact {
