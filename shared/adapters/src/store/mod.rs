@@ -372,8 +372,8 @@ impl Store {
             .key(keys::SK, s(sk))
             .update_expression(update)
             .set_condition_expression(condition.map(str::to_owned))
-            .set_expression_attribute_values(expr.values())
-            .set_expression_attribute_names(expr.names())
+            .set_expression_attribute_values(expr.values(&[Some(update), condition]))
+            .set_expression_attribute_names(expr.names(&[Some(update), condition]))
             .return_values(aws_sdk_dynamodb::types::ReturnValue::AllNew)
             .return_values_on_condition_check_failure(ALL_OLD)
             .send()
@@ -382,8 +382,9 @@ impl Store {
             .map_err(|error| WriteFailure::from_sdk(context, error))
     }
 
-    /// Runs a transaction, retrying those cancelled only by concurrent transactions. A failed
-    /// condition comes back labelled by the actions' own labels.
+    /// Runs a transaction, retrying those cancelled only by concurrent transactions, each attempt
+    /// idempotent under the SDK's own retries (its client request token). A failed condition
+    /// comes back labelled by the actions' own labels.
     pub(crate) async fn transact<L>(
         &self,
         context: &'static str,
@@ -393,10 +394,17 @@ impl Store {
         let mut attempt = 0;
         loop {
             attempt += 1;
+            // The SDK sends a request again when its answer is lost (a timeout, a 500) though
+            // the transaction may have committed; with the same token DynamoDB answers that
+            // retry as it answered the first instead of applying it again (and failing its
+            // conditions on its own writes). Each attempt here has its own: the one before was
+            // cancelled, so nothing of it was written.
+            let token = ulid::Ulid::new().to_string();
             let result = self
                 .client
                 .transact_write_items()
                 .set_transact_items(Some(items.clone()))
+                .client_request_token(token)
                 .send()
                 .await;
             match result {
@@ -679,12 +687,42 @@ impl Expr {
             .insert(placeholder.to_owned(), attribute.to_owned());
         self
     }
-    fn values(&self) -> Option<HashMap<String, AttributeValue>> {
-        (!self.values.is_empty()).then(|| self.values.clone())
+    /// The values that `expressions` use. DynamoDB refuses a request that gives a value (or a
+    /// name) none of its expressions uses, and an `Expr` is often built for whichever clauses a
+    /// write turns out to need: only the placeholders the request's expressions hold are sent.
+    fn values(&self, expressions: &[Option<&str>]) -> Option<HashMap<String, AttributeValue>> {
+        used(&self.values, expressions)
     }
-    fn names(&self) -> Option<HashMap<String, String>> {
-        (!self.names.is_empty()).then(|| self.names.clone())
+    /// The names that `expressions` use (see [`Expr::values`]).
+    fn names(&self, expressions: &[Option<&str>]) -> Option<HashMap<String, String>> {
+        used(&self.names, expressions)
     }
+}
+
+/// The entries of `placeholders` that occur in one of `expressions`, or `None` for none.
+fn used<V: Clone>(
+    placeholders: &HashMap<String, V>,
+    expressions: &[Option<&str>],
+) -> Option<HashMap<String, V>> {
+    let kept: HashMap<String, V> = placeholders
+        .iter()
+        .filter(|(placeholder, _)| {
+            expressions
+                .iter()
+                .flatten()
+                .any(|expression| holds_placeholder(expression, placeholder))
+        })
+        .map(|(placeholder, value)| (placeholder.clone(), value.clone()))
+        .collect();
+    (!kept.is_empty()).then_some(kept)
+}
+
+/// Whether `expression` holds `placeholder` as a whole token (`:one` is not in `:one_more`).
+fn holds_placeholder(expression: &str, placeholder: &str) -> bool {
+    expression.match_indices(placeholder).any(|(at, _)| {
+        !expression[at + placeholder.len()..]
+            .starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+    })
 }
 
 impl<'a, L> Actions<'a, L> {
@@ -713,8 +751,8 @@ impl<'a, L> Actions<'a, L> {
         if let Some((expression, expr)) = condition {
             put = put
                 .condition_expression(expression)
-                .set_expression_attribute_values(expr.values())
-                .set_expression_attribute_names(expr.names())
+                .set_expression_attribute_values(expr.values(&[Some(expression)]))
+                .set_expression_attribute_names(expr.names(&[Some(expression)]))
                 .return_values_on_condition_check_failure(ALL_OLD);
         }
         Ok(self.push(
@@ -740,8 +778,8 @@ impl<'a, L> Actions<'a, L> {
         if let Some((expression, expr)) = condition {
             delete = delete
                 .condition_expression(expression)
-                .set_expression_attribute_values(expr.values())
-                .set_expression_attribute_names(expr.names())
+                .set_expression_attribute_values(expr.values(&[Some(expression)]))
+                .set_expression_attribute_names(expr.names(&[Some(expression)]))
                 .return_values_on_condition_check_failure(ALL_OLD);
         }
         Ok(self.push(
@@ -768,8 +806,8 @@ impl<'a, L> Actions<'a, L> {
             .key(keys::SK, s(sk))
             .update_expression(update)
             .set_condition_expression(condition.map(str::to_owned))
-            .set_expression_attribute_values(expr.values())
-            .set_expression_attribute_names(expr.names())
+            .set_expression_attribute_values(expr.values(&[Some(update), condition]))
+            .set_expression_attribute_names(expr.names(&[Some(update), condition]))
             .return_values_on_condition_check_failure(ALL_OLD);
         Ok(self.push(
             label,
@@ -793,8 +831,8 @@ impl<'a, L> Actions<'a, L> {
             .key(keys::PK, s(pk))
             .key(keys::SK, s(sk))
             .condition_expression(condition)
-            .set_expression_attribute_values(expr.values())
-            .set_expression_attribute_names(expr.names())
+            .set_expression_attribute_values(expr.values(&[Some(condition)]))
+            .set_expression_attribute_names(expr.names(&[Some(condition)]))
             .return_values_on_condition_check_failure(ALL_OLD);
         Ok(self.push(
             label,
@@ -808,6 +846,31 @@ impl<'a, L> Actions<'a, L> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// DynamoDB refuses an expression value or name no expression of the request uses (an
+    /// outcome's `:read` and `:minus_one` were sent unused): only the used ones go.
+    #[test]
+    fn a_request_carries_only_the_placeholders_its_expressions_use() {
+        let expr = Expr::default()
+            .value(":one", n(1))
+            .value(":one_more", n(2))
+            .value(":read", n(0))
+            .name("#c", "counters")
+            .name("#calls", "calls");
+        let update = "ADD #calls :one_more";
+        let condition = Some("attribute_exists(pk)");
+        let values = expr.values(&[Some(update), condition]).unwrap();
+        assert_eq!(values.keys().collect::<Vec<_>>(), [":one_more"]);
+        let names = expr.names(&[Some(update), condition]).unwrap();
+        assert_eq!(names.keys().collect::<Vec<_>>(), ["#calls"]);
+        let both = expr
+            .values(&[Some("SET #c.#calls = :one"), Some("x = :read")])
+            .unwrap();
+        let mut kept: Vec<_> = both.keys().cloned().collect();
+        kept.sort();
+        assert_eq!(kept, [":one", ":read"]);
+        assert_eq!(expr.values(&[None, Some("attribute_exists(pk)")]), None);
+    }
 
     #[derive(Clone, Copy, Debug, PartialEq)]
     enum Part {

@@ -269,8 +269,8 @@ impl Store {
             .put_item()
             .table_name(&self.table)
             .set_item(Some(held(pk, sk, job, now.0 + lease_millis)))
+            .set_expression_attribute_values(expr.values(&[Some(&condition)]))
             .condition_expression(condition)
-            .set_expression_attribute_values(expr.values())
             .return_values_on_condition_check_failure(
                 aws_sdk_dynamodb::types::ReturnValuesOnConditionCheckFailure::AllOld,
             )
