@@ -1,9 +1,12 @@
 //! A throttled DynamoDB (D1): every endpoint answers 503 with `Retry-After` and changes nothing,
-//! never 400/404/405/409; a transaction cancelled by a throttle is not a failed condition; and
-//! under random throttling every answer is either the right one or a 503 that changed nothing.
+//! never 400/404/405/409; a transaction cancelled by a throttle is not a failed condition; under
+//! random throttling every answer is either the right one or a 503 that changed nothing; writes
+//! that meet a conflict, or whose answer is lost after they committed, are never reported as a
+//! failed condition of their own.
 //!
-//! The faults come from `outbound_tests::faults::FaultProxy` between the store and moto, as real
-//! DynamoDB error answers, so they pass through the SDK's own parsing and retries.
+//! The faults come from `outbound_tests::faults::FaultProxy` between the store and the test's
+//! DynamoDB, as real DynamoDB error answers, so they pass through the SDK's own parsing and
+//! retries.
 
 use crate::support::{assert_id, contact_op, phone, Answer, TestApi};
 use outbound_adapters::store::{keys, Item};
@@ -109,7 +112,9 @@ async fn the_proxy_answers_as_dynamodb_does() {
             .set_key(Some(key("A").into_iter().collect()))
             .send()
     };
-    get().await.expect("plan None forwards to moto");
+    get()
+        .await
+        .expect("plan None forwards to the test's DynamoDB");
 
     proxy.set_plan(FaultPlan::All);
     let error = get().await.expect_err("every request is throttled");
@@ -801,4 +806,130 @@ async fn under_random_throttling_every_answer_is_right_or_a_503_that_changed_not
         model.active_tasks(),
         "active_tasks counts the model's RUNNING and PAUSED tasks"
     );
+}
+
+/// What a run of contact and data source adds answered, under a fault plan.
+#[derive(Debug, Default)]
+struct Adds {
+    /// The numbers of the contacts whose add answered 200.
+    added: Vec<String>,
+    /// Adds answered 503 (in doubt: the write may have committed).
+    unavailable: usize,
+}
+
+/// `count` contact adds of distinct numbers to `source` and as many data source adds, each
+/// answer asserted to be 200 or a 503 with `Retry-After`, never another code.
+async fn adds_under(api: &TestApi, source: &str, count: usize) -> Adds {
+    let mut adds = Adds::default();
+    for n in 0..count {
+        let number = phone(100 + n);
+        let answers = [
+            api.post(
+                TENANT,
+                &contact_op(source, "add"),
+                json!({"phoneNumber": number}),
+            )
+            .await,
+            api.post(
+                TENANT,
+                "/api/dataSource/add",
+                json!({"dataSourceName": format!("In doubt {n}")}),
+            )
+            .await,
+        ];
+        for (place, answer) in answers.iter().enumerate() {
+            match answer.status.as_u16() {
+                200 if place == 0 => adds.added.push(number.clone()),
+                200 => {}
+                503 => {
+                    assert!(answer.headers.contains_key(RETRY_AFTER), "{answer:?}");
+                    adds.unavailable += 1;
+                }
+                other => panic!("add {n}: {other} {}", answer.body),
+            }
+        }
+    }
+    adds
+}
+
+/// Every contact of `source` is stored once, with its phone guard, and the count says so:
+/// those whose add answered 200 among them.
+async fn assert_stored_once(api: &TestApi, source: &str, adds: &Adds) {
+    let listed: Vec<String> = api
+        .all_contacts(TENANT, source)
+        .await
+        .iter()
+        .map(|contact| contact["phoneNumber"].as_str().unwrap().to_owned())
+        .collect();
+    let mut unique = listed.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(
+        unique.len(),
+        listed.len(),
+        "a contact stored twice: {listed:?}"
+    );
+    for number in &adds.added {
+        assert!(
+            listed.contains(number),
+            "{number} answered 200 but is not stored"
+        );
+    }
+    assert_eq!(api.contact_count(TENANT, source).await, listed.len() as u64);
+}
+
+/// A write whose answer is lost after it committed (a timeout whose write happened) is sent
+/// again by the SDK; the transaction's client request token makes DynamoDB answer that retry as
+/// it answered the first, so the add answers 200, never 409 "already exists" for its own write
+/// (D1), and the contact is stored once.
+#[tokio::test]
+async fn a_write_whose_answer_was_lost_after_it_committed_is_answered_as_done() {
+    let (api, proxy) = TestApi::start_with_faults().await;
+    let source = api.data_source(TENANT, "Lost answers").await;
+    proxy.set_plan(FaultPlan::LoseAnswersAfterCommit {
+        percent: 40,
+        seed: 0x0105_7A45,
+    });
+    let adds = adds_under(&api, &source, 12).await;
+    proxy.set_plan(FaultPlan::None);
+    println!(
+        "{adds:?}; {} of {} DynamoDB requests answered as lost after commit",
+        proxy.injected(),
+        proxy.requests()
+    );
+    assert!(proxy.injected() >= 5, "{} lost", proxy.injected());
+    assert!(adds.added.len() >= 9, "{adds:?}");
+    assert_stored_once(&api, &source, &adds).await;
+}
+
+/// DynamoDB cancels a transaction that meets another on one of its items with a
+/// `TransactionConflict` reason, and refuses a single-item write in the same case with
+/// `TransactionConflictException`: the store tries again, so the adds answer 200 (or 503 when
+/// every try conflicted), never 409, and each is stored once.
+#[tokio::test]
+async fn writes_that_meet_a_conflict_are_tried_again_and_stored_once() {
+    let (api, proxy) = TestApi::start_with_faults().await;
+    let source = api.data_source(TENANT, "Conflicts").await;
+    proxy.set_plan(FaultPlan::Conflicts {
+        percent: 50,
+        seed: 0x0C0F_11C7,
+    });
+    let adds = adds_under(&api, &source, 12).await;
+    proxy.set_plan(FaultPlan::None);
+    println!(
+        "{adds:?}; {} of {} DynamoDB requests conflicted ({:?})",
+        proxy.injected(),
+        proxy.requests(),
+        proxy.injected_by_operation()
+    );
+    assert!(
+        proxy
+            .injected_by_operation()
+            .get("TransactWriteItems")
+            .is_some_and(|&n| n >= 5),
+        "{:?}",
+        proxy.injected_by_operation()
+    );
+    assert!(adds.added.len() >= 10, "{adds:?}");
+    assert_stored_once(&api, &source, &adds).await;
 }
