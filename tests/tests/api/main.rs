@@ -12,6 +12,7 @@ mod deletion;
 mod dialing;
 mod dialing_rules;
 mod dialing_support;
+mod emulator;
 mod envelope;
 mod events;
 mod export_jobs;
