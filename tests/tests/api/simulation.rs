@@ -142,19 +142,30 @@ fn seeds(part: u64, parts: u64) -> Vec<u64> {
     (1..=count).filter(|seed| seed % parts == part).collect()
 }
 
-#[tokio::test]
-async fn seeded_days_under_faults_keep_every_promise_part_one() {
-    for seed in seeds(0, 2) {
-        simulate(seed).await;
-    }
+/// The seeds are split over this many tests, so that the test runner runs them side by side.
+const PARTS: u64 = 6;
+
+/// One test per part of the seeds: `seeded_days_under_faults_keep_every_promise_part_<k>` runs
+/// the seeds `s` with `s % PARTS == k` (under `SIM_SEED`, part 0 runs that one seed).
+macro_rules! parts {
+    ($($name:ident = $part:literal),+ $(,)?) => {$(
+        #[tokio::test]
+        async fn $name() {
+            for seed in seeds($part, PARTS) {
+                simulate(seed).await;
+            }
+        }
+    )+};
 }
 
-#[tokio::test]
-async fn seeded_days_under_faults_keep_every_promise_part_two() {
-    for seed in seeds(1, 2) {
-        simulate(seed).await;
-    }
-}
+parts!(
+    seeded_days_under_faults_keep_every_promise_part_0 = 0,
+    seeded_days_under_faults_keep_every_promise_part_1 = 1,
+    seeded_days_under_faults_keep_every_promise_part_2 = 2,
+    seeded_days_under_faults_keep_every_promise_part_3 = 3,
+    seeded_days_under_faults_keep_every_promise_part_4 = 4,
+    seeded_days_under_faults_keep_every_promise_part_5 = 5,
+);
 
 async fn simulate(seed: u64) {
     let _replay = Replay(seed);
