@@ -115,7 +115,8 @@ fn storage(stack: &str) -> Result<Storage, String> {
     {
         "memory" => Ok(Storage::Memory),
         "file" => {
-            let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../.local/dynamodb");
+            let local = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+            let dir = local.parent().unwrap_or(local).join(".local/dynamodb");
             std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
             Ok(Storage::File(dir.join(format!("{stack}.sqlite"))))
         }
