@@ -76,7 +76,7 @@ sim:
 	@started=$$(curl -fs -o /dev/null $(MOTO_ENDPOINT)/moto-api/ || echo yes); \
 	scripts/stack.sh start; \
 	trap '[ -n "$$started" ] && scripts/stack.sh stop' EXIT; \
-	SIM_SEEDS=$(SEEDS) $(if $(SIM_SEED),SIM_SEED=$(SIM_SEED)) cargo test --workspace --test api simulation -- --nocapture --test-threads 2
+	SIM_SEEDS=$(SEEDS) $(if $(SIM_SEED),SIM_SEED=$(SIM_SEED)) cargo test --workspace --test api simulation -- --nocapture --test-threads 3
 
 ## console: the console's static files into console/dist (npm ci and vite build, when changed)
 console:

@@ -44,18 +44,7 @@ def _cheap_attributes_while_sending():
 
 _cheap_attributes_while_sending()
 
-moto_app = DomainDispatcherApplication(create_backend_app)
-
-# What this server adds to moto, so that tests needing it can tell a stale server from this one.
-FEATURES_PATH = "/_outbound/features"
-FEATURES = b'{"sqsSendWithoutCountingMessages": true}'
-
-
-def app(environ, start_response):
-    if environ.get("PATH_INFO") == FEATURES_PATH:
-        start_response("200 OK", [("Content-Type", "application/json")])
-        return [FEATURES]
-    return moto_app(environ, start_response)
+app = DomainDispatcherApplication(create_backend_app)
 
 
 if __name__ == "__main__":

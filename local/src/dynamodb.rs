@@ -21,9 +21,13 @@ use std::sync::OnceLock;
 pub enum Storage {
     /// In memory, gone with the handle: each test's own.
     Memory,
-    /// In a SQLite file, kept across restarts (`make run`'s `.local/dynamodb.sqlite`).
+    /// In a SQLite file, kept across restarts (`make run`'s `.local/dynamodb/outbound.sqlite`).
     File(PathBuf),
 }
+
+/// Any free port on loopback, for [`LocalDynamoDb::start`].
+pub const ANY_LOOPBACK_PORT: SocketAddr =
+    SocketAddr::new(std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST), 0);
 
 /// A dynoxide database served on a loopback port; dropping the handle stops the server, and with
 /// [`Storage::Memory`] frees the database.
@@ -91,7 +95,7 @@ impl LocalDynamoDb {
 
     /// An in-memory database of its own on a free loopback port.
     pub async fn memory() -> Result<LocalDynamoDb, StartError> {
-        LocalDynamoDb::start(Storage::Memory, SocketAddr::from(([127, 0, 0, 1], 0))).await
+        LocalDynamoDb::start(Storage::Memory, ANY_LOOPBACK_PORT).await
     }
 
     /// Where it answers: `http://127.0.0.1:<port>`.
@@ -135,7 +139,7 @@ impl StackDynamoDb {
 
     /// A test's: shared when [`SHARED_ENDPOINT`] is set, else in memory on a free port.
     pub async fn for_test() -> Result<StackDynamoDb, StartError> {
-        StackDynamoDb::start(Storage::Memory, SocketAddr::from(([127, 0, 0, 1], 0))).await
+        StackDynamoDb::start(Storage::Memory, ANY_LOOPBACK_PORT).await
     }
 
     /// Where it answers.

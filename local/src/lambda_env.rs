@@ -13,9 +13,9 @@
 //!   settings of the local API have no use there and are left out.
 //! - `PAGE_TOKEN_SECRET` and `CALL_SIGNING_KEY` always set (inside Lambda there is no built-in
 //!   key), the local API's.
-//! - the AWS SDK's endpoints (moto, and DynamoDB's own for the local API's database), region and dummy credentials for the stand-ins (inside Lambda the
-//!   credentials come from the environment alone), and the event publisher's bus and
-//!   dead-letter queue.
+//! - the AWS SDK's endpoints (moto's, and DynamoDB's own for the local API's database), region
+//!   and dummy credentials for the stand-ins (inside Lambda the credentials come from the
+//!   environment alone), and the event publisher's bus and dead-letter queue.
 
 use crate::provision::{EventResources, Resources};
 use std::collections::BTreeMap;

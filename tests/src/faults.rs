@@ -207,6 +207,9 @@ impl Shared {
     /// The fault the plan picks for a request to `operation`, if any.
     fn pick(&self, operation: &str) -> Option<Fault> {
         let transaction = operation == "TransactWriteItems";
+        // The writes that can meet a transaction in progress on their item.
+        let item_write = transaction || SINGLE_ITEM_WRITES.contains(&operation);
+        let write = item_write || operation == "BatchWriteItem";
         let mut guard = self.plan.lock().unwrap();
         let (plan, random) = &mut *guard;
         match *plan {
@@ -227,13 +230,9 @@ impl Shared {
                 }
             }
             FaultPlan::Conflicts { percent, .. } => {
-                let write = transaction || SINGLE_ITEM_WRITES.contains(&operation);
-                (write && random.below(100) < u64::from(percent)).then_some(Fault::Conflict)
+                (item_write && random.below(100) < u64::from(percent)).then_some(Fault::Conflict)
             }
             FaultPlan::LoseAnswersAfterCommit { percent, .. } => {
-                let write = transaction
-                    || operation == "BatchWriteItem"
-                    || SINGLE_ITEM_WRITES.contains(&operation);
                 (write && random.below(100) < u64::from(percent)).then_some(Fault::AfterCommit)
             }
         }
@@ -352,13 +351,9 @@ impl Shared {
             .path_and_query()
             .map_or("/", |p| p.as_str())
             .to_owned();
-        let to_dynamodb = parts
-            .headers
-            .get("x-amz-target")
-            .and_then(|value| value.to_str().ok())
-            .is_some_and(|target| {
-                target.starts_with(TARGET_PREFIX) || target.starts_with(STREAMS_TARGET_PREFIX)
-            });
+        let to_dynamodb = target(&parts.headers).is_some_and(|target| {
+            target.starts_with(TARGET_PREFIX) || target.starts_with(STREAMS_TARGET_PREFIX)
+        });
         let upstream = if to_dynamodb {
             &self.dynamodb
         } else {
@@ -402,6 +397,14 @@ fn strip(headers: &mut HeaderMap, extra: &[HeaderName]) {
     }
 }
 
+/// The request's `X-Amz-Target` (`DynamoDB_20120810.PutItem`, ...), which names the service
+/// and the operation.
+fn target(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get("x-amz-target")
+        .and_then(|value| value.to_str().ok())
+}
+
 async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
     let body = match axum::body::to_bytes(body, MAX_BODY).await {
@@ -410,19 +413,12 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
             return (StatusCode::BAD_REQUEST, format!("unreadable body: {error}")).into_response()
         }
     };
-    let target = parts
-        .headers
-        .get("x-amz-target")
-        .and_then(|value| value.to_str().ok());
-    if target == Some(PUT_EVENTS) {
+    if target(&parts.headers) == Some(PUT_EVENTS) {
         if let Some(response) = shared.put_events(&parts, &body).await {
             return response;
         }
     }
-    let operation = parts
-        .headers
-        .get("x-amz-target")
-        .and_then(|value| value.to_str().ok())
+    let operation = target(&parts.headers)
         .and_then(|target| target.strip_prefix(TARGET_PREFIX))
         .map(str::to_owned);
     if let Some(operation) = &operation {

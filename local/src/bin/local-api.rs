@@ -25,7 +25,8 @@ use outbound_local::{
 async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     outbound_telemetry::init();
     let stack = std::env::var("LOCAL_STACK").unwrap_or_else(|_| "outbound".into());
-    let dynamodb = StackDynamoDb::start(storage(&stack)?, dynamodb_address()?).await?;
+    let storage = storage(&stack)?;
+    let dynamodb = StackDynamoDb::start(storage.clone(), dynamodb_address()?).await?;
     let sdk = stack_sdk_config(dynamodb.url()).await;
     let resources = provision::ensure(&sdk, &stack, &format!("{stack}-files")).await?;
     let event_resources =
@@ -69,7 +70,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     match &dynamodb {
         StackDynamoDb::Local(_) => println!(
             "DynamoDB (dynoxide, {}) on {}",
-            match storage(&stack)? {
+            match &storage {
                 Storage::Memory => "in memory".to_owned(),
                 Storage::File(path) => path.display().to_string(),
             },
@@ -130,7 +131,7 @@ fn dynamodb_address() -> Result<std::net::SocketAddr, String> {
         Ok(port) => port
             .parse()
             .map_err(|_| format!("DYNAMODB_PORT={port}: expected a port number"))?,
-        Err(_) => 0,
+        Err(_) => return Ok(outbound_local::dynamodb::ANY_LOOPBACK_PORT),
     };
     Ok(std::net::SocketAddr::from(([127, 0, 0, 1], port)))
 }

@@ -879,9 +879,11 @@ async fn assert_stored_once(api: &TestApi, source: &str, adds: &Adds) {
 }
 
 /// A write whose answer is lost after it committed (a timeout whose write happened) is sent
-/// again by the SDK; the transaction's client request token makes DynamoDB answer that retry as
-/// it answered the first, so the add answers 200, never 409 "already exists" for its own write
-/// (D1), and the contact is stored once.
+/// again by the SDK, and meets its own write: the add answers 200 (or 503 when every try lost
+/// its answer), never 409 "already exists" for its own write (D1), and the contact is stored
+/// once: the SDK gives each transaction a client request token of its own and sends it again
+/// with the retry, so DynamoDB answers the retry as it answered the first instead of failing its
+/// phone guard on the write it made itself.
 #[tokio::test]
 async fn a_write_whose_answer_was_lost_after_it_committed_is_answered_as_done() {
     let (api, proxy) = TestApi::start_with_faults().await;

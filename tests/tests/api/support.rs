@@ -1013,9 +1013,9 @@ impl TestApi {
 
 impl TestApi {
     /// Like [`TestApi::start`], but the store's DynamoDB client goes through a fault-injecting
-    /// proxy in front of moto (`outbound_tests::faults`), so a test can throttle it at will (D1).
-    /// Provisioning and the test's own reads ([`TestApi::snapshot`], [`TestApi::dynamodb`]) go
-    /// straight to moto; the call counter still counts the store's calls. The proxied client has
+    /// proxy in front of the test's DynamoDB (`outbound_tests::faults`), so a test can throttle
+    /// it at will (D1). Provisioning and the test's own reads ([`TestApi::snapshot`],
+    /// [`TestApi::dynamodb`]) go straight to it; the call counter still counts the store's calls. The proxied client has
     /// a retry partition of its own, so the SDK's retry token bucket it drains is not the one the
     /// other tests' clients share.
     pub async fn start_with_faults() -> (TestApi, outbound_tests::faults::FaultProxy) {

@@ -382,9 +382,8 @@ impl Store {
             .map_err(|error| WriteFailure::from_sdk(context, error))
     }
 
-    /// Runs a transaction, retrying those cancelled only by concurrent transactions, each attempt
-    /// idempotent under the SDK's own retries (its client request token). A failed condition
-    /// comes back labelled by the actions' own labels.
+    /// Runs a transaction, retrying those cancelled only by concurrent transactions. A failed
+    /// condition comes back labelled by the actions' own labels.
     pub(crate) async fn transact<L>(
         &self,
         context: &'static str,
@@ -394,17 +393,14 @@ impl Store {
         let mut attempt = 0;
         loop {
             attempt += 1;
-            // The SDK sends a request again when its answer is lost (a timeout, a 500) though
-            // the transaction may have committed; with the same token DynamoDB answers that
-            // retry as it answered the first instead of applying it again (and failing its
-            // conditions on its own writes). Each attempt here has its own: the one before was
-            // cancelled, so nothing of it was written.
-            let token = ulid::Ulid::new().to_string();
+            // No client request token is named: the SDK gives each `send` one of its own and
+            // sends it again with every retry of that call, so a retry of a transaction whose
+            // answer was lost after it committed is answered as the first was, not applied
+            // again (and failed on its own writes).
             let result = self
                 .client
                 .transact_write_items()
                 .set_transact_items(Some(items.clone()))
-                .client_request_token(token)
                 .send()
                 .await;
             match result {
