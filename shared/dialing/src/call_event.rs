@@ -1,10 +1,21 @@
 //! The call-events queue's messages: an Amazon Connect contact event (through EventBridge) or
-//! the simulated provider's outcome, read into the one [`EndedCall`] the engine records.
+//! the simulated provider's message, read into the one [`CallEvent`] the engine takes: a call
+//! that ended ([`EndedCall`]), or one an agent took (D30).
 
+use outbound_adapters::telephony::connect::{self, ContactEvent};
 use outbound_adapters::telephony::simulated::SimulatedEvent;
 use outbound_model::call::CallReport;
 use outbound_model::error::Error;
 use outbound_model::signature::Carried;
+
+/// What a call-events message tells of a call.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CallEvent {
+    /// The call ended.
+    Ended(EndedCall),
+    /// An agent of the task's queue took the call (D30): the provider's id of the call.
+    WithAgent(String),
+}
 
 /// A call that ended, as a call-events message tells it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -17,30 +28,33 @@ pub struct EndedCall {
     pub attempt: Option<Carried>,
 }
 
-impl EndedCall {
-    /// The call a call-events message says ended; `None` for an event that is not the end of a call.
-    pub fn decode(body: &str) -> Result<Option<EndedCall>, Error> {
+impl CallEvent {
+    /// What a call-events message says; `None` for an event the engine has no use for.
+    pub fn decode(body: &str) -> Result<Option<CallEvent>, Error> {
         let value: serde_json::Value =
             serde_json::from_str(body).map_err(|e| Error::internal("decode call event", e))?;
         if value.get("detail-type").is_some() {
-            return Ok(
-                outbound_adapters::telephony::connect::parse_event(body)?.map(|disconnect| {
-                    EndedCall {
-                        call_id: disconnect.contact_id,
-                        report: disconnect.report,
-                        attempt: None,
-                    }
+            return Ok(connect::parse_event(body)?.map(|event| match event {
+                ContactEvent::Disconnected(disconnect) => CallEvent::Ended(EndedCall {
+                    call_id: disconnect.contact_id,
+                    report: disconnect.report,
+                    attempt: None,
                 }),
-            );
+                ContactEvent::ConnectedToAgent { contact_id } => CallEvent::WithAgent(contact_id),
+            }));
         }
         let event: SimulatedEvent =
             serde_json::from_value(value).map_err(|e| Error::internal("decode call event", e))?;
-        let ended = event.simulated_call;
-        let signature = ended.signature;
-        Ok(Some(EndedCall {
-            call_id: ended.call_id,
-            report: ended.report,
-            attempt: ended.attempt.map(|attempt| Carried { attempt, signature }),
+        Ok(Some(match event {
+            SimulatedEvent::SimulatedCall(ended) => CallEvent::Ended(EndedCall {
+                call_id: ended.call_id,
+                report: ended.report,
+                attempt: (ended.attempt).map(|attempt| Carried {
+                    attempt,
+                    signature: ended.signature,
+                }),
+            }),
+            SimulatedEvent::SimulatedAgent(taken) => CallEvent::WithAgent(taken.call_id),
         }))
     }
 }
@@ -50,35 +64,47 @@ mod tests {
     use super::*;
     use outbound_model::call::Outcome;
 
-    /// The call-events queue carries both kinds of outcome; events that end no call are ignored.
+    fn ended(body: &str) -> EndedCall {
+        match CallEvent::decode(body).unwrap() {
+            Some(CallEvent::Ended(ended)) => ended,
+            other => panic!("not an ended call: {other:?}"),
+        }
+    }
+
+    /// The call-events queue carries both kinds of outcome and of calls an agent took; events
+    /// that tell neither are ignored.
     #[test]
     fn call_events_are_read_from_either_provider() {
         let simulated = r#"{"simulatedCall":{"callId":"sim-1","report":{"reason":"NO_ANSWER","duration":0,"detail":"NO_ANSWER"}}}"#;
-        let ended = EndedCall::decode(simulated).unwrap().unwrap();
+        let call = ended(simulated);
         assert_eq!(
-            (
-                ended.call_id.as_str(),
-                ended.report.outcome(),
-                ended.attempt
-            ),
+            (call.call_id.as_str(), call.report.outcome(), call.attempt),
             ("sim-1", Outcome::NoAnswer, None)
         );
         let connect = include_str!("../../../tests/events/connect-disconnected-human.json");
-        let ended = EndedCall::decode(connect).unwrap().unwrap();
+        let call = ended(connect);
         assert_eq!(
-            (
-                ended.call_id.as_str(),
-                ended.report.outcome(),
-                ended.attempt
-            ),
+            (call.call_id.as_str(), call.report.outcome(), call.attempt),
             (
                 "3f8e2d71-9c4b-4a6e-b5d0-1a7c9e2f4b83",
                 Outcome::Success,
                 None
             )
         );
+        let taken = include_str!("../../../tests/events/connect-connected-to-agent.json");
+        assert_eq!(
+            CallEvent::decode(taken).unwrap(),
+            Some(CallEvent::WithAgent(
+                "3f8e2d71-9c4b-4a6e-b5d0-1a7c9e2f4b83".into()
+            ))
+        );
+        let simulated_taken = r#"{"simulatedAgent":{"callId":"sim-2"}}"#;
+        assert_eq!(
+            CallEvent::decode(simulated_taken).unwrap(),
+            Some(CallEvent::WithAgent("sim-2".into()))
+        );
         let ignored = include_str!("../../../tests/events/connect-connected-to-system.json");
-        assert_eq!(EndedCall::decode(ignored).unwrap(), None);
-        assert!(EndedCall::decode("not json").is_err());
+        assert_eq!(CallEvent::decode(ignored).unwrap(), None);
+        assert!(CallEvent::decode("not json").is_err());
     }
 }

@@ -2,7 +2,7 @@
 //! reconcile job ([`dial_message`]) and a call's outcome ([`call_event_message`]), each run
 //! under its function's name (the least-privilege check reads which function sent what).
 
-use crate::call_event::EndedCall;
+use crate::call_event::CallEvent;
 use crate::engine::Engine;
 use outbound_adapters::aws::actions::Function;
 use outbound_adapters::queue;
@@ -16,14 +16,17 @@ pub async fn dial_message<P: Provider>(engine: &Engine<P>, body: String) -> Resu
     Function::Dialer.scope(engine.run_job(job)).await
 }
 
-/// One message of the call-events queue: the call-events function. A call event that ends no
-/// call is acknowledged and ignored.
+/// One message of the call-events queue: the call-events function. A call event that neither
+/// ends a call nor says an agent took one is acknowledged and ignored.
 pub async fn call_event_message<P: Provider>(
     engine: &Engine<P>,
     body: String,
 ) -> Result<(), Error> {
-    match EndedCall::decode(&body)? {
-        Some(ended) => Function::CallEvents.scope(engine.call_ended(ended)).await,
+    match CallEvent::decode(&body)? {
+        Some(CallEvent::Ended(ended)) => Function::CallEvents.scope(engine.call_ended(ended)).await,
+        Some(CallEvent::WithAgent(call_id)) => {
+            (Function::CallEvents.scope(engine.call_with_agent(&call_id))).await
+        }
         None => Ok(()),
     }
 }

@@ -378,6 +378,10 @@ pub struct CallRef {
     /// writes them there.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub counters_apart: bool,
+    /// The call reached an agent and is counted in its task's `talking` until its outcome
+    /// (D30). Read from the contact's state, never stored on the call record.
+    #[serde(default, skip_serializing)]
+    pub with_agent: bool,
     /// The call record this was read from, and how many flow reports it held then (D29): the
     /// outcome marks the record recorded on the condition that no report came since, so a
     /// value the flow sets is counted or refused, never dropped. `None`: no record was read.
@@ -570,6 +574,7 @@ mod tests {
             earlier_results: None,
             released: false,
             counters_apart: true,
+            with_agent: false,
             record: None,
         }
     }

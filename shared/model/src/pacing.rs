@@ -301,6 +301,8 @@ pub struct QueueTask {
     pub pacing: Pacing,
     /// Its calls in flight: ringing, or talking to an agent.
     pub in_flight: u32,
+    /// Of those, its calls an agent took (the provider said so): the rest are ringing.
+    pub talking: u32,
     /// The calls in flight it can use (D23): at least `in_flight`.
     pub demand: u32,
     /// Its calls placed that ended, and of them those a person answered and those abandoned.
@@ -311,19 +313,19 @@ pub struct QueueTask {
 
 /// The most calls in flight each task of one queue may have now (D30), the tasks in D13's order
 /// (priority, then oldest): each in turn is paced against the agents the tasks before it left.
-/// The queue's calls talking to agents are counted against the tasks in the same order, the rest
-/// of their calls ringing. A task keeps the calls it has; what it may add is what
+/// Each task's calls ringing are its calls in flight but those an agent took, its own: the
+/// queue's agents on a call are not shared out among its tasks, as they may be talking to
+/// another task's calls, or to calls the queue took in. A task keeps the calls it has; what it
+/// may add is what
 /// [`calls_to_place`] allows, at most its demand, and the agents that covers (one a call for
 /// progressive `callsPerAgent` 1; the expected answers for predictive) are not offered again.
 pub fn share_agents(agents: QueueAgents, tasks: &[QueueTask]) -> Vec<u32> {
     let mut free = agents.available;
     let mut soon = agents.soon_free;
-    let mut talking = agents.on_contact;
     tasks
         .iter()
         .map(|task| {
-            let its_talking = task.in_flight.min(talking);
-            talking -= its_talking;
+            let its_talking = task.talking.min(task.in_flight);
             let ringing = task.in_flight - its_talking;
             let rate = answer_rate(task.ended, task.answered, ANSWER_RATE_PRIOR);
             // Calls talking to agents were answered by a person: counted as such now, not when
@@ -479,6 +481,7 @@ mod tests {
         QueueTask {
             pacing,
             in_flight,
+            talking: 0,
             demand,
             ended: 1_000,
             answered: 250,
@@ -521,14 +524,43 @@ mod tests {
             on_contact: 4,
             soon_free: 0,
         };
-        assert_eq!(share_agents(agents, &[queue_task(ONE, 4, 10)]), [5]);
+        let talking = |in_flight, talking| QueueTask {
+            talking,
+            ..queue_task(ONE, in_flight, 10)
+        };
+        assert_eq!(share_agents(agents, &[talking(4, 4)]), [5]);
         // No agent free: it keeps its calls and adds none.
         let busy = QueueAgents {
             available: 0,
             ..agents
         };
-        assert_eq!(share_agents(busy, &[queue_task(ONE, 4, 10)]), [4]);
+        assert_eq!(share_agents(busy, &[talking(4, 4)]), [4]);
         assert_eq!(share_agents(busy, &[queue_task(ONE, 0, 10)]), [0]);
+    }
+
+    #[test]
+    fn a_task_counts_its_own_calls_talking_not_another_tasks() {
+        // Eight agents, five talking to B's five calls, three free; A's five calls ring. A
+        // comes first in D13's order and counts its five as ringing: with three agents free it
+        // may have three ringing, so it adds none (it used to take B's five talking for its
+        // own, count none ringing and add three); B then finds the free agents promised to A's
+        // calls and adds none either.
+        let agents = QueueAgents {
+            available: 3,
+            on_contact: 5,
+            soon_free: 0,
+        };
+        let a = queue_task(ONE, 5, 20);
+        let b = QueueTask {
+            talking: 5,
+            ..queue_task(ONE, 5, 20)
+        };
+        assert_eq!(share_agents(agents, &[a, b]), [5, 5]);
+        // Calls the queue took in (five agents talking, none of them the tasks'): A's five
+        // still ring.
+        assert_eq!(share_agents(agents, &[a]), [5]);
+        // B first: its five are talking, so it may ring three more; A then finds no agent.
+        assert_eq!(share_agents(agents, &[b, a]), [8, 5]);
     }
 
     #[test]
@@ -552,6 +584,7 @@ mod tests {
         assert_eq!(share_agents(idle, &[over])[0], 4);
         let talking = QueueTask {
             in_flight: 20,
+            talking: 20,
             ..over
         };
         assert!(share_agents(agents, &[talking])[0] > 24);

@@ -393,6 +393,10 @@ pub struct Task {
     /// Calls of this task in flight now (D13: capped per task).
     #[serde(default)]
     pub in_flight: u32,
+    /// Of those, calls an agent of the task's queue has taken (D30): counted when the provider
+    /// says the call reached the agent, until its outcome. The rest of `in_flight` are ringing.
+    #[serde(default, skip_serializing_if = "crate::is_zero")]
+    pub talking: u32,
     /// Sort key of the newest data source contact a dial run has taken for a first attempt:
     /// contacts sort by creation, so the never-dialled ones, added ones included, come after it.
     /// A run moves it past its slice before calling (D23), so concurrent runs take different
@@ -593,6 +597,7 @@ impl Task {
             stop_reason: None,
             fail_reason: None,
             in_flight: 0,
+            talking: 0,
             cursor: None,
             revision: 0,
             pending_recall: None,
@@ -852,6 +857,10 @@ pub struct TaskContact {
     /// its outcome, or `DIAL_MAX_CALL_SECONDS`, and its outcome gives nothing back again.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub released: bool,
+    /// The attempt in flight reached an agent of the task's queue (D30) and is counted in the
+    /// task's `talking` until its outcome, which counts it out.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub with_agent: bool,
     /// The number the attempt in flight calls from (D22), chosen when it was claimed: what its
     /// outcome records, whichever path records it (D28).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -899,6 +908,7 @@ impl TaskContact {
             call_id: None,
             refused: None,
             released: false,
+            with_agent: false,
             calling_from: None,
             last_reason: None,
             skip: None,

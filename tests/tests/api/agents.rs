@@ -586,3 +586,62 @@ async fn an_agent_paced_task_gets_one_run_a_tick_and_is_paced_again_later() {
         "each contact once"
     );
 }
+
+/// D30: a call an agent takes counts among its own task's calls talking, not ringing. The
+/// agent event (the simulated provider's, as Connect's `CONNECTED_TO_AGENT`) counts it in the
+/// task's `talking` once; an outcome that read the call before that event sends itself again
+/// and counts it out; the agent event delivered again, or after the outcome, changes nothing.
+#[tokio::test]
+async fn a_call_an_agent_takes_is_counted_talking_once_until_its_outcome() {
+    use outbound_local::inbox::DialInbox;
+    let rig = rig().await;
+    rig.api.seed_queues(OWNER, &["sales"]).await;
+    // The call talks 5 s of the wall clock: its outcome waits in the queue meanwhile.
+    assert_eq!(rig.set_agents("sales", 1, 5).await.0, 200);
+    let pacing = json!({"dialingMode": "PROGRESSIVE", "queueId": "sales"});
+    let (task, contacts) = rig.running(&[("+12125551000", json!({}))], pacing).await;
+    let call_id = format!("sim-{task}-{}-1", contacts[0]);
+    rig.engine.tick().await.unwrap();
+    rig.api.drain(&rig.engine, DialInbox::Jobs).await;
+    let read_before_the_agent = (rig.api.store.call_by_provider_id(&call_id).await)
+        .unwrap()
+        .expect("the placed call's record");
+    assert!(!read_before_the_agent.with_agent);
+    let talking = |task: outbound_model::Task| (task.in_flight, task.talking);
+    assert_eq!(talking(rig.api.stored_task(OWNER, &task).await), (1, 0));
+
+    assert_eq!(rig.api.drain(&rig.engine, DialInbox::CallEvents).await, 1);
+    assert_eq!(talking(rig.api.stored_task(OWNER, &task).await), (1, 1));
+    let states = rig.api.stored_task_contacts(OWNER, &task).await;
+    assert!(states[&contacts[0]].with_agent);
+    let again = json!({"simulatedAgent": {"callId": call_id}}).to_string();
+    let before = rig.api.snapshot().await;
+    DialInbox::CallEvents
+        .handle(&rig.engine, again.clone())
+        .await
+        .unwrap();
+    assert_eq!(rig.api.snapshot().await, before, "counted once");
+
+    // The outcome as read before the agent took the call: refused on the mark, sent again with
+    // it, and the call counted out.
+    rig.engine
+        .record(read_before_the_agent, &Reason::Answered.report(5))
+        .await
+        .unwrap();
+    let stored = rig.api.stored_task(OWNER, &task).await;
+    assert_eq!(talking(stored.clone()), (0, 0));
+    assert_eq!(stored.counters.success, 1);
+    let states = rig.api.stored_task_contacts(OWNER, &task).await;
+    assert!(!states[&contacts[0]].with_agent);
+    assert_eq!(states[&contacts[0]].in_call, None);
+
+    // The provider's own outcome after it, and the agent event once more: nothing changes.
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    let before = rig.api.snapshot().await;
+    assert_eq!(rig.api.drain(&rig.engine, DialInbox::CallEvents).await, 1);
+    DialInbox::CallEvents
+        .handle(&rig.engine, again)
+        .await
+        .unwrap();
+    assert_eq!(rig.api.snapshot().await, before);
+}

@@ -433,14 +433,12 @@ async fn an_outcome_of_a_call_that_is_not_ours_changes_nothing() {
     let rig = rig(ALL_SUCCESS, |_| {}).await;
     let task = rig.running(1, json!({})).await;
     let contact = &task.contacts[0];
-    let unattributed = SimulatedEvent {
-        simulated_call: SimulatedOutcome {
-            call_id: format!("sim-{}", token(&task.id, contact, 1)),
-            report: decide(&rig.engine.config.simulated, &phone(0), 1, None),
-            attempt: None,
-            signature: None,
-        },
-    };
+    let unattributed = SimulatedEvent::SimulatedCall(SimulatedOutcome {
+        call_id: format!("sim-{}", token(&task.id, contact, 1)),
+        report: decide(&rig.engine.config.simulated, &phone(0), 1, None),
+        attempt: None,
+        signature: None,
+    });
     let before = rig.api.snapshot().await;
     for body in [
         include_str!("../../events/connect-disconnected-inbound.json").to_owned(),
@@ -484,17 +482,14 @@ async fn an_outcome_whose_call_id_was_never_saved_is_recorded_from_the_call() {
         contact_id: id(contact),
         attempt: 1,
     };
-    let forged = SimulatedEvent {
-        simulated_call: SimulatedOutcome {
-            call_id: call_id.clone(),
-            report: decide(&rig.engine.config.simulated, &phone(0), 1, None),
-            signature: Some(
-                outbound_model::signature::CallSigner::new(b"not the deployment's key")
-                    .sign(&attempt),
-            ),
-            attempt: Some(attempt),
-        },
-    };
+    let forged = SimulatedEvent::SimulatedCall(SimulatedOutcome {
+        call_id: call_id.clone(),
+        report: decide(&rig.engine.config.simulated, &phone(0), 1, None),
+        signature: Some(
+            outbound_model::signature::CallSigner::new(b"not the deployment's key").sign(&attempt),
+        ),
+        attempt: Some(attempt),
+    });
     let before = rig.api.snapshot().await;
     let forged = serde_json::to_string(&forged).unwrap();
     DialInbox::CallEvents
@@ -527,14 +522,12 @@ async fn an_outcome_whose_call_id_was_never_saved_is_recorded_from_the_call() {
         contact_id: id(contact),
         attempt: 1,
     };
-    let again = SimulatedEvent {
-        simulated_call: SimulatedOutcome {
-            call_id,
-            report: decide(&rig.engine.config.simulated, &phone(0), 1, None),
-            signature: Some(rig.engine.signer.sign(&attempt)),
-            attempt: Some(attempt),
-        },
-    };
+    let again = SimulatedEvent::SimulatedCall(SimulatedOutcome {
+        call_id,
+        report: decide(&rig.engine.config.simulated, &phone(0), 1, None),
+        signature: Some(rig.engine.signer.sign(&attempt)),
+        attempt: Some(attempt),
+    });
     let again = serde_json::to_string(&again).unwrap();
     DialInbox::CallEvents
         .handle(&rig.engine, again.clone())

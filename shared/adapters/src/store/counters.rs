@@ -31,8 +31,9 @@ pub fn key_of_task(tenant: &Tenant, task: &Task) -> (String, String) {
 
 /// Attributes a task's calls move, kept on the counters item (besides the `dg_` and `res_`
 /// counters and a copy of `status`).
-const MOVED_BY_CALLS: [&str; 12] = [
+const MOVED_BY_CALLS: [&str; 13] = [
     "in_flight",
+    "talking",
     "counters",
     "awake",
     "idle_until",

@@ -722,6 +722,15 @@ pub struct Disconnect {
     pub report: CallReport,
 }
 
+/// What a contact event of a call placed through the API tells the engine.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ContactEvent {
+    /// `DISCONNECTED`: the call ended.
+    Disconnected(Disconnect),
+    /// `CONNECTED_TO_AGENT`: an agent of the queue took the call (D30).
+    ConnectedToAgent { contact_id: String },
+}
+
 const EVENT_SOURCE: &str = "aws.connect";
 const EVENT_DETAIL_TYPE: &str = "Amazon Connect Contact Event";
 
@@ -796,10 +805,11 @@ impl DisconnectReason {
 }
 
 /// Reads one call-events message body: an EventBridge "Amazon Connect Contact Event". Answers
-/// the ended call for a voice `DISCONNECTED` event and `None` for every other event, which is
-/// acknowledged and ignored; fails only for a body that is not such an event at all, or a
-/// `DISCONNECTED` event without a contact id or with an unreadable time.
-pub fn parse_event(body: &str) -> Result<Option<Disconnect>, Error> {
+/// the ended call for a voice `DISCONNECTED` event, the call an agent took for a voice
+/// `CONNECTED_TO_AGENT` event (D30), and `None` for every other event, which is acknowledged and
+/// ignored; fails only for a body that is not such an event at all, or one of those two without
+/// a contact id, or with an unreadable time.
+pub fn parse_event(body: &str) -> Result<Option<ContactEvent>, Error> {
     let event: Event = serde_json::from_str(body)
         .map_err(|error| Error::invalid(format!("not an EventBridge event: {error}")))?;
     let other =
@@ -808,22 +818,28 @@ pub fn parse_event(body: &str) -> Result<Option<Disconnect>, Error> {
         return Ok(None);
     }
     let detail = event.detail;
-    let disconnected = detail
-        .event_type
-        .as_deref()
-        .is_some_and(|kind| kind.eq_ignore_ascii_case("DISCONNECTED"));
     // The samples spell the channel both `VOICE` and `Voice`.
     let voice = detail
         .channel
         .as_deref()
         .is_none_or(|channel| channel.eq_ignore_ascii_case("VOICE"));
-    if !disconnected || !voice {
+    let kind = detail.event_type.as_deref().unwrap_or_default();
+    if !voice {
         return Ok(None);
     }
-    let contact_id = detail
-        .contact_id
-        .filter(|id| !id.is_empty())
-        .ok_or_else(|| Error::invalid("DISCONNECTED contact event without contactId"))?;
+    let contact_id = |detail: &Detail| {
+        (detail.contact_id.clone())
+            .filter(|id| !id.is_empty())
+            .ok_or_else(|| Error::invalid(format!("{kind} contact event without contactId")))
+    };
+    if kind.eq_ignore_ascii_case("CONNECTED_TO_AGENT") {
+        let contact_id = contact_id(&detail)?;
+        return Ok(Some(ContactEvent::ConnectedToAgent { contact_id }));
+    }
+    if !kind.eq_ignore_ascii_case("DISCONNECTED") {
+        return Ok(None);
+    }
+    let contact_id = contact_id(&detail)?;
     let connected = timestamp(
         "connectedToSystemTimestamp",
         detail.connected_to_system_timestamp.as_deref(),
@@ -846,7 +862,10 @@ pub fn parse_event(body: &str) -> Result<Option<Disconnect>, Error> {
     let with_agent = (detail.agent_info.as_ref())
         .is_some_and(|agent| set(agent.connected_to_agent_timestamp.as_ref()));
     let report = abandoned_in_queue(report, enqueued, with_agent);
-    Ok(Some(Disconnect { contact_id, report }))
+    Ok(Some(ContactEvent::Disconnected(Disconnect {
+        contact_id,
+        report,
+    })))
 }
 
 /// An event time (`2021-08-04T17:47:35.000Z`); absent or empty is `None`.
@@ -1420,10 +1439,17 @@ mod tests {
         assert_eq!(talk_seconds(at("2025-03-11T14:01:07.000Z"), None), 0);
     }
 
+    /// The ended call a contact event tells, `None` for any other event.
+    fn disconnect_of(body: &str) -> Option<Disconnect> {
+        match parse_event(body).unwrap() {
+            Some(ContactEvent::Disconnected(disconnect)) => Some(disconnect),
+            Some(other) => panic!("not a DISCONNECTED event: {other:?}"),
+            None => None,
+        }
+    }
+
     fn disconnect(body: &str) -> Disconnect {
-        parse_event(body)
-            .unwrap()
-            .expect("a DISCONNECTED voice event")
+        disconnect_of(body).expect("a DISCONNECTED voice event")
     }
 
     fn expect(contact_id: &str, reason: Reason, duration: u64, detail: &str) -> Disconnect {
@@ -1615,9 +1641,25 @@ mod tests {
     }
 
     #[test]
+    fn recorded_connected_to_agent_event_names_the_call_an_agent_took() {
+        let body = include_str!("../../../../tests/events/connect-connected-to-agent.json");
+        assert_eq!(
+            parse_event(body).unwrap(),
+            Some(ContactEvent::ConnectedToAgent {
+                contact_id: "3f8e2d71-9c4b-4a6e-b5d0-1a7c9e2f4b83".into()
+            })
+        );
+        let nameless = body.replace(
+            "\"contactId\": \"3f8e2d71-9c4b-4a6e-b5d0-1a7c9e2f4b83\",",
+            "",
+        );
+        assert!(matches!(parse_event(&nameless), Err(Error::Invalid(_))));
+    }
+
+    #[test]
     fn recorded_events_other_event_types_are_ignored() {
         let body = include_str!("../../../../tests/events/connect-connected-to-system.json");
-        assert_eq!(parse_event(body).unwrap(), None);
+        assert_eq!(disconnect_of(body), None);
     }
 
     #[test]
@@ -1629,7 +1671,7 @@ mod tests {
         let parsed: Vec<Option<Disconnect>> = batch
             .records
             .iter()
-            .map(|record| parse_event(record.body.as_deref().unwrap()).unwrap())
+            .map(|record| disconnect_of(record.body.as_deref().unwrap()))
             .collect();
         assert_eq!(
             parsed,

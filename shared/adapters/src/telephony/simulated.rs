@@ -37,11 +37,21 @@ pub struct SimulatedOutcome {
     pub signature: Option<String>,
 }
 
-/// The body of a simulated outcome on the call-events queue: `{"simulatedCall": {...}}`.
+/// The message the simulated provider sends when an agent takes a call (D30), as Connect's
+/// `CONNECTED_TO_AGENT` contact event tells it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SimulatedAgent {
+    pub call_id: String,
+}
+
+/// A simulated provider's message on the call-events queue: an outcome,
+/// `{"simulatedCall": {...}}`, or a call an agent took, `{"simulatedAgent": {...}}`.
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct SimulatedEvent {
-    pub simulated_call: SimulatedOutcome,
+pub enum SimulatedEvent {
+    SimulatedCall(SimulatedOutcome),
+    SimulatedAgent(SimulatedAgent),
 }
 
 impl Message for SimulatedEvent {
@@ -194,12 +204,17 @@ impl SimulatedProvider {
     }
 
     /// An answered call of an agent-paced task goes to a free agent of its queue and lasts the
-    /// agent's handle time, else it is abandoned (D30): the report it ends with, and how long
-    /// after placing it ends. Other calls end as decided, after the outcome delay.
-    fn through_agents(&self, call: &CallRequest, report: CallReport) -> (CallReport, Duration) {
+    /// agent's handle time, else it is abandoned (D30): the report it ends with, how long after
+    /// placing it ends, and whether an agent takes it (at its answer, `ring` after placing).
+    /// Other calls end as decided, after the outcome delay.
+    fn through_agents(
+        &self,
+        call: &CallRequest,
+        report: CallReport,
+    ) -> (CallReport, Duration, bool) {
         let ring = self.settings.delay;
         let Some(queue) = &call.queue_id else {
-            return (report, ring);
+            return (report, ring, false);
         };
         let answers = report.reason == Reason::Answered;
         match self.agents.place(queue, Instant::now(), ring, answers) {
@@ -208,10 +223,10 @@ impl SimulatedProvider {
                     duration: talk.as_secs().max(1),
                     ..report
                 };
-                (report, ring + talk)
+                (report, ring + talk, true)
             }
-            Some(Answered::Abandoned) => (Reason::Abandoned.report(0), ring + ABANDON_AFTER),
-            None => (report, ring),
+            Some(Answered::Abandoned) => (Reason::Abandoned.report(0), ring + ABANDON_AFTER, false),
+            None => (report, ring, false),
         }
     }
 
@@ -364,21 +379,19 @@ impl Provider for SimulatedProvider {
             }
             _ => {}
         }
-        let (report, ends_after) = self.through_agents(call, report);
+        let (report, ends_after, with_agent) = self.through_agents(call, report);
         let call_id = format!("sim-{token}");
-        let event = SimulatedEvent {
-            simulated_call: SimulatedOutcome {
-                call_id: call_id.clone(),
-                report: report.clone(),
-                attempt: Some(CallAttempt {
-                    tenant: call.tenant.clone(),
-                    task_id: call.task_id.clone(),
-                    contact_id: call.contact_id.clone(),
-                    attempt: call.attempt,
-                }),
-                signature: call.attributes.get(SIGNATURE_ATTRIBUTE).cloned(),
-            },
-        };
+        let event = SimulatedEvent::SimulatedCall(SimulatedOutcome {
+            call_id: call_id.clone(),
+            report: report.clone(),
+            attempt: Some(CallAttempt {
+                tenant: call.tenant.clone(),
+                task_id: call.task_id.clone(),
+                contact_id: call.contact_id.clone(),
+                attempt: call.attempt,
+            }),
+            signature: call.attributes.get(SIGNATURE_ATTRIBUTE).cloned(),
+        });
         let delay = match fault {
             Some(Fault::EventLate) => self.settings.late_by.max(ends_after),
             _ => ends_after,
@@ -397,6 +410,19 @@ impl Provider for SimulatedProvider {
             // The call is placed and its outcome not on its way: the start's answer is unknown
             // (D28), and reconcile asks the provider for the outcome it keeps.
             return Err(PlaceError::Unknown(Cause::from(error.to_string())));
+        }
+        if with_agent {
+            // As Connect's CONNECTED_TO_AGENT event, at the answer. Lost, the call counts as
+            // ringing until it ends: its task paces fewer calls, never more.
+            let taken = SimulatedEvent::SimulatedAgent(SimulatedAgent {
+                call_id: call_id.clone(),
+            });
+            let at = u32::try_from(self.settings.delay.as_secs())
+                .unwrap_or(900)
+                .min(900);
+            if let Err(error) = self.events.send(&taken, at).await {
+                tracing::warn!(%error, "a simulated call's agent event was not sent");
+            }
         }
         if fault == Some(Fault::EventTwice) {
             if let Err(error) = self.events.send(&event, seconds).await {

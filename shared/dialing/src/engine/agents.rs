@@ -50,6 +50,7 @@ impl<P: Provider> Engine<P> {
                     QueueTask {
                         pacing: pacing.pacing(),
                         in_flight: r.task.in_flight,
+                        talking: r.task.talking,
                         demand: (*demand).max(r.task.in_flight),
                         ended: counters.calls,
                         answered: counters.answered_by_people(),

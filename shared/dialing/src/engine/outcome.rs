@@ -43,8 +43,10 @@ impl<P: Provider> Engine<P> {
                     return Ok(());
                 }
                 RecordFailure::StateChanged(state) => {
-                    // An attempt in doubt may have given back its places meanwhile (D28).
+                    // An attempt in doubt may have given back its places meanwhile (D28),
+                    // and a call may have reached an agent (D30).
                     call.released = state.released;
+                    call.with_agent = state.with_agent;
                     if state.updated_at != call.claimed_at {
                         // Only a recall moves a contact on during its call. It granted
                         // `attempts + maxDialCount` counting from before this call: the fresh
@@ -83,6 +85,24 @@ impl<P: Provider> Engine<P> {
             "record call outcome",
             "the contact's state kept changing",
         ))
+    }
+
+    /// A call that reached an agent of its task's queue, as its call-events message told it
+    /// (D30): counted among the task's calls talking, once, so the pace counts the rest of its
+    /// calls in flight as ringing. A call whose record is not saved yet, or whose outcome came
+    /// first, is not counted: pacing then takes it for ringing, and places fewer calls.
+    pub async fn call_with_agent(&self, call_id: &str) -> Result<(), Error> {
+        match self.store.call_by_provider_id(call_id).await? {
+            Some(call) => {
+                let counted = self.store.mark_with_agent(&call).await?;
+                tracing::info!(call_id, counted, "call with an agent");
+            }
+            None => tracing::info!(
+                call_id,
+                "a call with an agent that has no record; not counted"
+            ),
+        }
+        Ok(())
     }
 
     /// A call that ended, as its call-events message told it: recorded on its attempt. An outcome
@@ -336,6 +356,7 @@ fn call_of(attempt: &CallAttempt, task: &Task, state: &TaskContact) -> CallRef {
         results: Default::default(),
         earlier_results: state.answered_results(),
         released: state.released,
+        with_agent: state.with_agent,
         counters_apart: task.counters_apart,
         record: None,
     }

@@ -408,6 +408,7 @@ impl Store {
             results: Default::default(),
             earlier_results: state.answered_results(),
             released: false,
+            with_agent: false,
             counters_apart: task.counters_apart,
             record: None,
         }

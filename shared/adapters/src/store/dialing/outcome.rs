@@ -129,6 +129,9 @@ impl Store {
         if !call.released {
             adds.insert(0, "in_flight :minus_one".to_owned());
         }
+        if call.with_agent {
+            adds.push("talking :minus_one".to_owned());
+        }
         // Abandoned calls are counted apart too (D30); tasks older than the counter lack it.
         let (abandoned, task_expr) = if reason == Reason::Abandoned {
             let set = ", #c.#abandoned = if_not_exists(#c.#abandoned, :zero) + :one";
@@ -147,16 +150,21 @@ impl Store {
         );
         // Whether the attempt still holds its places is part of the condition: a release in
         // doubt between the read and this write sends the outcome again (D28).
-        let contact_condition = if call.released {
-            "in_call = :attempt AND updated_at = :claimed AND released = :true"
+        // So is whether it reached an agent (D30): a call that did meanwhile is counted out of
+        // the task's `talking` by the outcome sent again.
+        let released = if call.released {
+            "released = :true"
         } else {
-            "in_call = :attempt AND updated_at = :claimed AND attribute_not_exists(released)"
+            "attribute_not_exists(released)"
         };
-        let state_expr = if call.released {
-            state_expr.value(":true", AttributeValue::Bool(true))
+        let with_agent = if call.with_agent {
+            "with_agent = :true"
         } else {
-            state_expr
+            "attribute_not_exists(with_agent)"
         };
+        let contact_condition =
+            format!("in_call = :attempt AND updated_at = :claimed AND {released} AND {with_agent}");
+        let state_expr = state_expr.value(":true", AttributeValue::Bool(true));
         let (counters_pk, counters_sk) =
             counters::key_of(tenant, &call.task_id, call.counters_apart);
         let mut actions = Actions::new(&self.table)
@@ -165,7 +173,7 @@ impl Store {
                 keys::task_contacts(tenant, &call.task_id),
                 keys::contact(&call.contact_id),
                 &state_update,
-                Some(contact_condition),
+                Some(&contact_condition),
                 state_expr,
             )?
             .update(
@@ -240,6 +248,41 @@ impl Store {
             )?;
         }
         Ok(actions)
+    }
+
+    /// Counts the call `call` among its task's calls talking to an agent (D30), once, while its
+    /// attempt is in flight: the provider said the call reached an agent of the task's queue.
+    /// Answers false when it was counted already, or the attempt is no longer in flight (its
+    /// outcome came first, as events may be reordered) or is in doubt.
+    pub async fn mark_with_agent(&self, call: &CallRef) -> Result<bool, Error> {
+        let (counters_pk, counters_sk) =
+            counters::key_of(&call.tenant, &call.task_id, call.counters_apart);
+        let actions = Actions::new(&self.table)
+            .update(
+                Call::Contact,
+                keys::task_contacts(&call.tenant, &call.task_id),
+                keys::contact(&call.contact_id),
+                "SET with_agent = :true",
+                Some(
+                    "in_call = :attempt AND attribute_not_exists(with_agent) \
+                     AND attribute_not_exists(released)",
+                ),
+                Expr::default()
+                    .value(":true", AttributeValue::Bool(true))
+                    .value(":attempt", n(call.attempt)),
+            )?
+            .update(
+                Call::Task,
+                counters_pk,
+                counters_sk,
+                "ADD talking :one",
+                Some("attribute_exists(pk)"),
+                Expr::default().value(":one", n(1)),
+            )?;
+        match self.transact("mark call with agent", actions).await {
+            Ok(()) => Ok(true),
+            Err(failure) => failure.condition().map(|_| false),
+        }
     }
 
     /// Keeps attempt `attempt` in flight and moves it in the in-flight index to `check_at`, so
@@ -378,6 +421,7 @@ fn state_after(
         "claimed_at",
         "call_id",
         "released",
+        "with_agent",
         "calling_from",
         "gsi2pk",
         "gsi2sk",
