@@ -565,8 +565,8 @@ async fn an_agent_paced_task_gets_one_run_a_tick_and_is_paced_again_later() {
             paced.pace_jobs,
             paced.reconcile_jobs
         ),
-        (1, 1, 0, 0),
-        "{paced:?}"
+        (2, 1, 0, 0),
+        "both tasks are shared among, the agent-paced one alone gets a run: {paced:?}"
     );
     // As the dialer function runs it, from the dial queue: the calls of the agent-paced task.
     rig.api
@@ -644,4 +644,70 @@ async fn a_call_an_agent_takes_is_counted_talking_once_until_its_outcome() {
         .await
         .unwrap();
     assert_eq!(rig.api.snapshot().await, before);
+}
+
+/// D30 with D13: a pace shares the service among every running task, as the minute's tick does,
+/// and only then sends the agent-paced ones their runs. Four calls in flight for the service,
+/// one agent-paced tenant (ten agents free) and one agentless: each has two at the minute and
+/// again at every pace, where the pace used to share the four among the agent-paced alone.
+#[tokio::test]
+async fn a_pace_gives_an_agent_paced_task_its_share_of_the_service_not_all_of_it() {
+    use outbound_model::job::DialJob;
+    let rig = rig_with(|dialing| {
+        dialing.runs_per_tick = 4;
+        dialing.max_in_flight = 4;
+    })
+    .await;
+    rig.api.seed_queues(OWNER, &["sales"]).await;
+    rig.set_agents("sales", 10, 60).await;
+    let paced = running_on(
+        &rig,
+        &answering(20),
+        json!({"dialingMode": "PROGRESSIVE", "queueId": "sales"}),
+    )
+    .await;
+    let other = "globex";
+    let (source, _) = (rig.api)
+        .source_of(
+            other,
+            &[
+                ("+12125552000", json!({})),
+                ("+12125552001", json!({})),
+                ("+12125552002", json!({})),
+            ],
+        )
+        .await;
+    let agentless = rig
+        .api
+        .task(other, &unique("Task"), &source, json!({}))
+        .await;
+    let published = (rig.api)
+        .post(other, "/api/task/publish", json!({"id": agentless}))
+        .await;
+    assert_eq!(published.ok()["status"], 1);
+    let budgets = |bodies: Vec<String>| -> Vec<(String, u32)> {
+        let mut budgets: Vec<(String, u32)> = bodies
+            .iter()
+            .filter_map(|body| match serde_json::from_str(body).unwrap() {
+                DialJob::Dial {
+                    task_id, budget, ..
+                } => Some((task_id.as_str().to_owned(), budget)),
+                _ => None,
+            })
+            .collect();
+        budgets.sort();
+        budgets.dedup();
+        budgets
+    };
+    let queue = rig.api.resources.dial_queue_url.clone();
+    rig.engine.tick().await.unwrap();
+    let mut want = vec![(paced.clone(), 2), (agentless.clone(), 2)];
+    want.sort();
+    assert_eq!(budgets(rig.api.take_messages(&queue).await), want);
+    rig.engine.pace().await.unwrap();
+    assert_eq!(
+        budgets(rig.api.take_messages(&queue).await),
+        [(paced, 2)],
+        "its share of the service, not the four"
+    );
 }

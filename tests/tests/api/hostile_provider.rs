@@ -41,8 +41,10 @@ async fn running_over(
 /// D28: server errors leave each start in doubt (the run stops at the first); by the next tick
 /// each is sent again with its token and, still failing, gives its places back, so no fault
 /// holds capacity past the tick after it, and another task then dials at the service's full
-/// rate within two ticks while those contacts wait for their outcome (here none ever comes, so
-/// `DIAL_MAX_CALL_SECONDS` records "no outcome" and their next attempt answers).
+/// rate within two ticks while those contacts wait. A start that gave its places back is sent
+/// again with its token at each reconcile (its places taken and given back within it): once the
+/// provider answers, each contact is called on its first attempt, and no "no outcome" attempt
+/// is ever recorded for a start that placed nothing.
 #[tokio::test]
 async fn a_burst_of_server_errors_holds_no_capacity_past_the_next_tick() {
     let rig = rig_with(|s| {
@@ -52,9 +54,9 @@ async fn a_burst_of_server_errors_holds_no_capacity_past_the_next_tick() {
     .await;
     let failing = contacts(
         3,
-        json!({"simulatedOutcomes": "START_FAILED,START_FAILED,START_FAILED,ANSWERED"}),
+        json!({"simulatedOutcomes": "START_FAILED,START_FAILED,START_FAILED,START_FAILED,START_FAILED,START_FAILED,ANSWERED"}),
     );
-    let (burst, _) = running_over(&rig, &failing, json!({"maxDialCount": 2})).await;
+    let (burst, _) = running_over(&rig, &failing, json!({"maxDialCount": 1})).await;
     for tick in 1..=4 {
         round(&rig).await;
         let stored = rig.api.stored_task(OWNER, &burst).await;
@@ -62,12 +64,18 @@ async fn a_burst_of_server_errors_holds_no_capacity_past_the_next_tick() {
         let released = states.values().filter(|s| s.released).count();
         assert_eq!(
             (stored.in_flight, released),
-            (u32::from(tick < 4), tick - 1),
+            (
+                u32::from(tick < 4),
+                tick.min(3) - u32::from(tick < 4) as usize
+            ),
             "tick {tick}: the newest start in doubt holds its place; those before gave it back"
+        );
+        assert_eq!(
+            rig.engine.store.calls_in_flight().await.unwrap(),
+            u32::from(tick < 4)
         );
         rig.clock.advance(MINUTE);
     }
-    assert_eq!(rig.engine.store.calls_in_flight().await.unwrap(), 0);
     assert!(
         rig.local_calls(&burst).await.is_empty(),
         "no call was placed"
@@ -94,11 +102,10 @@ async fn a_burst_of_server_errors_holds_no_capacity_past_the_next_tick() {
         rig.diagnostics(&next).await
     );
 
-    // The ceiling passes: "no outcome", an attempt; the second attempt answers.
-    rig.clock.advance(Duration::from_secs(3600));
-    for _ in 0..4 {
-        round(&rig).await;
+    // The provider answers again: each start, sent again with its token, places its call.
+    for _ in 0..8 {
         rig.clock.advance(MINUTE);
+        round(&rig).await;
     }
     let stored = rig.api.stored_task(OWNER, &burst).await;
     assert_eq!(stored.status, TaskStatus::Completed);
@@ -108,9 +115,106 @@ async fn a_burst_of_server_errors_holds_no_capacity_past_the_next_tick() {
             stored.counters.success,
             stored.counters.failed
         ),
-        (6, 3, 3)
+        (3, 3, 0)
     );
     assert_eq!(rig.local_calls(&burst).await.len(), 3, "each placed once");
+    for state in rig.api.stored_task_contacts(OWNER, &burst).await.values() {
+        assert_eq!(
+            (state.attempts, state.last_reason),
+            (1, Some(Reason::Answered))
+        );
+    }
+}
+
+/// D28: a start in doubt whose contact cannot be called when it is reconciled (its task
+/// paused) gives back its places and waits, past `DIAL_MAX_CALL_SECONDS`, without being settled
+/// "no outcome" (no call is known to have been made); once the task resumes, the start is sent
+/// again with its token and the contact is called on that attempt, even with `maxDialCount` 1.
+#[tokio::test]
+async fn a_start_in_doubt_waits_for_its_contact_to_be_callable_and_is_sent_again() {
+    let rig = rig_with(|s| {
+        s.reconcile_after = Duration::from_secs(60);
+        s.max_call = Duration::from_secs(3600);
+    })
+    .await;
+    // The run sends a failed start again at once; the second failure leaves it in doubt.
+    let doubtful = contacts(
+        1,
+        json!({"simulatedOutcomes": "START_FAILED,START_FAILED,ANSWERED"}),
+    );
+    let (task, ids) = running_over(&rig, &doubtful, json!({"maxDialCount": 1})).await;
+    round(&rig).await;
+    assert_eq!(
+        rig.api.stored_task(OWNER, &task).await.in_flight,
+        1,
+        "in doubt"
+    );
+    rig.api
+        .post(OWNER, "/api/task/pause", json!({"id": task}))
+        .await
+        .ok();
+    let status = rig.api.stored_task(OWNER, &task).await.status;
+    assert_eq!(status, TaskStatus::Paused);
+    rig.clock.advance(MINUTE);
+    round(&rig).await;
+    let state = &rig.api.stored_task_contacts(OWNER, &task).await[&ids[0]];
+    assert!(state.released && state.in_call == Some(1), "{state:?}");
+    // Hours past DIAL_MAX_CALL_SECONDS: still waiting, no attempt spent.
+    for _ in 0..3 {
+        rig.clock.advance(Duration::from_secs(3 * 3600));
+        round(&rig).await;
+    }
+    let stored = rig.api.stored_task(OWNER, &task).await;
+    assert_eq!((stored.counters.calls, stored.counters.failed), (0, 0));
+    let state = &rig.api.stored_task_contacts(OWNER, &task).await[&ids[0]];
+    assert_eq!((state.attempts, state.in_call), (0, Some(1)), "{state:?}");
+
+    rig.api
+        .post(OWNER, "/api/task/resume", json!({"id": task}))
+        .await
+        .ok();
+    for _ in 0..3 {
+        rig.clock.advance(MINUTE);
+        round(&rig).await;
+    }
+    let stored = rig.api.stored_task(OWNER, &task).await;
+    assert_eq!(
+        (
+            stored.status,
+            stored.counters.calls,
+            stored.counters.success
+        ),
+        (TaskStatus::Completed, 1, 1)
+    );
+    assert_eq!(rig.local_calls(&task).await.len(), 1);
+    let state = &rig.api.stored_task_contacts(OWNER, &task).await[&ids[0]];
+    assert_eq!(
+        (state.attempts, state.last_reason),
+        (1, Some(Reason::Answered))
+    );
+}
+
+/// D28: a start whose answer was lost, asked again with its token and turned away by a
+/// throttled provider, stays in doubt: the provider throttles before it looks at the token, so
+/// the first start may have placed the call, and it had: its outcome is recorded on that
+/// attempt, and the person is not called a second time.
+#[tokio::test]
+async fn a_lost_answer_then_a_throttled_resend_stays_in_doubt_and_is_recorded_once() {
+    let rig = rig_with(|_| {}).await;
+    let lost = contacts(
+        1,
+        json!({"simulatedOutcomes": "START_LOST+ANSWERED,THROTTLED"}),
+    );
+    let (task, ids) = running_over(&rig, &lost, json!({"maxDialCount": 2})).await;
+    rig.complete(&task).await;
+    let stored = rig.api.stored_task(OWNER, &task).await;
+    assert_eq!((stored.counters.calls, stored.counters.success), (1, 1));
+    assert_eq!(rig.local_calls(&task).await.len(), 1, "called once");
+    let state = &rig.api.stored_task_contacts(OWNER, &task).await[&ids[0]];
+    assert_eq!(
+        (state.attempts, state.last_reason),
+        (1, Some(Reason::Answered))
+    );
 }
 
 /// D28: a call placed whose answer was lost is asked again with the same token at once: the

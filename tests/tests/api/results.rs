@@ -628,3 +628,93 @@ async fn results_at_a_thousand_contacts_read_a_bounded_few_items() {
             .unwrap();
     eprintln!("/results at 1,000 contacts: {calls} requests, {read}; counter items {sizes:?}");
 }
+
+/// D28 with D22: with Amazon Connect a flow may report before any record of its call is
+/// written: the run died after placing it, or the start's answer was lost and its id never
+/// saved. The first report makes a pending record of the attempt while it is in flight; the
+/// outcome found from what the call carries keeps what the flow reported (it used to be
+/// refused after 2 s, and the outcome recorded with none); a report after that outcome is
+/// refused, and one for an attempt not in flight writes nothing.
+#[tokio::test]
+async fn a_report_before_any_call_record_reaches_the_outcome() {
+    use outbound_adapters::telephony::simulated::{SimulatedEvent, SimulatedOutcome};
+    use outbound_model::call::Reason;
+    let rig = rig().await;
+    // The run's start and its re-send both fail: in doubt, in flight, no call id saved.
+    let (source, ids) = rig
+        .source_of(&[json!({"simulatedOutcomes": "START_FAILED,START_FAILED"})])
+        .await;
+    let task = rig.recording(&source, &["outcome"]).await;
+    rig.engine.tick().await.unwrap();
+    rig.api.drain(&rig.engine, DialInbox::Jobs).await;
+    let state = &rig.api.stored_task_contacts(OWNER, &task).await[&ids[0]];
+    assert_eq!((state.in_call, state.call_id.as_deref()), (Some(1), None));
+
+    // Yet the provider had placed the call, and its flow reports, twice.
+    let call_id = "5e0c7a12-0000-4000-8000-00000000abcd";
+    let ours = [OWNER, task.as_str(), ids[0].as_str(), "1"];
+    let signer = &rig.engine.signer;
+    let patience = Duration::from_millis(300);
+    for parameters in [json!({"outcome": "maybe"}), json!({"outcome": "paid"})] {
+        let report = flow_event(signer, call_id, ours, parameters);
+        let answer = flow_results::record(&rig.api.store, signer, &report, patience)
+            .await
+            .unwrap();
+        assert_eq!(answer.recorded, "true");
+    }
+    // A report naming an attempt not in flight makes no record.
+    let before = rig.api.snapshot().await;
+    let other = [OWNER, task.as_str(), ids[0].as_str(), "2"];
+    let stray = flow_event(
+        signer,
+        "5e0c7a12-0000-4000-8000-00000000ffff",
+        other,
+        json!({"outcome": "stray"}),
+    );
+    let answer = flow_results::record(&rig.api.store, signer, &stray, patience)
+        .await
+        .unwrap();
+    assert_eq!(answer.recorded, "false");
+    assert_eq!(rig.api.snapshot().await, before);
+
+    // The call ends; its event names its attempt, signed, as the contact's attributes do.
+    let attempt = CallAttempt {
+        tenant: tenant(OWNER),
+        task_id: id(&task),
+        contact_id: id(&ids[0]),
+        attempt: 1,
+    };
+    let ended = SimulatedEvent::SimulatedCall(SimulatedOutcome {
+        call_id: call_id.to_owned(),
+        report: Reason::Answered.report(30),
+        attempt: Some(attempt.clone()),
+        signature: Some(signer.sign(&attempt)),
+    });
+    DialInbox::CallEvents
+        .handle(&rig.engine, serde_json::to_string(&ended).unwrap())
+        .await
+        .unwrap();
+    let state = &rig.api.stored_task_contacts(OWNER, &task).await[&ids[0]];
+    assert_eq!(state.in_call, None);
+    assert_eq!(
+        state.results.get("outcome").map(String::as_str),
+        Some("paid")
+    );
+    let results = rig
+        .api
+        .get(OWNER, &format!("/api/task/{task}/results"))
+        .await;
+    assert_eq!(
+        results.ok()["attributes"][0]["values"][0],
+        json!({"value": "paid", "count": 1})
+    );
+
+    // A report after the outcome: refused, nothing written.
+    let before = rig.api.snapshot().await;
+    let late = flow_event(signer, call_id, ours, json!({"outcome": "late"}));
+    let answer = flow_results::record(&rig.api.store, signer, &late, patience)
+        .await
+        .unwrap();
+    assert_eq!(answer.recorded, "false");
+    assert_eq!(rig.api.snapshot().await, before);
+}

@@ -76,6 +76,22 @@ pub enum PlaceError {
     Unknown(#[source] Cause),
 }
 
+impl PlaceError {
+    /// The answer to a start sent again with the client token of a start in doubt (D28). A busy
+    /// provider (throttled, over a quota) turns the request away before it looks at the token,
+    /// so it says nothing of the first start, which may have placed the call: the start stays
+    /// in doubt. Taken for a refusal, the attempt would leave flight and the outcome of the call
+    /// the first start placed would find nothing to record, and the contact be called again.
+    pub fn sent_again(answer: Result<String, PlaceError>) -> Result<String, PlaceError> {
+        match answer {
+            Err(PlaceError::Busy { kind, detail }) => Err(PlaceError::Unknown(Cause::from(
+                format!("sent again and met a busy provider ({kind:?}): {detail}"),
+            ))),
+            answer => answer,
+        }
+    }
+}
+
 /// Why a provider turned a call away for now.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Busy {

@@ -247,16 +247,17 @@ impl SimulatedProvider {
     }
 
     /// The call already placed under `token`, or, for a new start, what it does: its fault and
-    /// the report of the call it places.
+    /// the report of the call it places. Each start, a re-send of a token already placed
+    /// included, takes the next entry of the contact's script: a re-send is turned away when its
+    /// entry is `THROTTLED` (Connect throttles before it looks at the token), and otherwise
+    /// answered with the call placed, whatever its entry says.
     fn start(
         &self,
         call: &CallRequest,
         token: &str,
     ) -> Result<String, (Option<Fault>, CallReport)> {
         let mut memory = self.memory();
-        if let Some(placed) = memory.calls.get(token) {
-            return Ok(placed.call_id.clone());
-        }
+        let placed = memory.calls.get(token).map(|placed| placed.call_id.clone());
         let key = (
             call.task_id.as_str().to_owned(),
             call.contact_id.as_str().to_owned(),
@@ -274,12 +275,18 @@ impl SimulatedProvider {
             .and_then(parse_entry);
         let (fault, reason) = match scripted {
             Some(scripted) => scripted,
-            None if self.calm.load(Ordering::SeqCst) => (None, None),
+            // Drawn faults are the first start's alone: a re-send answers the call placed.
+            None if self.calm.load(Ordering::SeqCst) || placed.is_some() => (None, None),
             None => {
                 let draw = fnv1a_64(&format!("{}#{token}#{entry}", self.settings.seed)) % 10_000;
                 (Fault::drawn(&self.settings.faults, draw as u32), None)
             }
         };
+        if let Some(call_id) = placed {
+            if fault != Some(Fault::Throttled) {
+                return Ok(call_id);
+            }
+        }
         let mut report = decide(&self.settings, call.phone.as_str(), call.attempt, None);
         if let Some(reason) = reason {
             report = reason.report(report.duration.max(1));

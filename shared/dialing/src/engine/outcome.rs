@@ -5,7 +5,7 @@
 use super::Engine;
 use crate::call_event::EndedCall;
 use outbound_adapters::store::dialing::{GiveBack, RecordFailure};
-use outbound_adapters::telephony::provider::{CallStatus, PlaceError, Provider};
+use outbound_adapters::telephony::provider::{CallRequest, CallStatus, PlaceError, Provider};
 use outbound_model::call::{CallAttempt, CallRef, CallReport};
 use outbound_model::error::Error;
 use outbound_model::task::TaskContact;
@@ -119,7 +119,7 @@ impl<P: Provider> Engine<P> {
         };
         match carried {
             Some(carried) if self.signer.verifies(&carried) => {
-                self.record_recovered(&carried.attempt, &ended.report).await
+                (self.record_recovered(&carried.attempt, &ended.call_id, &ended.report)).await
             }
             Some(_) => {
                 crate::flow_results::unsigned(&ended.call_id, "call outcome");
@@ -134,10 +134,12 @@ impl<P: Provider> Engine<P> {
     }
 
     /// Records the outcome of attempt `attempt` found from what the call carries: while that
-    /// attempt is still in flight, exactly as its call record would have (D13).
+    /// attempt is still in flight, exactly as its call record would have (D13), with what its
+    /// flow reported before any record of it was written (D28).
     async fn record_recovered(
         &self,
         attempt: &CallAttempt,
+        call_id: &str,
         report: &CallReport,
     ) -> Result<(), Error> {
         let Some((state, task)) = self.in_flight(attempt).await? else {
@@ -145,7 +147,8 @@ impl<P: Provider> Engine<P> {
             return Ok(());
         };
         tracing::warn!(task_id = %attempt.task_id, contact_id = %attempt.contact_id, attempt = attempt.attempt, "outcome of a call whose id was not saved");
-        self.settle(attempt, &state, task, report).await
+        self.settle(attempt, &state, task, report, Some(call_id))
+            .await
     }
 
     /// Attempt `attempt` while it is in flight: the contact's state and its task (`None`: the
@@ -176,14 +179,16 @@ impl<P: Provider> Engine<P> {
 
     /// Ends attempt `attempt`, in flight as `state` says, with `report`: recorded on its task
     /// from its call record when its id was saved (what its flow reported is there, D22, D28),
-    /// else from its state; or, the task deleted, its place among the service's calls in flight
-    /// given back.
+    /// else from its state and what the flow reported before any record (`call_id`, the
+    /// provider's id of the call, when the outcome event named it); or, the task deleted, its
+    /// place among the service's calls in flight given back.
     async fn settle(
         &self,
         attempt: &CallAttempt,
         state: &TaskContact,
         task: Option<Task>,
         report: &CallReport,
+        call_id: Option<&str>,
     ) -> Result<(), Error> {
         match task {
             Some(task) => {
@@ -195,7 +200,19 @@ impl<P: Provider> Engine<P> {
                         .filter(|call| call.attempt_ref() == *attempt),
                     None => None,
                 };
-                let mut call = saved.unwrap_or_else(|| call_of(attempt, &task, state));
+                let mut call = match (saved, call_id) {
+                    (Some(saved), _) => saved,
+                    (None, Some(call_id)) => {
+                        let (results, read) =
+                            self.store.reported_before_record(call_id, attempt).await?;
+                        CallRef {
+                            results,
+                            record: Some(read),
+                            ..call_of(attempt, &task, state)
+                        }
+                    }
+                    (None, None) => call_of(attempt, &task, state),
+                };
                 call.released = state.released;
                 self.record(call, report).await
             }
@@ -218,7 +235,9 @@ impl<P: Provider> Engine<P> {
     /// "no outcome". A call the provider still reports in progress is given three times the
     /// reconcile time before it is given up. An attempt in doubt (D28) is sent again with its
     /// token when its contact may be called now, else gives back its places and waits for its
-    /// outcome until `DIAL_MAX_CALL_SECONDS`.
+    /// outcome; released, it is sent again with its token (its places taken again) once its
+    /// contact may be called, for as long as the provider honours the token, and only then
+    /// settled "no outcome".
     #[tracing::instrument(skip(self), fields(tenant = tenant.as_str()))]
     pub async fn reconcile(
         &self,
@@ -258,16 +277,25 @@ impl<P: Provider> Engine<P> {
                 None => CallReport::no_outcome(),
             },
             // In doubt, its places given back: the provider may have a live call, whose
-            // outcome event names the attempt and is recorded when it comes. Until
-            // DIAL_MAX_CALL_SECONDS the contact is not called again, so a person who answered
-            // and talks on is never called twice.
-            None if may_be_live => {
-                return self
-                    .store
-                    .check_call_later(tenant, task_id, contact_id, attempt, later)
-                    .await
-            }
-            None => CallReport::no_outcome(),
+            // outcome event names the attempt and is recorded when it comes. While the
+            // provider honours its token the start is sent again with it once the contact may
+            // be called: the call placed, or the one the first start placed, never a second
+            // (a person who answered and talks on is never called twice). Meanwhile it waits.
+            None => match &task {
+                Some(task)
+                    if now.0 - state.claimed_at.unwrap_or(state.updated_at).0
+                        < RESEND_WITHIN.as_millis() as i64 =>
+                {
+                    return self.resend_released(&call, &state, task, later).await
+                }
+                _ if may_be_live => {
+                    return self
+                        .store
+                        .check_call_later(tenant, task_id, contact_id, attempt, later)
+                        .await
+                }
+                _ => CallReport::no_outcome(),
+            },
             Some(call_id) => match self.provider.describe(call_id).await? {
                 CallStatus::Ended(report) => report,
                 // Still connected: it keeps its places, and is looked at again a reconcile
@@ -285,7 +313,7 @@ impl<P: Provider> Engine<P> {
                 CallStatus::Unknown => CallReport::no_outcome(),
             },
         };
-        self.settle(&call, &state, task, &report).await
+        self.settle(&call, &state, task, &report, None).await
     }
 
     /// An attempt in doubt that still holds its places (D28): while its contact may be called
@@ -302,18 +330,8 @@ impl<P: Provider> Engine<P> {
     ) -> Result<(), Error> {
         let call = call_of(attempt, task, state);
         if let Some(request) = self.request_again(attempt, state, task).await? {
-            match self.provider.place(&request).await {
-                Err(PlaceError::Unknown(cause)) => {
-                    tracing::warn!(error = %cause, "a call in doubt is still in doubt");
-                }
-                answer => {
-                    tracing::info!(
-                        ok = answer.is_ok(),
-                        "a call in doubt sent again with its token"
-                    );
-                    self.answered(&call, answer, None).await?;
-                    return Ok(());
-                }
+            if self.send_again(&call, &request).await? {
+                return Ok(());
             }
         }
         if self
@@ -327,6 +345,76 @@ impl<P: Provider> Engine<P> {
         Ok(())
     }
 }
+
+impl<P: Provider> Engine<P> {
+    /// Sends the start of a call in doubt again with its token (D28): true when the answer
+    /// settled it (the call placed, or the one the first start placed; a number refused), false
+    /// when it is still in doubt, a busy provider included ([`PlaceError::sent_again`]).
+    async fn send_again(&self, call: &CallRef, request: &CallRequest) -> Result<bool, Error> {
+        match PlaceError::sent_again(self.provider.place(request).await) {
+            Err(PlaceError::Unknown(cause)) => {
+                tracing::warn!(error = %cause, "a call in doubt is still in doubt");
+                Ok(false)
+            }
+            answer => {
+                tracing::info!(
+                    ok = answer.is_ok(),
+                    "a call in doubt sent again with its token"
+                );
+                self.answered(call, answer, None).await?;
+                Ok(true)
+            }
+        }
+    }
+
+    /// An attempt in doubt that gave back its places (D28): once its contact may be called it
+    /// takes its places again and its start is sent again with its token; still in doubt, it
+    /// gives them back. Not callable now, or no room, it is looked at again from `later`.
+    async fn resend_released(
+        &self,
+        attempt: &CallAttempt,
+        state: &TaskContact,
+        task: &Task,
+        later: Timestamp,
+    ) -> Result<(), Error> {
+        let CallAttempt {
+            tenant,
+            task_id,
+            contact_id,
+            attempt: number,
+        } = attempt;
+        if let Some(request) = self.request_again(attempt, state, task).await? {
+            let now = self.clock.now();
+            let held = (self.store)
+                .hold_in_doubt_again(tenant, task, state, *number, self.caps(), now)
+                .await?;
+            if held {
+                let held = TaskContact {
+                    released: false,
+                    ..state.clone()
+                };
+                if self
+                    .send_again(&call_of(attempt, task, &held), &request)
+                    .await?
+                {
+                    return Ok(());
+                }
+                (self.store)
+                    .release_in_doubt(tenant, task, &held, *number, later)
+                    .await?;
+                return Ok(());
+            }
+        }
+        (self.store)
+            .check_call_later(tenant, task_id, contact_id, *number, later)
+            .await
+    }
+}
+
+/// How long after its claim an attempt in doubt is sent again with its token: Amazon Connect
+/// honours a `ClientToken` for 7 days, so a start sent again within 6 returns the call the
+/// first placed, if it did. Past it the attempt is settled "no outcome" (D28).
+const RESEND_WITHIN: std::time::Duration = std::time::Duration::from_secs(6 * 86_400);
 
 /// The reference of attempt `attempt` of a contact whose state in the task is `state`, read
 /// while that attempt is in flight: what its call record would hold. A recall made during the

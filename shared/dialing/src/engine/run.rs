@@ -804,7 +804,7 @@ impl<P: Provider> Engine<P> {
         let mut answer = self.provider.place(request).await;
         if let Err(PlaceError::Unknown(cause)) = &answer {
             tracing::warn!(error = %cause, task = %call.task_id, "placing a call failed; asked again with its token");
-            answer = self.provider.place(request).await;
+            answer = PlaceError::sent_again(self.provider.place(request).await);
         }
         self.answered(&call, answer, frequency).await
     }

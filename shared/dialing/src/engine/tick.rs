@@ -1,7 +1,9 @@
 //! The tick (D13): which running tasks get a dial run this minute, with what share of the
 //! calls in flight, and which calls in flight are reconciled; and the pace jobs that repeat its
-//! pass over the agent-paced tasks at the later slots of the minute (D30). A pace shares out
-//! among those tasks alone; the claim's caps still hold the service's calls in flight.
+//! pass over the agent-paced tasks at the later slots of the minute (D30). A pace shares the
+//! service out among every running task, as the minute's pass does, and sends runs to the
+//! agent-paced ones alone: shared among them only, an agent-paced tenant would top up past its
+//! share three times a minute and the others meet a full service.
 
 use super::Engine;
 use outbound_adapters::aws::actions::Function;
@@ -71,11 +73,9 @@ impl<P: Provider> Engine<P> {
             running: running.len(),
             ..TickReport::default()
         };
-        running.retain(|r| {
-            r.task.status == TaskStatus::Running
-                && self.may_dial_now(&r.task, now)
-                && (pass == Pass::Minute || r.task.settings.agents.is_some())
-        });
+        running.retain(|r| r.task.status == TaskStatus::Running && self.may_dial_now(&r.task, now));
+        // A pace sends runs to the agent-paced tasks alone, each to its share of all of them.
+        let runs_here = |r: &RunningTask| pass == Pass::Minute || r.task.settings.agents.is_some();
         report.in_window = running.len();
         // Every running task's data source and tenant rules, read at once.
         // Boxed: inline, the tick's future is too deep for the layout query of its function.
@@ -119,7 +119,7 @@ impl<P: Provider> Engine<P> {
             let runs = self.config.runs_per_tick.max(1);
             let spacing = 60 / runs;
             let (mut starved, mut no_agents) = (Vec::new(), Vec::new());
-            for (r, budget) in &shares {
+            for (r, budget) in shares.iter().filter(|(r, _)| runs_here(r)) {
                 if *budget > 0 {
                     continue;
                 }
@@ -150,7 +150,8 @@ impl<P: Provider> Engine<P> {
             Box::pin(self.mark_held_back(&starved, HeldBack::Capacity, now)).await?;
             Box::pin(self.mark_held_back(&no_agents, HeldBack::NoAgents, now)).await?;
             for run in 0..runs {
-                for (r, budget) in shares.iter().filter(|(_, budget)| *budget > 0) {
+                for (r, budget) in (shares.iter()).filter(|(r, budget)| *budget > 0 && runs_here(r))
+                {
                     // An agent-paced task's share is its pace against the agents as read now
                     // (D30): one run, at once. A later run would top it up from a reading of
                     // agents that has passed, replacing abandoned calls with more of them; the

@@ -15,7 +15,7 @@ use outbound_model::task::TaskContact;
 use outbound_model::Tenant;
 use outbound_model::{Task, TaskStatus, Timestamp};
 
-use super::results::flow_writes_of;
+use super::results::{flow_writes_of, PENDING};
 use super::{not_claimed, Call, Caps, Claim, ClaimRefused, Deltas};
 use crate::store::Item;
 use outbound_model::settings::FrequencyCap;
@@ -434,6 +434,20 @@ impl Store {
             "expires_at".to_owned(),
             n(call.claimed_at.0 / 1000 + 2 * 86_400),
         );
+        // Written field by field, so a pending record the flow's first report made keeps the
+        // results and flow writes it holds (D28).
+        let mut sets = Vec::new();
+        let mut expr = Expr::default();
+        for (at, (name, value)) in (record.into_iter())
+            .filter(|(name, _)| name != PK && name != SK)
+            .enumerate()
+        {
+            sets.push(format!("#f{at} = :f{at}"));
+            expr = expr
+                .name(&format!("#f{at}"), &name)
+                .value(&format!(":f{at}"), value);
+        }
+        let update = format!("SET {} REMOVE {PENDING}", sets.join(", "));
         let actions = Actions::new(&self.table)
             .update(
                 Call::Contact,
@@ -449,7 +463,14 @@ impl Store {
                     )
                     .value(":attempt", n(call.attempt)),
             )?
-            .put(Call::Record, record, None)?;
+            .update(
+                Call::Record,
+                keys::call(call_id),
+                keys::CALL.to_owned(),
+                &update,
+                None,
+                expr,
+            )?;
         match self.transact("mark call placed", actions).await {
             Ok(()) => Ok(true),
             Err(failure) => failure.condition().map(|_| false),
@@ -464,6 +485,10 @@ impl Store {
         else {
             return Ok(None);
         };
+        if item.contains_key(PENDING) {
+            // The flow's report came first: no call record yet, only what it reported.
+            return Ok(None);
+        }
         let flow_writes = flow_writes_of(&item);
         let mut call: CallRef = from_item(item)?;
         call.record = Some(RecordRead {
@@ -471,6 +496,31 @@ impl Store {
             flow_writes,
         });
         Ok(Some(call))
+    }
+
+    /// What the flow reported on attempt `attempt` of the call the provider knows as `call_id`
+    /// when that call's record was never written (D28: its id not saved): the results of the
+    /// pending record the flow's reports made, if any, and the record as read, so that the
+    /// outcome marks it recorded on the condition that no report came since (a later report is
+    /// then refused, one in between sends the outcome again with it). No record: no results,
+    /// and the outcome leaves a record holding only that it was recorded.
+    pub async fn reported_before_record(
+        &self,
+        call_id: &str,
+        attempt: &outbound_model::call::CallAttempt,
+    ) -> Result<(outbound_model::telephony::Results, RecordRead), Error> {
+        let item = (self.get_item(keys::call(call_id), keys::CALL.to_owned())).await?;
+        let of_attempt = item
+            .as_ref()
+            .filter(|item| item.contains_key(PENDING) && super::results::records(item, attempt));
+        let results = of_attempt
+            .map(super::results::results_of)
+            .unwrap_or_default();
+        let read = RecordRead {
+            call_id: call_id.to_owned(),
+            flow_writes: item.as_ref().map_or(0, flow_writes_of),
+        };
+        Ok((results, read))
     }
 
     /// Marks attempt `call` refused by the provider when [`Store::release_call`] could not be
@@ -619,6 +669,53 @@ impl Store {
             )?
             .give_back_service_place(Call::Service, state.capacity_shard)?;
         match self.transact("release a call in doubt", actions).await {
+            Ok(()) => Ok(true),
+            Err(failure) => failure.condition().map(|_| false),
+        }
+    }
+}
+
+impl Store {
+    /// Takes again the places an attempt in doubt gave back (D28), so its start can be sent
+    /// again with its token: a place among the task's and the service's calls in flight (its own
+    /// capacity shard's part) and one of this second's calls at the provider rate, as a claim
+    /// takes them, on the condition that the attempt is still in flight, in doubt and released.
+    /// Answers false when any of that no longer holds or there is no room: nothing is taken.
+    pub async fn hold_in_doubt_again(
+        &self,
+        tenant: &Tenant,
+        task: &Task,
+        state: &TaskContact,
+        attempt: u32,
+        caps: Caps,
+        now: Timestamp,
+    ) -> Result<bool, Error> {
+        let actions = Actions::new(&self.table).update(
+            Claim::Contact,
+            keys::task_contacts(tenant, &task.id),
+            keys::contact(&state.contact_id),
+            "REMOVE released",
+            Some("in_call = :attempt AND attribute_not_exists(call_id) AND released = :true"),
+            Expr::default()
+                .value(":true", AttributeValue::Bool(true))
+                .value(":attempt", n(attempt)),
+        )?;
+        // Released, it waited among the task's contacts; held, it is counted in flight alone.
+        let mut moved = Deltas::default();
+        moved.add(counters::CONTACTS_WAITING, -1);
+        let place = Place {
+            caps,
+            shard: state.capacity_shard,
+            shards: self.capacity_shards.max(1),
+        };
+        let actions = take_capacity(
+            actions,
+            counters::key_of_task(tenant, task),
+            place,
+            &moved,
+            now,
+        )?;
+        match self.transact("hold a call in doubt again", actions).await {
             Ok(()) => Ok(true),
             Err(failure) => failure.condition().map(|_| false),
         }

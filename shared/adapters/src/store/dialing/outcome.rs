@@ -13,7 +13,7 @@ use outbound_model::task::{CallCounters, TaskContact};
 use outbound_model::Tenant;
 use outbound_model::{Id, Task, Timestamp};
 
-use super::results::{flow_writes_of, result_moves, Seen, FLOW_WRITES, RECORDED_AT};
+use super::results::{flow_writes_of, result_moves, results_of, Seen, FLOW_WRITES, RECORDED_AT};
 use super::{Call, Deltas, RecordFailure};
 use crate::store::counters;
 
@@ -229,9 +229,15 @@ impl Store {
                 Call::Record,
                 keys::call(&read.call_id),
                 keys::CALL.to_owned(),
-                &format!("SET {RECORDED_AT} = :now"),
+                // A record the outcome creates (its call's id never saved, D28) expires as
+                // a placed call's does.
+                &format!(
+                    "SET {RECORDED_AT} = :now, expires_at = if_not_exists(expires_at, :expires)"
+                ),
                 Some(&condition),
-                values.value(":now", n(now.0)),
+                values
+                    .value(":now", n(now.0))
+                    .value(":expires", n(now.0 / 1000 + 2 * 86_400)),
             )?;
         }
         if let Some(source_pk) = source_contact {
@@ -493,7 +499,7 @@ fn refused(failed: ConditionFailure<Call>, call: &CallRef) -> Result<RecordFailu
         match stored {
             Some(item) => {
                 let flow_writes = flow_writes_of(&item);
-                let results = from_item::<CallRef>(item)?.results;
+                let results = results_of(&item);
                 RecordFailure::ReportsArrived {
                     results,
                     flow_writes,

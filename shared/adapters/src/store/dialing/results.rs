@@ -38,6 +38,29 @@ pub const MAX_FLOW_VALUES: usize = 100;
 pub(super) const FLOW_WRITES: &str = "flow_writes";
 pub(super) const RECORDED_AT: &str = "recorded_at";
 
+/// The results a call record holds, a pending one's too.
+pub(super) fn results_of(item: &Item) -> Results {
+    item.get("results")
+        .and_then(|results| results.as_m().ok())
+        .map(|map| {
+            map.iter()
+                .filter_map(|(name, value)| Some((name.clone(), value.as_s().ok()?.clone())))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Seconds since the epoch two days from now: when a call record expires.
+fn two_days_from_now() -> u64 {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    now.as_secs() + 2 * 86_400
+}
+
+/// Marks a call record created by the flow's first report before the placing wrote it (D28).
+pub(super) const PENDING: &str = "pending";
+
 /// The flow reports a call record holds ([`FLOW_WRITES`]; 0 before the first).
 pub(super) fn flow_writes_of(record: &Item) -> u64 {
     record
@@ -264,7 +287,7 @@ pub enum FlowWrite {
 }
 
 /// Whether `stored`, a call record, is the record of `attempt`.
-fn records(stored: &Item, attempt: &CallAttempt) -> bool {
+pub(super) fn records(stored: &Item, attempt: &CallAttempt) -> bool {
     let text = |name: &str| string_attr(stored, name);
     text("tenant") == Some(attempt.tenant.as_str())
         && text("task_id") == Some(attempt.task_id.as_str())
@@ -276,7 +299,10 @@ fn records(stored: &Item, attempt: &CallAttempt) -> bool {
 impl Store {
     /// Writes `results`, what a call's flow reported during the call, onto the record of the call
     /// the provider knows as `call_id` (D22), added to what earlier reports wrote there: only
-    /// onto a record of the same attempt, never creating one.
+    /// onto a record of the same attempt. With no record yet (the flow overtook the placing, or
+    /// the call's id was never saved: a run that died, a start's answer lost), a pending record
+    /// of the attempt is created with them, while that attempt is in flight: the placing fills
+    /// it in, and an outcome found from what the call carries reads it (D28).
     pub async fn record_flow_results(
         &self,
         call_id: &str,
@@ -323,13 +349,18 @@ impl Store {
                 Err(WriteFailure::Condition(failed)) => failed.stored(()).cloned(),
             };
             let Some(stored) = stored else {
-                return Ok(FlowWrite::NoRecord);
+                match self.pending_record(call_id, attempt, results).await? {
+                    Some(written) => return Ok(written),
+                    // Another report made it in between: add to it.
+                    None => continue,
+                }
             };
-            if !records(&stored, attempt) {
-                return Ok(FlowWrite::OtherAttempt);
-            }
+            // Before the attempt: an outcome recorded with no record leaves one holding only that.
             if stored.contains_key(RECORDED_AT) {
                 return Ok(FlowWrite::AfterOutcome);
+            }
+            if !records(&stored, attempt) {
+                return Ok(FlowWrite::OtherAttempt);
             }
             if stored.contains_key("results") {
                 // Another report made the map in between: add to it.
@@ -422,6 +453,64 @@ fn tally_of(item: &Item) -> ResultTally {
             .collect(),
         other: number(OTHER),
         set: number(SET_BY),
+    }
+}
+
+impl Store {
+    /// The pending record of attempt `attempt` under `call_id`, holding `results` (one flow
+    /// write), created on the condition that there is no record yet and that the attempt is in
+    /// flight. `None`: a record appeared meanwhile; `NoRecord`: the attempt is not in flight.
+    async fn pending_record(
+        &self,
+        call_id: &str,
+        attempt: &CallAttempt,
+        results: &Results,
+    ) -> Result<Option<FlowWrite>, Error> {
+        let map = results
+            .iter()
+            .map(|(name, value)| (name.clone(), s(value)))
+            .collect();
+        let item: Item = [
+            (PK.to_owned(), s(keys::call(call_id))),
+            (SK.to_owned(), s(keys::CALL)),
+            ("tenant".to_owned(), s(attempt.tenant.as_str())),
+            ("task_id".to_owned(), s(attempt.task_id.as_str())),
+            ("contact_id".to_owned(), s(attempt.contact_id.as_str())),
+            ("attempt".to_owned(), n(attempt.attempt)),
+            ("results".to_owned(), AttributeValue::M(map)),
+            (FLOW_WRITES.to_owned(), n(1)),
+            (PENDING.to_owned(), AttributeValue::Bool(true)),
+            // As a placed call's record: two days (the table's TTL, no clock of the engine's).
+            ("expires_at".to_owned(), n(two_days_from_now())),
+        ]
+        .into();
+        let actions = Actions::new(&self.table)
+            .check(
+                Call::Contact,
+                keys::task_contacts(&attempt.tenant, &attempt.task_id),
+                keys::contact(&attempt.contact_id),
+                "in_call = :attempt",
+                Expr::default().value(":attempt", n(attempt.attempt)),
+            )?
+            .put(
+                Call::Record,
+                item,
+                Some(("attribute_not_exists(pk)", Expr::default())),
+            )?;
+        match self
+            .transact("record flow results before the call record", actions)
+            .await
+        {
+            Ok(()) => Ok(Some(FlowWrite::Written)),
+            Err(failure) => {
+                let failed = failure.condition()?;
+                if failed.failed(Call::Contact) {
+                    Ok(Some(FlowWrite::NoRecord))
+                } else {
+                    Ok(None)
+                }
+            }
+        }
     }
 }
 
