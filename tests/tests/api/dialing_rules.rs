@@ -1337,6 +1337,36 @@ async fn a_task_asks_only_for_the_contacts_it_has_left() {
     assert_eq!((of(&small), of(&large)), (1, 9));
 }
 
+/// D23: contacts waiting for a later call ask for nothing. A task whose ten calls all ended
+/// unanswered, each to be called again in an hour, asks for no share at the next tick (no mark
+/// rests it yet: its outcomes cleared it), and a newer task of the same tenant gets the whole
+/// service at once. Its demand used to be its contacts not yet final: the two had five each.
+#[tokio::test]
+async fn contacts_waiting_for_a_later_call_ask_for_nothing() {
+    let rig = rig(ALL_NO_ANSWER, |s| {
+        s.max_in_flight = 10;
+        s.max_in_flight_per_task = 10;
+    })
+    .await;
+    let waiting = rig
+        .running(10, json!({"maxDialCount": 2, "callInterval": 3600}))
+        .await;
+    rig.tick_and_dial().await;
+    assert_eq!(rig.placed().len(), 10);
+    rig.api.drain(&rig.engine, DialInbox::CallEvents).await;
+    let stored = rig.stored(&waiting.id).await;
+    assert_eq!(
+        (stored.in_flight, stored.idle_until),
+        (0, None),
+        "ten outcomes, and no mark rests the task"
+    );
+    let fresh = rig.running(10, json!({})).await;
+    rig.tick_and_dial().await;
+    let placed = rig.placed();
+    let of = |task: &TaskFixture| placed.iter().filter(|t| t.starts_with(&task.id)).count();
+    assert_eq!((of(&waiting), of(&fresh)), (10, 10));
+}
+
 /// D13: between running tasks, priority 1 goes first when the service's calls in flight are
 /// short, even when the priority-5 task is older.
 #[tokio::test]

@@ -254,6 +254,17 @@ impl Store {
         refusal.map_or(Ok(()), Err)
     }
 
+    /// Whether caller ID `number` is `tenant`'s now (D22, D28): its guard names the tenant. A
+    /// start sent again with its token presents the number the claim chose only while it is.
+    pub async fn holds_caller_id(&self, tenant: &Tenant, number: &str) -> Result<bool, Error> {
+        let (pk, sk) = keys::caller_id(number);
+        let guard = self.get_item(pk, sk).await?;
+        Ok(guard
+            .as_ref()
+            .and_then(|item| super::string_attr(item, HOLDER))
+            == Some(tenant.as_str()))
+    }
+
     /// Takes the guards of `numbers` for the tenant in one transaction: each must be absent or
     /// the tenant's already. A number another tenant lists is 409 naming it, and nothing is
     /// taken; one whose holder no longer lists it is given back on its holder's behalf

@@ -594,6 +594,13 @@ impl<P: Provider> Engine<P> {
             // Its number or flow is no longer the tenant's: never sent again.
             return Ok(None);
         };
+        // The number the claim chose, presented again only while the tenant holds it: a re-send
+        // may come days later (D28), after the operator took it back.
+        if let Some(number) = &state.calling_from {
+            if !self.store.holds_caller_id(tenant, number).await? {
+                return Ok(None);
+            }
+        }
         request.caller_id = state.calling_from.clone();
         Ok(Some(request))
     }

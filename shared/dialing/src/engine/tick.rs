@@ -13,7 +13,7 @@ use outbound_adapters::telephony::provider::Provider;
 use outbound_model::error::Error;
 use outbound_model::job::{DialJob, RECALL_JOB_LOST_AFTER_MILLIS};
 use outbound_model::plan::{window_open, Claimant};
-use outbound_model::task::{HeldBack, WindowZone};
+use outbound_model::task::{HeldBack, TaskContact, WindowZone};
 use outbound_model::{Id, Task, TaskStatus, Tenant, Timestamp};
 use std::collections::HashMap;
 
@@ -92,14 +92,22 @@ impl<P: Provider> Engine<P> {
                 || source_of(r).is_some_and(|now| now.judged.moved_since(&r.task.idle_judged()))
         });
         report.idle = report.in_window - running.len();
-        // What a task can use (D23): its calls in flight and its contacts not yet final, at most
-        // its cap; a task whose contacts are all final asks for nothing but its completion.
-        let per_task = self.config.max_in_flight_per_task;
-        let demand = |r: &RunningTask| -> u32 {
-            let left = source_of(r).map_or(0, |now| now.contacts.saturating_sub(r.settled));
-            let left = u32::try_from(left).unwrap_or(u32::MAX);
-            left.max(r.task.in_flight).min(per_task)
+        // The calls in flight due a look (D28), read before the shares: a start in doubt that
+        // gave back its places is sent again by its reconcile job, and takes a place again.
+        let stale = match pass {
+            Pass::Minute => Box::pin(self.stale_calls(now)).await?,
+            Pass::Pace => Vec::new(),
         };
+        let mut resent: HashMap<Id, u32> = HashMap::new();
+        for (_, task_id, state) in &stale {
+            if state.released && state.call_id.is_none() {
+                *resent.entry(task_id.clone()).or_default() += 1;
+            }
+        }
+        // What a task can use (D23): its calls in flight and its contacts due now, at most its
+        // cap; a task whose contacts are all final asks for nothing but its completion.
+        let demands = Box::pin(self.demands(&running, &source_of, &resent, now)).await?;
+        let demand = |r: &RunningTask| -> u32 { demands.get(&r.task.id).copied().unwrap_or(0) };
         let mut jobs = Vec::new();
         if !running.is_empty() {
             let asks: Vec<(&RunningTask, u32)> = running.iter().map(|r| (r, demand(r))).collect();
@@ -187,7 +195,7 @@ impl<P: Provider> Engine<P> {
             }
         }
         if pass == Pass::Minute {
-            jobs.extend(Box::pin(self.lost_and_stale_jobs(&running, now, &mut report)).await?);
+            jobs.extend(lost_and_stale_jobs(&running, stale, now, &mut report));
         }
         if pass == Pass::Minute {
             let guards = guard_jobs(&sources);
@@ -199,49 +207,72 @@ impl<P: Provider> Engine<P> {
         Ok(report)
     }
 
-    /// The tick's other jobs: a large recall whose job was lost, sent again after a minute
-    /// (D12); and a reconcile of each call in flight due a look at a time of its own: a claim
-    /// whose provider id was not saved soon after it (in doubt, D28), a placed call a reconcile
-    /// time after it.
-    async fn lost_and_stale_jobs(
+    /// Every call in flight due a look now: a claim whose provider id was not saved soon after
+    /// it (in doubt, D28), a placed call a reconcile time after it. One Query per shard.
+    async fn stale_calls(&self, now: Timestamp) -> Result<Vec<(Tenant, Id, TaskContact)>, Error> {
+        let shards = (0..keys::INDEX_PARTITIONS).map(|shard| self.store.stale_calls(shard, now));
+        Ok(futures::future::try_join_all(shards)
+            .await?
+            .into_iter()
+            .flatten()
+            .collect())
+    }
+
+    /// Each task's demand (D23): its calls in flight plus its contacts due now (those never
+    /// dialled, which the counters tell: the data source's contacts less those final, waiting
+    /// or in flight; and those waiting whose call is due before the next tick), at most the
+    /// per-task cap; all of it while a large recall is applied (D12: its contacts come due as
+    /// its job goes). The waiting ones are read only when the never-dialled do not already fill
+    /// the cap, and then at most as many as would: a task's first ticks read nothing more, its
+    /// last ones a Query per rank bounded by the cap. The starts in doubt that gave back their
+    /// places and are sent again by this tick's reconcile jobs (`resent`, by task) count as in
+    /// flight: each takes its place again.
+    async fn demands(
         &self,
         running: &[RunningTask],
+        source_of: &(impl Fn(&RunningTask) -> Option<SourceNow> + Sync),
+        resent: &HashMap<Id, u32>,
         now: Timestamp,
-        report: &mut TickReport,
-    ) -> Result<Vec<(DialJob, u32)>, Error> {
-        let mut jobs = Vec::new();
-        for r in running {
-            if let (Some(recall), Some(at)) = (&r.task.pending_recall, r.task.pending_recall_at) {
-                if now.0 - at.0 > RECALL_JOB_LOST_AFTER_MILLIS {
-                    jobs.push((
-                        DialJob::Recall {
-                            tenant: r.tenant.clone(),
-                            task_id: r.task.id.clone(),
-                            recall_id: recall.clone(),
-                        },
-                        0,
-                    ));
-                }
+    ) -> Result<HashMap<Id, u32>, Error> {
+        let per_task = self.config.max_in_flight_per_task;
+        let next_tick = Timestamp(now.0 + 60_000);
+        let asks = running.iter().map(|r| async move {
+            let Some(source) = source_of(r) else {
+                return Ok::<_, Error>((r.task.id.clone(), r.task.in_flight.min(per_task)));
+            };
+            // A large recall being applied (D12) makes its contacts due as its job goes: the
+            // task asks for its cap until it is done.
+            if r.task.pending_recall.is_some() {
+                return Ok((r.task.id.clone(), per_task));
             }
-        }
-        let shards = (0..keys::INDEX_PARTITIONS).map(|shard| self.store.stale_calls(shard, now));
-        for stale in futures::future::try_join_all(shards).await? {
-            for (tenant, task_id, state) in stale {
-                if let Some(attempt) = state.in_call {
-                    report.reconcile_jobs += 1;
-                    jobs.push((
-                        DialJob::Reconcile {
-                            tenant: tenant.clone(),
-                            task_id,
-                            contact_id: state.contact_id,
-                            attempt,
-                        },
-                        0,
-                    ));
-                }
-            }
-        }
-        Ok(jobs)
+            let never = (source.contacts)
+                .saturating_sub(r.settled + r.waiting + u64::from(r.task.in_flight));
+            let never = u32::try_from(never).unwrap_or(u32::MAX);
+            // Its starts in doubt sent again this tick (counted among its waiting contacts
+            // meanwhile) take their places again.
+            let resent = resent.get(&r.task.id).copied().unwrap_or(0);
+            let in_flight = r.task.in_flight.saturating_add(resent);
+            let room = per_task.saturating_sub(in_flight.saturating_add(never));
+            let due = if room > 0 && r.waiting > 0 {
+                let found = (self.store)
+                    .due_retries(
+                        &r.tenant,
+                        &r.task.id,
+                        next_tick,
+                        room as usize,
+                        source.judged.rules_at,
+                    )
+                    .await?;
+                u32::try_from(found.len()).unwrap_or(u32::MAX)
+            } else {
+                0
+            };
+            let demand = in_flight.saturating_add(never).saturating_add(due);
+            Ok((r.task.id.clone(), demand.min(per_task)))
+        });
+        futures::future::try_join_all(asks)
+            .await
+            .map(|demands| demands.into_iter().collect())
     }
 
     /// What each running task's data source and tenant say now (D23, D24): its count of
@@ -293,6 +324,46 @@ impl<P: Provider> Engine<P> {
         task.settings.window_zone == WindowZone::CalledParty
             || window_open(&task.settings, self.zone, now)
     }
+}
+
+/// The tick's other jobs: a large recall whose job was lost, sent again after a minute (D12);
+/// and a reconcile of each call in flight `stale` holds.
+fn lost_and_stale_jobs(
+    running: &[RunningTask],
+    stale: Vec<(Tenant, Id, TaskContact)>,
+    now: Timestamp,
+    report: &mut TickReport,
+) -> Vec<(DialJob, u32)> {
+    let mut jobs = Vec::new();
+    for r in running {
+        if let (Some(recall), Some(at)) = (&r.task.pending_recall, r.task.pending_recall_at) {
+            if now.0 - at.0 > RECALL_JOB_LOST_AFTER_MILLIS {
+                jobs.push((
+                    DialJob::Recall {
+                        tenant: r.tenant.clone(),
+                        task_id: r.task.id.clone(),
+                        recall_id: recall.clone(),
+                    },
+                    0,
+                ));
+            }
+        }
+    }
+    for (tenant, task_id, state) in stale {
+        if let Some(attempt) = state.in_call {
+            report.reconcile_jobs += 1;
+            jobs.push((
+                DialJob::Reconcile {
+                    tenant,
+                    task_id,
+                    contact_id: state.contact_id,
+                    attempt,
+                },
+                0,
+            ));
+        }
+    }
+    jobs
 }
 
 /// What the tick knows of a running task and its demand when it shares out (D13).

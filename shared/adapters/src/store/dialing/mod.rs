@@ -32,6 +32,9 @@ pub struct RunningTask {
     pub task: Task,
     /// Its contacts whose outcome is final (D19's counter), for its demand (D23).
     pub settled: u64,
+    /// Its contacts attempted or skipped and waiting, due or not (D19's counter): the rest of
+    /// those not final and not in flight were never dialled, and are due (D23).
+    pub waiting: u64,
 }
 
 /// The caps a claim must stay under (D13).

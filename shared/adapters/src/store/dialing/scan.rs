@@ -50,15 +50,21 @@ impl Store {
             let tenant = string_attr(&item, PK)
                 .and_then(keys::tenant_of)
                 .ok_or_else(|| Error::internal("running task", "no tenant in its key"))?;
-            let settled = item
-                .get(counters::CONTACTS_FINAL)
-                .and_then(|value| value.as_n().ok())
-                .and_then(|raw| raw.parse::<i64>().ok())
-                .map_or(0, |n| n.max(0) as u64);
+            let count = |name: &str| {
+                item.get(name)
+                    .and_then(|value| value.as_n().ok())
+                    .and_then(|raw| raw.parse::<i64>().ok())
+                    .map_or(0, |n| n.max(0) as u64)
+            };
+            let (settled, waiting) = (
+                count(counters::CONTACTS_FINAL),
+                count(counters::CONTACTS_WAITING),
+            );
             tasks.push(RunningTask {
                 tenant,
                 task: from_item(item)?,
                 settled,
+                waiting,
             });
         }
         Ok(tasks)
