@@ -156,11 +156,11 @@ class TheTemplate(unittest.TestCase):
             "exporter": {put: {"T#"}, update: {"T#"}, delete: {"T#"}},
             "reclaim": {delete: {"RECLAIM#"}, batch: {"T#"}},
             "dialer-tick": {update: {"T#"}},
-            "dialer": {put: {"T#", "CALL#"}, update: {"T#", "CALL#", "DIALER", "DIALER#"},
+            "dialer": {put: {"T#"}, update: {"T#", "CALL#", "DIALER", "DIALER#"},
                        delete: {"T#"}},
             "call-events": {put: {"T#"}, update: {"T#", "CALL#", "DIALER", "DIALER#"},
                             delete: {"T#"}},
-            "flow-results": {update: {"CALL#"}},
+            "flow-results": {put: {"CALL#"}, update: {"CALL#"}},
             "event-publisher": {},
         }
         prefixes = ["T#", "CID#", "RECLAIM#", "CALL#", "DIALER", "DIALER#", "OPERATOR#", "OTHER#"]

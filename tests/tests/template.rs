@@ -449,7 +449,8 @@ fn every_function_has_a_role_of_its_own_with_only_the_stacks_policies() {
 
 /// Amazon Connect's flows reach the flow-results function (D22): only the stack's instance of
 /// the stack's account may invoke it, the instance lists it for its flows, both only with Amazon
-/// Connect, and its role updates call records and nothing else.
+/// Connect, and its role writes call records and nothing else (it only checks, before it puts
+/// a pending record, that the attempt is in flight).
 #[test]
 fn only_the_instance_invokes_the_flow_results_function_which_writes_call_records_only() {
     let template = template();
@@ -507,10 +508,18 @@ fn only_the_instance_invokes_the_flow_results_function_which_writes_call_records
                 .any(|a| a.starts_with("dynamodb:"))
         })
         .collect();
-    assert_eq!(table.len(), 1);
-    assert_eq!(actions(table[0]), ["dynamodb:UpdateItem"]);
+    // Writes to call records only (a report on the record, or a pending record holding it,
+    // D28), and a check, never a write, of the attempt's state in its task.
+    assert_eq!(table.len(), 2);
+    assert_eq!(
+        actions(table[0]),
+        ["dynamodb:UpdateItem", "dynamodb:PutItem"]
+    );
     let leading = &table[0]["Condition"]["ForAllValues:StringLike"]["dynamodb:LeadingKeys"];
     assert_eq!(texts(leading), [format!("{}*", keys::call("")).as_str()]);
+    assert_eq!(actions(table[1]), ["dynamodb:ConditionCheckItem"]);
+    let leading = &table[1]["Condition"]["ForAllValues:StringLike"]["dynamodb:LeadingKeys"];
+    assert_eq!(texts(leading), ["T#*"]);
 }
 
 /// Only the publisher's role may put the service's events (source `outbound`) on the bus: the
