@@ -629,6 +629,48 @@ async fn results_at_a_thousand_contacts_read_a_bounded_few_items() {
     eprintln!("/results at 1,000 contacts: {calls} requests, {read}; counter items {sizes:?}");
 }
 
+/// D28: the outcome of a call whose id was never saved and whose flow reported nothing leaves a
+/// record holding only that it was recorded; the ended event delivered again reads it as no
+/// placed call's record and changes nothing (it failed to decode it, and was redelivered for
+/// ever: the simulation found it, seed 8 of `make sim SEEDS=12`).
+#[tokio::test]
+async fn an_outcome_delivered_again_after_a_call_never_saved_changes_nothing() {
+    use outbound_adapters::telephony::simulated::{SimulatedEvent, SimulatedOutcome};
+    use outbound_model::call::Reason;
+    let rig = rig().await;
+    let (source, ids) = rig
+        .source_of(&[json!({"simulatedOutcomes": "START_FAILED,START_FAILED"})])
+        .await;
+    let task = rig.recording(&source, &["outcome"]).await;
+    rig.engine.tick().await.unwrap();
+    rig.api.drain(&rig.engine, DialInbox::Jobs).await;
+    let attempt = CallAttempt {
+        tenant: tenant(OWNER),
+        task_id: id(&task),
+        contact_id: id(&ids[0]),
+        attempt: 1,
+    };
+    let ended = SimulatedEvent::SimulatedCall(SimulatedOutcome {
+        call_id: "5e0c7a12-0000-4000-8000-00000000beef".to_owned(),
+        report: Reason::Answered.report(30),
+        attempt: Some(attempt.clone()),
+        signature: Some(rig.engine.signer.sign(&attempt)),
+    });
+    let body = serde_json::to_string(&ended).unwrap();
+    DialInbox::CallEvents
+        .handle(&rig.engine, body.clone())
+        .await
+        .unwrap();
+    let stored = rig.api.stored_task(OWNER, &task).await;
+    assert_eq!((stored.counters.calls, stored.counters.success), (1, 1));
+    let before = rig.api.snapshot().await;
+    DialInbox::CallEvents
+        .handle(&rig.engine, body)
+        .await
+        .unwrap();
+    assert_eq!(rig.api.snapshot().await, before);
+}
+
 /// D28 with D22: with Amazon Connect a flow may report before any record of its call is
 /// written: the run died after placing it, or the start's answer was lost and its id never
 /// saved. The first report makes a pending record of the attempt while it is in flight; the
@@ -709,8 +751,16 @@ async fn a_report_before_any_call_record_reaches_the_outcome() {
         json!({"value": "paid", "count": 1})
     );
 
-    // A report after the outcome: refused, nothing written.
+    // The ended event delivered again: the record now says only what was recorded, and the
+    // event changes nothing (it was once an error, redelivered for ever).
     let before = rig.api.snapshot().await;
+    DialInbox::CallEvents
+        .handle(&rig.engine, serde_json::to_string(&ended).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(rig.api.snapshot().await, before);
+
+    // A report after the outcome: refused, nothing written.
     let late = flow_event(signer, call_id, ours, json!({"outcome": "late"}));
     let answer = flow_results::record(&rig.api.store, signer, &late, patience)
         .await

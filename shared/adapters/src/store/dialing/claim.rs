@@ -429,10 +429,9 @@ impl Store {
             [(PK, keys::call(call_id)), (SK, keys::CALL.to_owned())],
         )?;
         let mut record = record;
-        // Kept two days after placing (the table's TTL attribute): far past any outcome event.
         record.insert(
             "expires_at".to_owned(),
-            n(call.claimed_at.0 / 1000 + 2 * 86_400),
+            n(super::results::record_expires_at(call.claimed_at.0)),
         );
         // Written field by field, so a pending record the flow's first report made keeps the
         // results and flow writes it holds (D28).
@@ -485,8 +484,9 @@ impl Store {
         else {
             return Ok(None);
         };
-        if item.contains_key(PENDING) {
-            // The flow's report came first: no call record yet, only what it reported.
+        if !super::results::of_placed_call(&item) {
+            // The flow's report came first, or the call's id was never saved: no record of a
+            // placed call, only what the flow reported or that the outcome was recorded.
             return Ok(None);
         }
         let flow_writes = flow_writes_of(&item);

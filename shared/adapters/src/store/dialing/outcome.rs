@@ -13,7 +13,9 @@ use outbound_model::task::{CallCounters, TaskContact};
 use outbound_model::Tenant;
 use outbound_model::{Id, Task, Timestamp};
 
-use super::results::{flow_writes_of, result_moves, results_of, Seen, FLOW_WRITES, RECORDED_AT};
+use super::results::{
+    flow_writes_of, record_expires_at, result_moves, results_of, Seen, FLOW_WRITES, RECORDED_AT,
+};
 use super::{Call, Deltas, RecordFailure};
 use crate::store::counters;
 
@@ -237,7 +239,7 @@ impl Store {
                 Some(&condition),
                 values
                     .value(":now", n(now.0))
-                    .value(":expires", n(now.0 / 1000 + 2 * 86_400)),
+                    .value(":expires", n(record_expires_at(now.0))),
             )?;
         }
         if let Some(source_pk) = source_contact {

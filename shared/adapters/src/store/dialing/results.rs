@@ -19,7 +19,7 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use outbound_model::call::{CallAttempt, CallRef, Learnt};
 use outbound_model::error::Error;
 use outbound_model::telephony::{ResultTally, Results};
-use outbound_model::{Id, Tenant};
+use outbound_model::{Id, Tenant, Timestamp};
 use std::collections::HashMap;
 
 /// Distinct values of a result name kept with their own count.
@@ -50,12 +50,17 @@ pub(super) fn results_of(item: &Item) -> Results {
         .unwrap_or_default()
 }
 
-/// Seconds since the epoch two days from now: when a call record expires.
-fn two_days_from_now() -> u64 {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
-    now.as_secs() + 2 * 86_400
+/// Whether a call record is one the placing wrote (D28): not a pending one a flow's report
+/// made, nor the bare mark an outcome leaves when the call's id was never saved (it holds only
+/// `recorded_at`).
+pub(super) fn of_placed_call(item: &Item) -> bool {
+    !item.contains_key(PENDING) && item.contains_key("task_id")
+}
+
+/// When a call record written at `millis` (since the epoch) expires, in the table's TTL
+/// seconds: two days on, far past any outcome event.
+pub(super) fn record_expires_at(millis: i64) -> i64 {
+    millis / 1000 + 2 * 86_400
 }
 
 /// Marks a call record created by the flow's first report before the placing wrote it (D28).
@@ -480,8 +485,11 @@ impl Store {
             ("results".to_owned(), AttributeValue::M(map)),
             (FLOW_WRITES.to_owned(), n(1)),
             (PENDING.to_owned(), AttributeValue::Bool(true)),
-            // As a placed call's record: two days (the table's TTL, no clock of the engine's).
-            ("expires_at".to_owned(), n(two_days_from_now())),
+            // As a placed call's record (the wall clock: the flow's report has no engine's).
+            (
+                "expires_at".to_owned(),
+                n(record_expires_at(Timestamp::now().0)),
+            ),
         ]
         .into();
         let actions = Actions::new(&self.table)
