@@ -1883,3 +1883,46 @@ async fn a_refused_call_given_back_wakes_its_resting_task() {
     let report = rig.engine.tick().await.unwrap();
     assert_eq!((report.idle, report.dial_jobs), (0, 1));
 }
+
+/// D13, D23: a run that finds no contact after the cursor while another run holds its slice
+/// (taken, its calls not yet claimed) leaves the slice's contacts to that run: the completion
+/// check, which queues contacts it finds behind the cursor with no state, does not run, so the
+/// slice's contacts are neither queued under the run nor taken from it.
+#[tokio::test]
+async fn a_run_leaves_the_contacts_of_a_slice_another_run_holds() {
+    let rig = rig(ALL_SUCCESS, |_| {}).await;
+    let task = rig.running(3, json!({})).await;
+    let (owner, task_id) = (tenant(OWNER), id(&task.id));
+    let store = &rig.engine.store;
+    let stored = store.task(&owner, &task_id).await.unwrap();
+    let last = keys::contact(&id(task.contacts.last().unwrap()));
+    // Another run's slice of all three: the cursor past them, its room taken, nothing claimed.
+    let slice = outbound_model::task::RunSlice {
+        room: 3,
+        until: Timestamp(rig.clock.now().0 + 60_000),
+        from: None,
+        to: Some(last.clone()),
+    };
+    assert!(store
+        .take_slice(&owner, &stored, "other", Some(&last), &slice)
+        .await
+        .unwrap());
+    let report = rig.engine.dial(&owner, &task_id, 10).await.unwrap();
+    assert_eq!((report.placed, report.completed), (0, false));
+    assert!(
+        rig.api
+            .stored_task_contacts(OWNER, &task.id)
+            .await
+            .is_empty(),
+        "no contact of the slice was given a state"
+    );
+    // The slice's run claims and calls each of them.
+    store
+        .end_slice(&owner, &task_id, "other", Some(&last), Some(None))
+        .await
+        .unwrap();
+    let stored = store.task(&owner, &task_id).await.unwrap();
+    assert_eq!(stored.cursor, None, "the slice's contacts come next");
+    let report = rig.engine.dial(&owner, &task_id, 10).await.unwrap();
+    assert_eq!(report.placed, 3);
+}

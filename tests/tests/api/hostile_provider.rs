@@ -194,6 +194,77 @@ async fn a_start_in_doubt_waits_for_its_contact_to_be_callable_and_is_sent_again
     );
 }
 
+/// D17, D28: a start in doubt sent again may be the start that places its call, then: it is
+/// counted toward the frequency cap when it is sent, and sent only while its number is under
+/// the cap. With one call a day allowed, a number another task called a day after the start in
+/// doubt is not called by the re-send until a day after that call.
+#[tokio::test]
+async fn a_start_sent_again_counts_toward_the_frequency_cap() {
+    let rig = rig_with(|s| {
+        s.reconcile_after = Duration::from_secs(60);
+        s.max_call = Duration::from_secs(3600);
+    })
+    .await;
+    rig.settings(json!({"frequencyCap": {"maxCalls": 1, "periodHours": 24}}))
+        .await;
+    let number = "+12125553100";
+    let doubtful = json!({"simulatedOutcomes": "START_FAILED,START_FAILED,ANSWERED"});
+    let (first, ids) = rig
+        .running(&[(number, doubtful)], json!({"maxDialCount": 1}))
+        .await;
+    round(&rig).await;
+    assert_eq!(rig.api.stored_task(OWNER, &first).await.in_flight, 1);
+    let paused = rig
+        .api
+        .post(OWNER, "/api/task/pause", json!({"id": first}))
+        .await;
+    assert_eq!(paused.ok()["status"], 2, "paused");
+    rig.clock.advance(MINUTE);
+    round(&rig).await;
+    let state = &rig.api.stored_task_contacts(OWNER, &first).await[&ids[0]];
+    assert!(state.released, "in doubt, its places given back: {state:?}");
+
+    // A day on, the cap allows another task's call: one attempt, a day old.
+    rig.clock.advance(Duration::from_secs(86_400));
+    let answered = json!({"simulatedOutcomes": "ANSWERED"});
+    let (second, _) = rig.running(&[(number, answered)], json!({})).await;
+    rig.complete(&second).await;
+    assert_eq!(rig.local_calls(&second).await.len(), 1);
+
+    rig.api
+        .post(OWNER, "/api/task/resume", json!({"id": first}))
+        .await
+        .ok();
+    for _ in 0..5 {
+        rig.clock.advance(MINUTE);
+        round(&rig).await;
+    }
+    assert!(
+        rig.local_calls(&first).await.is_empty(),
+        "the number was called minutes ago: {:?}",
+        rig.placed()
+    );
+    let state = &rig.api.stored_task_contacts(OWNER, &first).await[&ids[0]];
+    assert_eq!((state.attempts, state.in_call), (0, Some(1)), "{state:?}");
+
+    // A day after that call, the start is sent again with its token and places it.
+    rig.clock.advance(Duration::from_secs(86_400));
+    for _ in 0..3 {
+        rig.clock.advance(MINUTE);
+        round(&rig).await;
+    }
+    let stored = rig.api.stored_task(OWNER, &first).await;
+    assert_eq!(
+        (
+            stored.status,
+            stored.counters.calls,
+            stored.counters.success
+        ),
+        (TaskStatus::Completed, 1, 1)
+    );
+    assert_eq!(rig.local_calls(&first).await.len(), 1);
+}
+
 /// D28: a start whose answer was lost, asked again with its token and turned away by a
 /// throttled provider, stays in doubt: the provider throttles before it looks at the token, so
 /// the first start may have placed the call, and it had: its outcome is recorded on that

@@ -329,8 +329,8 @@ impl<P: Provider> Engine<P> {
         later: Timestamp,
     ) -> Result<(), Error> {
         let call = call_of(attempt, task, state);
-        if let Some(request) = self.request_again(attempt, state, task).await? {
-            if self.send_again(&call, &request).await? {
+        if let Some(resend) = self.request_again(attempt, state, task).await? {
+            if self.send_again(&call, &resend.request).await? {
                 return Ok(());
             }
         }
@@ -383,7 +383,7 @@ impl<P: Provider> Engine<P> {
             contact_id,
             attempt: number,
         } = attempt;
-        if let Some(request) = self.request_again(attempt, state, task).await? {
+        if let Some(resend) = self.request_again(attempt, state, task).await? {
             let now = self.clock.now();
             let held = (self.store)
                 .hold_in_doubt_again(tenant, task, state, *number, self.caps(), now)
@@ -394,7 +394,7 @@ impl<P: Provider> Engine<P> {
                     ..state.clone()
                 };
                 if self
-                    .send_again(&call_of(attempt, task, &held), &request)
+                    .send_again(&call_of(attempt, task, &held), &resend.request)
                     .await?
                 {
                     return Ok(());
@@ -403,6 +403,10 @@ impl<P: Provider> Engine<P> {
                     .release_in_doubt(tenant, task, &held, *number, later)
                     .await?;
                 return Ok(());
+            }
+            // Not sent: the attempt it counted toward the cap is taken back.
+            if let Some((frequency, at)) = &resend.counted {
+                self.uncount(tenant, frequency, *at).await;
             }
         }
         (self.store)

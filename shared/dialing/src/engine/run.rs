@@ -126,6 +126,13 @@ impl Callee {
     }
 }
 
+/// A start in doubt to send again (D28): the request, and the attempt it counted toward the
+/// frequency cap (and when), to take back should it not be sent.
+pub(super) struct Resend {
+    pub(super) request: CallRequest,
+    pub(super) counted: Option<(FrequencyClaim, Timestamp)>,
+}
+
 impl<P: Provider> Engine<P> {
     /// Calls up to `budget` due contacts of one task (D13), each only when its window is open in
     /// its local time (D15), its number is not on the do-not-call list (D16) and under the
@@ -234,7 +241,9 @@ impl<P: Provider> Engine<P> {
             Vec::new()
         };
         if retries.is_empty() && fresh.is_empty() {
-            let completion = if task.in_flight == 0 {
+            // A run still in its slice has contacts without a state yet, which the check would
+            // take for never-dialled ones left behind the cursor and queue under the run.
+            let completion = if task.in_flight == 0 && taken == 0 {
                 self.complete_if_done(tenant, task, rules.judged.contacts_added)
                     .await?
             } else {
@@ -534,15 +543,16 @@ impl<P: Provider> Engine<P> {
     }
 
     /// The start of attempt `attempt`, in doubt (D28), to send again: built as the claim built it,
-    /// from the number it was claimed with. `None` when its contact may not be called now: the
-    /// task is not RUNNING, the contact was deleted, its window or the calling hours are
-    /// closed, or its number is on the do-not-call list.
+    /// from the number it was claimed with, and counted toward the frequency cap. `None` when its
+    /// contact may not be called now: the task is not RUNNING, the contact was deleted, its
+    /// window or the calling hours are closed, its number is on the do-not-call list or at the
+    /// frequency cap.
     pub(super) async fn request_again(
         &self,
         attempt: &CallAttempt,
         state: &TaskContact,
         task: &Task,
-    ) -> Result<Option<CallRequest>, Error> {
+    ) -> Result<Option<Resend>, Error> {
         let now = self.clock.now();
         if task.status != TaskStatus::Running || !self.may_dial_now(task, now) {
             return Ok(None);
@@ -602,7 +612,26 @@ impl<P: Provider> Engine<P> {
             }
         }
         request.caller_id = state.calling_from.clone();
-        Ok(Some(request))
+        // Sent again, the start may be the one that places the call, now: counted toward the
+        // frequency cap as an attempt at this time, so only while the number is under it (D17).
+        let counted = match rules.cap {
+            None => None,
+            Some(cap) => {
+                let number = callee.counted;
+                let seen = (self.store)
+                    .frequency_attempts(tenant, std::slice::from_ref(&number))
+                    .await?
+                    .remove(&number)
+                    .unwrap_or_default();
+                let frequency = FrequencyClaim { number, cap, seen };
+                let capped = (frequency.seen.eligible_at(cap)).is_some_and(|at| at > now);
+                if capped || !self.store.count_attempt(tenant, &frequency, now).await? {
+                    return Ok(None);
+                }
+                Some((frequency, now))
+            }
+        };
+        Ok(Some(Resend { request, counted }))
     }
 
     /// Calls one due contact, or records why not (D18). Answers what the run does next.
@@ -904,19 +933,20 @@ impl<P: Provider> Engine<P> {
     ) -> Result<(), Error> {
         let Err(error) = self.store.release_call(call, retry_at, why).await else {
             if let Some(frequency) = frequency {
-                // Best effort: a count left over makes the number wait, never called too often.
-                if let Err(error) = self
-                    .store
-                    .uncount_attempt(&call.tenant, frequency, call.claimed_at)
-                    .await
-                {
-                    tracing::warn!(%error, "a refused attempt stays counted toward the cap");
-                }
+                self.uncount(&call.tenant, frequency, call.claimed_at).await;
             }
             return Ok(());
         };
         tracing::warn!(%error, "refused call not given back; marked for reconcile");
         self.store.mark_refused(call).await.map_err(|_| error)
+    }
+
+    /// Takes back an attempt counted at `at` toward the frequency cap for a call never placed.
+    /// Best effort: a count left over makes the number wait, never called too often.
+    pub(super) async fn uncount(&self, tenant: &Tenant, frequency: &FrequencyClaim, at: Timestamp) {
+        if let Err(error) = self.store.uncount_attempt(tenant, frequency, at).await {
+            tracing::warn!(%error, "an attempt never placed stays counted toward the cap");
+        }
     }
 
     /// After a quota refusal with nothing else in flight: [`QUOTA_TRIES`] of them in a row for

@@ -154,32 +154,71 @@ impl Store {
         let Some(frequency) = &gate.frequency else {
             return Ok(actions);
         };
-        let (pk, sk) = keys::frequency(tenant, &frequency.number);
-        let seen = frequency.seen.count;
-        // A count given back to 0 by a refused call (uncount_attempt) is as good as none.
-        let (condition, expr) = if seen == 0 {
-            (
-                "attribute_not_exists(n) OR n = :seen",
-                Expr::default().value(":seen", n(0)),
-            )
-        } else {
-            ("n = :seen", Expr::default().value(":seen", n(seen)))
-        };
-        // Kept for the longest period a cap may have, not this cap's: raising `periodHours`
-        // later must still find the attempts it counts.
-        let expires = (now.0 + FrequencyCap::longest_period_millis()) / 1000 + 86_400;
+        let (key, update, condition, expr) = count_one_more(tenant, frequency, now);
         actions.update(
             Claim::Frequency,
-            pk,
-            sk,
-            "SET n = :count, #entry = :now, expires_at = :expires",
+            key.0,
+            key.1,
+            update,
             Some(condition),
-            expr.name("#entry", &format!("t{}", seen % RING))
-                .value(":count", n(seen + 1))
-                .value(":now", n(now.0))
-                .value(":expires", n(expires)),
+            expr,
         )
     }
+
+    /// Counts one more attempt of `frequency.number` toward the tenant's cap (D17), at `now`,
+    /// on the condition that nobody counted one since `frequency.seen` was read. A start in
+    /// doubt sent again is counted so (D28): its first start may never have reached the
+    /// provider, so the call may begin now. Answers false when another attempt was counted
+    /// since: nothing is written.
+    pub async fn count_attempt(
+        &self,
+        tenant: &Tenant,
+        frequency: &FrequencyClaim,
+        now: Timestamp,
+    ) -> Result<bool, Error> {
+        let (key, update, condition, expr) = count_one_more(tenant, frequency, now);
+        let written = self
+            .update_one(
+                "count an attempt sent again",
+                key,
+                update,
+                Some(condition),
+                expr,
+            )
+            .await;
+        WriteFailure::took_effect(written)
+    }
+}
+
+/// The write that counts one more attempt of a number toward the frequency cap: its key, update,
+/// condition (its count as read) and their names and values.
+fn count_one_more(
+    tenant: &Tenant,
+    frequency: &FrequencyClaim,
+    now: Timestamp,
+) -> ((String, String), &'static str, &'static str, Expr) {
+    let seen = frequency.seen.count;
+    // A count given back to 0 by a refused call (uncount_attempt) is as good as none.
+    let (condition, expr) = if seen == 0 {
+        (
+            "attribute_not_exists(n) OR n = :seen",
+            Expr::default().value(":seen", n(0)),
+        )
+    } else {
+        ("n = :seen", Expr::default().value(":seen", n(seen)))
+    };
+    // Kept for the longest period a cap may have, not this cap's: raising `periodHours`
+    // later must still find the attempts it counts.
+    let expires = (now.0 + FrequencyCap::longest_period_millis()) / 1000 + 86_400;
+    (
+        keys::frequency(tenant, &frequency.number),
+        "SET n = :count, #entry = :now, expires_at = :expires",
+        condition,
+        expr.name("#entry", &format!("t{}", seen % RING))
+            .value(":count", n(seen + 1))
+            .value(":now", n(now.0))
+            .value(":expires", n(expires)),
+    )
 }
 
 impl Store {
