@@ -5,7 +5,7 @@ TENANT ?= acme
 export MOTO_PORT ?= 5000
 export MOTO_ENDPOINT ?= http://127.0.0.1:$(MOTO_PORT)
 
-.PHONY: help check run test conformance sim console openapi token lambda-env lint-template validate-template bench bench-run bench-once bench-venv bench-cold-start bench-functions package
+.PHONY: help check run test conformance sim sim-http console openapi token lambda-env lint-template validate-template bench bench-run bench-once bench-venv bench-cold-start bench-functions package
 
 # The local server is built as `make test` builds it: `cargo nextest run --workspace` (which builds
 # with `cargo test --workspace --no-run`) unifies the
@@ -69,10 +69,16 @@ conformance:
 	DYNAMODB_ENDPOINT=http://127.0.0.1:$${DYNAMODB_LOCAL_PORT:-8001} \
 	  cargo nextest run --workspace -E 'binary(api) and $(CONFORMANCE_TESTS_$(CONFORMANCE))'
 
-## sim: the seeded simulation of the dialing engine under faults (D28) over SEEDS seeds (default
-## 200), each on a DynamoDB of its own; SIM_SEED=n replays one seed. A failing seed prints itself.
-SEEDS ?= 200
+## sim: the deterministic simulation (sim/): SEEDS seeds (default 400) of the engine, the store
+## and the API in one process over an embedded DynamoDB, faults and interleavings from each seed;
+## SIM_SEED=n replays one seed and prints its outcome and trace hash. `make test` plays 100.
+SEEDS ?= 400
 sim:
+	SIM_SEEDS=$(SEEDS) $(if $(SIM_SEED),SIM_SEED=$(SIM_SEED)) cargo nextest run --workspace --no-capture -E 'binary(seeds) and test(/^seeds_part_/)'
+
+## sim-http: the seeded simulation over HTTP, moto's queues and the fault proxy (D28), SEEDS
+## seeds; SIM_SEED=n replays one
+sim-http:
 	@started=$$(curl -fs -o /dev/null $(MOTO_ENDPOINT)/moto-api/ || echo yes); \
 	scripts/stack.sh start; \
 	trap '[ -n "$$started" ] && scripts/stack.sh stop' EXIT; \

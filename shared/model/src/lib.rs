@@ -26,6 +26,7 @@ pub mod reclaim;
 pub mod schema;
 pub mod settings;
 pub mod signature;
+pub mod simulation;
 pub mod task;
 pub mod telephony;
 pub mod tenant;

@@ -11,7 +11,7 @@ pub struct Timestamp(pub i64);
 
 impl Timestamp {
     pub fn now() -> Self {
-        Timestamp(Utc::now().timestamp_millis())
+        Timestamp(crate::simulation::now().unwrap_or_else(|| Utc::now().timestamp_millis()))
     }
 
     /// `YYYY-MM-DD HH:MM:SS` in `zone`.

@@ -122,7 +122,7 @@ impl Drop for Replay {
     fn drop(&mut self) {
         if std::thread::panicking() {
             eprintln!(
-                "\nsimulation seed {seed} failed; replay it with:\n  make sim SIM_SEED={seed}\n  \
+                "\nsimulation seed {seed} failed; replay it with:\n  make sim-http SIM_SEED={seed}\n  \
                  (or SIM_SEED={seed} cargo test -p outbound-local --test api simulation -- --nocapture)\n",
                 seed = self.0
             );

@@ -1,0 +1,253 @@
+//! The wire: the SDK's HTTP client seam, answered in this process. DynamoDB requests go to an
+//! embedded dynoxide database (its own request and answer types, no socket); SQS sends go to the
+//! [`Mailbox`]. Each request first waits a latency drawn from the seed (virtual time), so the
+//! seed picks how concurrent runs, handlers and ticks interleave; and while faults are on, the
+//! seed throttles requests before they apply, answers a committed write with a server error,
+//! and cancels transactions as conflicting.
+
+use crate::mailbox::Mailbox;
+use crate::Seeded;
+use aws_smithy_runtime_api::client::http::{
+    HttpClient, HttpConnector, HttpConnectorFuture, HttpConnectorSettings, SharedHttpConnector,
+};
+use aws_smithy_runtime_api::client::orchestrator::{HttpRequest, HttpResponse};
+use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
+use aws_smithy_types::body::SdkBody;
+use dynoxide::actions;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// How often, in ten-thousandths, each DynamoDB fault strikes while faults are on.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DbFaults {
+    /// Throttled before it applies (the SDK retries it).
+    pub throttled: u32,
+    /// A write applied, then answered with a server error (the timeout whose write happened).
+    pub lost_after_commit: u32,
+    /// A transaction cancelled as conflicting, nothing applied (the store retries it).
+    pub conflict: u32,
+}
+
+/// The wire's state: the database, the mailbox, the seed's draws and the faults.
+#[derive(Clone)]
+pub struct Wire {
+    db: dynoxide::Database,
+    mailbox: Arc<Mutex<Mailbox>>,
+    seeded: Seeded,
+    faults: Arc<Mutex<Option<DbFaults>>>,
+}
+
+impl std::fmt::Debug for Wire {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Wire")
+    }
+}
+
+impl Wire {
+    pub fn new(mailbox: Arc<Mutex<Mailbox>>, seeded: Seeded) -> Wire {
+        Wire {
+            db: dynoxide::Database::memory().expect("an in-memory database opens"),
+            mailbox,
+            seeded,
+            faults: Arc::new(Mutex::new(None)),
+        }
+    }
+
+    /// Turns the database's faults on (`Some`) or off.
+    pub fn set_faults(&self, faults: Option<DbFaults>) {
+        *self.faults.lock().unwrap() = faults;
+    }
+
+    fn answer(&self, target: &str, body: &str) -> (u16, String) {
+        if let Some(operation) = target.strip_prefix("DynamoDB_20120810.") {
+            return self.dynamodb(operation, body);
+        }
+        if let Some(operation) = target.strip_prefix("AmazonSQS.") {
+            return self.sqs(operation, body);
+        }
+        (400, error_body("UnknownOperationException", target))
+    }
+
+    fn dynamodb(&self, operation: &str, body: &str) -> (u16, String) {
+        let faults = *self.faults.lock().unwrap();
+        let writes = matches!(
+            operation,
+            "PutItem" | "UpdateItem" | "DeleteItem" | "BatchWriteItem" | "TransactWriteItems"
+        );
+        if let Some(faults) = faults {
+            if self.seeded.chance(faults.throttled) {
+                self.seeded.note(&format!("throttled {operation}"));
+                return (
+                    400,
+                    error_body("ProvisionedThroughputExceededException", "simulated"),
+                );
+            }
+            if operation == "TransactWriteItems" && self.seeded.chance(faults.conflict) {
+                self.seeded.note("conflict");
+                return (400, conflict_body(body));
+            }
+        }
+        let answer = match dispatch(&self.db, operation, body) {
+            Ok(json) => (200, json),
+            Err(error) => (error.status_code(), error.to_json()),
+        };
+        if let Some(faults) = faults {
+            if writes && answer.0 == 200 && self.seeded.chance(faults.lost_after_commit) {
+                self.seeded.note(&format!("lost answer {operation}"));
+                return (500, error_body("InternalServerError", "simulated"));
+            }
+        }
+        answer
+    }
+
+    fn sqs(&self, operation: &str, body: &str) -> (u16, String) {
+        let request: serde_json::Value = match serde_json::from_str(body) {
+            Ok(value) => value,
+            Err(error) => return (400, error_body("InvalidParameterValue", &error.to_string())),
+        };
+        let url = request["QueueUrl"].as_str().unwrap_or_default().to_owned();
+        let mut mailbox = self.mailbox.lock().unwrap();
+        match operation {
+            "SendMessage" => {
+                let delay = request["DelaySeconds"].as_u64().unwrap_or(0);
+                let body = request["MessageBody"].as_str().unwrap_or_default();
+                let id = mailbox.send(&url, body, delay, &self.seeded);
+                (
+                    200,
+                    serde_json::json!({"MessageId": id.to_string()}).to_string(),
+                )
+            }
+            "SendMessageBatch" => {
+                let mut sent = Vec::new();
+                for entry in request["Entries"].as_array().into_iter().flatten() {
+                    let delay = entry["DelaySeconds"].as_u64().unwrap_or(0);
+                    let body = entry["MessageBody"].as_str().unwrap_or_default();
+                    let id = mailbox.send(&url, body, delay, &self.seeded);
+                    sent.push(
+                        serde_json::json!({"Id": entry["Id"], "MessageId": id.to_string(),
+                        "MD5OfMessageBody": ""}),
+                    );
+                }
+                (
+                    200,
+                    serde_json::json!({"Successful": sent, "Failed": []}).to_string(),
+                )
+            }
+            other => (400, error_body("UnsupportedOperation", other)),
+        }
+    }
+}
+
+impl HttpConnector for Wire {
+    fn call(&self, request: HttpRequest) -> HttpConnectorFuture {
+        let wire = self.clone();
+        let target = request
+            .headers()
+            .get("x-amz-target")
+            .unwrap_or_default()
+            .to_owned();
+        let body = request
+            .body()
+            .bytes()
+            .map(|bytes| String::from_utf8_lossy(bytes).into_owned())
+            .unwrap_or_default();
+        let latency = Duration::from_micros(wire.seeded.below(4_000) + 200);
+        HttpConnectorFuture::new(async move {
+            tokio::time::sleep(latency).await;
+            let (status, json) = wire.answer(&target, &body);
+            wire.seeded.note(&format!("{target} {status}"));
+            let mut response = HttpResponse::new(
+                status.try_into().expect("a valid status"),
+                SdkBody::from(json),
+            );
+            response
+                .headers_mut()
+                .insert("content-type", "application/x-amz-json-1.0");
+            Ok(response)
+        })
+    }
+}
+
+impl HttpClient for Wire {
+    fn http_connector(
+        &self,
+        _settings: &HttpConnectorSettings,
+        _components: &RuntimeComponents,
+    ) -> SharedHttpConnector {
+        SharedHttpConnector::new(self.clone())
+    }
+}
+
+fn error_body(kind: &str, message: &str) -> String {
+    serde_json::json!({"__type": format!("com.amazonaws.dynamodb.v20120810#{kind}"), "message": message})
+        .to_string()
+}
+
+/// A transaction cancelled as conflicting: one reason per action, each `TransactionConflict`.
+fn conflict_body(request: &str) -> String {
+    let actions = serde_json::from_str::<serde_json::Value>(request)
+        .ok()
+        .and_then(|value| value["TransactItems"].as_array().map(Vec::len))
+        .unwrap_or(1);
+    let reasons: Vec<serde_json::Value> = (0..actions)
+        .map(|_| serde_json::json!({"Code": "TransactionConflict", "Message": "simulated"}))
+        .collect();
+    serde_json::json!({
+        "__type": "com.amazonaws.dynamodb.v20120810#TransactionCanceledException",
+        "Message": "Transaction cancelled, please refer cancellation reasons for specific reasons",
+        "CancellationReasons": reasons,
+    })
+    .to_string()
+}
+
+/// One DynamoDB operation of those the service uses, on `db`.
+fn dispatch(
+    db: &dynoxide::Database,
+    operation: &str,
+    body: &str,
+) -> Result<String, dynoxide::DynoxideError> {
+    fn read<T: serde::de::DeserializeOwned>(body: &str) -> Result<T, dynoxide::DynoxideError> {
+        serde_json::from_str(body)
+            .map_err(|error| dynoxide::DynoxideError::ValidationException(error.to_string()))
+    }
+    fn write<T: serde::Serialize>(value: &T) -> Result<String, dynoxide::DynoxideError> {
+        serde_json::to_string(value)
+            .map_err(|error| dynoxide::DynoxideError::InternalServerError(error.to_string()))
+    }
+    match operation {
+        "CreateTable" => {
+            write(&db.create_table(read::<actions::create_table::CreateTableRequest>(body)?)?)
+        }
+        "DescribeTable" => {
+            write(&db.describe_table(read::<actions::describe_table::DescribeTableRequest>(body)?)?)
+        }
+        "UpdateTimeToLive" => write(&db.update_time_to_live(read::<
+            actions::update_time_to_live::UpdateTimeToLiveRequest,
+        >(body)?)?),
+        "PutItem" => write(&db.put_item(read::<actions::put_item::PutItemRequest>(body)?)?),
+        "GetItem" => write(&db.get_item(read::<actions::get_item::GetItemRequest>(body)?)?),
+        "DeleteItem" => {
+            write(&db.delete_item(read::<actions::delete_item::DeleteItemRequest>(body)?)?)
+        }
+        "UpdateItem" => {
+            write(&db.update_item(read::<actions::update_item::UpdateItemRequest>(body)?)?)
+        }
+        "Query" => write(&db.query(read::<actions::query::QueryRequest>(body)?)?),
+        "Scan" => write(&db.scan(read::<actions::scan::ScanRequest>(body)?)?),
+        "BatchGetItem" => {
+            write(&db.batch_get_item(read::<actions::batch_get_item::BatchGetItemRequest>(body)?)?)
+        }
+        "BatchWriteItem" => write(&db.batch_write_item(read::<
+            actions::batch_write_item::BatchWriteItemRequest,
+        >(body)?)?),
+        "TransactWriteItems" => write(&db.transact_write_items(read::<
+            actions::transact_write_items::TransactWriteItemsRequest,
+        >(body)?)?),
+        "TransactGetItems" => write(&db.transact_get_items(read::<
+            actions::transact_get_items::TransactGetItemsRequest,
+        >(body)?)?),
+        other => Err(dynoxide::DynoxideError::ValidationException(format!(
+            "the simulation's wire does not serve {other}"
+        ))),
+    }
+}

@@ -1,0 +1,590 @@
+//! One seed's world and its play: tenants with their settings and do-not-call lists, data
+//! sources of contacts in several zones, published tasks, and the engine over them with caps and
+//! capacity shards drawn from the seed; then a storm of faults and changes, and a calm in which
+//! every task must end.
+
+use crate::invariants::Checker;
+use crate::mailbox::Mailbox;
+use crate::provider::{ProviderFaults, SimProvider};
+use crate::wire::{DbFaults, Wire};
+use crate::{Outcome, Seeded};
+use axum::body::Body;
+use chrono_tz::Tz;
+use outbound_app::config::Config;
+use outbound_app::App;
+use outbound_dialing::engine::Engine;
+use outbound_model::plan::Clock;
+use outbound_model::{TaskStatus, Timestamp};
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tower::ServiceExt;
+
+const TABLE: &str = "outbound-sim";
+const DIAL_QUEUE: &str = "https://sqs.sim/dial";
+const EVENTS_QUEUE: &str = "https://sqs.sim/call-events";
+/// 2026-01-05 16:00 UTC, a Monday: 11:00 in New York, 08:00 in Los Angeles, 16:00 in London.
+const EPOCH: i64 = 1_767_628_800_000;
+const MINUTE_MS: i64 = 60_000;
+/// In the calm, the ticks skipped while nothing is queued.
+const IDLE_GAP_MS: i64 = 9 * MINUTE_MS;
+/// The calm's bound: every task with work left ends within it once faults stop.
+pub const CALM_MINUTES: u32 = 8 * 60;
+
+/// The engine's clock: the simulation's virtual time.
+struct VirtualClock(Seeded);
+
+impl Clock for VirtualClock {
+    fn now(&self) -> Timestamp {
+        Timestamp(self.0.now_ms())
+    }
+}
+
+/// A tenant as the world made it.
+#[derive(Clone, Debug)]
+pub struct SimTenant {
+    pub name: String,
+    /// Local calling hours, in minutes of the day, `[start, end)`.
+    pub calling_hours: Option<(u32, u32)>,
+    /// At most this many calls to a number within this many milliseconds.
+    pub cap: Option<(usize, i64)>,
+    /// Each number on its do-not-call list, and since when.
+    pub listed: BTreeMap<String, i64>,
+}
+
+/// A task as the world made it.
+#[derive(Clone, Debug)]
+pub struct SimTask {
+    pub tenant: usize,
+    pub id: String,
+    pub source: String,
+    pub max_dial: u32,
+    pub paused: bool,
+    pub stopped: bool,
+    pub contacts: Vec<String>,
+}
+
+pub struct World {
+    pub seed: u64,
+    pub seeded: Seeded,
+    pub engine: Engine<SimProvider>,
+    pub provider: SimProvider,
+    pub mailbox: Arc<Mutex<Mailbox>>,
+    pub tenants: Vec<SimTenant>,
+    pub tasks: Vec<SimTask>,
+    /// Each contact's number and zone, by contact id.
+    pub contacts: BTreeMap<String, (String, Tz)>,
+    wire: Wire,
+    router: axum::Router,
+    jwt: outbound_auth::LocalJwt,
+    checker: Checker,
+    steps: usize,
+    killed: usize,
+    redelivered: usize,
+    storming: bool,
+    _simulated: outbound_model::simulation::Guard,
+}
+
+const ZONES: [Tz; 4] = [
+    chrono_tz::America::New_York,
+    chrono_tz::America::Los_Angeles,
+    chrono_tz::America::Chicago,
+    chrono_tz::Europe::London,
+];
+
+impl World {
+    pub async fn build(seed: u64) -> Result<World, String> {
+        let seeded = Seeded::new(seed, EPOCH);
+        let clock = seeded.clone();
+        let simulated = outbound_model::simulation::enter(move || clock.now_ms(), seed);
+        let mailbox = Arc::new(Mutex::new(Mailbox::default()));
+        let wire = Wire::new(mailbox.clone(), seeded.clone());
+        let shards = 1 + seeded.below(3) as u32;
+        let max_in_flight = shards + 1 + seeded.below(8) as u32;
+        let per_task = 1 + seeded.below(u64::from(max_in_flight)) as u32;
+        // At least one call a second in every shard's part of the rate.
+        let rate = shards + seeded.below(5) as u32;
+        let config = Config::from_lookup(|name| {
+            Some(match name {
+                "TABLE_NAME" => TABLE.into(),
+                "BUCKET_NAME" => "outbound-sim".into(),
+                "RECLAIM_QUEUE_URL" => "https://sqs.sim/reclaim".into(),
+                "EXPORT_QUEUE_URL" => "https://sqs.sim/export".into(),
+                "DIAL_QUEUE_URL" => DIAL_QUEUE.into(),
+                "CALL_EVENTS_QUEUE_URL" => EVENTS_QUEUE.into(),
+                "AUTH_MODE" => "local".into(),
+                "OUTBOUND_DEV_STACK" => "true".into(),
+                "DIAL_RECONCILE_AFTER_SECONDS" => "60".into(),
+                "DIAL_MAX_CALL_SECONDS" => "3600".into(),
+                "DIAL_CAPACITY_SHARDS" => shards.to_string(),
+                "DIAL_MAX_IN_FLIGHT" => max_in_flight.to_string(),
+                "DIAL_MAX_IN_FLIGHT_PER_TASK" => per_task.to_string(),
+                "DIAL_RATE_PER_SECOND" => rate.to_string(),
+                _ => return None,
+            })
+        })
+        .map_err(|error| format!("configuration: {error}"))?;
+        let sdk = sdk_config(&wire);
+        let app = App::with_sdk(config, &sdk);
+        outbound_local::provision::ensure_table(&aws_sdk_dynamodb::Client::new(&sdk), TABLE)
+            .await
+            .map_err(|error| format!("table: {error}"))?;
+        let provider = SimProvider::new(mailbox.clone(), EVENTS_QUEUE.into(), seeded.clone());
+        let engine = Engine::over(
+            &app,
+            provider.clone(),
+            Arc::new(VirtualClock(seeded.clone())),
+        );
+        let jwt = outbound_local::local_jwt(&app.config);
+        let router = outbound_api::local_api(app).map_err(|error| format!("api: {error}"))?;
+        seeded.note(&format!(
+            "world: {shards} shards, {max_in_flight} in flight, {per_task} a task, {rate}/s"
+        ));
+        let mut world = World {
+            seed,
+            seeded: seeded.clone(),
+            engine,
+            provider,
+            mailbox,
+            tenants: Vec::new(),
+            tasks: Vec::new(),
+            contacts: BTreeMap::new(),
+            wire,
+            router,
+            jwt,
+            checker: Checker::default(),
+            steps: 0,
+            killed: 0,
+            redelivered: 0,
+            storming: false,
+            _simulated: simulated,
+        };
+        world.populate().await?;
+        Ok(world)
+    }
+
+    /// `POST path` with `body` as tenant `tenant`: the status and the answer.
+    async fn post(&self, tenant: &str, path: &str, body: Value) -> (u16, Value) {
+        let request = http::Request::post(path)
+            .header(
+                "authorization",
+                format!("Bearer {}", self.jwt.issue(tenant, 3600)),
+            )
+            .header("content-type", "application/json")
+            .body(Body::from(body.to_string()))
+            .expect("a request");
+        let response = self
+            .router
+            .clone()
+            .oneshot(request)
+            .await
+            .expect("the router answers");
+        let status = response.status().as_u16();
+        let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
+            .await
+            .unwrap_or_default();
+        let value: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+        (status, value)
+    }
+
+    async fn must_post(&self, tenant: &str, path: &str, body: Value) -> Result<Value, String> {
+        match self.post(tenant, path, body.clone()).await {
+            (200, answer) => Ok(answer["data"].clone()),
+            (status, answer) => Err(format!("{path} {body} answered {status}: {answer}")),
+        }
+    }
+
+    /// The tenants, their settings and lists, data sources and published tasks.
+    async fn populate(&mut self) -> Result<(), String> {
+        let s = self.seeded.clone();
+        // Most worlds small, as small worlds find most bugs; one in ten larger.
+        let large = s.chance(1_000);
+        let (tenants, numbers, tasks) = if large { (3, 12, 3) } else { (2, 6, 2) };
+        for t in 0..1 + s.below(tenants) {
+            let name = format!("tenant{t}");
+            let calling_hours = s.chance(5_000).then_some((8 * 60, 21 * 60));
+            let cap = s
+                .chance(5_000)
+                .then(|| (1 + s.below(3) as usize, 3_600_000));
+            let mut settings = json!({});
+            if calling_hours.is_some() {
+                settings["callingHours"] = json!({"start": "08:00", "end": "21:00"});
+            }
+            if let Some((most, _)) = cap {
+                settings["frequencyCap"] = json!({"maxCalls": most, "periodHours": 1});
+            }
+            self.must_post(&name, "/api/settings/update", settings)
+                .await?;
+            let numbers: Vec<(String, Tz)> = (0..2 + s.below(numbers))
+                .map(|n| {
+                    let zone = ZONES[s.below(ZONES.len() as u64) as usize];
+                    (format!("+1212555{:04}", 1000 + t * 100 + n), zone)
+                })
+                .collect();
+            let mut tenant = SimTenant {
+                name: name.clone(),
+                calling_hours,
+                cap,
+                listed: BTreeMap::new(),
+            };
+            if s.chance(5_000) {
+                let listed = numbers[s.below(numbers.len() as u64) as usize].0.clone();
+                self.must_post(&name, "/api/dnc/add", json!({"phoneNumber": listed}))
+                    .await?;
+                tenant.listed.insert(listed, s.now_ms());
+            }
+            self.tenants.push(tenant);
+            for _ in 0..1 + s.below(tasks) {
+                self.add_task(t as usize, &numbers).await?;
+            }
+        }
+        Ok(())
+    }
+
+    async fn add_task(&mut self, tenant: usize, numbers: &[(String, Tz)]) -> Result<(), String> {
+        let s = self.seeded.clone();
+        let name = self.tenants[tenant].name.clone();
+        let source = self
+            .must_post(
+                &name,
+                "/api/dataSource/add",
+                json!({"dataSourceName": format!("Source {}", s.below(1 << 40))}),
+            )
+            .await?["id"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        let mut contacts = Vec::new();
+        for (number, zone) in numbers {
+            if !s.chance(7_000) {
+                continue;
+            }
+            let added = self
+                .must_post(
+                    &name,
+                    &format!("/api/dataSource/{source}/contact/add"),
+                    json!({"phoneNumber": number, "timeZone": zone.name()}),
+                )
+                .await?;
+            let id = added["id"].as_str().unwrap_or_default().to_owned();
+            self.contacts.insert(id.clone(), (number.clone(), *zone));
+            contacts.push(id);
+        }
+        if contacts.is_empty() {
+            return Ok(());
+        }
+        let max_dial = 1 + s.below(3) as u32;
+        let task = self
+            .must_post(
+                &name,
+                "/api/task/add",
+                json!({"taskName": format!("Task {}", s.below(1 << 40)), "dataSourceId": source,
+                       "maxDialCount": max_dial, "callInterval": 60, "timeZone": "UTC",
+                       "priority": 1 + s.below(5),
+                       "retryRules": [{"reason": "BUSY", "delaySeconds": 30}]}),
+            )
+            .await?["id"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        self.must_post(&name, "/api/task/publish", json!({"id": task}))
+            .await?;
+        self.seeded.note(&format!(
+            "task {task} of {name}: {} contacts, {max_dial} dials",
+            contacts.len()
+        ));
+        self.tasks.push(SimTask {
+            tenant,
+            id: task,
+            source,
+            max_dial,
+            paused: false,
+            stopped: false,
+            contacts,
+        });
+        Ok(())
+    }
+
+    /// The storm, then the calm, the invariants checked after every step; then the end's checks.
+    pub async fn play(&mut self) -> Result<Outcome, String> {
+        let storm = 10 + self.seeded.below(15) as u32;
+        self.set_faults(true);
+        for _ in 0..storm {
+            self.change().await?;
+            self.minute().await?;
+        }
+        self.set_faults(false);
+        for at in 0..self.tasks.len() {
+            if self.tasks[at].paused && !self.tasks[at].stopped {
+                let (tenant, id) = (
+                    self.tenants[self.tasks[at].tenant].name.clone(),
+                    self.tasks[at].id.clone(),
+                );
+                self.must_post(&tenant, "/api/task/resume", json!({"id": id}))
+                    .await?;
+                self.tasks[at].paused = false;
+            }
+        }
+        let mut calm = 0;
+        while !self.all_over().await? {
+            if calm == CALM_MINUTES {
+                return Err(format!(
+                    "tasks still running {CALM_MINUTES} minutes after the faults stopped: {}",
+                    self.running().await?.join(", ")
+                ));
+            }
+            self.minute().await?;
+            calm += 1;
+            // Nothing queued: the next tick comes later, as when EventBridge drops some (the
+            // tasks wait for a retry time, a window or the frequency cap).
+            if self.mailbox.lock().unwrap().next_visible().is_none() {
+                tokio::time::sleep(Duration::from_millis(IDLE_GAP_MS as u64)).await;
+                calm += (IDLE_GAP_MS / MINUTE_MS) as u32;
+            }
+        }
+        // What is still queued (late or repeated outcome events) is delivered, then the end.
+        self.minute().await?;
+        self.minute().await?;
+        crate::invariants::at_end(self).await?;
+        Ok(Outcome {
+            seed: self.seed,
+            trace: self.seeded.trace(),
+            calls: self.provider.placed().len(),
+            steps: self.steps,
+            killed: self.killed,
+            redelivered: self.redelivered,
+            calm_minutes: calm,
+        })
+    }
+
+    fn set_faults(&mut self, on: bool) {
+        self.storming = on;
+        self.wire.set_faults(on.then_some(DbFaults {
+            throttled: 200,
+            lost_after_commit: 150,
+            conflict: 300,
+        }));
+        self.provider.set_faults(on.then_some(ProviderFaults {
+            start_failed: 500,
+            start_lost: 500,
+            throttled: 500,
+            event_lost: 400,
+            event_late: 400,
+            event_twice: 400,
+        }));
+    }
+
+    /// A change of the world under its tasks, sometimes: a number listed, a task paused or
+    /// resumed, a task stopped, a contact deleted.
+    async fn change(&mut self) -> Result<(), String> {
+        let s = self.seeded.clone();
+        if self.tasks.is_empty() {
+            return Ok(());
+        }
+        let at = s.below(self.tasks.len() as u64) as usize;
+        let task = self.tasks[at].clone();
+        let tenant = self.tenants[task.tenant].name.clone();
+        match s.below(100) {
+            0..=4 => {
+                let contact = &task.contacts[s.below(task.contacts.len() as u64) as usize];
+                let number = self.contacts[contact].0.clone();
+                let (status, _) = self
+                    .post(&tenant, "/api/dnc/add", json!({"phoneNumber": number}))
+                    .await;
+                if status == 200 {
+                    self.tenants[task.tenant]
+                        .listed
+                        .entry(number.clone())
+                        .or_insert(s.now_ms());
+                    s.note(&format!("listed {number}"));
+                }
+            }
+            5..=14 if !task.stopped => {
+                let op = if task.paused { "resume" } else { "pause" };
+                let (status, _) = self
+                    .post(&tenant, &format!("/api/task/{op}"), json!({"id": task.id}))
+                    .await;
+                if status == 200 {
+                    self.tasks[at].paused = !task.paused;
+                    s.note(&format!("{op} {}", task.id));
+                }
+            }
+            15..=16 if !task.stopped => {
+                let (status, _) = self
+                    .post(&tenant, "/api/task/stop", json!({"id": task.id}))
+                    .await;
+                if status == 200 {
+                    self.tasks[at].stopped = true;
+                    s.note(&format!("stopped {}", task.id));
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// One minute: the tick, then the queues' messages until the next, a step at a time.
+    async fn minute(&mut self) -> Result<(), String> {
+        let next_tick = self.seeded.now_ms() + MINUTE_MS;
+        let killed_after = self.kill_after();
+        let tick = self.engine.tick();
+        match killed_after {
+            Some(after) => {
+                if tokio::time::timeout(after, tick).await.is_err() {
+                    self.killed += 1;
+                    self.seeded.note("tick killed");
+                }
+            }
+            None => {
+                if let Err(error) = tick.await {
+                    self.seeded.note(&format!("tick failed: {error}"));
+                }
+            }
+        }
+        self.check().await?;
+        loop {
+            let now = self.seeded.now_ms();
+            if now >= next_tick {
+                return Ok(());
+            }
+            let batch = self.receive();
+            if batch.is_empty() {
+                let next = self
+                    .mailbox
+                    .lock()
+                    .unwrap()
+                    .next_visible()
+                    .unwrap_or(next_tick)
+                    .clamp(now + 1, next_tick);
+                tokio::time::sleep(Duration::from_millis((next - now) as u64)).await;
+                continue;
+            }
+            let handled = futures::future::join_all(
+                batch
+                    .iter()
+                    .map(|(url, message)| self.handle(url, &message.body)),
+            )
+            .await;
+            for ((url, message), done) in batch.iter().zip(handled) {
+                if done {
+                    let mut mailbox = self.mailbox.lock().unwrap();
+                    if self.storming && self.seeded.chance(500) {
+                        mailbox.again(url, message.id, &self.seeded);
+                        self.redelivered += 1;
+                    } else {
+                        mailbox.delete(url, message.id);
+                    }
+                }
+            }
+            self.steps += 1;
+            self.check().await?;
+        }
+    }
+
+    /// The step's invariants.
+    async fn check(&mut self) -> Result<(), String> {
+        let mut checker = std::mem::take(&mut self.checker);
+        let checked = checker.check_step(self).await;
+        self.checker = checker;
+        checked
+    }
+
+    /// Up to three visible messages of each queue, picked by the seed.
+    fn receive(&self) -> Vec<(&'static str, crate::mailbox::Message)> {
+        let mut batch = Vec::new();
+        let mut mailbox = self.mailbox.lock().unwrap();
+        for url in [DIAL_QUEUE, EVENTS_QUEUE] {
+            for _ in 0..1 + self.seeded.below(3) {
+                if let Some(message) = mailbox.receive(url, &self.seeded) {
+                    batch.push((url, message));
+                }
+            }
+        }
+        batch
+    }
+
+    /// While storming, one handler in twenty dies after a virtual time drawn from the seed.
+    fn kill_after(&self) -> Option<Duration> {
+        (self.storming && self.seeded.chance(500))
+            .then(|| Duration::from_micros(200 + self.seeded.below(20_000)))
+    }
+
+    /// Handles one message as its function would: whether it may be deleted.
+    async fn handle(&self, url: &str, body: &str) -> bool {
+        let work = async {
+            if url == DIAL_QUEUE {
+                outbound_dialing::inbox::dial_message(&self.engine, body.to_owned()).await
+            } else {
+                outbound_dialing::inbox::call_event_message(&self.engine, body.to_owned()).await
+            }
+        };
+        let answer = match self.kill_after() {
+            Some(after) => match tokio::time::timeout(after, work).await {
+                Ok(answer) => answer,
+                Err(_) => {
+                    self.seeded.note("handler killed");
+                    return false;
+                }
+            },
+            None => work.await,
+        };
+        match answer {
+            Ok(()) => true,
+            Err(error) => {
+                self.seeded.note(&format!("handler failed: {error}"));
+                false
+            }
+        }
+    }
+
+    /// Whether every task is over (COMPLETED, STOPPED or FAILED) and nothing is queued.
+    async fn all_over(&self) -> Result<bool, String> {
+        Ok(self.running().await?.is_empty()
+            && self.mailbox.lock().unwrap().waiting(EVENTS_QUEUE) == 0)
+    }
+
+    /// The tasks not over yet, with their status.
+    async fn running(&self) -> Result<Vec<String>, String> {
+        let mut running = Vec::new();
+        for task in &self.tasks {
+            let stored = self.stored_task(task).await?;
+            if matches!(stored.status, TaskStatus::Running | TaskStatus::Paused) {
+                running.push(format!(
+                    "{} {:?} ({} in flight)",
+                    task.id, stored.status, stored.in_flight
+                ));
+            }
+        }
+        Ok(running)
+    }
+
+    pub async fn stored_task(&self, task: &SimTask) -> Result<outbound_model::Task, String> {
+        let tenant = outbound_model::Tenant::parse(&self.tenants[task.tenant].name)
+            .map_err(|error| format!("a tenant name: {error}"))?;
+        let id = outbound_model::Id::parse(&task.id).ok_or("a task id")?;
+        self.engine
+            .store
+            .task(&tenant, &id)
+            .await
+            .map_err(|error| format!("read task {}: {error}", task.id))
+    }
+}
+
+/// The SDK configuration every client of the world is built from: the wire as its HTTP client,
+/// virtual time for its sleeps, fixed credentials.
+fn sdk_config(wire: &Wire) -> aws_config::SdkConfig {
+    use aws_sdk_dynamodb::config::{Credentials, Region, SharedCredentialsProvider};
+    aws_config::SdkConfig::builder()
+        .behavior_version(aws_config::BehaviorVersion::latest())
+        .region(Region::new("us-east-1"))
+        .endpoint_url("http://wire.sim")
+        .credentials_provider(SharedCredentialsProvider::new(Credentials::new(
+            "sim", "sim", None, None, "sim",
+        )))
+        .http_client(wire.clone())
+        .sleep_impl(aws_smithy_async::rt::sleep::SharedAsyncSleep::new(
+            aws_smithy_async::rt::sleep::TokioSleep::new(),
+        ))
+        .build()
+}

@@ -1,0 +1,76 @@
+//! The seeds of `make test` and `make sim`: `SIM_SEEDS` seeds (100 unless set) split over
+//! parts the test runner runs side by side; `SIM_SEED` replays one, printing its trace's end.
+
+use outbound_sim::{replay_command, run};
+
+/// The seeds `make test` plays when `SIM_SEEDS` does not say.
+const SEEDS: u64 = 100;
+/// The seeds are split over this many tests, run at once.
+const PARTS: u64 = 4;
+
+fn seeds(part: u64) -> Vec<u64> {
+    if let Ok(one) = std::env::var("SIM_SEED") {
+        let seed: u64 = one.trim().parse().expect("SIM_SEED is a whole number");
+        return if part == 0 { vec![seed] } else { Vec::new() };
+    }
+    let count = std::env::var("SIM_SEEDS")
+        .ok()
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or(SEEDS);
+    (1..=count).filter(|seed| seed % PARTS == part).collect()
+}
+
+fn play(part: u64) {
+    let mut failed = Vec::new();
+    let (mut calls, mut played) = (0, 0);
+    for seed in seeds(part) {
+        match run(seed) {
+            Ok(outcome) => {
+                calls += outcome.calls;
+                played += 1;
+                if std::env::var("SIM_SEED").is_ok() {
+                    eprintln!("{outcome:?}");
+                }
+            }
+            Err(broken) => {
+                eprintln!("seed {seed}: {broken}\n  replay: {}", replay_command(seed));
+                failed.push(seed);
+            }
+        }
+    }
+    eprintln!("part {part}: {played} seeds kept every promise, {calls} calls placed");
+    assert!(failed.is_empty(), "seeds that broke a promise: {failed:?}");
+}
+
+#[test]
+fn seeds_part_0() {
+    play(0);
+}
+
+#[test]
+fn seeds_part_1() {
+    play(1);
+}
+
+#[test]
+fn seeds_part_2() {
+    play(2);
+}
+
+#[test]
+fn seeds_part_3() {
+    play(3);
+}
+
+/// One seed, one trace: a seed played twice gives the same trace and the same outcome.
+#[test]
+fn a_seed_played_twice_gives_the_same_trace() {
+    let first = run(2).expect("seed 2 keeps its promises");
+    let second = run(2).expect("seed 2 keeps its promises");
+    assert_eq!(first, second);
+    assert!(first.trace.1 > 100, "a trace of some length: {first:?}");
+    assert_ne!(
+        run(6).expect("seed 6 keeps its promises").trace,
+        first.trace
+    );
+}
