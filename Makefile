@@ -5,7 +5,7 @@ TENANT ?= acme
 export MOTO_PORT ?= 5000
 export MOTO_ENDPOINT ?= http://127.0.0.1:$(MOTO_PORT)
 
-.PHONY: help check run test conformance sim sim-http console openapi token lambda-env lint-template validate-template bench bench-run bench-once bench-venv bench-cold-start bench-functions package
+.PHONY: help check run test conformance sim sim-mutants sim-http console openapi token lambda-env lint-template validate-template bench bench-run bench-once bench-venv bench-cold-start bench-functions package
 
 # The local server is built as `make test` builds it: `cargo nextest run --workspace` (which builds
 # with `cargo test --workspace --no-run`) unifies the
@@ -75,6 +75,11 @@ conformance:
 SEEDS ?= 400
 sim:
 	SIM_SEEDS=$(SEEDS) $(if $(SIM_SEED),SIM_SEED=$(SIM_SEED)) cargo nextest run --workspace --no-capture -E 'binary(seeds) and test(/^seeds_part_/)'
+
+## sim-mutants: the mutation table: each bug planted in the engine (outbound_model::simulation::Bug)
+## in turn, seeds played until one breaks a promise (at most SIM_MUTANT_SEEDS, default 200)
+sim-mutants:
+	$(if $(SIM_MUTANT_SEEDS),SIM_MUTANT_SEEDS=$(SIM_MUTANT_SEEDS)) cargo nextest run --workspace --no-capture --run-ignored only -E 'binary(seeds) and test(every_planted_bug_is_found)'
 
 ## sim-http: the seeded simulation over HTTP, moto's queues and the fault proxy (D28), SEEDS
 ## seeds; SIM_SEED=n replays one

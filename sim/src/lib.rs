@@ -116,6 +116,14 @@ pub struct Outcome {
 
 /// Plays `seed` on a runtime of its own, on this thread: its outcome, or what broke.
 pub fn run(seed: u64) -> Result<Outcome, String> {
+    run_planted(seed, None)
+}
+
+/// [`run`] with `planted` live in the service's code (the mutation table).
+pub fn run_planted(
+    seed: u64,
+    planted: Option<outbound_model::simulation::Bug>,
+) -> Result<Outcome, String> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .start_paused(true)
@@ -123,7 +131,7 @@ pub fn run(seed: u64) -> Result<Outcome, String> {
         .expect("a runtime");
     fastrand::seed(seed);
     runtime.block_on(async move {
-        let mut world = world::World::build(seed).await?;
+        let mut world = world::World::build(seed, planted).await?;
         let outcome = world.play().await;
         if let Err(broken) = &outcome {
             let notes = world.seeded.last_notes().join("\n  ");

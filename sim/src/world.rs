@@ -14,6 +14,7 @@ use outbound_app::config::Config;
 use outbound_app::App;
 use outbound_dialing::engine::Engine;
 use outbound_model::plan::Clock;
+use outbound_model::simulation::Bug;
 use outbound_model::{TaskStatus, Timestamp};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -24,13 +25,13 @@ use tower::ServiceExt;
 const TABLE: &str = "outbound-sim";
 const DIAL_QUEUE: &str = "https://sqs.sim/dial";
 const EVENTS_QUEUE: &str = "https://sqs.sim/call-events";
-/// 2026-01-05 16:00 UTC, a Monday: 11:00 in New York, 08:00 in Los Angeles, 16:00 in London.
-const EPOCH: i64 = 1_767_628_800_000;
+/// 2026-01-05 00:00 UTC, a Monday.
+const EPOCH: i64 = 1_767_571_200_000;
 const MINUTE_MS: i64 = 60_000;
 /// In the calm, the ticks skipped while nothing is queued.
 const IDLE_GAP_MS: i64 = 9 * MINUTE_MS;
 /// The calm's bound: every task with work left ends within it once faults stop.
-pub const CALM_MINUTES: u32 = 8 * 60;
+pub const CALM_MINUTES: u32 = 24 * 60;
 
 /// The engine's clock: the simulation's virtual time.
 struct VirtualClock(Seeded);
@@ -94,10 +95,13 @@ const ZONES: [Tz; 4] = [
 ];
 
 impl World {
-    pub async fn build(seed: u64) -> Result<World, String> {
-        let seeded = Seeded::new(seed, EPOCH);
+    pub async fn build(seed: u64, planted: Option<Bug>) -> Result<World, String> {
+        // The day starts between 12:00 and 18:00 UTC: where the calling hours of each zone stand
+        // differs with the seed.
+        let hour = fastrand::Rng::with_seed(seed ^ 0x5EED).i64(12..=18);
+        let seeded = Seeded::new(seed, EPOCH + hour * 3_600_000);
         let clock = seeded.clone();
-        let simulated = outbound_model::simulation::enter(move || clock.now_ms(), seed);
+        let simulated = outbound_model::simulation::enter(move || clock.now_ms(), seed, planted);
         let mailbox = Arc::new(Mutex::new(Mailbox::default()));
         let wire = Wire::new(mailbox.clone(), seeded.clone());
         let shards = 1 + seeded.below(3) as u32;

@@ -74,3 +74,39 @@ fn a_seed_played_twice_gives_the_same_trace() {
         first.trace
     );
 }
+
+/// The mutation table (`make sim-mutants`, docs/simulation.md): each bug planted in turn, seeds
+/// played until one breaks a promise (at most `SIM_MUTANT_SEEDS`, 200 unless set); every bug
+/// must be found.
+#[test]
+#[ignore = "make sim-mutants runs it"]
+fn every_planted_bug_is_found() {
+    use outbound_model::simulation::Bug;
+    use strum::IntoEnumIterator;
+    let most: u64 = std::env::var("SIM_MUTANT_SEEDS")
+        .ok()
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or(200);
+    let mut missed = Vec::new();
+    eprintln!("| planted bug | found by seed | seeds played | the promise broken |");
+    eprintln!("|---|---|---|---|");
+    for bug in Bug::iter() {
+        let name: &str = bug.into();
+        let found = (1..=most).find_map(|seed| {
+            outbound_sim::run_planted(seed, Some(bug))
+                .err()
+                .map(|broken| (seed, broken))
+        });
+        match found {
+            Some((seed, broken)) => {
+                let first = broken.lines().next().unwrap_or_default().to_owned();
+                eprintln!("| `{name}` | {seed} | {seed} | {first} |");
+            }
+            None => {
+                eprintln!("| `{name}` | not found | {most} | |");
+                missed.push(name);
+            }
+        }
+    }
+    assert!(missed.is_empty(), "planted bugs no seed found: {missed:?}");
+}

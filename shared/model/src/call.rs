@@ -5,6 +5,7 @@
 
 use super::telephony::{kept_results, Results, Voicemail};
 use super::{Id, Tenant, Timestamp};
+use crate::simulation::{planted, Bug};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -499,8 +500,9 @@ pub fn after_outcome(
     call_interval_secs: u32,
     ended_at: Timestamp,
 ) -> AfterOutcome {
-    let done =
-        report.outcome() == Outcome::Success || report.invalid_number() || attempt >= allowance;
+    let done = report.outcome() == Outcome::Success
+        || report.invalid_number()
+        || (attempt >= allowance && !planted(Bug::MaxDialIgnored));
     AfterOutcome {
         attempts: attempt,
         done,

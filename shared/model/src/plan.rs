@@ -86,7 +86,8 @@ pub fn window_open(settings: &DialSettings, service_zone: Tz, now: Timestamp) ->
 pub fn is_due(state: &TaskContact, now: Timestamp) -> bool {
     !state.done
         && state.in_call.is_none()
-        && state.attempts < state.allowance
+        && (state.attempts < state.allowance
+            || crate::simulation::planted(crate::simulation::Bug::MaxDialIgnored))
         && state.next_attempt_at.is_none_or(|at| at <= now)
 }
 

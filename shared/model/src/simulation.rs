@@ -5,8 +5,40 @@
 
 use std::cell::RefCell;
 
+/// A bug planted in the service's code for the simulation's mutation table (docs/simulation.md):
+/// each is live only on a simulated thread entered with it, so the table shows every invariant
+/// able to fail. Nothing outside a simulation can turn one on.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, strum::EnumString, strum::IntoStaticStr, strum::EnumIter,
+)]
+#[strum(serialize_all = "kebab-case")]
+pub enum Bug {
+    /// The claim does not check the do-not-call list.
+    DncIgnored,
+    /// The claim neither checks nor counts the frequency cap.
+    FrequencyIgnored,
+    /// A contact is never done for having used its `maxDialCount`.
+    MaxDialIgnored,
+    /// A call the provider refused or was too busy for is not given back.
+    GiveBackSkipped,
+    /// Calling hours read in UTC, not in the called party's zone.
+    CallingHoursInUtc,
+    /// A start in doubt sent again is not counted toward the frequency cap.
+    ResendUncounted,
+}
+
+/// Whether `bug` is planted on this thread.
+pub fn planted(bug: Bug) -> bool {
+    SIMULATED.with(|cell| {
+        cell.borrow()
+            .as_ref()
+            .is_some_and(|simulated| simulated.planted == Some(bug))
+    })
+}
+
 /// What a simulated thread reads instead of the system: its clock, and the seed of its ids.
 struct Simulated {
+    planted: Option<Bug>,
     clock: Box<dyn Fn() -> i64>,
     ids: u64,
     last_millis: i64,
@@ -17,11 +49,12 @@ thread_local! {
     static SIMULATED: RefCell<Option<Simulated>> = const { RefCell::new(None) };
 }
 
-/// While the guard lives, this thread's time is `clock()` (Unix milliseconds) and its ids are
-/// drawn from `seed`.
-pub fn enter(clock: impl Fn() -> i64 + 'static, seed: u64) -> Guard {
+/// While the guard lives, this thread's time is `clock()` (Unix milliseconds), its ids are
+/// drawn from `seed`, and `planted` (if any) is live.
+pub fn enter(clock: impl Fn() -> i64 + 'static, seed: u64, planted: Option<Bug>) -> Guard {
     SIMULATED.with(|cell| {
         *cell.borrow_mut() = Some(Simulated {
+            planted,
             clock: Box::new(clock),
             ids: seed,
             last_millis: i64::MIN,
@@ -87,7 +120,7 @@ mod tests {
     #[test]
     fn a_simulated_thread_reads_its_own_time_and_ids() {
         let draw = || {
-            let _guard = enter(|| 1_700_000_000_000, 7);
+            let _guard = enter(|| 1_700_000_000_000, 7, None);
             assert_eq!(Timestamp::now(), Timestamp(1_700_000_000_000));
             (0..5).map(|_| Id::new()).collect::<Vec<_>>()
         };

@@ -21,6 +21,7 @@ use outbound_model::local_time::{contact_zones, own_zone, Windows};
 use outbound_model::numbers::{e164, Country};
 use outbound_model::plan::due_contacts;
 use outbound_model::settings::FrequencyCap;
+use outbound_model::simulation::{planted, Bug};
 use outbound_model::task::{
     rules_time, Due, Fresh, HeldBack, Judged, RunSlice, TaskContact, IDLE_AT_MOST,
 };
@@ -111,11 +112,15 @@ impl Callee {
     fn of(target: &Target, rules: &Rules) -> Self {
         let e164 = e164(&target.phone, rules.country);
         Callee {
-            zones: contact_zones(
-                target.time_zone.as_deref(),
-                e164.as_deref(),
-                rules.windows.task_zone,
-            ),
+            zones: if planted(Bug::CallingHoursInUtc) {
+                vec![Tz::UTC]
+            } else {
+                contact_zones(
+                    target.time_zone.as_deref(),
+                    e164.as_deref(),
+                    rules.windows.task_zone,
+                )
+            },
             own_zone: own_zone(target.time_zone.as_deref()).is_some(),
             counted: e164
                 .clone()
@@ -614,7 +619,7 @@ impl<P: Provider> Engine<P> {
         request.caller_id = state.calling_from.clone();
         // Sent again, the start may be the one that places the call, now: counted toward the
         // frequency cap as an attempt at this time, so only while the number is under it (D17).
-        let counted = match rules.cap {
+        let counted = match rules.cap.filter(|_| !planted(Bug::ResendUncounted)) {
             None => None,
             Some(cap) => {
                 let number = callee.counted;
@@ -662,11 +667,13 @@ impl<P: Provider> Engine<P> {
         {
             return Ok(Next::Skipped(Skip::AttributesTooLarge, None));
         }
-        let frequency = rules.cap.map(|cap| FrequencyClaim {
-            number: callee.counted.clone(),
-            cap,
-            seen,
-        });
+        let frequency = (rules.cap)
+            .filter(|_| !planted(Bug::FrequencyIgnored))
+            .map(|cap| FrequencyClaim {
+                number: callee.counted.clone(),
+                cap,
+                seen,
+            });
         let now = self.clock.now();
         if let Some(at) = frequency
             .as_ref()
@@ -676,7 +683,8 @@ impl<P: Provider> Engine<P> {
             return Ok(Next::Skipped(Skip::FrequencyCap, Some(at)));
         }
         let gate = Gate {
-            listed_as: Some(lookup_key(&callee.target.phone, callee.e164.as_deref()).to_owned()),
+            listed_as: (!planted(Bug::DncIgnored))
+                .then(|| lookup_key(&callee.target.phone, callee.e164.as_deref()).to_owned()),
             guards_apart: rules.guards_apart,
             frequency,
             calling_from: request.caller_id.clone(),
@@ -931,6 +939,9 @@ impl<P: Provider> Engine<P> {
         why: GiveBack,
         frequency: Option<&FrequencyClaim>,
     ) -> Result<(), Error> {
+        if planted(Bug::GiveBackSkipped) {
+            return Ok(());
+        }
         let Err(error) = self.store.release_call(call, retry_at, why).await else {
             if let Some(frequency) = frequency {
                 self.uncount(&call.tenant, frequency, call.claimed_at).await;
