@@ -141,6 +141,20 @@ pub fn run_planted(
     })
 }
 
+/// The seeds part `part` of `parts` plays: `SIM_SEED` alone (in part 0), else those of
+/// `1..=SIM_SEEDS` (`default` unless set) with `seed % parts == part`.
+pub fn seeds_of_part(part: u64, parts: u64, default: u64) -> Vec<u64> {
+    if let Ok(one) = std::env::var("SIM_SEED") {
+        let seed: u64 = one.trim().parse().expect("SIM_SEED is a whole number");
+        return if part == 0 { vec![seed] } else { Vec::new() };
+    }
+    let count = std::env::var("SIM_SEEDS")
+        .ok()
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or(default);
+    (1..=count).filter(|seed| seed % parts == part).collect()
+}
+
 /// The one command that replays `seed`.
 pub fn replay_command(seed: u64) -> String {
     format!("make sim SIM_SEED={seed}")

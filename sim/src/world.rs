@@ -23,6 +23,9 @@ use std::time::Duration;
 use tower::ServiceExt;
 
 const TABLE: &str = "outbound-sim";
+const BUCKET: &str = "outbound-sim-files";
+const RECLAIM_QUEUE: &str = "https://sqs.sim/reclaim";
+const EXPORT_QUEUE: &str = "https://sqs.sim/export";
 const DIAL_QUEUE: &str = "https://sqs.sim/dial";
 const EVENTS_QUEUE: &str = "https://sqs.sim/call-events";
 /// 2026-01-05 00:00 UTC, a Monday.
@@ -112,9 +115,9 @@ impl World {
         let config = Config::from_lookup(|name| {
             Some(match name {
                 "TABLE_NAME" => TABLE.into(),
-                "BUCKET_NAME" => "outbound-sim".into(),
-                "RECLAIM_QUEUE_URL" => "https://sqs.sim/reclaim".into(),
-                "EXPORT_QUEUE_URL" => "https://sqs.sim/export".into(),
+                "BUCKET_NAME" => BUCKET.into(),
+                "RECLAIM_QUEUE_URL" => RECLAIM_QUEUE.into(),
+                "EXPORT_QUEUE_URL" => EXPORT_QUEUE.into(),
                 "DIAL_QUEUE_URL" => DIAL_QUEUE.into(),
                 "CALL_EVENTS_QUEUE_URL" => EVENTS_QUEUE.into(),
                 "AUTH_MODE" => "local".into(),
@@ -129,6 +132,16 @@ impl World {
             })
         })
         .map_err(|error| format!("configuration: {error}"))?;
+        // Under `make test` the functions' requests are checked against their roles
+        // (scripts/iam_check.py): these names stand for the template's resources.
+        outbound_adapters::aws::actions::name_resources(&[
+            ("TABLE_NAME", TABLE),
+            ("BUCKET_NAME", BUCKET),
+            ("RECLAIM_QUEUE_URL", RECLAIM_QUEUE),
+            ("EXPORT_QUEUE_URL", EXPORT_QUEUE),
+            ("DIAL_QUEUE_URL", DIAL_QUEUE),
+            ("CALL_EVENTS_QUEUE_URL", EVENTS_QUEUE),
+        ]);
         let sdk = sdk_config(&wire);
         let app = App::with_sdk(config, &sdk);
         outbound_local::provision::ensure_table(&aws_sdk_dynamodb::Client::new(&sdk), TABLE)

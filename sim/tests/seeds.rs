@@ -9,15 +9,7 @@ const SEEDS: u64 = 100;
 const PARTS: u64 = 4;
 
 fn seeds(part: u64) -> Vec<u64> {
-    if let Ok(one) = std::env::var("SIM_SEED") {
-        let seed: u64 = one.trim().parse().expect("SIM_SEED is a whole number");
-        return if part == 0 { vec![seed] } else { Vec::new() };
-    }
-    let count = std::env::var("SIM_SEEDS")
-        .ok()
-        .and_then(|n| n.trim().parse().ok())
-        .unwrap_or(SEEDS);
-    (1..=count).filter(|seed| seed % PARTS == part).collect()
+    outbound_sim::seeds_of_part(part, PARTS, SEEDS)
 }
 
 fn play(part: u64) {

@@ -131,15 +131,7 @@ impl Drop for Replay {
 }
 
 fn seeds(part: u64, parts: u64) -> Vec<u64> {
-    if let Ok(one) = std::env::var("SIM_SEED") {
-        let seed: u64 = one.trim().parse().expect("SIM_SEED is a whole number");
-        return if part == 0 { vec![seed] } else { Vec::new() };
-    }
-    let count = std::env::var("SIM_SEEDS")
-        .ok()
-        .and_then(|n| n.trim().parse().ok())
-        .unwrap_or(SEEDS);
-    (1..=count).filter(|seed| seed % parts == part).collect()
+    outbound_sim::seeds_of_part(part, parts, SEEDS)
 }
 
 /// The seeds are split over this many tests, so that the test runner runs them side by side.
