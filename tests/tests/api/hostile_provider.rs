@@ -38,6 +38,47 @@ async fn running_over(
     rig.running(&borrowed, extra).await
 }
 
+/// A rig whose calls are reconciled a minute after their claim and live at most an hour.
+async fn doubt_rig() -> Rig {
+    rig_with(|s| {
+        s.reconcile_after = Duration::from_secs(60);
+        s.max_call = Duration::from_secs(3600);
+    })
+    .await
+}
+
+/// A task (`maxDialCount` 1) over one contact of `number` whose start is in doubt (the run sends
+/// a failed start again at once; the second failure leaves it in doubt), paused, and reconciled a
+/// minute later: its places given back, the attempt still in flight. The task's id and the
+/// contact's.
+async fn released_in_doubt(rig: &Rig, number: &str) -> (String, Vec<String>) {
+    let doubtful = json!({"simulatedOutcomes": "START_FAILED,START_FAILED,ANSWERED"});
+    let (task, ids) = rig
+        .running(&[(number, doubtful)], json!({"maxDialCount": 1}))
+        .await;
+    round(rig).await;
+    assert_eq!(
+        rig.api.stored_task(OWNER, &task).await.in_flight,
+        1,
+        "in doubt"
+    );
+    let paused = rig
+        .api
+        .post(OWNER, "/api/task/pause", json!({"id": task}))
+        .await;
+    assert_eq!(paused.ok()["status"], 2, "paused");
+    let status = rig.api.stored_task(OWNER, &task).await.status;
+    assert_eq!(status, TaskStatus::Paused);
+    rig.clock.advance(MINUTE);
+    round(rig).await;
+    let state = &rig.api.stored_task_contacts(OWNER, &task).await[&ids[0]];
+    assert!(
+        state.released && state.in_call == Some(1),
+        "in doubt, its places given back: {state:?}"
+    );
+    (task, ids)
+}
+
 /// D28: server errors leave each start in doubt (the run stops at the first); by the next tick
 /// each is sent again with its token and, still failing, gives its places back, so no fault
 /// holds capacity past the tick after it, and another task then dials at the service's full
@@ -47,11 +88,7 @@ async fn running_over(
 /// is ever recorded for a start that placed nothing.
 #[tokio::test]
 async fn a_burst_of_server_errors_holds_no_capacity_past_the_next_tick() {
-    let rig = rig_with(|s| {
-        s.reconcile_after = Duration::from_secs(60);
-        s.max_call = Duration::from_secs(3600);
-    })
-    .await;
+    let rig = doubt_rig().await;
     let failing = contacts(
         3,
         json!({"simulatedOutcomes": "START_FAILED,START_FAILED,START_FAILED,START_FAILED,START_FAILED,START_FAILED,ANSWERED"}),
@@ -132,33 +169,8 @@ async fn a_burst_of_server_errors_holds_no_capacity_past_the_next_tick() {
 /// again with its token and the contact is called on that attempt, even with `maxDialCount` 1.
 #[tokio::test]
 async fn a_start_in_doubt_waits_for_its_contact_to_be_callable_and_is_sent_again() {
-    let rig = rig_with(|s| {
-        s.reconcile_after = Duration::from_secs(60);
-        s.max_call = Duration::from_secs(3600);
-    })
-    .await;
-    // The run sends a failed start again at once; the second failure leaves it in doubt.
-    let doubtful = contacts(
-        1,
-        json!({"simulatedOutcomes": "START_FAILED,START_FAILED,ANSWERED"}),
-    );
-    let (task, ids) = running_over(&rig, &doubtful, json!({"maxDialCount": 1})).await;
-    round(&rig).await;
-    assert_eq!(
-        rig.api.stored_task(OWNER, &task).await.in_flight,
-        1,
-        "in doubt"
-    );
-    rig.api
-        .post(OWNER, "/api/task/pause", json!({"id": task}))
-        .await
-        .ok();
-    let status = rig.api.stored_task(OWNER, &task).await.status;
-    assert_eq!(status, TaskStatus::Paused);
-    rig.clock.advance(MINUTE);
-    round(&rig).await;
-    let state = &rig.api.stored_task_contacts(OWNER, &task).await[&ids[0]];
-    assert!(state.released && state.in_call == Some(1), "{state:?}");
+    let rig = doubt_rig().await;
+    let (task, ids) = released_in_doubt(&rig, "+12125553000").await;
     // Hours past DIAL_MAX_CALL_SECONDS: still waiting, no attempt spent.
     for _ in 0..3 {
         rig.clock.advance(Duration::from_secs(3 * 3600));
@@ -200,29 +212,11 @@ async fn a_start_in_doubt_waits_for_its_contact_to_be_callable_and_is_sent_again
 /// doubt is not called by the re-send until a day after that call.
 #[tokio::test]
 async fn a_start_sent_again_counts_toward_the_frequency_cap() {
-    let rig = rig_with(|s| {
-        s.reconcile_after = Duration::from_secs(60);
-        s.max_call = Duration::from_secs(3600);
-    })
-    .await;
+    let rig = doubt_rig().await;
     rig.settings(json!({"frequencyCap": {"maxCalls": 1, "periodHours": 24}}))
         .await;
     let number = "+12125553100";
-    let doubtful = json!({"simulatedOutcomes": "START_FAILED,START_FAILED,ANSWERED"});
-    let (first, ids) = rig
-        .running(&[(number, doubtful)], json!({"maxDialCount": 1}))
-        .await;
-    round(&rig).await;
-    assert_eq!(rig.api.stored_task(OWNER, &first).await.in_flight, 1);
-    let paused = rig
-        .api
-        .post(OWNER, "/api/task/pause", json!({"id": first}))
-        .await;
-    assert_eq!(paused.ok()["status"], 2, "paused");
-    rig.clock.advance(MINUTE);
-    round(&rig).await;
-    let state = &rig.api.stored_task_contacts(OWNER, &first).await[&ids[0]];
-    assert!(state.released, "in doubt, its places given back: {state:?}");
+    let (first, ids) = released_in_doubt(&rig, number).await;
 
     // A day on, the cap allows another task's call: one attempt, a day old.
     rig.clock.advance(Duration::from_secs(86_400));

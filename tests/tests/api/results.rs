@@ -46,6 +46,18 @@ impl Rig {
         .await
     }
 
+    /// A task recording `outcome` over one contact whose start and its re-send both fail, after
+    /// the tick and its dial run: in doubt, in flight, no call id saved. Its id and the contact's.
+    async fn one_start_in_doubt(&self) -> (String, Vec<String>) {
+        let (source, ids) = self
+            .source_of(&[json!({"simulatedOutcomes": "START_FAILED,START_FAILED"})])
+            .await;
+        let task = self.recording(&source, &["outcome"]).await;
+        self.engine.tick().await.unwrap();
+        self.api.drain(&self.engine, DialInbox::Jobs).await;
+        (task, ids)
+    }
+
     /// Sets the contact's `simulatedResults` to `results`, recalls it by name and dials the task
     /// to completion again: the contact is answered once more.
     async fn answer_again(&self, source: &str, task: &str, contact: &str, results: &str) {
@@ -638,12 +650,7 @@ async fn an_outcome_delivered_again_after_a_call_never_saved_changes_nothing() {
     use outbound_adapters::telephony::simulated::{SimulatedEvent, SimulatedOutcome};
     use outbound_model::call::Reason;
     let rig = rig().await;
-    let (source, ids) = rig
-        .source_of(&[json!({"simulatedOutcomes": "START_FAILED,START_FAILED"})])
-        .await;
-    let task = rig.recording(&source, &["outcome"]).await;
-    rig.engine.tick().await.unwrap();
-    rig.api.drain(&rig.engine, DialInbox::Jobs).await;
+    let (task, ids) = rig.one_start_in_doubt().await;
     let attempt = CallAttempt {
         tenant: tenant(OWNER),
         task_id: id(&task),
@@ -682,13 +689,7 @@ async fn a_report_before_any_call_record_reaches_the_outcome() {
     use outbound_adapters::telephony::simulated::{SimulatedEvent, SimulatedOutcome};
     use outbound_model::call::Reason;
     let rig = rig().await;
-    // The run's start and its re-send both fail: in doubt, in flight, no call id saved.
-    let (source, ids) = rig
-        .source_of(&[json!({"simulatedOutcomes": "START_FAILED,START_FAILED"})])
-        .await;
-    let task = rig.recording(&source, &["outcome"]).await;
-    rig.engine.tick().await.unwrap();
-    rig.api.drain(&rig.engine, DialInbox::Jobs).await;
+    let (task, ids) = rig.one_start_in_doubt().await;
     let state = &rig.api.stored_task_contacts(OWNER, &task).await[&ids[0]];
     assert_eq!((state.in_call, state.call_id.as_deref()), (Some(1), None));
 
