@@ -71,10 +71,12 @@ conformance:
 
 ## sim: the deterministic simulation (sim/): SEEDS seeds (default 400) of the engine, the store
 ## and the API in one process over an embedded DynamoDB, faults and interleavings from each seed;
-## SIM_SEED=n replays one seed and prints its outcome and trace hash. `make test` plays 100.
+## SIM_SEED=n replays one seed and prints its outcome and trace hash. `make test` plays 100. The
+## parts run side by side (nextest's --no-capture would run them one at a time), each printing
+## its tally when it ends.
 SEEDS ?= 400
 sim:
-	SIM_SEEDS=$(SEEDS) $(if $(SIM_SEED),SIM_SEED=$(SIM_SEED)) cargo nextest run --workspace --no-capture -E 'binary(seeds) and test(/^seeds_part_/)'
+	SIM_SEEDS=$(SEEDS) $(if $(SIM_SEED),SIM_SEED=$(SIM_SEED)) cargo nextest run --workspace $(if $(SIM_SEED),--no-capture,--success-output final) -E 'binary(seeds) and test(/^seeds_part_/)'
 
 ## sim-mutants: the mutation table: each bug planted in the engine (outbound_model::simulation::Bug)
 ## in turn, seeds played until one breaks a promise (at most SIM_MUTANT_SEEDS, default 200)
