@@ -79,9 +79,10 @@ sim:
 	SIM_SEEDS=$(SEEDS) $(if $(SIM_SEED),SIM_SEED=$(SIM_SEED)) cargo nextest run --workspace $(if $(SIM_SEED),--no-capture,--success-output final) -E 'binary(seeds) and test(/^seeds_part_/)'
 
 ## sim-mutants: the mutation table: each bug planted in the engine (outbound_model::simulation::Bug)
-## in turn, seeds played until one breaks a promise (at most SIM_MUTANT_SEEDS, default 200)
+## in turn, seeds played until one breaks a promise (at most SIM_MUTANT_SEEDS, default 200);
+## SIM_MUTANT=<name> plants that one alone
 sim-mutants:
-	$(if $(SIM_MUTANT_SEEDS),SIM_MUTANT_SEEDS=$(SIM_MUTANT_SEEDS)) cargo nextest run --workspace --no-capture --run-ignored only -E 'binary(seeds) and test(every_planted_bug_is_found)'
+	$(if $(SIM_MUTANT_SEEDS),SIM_MUTANT_SEEDS=$(SIM_MUTANT_SEEDS)) $(if $(SIM_MUTANT),SIM_MUTANT=$(SIM_MUTANT)) cargo nextest run --workspace --no-capture --run-ignored only -E 'binary(seeds) and test(every_planted_bug_is_found)'
 
 ## sim-http: the seeded simulation over HTTP, moto's queues and the fault proxy (D28), SEEDS
 ## seeds; SIM_SEED=n replays one

@@ -7,12 +7,15 @@
 //! - no call outside its tenant's calling hours in the called party's zone;
 //! - no number called more often than its tenant's frequency cap, across tasks;
 //! - the service's calls in flight within its cap at every step, and none left at the end;
-//! - every call placed recorded exactly once: each task's `calls` equals the provider's calls
-//!   of that task.
+//! - every call placed recorded exactly once, with its outcome: each task's counters (calls,
+//!   successes, failures, no answers, seconds) equal those of the provider's calls of that task,
+//!   so no outcome is recorded twice, none is lost, and no attempt is counted that placed no call.
 
 use crate::provider::Placed;
 use crate::world::World;
 use chrono::{TimeZone, Timelike};
+use outbound_model::call::{Outcome, Reason};
+use outbound_model::task::CallCounters;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// How long after a number is listed a call claimed before may still be placed.
@@ -120,6 +123,15 @@ impl Checker {
     }
 }
 
+/// The tenant of `task`, as the store names it.
+fn stored_tenant(
+    world: &World,
+    task: &crate::world::SimTask,
+) -> Result<outbound_model::Tenant, String> {
+    outbound_model::Tenant::parse(&world.tenants[task.tenant].name)
+        .map_err(|error| format!("a tenant name: {error}"))
+}
+
 /// The promises of the end, once every task is over and the queues are drained.
 pub async fn at_end(world: &World) -> Result<(), String> {
     let in_flight = world
@@ -134,14 +146,50 @@ pub async fn at_end(world: &World) -> Result<(), String> {
     let placed = world.provider.placed();
     for task in &world.tasks {
         let stored = world.stored_task(task).await?;
-        let calls = placed
+        let mut provider = CallCounters::default();
+        for call in placed
             .iter()
             .filter(|call| call.attempt.task_id.as_str() == task.id)
-            .count() as u64;
-        if stored.counters.calls != calls {
+        {
+            provider.calls += 1;
+            provider.duration += call.report.duration;
+            match call.report.outcome() {
+                Outcome::Success => provider.success += 1,
+                Outcome::Failed => provider.failed += 1,
+                Outcome::NoAnswer => provider.no_answer += 1,
+            }
+        }
+        // An attempt in doubt whose number was listed meanwhile is never sent again (D28): once
+        // no call its first start placed may be live it is settled "no outcome", a failed
+        // call the provider may never have placed.
+        let tenant = &world.tenants[task.tenant];
+        let contacts = (world.engine.store)
+            .task_contacts(&stored_tenant(world, task)?, &stored.id)
+            .await
+            .map_err(|error| format!("read a task's contacts: {error}"))?;
+        let settled_in_doubt = contacts.iter().filter(|contact| {
+            contact.last_reason == Some(Reason::NoOutcome)
+                && world
+                    .contacts
+                    .get(contact.contact_id.as_str())
+                    .is_some_and(|(number, _)| tenant.listed.contains_key(number))
+                && !placed.iter().any(|call| {
+                    call.attempt.task_id.as_str() == task.id
+                        && call.attempt.contact_id == contact.contact_id
+                        && call.attempt.attempt == contact.attempts
+                })
+        });
+        let settled_in_doubt = settled_in_doubt.count() as u64;
+        provider.calls += settled_in_doubt;
+        provider.failed += settled_in_doubt;
+        let recorded = CallCounters {
+            abandoned: 0,
+            ..stored.counters.clone()
+        };
+        if recorded != provider {
             return Err(format!(
-                "task {} ({:?}) recorded {} calls; the provider placed {calls}",
-                task.id, stored.status, stored.counters.calls
+                "task {} ({:?}) recorded {recorded:?}; the provider's calls ended {provider:?}",
+                task.id, stored.status
             ));
         }
         if stored.in_flight != 0 {

@@ -31,8 +31,6 @@ const EVENTS_QUEUE: &str = "https://sqs.sim/call-events";
 /// 2026-01-05 00:00 UTC, a Monday.
 const EPOCH: i64 = 1_767_571_200_000;
 const MINUTE_MS: i64 = 60_000;
-/// In the calm, the ticks skipped while nothing is queued.
-const IDLE_GAP_MS: i64 = 9 * MINUTE_MS;
 /// The calm's bound: every task with work left ends within it once faults stop.
 pub const CALM_MINUTES: u32 = 24 * 60;
 
@@ -112,6 +110,8 @@ impl World {
         let per_task = 1 + seeded.below(u64::from(max_in_flight)) as u32;
         // At least one call a second in every shard's part of the rate.
         let rate = shards + seeded.below(5) as u32;
+        // How long a start in doubt waits before it is looked at again: 1-5 minutes.
+        let reconcile_after = 60 * (1 + seeded.below(5));
         let config = Config::from_lookup(|name| {
             Some(match name {
                 "TABLE_NAME" => TABLE.into(),
@@ -122,7 +122,7 @@ impl World {
                 "CALL_EVENTS_QUEUE_URL" => EVENTS_QUEUE.into(),
                 "AUTH_MODE" => "local".into(),
                 "OUTBOUND_DEV_STACK" => "true".into(),
-                "DIAL_RECONCILE_AFTER_SECONDS" => "60".into(),
+                "DIAL_RECONCILE_AFTER_SECONDS" => reconcile_after.to_string(),
                 "DIAL_MAX_CALL_SECONDS" => "3600".into(),
                 "DIAL_CAPACITY_SHARDS" => shards.to_string(),
                 "DIAL_MAX_IN_FLIGHT" => max_in_flight.to_string(),
@@ -156,7 +156,8 @@ impl World {
         let jwt = outbound_local::local_jwt(&app.config);
         let router = outbound_api::local_api(app).map_err(|error| format!("api: {error}"))?;
         seeded.note(&format!(
-            "world: {shards} shards, {max_in_flight} in flight, {per_task} a task, {rate}/s"
+            "world: {shards} shards, {max_in_flight} in flight, {per_task} a task, {rate}/s, \
+             reconciled after {reconcile_after} s"
         ));
         let mut world = World {
             seed,
@@ -343,23 +344,65 @@ impl World {
                 self.tasks[at].paused = false;
             }
         }
-        let mut calm = 0;
-        while !self.all_over().await? {
-            if calm == CALM_MINUTES {
+        let calm_ends = self.seeded.now_ms() + i64::from(CALM_MINUTES) * MINUTE_MS;
+        let calm_began = self.seeded.now_ms();
+        loop {
+            let running = self.running().await?;
+            if running.is_empty() && self.mailbox.lock().unwrap().waiting(EVENTS_QUEUE) == 0 {
+                break;
+            }
+            if self.seeded.now_ms() >= calm_ends {
+                let mut stuck = Vec::new();
+                for task in &running {
+                    let tenant = (self.tasks.iter())
+                        .find(|sim| sim.id == task.id.as_str())
+                        .map(|sim| self.tenants[sim.tenant].name.clone())
+                        .unwrap_or_default();
+                    let tenant = outbound_model::Tenant::parse(&tenant)
+                        .map_err(|error| format!("a tenant name: {error}"))?;
+                    let contacts = (self.engine.store)
+                        .task_contacts(&tenant, &task.id)
+                        .await
+                        .map_err(|error| format!("read a task's contacts: {error}"))?;
+                    let numbers: Vec<_> = (contacts.iter())
+                        .filter(|contact| !contact.done)
+                        .map(|contact| self.contacts.get(contact.contact_id.as_str()))
+                        .collect();
+                    stuck.push(format!(
+                        "{task:?}\n  its contacts: {contacts:?}\n  the numbers of those not done: \
+                         {numbers:?}\n  the tenants: {:?}",
+                        self.tenants
+                    ));
+                }
+                let in_flight = self.engine.store.calls_in_flight().await;
                 return Err(format!(
-                    "tasks still running {CALM_MINUTES} minutes after the faults stopped: {}",
-                    self.running().await?.join(", ")
+                    "tasks still running {CALM_MINUTES} minutes after the faults stopped \
+                     (the service's calls in flight: {in_flight:?}): {}",
+                    stuck.join("\n")
                 ));
             }
-            self.minute().await?;
-            calm += 1;
-            // Nothing queued: the next tick comes later, as when EventBridge drops some (the
-            // tasks wait for a retry time, a window or the frequency cap).
+            // Nothing queued and every task idle until a time its run named (a retry, a
+            // window, calling hours, the frequency cap): the ticks before the minute of the
+            // earliest do nothing, and are skipped, as when EventBridge drops them.
+            let now = self.seeded.now_ms();
             if self.mailbox.lock().unwrap().next_visible().is_none() {
-                tokio::time::sleep(Duration::from_millis(IDLE_GAP_MS as u64)).await;
-                calm += (IDLE_GAP_MS / MINUTE_MS) as u32;
+                if let Some(wake) = running
+                    .iter()
+                    .map(|task| task.idle_until.map_or(now, |until| until.0))
+                    .min()
+                {
+                    let skipped = ((wake.min(calm_ends) - now) / MINUTE_MS).max(0);
+                    if skipped > 0 {
+                        self.seeded.note(&format!("{skipped} idle minutes"));
+                        tokio::time::sleep(Duration::from_millis((skipped * MINUTE_MS) as u64))
+                            .await;
+                        continue;
+                    }
+                }
             }
+            self.minute().await?;
         }
+        let calm = ((self.seeded.now_ms() - calm_began) / MINUTE_MS) as u32;
         // What is still queued (late or repeated outcome events) is delivered, then the end.
         self.minute().await?;
         self.minute().await?;
@@ -555,22 +598,13 @@ impl World {
         }
     }
 
-    /// Whether every task is over (COMPLETED, STOPPED or FAILED) and nothing is queued.
-    async fn all_over(&self) -> Result<bool, String> {
-        Ok(self.running().await?.is_empty()
-            && self.mailbox.lock().unwrap().waiting(EVENTS_QUEUE) == 0)
-    }
-
-    /// The tasks not over yet, with their status.
-    async fn running(&self) -> Result<Vec<String>, String> {
+    /// The tasks not over yet (RUNNING or PAUSED), as stored.
+    async fn running(&self) -> Result<Vec<outbound_model::Task>, String> {
         let mut running = Vec::new();
         for task in &self.tasks {
             let stored = self.stored_task(task).await?;
             if matches!(stored.status, TaskStatus::Running | TaskStatus::Paused) {
-                running.push(format!(
-                    "{} {:?} ({} in flight)",
-                    task.id, stored.status, stored.in_flight
-                ));
+                running.push(stored);
             }
         }
         Ok(running)

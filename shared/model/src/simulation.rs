@@ -25,6 +25,17 @@ pub enum Bug {
     CallingHoursInUtc,
     /// A start in doubt sent again is not counted toward the frequency cap.
     ResendUncounted,
+    /// Each try of a start carries a token of its own: the provider cannot tell a start sent
+    /// again from a new call.
+    TokenDropped,
+    /// An outcome is recorded whether or not its attempt is still in flight: an outcome event
+    /// delivered twice (late, or again) is recorded twice.
+    OutcomeTwice,
+    /// The claim reads the service's cap on calls in flight four times over.
+    ServiceCapIgnored,
+    /// A start in doubt that gave back its places is never sent again: it waits out the
+    /// longest call and is settled "no outcome" (the 12-hour hold of D28 before the fix).
+    ReleasedNeverResent,
 }
 
 /// Whether `bug` is planted on this thread.

@@ -428,3 +428,61 @@ pub(crate) async fn killable<F: Future>(work: F, polls: usize) -> Option<F::Outp
     })
     .await
 }
+
+/// D28: a start in doubt whose number is listed while it waits (its places given back) is never
+/// sent again: it waits while a call its first start placed may still be live
+/// (`DIAL_MAX_CALL_SECONDS`), for that call's outcome, then is settled "no outcome" and its task
+/// completes, instead of staying RUNNING for the six days a token is honoured. The
+/// deterministic simulation found it (a task still running a day after its faults stopped).
+#[tokio::test]
+async fn a_start_in_doubt_whose_number_is_listed_is_settled_once_no_call_may_be_live() {
+    let rig = doubt_rig().await;
+    let number = "+12125553900";
+    let (task, ids) = released_in_doubt(&rig, number).await;
+    let listed = rig
+        .api
+        .post(OWNER, "/api/dnc/add", json!({"phoneNumber": number}))
+        .await;
+    let _ = listed.ok();
+    let resumed = rig
+        .api
+        .post(OWNER, "/api/task/resume", json!({"id": task}))
+        .await;
+    assert_eq!(resumed.ok()["status"], 1, "running");
+    rig.clock.advance(MINUTE);
+    round(&rig).await;
+    let state = &rig.api.stored_task_contacts(OWNER, &task).await[&ids[0]];
+    assert_eq!(
+        state.in_call,
+        Some(1),
+        "waiting while a call may be live: {state:?}"
+    );
+    let stored = rig.api.stored_task(OWNER, &task).await;
+    assert_eq!(stored.status, TaskStatus::Running);
+
+    rig.clock.advance(Duration::from_secs(3600));
+    round(&rig).await;
+    round(&rig).await;
+    let stored = rig.api.stored_task(OWNER, &task).await;
+    assert_eq!(
+        stored.status,
+        TaskStatus::Completed,
+        "{}",
+        rig.diagnostics(&task).await
+    );
+    assert_eq!(
+        (
+            stored.counters.calls,
+            stored.counters.failed,
+            stored.in_flight
+        ),
+        (1, 1, 0)
+    );
+    let state = &rig.api.stored_task_contacts(OWNER, &task).await[&ids[0]];
+    assert_eq!(
+        (state.attempts, state.last_reason, state.in_call),
+        (1, Some(Reason::NoOutcome), None)
+    );
+    assert!(rig.local_calls(&task).await.is_empty(), "never placed");
+    assert_eq!(rig.engine.store.calls_in_flight().await.unwrap(), 0);
+}

@@ -47,6 +47,10 @@ impl CallRequest {
     /// at most 500 characters): a retried placement of one attempt is one call at the provider
     /// for as long as the provider remembers the token.
     pub fn token(&self) -> String {
+        use outbound_model::simulation::{planted, Bug};
+        if planted(Bug::TokenDropped) {
+            return Id::new().to_string();
+        }
         format!("{}-{}-{}", self.task_id, self.contact_id, self.attempt)
     }
 }

@@ -33,6 +33,7 @@ use outbound_model::error::Error;
 use outbound_model::job::DialJob;
 use outbound_model::plan::{Clock, SystemClock};
 use outbound_model::signature::CallSigner;
+use outbound_model::simulation::{planted, Bug};
 use std::sync::Arc;
 
 /// Configuration, clients and the provider, built once per cold start.
@@ -103,7 +104,11 @@ impl<P: Provider> Engine<P> {
     fn caps(&self) -> Caps {
         Caps {
             per_task: self.config.max_in_flight_per_task,
-            total: self.config.max_in_flight,
+            total: if planted(Bug::ServiceCapIgnored) {
+                self.config.max_in_flight * 4
+            } else {
+                self.config.max_in_flight
+            },
             rate_per_second: self.config.rate_per_second,
         }
     }

@@ -2,12 +2,14 @@
 //! id was never saved found from what it carries, and a call whose outcome never came
 //! reconciled with the provider.
 
+use super::run::Again;
 use super::Engine;
 use crate::call_event::EndedCall;
 use outbound_adapters::store::dialing::{GiveBack, RecordFailure};
 use outbound_adapters::telephony::provider::{CallRequest, CallStatus, PlaceError, Provider};
 use outbound_model::call::{CallAttempt, CallRef, CallReport};
 use outbound_model::error::Error;
+use outbound_model::simulation::{planted, Bug};
 use outbound_model::task::TaskContact;
 use outbound_model::Tenant;
 use outbound_model::Timestamp;
@@ -284,9 +286,12 @@ impl<P: Provider> Engine<P> {
             None => match &task {
                 Some(task)
                     if now.0 - state.claimed_at.unwrap_or(state.updated_at).0
-                        < RESEND_WITHIN.as_millis() as i64 =>
+                        < RESEND_WITHIN.as_millis() as i64
+                        && !planted(Bug::ReleasedNeverResent) =>
                 {
-                    return self.resend_released(&call, &state, task, later).await
+                    return self
+                        .resend_released(&call, &state, task, later, may_be_live)
+                        .await
                 }
                 _ if may_be_live => {
                     return self
@@ -329,7 +334,7 @@ impl<P: Provider> Engine<P> {
         later: Timestamp,
     ) -> Result<(), Error> {
         let call = call_of(attempt, task, state);
-        if let Some(resend) = self.request_again(attempt, state, task).await? {
+        if let Again::Send(resend) = self.request_again(attempt, state, task).await? {
             if self.send_again(&call, &resend.request).await? {
                 return Ok(());
             }
@@ -369,13 +374,17 @@ impl<P: Provider> Engine<P> {
 
     /// An attempt in doubt that gave back its places (D28): once its contact may be called it
     /// takes its places again and its start is sent again with its token; still in doubt, it
-    /// gives them back. Not callable now, or no room, it is looked at again from `later`.
+    /// gives them back. Not callable now, or no room, it is looked at again from `later`. Never
+    /// to be sent again (its number listed, its contact deleted, ...), it waits only while a
+    /// call its first start placed may be live (`may_be_live`), for that call's outcome; then it
+    /// is settled "no outcome".
     async fn resend_released(
         &self,
         attempt: &CallAttempt,
         state: &TaskContact,
         task: &Task,
         later: Timestamp,
+        may_be_live: bool,
     ) -> Result<(), Error> {
         let CallAttempt {
             tenant,
@@ -383,7 +392,16 @@ impl<P: Provider> Engine<P> {
             contact_id,
             attempt: number,
         } = attempt;
-        if let Some(resend) = self.request_again(attempt, state, task).await? {
+        let resend = match self.request_again(attempt, state, task).await? {
+            Again::Send(resend) => Some(resend),
+            Again::Later => None,
+            Again::Never if may_be_live => None,
+            Again::Never => {
+                let report = CallReport::no_outcome();
+                return (self.settle(attempt, state, Some(task.clone()), &report, None)).await;
+            }
+        };
+        if let Some(resend) = resend {
             let now = self.clock.now();
             let held = (self.store)
                 .hold_in_doubt_again(tenant, task, state, *number, self.caps(), now)

@@ -138,6 +138,18 @@ pub(super) struct Resend {
     pub(super) counted: Option<(FrequencyClaim, Timestamp)>,
 }
 
+/// What may become of a start in doubt now (D28).
+pub(super) enum Again {
+    /// Sent again with its token.
+    Send(Box<Resend>),
+    /// Not now, maybe later: its task paused, its window or the calling hours closed, its
+    /// number at the frequency cap.
+    Later,
+    /// Never by this attempt: its task over, its contact deleted, its number listed, or its
+    /// number, flow or caller ID no longer the tenant's.
+    Never,
+}
+
 impl<P: Provider> Engine<P> {
     /// Calls up to `budget` due contacts of one task (D13), each only when its window is open in
     /// its local time (D15), its number is not on the do-not-call list (D16) and under the
@@ -548,19 +560,19 @@ impl<P: Provider> Engine<P> {
     }
 
     /// The start of attempt `attempt`, in doubt (D28), to send again: built as the claim built it,
-    /// from the number it was claimed with, and counted toward the frequency cap. `None` when its
-    /// contact may not be called now: the task is not RUNNING, the contact was deleted, its
-    /// window or the calling hours are closed, its number is on the do-not-call list or at the
-    /// frequency cap.
+    /// from the number it was claimed with, and counted toward the frequency cap; else whether
+    /// its contact may be called later ([`Again`]).
     pub(super) async fn request_again(
         &self,
         attempt: &CallAttempt,
         state: &TaskContact,
         task: &Task,
-    ) -> Result<Option<Resend>, Error> {
+    ) -> Result<Again, Error> {
         let now = self.clock.now();
-        if task.status != TaskStatus::Running || !self.may_dial_now(task, now) {
-            return Ok(None);
+        match task.status {
+            TaskStatus::Running if self.may_dial_now(task, now) => {}
+            TaskStatus::Running | TaskStatus::Paused => return Ok(Again::Later),
+            _ => return Ok(Again::Never),
         }
         let tenant = &attempt.tenant;
         let rules = match self
@@ -568,7 +580,7 @@ impl<P: Provider> Engine<P> {
             .await
         {
             Ok(rules) => rules,
-            Err(Error::NotFound(_)) => return Ok(None),
+            Err(Error::NotFound(_)) => return Ok(Again::Never),
             Err(error) => return Err(error),
         };
         let targets = self
@@ -581,7 +593,7 @@ impl<P: Provider> Engine<P> {
             )
             .await?;
         let Some(target) = targets.get(&attempt.contact_id) else {
-            return Ok(None);
+            return Ok(Again::Never);
         };
         let callee = Callee::of(target, &rules);
         if rules
@@ -589,7 +601,7 @@ impl<P: Provider> Engine<P> {
             .admit(&callee.zones, callee.own_zone, now)
             .is_err()
         {
-            return Ok(None);
+            return Ok(Again::Later);
         }
         let listed_as = lookup_key(&callee.target.phone, callee.e164.as_deref());
         if self
@@ -598,7 +610,7 @@ impl<P: Provider> Engine<P> {
             .await?
             .is_some()
         {
-            return Ok(None);
+            return Ok(Again::Never);
         }
         let due = Due {
             contact_id: attempt.contact_id.clone(),
@@ -607,13 +619,13 @@ impl<P: Provider> Engine<P> {
         };
         let Ok(mut request) = self.request(tenant, task, &due, &callee, &rules) else {
             // Its number or flow is no longer the tenant's: never sent again.
-            return Ok(None);
+            return Ok(Again::Never);
         };
         // The number the claim chose, presented again only while the tenant holds it: a re-send
         // may come days later (D28), after the operator took it back.
         if let Some(number) = &state.calling_from {
             if !self.store.holds_caller_id(tenant, number).await? {
-                return Ok(None);
+                return Ok(Again::Never);
             }
         }
         request.caller_id = state.calling_from.clone();
@@ -631,12 +643,12 @@ impl<P: Provider> Engine<P> {
                 let frequency = FrequencyClaim { number, cap, seen };
                 let capped = (frequency.seen.eligible_at(cap)).is_some_and(|at| at > now);
                 if capped || !self.store.count_attempt(tenant, &frequency, now).await? {
-                    return Ok(None);
+                    return Ok(Again::Later);
                 }
                 Some((frequency, now))
             }
         };
-        Ok(Some(Resend { request, counted }))
+        Ok(Again::Send(Box::new(Resend { request, counted })))
     }
 
     /// Calls one due contact, or records why not (D18). Answers what the run does next.

@@ -165,7 +165,13 @@ impl Store {
             "attribute_not_exists(with_agent)"
         };
         let contact_condition =
-            format!("in_call = :attempt AND updated_at = :claimed AND {released} AND {with_agent}");
+            if outbound_model::simulation::planted(outbound_model::simulation::Bug::OutcomeTwice) {
+                format!("{released} AND {with_agent}")
+            } else {
+                format!(
+                    "in_call = :attempt AND updated_at = :claimed AND {released} AND {with_agent}"
+                )
+            };
         let state_expr = state_expr.value(":true", AttributeValue::Bool(true));
         let (counters_pk, counters_sk) =
             counters::key_of(tenant, &call.task_id, call.counters_apart);
