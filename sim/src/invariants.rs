@@ -187,8 +187,24 @@ pub async fn at_end(world: &World) -> Result<(), String> {
             ..stored.counters.clone()
         };
         if recorded != provider {
+            let no_outcome: Vec<_> = (contacts.iter())
+                .filter(|contact| contact.last_reason == Some(Reason::NoOutcome))
+                .map(|contact| {
+                    let number = world.contacts.get(contact.contact_id.as_str());
+                    let listed = number.and_then(|(number, _)| tenant.listed.get(number));
+                    let calls: Vec<_> = (placed.iter())
+                        .filter(|call| call.attempt.contact_id == contact.contact_id)
+                        .map(|call| (call.attempt.attempt, call.at, call.report.reason))
+                        .collect();
+                    format!(
+                        "{} attempt {} (listed at {listed:?}; the provider's calls: {calls:?})",
+                        contact.contact_id, contact.attempts
+                    )
+                })
+                .collect();
             return Err(format!(
-                "task {} ({:?}) recorded {recorded:?}; the provider's calls ended {provider:?}",
+                "task {} ({:?}) recorded {recorded:?}; the provider's calls ended {provider:?}; \
+                 contacts settled no outcome: {no_outcome:?}",
                 task.id, stored.status
             ));
         }

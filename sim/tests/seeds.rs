@@ -1,5 +1,6 @@
 //! The seeds of `make test` and `make sim`: `SIM_SEEDS` seeds (100 unless set) split over
-//! parts the test runner runs side by side; `SIM_SEED` replays one, printing its trace's end.
+//! parts the test runner runs side by side; `SIM_SEED` replays one, printing its trace's end
+//! (and with `SIM_LOG=<filter>`, `SIM_LOG=warn` say, the service's own log).
 
 use outbound_sim::{replay_command, run};
 
@@ -13,6 +14,13 @@ fn seeds(part: u64) -> Vec<u64> {
 }
 
 fn play(part: u64) {
+    if let Ok(filter) = std::env::var("SIM_LOG") {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+            .without_time()
+            .with_writer(std::io::stderr)
+            .try_init();
+    }
     let mut failed = Vec::new();
     let (mut calls, mut played) = (0, 0);
     for seed in seeds(part) {
