@@ -123,15 +123,6 @@ impl Checker {
     }
 }
 
-/// The tenant of `task`, as the store names it.
-fn stored_tenant(
-    world: &World,
-    task: &crate::world::SimTask,
-) -> Result<outbound_model::Tenant, String> {
-    outbound_model::Tenant::parse(&world.tenants[task.tenant].name)
-        .map_err(|error| format!("a tenant name: {error}"))
-}
-
 /// The promises of the end, once every task is over and the queues are drained.
 pub async fn at_end(world: &World) -> Result<(), String> {
     let in_flight = world
@@ -164,7 +155,7 @@ pub async fn at_end(world: &World) -> Result<(), String> {
         // call the provider may never have placed.
         let tenant = &world.tenants[task.tenant];
         let contacts = (world.engine.store)
-            .task_contacts(&stored_tenant(world, task)?, &stored.id)
+            .task_contacts(&world.tenant_of(task)?, &stored.id)
             .await
             .map_err(|error| format!("read a task's contacts: {error}"))?;
         let settled_in_doubt = contacts.iter().filter(|contact| {

@@ -354,12 +354,10 @@ impl World {
             if self.seeded.now_ms() >= calm_ends {
                 let mut stuck = Vec::new();
                 for task in &running {
-                    let tenant = (self.tasks.iter())
+                    let sim = (self.tasks.iter())
                         .find(|sim| sim.id == task.id.as_str())
-                        .map(|sim| self.tenants[sim.tenant].name.clone())
-                        .unwrap_or_default();
-                    let tenant = outbound_model::Tenant::parse(&tenant)
-                        .map_err(|error| format!("a tenant name: {error}"))?;
+                        .ok_or("a running task of no task of the world")?;
+                    let tenant = self.tenant_of(sim)?;
                     let contacts = (self.engine.store)
                         .task_contacts(&tenant, &task.id)
                         .await
@@ -610,9 +608,14 @@ impl World {
         Ok(running)
     }
 
+    /// The tenant of `task`, as the store names it.
+    pub fn tenant_of(&self, task: &SimTask) -> Result<outbound_model::Tenant, String> {
+        outbound_model::Tenant::parse(&self.tenants[task.tenant].name)
+            .map_err(|error| format!("a tenant name: {error}"))
+    }
+
     pub async fn stored_task(&self, task: &SimTask) -> Result<outbound_model::Task, String> {
-        let tenant = outbound_model::Tenant::parse(&self.tenants[task.tenant].name)
-            .map_err(|error| format!("a tenant name: {error}"))?;
+        let tenant = self.tenant_of(task)?;
         let id = outbound_model::Id::parse(&task.id).ok_or("a task id")?;
         self.engine
             .store
