@@ -7,11 +7,14 @@
 //! - no call outside its tenant's calling hours in the called party's zone;
 //! - no number called more often than its tenant's frequency cap, across tasks;
 //! - the service's calls in flight within its cap at every step, and none left at the end;
-//! - every call placed recorded exactly once, with its outcome: each task's counters (calls,
-//!   successes, failures, no answers, seconds) equal those of the provider's calls of that task,
-//!   so no outcome is recorded twice, none is lost, and no attempt is counted that placed no call.
+//! - every call placed recorded exactly once, with the provider's reason and seconds, read from
+//!   the outcomes the store committed (the outbox's `CallCompleted` events); no outcome recorded
+//!   of an attempt that placed no call, but for an attempt in doubt never to be sent again (D28);
+//!   each task's counters (calls, successes, failures, no answers, seconds) the sum of its
+//!   recorded outcomes.
 
-use crate::provider::Placed;
+use crate::provider::{AttemptKey, Placed};
+use crate::wire::Recorded;
 use crate::world::World;
 use chrono::{TimeZone, Timelike};
 use outbound_model::call::{Outcome, Reason};
@@ -123,7 +126,10 @@ impl Checker {
     }
 }
 
-/// The promises of the end, once every task is over and the queues are drained.
+/// The promises of the end, once every task is over and the queues are drained: nothing held
+/// in flight; each call placed recorded exactly once with the provider's outcome, each outcome
+/// recorded of a call placed (the one allowance below); each task's counters the sum of its
+/// recorded outcomes.
 pub async fn at_end(world: &World) -> Result<(), String> {
     let in_flight = world
         .engine
@@ -135,67 +141,61 @@ pub async fn at_end(world: &World) -> Result<(), String> {
         return Err(format!("{in_flight} calls still held in flight at the end"));
     }
     let placed = world.provider.placed();
+    let recorded = world.recorded();
+    let mut by_attempt: BTreeMap<AttemptKey, &Recorded> = BTreeMap::new();
+    for outcome in &recorded {
+        if let Some(first) = by_attempt.insert(outcome.attempt(), outcome) {
+            return Err(format!(
+                "the outcome of one attempt recorded twice: {first:?} and {outcome:?}"
+            ));
+        }
+    }
+    let in_doubt = world.provider.in_doubt();
+    for call in &placed {
+        let attempt = &call.attempt;
+        let key = (
+            attempt.task_id.as_str().to_owned(),
+            attempt.contact_id.as_str().to_owned(),
+            attempt.attempt,
+        );
+        let Some(outcome) = by_attempt.remove(&key) else {
+            return Err(format!(
+                "a call placed, its outcome never recorded: {call:?}"
+            ));
+        };
+        let same = outcome.reason == call.report.reason
+            && outcome.duration_seconds == call.report.duration;
+        if !same && !settled_in_doubt(world, &in_doubt, outcome) {
+            return Err(format!(
+                "recorded {outcome:?} of a call that ended {:?} after {} s: {call:?}",
+                call.report.reason, call.report.duration
+            ));
+        }
+    }
+    if let Some(outcome) = (by_attempt.values()).find(|o| !settled_in_doubt(world, &in_doubt, o)) {
+        return Err(format!(
+            "an outcome recorded of an attempt that placed no call: {outcome:?}"
+        ));
+    }
     for task in &world.tasks {
         let stored = world.stored_task(task).await?;
-        let mut provider = CallCounters::default();
-        for call in placed
-            .iter()
-            .filter(|call| call.attempt.task_id.as_str() == task.id)
-        {
-            provider.calls += 1;
-            provider.duration += call.report.duration;
-            match call.report.outcome() {
-                Outcome::Success => provider.success += 1,
-                Outcome::Failed => provider.failed += 1,
-                Outcome::NoAnswer => provider.no_answer += 1,
+        let mut counted = CallCounters::default();
+        for outcome in recorded.iter().filter(|o| o.task_id == task.id) {
+            counted.calls += 1;
+            counted.duration += outcome.duration_seconds;
+            match outcome.reason.outcome() {
+                Outcome::Success => counted.success += 1,
+                Outcome::Failed => counted.failed += 1,
+                Outcome::NoAnswer => counted.no_answer += 1,
             }
         }
-        // An attempt in doubt whose number was listed meanwhile is never sent again (D28): once
-        // no call its first start placed may be live it is settled "no outcome", a failed
-        // call the provider may never have placed.
-        let tenant = &world.tenants[task.tenant];
-        let contacts = (world.engine.store)
-            .task_contacts(&world.tenant_of(task)?, &stored.id)
-            .await
-            .map_err(|error| format!("read a task's contacts: {error}"))?;
-        let settled_in_doubt = contacts.iter().filter(|contact| {
-            contact.last_reason == Some(Reason::NoOutcome)
-                && world
-                    .contacts
-                    .get(contact.contact_id.as_str())
-                    .is_some_and(|(number, _)| tenant.listed.contains_key(number))
-                && !placed.iter().any(|call| {
-                    call.attempt.task_id.as_str() == task.id
-                        && call.attempt.contact_id == contact.contact_id
-                        && call.attempt.attempt == contact.attempts
-                })
-        });
-        let settled_in_doubt = settled_in_doubt.count() as u64;
-        provider.calls += settled_in_doubt;
-        provider.failed += settled_in_doubt;
-        let recorded = CallCounters {
+        let counters = CallCounters {
             abandoned: 0,
             ..stored.counters.clone()
         };
-        if recorded != provider {
-            let no_outcome: Vec<_> = (contacts.iter())
-                .filter(|contact| contact.last_reason == Some(Reason::NoOutcome))
-                .map(|contact| {
-                    let number = world.contacts.get(contact.contact_id.as_str());
-                    let listed = number.and_then(|(number, _)| tenant.listed.get(number));
-                    let calls: Vec<_> = (placed.iter())
-                        .filter(|call| call.attempt.contact_id == contact.contact_id)
-                        .map(|call| (call.attempt.attempt, call.at, call.report.reason))
-                        .collect();
-                    format!(
-                        "{} attempt {} (listed at {listed:?}; the provider's calls: {calls:?})",
-                        contact.contact_id, contact.attempts
-                    )
-                })
-                .collect();
+        if counters != counted {
             return Err(format!(
-                "task {} ({:?}) recorded {recorded:?}; the provider's calls ended {provider:?}; \
-                 contacts settled no outcome: {no_outcome:?}",
+                "task {} ({:?}) counts {counters:?}; its recorded outcomes add up to {counted:?}",
                 task.id, stored.status
             ));
         }
@@ -207,4 +207,23 @@ pub async fn at_end(world: &World) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// The one allowance (D28): an attempt left in doubt that may never be sent again (its number
+/// listed meanwhile, its task stopped) is settled "no outcome" once no call it placed may be
+/// live, whether or not its start placed one; the provider's outcome of such a call is never
+/// learnt.
+fn settled_in_doubt(world: &World, in_doubt: &BTreeSet<AttemptKey>, outcome: &Recorded) -> bool {
+    let never_again = || {
+        let Some(task) = world.tasks.iter().find(|task| task.id == outcome.task_id) else {
+            return false;
+        };
+        let listed = (world.contacts.get(&outcome.contact_id))
+            .is_some_and(|(number, _)| world.tenants[task.tenant].listed.contains_key(number));
+        listed || task.stopped
+    };
+    outcome.reason == Reason::NoOutcome
+        && outcome.duration_seconds == 0
+        && in_doubt.contains(&outcome.attempt())
+        && never_again()
 }

@@ -32,10 +32,18 @@ struct SeedState {
     trace: u64,
     notes: u64,
     last: std::collections::VecDeque<String>,
+    /// `SIM_TRACE` set: every line printed as it is added.
+    print: bool,
 }
 
 /// Trace lines kept to print with a failure.
 const KEPT_NOTES: usize = 60;
+
+impl std::fmt::Debug for Seeded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Seeded(at {} ms)", self.now_ms())
+    }
+}
 
 impl Seeded {
     /// The draws of `seed`, virtual time starting now at `epoch` (Unix milliseconds). Must be
@@ -47,6 +55,7 @@ impl Seeded {
                 trace: 0xcbf2_9ce4_8422_2325,
                 notes: 0,
                 last: Default::default(),
+                print: std::env::var_os("SIM_TRACE").is_some(),
             })),
             epoch,
             start: tokio::time::Instant::now(),
@@ -85,7 +94,11 @@ impl Seeded {
         if state.last.len() == KEPT_NOTES {
             state.last.pop_front();
         }
-        state.last.push_back(format!("{:>9} ms  {line}", at));
+        let line = format!("{:>9} ms  {line}", at);
+        if state.print {
+            eprintln!("{line}");
+        }
+        state.last.push_back(line);
     }
 
     /// The trace's hash and length so far.

@@ -12,7 +12,7 @@ use outbound_adapters::telephony::simulated::{SimulatedEvent, SimulatedOutcome};
 use outbound_model::call::{CallAttempt, CallReport};
 use outbound_model::error::Error;
 use outbound_model::signature::SIGNATURE_ATTRIBUTE;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 
 /// How often, in ten-thousandths, each of the provider's faults strikes while faults are on.
@@ -24,6 +24,8 @@ pub struct ProviderFaults {
     pub event_lost: u32,
     pub event_late: u32,
     pub event_twice: u32,
+    /// An outage: every start fails, in doubt.
+    pub outage: bool,
 }
 
 /// A call the provider placed, as its own log keeps it.
@@ -40,10 +42,15 @@ pub struct Placed {
     pub report: CallReport,
 }
 
+/// An attempt: task, contact, attempt.
+pub type AttemptKey = (String, String, u32);
+
 #[derive(Debug, Default)]
 struct Calls {
     by_token: BTreeMap<String, usize>,
     placed: Vec<Placed>,
+    /// The attempts a start of which was answered with an error that leaves it in doubt.
+    in_doubt: BTreeSet<AttemptKey>,
     faults: Option<ProviderFaults>,
 }
 
@@ -73,6 +80,23 @@ impl SimProvider {
     /// Every call placed so far, in the order placed.
     pub fn placed(&self) -> Vec<Placed> {
         self.calls.lock().unwrap().placed.clone()
+    }
+
+    /// The attempts a start of which the service was left in doubt about (an error that says
+    /// nothing of whether the call was placed), placed or not.
+    pub fn in_doubt(&self) -> BTreeSet<AttemptKey> {
+        self.calls.lock().unwrap().in_doubt.clone()
+    }
+
+    fn left_in_doubt(&self, request: &CallRequest, what: &str) -> PlaceError {
+        self.seeded.note(what);
+        let attempt = (
+            request.task_id.as_str().to_owned(),
+            request.contact_id.as_str().to_owned(),
+            request.attempt,
+        );
+        self.calls.lock().unwrap().in_doubt.insert(attempt);
+        PlaceError::Unknown(format!("simulated {what}").into())
     }
 
     /// The calls live at virtual time `now`.
@@ -111,10 +135,6 @@ impl SimProvider {
     }
 }
 
-fn unknown(what: &str) -> PlaceError {
-    PlaceError::Unknown(format!("simulated {what}").into())
-}
-
 impl Provider for SimProvider {
     async fn place(&self, request: &CallRequest) -> Result<String, PlaceError> {
         let token = request.token();
@@ -135,9 +155,8 @@ impl Provider for SimProvider {
                 detail: "simulated throttling".into(),
             });
         }
-        if draw(|f| f.start_failed) {
-            self.seeded.note("start failed");
-            return Err(unknown("server error"));
+        if faults.is_some_and(|faults| faults.outage) || draw(|f| f.start_failed) {
+            return Err(self.left_in_doubt(request, "start failed"));
         }
         let now = self.seeded.now_ms();
         let report = self.report();
@@ -175,8 +194,7 @@ impl Provider for SimProvider {
             }
         }
         if draw(|f| f.start_lost) {
-            self.seeded.note("start answer lost");
-            return Err(unknown("lost answer"));
+            return Err(self.left_in_doubt(request, "start answer lost"));
         }
         Ok(call.call_id)
     }

@@ -3,7 +3,8 @@
 //! [`Mailbox`]. Each request first waits a latency drawn from the seed (virtual time), so the
 //! seed picks how concurrent runs, handlers and ticks interleave; and while faults are on, the
 //! seed throttles requests before they apply, answers a committed write with a server error,
-//! and cancels transactions as conflicting.
+//! and cancels transactions as conflicting. It keeps every call outcome the store committed (the
+//! `CallCompleted` events its outbox took, D20), for the end's per-attempt check.
 
 use crate::mailbox::Mailbox;
 use crate::Seeded;
@@ -14,6 +15,8 @@ use aws_smithy_runtime_api::client::orchestrator::{HttpRequest, HttpResponse};
 use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
 use aws_smithy_types::body::SdkBody;
 use dynoxide::actions;
+use outbound_model::call::Reason;
+use serde::Deserialize;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -28,13 +31,43 @@ pub struct DbFaults {
     pub conflict: u32,
 }
 
-/// The wire's state: the database, the mailbox, the seed's draws and the faults.
+/// A call's outcome as the store committed it: the `CallCompleted` event its outbox took in the
+/// transaction that recorded the outcome (D20).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Recorded {
+    pub task_id: String,
+    pub contact_id: String,
+    pub attempt: u32,
+    pub reason: Reason,
+    pub duration_seconds: u64,
+}
+
+impl Recorded {
+    /// The attempt it is the outcome of: task, contact, attempt.
+    pub fn attempt(&self) -> (String, String, u32) {
+        (self.task_id.clone(), self.contact_id.clone(), self.attempt)
+    }
+}
+
+/// The wire's state: the database, the mailbox, the seed's draws, the faults and the outcomes
+/// committed.
 #[derive(Clone)]
 pub struct Wire {
     db: dynoxide::Database,
     mailbox: Arc<Mutex<Mailbox>>,
     seeded: Seeded,
     faults: Arc<Mutex<Option<DbFaults>>>,
+    recorded: Arc<Mutex<Committed>>,
+}
+
+/// The outcomes committed, and the transactions' idempotency tokens seen: a transaction sent
+/// again with its token after its answer was lost is answered as committed without applying
+/// again (DynamoDB's `ClientRequestToken`), so its outcomes count once.
+#[derive(Default)]
+struct Committed {
+    outcomes: Vec<Recorded>,
+    tokens: std::collections::BTreeSet<String>,
 }
 
 impl std::fmt::Debug for Wire {
@@ -50,7 +83,13 @@ impl Wire {
             mailbox,
             seeded,
             faults: Arc::new(Mutex::new(None)),
+            recorded: Arc::default(),
         }
+    }
+
+    /// Every call outcome the store committed, in the order committed.
+    pub fn recorded(&self) -> Vec<Recorded> {
+        self.recorded.lock().unwrap().outcomes.clone()
     }
 
     /// Turns the database's faults on (`Some`) or off.
@@ -91,6 +130,9 @@ impl Wire {
             Ok(json) => (200, json),
             Err(error) => (error.status_code(), error.to_json()),
         };
+        if writes && answer.0 == 200 {
+            self.recorded.lock().unwrap().add(body);
+        }
         if let Some(faults) = faults {
             if writes && answer.0 == 200 && self.seeded.chance(faults.lost_after_commit) {
                 self.seeded.note(&format!("lost answer {operation}"));
@@ -175,6 +217,28 @@ impl HttpClient for Wire {
         _components: &RuntimeComponents,
     ) -> SharedHttpConnector {
         SharedHttpConnector::new(self.clone())
+    }
+}
+
+impl Committed {
+    /// The `CallCompleted` events among the items the committed write `body` put (a
+    /// transaction's puts, or one put): the outcomes it recorded.
+    fn add(&mut self, body: &str) {
+        let Ok(request) = serde_json::from_str::<serde_json::Value>(body) else {
+            return;
+        };
+        if let Some(token) = request["ClientRequestToken"].as_str() {
+            if !self.tokens.insert(token.to_owned()) {
+                return;
+            }
+        }
+        let items = (request["TransactItems"].as_array().into_iter().flatten())
+            .map(|action| &action["Put"]["Item"])
+            .chain([&request["Item"]]);
+        let outcomes = items
+            .filter(|item| item["event_type"]["S"] == "CallCompleted")
+            .filter_map(|item| serde_json::from_str(item["detail"]["S"].as_str()?).ok());
+        self.outcomes.extend(outcomes);
     }
 }
 

@@ -43,6 +43,18 @@ impl Clock for VirtualClock {
     }
 }
 
+/// The SDK's clock: virtual time too. Its retry strategy reads the clock (its token bucket), and
+/// a wall clock there would make a replay depend on how fast the machine runs it.
+#[derive(Debug)]
+struct VirtualTime(Seeded);
+
+impl aws_smithy_async::time::TimeSource for VirtualTime {
+    fn now(&self) -> std::time::SystemTime {
+        let millis = u64::try_from(self.0.now_ms()).unwrap_or_default();
+        std::time::UNIX_EPOCH + Duration::from_millis(millis)
+    }
+}
+
 /// A tenant as the world made it.
 #[derive(Clone, Debug)]
 pub struct SimTenant {
@@ -142,7 +154,7 @@ impl World {
             ("DIAL_QUEUE_URL", DIAL_QUEUE),
             ("CALL_EVENTS_QUEUE_URL", EVENTS_QUEUE),
         ]);
-        let sdk = sdk_config(&wire);
+        let sdk = sdk_config(&wire, &seeded);
         let app = App::with_sdk(config, &sdk);
         outbound_local::provision::ensure_table(&aws_sdk_dynamodb::Client::new(&sdk), TABLE)
             .await
@@ -327,12 +339,18 @@ impl World {
     /// The storm, then the calm, the invariants checked after every step; then the end's checks.
     pub async fn play(&mut self) -> Result<Outcome, String> {
         let storm = 10 + self.seeded.below(15) as u32;
-        self.set_faults(true);
-        for _ in 0..storm {
+        // In one storm in two the provider is out for 1-4 minutes: every start fails in doubt.
+        let outage = self.seeded.chance(5_000).then(|| {
+            let from = self.seeded.below(u64::from(storm)) as u32;
+            from..from + 1 + self.seeded.below(4) as u32
+        });
+        for minute in 0..storm {
+            let out = outage.as_ref().is_some_and(|out| out.contains(&minute));
+            self.set_faults(Some(out));
             self.change().await?;
             self.minute().await?;
         }
-        self.set_faults(false);
+        self.set_faults(None);
         for at in 0..self.tasks.len() {
             if self.tasks[at].paused && !self.tasks[at].stopped {
                 let (tenant, id) = (
@@ -416,20 +434,26 @@ impl World {
         })
     }
 
-    fn set_faults(&mut self, on: bool) {
-        self.storming = on;
-        self.wire.set_faults(on.then_some(DbFaults {
+    /// The storm's faults on (`Some`, with whether the provider is out) or off (`None`).
+    fn set_faults(&mut self, storm: Option<bool>) {
+        if storm.is_some() != self.storming {
+            self.seeded
+                .note(if storm.is_some() { "storm" } else { "calm" });
+        }
+        self.storming = storm.is_some();
+        self.wire.set_faults(storm.map(|_| DbFaults {
             throttled: 200,
             lost_after_commit: 150,
             conflict: 300,
         }));
-        self.provider.set_faults(on.then_some(ProviderFaults {
+        self.provider.set_faults(storm.map(|outage| ProviderFaults {
             start_failed: 500,
             start_lost: 500,
             throttled: 500,
             event_lost: 400,
             event_late: 400,
             event_twice: 400,
+            outage,
         }));
     }
 
@@ -608,6 +632,11 @@ impl World {
         Ok(running)
     }
 
+    /// Every call outcome the store committed, in the order committed.
+    pub fn recorded(&self) -> Vec<crate::wire::Recorded> {
+        self.wire.recorded()
+    }
+
     /// The tenant of `task`, as the store names it.
     pub fn tenant_of(&self, task: &SimTask) -> Result<outbound_model::Tenant, String> {
         outbound_model::Tenant::parse(&self.tenants[task.tenant].name)
@@ -626,8 +655,8 @@ impl World {
 }
 
 /// The SDK configuration every client of the world is built from: the wire as its HTTP client,
-/// virtual time for its sleeps, fixed credentials.
-fn sdk_config(wire: &Wire) -> aws_config::SdkConfig {
+/// virtual time for its sleeps and its clock, fixed credentials.
+fn sdk_config(wire: &Wire, seeded: &Seeded) -> aws_config::SdkConfig {
     use aws_sdk_dynamodb::config::{Credentials, Region, SharedCredentialsProvider};
     aws_config::SdkConfig::builder()
         .behavior_version(aws_config::BehaviorVersion::latest())
@@ -637,6 +666,12 @@ fn sdk_config(wire: &Wire) -> aws_config::SdkConfig {
             "sim", "sim", None, None, "sim",
         )))
         .http_client(wire.clone())
+        .time_source(aws_smithy_async::time::SharedTimeSource::new(VirtualTime(
+            seeded.clone(),
+        )))
+        .retry_config(
+            aws_config::retry::RetryConfig::standard().with_use_static_exponential_base(true),
+        )
         .sleep_impl(aws_smithy_async::rt::sleep::SharedAsyncSleep::new(
             aws_smithy_async::rt::sleep::TokioSleep::new(),
         ))

@@ -74,8 +74,11 @@ fn refused(metric: &str, error: outbound_model::error::Error) -> Response {
     Refusal(error).into_response()
 }
 
-/// Microseconds since the epoch.
+/// Microseconds since the epoch (the simulation's virtual time on a simulated thread).
 fn now_micros() -> i64 {
+    if let Some(millis) = outbound_model::simulation::now() {
+        return millis.saturating_mul(1000);
+    }
     let since = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default();

@@ -25,7 +25,9 @@ use outbound_model::signature::{CallSigner, Carried};
 use outbound_model::telephony::{check_result_name, cut_result_value, Results};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+// tokio's clock: std's in a Lambda, virtual under a paused runtime (the simulation).
+use tokio::time::Instant;
 
 /// How long the write waits for the call's record to be written: inside the block's default
 /// timeout (3 s) with a cold start, well inside its longest (8 s).

@@ -36,6 +36,10 @@ pub enum Bug {
     /// A start in doubt that gave back its places is never sent again: it waits out the
     /// longest call and is settled "no outcome" (the 12-hour hold of D28 before the fix).
     ReleasedNeverResent,
+    /// A call placed by a start in doubt sent again is judged by its attempt's claim: found
+    /// connected more than `DIAL_MAX_CALL_SECONDS` after the claim, it is settled "no outcome"
+    /// and its own outcome dropped.
+    ResendJudgedByClaim,
 }
 
 /// Whether `bug` is planted on this thread.
@@ -47,11 +51,13 @@ pub fn planted(bug: Bug) -> bool {
     })
 }
 
-/// What a simulated thread reads instead of the system: its clock, and the seed of its ids.
+/// What a simulated thread reads instead of the system: its clock, the seed of its ids and of
+/// its other draws.
 struct Simulated {
     planted: Option<Bug>,
     clock: Box<dyn Fn() -> i64>,
     ids: u64,
+    draws: u64,
     last_millis: i64,
     sequence: u16,
 }
@@ -60,14 +66,15 @@ thread_local! {
     static SIMULATED: RefCell<Option<Simulated>> = const { RefCell::new(None) };
 }
 
-/// While the guard lives, this thread's time is `clock()` (Unix milliseconds), its ids are
-/// drawn from `seed`, and `planted` (if any) is live.
+/// While the guard lives, this thread's time is `clock()` (Unix milliseconds), its ids and its
+/// [draws](below) come from `seed`, and `planted` (if any) is live.
 pub fn enter(clock: impl Fn() -> i64 + 'static, seed: u64, planted: Option<Bug>) -> Guard {
     SIMULATED.with(|cell| {
         *cell.borrow_mut() = Some(Simulated {
             planted,
             clock: Box::new(clock),
             ids: seed,
+            draws: seed ^ 0xD1CE,
             last_millis: i64::MIN,
             sequence: 0,
         })
@@ -84,8 +91,8 @@ impl Drop for Guard {
     }
 }
 
-/// The simulated time, on a simulated thread.
-pub(crate) fn now() -> Option<i64> {
+/// The simulated time in Unix milliseconds, on a simulated thread; `None` elsewhere.
+pub fn now() -> Option<i64> {
     SIMULATED.with(|cell| cell.borrow().as_ref().map(|simulated| (simulated.clock)()))
 }
 
@@ -108,6 +115,21 @@ pub(crate) fn next_id() -> Option<ulid::Ulid> {
             u64::try_from(simulated.last_millis).unwrap_or(0),
             random,
         ))
+    })
+}
+
+/// A number in `0..n` drawn from the seed, on a simulated thread (`None` elsewhere, and for `n`
+/// 0): the service's own random choices (backoff jitter, a free place among several) come from
+/// here under the simulation, so nothing else that draws from the thread's generator (the
+/// SDK's log spans do) changes a replay.
+pub fn below(n: u64) -> Option<u64> {
+    if n == 0 {
+        return None;
+    }
+    SIMULATED.with(|cell| {
+        let mut cell = cell.borrow_mut();
+        let simulated = cell.as_mut()?;
+        Some(splitmix(&mut simulated.draws) % n)
     })
 }
 

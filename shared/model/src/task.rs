@@ -845,6 +845,11 @@ pub struct TaskContact {
     /// When the attempt in flight was claimed; a call without an outcome long after is reconciled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub claimed_at: Option<Timestamp>,
+    /// When a start in doubt that had given back its places was last sent again with its token
+    /// (D28): a call that start placed may be live until `DIAL_MAX_CALL_SECONDS` after it, however
+    /// long ago the attempt was claimed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sent_again_at: Option<Timestamp>,
     /// The provider's id of the call in flight, once placed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub call_id: Option<String>,
@@ -905,6 +910,7 @@ impl TaskContact {
             recalled: false,
             in_call: None,
             claimed_at: None,
+            sent_again_at: None,
             call_id: None,
             refused: None,
             released: false,

@@ -486,3 +486,66 @@ async fn a_start_in_doubt_whose_number_is_listed_is_settled_once_no_call_may_be_
     assert!(rig.local_calls(&task).await.is_empty(), "never placed");
     assert_eq!(rig.engine.store.calls_in_flight().await.unwrap(), 0);
 }
+
+/// D28: a start in doubt sent again with its token hours after its claim may be the start that
+/// places the call; that call may be live until `DIAL_MAX_CALL_SECONDS` after the re-send, not
+/// after the claim. It used to be judged by its claim: the reconcile after the re-send found it
+/// connected "past DIAL_MAX_CALL_SECONDS", gave its places back and recorded it failed "no
+/// outcome", and the answered call's own outcome was then dropped as recorded before. The
+/// deterministic simulation found it (an answered call recorded "no outcome").
+#[tokio::test]
+async fn a_call_placed_by_a_late_resend_is_recorded_with_its_own_outcome() {
+    let rig = rig_with(|s| {
+        s.reconcile_after = Duration::from_secs(60);
+        s.max_call = Duration::from_secs(3600);
+        // Connected for 8 s of wall time: still live when the next reconcile asks.
+        s.simulated.delay = Duration::from_secs(8);
+    })
+    .await;
+    let (task, ids) = released_in_doubt(&rig, "+12125553950").await;
+    rig.clock.advance(Duration::from_secs(2 * 3600));
+    round(&rig).await;
+    rig.api
+        .post(OWNER, "/api/task/resume", json!({"id": task}))
+        .await
+        .ok();
+    rig.clock.advance(MINUTE);
+    round(&rig).await;
+    assert_eq!(
+        rig.local_calls(&task).await.len(),
+        1,
+        "placed by the re-send"
+    );
+    rig.clock.advance(MINUTE);
+    round(&rig).await;
+    let state = &rig.api.stored_task_contacts(OWNER, &task).await[&ids[0]];
+    assert_eq!(
+        (state.in_call, state.last_reason),
+        (Some(1), None),
+        "a connected call waits for its outcome: {state:?}"
+    );
+    tokio::time::sleep(Duration::from_secs(9)).await;
+    for _ in 0..3 {
+        rig.clock.advance(MINUTE);
+        round(&rig).await;
+    }
+    let stored = rig.api.stored_task(OWNER, &task).await;
+    assert_eq!(
+        (
+            stored.status,
+            stored.counters.calls,
+            stored.counters.success,
+            stored.counters.failed,
+            stored.in_flight
+        ),
+        (TaskStatus::Completed, 1, 1, 0, 0),
+        "{}",
+        rig.diagnostics(&task).await
+    );
+    let state = &rig.api.stored_task_contacts(OWNER, &task).await[&ids[0]];
+    assert_eq!(
+        (state.attempts, state.last_reason, state.in_call),
+        (1, Some(Reason::Answered), None)
+    );
+    assert_eq!(rig.engine.store.calls_in_flight().await.unwrap(), 0);
+}

@@ -342,7 +342,9 @@ impl RequestLimiter {
         let free: Vec<usize> = (0..places)
             .filter(|&slot| leases.get(slot).copied().unwrap_or(0) <= now)
             .collect();
-        (!free.is_empty()).then(|| free[fastrand::usize(..free.len())])
+        let len = free.len() as u64;
+        let drawn = outbound_model::simulation::below(len).map(|at| at as usize);
+        (!free.is_empty()).then(|| free[drawn.unwrap_or_else(|| fastrand::usize(..free.len()))])
     }
 
     fn over_rate(&self, tat: i64, now: i64) -> Admission {

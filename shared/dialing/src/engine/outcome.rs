@@ -260,8 +260,12 @@ impl<P: Provider> Engine<P> {
             return Ok(());
         };
         let now = self.clock.now();
-        let may_be_live = state
-            .claimed_at
+        // A call may be live until DIAL_MAX_CALL_SECONDS after the latest start that may have
+        // placed it: its claim, or a start in doubt sent again with its token since (D28).
+        let sent_again_at = state
+            .sent_again_at
+            .filter(|_| !planted(Bug::ResendJudgedByClaim));
+        let may_be_live = (sent_again_at.or(state.claimed_at))
             .is_some_and(|at| now.0 - at.0 < self.config.max_call.as_millis() as i64);
         let later = Timestamp(now.0 + self.config.reconcile_after.as_millis() as i64);
         let report = match &state.call_id {

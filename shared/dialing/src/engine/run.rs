@@ -30,7 +30,10 @@ use outbound_model::Tenant;
 use outbound_model::{Id, Task, TaskStatus, Timestamp};
 use outbound_telemetry::Unit;
 use std::collections::{HashMap, HashSet};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+// tokio's clock: the same as std's in a Lambda, virtual under the simulation's paused runtime,
+// where a deadline read from the wall clock would make a run's length depend on the machine.
+use tokio::time::Instant;
 
 /// What one dial run did.
 #[derive(Debug, Default, PartialEq, Eq)]

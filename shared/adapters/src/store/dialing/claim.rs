@@ -596,10 +596,10 @@ impl Store {
         let update = if quota_refused {
             "SET next_attempt_at = :at, gsi1pk = :wait_pk, gsi1sk = :wait_sk, \
              quota_refusals = if_not_exists(quota_refusals, :zero) + :one \
-             REMOVE in_call, claimed_at, call_id, refused, calling_from, gsi2pk, gsi2sk"
+             REMOVE in_call, claimed_at, sent_again_at, call_id, refused, calling_from, gsi2pk, gsi2sk"
         } else {
             "SET next_attempt_at = :at, gsi1pk = :wait_pk, gsi1sk = :wait_sk \
-             REMOVE in_call, claimed_at, call_id, refused, calling_from, gsi2pk, gsi2sk"
+             REMOVE in_call, claimed_at, sent_again_at, call_id, refused, calling_from, gsi2pk, gsi2sk"
         };
         let mut expr = Expr::default()
             .value(":at", n(retry_at.0))
@@ -718,7 +718,8 @@ impl Store {
     /// Takes again the places an attempt in doubt gave back (D28), so its start can be sent
     /// again with its token: a place among the task's and the service's calls in flight (its own
     /// capacity shard's part) and one of this second's calls at the provider rate, as a claim
-    /// takes them, on the condition that the attempt is still in flight, in doubt and released.
+    /// takes them, on the condition that the attempt is still in flight, in doubt and released;
+    /// `now` is kept as when it was sent again.
     /// Answers false when any of that no longer holds or there is no room: nothing is taken.
     pub async fn hold_in_doubt_again(
         &self,
@@ -733,11 +734,12 @@ impl Store {
             Claim::Contact,
             keys::task_contacts(tenant, &task.id),
             keys::contact(&state.contact_id),
-            "REMOVE released",
+            "SET sent_again_at = :now REMOVE released",
             Some("in_call = :attempt AND attribute_not_exists(call_id) AND released = :true"),
             Expr::default()
                 .value(":true", AttributeValue::Bool(true))
-                .value(":attempt", n(attempt)),
+                .value(":attempt", n(attempt))
+                .value(":now", n(now.0)),
         )?;
         // Released, it waited among the task's contacts; held, it is counted in flight alone.
         let mut moved = Deltas::default();

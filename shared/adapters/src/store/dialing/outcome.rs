@@ -433,6 +433,7 @@ fn state_after(
     let mut removes = vec![
         "in_call",
         "claimed_at",
+        "sent_again_at",
         "call_id",
         "released",
         "with_agent",
