@@ -71,18 +71,23 @@ conformance:
 
 ## sim: the deterministic simulation (sim/): SEEDS seeds (default 400) of the engine, the store
 ## and the API in one process over an embedded DynamoDB, faults and interleavings from each seed;
-## SIM_SEED=n replays one seed and prints its outcome and trace hash. `make test` plays 100. The
+## SIM_SEED=n replays one seed and prints its outcome and trace hash (SIM_TRACE=1: every line of
+## its trace; SIM_LOG=<filter>: the service's log). `make test` plays 100 in its own build. The
 ## parts run side by side (nextest's --no-capture would run them one at a time), each printing
 ## its tally when it ends.
+## sim and sim-mutants build into target/sim with every dependency optimised (opt-level 1): the
+## seeds play about 4x faster than in the test build (the AWS SDK's debug code is most of a
+## seed's time), for a first build about twice as long as the test build's (docs/simulation.md).
 SEEDS ?= 400
+SIM_CARGO = CARGO_TARGET_DIR=$(CURDIR)/target/sim cargo nextest run --workspace --config 'profile.dev.package."*".opt-level=1'
 sim:
-	SIM_SEEDS=$(SEEDS) $(if $(SIM_SEED),SIM_SEED=$(SIM_SEED)) cargo nextest run --workspace $(if $(SIM_SEED),--no-capture,--success-output final) -E 'binary(seeds) and test(/^seeds_part_/)'
+	SIM_SEEDS=$(SEEDS) $(if $(SIM_SEED),SIM_SEED=$(SIM_SEED)) $(SIM_CARGO) $(if $(SIM_SEED),--no-capture,--success-output final) -E 'binary(seeds) and test(/^seeds_part_/)'
 
 ## sim-mutants: the mutation table: each bug planted in the engine (outbound_model::simulation::Bug)
 ## in turn, seeds played until one breaks a promise (at most SIM_MUTANT_SEEDS, default 200);
 ## SIM_MUTANT=<name> plants that one alone
 sim-mutants:
-	$(if $(SIM_MUTANT_SEEDS),SIM_MUTANT_SEEDS=$(SIM_MUTANT_SEEDS)) $(if $(SIM_MUTANT),SIM_MUTANT=$(SIM_MUTANT)) cargo nextest run --workspace --no-capture --run-ignored only -E 'binary(seeds) and test(every_planted_bug_is_found)'
+	$(if $(SIM_MUTANT_SEEDS),SIM_MUTANT_SEEDS=$(SIM_MUTANT_SEEDS)) $(if $(SIM_MUTANT),SIM_MUTANT=$(SIM_MUTANT)) $(SIM_CARGO) --no-capture --run-ignored only -E 'binary(seeds) and test(every_planted_bug_is_found)'
 
 ## sim-http: the seeded simulation over HTTP, moto's queues and the fault proxy (D28), SEEDS
 ## seeds; SIM_SEED=n replays one
@@ -137,9 +142,11 @@ package:
 	scripts/package.sh
 
 ## bench: every benchmark BENCH_RUNS times (default 3), the expensive ones (the 1,000-contact
-## campaign, the 10,000-task tick) once, against moto on MOTO_PORT (started if none answers); each
-## figure is a sample in .local/bench/samples.jsonl (fresh each time), summarised at the end into
-## bench/results.json and BENCHMARKS.md (median, min, max) by scripts/bench_report.py
+## campaign, the 10,000-task tick) once, against dynoxide (DynamoDB, a database of each bench's
+## own) and moto on MOTO_PORT (S3, SQS, EventBridge; started if none answers); each figure is a
+## sample in .local/bench/samples.jsonl (fresh each time), summarised at the end into
+## bench/results.json and BENCHMARKS.md (median, min, max; beside the medians measured on moto,
+## bench/moto.json) by scripts/bench_report.py
 BENCH_RUNS ?= 3
 FUNCTIONS := datasource-api task-api contact-import reclaim dialer-tick dialer call-events exporter event-publisher flow-results
 bench bench-run bench-once bench-cold-start: export BENCH_DIR ?= $(CURDIR)/.local/bench

@@ -9,7 +9,9 @@ line, `{"key": "dotted.path", "value": number}`, one line per figure per run, wr
 `outbound_tests::bench::record` and scripts/bench_files.py. Samples are grouped by key; each
 key's median, min and max over its runs go to `bench/results.json` as nested objects (one level
 per dotted segment) and to one table per group in `BENCHMARKS.md`, with the goal the issue sets
-for it. Plain Python 3, no dependencies.
+for it. Beside each median stands the figure measured with moto as the DynamoDB of the stack
+(`bench/moto.json`, the last results before dynoxide, kept as they were). Plain Python 3, no
+dependencies.
 """
 
 import datetime
@@ -47,7 +49,8 @@ GROUPS = [
         ["grown_stack"],
         "The local stack as data grows",
         "A stack run as `make run` runs it (API, queue pollers, the tick every 2 s, the reclaim "
-        "sweep, the stream pump, one moto), fresh and again after it holds 100,000 contacts "
+        "sweep, the stream pump; DynamoDB from dynoxide in the process, S3, SQS and EventBridge from "
+        "moto), fresh and again after it holds 100,000 contacts "
         "(ten CSV files imported the presigned way) and 100 finished tasks: `POST "
         ".../contact/add` p50/p99 at concurrency 1 and 16 (200 each), moto's CPU share while the "
         "stack is left alone (`moto_busy_pct`), and how long the loading took "
@@ -76,12 +79,13 @@ GROUPS = [
     (
         ["api_latency_ms", "api_own_ms", "api_store_calls"],
         "API latency",
-        "The main endpoints through the local API (in process, real HTTP) against moto, 200 "
+        "The main endpoints through the local API (in process, real HTTP) against dynoxide "
+        "(DynamoDB, in the process) and moto (S3, SQS), 200 "
         "requests each at concurrency 1 (`c1`) and 16 (`c16`): wall latency p50/p99 "
         "(`api_latency_ms`), the service's own time (`api_own_ms`: the handler's time minus the "
         "time waiting on AWS, from the SDK's own attempt timings, as the `Server-Timing` header "
-        "answers it) and the DynamoDB calls each request made (`api_store_calls`). moto is "
-        "single-threaded Python, so at c16 the wall time is mostly its queue.",
+        "answers it) and the DynamoDB calls each request made (`api_store_calls`). With moto as "
+        "DynamoDB (single-threaded Python) the wall time at c16 was mostly its queue.",
     ),
     (
         ["package_zip_bytes"],
@@ -104,8 +108,8 @@ GROUPS = [
         "Import",
         "The 10,000-row files imported end to end through the HTTP API into a new data source, "
         "posted as multipart and the presigned way (upload URL, PUT to S3, upload event to the "
-        "import handler), against moto. moto is single-threaded Python: the times are the "
-        "stand-in's, not AWS's; the requests and write capacity units (WCU: 1 per KB per item "
+        "import handler), against dynoxide (DynamoDB) and moto (S3, SQS): the times are the "
+        "stand-ins', not AWS's; the requests and write capacity units (WCU: 1 per KB per item "
         "written, 2 in a transaction; index writes not included) are what DynamoDB would see. "
         "A data source's rows are spread over its contact shards (`keys` partition keys, 8 by "
         "default), each taking 1,000 WCU/s: `busiest_key_wcu` is what the busiest key took "
@@ -118,7 +122,7 @@ GROUPS = [
     (
         ["dialing"],
         "Dialing",
-        "The dialing engine against moto with the simulated provider. A 1,000-contact task "
+        "The dialing engine against dynoxide with the simulated provider. A 1,000-contact task "
         "from publish to COMPLETED (`campaign_*`, outcomes at once, the clock moved past each "
         "retry): per placed call, the DynamoDB requests, items written and WCUs, split into "
         "the claim transaction, the placing transaction (provider call id and call record), "
@@ -132,7 +136,7 @@ GROUPS = [
         "in each contact's local time, with a frequency cap and a do-not-call list set (D15-D17): "
         "items read per placed call and per dial run until the open zones are called; "
         "`*.claim_checked`: the claim's cost with the do-not-call check and the cap in it. "
-        "Times are the single-threaded stand-in's; counts are what AWS would see.",
+        "Times are the stand-in's; counts are what AWS would see.",
     ),
     (
         ["console"],
@@ -258,7 +262,16 @@ def machine():
     ]
 
 
+def moto_figures():
+    """The medians measured when moto served DynamoDB, by dotted key (`bench/moto.json`)."""
+    path = ROOT / "bench" / "moto.json"
+    if not path.exists():
+        return {}
+    return {k: v["median"] for k, v in flatten(json.loads(path.read_text(encoding="utf-8"))).items()}
+
+
 def markdown(summaries):
+    moto = moto_figures()
     groups = {}
     for key, leaf in summaries.items():
         groups.setdefault(group_of(key), []).append((key, leaf))
@@ -270,7 +283,9 @@ def markdown(summaries):
         "Written by `make bench` (scripts/bench_report.py) from the samples of its runs; the "
         "numbers are also in `bench/results.json`. Each figure is the median, min and max over "
         "`runs` runs of `make bench` (`BENCH_RUNS`, default 3); the expensive ones (the "
-        "1,000-contact campaign and the 10,000-task tick) run once. Goals are the issue's.",
+        "1,000-contact campaign and the 10,000-task tick) run once. Goals are the issue's. "
+        "`moto` is the median measured when moto served DynamoDB (`bench/moto.json`); "
+        "dynoxide serves it now (docs/emulators.md).",
         "",
     ]
     for group in known + other:
@@ -282,13 +297,14 @@ def markdown(summaries):
         if about:
             out += [about, ""]
         out += [
-            "| figure | median | min | max | runs | goal |",
-            "|---|---:|---:|---:|---:|---|",
+            "| figure | median | min | max | runs | moto | goal |",
+            "|---|---:|---:|---:|---:|---:|---|",
         ]
         for key, leaf in sorted(groups[group]):
             out.append(
                 f"| `{key}` | {number(leaf['median'])} | {number(leaf['min'])} "
-                f"| {number(leaf['max'])} | {leaf['runs']} | {goal_cell(key, leaf['median'])} |"
+                f"| {number(leaf['max'])} | {leaf['runs']} "
+                f"| {number(moto[key]) if key in moto else '—'} | {goal_cell(key, leaf['median'])} |"
             )
         out.append("")
     out += ["## Machine", ""]
