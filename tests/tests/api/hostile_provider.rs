@@ -20,6 +20,14 @@ async fn round(rig: &Rig) {
     rig.api.dial_round(&rig.engine).await;
 }
 
+/// `count` rounds a minute apart.
+async fn minutes(rig: &Rig, count: usize) {
+    for _ in 0..count {
+        rig.clock.advance(MINUTE);
+        round(rig).await;
+    }
+}
+
 fn contacts(n: usize, fields: Value) -> Vec<(String, Value)> {
     (0..n)
         .map(|i| (format!("+1212555{:04}", 3000 + i), fields.clone()))
@@ -185,10 +193,7 @@ async fn a_start_in_doubt_waits_for_its_contact_to_be_callable_and_is_sent_again
         .post(OWNER, "/api/task/resume", json!({"id": task}))
         .await
         .ok();
-    for _ in 0..3 {
-        rig.clock.advance(MINUTE);
-        round(&rig).await;
-    }
+    minutes(&rig, 3).await;
     let stored = rig.api.stored_task(OWNER, &task).await;
     assert_eq!(
         (
@@ -243,10 +248,7 @@ async fn a_start_sent_again_counts_toward_the_frequency_cap() {
 
     // A day after that call, the start is sent again with its token and places it.
     rig.clock.advance(Duration::from_secs(86_400));
-    for _ in 0..3 {
-        rig.clock.advance(MINUTE);
-        round(&rig).await;
-    }
+    minutes(&rig, 3).await;
     let stored = rig.api.stored_task(OWNER, &first).await;
     assert_eq!(
         (
@@ -525,10 +527,7 @@ async fn a_call_placed_by_a_late_resend_is_recorded_with_its_own_outcome() {
         "a connected call waits for its outcome: {state:?}"
     );
     tokio::time::sleep(Duration::from_secs(9)).await;
-    for _ in 0..3 {
-        rig.clock.advance(MINUTE);
-        round(&rig).await;
-    }
+    minutes(&rig, 3).await;
     let stored = rig.api.stored_task(OWNER, &task).await;
     assert_eq!(
         (
