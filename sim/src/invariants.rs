@@ -13,7 +13,7 @@
 //!   each task's counters (calls, successes, failures, no answers, seconds) the sum of its
 //!   recorded outcomes.
 
-use crate::provider::{AttemptKey, Placed};
+use crate::provider::{attempt_key, AttemptKey, Placed};
 use crate::wire::Recorded;
 use crate::world::World;
 use chrono::{TimeZone, Timelike};
@@ -28,7 +28,7 @@ const LISTING_RACE_MS: i64 = 1_000;
 #[derive(Debug, Default)]
 pub struct Checker {
     seen: usize,
-    attempts: BTreeSet<(String, String, u32)>,
+    attempts: BTreeSet<AttemptKey>,
     per_contact: BTreeMap<(String, String), u32>,
     /// Each tenant's calls to each number, by time.
     by_number: BTreeMap<(usize, String), Vec<i64>>,
@@ -62,11 +62,7 @@ impl Checker {
 
     fn check_call(&mut self, world: &World, call: &Placed) -> Result<(), String> {
         let attempt = &call.attempt;
-        let key = (
-            attempt.task_id.as_str().to_owned(),
-            attempt.contact_id.as_str().to_owned(),
-            attempt.attempt,
-        );
+        let key = attempt_key(&attempt.task_id, &attempt.contact_id, attempt.attempt);
         if !self.attempts.insert(key.clone()) {
             return Err(format!("attempt {key:?} placed twice"));
         }
@@ -153,11 +149,7 @@ pub async fn at_end(world: &World) -> Result<(), String> {
     let in_doubt = world.provider.in_doubt();
     for call in &placed {
         let attempt = &call.attempt;
-        let key = (
-            attempt.task_id.as_str().to_owned(),
-            attempt.contact_id.as_str().to_owned(),
-            attempt.attempt,
-        );
+        let key = attempt_key(&attempt.task_id, &attempt.contact_id, attempt.attempt);
         let Some(outcome) = by_attempt.remove(&key) else {
             return Err(format!(
                 "a call placed, its outcome never recorded: {call:?}"

@@ -12,6 +12,7 @@ use outbound_adapters::telephony::simulated::{SimulatedEvent, SimulatedOutcome};
 use outbound_model::call::{CallAttempt, CallReport};
 use outbound_model::error::Error;
 use outbound_model::signature::SIGNATURE_ATTRIBUTE;
+use outbound_model::Id;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 
@@ -44,6 +45,15 @@ pub struct Placed {
 
 /// An attempt: task, contact, attempt.
 pub type AttemptKey = (String, String, u32);
+
+/// The key of attempt `attempt` of contact `contact` in task `task`.
+pub fn attempt_key(task: &Id, contact: &Id, attempt: u32) -> AttemptKey {
+    (
+        task.as_str().to_owned(),
+        contact.as_str().to_owned(),
+        attempt,
+    )
+}
 
 #[derive(Debug, Default)]
 struct Calls {
@@ -90,11 +100,7 @@ impl SimProvider {
 
     fn left_in_doubt(&self, request: &CallRequest, what: &str) -> PlaceError {
         self.seeded.note(what);
-        let attempt = (
-            request.task_id.as_str().to_owned(),
-            request.contact_id.as_str().to_owned(),
-            request.attempt,
-        );
+        let attempt = attempt_key(&request.task_id, &request.contact_id, request.attempt);
         self.calls.lock().unwrap().in_doubt.insert(attempt);
         PlaceError::Unknown(format!("simulated {what}").into())
     }

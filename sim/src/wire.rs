@@ -45,7 +45,7 @@ pub struct Recorded {
 
 impl Recorded {
     /// The attempt it is the outcome of: task, contact, attempt.
-    pub fn attempt(&self) -> (String, String, u32) {
+    pub fn attempt(&self) -> crate::provider::AttemptKey {
         (self.task_id.clone(), self.contact_id.clone(), self.attempt)
     }
 }

@@ -43,8 +43,8 @@ impl Clock for VirtualClock {
     }
 }
 
-/// The SDK's clock: virtual time too. Its retry strategy reads the clock (its token bucket), and
-/// a wall clock there would make a replay depend on how fast the machine runs it.
+/// The SDK's clock: virtual time too, so what it stamps on a request (its signature's date) is
+/// the simulation's time, as every other clock the service reads.
 #[derive(Debug)]
 struct VirtualTime(Seeded);
 
@@ -669,6 +669,8 @@ fn sdk_config(wire: &Wire, seeded: &Seeded) -> aws_config::SdkConfig {
         .time_source(aws_smithy_async::time::SharedTimeSource::new(VirtualTime(
             seeded.clone(),
         )))
+        // Backoff without jitter: the SDK draws its jitter from the thread's generator, which
+        // its log spans draw from too once a log is on, so a replay with SIM_LOG would differ.
         .retry_config(
             aws_config::retry::RetryConfig::standard().with_use_static_exponential_base(true),
         )

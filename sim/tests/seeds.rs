@@ -15,17 +15,11 @@ fn seeds(part: u64) -> Vec<u64> {
 
 fn play(part: u64) {
     if let Ok(filter) = std::env::var("SIM_LOG") {
-        // An SDK operation's span draws its invocation id from the thread's random generator,
-        // which the SDK's retry jitter draws from too, whenever the span is enabled or the `log`
-        // crate would take it: with those spans off and no `log` bridge, the log does not
-        // change the replay it prints.
-        let filter = format!("{filter},aws_sdk_dynamodb=off,aws_sdk_sqs=off,aws_sdk_s3=off");
-        let subscriber = tracing_subscriber::fmt()
+        let _ = tracing_subscriber::fmt()
             .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
             .without_time()
             .with_writer(std::io::stderr)
-            .finish();
-        let _ = tracing::subscriber::set_global_default(subscriber);
+            .try_init();
     }
     let mut failed = Vec::new();
     let (mut calls, mut played) = (0, 0);

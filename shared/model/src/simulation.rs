@@ -67,7 +67,7 @@ thread_local! {
 }
 
 /// While the guard lives, this thread's time is `clock()` (Unix milliseconds), its ids and its
-/// [draws](below) come from `seed`, and `planted` (if any) is live.
+/// [draws](random_below) come from `seed`, and `planted` (if any) is live.
 pub fn enter(clock: impl Fn() -> i64 + 'static, seed: u64, planted: Option<Bug>) -> Guard {
     SIMULATED.with(|cell| {
         *cell.borrow_mut() = Some(Simulated {
@@ -118,19 +118,20 @@ pub(crate) fn next_id() -> Option<ulid::Ulid> {
     })
 }
 
-/// A number in `0..n` drawn from the seed, on a simulated thread (`None` elsewhere, and for `n`
-/// 0): the service's own random choices (backoff jitter, a free place among several) come from
-/// here under the simulation, so nothing else that draws from the thread's generator (the
-/// SDK's log spans do) changes a replay.
-pub fn below(n: u64) -> Option<u64> {
+/// A random number in `0..n` (0 when `n` is 0): the service's own random choices (backoff
+/// jitter, a free place among several) are made here. On a simulated thread it is drawn from
+/// the seed, so nothing else that draws from the thread's generator (the SDK's log spans do)
+/// changes a replay; elsewhere from the thread's generator.
+pub fn random_below(n: u64) -> u64 {
     if n == 0 {
-        return None;
+        return 0;
     }
-    SIMULATED.with(|cell| {
+    let drawn = SIMULATED.with(|cell| {
         let mut cell = cell.borrow_mut();
         let simulated = cell.as_mut()?;
         Some(splitmix(&mut simulated.draws) % n)
-    })
+    });
+    drawn.unwrap_or_else(|| fastrand::u64(0..n))
 }
 
 /// SplitMix64: a well-mixed next number of a 64-bit state.

@@ -297,8 +297,7 @@ const TRANSACTION_ATTEMPTS: u32 = 6;
 /// meet again on the same item at the same instant.
 pub(crate) fn backoff(attempt: u32) -> Duration {
     let ceiling = (25u64 << attempt.min(6)).min(1_000);
-    let drawn = outbound_model::simulation::below(ceiling).map(|below| below + 1);
-    Duration::from_millis(drawn.unwrap_or_else(|| fastrand::u64(1..=ceiling)))
+    Duration::from_millis(1 + outbound_model::simulation::random_below(ceiling))
 }
 
 impl Store {

@@ -342,9 +342,8 @@ impl RequestLimiter {
         let free: Vec<usize> = (0..places)
             .filter(|&slot| leases.get(slot).copied().unwrap_or(0) <= now)
             .collect();
-        let len = free.len() as u64;
-        let drawn = outbound_model::simulation::below(len).map(|at| at as usize);
-        (!free.is_empty()).then(|| free[drawn.unwrap_or_else(|| fastrand::usize(..free.len()))])
+        let at = outbound_model::simulation::random_below(free.len() as u64) as usize;
+        free.get(at).copied()
     }
 
     fn over_rate(&self, tat: i64, now: i64) -> Admission {
