@@ -5,7 +5,7 @@ TENANT ?= acme
 export MOTO_PORT ?= 5000
 export MOTO_ENDPOINT ?= http://127.0.0.1:$(MOTO_PORT)
 
-.PHONY: help check run test conformance sim sim-mutants sim-http console openapi token lambda-env lint-template validate-template bench bench-run bench-once bench-venv bench-cold-start bench-functions package
+.PHONY: help check run test function-trees conformance sim sim-mutants sim-http console openapi token lambda-env lint-template validate-template bench bench-run bench-once bench-venv bench-cold-start bench-functions package
 
 # The local server is built as `make test` builds it: `cargo nextest run --workspace` (which builds
 # with `cargo test --workspace --no-run`) unifies the
@@ -44,6 +44,7 @@ test: export AWS_ACTION_LOG = $(CURDIR)/.local/aws-actions.jsonl
 test:
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets -- -D warnings
+	@$(MAKE) --no-print-directory function-trees
 	@scripts/stack.sh setup
 	.venv/bin/cfn-lint template.yaml
 	.venv/bin/python -m unittest discover -s scripts -p 'test_*.py'
@@ -54,6 +55,19 @@ test:
 	cargo nextest run --workspace && $(MAKE) --no-print-directory conformance CONFORMANCE=quick \
 	  && scripts/contract_test.sh && scripts/console.sh test
 	.venv/bin/python scripts/iam_check.py --log "$$AWS_ACTION_LOG"
+
+## function-trees: each function group's part of the edge builds alone, warning-free, and the
+## dialing functions' dependency trees hold no router and no file format
+DIALING_FUNCTIONS ?= dialer dialer-tick call-events flow-results
+function-trees:
+	@for group in http dialing background; do \
+	  cargo clippy --quiet -p outbound-edge --no-default-features --features $$group -- -D warnings || exit 1; \
+	done
+	@for function in $(DIALING_FUNCTIONS); do \
+	  found=$$(cargo tree --quiet -p $$function -e normal --prefix none | awk '{print $$1}' | sort -u \
+	    | grep -E '^(axum|tower-http|utoipa|calamine|rust_xlsxwriter|zip|csv|outbound-files|outbound-api|outbound-service|outbound-workers)$$'); \
+	  if [ -n "$$found" ]; then echo "$$function depends on:" $$found; exit 1; fi; \
+	done; echo "function-trees: each group builds alone; the dialing functions name no router and no file format"
 
 ## conformance: the store's own tests (the DynamoDB semantics it relies on, the races, the edges
 ## of transaction, item and batch sizes) against AWS's DynamoDB Local, the second judge of what

@@ -4,25 +4,31 @@
 //! or builds a client of its own. A function's `main.rs` calls one of them, so its binary links
 //! only the handlers it runs.
 //!
-//! - [`http`]: the data source and task APIs;
-//! - [`dialing`]: the tick, the dialer, call events and the flows' reports;
-//! - [`background`]: imports, export jobs, reclaims and the event publisher.
+//! One feature per group, each turned on by its functions alone (so the dialer builds no router
+//! and no file formats):
+//! - [`http`] (`http`): the data source and task APIs;
+//! - [`dialing`] (`dialing`): the tick, the dialer, call events and the flows' reports;
+//! - [`background`] (`background`): imports, export jobs, reclaims and the event publisher.
 //!
 //! [`each_message`] is the life of every SQS-triggered function: each message on its own, only
 //! the failed ones reported back for redelivery.
 
+#[cfg(feature = "background")]
 pub mod background;
+#[cfg(feature = "dialing")]
 pub mod dialing;
+#[cfg(feature = "http")]
 pub mod http;
 
+#[cfg(feature = "background")]
 pub use background::{serve_contact_import, serve_event_publisher, serve_exporter, serve_reclaim};
+#[cfg(feature = "dialing")]
 pub use dialing::{serve_call_events, serve_dialer, serve_dialer_tick, serve_flow_results};
+#[cfg(feature = "http")]
 pub use http::{serve_datasource_api, serve_task_api};
 
 use aws_lambda_events::event::sqs::{SqsBatchResponse, SqsEvent};
-use outbound_app::config::Config;
-use outbound_app::App;
-use outbound_model::error::{ConfigError, Error};
+use outbound_model::error::Error;
 use std::future::Future;
 
 /// Runs `handle` on every message body of `event` and reports the ids of those that failed
@@ -45,6 +51,7 @@ where
 
 /// Every SQS batch through `handle`, one message at a time, failed messages reported for
 /// redelivery: the life of the dialer, call-events, import and export functions.
+#[cfg(any(feature = "dialing", feature = "background"))]
 async fn serve_batches<F, Fut>(handle: F) -> Result<(), lambda_runtime::Error>
 where
     F: Fn(String) -> Fut,
@@ -64,13 +71,16 @@ where
 
 /// The start of every function but the publisher: logging, then the configuration and the
 /// clients it names.
-async fn start() -> Result<App, ConfigError> {
+#[cfg(any(feature = "dialing", feature = "background"))]
+async fn start() -> Result<outbound_app::App, outbound_model::error::ConfigError> {
     outbound_telemetry::init();
-    Ok(App::from_config(Config::from_env()?).await)
+    let config = outbound_app::config::Config::from_env()?;
+    Ok(outbound_app::App::from_config(config).await)
 }
 
 /// A handler's error as the runtime reports it: the invocation fails and is retried by its
 /// source.
+#[cfg(any(feature = "dialing", feature = "background"))]
 fn failed(error: impl std::fmt::Display) -> lambda_runtime::Error {
     lambda_runtime::Error::from(error.to_string())
 }
