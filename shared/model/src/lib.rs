@@ -22,6 +22,7 @@ pub mod page;
 pub mod phone;
 pub mod plan;
 pub mod reclaim;
+pub mod run_slice;
 #[cfg(feature = "openapi")]
 pub mod schema;
 pub mod settings;
@@ -33,6 +34,7 @@ pub mod tenant;
 pub mod text;
 pub mod time;
 pub mod time_of_day;
+pub mod transition;
 
 pub use contact::{Contact, ContactFields};
 pub use datasource::DataSource;

@@ -4,7 +4,6 @@
 use outbound_adapters::blob::Blob;
 use outbound_adapters::queue::Queue;
 use outbound_adapters::store::recall::RECALL_IN_ONE;
-use outbound_adapters::store::task::{Hold, Transition};
 use outbound_adapters::store::Store;
 use outbound_app::config::dialing::{DialerConfig, TelephonyRules};
 use outbound_model::call::{RetryRule, Skip};
@@ -25,6 +24,7 @@ use outbound_model::task::{
 };
 use outbound_model::telephony::{fixed_at_publish, CallerIdChoice, TaskResults, Voicemail};
 use outbound_model::time_of_day::{ClockTime, DailyWindow};
+use outbound_model::transition::{Hold, Transition};
 use outbound_model::Tenant;
 use outbound_model::{Description, Id, Name, Page, Task, TaskStatus, Timestamp};
 use std::collections::HashSet;

@@ -13,7 +13,7 @@ use outbound_model::event::Event;
 use outbound_model::limits::Limited;
 use outbound_model::page::{Page, PageQuery};
 use outbound_model::task::{not_allowed, TaskContact, TaskOperation};
-use outbound_model::telephony::CallerIdChoice;
+use outbound_model::transition::{Hold, RunPlace, Transition};
 use outbound_model::Tenant;
 use outbound_model::{Id, Name, Task, TaskStatus, Timestamp};
 use std::collections::{HashMap, HashSet};
@@ -26,143 +26,10 @@ fn name_taken(name: &Name) -> Error {
     Error::Conflict(format!("taskName {:?} already exists", name.as_str()))
 }
 
-/// What a state change does to the task's data source (D11: RUNNING and PAUSED tasks hold it).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Hold {
-    /// Nothing: the task held it before and after, or neither.
-    Keep,
-    /// Start holding it; it must still exist and have contacts.
-    Acquire,
-    /// Stop holding it.
-    Release,
-}
-
-impl Hold {
-    pub fn between(from: TaskStatus, to: TaskStatus) -> Hold {
-        match (from.holds_data_source(), to.holds_data_source()) {
-            (false, true) => Hold::Acquire,
-            (true, false) => Hold::Release,
-            _ => Hold::Keep,
-        }
-    }
-}
-
-/// What a state change does to the tenant's count of RUNNING tasks (D26): the count is moved
-/// in the same transaction as the status, so each entry into RUNNING takes a place and each
-/// exit gives it back exactly once, however often a change is sent again.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum RunPlace {
-    /// Neither state is RUNNING, or both are.
-    Keep,
-    /// Into RUNNING: one more, on condition that the tenant runs fewer than its limit. The task
-    /// is marked (`RUN_PLACE`) as holding a place.
-    Take,
-    /// Out of RUNNING. `counted`: the task holds a place (it is marked) and gives it back;
-    /// otherwise it entered RUNNING before places were counted and has none to give back.
-    GiveBack { counted: bool },
-}
-
-impl RunPlace {
-    fn between(from: TaskStatus, to: TaskStatus) -> RunPlace {
-        match (from == TaskStatus::Running, to == TaskStatus::Running) {
-            (false, true) => RunPlace::Take,
-            (true, false) => RunPlace::GiveBack { counted: true },
-            _ => RunPlace::Keep,
-        }
-    }
-}
-
 /// The task attribute that marks a RUNNING task as holding one of its tenant's places (D26).
 const RUN_PLACE: &str = "run_place";
 /// The tenant's count of RUNNING tasks holding a place, on its `COUNTS` item (D26).
 const RUNNING_TASKS: &str = "running_tasks";
-
-/// A state change: from any of `from` to `to`, with what it records.
-#[derive(Clone, Debug)]
-pub struct Transition {
-    pub operation: TaskOperation,
-    pub from: &'static [TaskStatus],
-    pub to: TaskStatus,
-    pub hold: Hold,
-    pub at: Timestamp,
-    pub set_started: bool,
-    pub set_ended: bool,
-    pub stop_reason: Option<String>,
-    pub fail_reason: Option<String>,
-    /// Refreshes the task's `contact_count` (publish).
-    pub contact_count: Option<u64>,
-    /// Fixes the caller ID and flow the task calls with (publish, D28): what was its own, or
-    /// its tenant's defaults then.
-    pub setup: Option<(Option<CallerIdChoice>, Option<String>)>,
-    /// Only with no call in flight and no recall since the task was read at this revision (the
-    /// dialing engine's completion, D13).
-    pub idle_at_revision: Option<u64>,
-    /// Only while the data source's `contacts_added` is this (the completion, D13): a contact
-    /// added during the completion check stops it.
-    pub contacts_added: Option<u64>,
-    /// Commits a large recall (D12): the task records it as pending, once at a time.
-    pub pending_recall: Option<(Id, Timestamp)>,
-}
-
-impl Transition {
-    /// A state change without side data.
-    pub fn of(operation: TaskOperation, at: Timestamp) -> Transition {
-        let from = operation.allowed_from();
-        let to = operation.target().unwrap_or(from[0]);
-        Transition {
-            operation,
-            from,
-            to,
-            // Every operation's source states agree on holding the data source, so the first decides.
-            hold: Hold::between(from[0], to),
-            at,
-            set_started: operation == TaskOperation::Publish,
-            set_ended: matches!(
-                operation,
-                TaskOperation::Stop | TaskOperation::Complete | TaskOperation::Fail
-            ),
-            stop_reason: None,
-            fail_reason: None,
-            contact_count: None,
-            setup: None,
-            idle_at_revision: None,
-            contacts_added: None,
-            pending_recall: None,
-        }
-    }
-
-    /// `task` as this change leaves it.
-    fn applied_to(&self, mut task: Task) -> Task {
-        task.status = self.to;
-        task.updated_at = self.at;
-        if self.set_started {
-            task.started_at = Some(self.at);
-        }
-        if self.set_ended {
-            task.ended_at = Some(self.at);
-        }
-        if self.to == TaskStatus::Running {
-            task.ended_at = None;
-            task.idle_until = None;
-            task.held_back_at = None;
-        }
-        task.awake += 1;
-        if self.stop_reason.is_some() {
-            task.stop_reason.clone_from(&self.stop_reason);
-        }
-        if self.fail_reason.is_some() {
-            task.fail_reason.clone_from(&self.fail_reason);
-        }
-        if let Some((caller, flow)) = &self.setup {
-            task.settings.caller_id = caller.clone();
-            task.settings.contact_flow_id = flow.clone();
-        }
-        if let Some(count) = self.contact_count {
-            task.contact_count = count;
-        }
-        task
-    }
-}
 
 /// Why one try of a transition did not commit.
 enum Moved {

@@ -20,11 +20,10 @@ use outbound_model::error::Error;
 use outbound_model::local_time::{contact_zones, own_zone, Windows};
 use outbound_model::numbers::{e164, Country};
 use outbound_model::plan::due_contacts;
+use outbound_model::run_slice::{self, rests_until, takes_another, FreshContact, SlicePlan};
 use outbound_model::settings::FrequencyCap;
 use outbound_model::simulation::{planted, Bug};
-use outbound_model::task::{
-    rules_time, Due, Fresh, HeldBack, Judged, RunSlice, TaskContact, IDLE_AT_MOST,
-};
+use outbound_model::task::{rules_time, Due, Fresh, HeldBack, Judged, RunSlice, TaskContact};
 use outbound_model::telephony::{results_room, CallSetup, Withheld, E164_ATTRIBUTE};
 use outbound_model::Tenant;
 use outbound_model::{Id, Task, TaskStatus, Timestamp};
@@ -44,9 +43,6 @@ pub struct DialReport {
 
 /// How long one dial run may wait for the provider rate before it leaves the rest to the next.
 const RUN_DEADLINE: Duration = Duration::from_secs(20);
-/// The most contacts one run takes (D23): about what it places before its deadline at the
-/// provider's 200 ms a call; more calls in flight come from more runs, each its own slice.
-const RUN_SLICE: usize = 100;
 /// How long a run's slice holds its room, should the run die without giving it back: its
 /// deadline and a grace (D28). A claim whose provider id was not saved by then is in doubt,
 /// looked at by the tick after.
@@ -220,8 +216,7 @@ impl<P: Provider> Engine<P> {
         // replaced at once (D13) and overlapping runs never claim the same room.
         let share = budget.min(self.config.max_in_flight_per_task);
         let taken = task.reserved_at(now);
-        let room =
-            (share.saturating_sub(task.in_flight).saturating_sub(taken) as usize).min(RUN_SLICE);
+        let room = run_slice::room(share, task.in_flight, taken);
         // Nothing to place and, with calls in flight or runs going, nothing to complete: no
         // contact need be read (a read in contact order is one Query a contact shard).
         if room == 0 && (task.in_flight > 0 || taken > 0) {
@@ -317,26 +312,12 @@ impl<P: Provider> Engine<P> {
         let due = due_contacts(&retries, &fresh_ids, &existing, now, room);
         // The slice: the cursor moves past the last never-dialled contact this run will try (and
         // past those before it, called or deleted already), and the run's room is taken.
-        let in_slice: HashSet<&Id> = due
-            .iter()
-            .filter(|one| one.state.is_none())
-            .map(|one| &one.contact_id)
-            .collect();
-        let last = fresh
-            .iter()
-            .rev()
-            .find(|(f, _, _)| in_slice.contains(&f.contact_id))
-            .map(|(_, _, sk)| sk.as_str());
+        let plan = SlicePlan::of(&due, &fresh, task.cursor.as_deref(), now, SLICE_LIFETIME);
         let run = Id::new();
-        let slice = RunSlice {
-            room: u32::try_from(due.len()).unwrap_or(u32::MAX),
-            until: Timestamp(now.0 + SLICE_LIFETIME.as_millis() as i64),
-            from: task.cursor.clone(),
-            to: last.map(str::to_owned),
-        };
+        let last = plan.last.as_deref();
         if !self
             .store
-            .take_slice(tenant, task, run.as_str(), last, &slice)
+            .take_slice(tenant, task, run.as_str(), last, &plan.slice)
             .await?
         {
             return Ok(Slice::Lost);
@@ -348,20 +329,11 @@ impl<P: Provider> Engine<P> {
             .call_slice(tenant, task, &due, &targets, &rules, &mut settled)
             .await;
         let ended = self
-            .end_slice(
-                tenant,
-                task,
-                run.as_str(),
-                &fresh,
-                &in_slice,
-                &settled,
-                last,
-            )
+            .end_slice(tenant, task, run.as_str(), &plan, &fresh, &settled)
             .await;
         report.placed += called?;
         ended?;
-        let more =
-            due.len() == RUN_SLICE && due.iter().all(|one| settled.contains(&one.contact_id));
+        let more = takes_another(&due, &settled);
         Ok(Slice::Done { report, more })
     }
 
@@ -463,34 +435,17 @@ impl<P: Provider> Engine<P> {
     /// it did not settle (its deadline, a busy provider, an error). While no run has taken a
     /// slice after it, the cursor moves back to the first of them, so they come next as if never
     /// taken; otherwise they are queued as due retries, never left behind the cursor.
-    #[allow(clippy::too_many_arguments)]
     async fn end_slice(
         &self,
         tenant: &Tenant,
         task: &Task,
         run: &str,
-        fresh: &[(Fresh, Target, String)],
-        in_slice: &HashSet<&Id>,
+        plan: &SlicePlan,
+        fresh: &[FreshContact],
         settled: &HashSet<Id>,
-        end: Option<&str>,
     ) -> Result<(), Error> {
-        let left: Vec<Id> = in_slice
-            .iter()
-            .filter(|id| !settled.contains(**id))
-            .map(|id| (*id).clone())
-            .collect();
-        let back_to = if left.is_empty() {
-            None
-        } else {
-            let mut back = task.cursor.as_deref();
-            for (f, _, sk) in fresh {
-                if in_slice.contains(&f.contact_id) && !settled.contains(&f.contact_id) {
-                    break;
-                }
-                back = Some(sk.as_str());
-            }
-            Some(back)
-        };
+        let (left, back_to) = plan.left(fresh, settled, task.cursor.as_deref());
+        let end = plan.last.as_deref();
         if self
             .store
             .end_slice(tenant, &task.id, run, end, back_to)
@@ -531,12 +486,11 @@ impl<P: Provider> Engine<P> {
         })
     }
 
-    /// A run that found nothing due (D23): the task gets no share and no dial run until its
-    /// earliest waiting contact is due (at most [`IDLE_AT_MOST`] ahead), unless an outcome, a
-    /// recall or a resume comes first, or the tick finds contacts added or the rules changed
-    /// since `judged`. Nothing is marked when a contact is due within the next tick. A task
-    /// whose only contacts left wait for their outcome (`outcomes_pending`, D28) rests until
-    /// one comes: its share goes to tasks with work.
+    /// A run that found nothing due (D23): the task gets no share and no dial run until
+    /// [`rests_until`] says, unless an outcome, a recall or a resume comes first, or the tick
+    /// finds contacts added or the rules changed since `judged`. A task whose only contacts
+    /// left wait for their outcome (`outcomes_pending`, D28) rests until one comes: its share
+    /// goes to tasks with work.
     async fn rest_until_due(
         &self,
         tenant: &Tenant,
@@ -549,17 +503,10 @@ impl<P: Provider> Engine<P> {
             .store
             .earliest_waiting(tenant, &task.id, judged.rules_at)
             .await?;
-        let due = match waiting {
-            Some(due) => due,
-            None if outcomes_pending => Timestamp(now.0 + IDLE_AT_MOST.as_millis() as i64),
-            None => return Ok(()),
-        };
-        let next_tick = Timestamp(now.0 + 60_000);
-        if due.0 <= next_tick.0 {
-            return Ok(());
+        match rests_until(waiting, outcomes_pending, now) {
+            Some(until) => self.store.mark_idle(tenant, task, until, judged).await,
+            None => Ok(()),
         }
-        let until = Timestamp(due.0.min(now.0 + IDLE_AT_MOST.as_millis() as i64));
-        self.store.mark_idle(tenant, task, until, judged).await
     }
 
     /// The start of attempt `attempt`, in doubt (D28), to send again: built as the claim built it,
