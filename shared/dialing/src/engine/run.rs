@@ -663,37 +663,31 @@ impl<P: Provider> Engine<P> {
                     return Ok(Next::Skipped(skip, Some(at)));
                 }
             }
-            match self
-                .store
+            let refused = match (self.store)
                 .claim_call(tenant, task, due, &gate, rules.caps, now)
                 .await
             {
                 Ok(call) => return self.place(call, &request, gate.frequency.as_ref()).await,
-                Err(ClaimRefused::Taken) => return Ok(Next::Settled { placed: false }),
-                Err(ClaimRefused::DoNotCall) => return Ok(Next::Skipped(Skip::Dnc, None)),
-                Err(ClaimRefused::Capped(at)) => {
-                    return Ok(Next::Skipped(Skip::FrequencyCap, Some(at)))
-                }
-                Err(ClaimRefused::Contended) => return Ok(Next::Later),
-                Err(ClaimRefused::CallerIdGone) => {
-                    // The operator took the number back since this run read the settings.
+                Err(ClaimRefused::Store(error)) => return Err(error),
+                Err(refused) => refused,
+            };
+            match on_refusal(&refused, now, started.elapsed() < RUN_DEADLINE) {
+                OnRefusal::Taken => return Ok(Next::Settled { placed: false }),
+                OnRefusal::Skip(skip, until) => return Ok(Next::Skipped(skip, until)),
+                OnRefusal::Later => return Ok(Next::Later),
+                OnRefusal::Wait(wait) => tokio::time::sleep(wait).await,
+                OnRefusal::Withhold => {
                     self.withhold(tenant, &task.id, Withheld::CallerId).await?;
                     return Ok(Next::Stop);
                 }
-                Err(ClaimRefused::RateLimited) if started.elapsed() < RUN_DEADLINE => {
-                    let into_second = u64::try_from(now.0.rem_euclid(1000)).unwrap_or(0);
-                    tokio::time::sleep(Duration::from_millis(1000 - into_second + 5)).await;
-                }
-                Err(ClaimRefused::Store(error)) => return Err(error),
-                Err(refused @ (ClaimRefused::TaskFull | ClaimRefused::ServiceFull)) => {
-                    // Due and no room: held back by capacity, as its diagnostics say (D19).
+                OnRefusal::HeldBack => {
                     tracing::debug!(?refused, "no more calls this run");
                     self.store
                         .mark_held_back(tenant, task, HeldBack::Capacity, now)
                         .await?;
                     return Ok(Next::Stop);
                 }
-                Err(refused) => {
+                OnRefusal::Stop => {
                     tracing::debug!(?refused, "no more calls this run");
                     return Ok(Next::Stop);
                 }
@@ -965,5 +959,91 @@ impl<P: Provider> Engine<P> {
             Ok(_) | Err(Error::NotAllowed(_)) | Err(Error::NotFound(_)) => Ok(()),
             Err(error) => Err(error),
         }
+    }
+}
+
+/// What a run does with a claim the store refused (D13, D16, D17, D22, D23).
+#[derive(Debug, PartialEq, Eq)]
+enum OnRefusal {
+    /// Another run claimed the attempt, or the contact's state moved on: settled for the cursor.
+    Taken,
+    /// Not called (D18), until then if it may be later.
+    Skip(Skip, Option<Timestamp>),
+    /// The number's count of attempts moved under a concurrent claim: on with the next contact.
+    Later,
+    /// This second's provider rate is used up: the same claim again after this wait, at the
+    /// next second.
+    Wait(Duration),
+    /// The caller ID is no longer the tenant's (the operator took it back since the run read
+    /// the settings): the task fails, the run stops (D22, D28).
+    Withhold,
+    /// Due and no room: held back by capacity, as its diagnostics say (D19, D23); the run stops.
+    HeldBack,
+    /// Nothing more for this run.
+    Stop,
+}
+
+/// The run's answer to `refused` at `now`; `may_wait`: the run is within its deadline, so a
+/// claim refused for this second's rate waits for the next.
+fn on_refusal(refused: &ClaimRefused, now: Timestamp, may_wait: bool) -> OnRefusal {
+    match refused {
+        ClaimRefused::Taken => OnRefusal::Taken,
+        ClaimRefused::DoNotCall => OnRefusal::Skip(Skip::Dnc, None),
+        ClaimRefused::Capped(at) => OnRefusal::Skip(Skip::FrequencyCap, Some(*at)),
+        ClaimRefused::Contended => OnRefusal::Later,
+        ClaimRefused::CallerIdGone => OnRefusal::Withhold,
+        ClaimRefused::RateLimited if may_wait => {
+            let into_second = u64::try_from(now.0.rem_euclid(1000)).unwrap_or(0);
+            OnRefusal::Wait(Duration::from_millis(1000 - into_second + 5))
+        }
+        ClaimRefused::TaskFull | ClaimRefused::ServiceFull => OnRefusal::HeldBack,
+        ClaimRefused::RateLimited | ClaimRefused::TaskNotRunning | ClaimRefused::Store(_) => {
+            OnRefusal::Stop
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_refused_claim_has_one_answer() {
+        let now = Timestamp(1_800_000_000_250);
+        let at = Timestamp(now.0 + 60_000);
+        let cases = [
+            (ClaimRefused::Taken, OnRefusal::Taken),
+            (ClaimRefused::DoNotCall, OnRefusal::Skip(Skip::Dnc, None)),
+            (
+                ClaimRefused::Capped(at),
+                OnRefusal::Skip(Skip::FrequencyCap, Some(at)),
+            ),
+            (ClaimRefused::Contended, OnRefusal::Later),
+            (ClaimRefused::CallerIdGone, OnRefusal::Withhold),
+            (ClaimRefused::TaskFull, OnRefusal::HeldBack),
+            (ClaimRefused::ServiceFull, OnRefusal::HeldBack),
+            (ClaimRefused::TaskNotRunning, OnRefusal::Stop),
+            (
+                ClaimRefused::Store(Error::unavailable("claiming a call", "throttled")),
+                OnRefusal::Stop,
+            ),
+        ];
+        for (refused, answer) in cases {
+            assert_eq!(on_refusal(&refused, now, true), answer, "{refused:?}");
+        }
+    }
+
+    #[test]
+    fn a_claim_over_the_rate_waits_for_the_next_second_only_within_the_deadline() {
+        // 250 ms into the second: the next begins in 750 ms, and 5 more leave it begun.
+        let now = Timestamp(1_800_000_000_250);
+        assert_eq!(
+            on_refusal(&ClaimRefused::RateLimited, now, true),
+            OnRefusal::Wait(Duration::from_millis(755))
+        );
+        assert_eq!(
+            on_refusal(&ClaimRefused::RateLimited, now, false),
+            OnRefusal::Stop
+        );
     }
 }
