@@ -33,10 +33,9 @@ pub fn room(share: u32, in_flight: u32, taken_by_runs: u32) -> usize {
 pub struct SlicePlan {
     /// The never-dialled contacts this run will try.
     pub in_slice: HashSet<Id>,
-    /// The sort key of the last of them, where the cursor moves: past it, and past the
-    /// contacts before it already called or deleted (`None`: the slice holds none, and the
-    /// cursor stays).
-    pub last: Option<String>,
+    /// What the task records of the run; its `to` is the sort key of the last contact of
+    /// `in_slice`, where the cursor moves: past it, and past the contacts before it already
+    /// called or deleted (`None`: the slice holds none, and the cursor stays).
     pub slice: RunSlice,
 }
 
@@ -65,13 +64,15 @@ impl SlicePlan {
             room: u32::try_from(due.len()).unwrap_or(u32::MAX),
             until: Timestamp(now.0.saturating_add(lifetime)),
             from: cursor.map(str::to_owned),
-            to: last.clone(),
+            to: last,
         };
-        SlicePlan {
-            in_slice,
-            last,
-            slice,
-        }
+        SlicePlan { in_slice, slice }
+    }
+
+    /// The sort key of the last contact of the slice, where the cursor moves (`None`: it
+    /// holds none).
+    pub fn last(&self) -> Option<&str> {
+        self.slice.to.as_deref()
     }
 
     /// The contacts of the slice the run did not settle (its deadline, a busy provider, an
@@ -188,7 +189,7 @@ mod tests {
         let due = [retry(9), never_dialled(1), never_dialled(3)];
         let plan = SlicePlan::of(&due, &read, Some("key000"), NOW, Duration::from_secs(30));
         assert_eq!(plan.in_slice, HashSet::from([id(1), id(3)]));
-        assert_eq!(plan.last.as_deref(), Some("key003"));
+        assert_eq!(plan.last(), Some("key003"));
         assert_eq!(
             plan.slice,
             RunSlice {
@@ -204,7 +205,7 @@ mod tests {
     fn a_slice_of_retries_alone_leaves_the_cursor() {
         let plan = SlicePlan::of(&[retry(9)], &fresh(&[1]), None, NOW, Duration::ZERO);
         assert!(plan.in_slice.is_empty());
-        assert_eq!((plan.last, plan.slice.to, plan.slice.room), (None, None, 1));
+        assert_eq!((plan.last(), plan.slice.room), (None, 1));
     }
 
     #[test]

@@ -314,10 +314,9 @@ impl<P: Provider> Engine<P> {
         // past those before it, called or deleted already), and the run's room is taken.
         let plan = SlicePlan::of(&due, &fresh, task.cursor.as_deref(), now, SLICE_LIFETIME);
         let run = Id::new();
-        let last = plan.last.as_deref();
         if !self
             .store
-            .take_slice(tenant, task, run.as_str(), last, &plan.slice)
+            .take_slice(tenant, task, run.as_str(), plan.last(), &plan.slice)
             .await?
         {
             return Ok(Slice::Lost);
@@ -445,10 +444,9 @@ impl<P: Provider> Engine<P> {
         settled: &HashSet<Id>,
     ) -> Result<(), Error> {
         let (left, back_to) = plan.left(fresh, settled, task.cursor.as_deref());
-        let end = plan.last.as_deref();
         if self
             .store
-            .end_slice(tenant, &task.id, run, end, back_to)
+            .end_slice(tenant, &task.id, run, plan.last(), back_to)
             .await?
         {
             return Ok(());
@@ -984,7 +982,8 @@ enum OnRefusal {
 }
 
 /// The run's answer to `refused` at `now`; `may_wait`: the run is within its deadline, so a
-/// claim refused for this second's rate waits for the next.
+/// claim refused for this second's rate waits for the next. A store that did not answer stops
+/// the run here; the run returns the store's error itself, before asking.
 fn on_refusal(refused: &ClaimRefused, now: Timestamp, may_wait: bool) -> OnRefusal {
     match refused {
         ClaimRefused::Taken => OnRefusal::Taken,

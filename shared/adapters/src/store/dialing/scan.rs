@@ -10,6 +10,7 @@ use crate::store::{
 use outbound_model::call::{Target, SCRIPT_FIELD};
 use outbound_model::error::Error;
 use outbound_model::pacing::QueueAgents;
+use outbound_model::run_slice::FreshContact;
 use outbound_model::task::{Fresh, HeldBack};
 use outbound_model::task::{Judged, TaskContact};
 use outbound_model::telephony::SIMULATED_RESULTS_FIELD;
@@ -487,7 +488,7 @@ impl Store {
         after: Option<&str>,
         limit: usize,
         sent: &[String],
-    ) -> Result<Vec<(Fresh, Target, String)>, Error> {
+    ) -> Result<Vec<FreshContact>, Error> {
         let items = self
             .contacts_after_key(tenant, source, after, limit, "sk, phone, #fields")
             .await?;
