@@ -92,8 +92,10 @@ conformance:
 ## sim and sim-mutants build into target/sim with every dependency optimised (opt-level 1): the
 ## seeds play about 4x faster than in the test build (the AWS SDK's debug code is most of a
 ## seed's time), for a first build about twice as long as the test build's (docs/simulation.md).
+## They run under nextest's `sim` profile, which never ends a part for its time (the default
+## ends a test at 10 minutes, which 300 seeds a part reach).
 SEEDS ?= 400
-SIM_CARGO = CARGO_TARGET_DIR=$(CURDIR)/target/sim cargo nextest run --workspace --config 'profile.dev.package."*".opt-level=1'
+SIM_CARGO = CARGO_TARGET_DIR=$(CURDIR)/target/sim cargo nextest run --profile sim --workspace --config 'profile.dev.package."*".opt-level=1'
 sim:
 	SIM_SEEDS=$(SEEDS) $(if $(SIM_SEED),SIM_SEED=$(SIM_SEED)) $(SIM_CARGO) $(if $(SIM_SEED),--no-capture,--success-output final) -E 'binary(seeds) and test(/^seeds_part_/)'
 
