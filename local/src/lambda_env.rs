@@ -11,13 +11,16 @@
 //!   as in Lambda, where in-process token checks are refused (D2). The tenant comes from the
 //!   JWT authorizer's claims in the event (`TENANT_CLAIM`), as behind API Gateway; the JWT
 //!   settings of the local API have no use there and are left out.
-//! - `PAGE_TOKEN_SECRET` and `CALL_SIGNING_KEY` always set (inside Lambda there is no built-in
-//!   key), the local API's.
+//! - the two keys named by their secrets' ARNs (`PAGE_TOKEN_SECRET_ARN`,
+//!   `CALL_SIGNING_SECRET_ARN`), as in AWS (D32): inside Lambda a plain `PAGE_TOKEN_SECRET` or
+//!   `CALL_SIGNING_KEY` is refused and there is no built-in key. The secrets hold the local
+//!   API's keys, on moto ([`crate::provision::ensure_secrets`]).
 //! - the AWS SDK's endpoints (moto's, and DynamoDB's own for the local API's database), region
 //!   and dummy credentials for the stand-ins (inside Lambda the credentials come from the
 //!   environment alone), and the event publisher's bus and dead-letter queue.
 
-use crate::provision::{EventResources, Resources};
+use crate::provision::{EventResources, Resources, SecretResources};
+use outbound_app::config::secrets::{CALL_SIGNING_SECRET_ARN, PAGE_TOKEN_SECRET_ARN, SECRETS};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -30,21 +33,27 @@ pub fn default_path() -> PathBuf {
 /// Variables only local mode reads (D2): not written, the functions use API Gateway's claims.
 const LOCAL_MODE_ONLY: [&str; 3] = ["JWT_SECRET", "JWT_ISSUER", "JWT_AUDIENCE"];
 
-/// Every variable of a function on the local stack of `resources` and `events`, whose DynamoDB
-/// answers at `dynamodb`, by name.
+/// Every variable of a function on the local stack of `resources`, `events` and `secrets`, whose
+/// DynamoDB answers at `dynamodb`, by name.
 pub fn variables(
     resources: &Resources,
     events: &EventResources,
+    secrets: &SecretResources,
     dynamodb: &str,
 ) -> BTreeMap<String, String> {
     let (config, mut variables) = crate::read_local_config(resources);
     for name in LOCAL_MODE_ONLY {
         variables.remove(name);
     }
+    for secret in SECRETS {
+        variables.remove(secret.name);
+    }
     let mut set = |name: &str, value: &str| {
         variables.insert(name.to_owned(), value.to_owned());
     };
     set("AUTH_MODE", "apigateway");
+    set(PAGE_TOKEN_SECRET_ARN, &secrets.page_token_arn);
+    set(CALL_SIGNING_SECRET_ARN, &secrets.call_signing_arn);
     set("TENANT_CLAIM", &crate::local_jwt(&config).tenant_claim);
     // Read by no function (in AWS the queue triggers contact-import): where an upload's
     // notification goes, for whoever wants to look at it.
@@ -148,13 +157,19 @@ pub fn write(path: &Path, variables: &BTreeMap<String, String>) -> std::io::Resu
 #[cfg(test)]
 mod tests {
     use super::*;
+    use outbound_app::config::secrets::Secrets;
     use outbound_app::config::{ApiConfig, Config, PublisherConfig};
     use outbound_app::App;
 
     /// Where the stack's DynamoDB answers.
     const DYNAMODB: &str = "http://127.0.0.1:8000";
 
-    fn stack() -> (Resources, EventResources) {
+    /// The ARN of the local stack's secret `name` on moto.
+    fn secret_arn(name: &str) -> String {
+        format!("arn:aws:secretsmanager:us-east-1:123456789012:secret:outbound-{name}-AbCdEf")
+    }
+
+    fn stack() -> (Resources, EventResources, SecretResources) {
         let queue =
             |name: &str| format!("http://127.0.0.1:5000/123456789012/outbound-files-{name}");
         let resources = Resources {
@@ -172,20 +187,44 @@ mod tests {
             log_queue_url: queue("events-log"),
             dead_letter_queue_url: queue("events-dead-letters"),
         };
-        (resources, events)
+        let secrets = SecretResources {
+            page_token_arn: secret_arn("page-token-secret"),
+            call_signing_arn: secret_arn("call-signing-secret"),
+        };
+        (resources, events, secrets)
+    }
+
+    /// moto's Secrets Manager as the stack's two secrets, holding the local API's keys.
+    async fn stored(arn: String) -> Result<String, outbound_adapters::secrets::SecretError> {
+        let name = [
+            ("page-token-secret", "PAGE_TOKEN_SECRET"),
+            ("call-signing-secret", "CALL_SIGNING_KEY"),
+        ]
+        .into_iter()
+        .find(|(secret, _)| arn == secret_arn(secret))
+        .map(|(_, name)| name);
+        name.and_then(crate::local_secret)
+            .ok_or(outbound_adapters::secrets::SecretError::Unread(arn))
     }
 
     /// Each of the ten functions starts with the file's variables as `cargo lambda` gives them:
-    /// inside Lambda (`AWS_LAMBDA_FUNCTION_NAME` set), where no development default applies.
+    /// inside Lambda (`AWS_LAMBDA_FUNCTION_NAME` set), where no development default applies and
+    /// the keys are read from their secrets by ARN (D32), the local API's keys.
     #[tokio::test]
     async fn every_function_starts_inside_lambda_with_the_file() {
-        let (resources, events) = stack();
-        let variables = parse(&render(&variables(&resources, &events, DYNAMODB))).unwrap();
+        let (resources, events, secrets) = stack();
+        let variables =
+            parse(&render(&variables(&resources, &events, &secrets, DYNAMODB))).unwrap();
         assert_eq!(
             variables,
-            super::variables(&resources, &events, DYNAMODB),
+            super::variables(&resources, &events, &secrets, DYNAMODB),
             "round trip"
         );
+        for secret in SECRETS {
+            assert!(!variables.contains_key(secret.name), "{}", secret.name);
+        }
+        assert_eq!(variables[PAGE_TOKEN_SECRET_ARN], secrets.page_token_arn);
+        assert_eq!(variables[CALL_SIGNING_SECRET_ARN], secrets.call_signing_arn);
         assert_eq!(variables["AWS_ENDPOINT_URL_DYNAMODB"], DYNAMODB);
         assert_eq!(variables["AWS_ENDPOINT_URL_DYNAMODB_STREAMS"], DYNAMODB);
         assert_eq!(variables["AUTH_MODE"], "apigateway");
@@ -201,7 +240,11 @@ mod tests {
                 "AWS_LAMBDA_FUNCTION_NAME" => Some(function.to_owned()),
                 other => variables.get(other).cloned(),
             };
-            let config = Config::from_lookup(lookup).unwrap_or_else(|e| panic!("{function}: {e}"));
+            let read = Secrets::resolve(&lookup, stored)
+                .await
+                .unwrap_or_else(|e| panic!("{function}: {e}"));
+            let config = Config::from_lookup(read.overlay(&lookup))
+                .unwrap_or_else(|e| panic!("{function}: {e}"));
             assert!(
                 matches!(config.auth, outbound_auth::AuthConfig::ApiGateway { .. }),
                 "{function}"
@@ -244,8 +287,8 @@ mod tests {
                 environments.push(&resource["Properties"]["Environment"]["Variables"]);
             }
         }
-        let (resources, events) = stack();
-        let variables = variables(&resources, &events, DYNAMODB);
+        let (resources, events, secrets) = stack();
+        let variables = variables(&resources, &events, &secrets, DYNAMODB);
         let mut checked = 0;
         for environment in environments {
             let Some(environment) = environment.as_mapping() else {

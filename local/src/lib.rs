@@ -83,6 +83,20 @@ pub async fn stack_sdk_config(dynamodb: &str) -> aws_config::SdkConfig {
 /// same tokens as the local API.
 pub const LOCAL_PAGE_TOKEN_SECRET: &str = "outbound-local-stack-page-token-key";
 
+/// The local stack's value of the secret `name` (`PAGE_TOKEN_SECRET`, `CALL_SIGNING_KEY`): the
+/// process environment's, else the key named here (the call-signing key the development one,
+/// named for the same reason: the engine the tests build signs with it too, D29). The local API
+/// reads them as plain values; the functions under `cargo lambda` read them from moto's Secrets
+/// Manager by ARN, as in AWS (D32, [`provision::ensure_secrets`]). `None` for any other name.
+pub fn local_secret(name: &str) -> Option<String> {
+    let key = match name {
+        outbound_app::config::PAGE_TOKEN_SECRET => LOCAL_PAGE_TOKEN_SECRET,
+        outbound_app::config::CALL_SIGNING_KEY => outbound_app::config::DEV_CALL_SIGNING_KEY,
+        _ => return None,
+    };
+    Some(std::env::var(name).unwrap_or_else(|_| key.to_owned()))
+}
+
 /// The local configuration: resources named as given, tokens verified in process (D2).
 pub fn local_config(resources: &provision::Resources) -> Config {
     read_local_config(resources).0
@@ -110,13 +124,7 @@ pub fn read_local_config(
             "DIAL_RECONCILE_AFTER_SECONDS" => {
                 std::env::var(name).ok().or_else(|| Some("30".into()))
             }
-            "PAGE_TOKEN_SECRET" => std::env::var(name)
-                .ok()
-                .or_else(|| Some(LOCAL_PAGE_TOKEN_SECRET.into())),
-            // Named for the same reason: the engine the tests build signs with it too (D29).
-            "CALL_SIGNING_KEY" => std::env::var(name)
-                .ok()
-                .or_else(|| Some(outbound_app::config::DEV_CALL_SIGNING_KEY.into())),
+            "PAGE_TOKEN_SECRET" | "CALL_SIGNING_KEY" => local_secret(name),
             other => std::env::var(other).ok(),
         };
         if let Some(value) = &value {
@@ -154,7 +162,7 @@ pub const CONSOLE_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../console/d
 pub fn console_config(config: &Config) -> serde_json::Value {
     let tenant_claim = match &config.auth {
         AuthConfig::Local(jwt) => jwt.tenant_claim.as_str(),
-        AuthConfig::ApiGateway { tenant_claim } => tenant_claim.as_str(),
+        AuthConfig::ApiGateway { tenant_claim, .. } => tenant_claim.as_str(),
     };
     serde_json::json!({"apiBase": "", "auth": {"mode": "local"}, "tenantClaim": tenant_claim})
 }

@@ -1,5 +1,5 @@
 //! Creates, idempotently, the table, bucket and queues that `template.yaml` declares, on the
-//! local stand-ins.
+//! local stand-ins; and, for the functions under `cargo lambda`, its two secrets.
 
 use aws_sdk_dynamodb::types::{
     AttributeDefinition, BillingMode, GlobalSecondaryIndex, KeySchemaElement, KeyType, Projection,
@@ -198,6 +198,84 @@ pub async fn ensure_queue(sqs: &aws_sdk_sqs::Client, name: &str) -> Result<Strin
         .await
         .map_err(aws_sdk_sqs::Error::from)?;
     output.queue_url.ok_or_else(|| "queue has no url".into())
+}
+
+/// The stack's two secrets in moto's Secrets Manager (D32), holding the local stack's keys
+/// ([`crate::local_secret`]): the functions under `cargo lambda` run as in Lambda, where a key
+/// is read by its secret's ARN and a plain value is refused.
+#[derive(Clone, Debug)]
+pub struct SecretResources {
+    /// The page-token key's (`PAGE_TOKEN_SECRET_ARN`).
+    pub page_token_arn: String,
+    /// The call-signing key's (`CALL_SIGNING_SECRET_ARN`).
+    pub call_signing_arn: String,
+}
+
+/// Stores the local stack's keys as the secrets `{stack}-page-token-secret` and
+/// `{stack}-call-signing-secret`, created or given the key as their value, and answers their
+/// ARNs.
+pub async fn ensure_secrets(
+    sdk: &aws_config::SdkConfig,
+    stack: &str,
+) -> Result<SecretResources, BoxError> {
+    use outbound_app::config::secrets::{CALL_SIGNING_SECRET_ARN, PAGE_TOKEN_SECRET_ARN};
+    use outbound_app::config::{CALL_SIGNING_KEY, PAGE_TOKEN_SECRET};
+    let key = |name: &str| crate::local_secret(name).ok_or(format!("no local value of {name}"));
+    let page_token_arn = ensure_secret(
+        sdk,
+        &format!("{stack}-page-token-secret"),
+        &key(PAGE_TOKEN_SECRET)?,
+    )
+    .await?;
+    let call_signing_arn = ensure_secret(
+        sdk,
+        &format!("{stack}-call-signing-secret"),
+        &key(CALL_SIGNING_KEY)?,
+    )
+    .await?;
+    outbound_adapters::aws::actions::name_resources(&[
+        (PAGE_TOKEN_SECRET_ARN, &page_token_arn),
+        (CALL_SIGNING_SECRET_ARN, &call_signing_arn),
+    ]);
+    Ok(SecretResources {
+        page_token_arn,
+        call_signing_arn,
+    })
+}
+
+/// The secret `name` holding `value`: created, or its value replaced when it exists; answers its
+/// ARN.
+pub async fn ensure_secret(
+    sdk: &aws_config::SdkConfig,
+    name: &str,
+    value: &str,
+) -> Result<String, BoxError> {
+    let client = aws_sdk_secretsmanager::Client::new(sdk);
+    let created = client
+        .create_secret()
+        .name(name)
+        .secret_string(value)
+        .send()
+        .await;
+    let arn = match created {
+        Ok(created) => created.arn,
+        Err(error)
+            if error
+                .as_service_error()
+                .is_some_and(|e| e.is_resource_exists_exception()) =>
+        {
+            client
+                .put_secret_value()
+                .secret_id(name)
+                .secret_string(value)
+                .send()
+                .await
+                .map_err(aws_sdk_secretsmanager::Error::from)?
+                .arn
+        }
+        Err(error) => return Err(aws_sdk_secretsmanager::Error::from(error).into()),
+    };
+    arn.ok_or_else(|| format!("secret {name} has no ARN").into())
 }
 
 /// What the domain events (D20) need locally: the table's stream, the bus, a queue every event

@@ -19,6 +19,11 @@
 //!
 //! No AWS endpoint is reachable here: a function that reached the network at start (instance
 //! metadata, a credentials endpoint) would show as a slow or failed start, not pass unnoticed.
+//! The one AWS call a function makes at start, reading its key from Secrets Manager by ARN
+//! (D32: the API functions' page-token key, the dialing functions' call-signing key), is
+//! answered by the same stand-in (`AWS_ENDPOINT_URL_SECRETS_MANAGER`): its client, request and
+//! signing are measured; the TLS handshake and the round trip to Secrets Manager that a deployed
+//! function adds are not.
 
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
@@ -71,7 +76,36 @@ fn runtime_api(sandbox: Sandbox) -> Router {
         )
         .route(&format!("{PREFIX}/invocation/{{id}}/error"), post(error))
         .route(&format!("{PREFIX}/init/error"), post(error))
+        .route("/", post(secret_value))
         .with_state(sandbox)
+}
+
+/// The key of every secret the stand-in is asked for (Secrets Manager's GetSecretValue).
+const SECRET_KEY: &str = "cold-start-secret-key-0123456789abcdef0123456789";
+
+/// Secrets Manager's GetSecretValue (JSON 1.1 over `POST /`), answered with [`SECRET_KEY`] for
+/// whatever ARN is asked; any other operation is refused.
+async fn secret_value(headers: HeaderMap, body: String) -> (StatusCode, HeaderMap, String) {
+    let mut answer = HeaderMap::new();
+    answer.insert(
+        "content-type",
+        HeaderValue::from_static("application/x-amz-json-1.1"),
+    );
+    let target = headers.get("x-amz-target").and_then(|v| v.to_str().ok());
+    if target != Some("secretsmanager.GetSecretValue") {
+        return (StatusCode::BAD_REQUEST, answer, String::new());
+    }
+    let asked: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
+    let arn = asked["SecretId"].as_str().unwrap_or_default();
+    let secret = serde_json::json!({
+        "ARN": arn,
+        "Name": arn.rsplit(':').next().unwrap_or(arn),
+        "SecretString": SECRET_KEY,
+        "VersionId": "00000000-0000-0000-0000-000000000000",
+        "VersionStages": ["AWSCURRENT"],
+        "CreatedDate": 1_767_225_600,
+    });
+    (StatusCode::OK, answer, secret.to_string())
 }
 
 /// The first `/next` gets the event; later ones wait, as they do in a sandbox with no traffic.
@@ -132,7 +166,7 @@ fn binaries_dir() -> Result<PathBuf> {
 fn lambda_environment(binary: &str, port: u16) -> Vec<(&'static str, String)> {
     let queue =
         |name: &str| format!("https://sqs.us-east-1.amazonaws.com/123456789012/outbound-{name}");
-    vec![
+    let mut environment = vec![
         ("AWS_LAMBDA_RUNTIME_API", format!("127.0.0.1:{port}")),
         ("AWS_LAMBDA_FUNCTION_NAME", format!("outbound-{binary}")),
         ("AWS_LAMBDA_FUNCTION_VERSION", "$LATEST".into()),
@@ -178,9 +212,10 @@ fn lambda_environment(binary: &str, port: u16) -> Vec<(&'static str, String)> {
         ("SERVICE_TIME_ZONE", "UTC".into()),
         ("AUTH_MODE", "apigateway".into()),
         ("TENANT_CLAIM", "tenant_id".into()),
+        // Where the key of a function that has one is read (D32): this stand-in.
         (
-            "PAGE_TOKEN_SECRET",
-            "cold-start-page-token-secret-0123456789abcdef".into(),
+            "AWS_ENDPOINT_URL_SECRETS_MANAGER",
+            format!("http://127.0.0.1:{port}"),
         ),
         ("RUST_LOG", "info".into()),
         ("DIAL_PROVIDER", "simulated".into()),
@@ -192,7 +227,22 @@ fn lambda_environment(binary: &str, port: u16) -> Vec<(&'static str, String)> {
         ("CONNECT_INSTANCE_ID", String::new()),
         ("CONNECT_CONTACT_FLOW_ID", String::new()),
         ("CONNECT_SOURCE_PHONE_NUMBER", String::new()),
-    ]
+    ];
+    let secret =
+        |name: &str| format!("arn:aws:secretsmanager:us-east-1:123456789012:secret:{name}");
+    // The key a function's environment names by its secret's ARN, as template.yaml gives them.
+    let key = match binary {
+        "datasource-api" | "task-api" => {
+            Some(("PAGE_TOKEN_SECRET_ARN", secret("PageTokenSecret-AbCdEf")))
+        }
+        "dialer-tick" | "dialer" | "call-events" | "flow-results" => Some((
+            "CALL_SIGNING_SECRET_ARN",
+            secret("CallSigningSecret-AbCdEf"),
+        )),
+        _ => None,
+    };
+    environment.extend(key);
+    environment
 }
 
 /// Kills the child when dropped, so no failed run leaves one behind.

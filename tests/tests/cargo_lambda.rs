@@ -3,7 +3,8 @@
 //! emulator on a free loopback port with the env file `make run` would write for this test's
 //! own stack (`outbound_local::lambda_env`), builds and starts each function with `cargo run`
 //! on its first invocation, and `cargo lambda invoke` sends it the recorded events of
-//! `tests/events/`, as the README tells users to.
+//! `tests/events/`, as the README tells users to. Each function reads its key at cold start
+//! from this test's secrets on moto, by the ARN the file names, as in AWS (D32).
 //!
 //! - datasource-api, sent API Gateway HTTP API events (payload 2.0) carrying the JWT
 //!   authorizer's claims: the exact envelope, status and request id AWS would answer, the data
@@ -302,10 +303,13 @@ async fn functions_answer_recorded_events_under_cargo_lambda() {
         .await
         .expect("the bus on moto");
     let scratch = Scratch(std::env::temp_dir().join(unique("outbound-cargo-lambda")));
+    let secrets = provision::ensure_secrets(&stack.sdk, &unique("secrets"))
+        .await
+        .expect("the secrets on moto");
     let env_file = scratch.0.join("lambda.env");
     lambda_env::write(
         &env_file,
-        &lambda_env::variables(&stack.resources, &events, stack.dynamodb.url()),
+        &lambda_env::variables(&stack.resources, &events, &secrets, stack.dynamodb.url()),
     )
     .expect("the env file");
     let watch = Watch::start(&env_file, &scratch.0);

@@ -13,7 +13,8 @@
 //!
 //! It writes `.local/lambda.env`, the environment of the functions under `cargo lambda` on this
 //! stack (`outbound_local::lambda_env`), for the default stack, or to `LAMBDA_ENV_FILE` when
-//! that is set. With `--lambda-env` (`make lambda-env`) it provisions, writes the file and ends.
+//! that is set, and stores the stack's keys on moto as the secrets the file names by ARN (D32).
+//! With `--lambda-env` (`make lambda-env`) it provisions, writes the file and ends.
 
 use outbound_app::App;
 use outbound_local::dynamodb::{StackDynamoDb, Storage};
@@ -37,9 +38,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         None => None,
     };
     if let Some(path) = &lambda_env {
+        let secrets = provision::ensure_secrets(&sdk, &stack).await?;
         lambda_env::write(
             path,
-            &lambda_env::variables(&resources, &event_resources, dynamodb.url()),
+            &lambda_env::variables(&resources, &event_resources, &secrets, dynamodb.url()),
         )
         .map_err(|e| format!("{}: {e}", path.display()))?;
     }
@@ -51,7 +53,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         return Ok(());
     }
     let config = local_config(&resources);
-    let token = local_jwt(&config).issue("acme", 24 * 3600);
+    let token = local_jwt(&config).issue_admin("acme", 24 * 3600);
     let app = App::with_sdk(config, &sdk);
     let calls = outbound_local::calls::CallLog::default();
     let engine = outbound_dialing::engine::Engine::from_app(&app)?

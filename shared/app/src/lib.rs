@@ -65,9 +65,11 @@ impl std::ops::Deref for App {
 }
 
 impl App {
-    /// Reads the environment: configuration and the AWS SDK's.
+    /// Reads the environment: the AWS SDK's configuration, then the service's (the secrets it
+    /// names read first, D32).
     pub async fn from_env() -> Result<Self, ConfigError> {
-        Ok(Self::from_config(Config::from_env()?).await)
+        let sdk = outbound_adapters::aws::sdk_config().await;
+        Ok(Self::with_sdk(Config::from_env(&sdk).await?, &sdk))
     }
 
     /// Builds the clients from the environment's AWS configuration.

@@ -41,7 +41,8 @@ pub async fn serve_call_events() -> Result<(), lambda_runtime::Error> {
 
 /// flow-results: each Amazon Connect flow's report of what it found (D22), written on its
 /// call's record; answered with the flat object of strings Connect takes. It names its call by
-/// signed attributes (D29), so without `CALL_SIGNING_KEY` it does not start.
+/// signed attributes (D29), so without `CALL_SIGNING_KEY` (read from Secrets Manager by
+/// `CALL_SIGNING_SECRET_ARN`, D32) it does not start.
 pub async fn serve_flow_results() -> Result<(), lambda_runtime::Error> {
     let app = super::start().await?;
     let store = &app.store;

@@ -69,13 +69,12 @@ where
     .await
 }
 
-/// The start of every function but the publisher: logging, then the configuration and the
-/// clients it names.
+/// The start of every function but the publisher: logging, then the configuration (the secrets
+/// its environment names by ARN read first, D32) and the clients it names.
 #[cfg(any(feature = "dialing", feature = "background"))]
 async fn start() -> Result<outbound_app::App, outbound_model::error::ConfigError> {
     outbound_telemetry::init();
-    let config = outbound_app::config::Config::from_env()?;
-    Ok(outbound_app::App::from_config(config).await)
+    outbound_app::App::from_env().await
 }
 
 /// A handler's error as the runtime reports it: the invocation fails and is retried by its

@@ -4,8 +4,9 @@
 //!
 //! Only when `AWS_ACTION_LOG` names a file. Then every SDK client the service builds (the
 //! DynamoDB, S3 and SQS clients of [`super::timing`], the bus's [`super::eventbridge`], the
-//! dialer's Amazon Connect client) carries an [`ActionLog`], which appends to that file one JSON
-//! line per IAM action a request needs, once per process for each function, action and resource:
+//! dialer's Amazon Connect client, the cold start's [`crate::secrets::SecretReader`]) carries an
+//! [`ActionLog`], which appends to that file one JSON line per IAM action a request needs, once
+//! per process for each function, action and resource:
 //!
 //! ```json
 //! {"function":"exporter","action":"dynamodb:PutItem","resource":"table/t-01j..."}
@@ -16,15 +17,17 @@
 //! on its table, a SendMessageBatch is `sqs:SendMessage`, a presigned PUT is `s3:PutObject`
 //! (the URL carries the function's authority). The resource is a kind and the name the request
 //! used: `table/{name}` (and `/index/{name}`), `bucket/{name}/{first key segment}/*`,
-//! `queue/{name}`, `event-bus/{name}`, `connect/{instance}`. Names are those of the stack
-//! the request ran against; [`name_resources`] writes which variable gave which name, so the
-//! check can tell which of the template's resources a name stands for.
+//! `queue/{name}`, `event-bus/{name}`, `connect/{instance}`, `secret/{arn}`. Names are those of
+//! the stack the request ran against; [`name_resources`] writes which variable gave which name,
+//! so the check can tell which of the template's resources a name stands for.
 //!
 //! The function is the one whose entry point the request ran under: [`Function::scope`] is set
 //! by each function's handler (the API's routers by path, as the HTTP API routes them; each
 //! queue's handler; the tick; the event publisher), which the local stack and the tests call as
-//! the Lambdas do. A request outside every scope (a test's own set-up) is not written. Without
-//! the variable no client carries the interceptor, and a scope costs one task-local.
+//! the Lambdas do. A request outside every scope (a test's own set-up) is not written. The read
+//! of a function's secrets comes before its handler, at cold start: the test that reads them
+//! does so in each reading function's scope (tests/api/secrets.rs). Without the variable no
+//! client carries the interceptor, and a scope costs one task-local.
 
 use aws_smithy_runtime_api::box_error::BoxError;
 use aws_smithy_runtime_api::client::interceptors::context::BeforeSerializationInterceptorContextRef;
@@ -424,11 +427,44 @@ pub fn eventbridge(operation: &str, input: &Input) -> Vec<Access> {
     accesses
 }
 
+/// Secrets Manager: GetSecretValue on the secret it names, by the ARN the function's environment
+/// gave it (D32).
+pub fn secretsmanager(operation: &str, input: &Input) -> Vec<Access> {
+    use aws_sdk_secretsmanager::operation::get_secret_value::GetSecretValueInput;
+    match input.downcast_ref::<GetSecretValueInput>() {
+        Some(input) => vec![Access::new(
+            "secretsmanager:GetSecretValue",
+            format!("secret/{}", input.secret_id().unwrap_or_default()),
+        )],
+        None => vec![Access::new(
+            format!("secretsmanager:{operation}"),
+            "secret/",
+        )],
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsInput;
     use aws_sdk_dynamodb::types::{AttributeValue, Delete, Put, TransactWriteItem, Update};
+
+    #[test]
+    fn a_secret_is_named_by_the_arn_it_was_read_by() {
+        use aws_sdk_secretsmanager::operation::get_secret_value::GetSecretValueInput;
+        let arn = "arn:aws:secretsmanager:us-east-1:123456789012:secret:outbound/key-AbCdEf";
+        let input = GetSecretValueInput::builder()
+            .secret_id(arn)
+            .build()
+            .unwrap();
+        assert_eq!(
+            secretsmanager("GetSecretValue", &Input::erase(input)),
+            [Access::new(
+                "secretsmanager:GetSecretValue",
+                format!("secret/{arn}")
+            )]
+        );
+    }
 
     #[test]
     fn a_transaction_needs_the_action_of_each_of_its_items() {

@@ -1,7 +1,9 @@
 //! Configuration, read once at cold start. A missing or malformed variable fails the start,
-//! never a request. [`dialing`] holds the dialing engine's part.
+//! never a request. [`dialing`] holds the dialing engine's part, [`secrets`] the keys read from
+//! Secrets Manager by ARN before the rest (D32).
 
 pub mod dialing;
+pub mod secrets;
 
 use chrono_tz::Tz;
 use outbound_adapters::store::shards::{DEFAULT_CONTACT_SHARDS, MAX_CONTACT_SHARDS};
@@ -82,9 +84,12 @@ pub struct Config {
 }
 
 impl Config {
-    /// Reads the process environment.
-    pub fn from_env() -> Result<Self, ConfigError> {
-        Self::from_lookup(|name| std::env::var(name).ok())
+    /// Reads the process environment, the secrets it names by ARN read first from Secrets
+    /// Manager through a client of `sdk` ([`secrets`], D32).
+    pub async fn from_env(sdk: &aws_config::SdkConfig) -> Result<Self, ConfigError> {
+        let environment = |name: &str| std::env::var(name).ok();
+        let secrets = secrets::Secrets::read(&environment, sdk).await?;
+        Self::from_lookup(secrets.overlay(environment))
     }
 
     /// Reads configuration through `lookup`, so tests need not touch the process environment.
@@ -250,7 +255,7 @@ impl ApiConfig {
     pub fn from_config(config: &Config) -> Result<ApiConfig, ConfigError> {
         let page_tokens = config.page_tokens.clone().ok_or_else(|| ConfigError {
             name: PAGE_TOKEN_SECRET,
-            problem: "is not set: the built-in development key is only for a development stack (OUTBOUND_DEV_STACK=true)"
+            problem: "is not set, nor PAGE_TOKEN_SECRET_ARN: the built-in development key is only for a development stack (OUTBOUND_DEV_STACK=true)"
                 .into(),
         })?;
         let export_queue_url = config.export_queue_url.clone().ok_or_else(|| ConfigError {
@@ -328,14 +333,16 @@ fn number<T: std::str::FromStr>(
 /// The key of `nextToken`s when `PAGE_TOKEN_SECRET` is not set (development stacks only).
 const DEV_PAGE_TOKEN_SECRET: &str = "outbound-development-page-token-key";
 
-const PAGE_TOKEN_SECRET: &str = "PAGE_TOKEN_SECRET";
+pub const PAGE_TOKEN_SECRET: &str = "PAGE_TOKEN_SECRET";
 
 /// The key of the development stack's calls (D29) when `CALL_SIGNING_KEY` is not set.
 pub const DEV_CALL_SIGNING_KEY: &str = "outbound-development-call-signing-key";
 pub const CALL_SIGNING_KEY: &str = "CALL_SIGNING_KEY";
 
-/// The secret `name` (at least 32 characters) when set. Unset, the built-in development key
-/// `dev` stands in where `OUTBOUND_DEV_STACK=true` outside Lambda, and nothing elsewhere.
+/// The secret `name` (at least 32 characters) when set: its plain variable outside Lambda, or
+/// the value read from Secrets Manager by its `_ARN` variable ([`secrets`], D32), which is the
+/// only way in inside Lambda. Unset, the built-in development key `dev` stands in where
+/// `OUTBOUND_DEV_STACK=true` outside Lambda, and nothing elsewhere.
 /// `PAGE_TOKEN_SECRET`: anyone knowing it can forge a token's position, though never reach
 /// another tenant's rows with it (every read starts from the caller's tenant, D3).
 /// `CALL_SIGNING_KEY`: anyone knowing it can make a call's attributes name another attempt.
