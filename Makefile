@@ -121,13 +121,15 @@ console:
 openapi:
 	OPENAPI_UPDATE=1 cargo test --quiet -p outbound-api --lib contract::tests
 
-## token: a development access token for TENANT, valid 24 hours; SCOPES="outbound/read
+## token: a development access token of an administrator of TENANT (a member of admins, D32),
+## valid 24 hours; MEMBER=1 makes it a member's of no group; SCOPES="outbound/read
 ## outbound/write" (space or comma separated, any scopes) puts them in its scope claim (D25);
 ## ROLE=admin or ROLE=operator adds that role's scope and its group (admins, operators: D29)
 SCOPES ?=
 ROLE ?=
+MEMBER ?=
 token:
-	@$(BUILD_LOCAL) && target/debug/dev-token $(TENANT) $(SCOPES) $(if $(ROLE),outbound/$(ROLE))
+	@$(BUILD_LOCAL) && target/debug/dev-token $(if $(MEMBER),--member) $(TENANT) $(SCOPES) $(if $(ROLE),outbound/$(ROLE))
 
 ## lambda-env: .local/lambda.env, the functions' environment for `cargo lambda watch --env-file`, on
 ## the stack `make run` serves (provisioned if missing); starts moto if none answers and leaves it

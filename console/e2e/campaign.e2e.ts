@@ -6,7 +6,9 @@
 // presence through a flow of its own, sending two contact fields and recording one result,
 // publish it and watch it complete, read its diagnostics and results, recall a chosen failed
 // contact and then the other failed one and watch it complete each time, check the calls placed
-// and the results, export its outcomes as CSV, then check the domain events the bus delivered. Each main page is
+// and the results, export its outcomes as CSV, sign in as a member who is not in the group
+// admins (the settings read-only, no Delete on the do-not-call list) and back as the
+// administrator (who changes them), then check the domain events the bus delivered. Each main page is
 // screenshot (docs/console/*.png: written when missing or with UPDATE_SCREENSHOTS=1) and checked
 // with axe-core (serious or critical violations fail).
 //   console/node_modules/.bin/tsx --test console/e2e/campaign.e2e.ts   (scripts/console.sh test runs it)
@@ -16,6 +18,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
+import type { ApiError } from '../src/api/client.ts';
 import { csvRecords } from '../src/lib/csv.ts';
 import { eventsOf, type BusEvent } from './clients.ts';
 import { devToken, freshContext, startLocalApi, until, type LocalApi } from './lib.ts';
@@ -50,6 +53,10 @@ const FLOWS = [
   { id: 'flow-e2e-reminder', name: 'E2E reminder' },
   { id: 'flow-e2e-survey', name: 'E2E survey' },
 ];
+
+// A number an administrator lists on the do-not-call list, which a member may not delete.
+const DNC_NUMBER = '+12025550177';
+const ONLY_ADMINS = 'only members of the group admins may make this request';
 
 let api: LocalApi | undefined;
 let profile: Awaited<ReturnType<typeof freshContext>> | undefined;
@@ -109,6 +116,14 @@ const taskStatus = () => page.getByTestId('task-status');
 async function details(terms: string[]): Promise<string[]> {
   const list = page.locator('dl.details');
   return Promise.all(terms.map(async (term) => ((await list.locator('dt', { hasText: term }).locator('xpath=following-sibling::dd[1]').textContent({ timeout: 2_000 })) ?? '').trim()));
+}
+
+/** Signs out, then in with the development token `token`, and waits for the first page. */
+async function signInAs(token: string) {
+  await button('Sign out').click();
+  await page.getByRole('textbox', { name: 'Development token' }).fill(token);
+  await button('Sign in').click();
+  await heading('Data sources').waitFor();
 }
 
 /** The table of a result attribute in the task's "Results": value, count and share per row. */
@@ -433,6 +448,71 @@ test('a whole campaign through the console', { timeout: 170_000 }, async (t) => 
     await heading('Do-not-call list').waitFor();
     await audit('do-not-call list');
     await screenshot(page, 'dnc');
+  });
+
+  await step('a member who is not in admins sees the settings read-only and no Delete', async () => {
+    // The administrator lists a number, and is offered its Delete.
+    await nav('Do-not-call list').click();
+    await heading('Do-not-call list').waitFor();
+    const add = page.getByRole('form', { name: 'Add a number' });
+    await add.getByRole('textbox', { name: 'Phone number' }).fill(DNC_NUMBER);
+    await add.getByRole('textbox', { name: 'Reason' }).fill('Asked by the browser test');
+    await add.getByRole('button', { name: 'Add to list' }).click();
+    await page.getByRole('status').filter({ hasText: 'will never be called.' }).waitFor();
+    const listed = page.getByRole('row').filter({ hasText: DNC_NUMBER });
+    await listed.getByRole('button', { name: /^Delete / }).waitFor();
+
+    const member = await devToken('acme', [], { member: true });
+    // The API refuses the member a change (the console does not decide that).
+    await assert.rejects(local().api(member).post('/api/settings/update', { body: { defaultCountry: 'GB' } }), (error: ApiError) => {
+      assert.equal(error.status, 403);
+      assert.equal(error.message, ONLY_ADMINS);
+      return true;
+    });
+    await signInAs(member);
+    await nav('Settings').click();
+    await heading('Settings').waitFor();
+    const form = page.getByRole('form', { name: 'Settings' });
+    const flow = form.getByRole('combobox', { name: 'Default contact flow' });
+    await flow.waitFor();
+    await page.getByText('Only members of the group admins can change these settings.').waitFor();
+    assert.equal(await flow.inputValue(), FLOWS[0].id, 'the member sees the settings as saved');
+    for (const control of [form.getByRole('textbox', { name: 'Default country' }), flow, form.getByRole('spinbutton', { name: 'Max calls' })]) {
+      assert.equal(await control.isDisabled(), true);
+    }
+    assert.equal(await form.getByRole('button', { name: 'Save settings' }).count(), 0);
+    await audit('settings (member)');
+
+    await nav('Do-not-call list').click();
+    await heading('Do-not-call list').waitFor();
+    await listed.waitFor();
+    await page.getByText('Only members of the group admins can delete numbers from the list.').waitFor();
+    assert.equal(await page.getByRole('button', { name: /^Delete / }).count(), 0);
+    assert.equal(await page.getByRole('button', { name: 'Add to list' }).isEnabled(), true, 'a member still adds numbers');
+    await audit('do-not-call list (member)');
+  });
+
+  await step('the administrator changes the settings and deletes the number again', async () => {
+    await signInAs(local().token);
+    await nav('Settings').click();
+    await heading('Settings').waitFor();
+    const caller = page.getByRole('combobox', { name: 'Default caller ID' });
+    await caller.locator('option', { hasText: CALLER_IDS[1] }).waitFor({ state: 'attached' });
+    await caller.selectOption({ label: CALLER_IDS[1] });
+    await button('Save settings').click();
+    await page.getByRole('status').filter({ hasText: 'Settings saved.' }).waitFor();
+    assert.equal(await caller.inputValue(), CALLER_IDS[1]);
+    assert.equal(await page.getByText(/Only members of the group admins/).count(), 0);
+
+    await nav('Do-not-call list').click();
+    await heading('Do-not-call list').waitFor();
+    const listed = page.getByRole('row').filter({ hasText: DNC_NUMBER });
+    page.once('dialog', (dialog) => void dialog.accept());
+    await listed.getByRole('button', { name: /^Delete / }).click();
+    await page.getByRole('status').filter({ hasText: 'removed from the list.' }).waitFor();
+    await until('the number is no longer listed', async () => {
+      assert.equal(await listed.count(), 0);
+    });
   });
 
   await step('the task page at phone width', async () => {

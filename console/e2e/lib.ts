@@ -194,12 +194,14 @@ export async function startLocalApi({ prefix = 'e2e', dialTickMs = 500 } = {}): 
 /**
  * A development access token for `tenant` with `scopes` (D25), signed as the local API's are:
  * target/debug/dev-token (DEV_TOKEN overrides it; `make token` runs the same binary), in this
- * process's environment, as `startLocalApi` runs the API.
+ * process's environment, as `startLocalApi` runs the API. With `member`, a plain member's
+ * (`dev-token --member`: in no group, so neither an administrator nor an operator).
  */
-export function devToken(tenant: string, scopes: string[]): Promise<string> {
+export function devToken(tenant: string, scopes: string[] = [], { member = false } = {}): Promise<string> {
   const binary = process.env.DEV_TOKEN ?? join(ROOT, 'target', 'debug', 'dev-token');
+  const args = member ? ['--member', tenant, ...scopes] : [tenant, ...scopes];
   return new Promise((ok, fail) => {
-    execFile(binary, [tenant, ...scopes], { cwd: ROOT }, (error, stdout, stderr) => {
+    execFile(binary, args, { cwd: ROOT }, (error, stdout, stderr) => {
       if (error) fail(new Error(`${binary} failed: ${error.message}\n${stderr}`));
       else ok(stdout.trim());
     });

@@ -82,10 +82,10 @@ export function App(props: { config: AppConfig; initialNotice: string | null }) 
         page = <TaskPage id={route.id ?? ''} />;
         break;
       case 'settings':
-        page = <SettingsPage />;
+        page = <SettingsPage identity={who} />;
         break;
       case 'dnc':
-        page = <DncPage />;
+        page = <DncPage identity={who} />;
         break;
       case 'datasources':
         page = <DataSourcesPage />;

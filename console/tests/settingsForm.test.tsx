@@ -1,8 +1,10 @@
 // @vitest-environment happy-dom
-// The settings form (SettingsPage): what it shows, what it refuses and what it sends.
+// The settings form (SettingsPage): what it shows, what it refuses and what it sends; read-only
+// for a member who is not in the group admins.
 import { cleanup, fireEvent, render, screen, waitFor } from '@testing-library/preact';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Settings } from '../src/api/types';
+import type { Identity } from '../src/auth/claims';
 import { SettingsPage } from '../src/pages/Settings';
 import { envelope, fakeApi, type Sent } from './support/fakeApi';
 
@@ -21,10 +23,17 @@ const SAVED: Settings = {
   defaultContactFlowId: null,
 };
 
+const ADMIN: Identity = { tenant: 'acme', user: 'ada', groups: ['admins'] };
+const MEMBER: Identity = { tenant: 'acme', user: 'bob', groups: [] };
+const ONLY_ADMINS = 'Only members of the group admins can change these settings.';
+
 afterEach(cleanup);
 
-/** The page over a fake API holding `settings`; `update` answers POST /api/settings/update. */
-async function open(settings: Settings, update?: (sent: Sent) => unknown) {
+/**
+ * The page over a fake API holding `settings`, signed in as `who` (an administrator unless
+ * given); `update` answers POST /api/settings/update.
+ */
+async function open(settings: Settings, update?: (sent: Sent) => unknown, who: Identity | null = ADMIN) {
   let current = settings;
   const sent = fakeApi({
     'GET /api/settings': () => current,
@@ -34,7 +43,7 @@ async function open(settings: Settings, update?: (sent: Sent) => unknown) {
       return current;
     },
   });
-  render(<SettingsPage />);
+  render(<SettingsPage identity={who} />);
   await screen.findByRole('form', { name: 'Settings' });
   return sent;
 }
@@ -56,6 +65,9 @@ describe('settings form', () => {
     expect(field('Period (hours)').value).toBe('24');
     expect(screen.getByText('Last changed 2030-01-02T03:04:05Z.')).toBeTruthy();
     expect(screen.queryByRole('alert')).toBeNull();
+    // An administrator may change them.
+    expect(field('Default country').disabled).toBe(false);
+    expect(screen.queryByText(ONLY_ADMINS)).toBeNull();
   });
 
   it('shows empty fields for settings never set', async () => {
@@ -124,6 +136,14 @@ describe('settings form', () => {
     await waitFor(() => expect(screen.getByRole('button', { name: 'Save settings' })).toHaveProperty('disabled', false));
     expect(screen.queryByText('Settings saved.')).toBeNull();
   });
+
+  it('shows the message of a 403 when the token no longer names an administrator', async () => {
+    await open(SAVED, () => envelope(403, 403, 'only members of the group admins may make this request'));
+    type('Default country', 'GB');
+    save();
+    expect(await screen.findByRole('alert')).toHaveProperty('textContent', 'only members of the group admins may make this request');
+    expect(screen.queryByText('Settings saved.')).toBeNull();
+  });
 });
 
 const select = (label: string) => screen.getByRole('combobox', { name: label }) as HTMLSelectElement;
@@ -183,5 +203,38 @@ describe('settings: caller IDs and contact flows (D22)', () => {
     save();
     await screen.findByText('Settings saved.');
     expect(updates(sent).map((s) => s.body)).toEqual([{ defaultCallerId: null }]);
+  });
+});
+
+describe('settings for a member who is not in admins', () => {
+  const controls = () => [...screen.getByRole('form', { name: 'Settings' }).querySelectorAll('input, select')] as (HTMLInputElement | HTMLSelectElement)[];
+
+  it.each([
+    ['no group', MEMBER],
+    ['other groups', { ...MEMBER, groups: ['operators', 'sales,admins'] }],
+    ['an unreadable token', null],
+  ])('(%s) shows the saved settings read-only, says who may change them, and offers no Save', async (_, who) => {
+    const sent = await open(SAVED, undefined, who);
+    expect(field('Default country').value).toBe('US');
+    expect(select('Default caller ID').value).toBe('+12125550100');
+    expect(controls().map((c) => c.id)).toEqual([
+      'settings-defaultCountry',
+      'settings-defaultCallerId',
+      'settings-defaultContactFlowId',
+      'settings-hoursStart',
+      'settings-hoursEnd',
+      'settings-maxCalls',
+      'settings-periodHours',
+    ]);
+    for (const control of controls()) expect(control.disabled, control.id).toBe(true);
+    const note = screen.getByText(ONLY_ADMINS);
+    expect(screen.getByRole('form', { name: 'Settings' }).getAttribute('aria-describedby')).toBe(note.id);
+    expect(screen.queryByRole('button', { name: 'Save settings' })).toBeNull();
+    expect(screen.queryByText(/Leave a field empty/)).toBeNull();
+    // Submitting anyway (Enter) sends nothing.
+    fireEvent.submit(screen.getByRole('form', { name: 'Settings' }));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(updates(sent)).toEqual([]);
+    expect(screen.queryByRole('alert')).toBeNull();
   });
 });

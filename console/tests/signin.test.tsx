@@ -1,6 +1,6 @@
 // @vitest-environment happy-dom
-// Signing in: `#/signin?token=` is taken only in local mode (config.json says so), and the
-// header shows the tenant and the user the token names.
+// Signing in: `#/signin?token=` is taken only in local mode (config.json says so), the header
+// shows the tenant and the user the token names, and the pages follow its groups.
 import { act, cleanup, render, screen } from '@testing-library/preact';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { App } from '../src/App';
@@ -30,9 +30,15 @@ async function open(hash: string, config: AppConfig) {
   await settle();
 }
 
+const SETTINGS = { defaultCountry: 'US', callingHours: null, frequencyCap: null, updateTime: null, callerIds: [], contactFlows: [], queues: [] };
+
 beforeEach(() => {
   sessionStorage.clear();
-  fakeApi({ 'GET /api/dataSource/list': () => ({ total: 0, rows: [], nextToken: null }) });
+  fakeApi({
+    'GET /api/dataSource/list': () => ({ total: 0, rows: [], nextToken: null }),
+    'GET /api/settings': () => SETTINGS,
+    'GET /api/dnc/list': () => ({ total: 1, rows: [{ phoneNumber: '+12025550101', e164: '+12025550101', createTime: '2030-01-01T00:00:00Z' }], nextToken: null }),
+  });
 });
 
 afterEach(() => {
@@ -88,17 +94,52 @@ describe('header', () => {
 
   it('says unknown for what the token does not name, and nothing when signed out', () => {
     render(
-      <Layout route="tasks" signedIn={true} identity={{ tenant: 'acme', user: null }} onSignOut={() => {}}>
+      <Layout route="tasks" signedIn={true} identity={{ tenant: 'acme', user: null, groups: [] }} onSignOut={() => {}}>
         <p>page</p>
       </Layout>,
     );
     expect(screen.getByRole('banner').textContent).toContain('Tenant acme · User unknown');
     cleanup();
     render(
-      <Layout route="signin" signedIn={false} identity={{ tenant: 'acme', user: 'u' }} onSignOut={() => {}}>
+      <Layout route="signin" signedIn={false} identity={{ tenant: 'acme', user: 'u', groups: [] }} onSignOut={() => {}}>
         <p>page</p>
       </Layout>,
     );
     expect(screen.getByRole('banner').textContent).not.toContain('acme');
   });
+});
+
+describe('the groups of the token', () => {
+  const ONLY_ADMINS = /Only members of the group admins can/;
+
+  it('let a member of admins change the settings and delete from the do-not-call list', async () => {
+    setToken(jwt({ sub: 'ada', tenant_id: 'acme', 'cognito:groups': ['admins'] }));
+    await open('#/settings', COGNITO);
+    expect(screen.getByRole('button', { name: 'Save settings' })).toBeTruthy();
+    expect(screen.queryByText(ONLY_ADMINS)).toBeNull();
+    cleanup();
+    await open('#/dnc', COGNITO);
+    expect(screen.getByRole('button', { name: 'Delete +12025550101' })).toBeTruthy();
+    expect(screen.queryByText(ONLY_ADMINS)).toBeNull();
+  });
+
+  for (const [name, claim] of [
+    ['no group (the claim absent)', undefined],
+    ['other groups', ['operators', 'sales,admins']],
+    ['a string, not a list', 'admins'],
+  ] as const) {
+    it(`show a member in ${name} the settings read-only and no Delete`, async () => {
+      setToken(jwt({ sub: 'bob', tenant_id: 'acme', ...(claim === undefined ? {} : { 'cognito:groups': claim }) }));
+      await open('#/settings', COGNITO);
+      expect(screen.getByText('Only members of the group admins can change these settings.')).toBeTruthy();
+      expect(screen.queryByRole('button', { name: 'Save settings' })).toBeNull();
+      expect((screen.getByLabelText('Default country') as HTMLInputElement).disabled).toBe(true);
+      cleanup();
+      await open('#/dnc', COGNITO);
+      expect(screen.getByText('Only members of the group admins can delete numbers from the list.')).toBeTruthy();
+      expect(screen.getByRole('rowheader', { name: '+12025550101' })).toBeTruthy();
+      expect(screen.queryByRole('button', { name: /^Delete/ })).toBeNull();
+      expect(screen.getByRole('button', { name: 'Add to list' })).toBeTruthy();
+    });
+  }
 });

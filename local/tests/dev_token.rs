@@ -28,7 +28,9 @@ fn tokens_carry_the_tenant_the_scopes_and_the_roles_groups() {
     assert_eq!(plain["tenant_id"], "acme");
     assert_eq!(plain["token_use"], "access");
     assert!(!plain.contains_key("scope"));
-    assert!(!plain.contains_key("cognito:groups"));
+    assert_eq!(plain["cognito:groups"], serde_json::json!(["admins"]), "D32");
+    let member = mint(&["--member", "acme"]);
+    assert!(!member.contains_key("cognito:groups"));
 
     let scoped = mint(&[
         "globex",
@@ -40,5 +42,13 @@ fn tokens_carry_the_tenant_the_scopes_and_the_roles_groups() {
         scoped["scope"],
         "outbound/read outbound/operator outbound/write"
     );
-    assert_eq!(scoped["cognito:groups"], serde_json::json!(["operators"]));
+    assert_eq!(
+        scoped["cognito:groups"],
+        serde_json::json!(["admins", "operators"])
+    );
+    let member_operator = mint(&["--member", "globex", "outbound/operator"]);
+    assert_eq!(
+        member_operator["cognito:groups"],
+        serde_json::json!(["operators"])
+    );
 }

@@ -199,7 +199,7 @@ impl World {
         let request = http::Request::post(path)
             .header(
                 "authorization",
-                format!("Bearer {}", self.jwt.issue(tenant, 3600)),
+                format!("Bearer {}", self.jwt.issue_admin(tenant, 3600)),
             )
             .header("content-type", "application/json")
             .body(Body::from(body.to_string()))

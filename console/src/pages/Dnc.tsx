@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import * as API from '../api/endpoints';
 import type { Dnc, ImportReport } from '../api/types';
+import { isAdmin, type Identity } from '../auth/claims';
 import { ErrorAlert, Status } from '../components/Alert';
 import { useAction, useCursor, useDebounced, useLoader, usePageTitle } from '../components/hooks';
 import { ImportReportView } from '../components/ImportReport';
@@ -8,8 +9,12 @@ import { PAGE_SIZE, Pager } from '../components/Pager';
 import { time } from '../format';
 import { EmptyRow } from '../components/EmptyRow';
 
-export function DncPage() {
+export function DncPage(props: {
+  /** Who the token names: a member not in `admins` is offered no Delete (display only). */
+  identity: Identity | null;
+}) {
   usePageTitle('Do-not-call list');
+  const canDelete = isAdmin(props.identity);
   const [search, setSearch] = useState('');
   const pages = useCursor();
   const [phone, setPhone] = useState('');
@@ -105,8 +110,13 @@ export function DncPage() {
         <input id="dnc-search" type="search" value={search} onInput={(e) => { setSearch(e.currentTarget.value); pages.reset(); }} />
       </div>
       <ErrorAlert error={list.error} />
+      {!canDelete && (
+        <p id="dnc-delete-note" class="muted">
+          Only members of the group admins can delete numbers from the list.
+        </p>
+      )}
       <div class="table-wrap">
-        <table aria-busy={list.loading}>
+        <table aria-busy={list.loading} aria-describedby={canDelete ? undefined : 'dnc-delete-note'}>
           <caption class="visually-hidden">Listed numbers</caption>
           <thead>
             <tr>
@@ -115,7 +125,7 @@ export function DncPage() {
               <th scope="col">Country</th>
               <th scope="col">Reason</th>
               <th scope="col">Listed</th>
-              <th scope="col">Actions</th>
+              {canDelete && <th scope="col">Actions</th>}
             </tr>
           </thead>
           <tbody>
@@ -126,14 +136,16 @@ export function DncPage() {
                 <td>{d.country ?? '—'}</td>
                 <td>{d.reason || '—'}</td>
                 <td>{time(d.createTime)}</td>
-                <td class="actions">
-                  <button type="button" class="danger small" aria-label={`Delete ${d.phoneNumber}`} disabled={busy} onClick={() => void remove(d)}>
-                    Delete
-                  </button>
-                </td>
+                {canDelete && (
+                  <td class="actions">
+                    <button type="button" class="danger small" aria-label={`Delete ${d.phoneNumber}`} disabled={busy} onClick={() => void remove(d)}>
+                      Delete
+                    </button>
+                  </td>
+                )}
               </tr>
             ))}
-            <EmptyRow loading={list.loading} empty={rows.length === 0} error={list.error} columns={6}>
+            <EmptyRow loading={list.loading} empty={rows.length === 0} error={list.error} columns={canDelete ? 6 : 5}>
               {filter ? 'No listed number matches.' : 'The list is empty.'}
             </EmptyRow>
           </tbody>

@@ -1,12 +1,17 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import * as API from '../api/endpoints';
+import { isAdmin, type Identity } from '../auth/claims';
 import { ErrorAlert, Status } from '../components/Alert';
 import { useLoader, usePageTitle } from '../components/hooks';
 import { formFromSettings, settingsUpdate, type SettingsForm } from '../state/settingsDiff';
 
-export function SettingsPage() {
+export function SettingsPage(props: {
+  /** Who the token names: a member not in `admins` sees the settings read-only (display only). */
+  identity: Identity | null;
+}) {
   usePageTitle('Settings');
+  const readOnly = !isAdmin(props.identity);
   const settings = useLoader(() => API.getSettings(), []);
   const [form, setForm] = useState<SettingsForm | null>(null);
   const [busy, setBusy] = useState(false);
@@ -18,7 +23,7 @@ export function SettingsPage() {
 
   async function submit(e: Event) {
     e.preventDefault();
-    if (!form || !settings.data) return;
+    if (!form || !settings.data || readOnly) return;
     setError(null);
     setMessage(null);
     const result = settingsUpdate(settings.data, form);
@@ -44,6 +49,7 @@ export function SettingsPage() {
           id={`settings-${key}`}
           type={type as 'text'}
           value={form[key]}
+          disabled={readOnly}
           onInput={(e) => setForm({ ...form, [key]: e.currentTarget.value })}
           {...extra}
         />
@@ -54,7 +60,7 @@ export function SettingsPage() {
     form && (
       <div class="field">
         <label for={`settings-${key}`}>{label}</label>
-        <select id={`settings-${key}`} value={form[key]} onChange={(e) => setForm({ ...form, [key]: e.currentTarget.value })}>
+        <select id={`settings-${key}`} value={form[key]} disabled={readOnly} onChange={(e) => setForm({ ...form, [key]: e.currentTarget.value })}>
           <option value="">None</option>
           {form[key] && !options.some(([v]) => v === form[key]) && <option value={form[key]}>{form[key]}</option>}
           {options.map(([v, text]) => (
@@ -72,10 +78,15 @@ export function SettingsPage() {
   return (
     <section>
       <h1>Settings</h1>
-      <p class="muted">Rules every task of your organisation obeys. Leave a field empty to clear it.</p>
+      <p class="muted">Rules every task of your organisation obeys.{!readOnly && ' Leave a field empty to clear it.'}</p>
+      {readOnly && (
+        <p id="settings-read-only" class="card">
+          Only members of the group admins can change these settings.
+        </p>
+      )}
       <ErrorAlert error={settings.error} />
       {form && (
-        <form class="stack" onSubmit={submit} aria-label="Settings">
+        <form class="stack" onSubmit={submit} aria-label="Settings" aria-describedby={readOnly ? 'settings-read-only' : undefined}>
           <fieldset class="form-grid">
             <legend>Numbers</legend>
             {field('defaultCountry', 'Default country', 'text', { maxLength: 2, size: 4, 'aria-describedby': 'country-hint' })}
@@ -124,11 +135,13 @@ export function SettingsPage() {
           </fieldset>
           <ErrorAlert error={error} />
           {message && <Status>{message}</Status>}
-          <div class="buttons">
-            <button type="submit" disabled={busy}>
-              Save settings
-            </button>
-          </div>
+          {!readOnly && (
+            <div class="buttons">
+              <button type="submit" disabled={busy}>
+                Save settings
+              </button>
+            </div>
+          )}
           {settings.data?.updateTime && <p class="muted">Last changed {settings.data.updateTime}.</p>}
         </form>
       )}

@@ -6,10 +6,12 @@
 //! ([`AuthConfig`]). Either way a token whose `token_use` is there and is not `access` (an ID
 //! token) is refused 401 (D25).
 //!
-//! Roles are people (D29): a scope that makes a role, `outbound/operator` (always) and
-//! `outbound/admin` (when scopes are required), is honoured only when the token's
-//! `cognito:groups` claim lists the role's group (`operators`, `admins`): Cognito grants custom
-//! scopes per app client, so the scope alone says only which client asked.
+//! Roles are people, in every deployment (D29, D32): the tenant's settings updates and
+//! do-not-call deletes need the token's `cognito:groups` claim to list `admins`, the operator's
+//! routes `operators`, whether or not scopes are required; a scope (`outbound/admin`,
+//! `outbound/operator`) is an extra check, for machine clients: Cognito grants custom scopes per
+//! app client, so the scope alone says only which client asked. The claim is a list, and a
+//! group's name is never split.
 
 use axum::extract::{Request, State};
 use axum::middleware::Next;
@@ -64,7 +66,18 @@ fn no_sub() -> Error {
 
 /// What a request's token says, verified once: the request extension [`identify`] puts there.
 #[derive(Clone, Debug)]
-pub struct Identity(Result<Claims, String>);
+pub struct Identity {
+    claims: Result<Claims, String>,
+    /// Whether the token's signature was verified (by the authorizer or here), even if its
+    /// claims are then refused: such a request is counted in a bucket (D32).
+    verified: bool,
+}
+
+/// Why a request's claims are refused: before its token was verified, or after.
+enum Refused {
+    Unverified(Error),
+    Verified(Error),
+}
 
 /// The verified claims that matter to the service.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -98,11 +111,29 @@ impl Identity {
 
     /// Verifies and reads the claims of `request`.
     pub fn read(auth: &AuthConfig, request: &Parts) -> Identity {
-        Identity(claims_of(auth, request).map_err(|error| error.to_string()))
+        match claims_of(auth, request) {
+            Ok(claims) => Identity {
+                claims: Ok(claims),
+                verified: true,
+            },
+            Err(Refused::Verified(error)) => Identity {
+                claims: Err(error.to_string()),
+                verified: true,
+            },
+            Err(Refused::Unverified(error)) => Identity {
+                claims: Err(error.to_string()),
+                verified: false,
+            },
+        }
+    }
+
+    /// Whether the request's token was verified, whatever its claims say.
+    pub fn verified(&self) -> bool {
+        self.verified
     }
 
     fn claims(&self) -> Result<&Claims, Error> {
-        self.0
+        self.claims
             .as_ref()
             .map_err(|reason| Error::Unauthenticated(reason.clone()))
     }
@@ -114,12 +145,12 @@ impl Identity {
 
     /// The token's `sub`, if it can name an actor.
     pub fn actor(&self) -> Option<&Actor> {
-        self.0.as_ref().ok()?.actor.as_ref()
+        self.claims.as_ref().ok()?.actor.as_ref()
     }
 
-    /// Who a request of `method` `path` acts for, whose token must also grant the route's scope
-    /// when `scopes` are required (with its group, for the administrator's); 401 / 403 otherwise
-    /// (D2, D3, D25, D29).
+    /// Who a request of `method` `path` acts for, whose token must be in the route's role's
+    /// group, if it has one, and also grant the route's scope when `scopes` are required; 401 /
+    /// 403 otherwise (D2, D3, D25, D29, D32).
     pub fn caller(
         &self,
         scopes: Option<&RequiredScopes>,
@@ -129,8 +160,9 @@ impl Identity {
         let claims = self.claims()?;
         let tenant = self.tenant()?;
         if let Some(scopes) = scopes {
-            claims.granted(scopes, method, path)?;
+            scopes.check(method, path, claims.scope.as_deref())?;
         }
+        claims.in_role(method, path)?;
         Ok(Caller {
             tenant,
             actor: claims.actor.clone(),
@@ -148,7 +180,8 @@ impl Identity {
         path: &str,
     ) -> Result<Operator, Error> {
         let claims = self.claims()?;
-        claims.granted(scopes, method, path)?;
+        scopes.check(method, path, claims.scope.as_deref())?;
+        claims.in_role(method, path)?;
         Ok(Operator {
             actor: claims.actor.clone().ok_or_else(no_sub)?,
         })
@@ -156,20 +189,12 @@ impl Identity {
 }
 
 impl Claims {
-    /// 403 unless the token grants the scope the route needs and, for a scope that makes a role,
-    /// is in the role's group (D29).
-    fn granted(
-        &self,
-        scopes: &RequiredScopes,
-        method: &http::Method,
-        path: &str,
-    ) -> Result<(), Error> {
-        scopes.check(method, path, self.scope.as_deref())?;
+    /// 403 unless the token is in the group of the role the route needs, if any (D29, D32).
+    fn in_role(&self, method: &http::Method, path: &str) -> Result<(), Error> {
         match Scope::of_route(method, path).group() {
             Some(group) if !self.groups.iter().any(|member| member == group) => {
                 Err(Error::Forbidden(format!(
-                    "the scope {} is honoured only for members of the group {group}",
-                    scopes.needed(method, path)
+                    "only members of the group {group} may make this request"
                 )))
             }
             _ => Ok(()),
@@ -178,12 +203,22 @@ impl Claims {
 }
 
 /// The verified claims of a request: 401 without a valid access token.
-fn claims_of(auth: &AuthConfig, request: &Parts) -> Result<Claims, Error> {
+fn claims_of(auth: &AuthConfig, request: &Parts) -> Result<Claims, Refused> {
     let (tenant_claim, claim, groups): (&str, ClaimOf, Vec<String>) = match auth {
-        AuthConfig::ApiGateway { tenant_claim } => {
-            let claims = authorizer_claims(request)
-                .ok_or_else(|| Error::Unauthenticated("missing or invalid bearer token".into()))?;
-            check_token_use(claims.get("token_use").map(String::as_str))?;
+        AuthConfig::ApiGateway {
+            tenant_claim,
+            token_use_required,
+        } => {
+            let claims = authorizer_claims(request).ok_or_else(|| {
+                Refused::Unverified(Error::Unauthenticated(
+                    "missing or invalid bearer token".into(),
+                ))
+            })?;
+            check_token_use(
+                claims.get("token_use").map(String::as_str),
+                *token_use_required,
+            )
+            .map_err(Refused::Verified)?;
             let groups = claims
                 .get(GROUPS_CLAIM)
                 .map(|groups| groups_of_text(groups))
@@ -195,20 +230,25 @@ fn claims_of(auth: &AuthConfig, request: &Parts) -> Result<Claims, Error> {
             )
         }
         AuthConfig::Local(jwt) => {
-            let claims = jwt.verify(bearer_token(request)?)?;
+            let claims = bearer_token(request)
+                .and_then(|token| jwt.verify(token))
+                .map_err(Refused::Unverified)?;
             // A `token_use` that is not text is there, and is not `access`.
             check_token_use(
                 claims
                     .get("token_use")
                     .map(|value| value.as_str().unwrap_or_default()),
-            )?;
+                false,
+            )
+            .map_err(Refused::Verified)?;
             let groups = match claims.get(GROUPS_CLAIM) {
                 Some(Value::Array(groups)) => groups
                     .iter()
                     .filter_map(Value::as_str)
                     .map(str::to_owned)
                     .collect(),
-                Some(Value::String(groups)) => groups_of_text(groups),
+                // One group's name: a list is an array.
+                Some(Value::String(group)) => vec![group.clone()],
                 _ => Vec::new(),
             };
             (
@@ -228,15 +268,18 @@ fn claims_of(auth: &AuthConfig, request: &Parts) -> Result<Claims, Error> {
 }
 
 /// The groups of a `cognito:groups` claim the HTTP API's authorizer passes on as text: an
-/// array claim arrives as `[a b]`.
+/// array claim arrives as `[a b]`, its members apart by spaces, which a Cognito group's name
+/// cannot hold (anything else can, commas included, so nothing else parts them). Text that is
+/// not in brackets is one group's name.
 fn groups_of_text(text: &str) -> Vec<String> {
-    text.trim()
-        .trim_start_matches('[')
-        .trim_end_matches(']')
-        .split(|c: char| c.is_whitespace() || c == ',')
-        .filter(|group| !group.is_empty())
-        .map(str::to_owned)
-        .collect()
+    match text
+        .strip_prefix('[')
+        .and_then(|rest| rest.strip_suffix(']'))
+    {
+        Some(list) => list.split_whitespace().map(str::to_owned).collect(),
+        None if text.is_empty() => Vec::new(),
+        None => vec![text.to_owned()],
+    }
 }
 
 /// One verified claim of a request, by name.
@@ -298,10 +341,11 @@ mod tests {
         Identity::read(config, &parts(Some(header))).caller(None, &http::Method::GET, "/api/x")
     }
 
-    /// D29: a scope that makes a role is honoured only with the role's group, from a token's
-    /// JSON array or the authorizer's `[a b]` text.
+    /// D29, D32: a role's requests need the role's group whether or not scopes are required,
+    /// from a token's JSON array or the authorizer's `[a b]` text; a group's name is never
+    /// split.
     #[test]
-    fn a_role_needs_its_group() {
+    fn a_role_needs_its_group_in_every_deployment() {
         let config = AuthConfig::Local(jwt());
         let scopes = RequiredScopes::always(&|_: &str| None);
         let token = |groups: Value| {
@@ -314,37 +358,39 @@ mod tests {
             )
         };
         let path = "/api/operator/telephony/acme";
-        let operator = |identity: Identity| {
-            identity
+        let operator = |groups: Value| {
+            token(groups)
                 .operator(&scopes, &http::Method::GET, path)
-                .map_err(|e| e.to_string())
-        };
-        assert_eq!(
-            operator(token(Value::Null)),
-            Err(
-                "the scope outbound/operator is honoured only for members of the group operators"
-                    .into()
-            )
-        );
-        assert_eq!(
-            operator(token(serde_json::json!(["admins"]))).unwrap_err(),
-            "the scope outbound/operator is honoured only for members of the group operators"
-        );
-        assert!(operator(token(serde_json::json!(["admins", "operators"]))).is_ok());
-        assert!(operator(token(serde_json::json!("[admins operators]"))).is_ok());
-        let admin = |identity: Identity| {
-            identity
-                .caller(Some(&scopes), &http::Method::POST, "/api/settings/update")
                 .map(|_| ())
                 .map_err(|e| e.to_string())
         };
+        let not_operator = Err("only members of the group operators may make this request".into());
+        assert_eq!(operator(Value::Null), not_operator);
+        assert_eq!(operator(serde_json::json!(["admins"])), not_operator);
+        assert_eq!(operator(serde_json::json!("sales,operators")), not_operator);
         assert_eq!(
-            admin(token(serde_json::json!(["operators"]))),
-            Err("the scope outbound/admin is honoured only for members of the group admins".into())
+            operator(serde_json::json!(["sales,operators"])),
+            not_operator
         );
-        assert_eq!(admin(token(serde_json::json!(["admins"]))), Ok(()));
-        assert_eq!(groups_of_text("[a b,c]"), ["a", "b", "c"]);
+        assert_eq!(operator(serde_json::json!(["admins", "operators"])), Ok(()));
+        assert_eq!(operator(serde_json::json!("operators")), Ok(()));
+        let not_admin = Err("only members of the group admins may make this request".into());
+        for required in [None, Some(&scopes)] {
+            let admin = |groups: Value| {
+                token(groups)
+                    .caller(required, &http::Method::POST, "/api/settings/update")
+                    .map(|_| ())
+                    .map_err(|e| e.to_string())
+            };
+            assert_eq!(admin(serde_json::json!(["operators"])), not_admin);
+            assert_eq!(admin(Value::Null), not_admin);
+            assert_eq!(admin(serde_json::json!(["admins"])), Ok(()));
+        }
+        assert_eq!(groups_of_text("[a b]"), ["a", "b"]);
+        assert_eq!(groups_of_text("[sales,operators]"), ["sales,operators"]);
+        assert_eq!(groups_of_text("sales,operators"), ["sales,operators"]);
         assert!(groups_of_text("[]").is_empty());
+        assert!(groups_of_text("").is_empty());
     }
 
     #[test]

@@ -13,7 +13,13 @@ use serde_json::{Map, Value};
 #[derive(Clone, Debug)]
 pub enum AuthConfig {
     /// Deployed behind the HTTP API JWT authorizer: claims are read from the request context.
-    ApiGateway { tenant_claim: String },
+    /// `token_use_required` when the authorizer's issuer is a Cognito user pool (`JWT_ISSUER`
+    /// on `cognito-idp.`), whose access tokens always say `token_use` (D32): one without it
+    /// is not Cognito's access token. Other issuers' access tokens need not carry it.
+    ApiGateway {
+        tenant_claim: String,
+        token_use_required: bool,
+    },
     /// Local server and tests: the bearer token is verified in process.
     Local(LocalJwt),
 }
@@ -48,7 +54,11 @@ impl AuthConfig {
     pub fn from_lookup(lookup: &impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
         let tenant_claim = lookup("TENANT_CLAIM").unwrap_or_else(|| "tenant_id".into());
         match lookup("AUTH_MODE").as_deref().unwrap_or("apigateway") {
-            "apigateway" => Ok(AuthConfig::ApiGateway { tenant_claim }),
+            "apigateway" => Ok(AuthConfig::ApiGateway {
+                tenant_claim,
+                token_use_required: lookup("JWT_ISSUER")
+                    .is_some_and(|issuer| is_cognito_issuer(&issuer)),
+            }),
             // Local mode trusts any token signed with the secret: never inside Lambda, where
             // the HTTP API's JWT authorizer is the one gate (D2), and never with the built-in
             // secret outside a development stack.
@@ -90,6 +100,18 @@ impl AuthConfig {
     }
 }
 
+/// Whether `issuer` is a Cognito user pool's (`https://cognito-idp.{region}.amazonaws.com/{pool}`).
+fn is_cognito_issuer(issuer: &str) -> bool {
+    issuer
+        .strip_prefix("https://")
+        .is_some_and(|rest| rest.starts_with("cognito-idp."))
+}
+
+/// The group of a tenant's administrators (D32).
+pub const ADMINS: &str = "admins";
+/// The group of the service's operators (D29).
+pub const OPERATORS: &str = "operators";
+
 /// The OAuth scopes of D25, each `{prefix}{name}` in a token's `scope` claim (space separated,
 /// as in Cognito access tokens), with `SCOPE_PREFIX` (default `outbound/`, a Cognito resource
 /// server's identifier and `/`).
@@ -106,14 +128,27 @@ pub enum Scope {
 }
 
 impl Scope {
-    /// The group whose members alone may use a scope that makes a role (D29): Cognito grants
-    /// scopes per app client, not per person.
+    /// The group whose members alone may make the requests of a role (D29, D32), whether or
+    /// not scopes are required: Cognito grants scopes per app client, not per person.
     pub const fn group(self) -> Option<&'static str> {
         match self {
-            Scope::Admin => Some("admins"),
-            Scope::Operator => Some("operators"),
+            Scope::Admin => Some(ADMINS),
+            Scope::Operator => Some(OPERATORS),
             Scope::Read | Scope::Write => None,
         }
+    }
+
+    /// The groups of the roles `scopes` name (`.../admin` gives `admins`, `.../operator`
+    /// `operators`), as Cognito gives a member of those groups a token with those scopes.
+    pub fn role_groups(scopes: &[&str]) -> Vec<&'static str> {
+        [Scope::Admin, Scope::Operator]
+            .into_iter()
+            .filter(|role| {
+                let suffix = format!("/{}", role.name());
+                scopes.iter().any(|scope| scope.ends_with(&suffix))
+            })
+            .filter_map(Scope::group)
+            .collect()
     }
 
     /// The scope's name after the prefix.
@@ -198,12 +233,16 @@ impl RequiredScopes {
     }
 }
 
-/// 401 unless a token's `token_use` claim is absent or `access` (D25): an ID token (`id`) or
-/// any other kind is not an access token, whatever else it says. `token_use` is the claim as
-/// text; a claim that is not text is passed as `Some("")`.
-pub fn check_token_use(token_use: Option<&str>) -> Result<(), Error> {
+/// 401 unless a token's `token_use` claim is `access`, or absent where it is not `required`
+/// (D25, D32): an ID token (`id`) or any other kind is not an access token, whatever else it
+/// says. `token_use` is the claim as text; a claim that is not text is passed as `Some("")`.
+pub fn check_token_use(token_use: Option<&str>, required: bool) -> Result<(), Error> {
     match token_use {
-        None | Some("access") => Ok(()),
+        Some("access") => Ok(()),
+        None if !required => Ok(()),
+        None => Err(Error::Unauthenticated(
+            "token has no token_use claim, which every access token of its issuer has".into(),
+        )),
         Some(_) => Err(Error::Unauthenticated(
             "token is not an access token".into(),
         )),
@@ -251,9 +290,15 @@ impl LocalJwt {
     }
 
     /// Signs a development token for `tenant`, valid for `ttl_seconds`: an access token
-    /// (`token_use`) without scopes.
+    /// (`token_use`) of a member of no group, without scopes.
     pub fn issue(&self, tenant: &str, ttl_seconds: i64) -> String {
-        self.issue_scoped(tenant, ttl_seconds, &[])
+        self.issue_with(tenant, ttl_seconds, &[], &[])
+    }
+
+    /// Signs a development access token of an administrator of `tenant` (a member of
+    /// `admins`, D32), without scopes: `make run`'s token.
+    pub fn issue_admin(&self, tenant: &str, ttl_seconds: i64) -> String {
+        self.issue_with(tenant, ttl_seconds, &[], &[ADMINS])
     }
 
     /// Signs a development access token for `tenant`, valid for `ttl_seconds`, whose `scope`
@@ -261,6 +306,18 @@ impl LocalJwt {
     /// `cognito:groups` holds the group of each scope that makes a role (`.../admin` puts
     /// `admins`, `.../operator` `operators`: D29), as a user of those groups gets them.
     pub fn issue_scoped(&self, tenant: &str, ttl_seconds: i64, scopes: &[&str]) -> String {
+        self.issue_with(tenant, ttl_seconds, scopes, &Scope::role_groups(scopes))
+    }
+
+    /// Signs a development access token for `tenant`, valid for `ttl_seconds`, granting
+    /// `scopes`, of a member of `groups` (no `cognito:groups` claim when there are none).
+    pub fn issue_with(
+        &self,
+        tenant: &str,
+        ttl_seconds: i64,
+        scopes: &[&str],
+        groups: &[&str],
+    ) -> String {
         let now = chrono::Utc::now().timestamp();
         let mut claims = Map::new();
         claims.insert("sub".into(), Value::from(format!("dev-{tenant}")));
@@ -273,16 +330,8 @@ impl LocalJwt {
         if !scopes.is_empty() {
             claims.insert("scope".into(), Value::from(scopes.join(" ")));
         }
-        let groups: Vec<Value> = [Scope::Admin, Scope::Operator]
-            .into_iter()
-            .filter(|role| {
-                let suffix = format!("/{}", role.name());
-                scopes.iter().any(|scope| scope.ends_with(&suffix))
-            })
-            .filter_map(Scope::group)
-            .map(Value::from)
-            .collect();
         if !groups.is_empty() {
+            let groups = groups.iter().copied().map(Value::from).collect();
             claims.insert("cognito:groups".into(), Value::Array(groups));
         }
         self.sign(&Value::Object(claims))
@@ -409,10 +458,15 @@ mod tests {
 
     #[test]
     fn only_access_tokens_pass() {
-        assert!(check_token_use(None).is_ok());
-        assert!(check_token_use(Some("access")).is_ok());
+        assert!(check_token_use(None, false).is_ok());
+        assert!(check_token_use(Some("access"), true).is_ok());
+        assert_eq!(
+            check_token_use(None, true).unwrap_err().status_code(),
+            401,
+            "a Cognito token without token_use"
+        );
         for other in ["id", "ACCESS", "", "refresh"] {
-            let error = check_token_use(Some(other)).unwrap_err();
+            let error = check_token_use(Some(other), true).unwrap_err();
             assert_eq!(error.status_code(), 401, "{other}");
             assert_eq!(error.to_string(), "token is not an access token");
         }
@@ -438,6 +492,12 @@ mod tests {
         assert_eq!(plain["token_use"], "access");
         assert!(!plain.contains_key("scope"));
         assert!(!plain.contains_key("cognito:groups"));
+        let administrator = jwt.verify(&jwt.issue_admin("acme", 60)).unwrap();
+        assert_eq!(
+            administrator["cognito:groups"],
+            serde_json::json!(["admins"])
+        );
+        assert!(!administrator.contains_key("scope"));
         let admin = jwt
             .verify(&jwt.issue_scoped("acme", 60, &["outbound/admin", "outbound/operator"]))
             .unwrap();
@@ -445,6 +505,28 @@ mod tests {
             admin["cognito:groups"],
             serde_json::json!(["admins", "operators"])
         );
+    }
+
+    /// D32: behind a Cognito issuer a token must say it is an access token; behind another
+    /// issuer, whose access tokens need not carry `token_use`, its absence is no refusal.
+    #[test]
+    fn token_use_is_required_of_a_cognito_issuers_tokens() {
+        let required = |issuer: Option<&str>| {
+            let mut pairs = vec![("AUTH_MODE", "apigateway")];
+            pairs.extend(issuer.map(|issuer| ("JWT_ISSUER", issuer)));
+            match config(&pairs).unwrap() {
+                AuthConfig::ApiGateway {
+                    token_use_required, ..
+                } => token_use_required,
+                AuthConfig::Local(_) => unreachable!("apigateway mode"),
+            }
+        };
+        assert!(required(Some(
+            "https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_AbC"
+        )));
+        assert!(!required(Some("https://example.auth0.com/")));
+        assert!(!required(Some("https://evil.example/cognito-idp.x")));
+        assert!(!required(None));
     }
 
     #[test]

@@ -502,7 +502,7 @@ async fn each_route_needs_its_scope_when_scopes_are_required() {
         .await
         .err(
             403,
-            "the scope outbound/admin is honoured only for members of the group admins",
+            "only members of the group admins may make this request",
         );
     }
     let updated = send(&admin, Method::POST, "/api/settings/update", Some(change))
@@ -549,8 +549,8 @@ fn dev_token() -> std::path::PathBuf {
     deps.parent().unwrap_or(deps).join("dev-token")
 }
 
-/// D25: `make token SCOPES=...` mints a development access token with any scopes, space or
-/// comma separated: the operator's too.
+/// D25, D32: `make token SCOPES=...` mints a development access token of an administrator with
+/// any scopes, space or comma separated: the operator's too; `MEMBER=1` a member's of no group.
 #[tokio::test]
 async fn development_tokens_carry_the_scopes_asked_for() {
     let api = scoped_api().await;
@@ -566,6 +566,14 @@ async fn development_tokens_carry_the_scopes_asked_for() {
     let plain = mint(&["acme"]);
     assert_eq!(claims_of(&plain)["token_use"], "access");
     assert!(!claims_of(&plain).contains_key("scope"));
+    assert_eq!(
+        claims_of(&plain)["cognito:groups"],
+        json!(["admins"]),
+        "D32"
+    );
+    let member = mint(&["--member", "acme"]);
+    assert!(!claims_of(&member).contains_key("cognito:groups"));
+    assert_eq!(claims_of(&member)["tenant_id"], "acme");
     send_with(&api, &plain, Method::GET, "/api/dataSource/list", None)
         .await
         .err(403, "this token lacks the scope outbound/read");
@@ -599,4 +607,82 @@ async fn development_tokens_carry_the_scopes_asked_for() {
     let spaced = mint(&["globex", "outbound/read outbound/write"]);
     assert_eq!(claims_of(&spaced)["scope"], "outbound/read outbound/write");
     assert_eq!(claims_of(&spaced)["tenant_id"], "globex");
+}
+
+/// D32: the administrator's role holds in every deployment, scopes required or not: a member
+/// of no group (or of another) is 403 naming the group on settings updates and do-not-call
+/// deletes, and nothing changes; a member of `admins` may; a member still reads and adds.
+#[tokio::test]
+async fn settings_updates_and_dnc_deletes_need_an_administrator_without_scopes() {
+    let api = TestApi::start().await;
+    let member = api.member_token("acme");
+    let not_admin = "only members of the group admins may make this request";
+    let change = json!({"defaultCountry": "US"});
+    let before = send_with(&api, &member, Method::GET, "/api/settings", None)
+        .await
+        .ok()
+        .clone();
+    send_with(
+        &api,
+        &member,
+        Method::POST,
+        "/api/settings/update",
+        Some(change.clone()),
+    )
+    .await
+    .err(403, not_admin);
+    let number = json!({"phoneNumber": "+12125550199"});
+    send_with(
+        &api,
+        &member,
+        Method::POST,
+        "/api/dnc/add",
+        Some(number.clone()),
+    )
+    .await
+    .ok();
+    for groups in [
+        json!(["operators"]),
+        json!("sales,admins"),
+        json!(["sales,admins"]),
+    ] {
+        let now = chrono::Utc::now().timestamp();
+        let other_group = api.jwt.sign(&json!({"sub": "u-2", "tenant_id": "acme",
+            "iss": api.jwt.issuer, "aud": api.jwt.audience, "exp": now + 600,
+            "token_use": "access", "cognito:groups": groups}));
+        send_with(
+            &api,
+            &other_group,
+            Method::POST,
+            "/api/dnc/delete",
+            Some(number.clone()),
+        )
+        .await
+        .err(403, not_admin);
+    }
+    send_with(
+        &api,
+        &member,
+        Method::POST,
+        "/api/dnc/delete",
+        Some(number.clone()),
+    )
+    .await
+    .err(403, not_admin);
+    assert_eq!(
+        send_with(&api, &member, Method::GET, "/api/settings", None)
+            .await
+            .ok(),
+        &before,
+        "the refused update changed nothing"
+    );
+    assert_eq!(
+        api.get("acme", "/api/dnc/list").await.ok()["total"],
+        1,
+        "the refused deletes left the entry"
+    );
+    let updated = api.post("acme", "/api/settings/update", change).await;
+    assert_eq!(updated.ok()["defaultCountry"], "US");
+    api.post("acme", "/api/dnc/delete", number).await.ok();
+    assert_eq!(api.get("acme", "/api/dnc/list").await.ok()["total"], 0);
 }

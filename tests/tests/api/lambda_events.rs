@@ -133,6 +133,7 @@ async fn a_configured_tenant_claim_name_is_used() {
     let mut config = stack.config("apigateway");
     config.auth = outbound_auth::AuthConfig::ApiGateway {
         tenant_claim: "sub".into(),
+        token_use_required: false,
     };
     let router = router(&stack, config);
     let added = invoke(&router, "datasource-add-no-tenant.json").await;

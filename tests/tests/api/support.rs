@@ -121,8 +121,14 @@ impl TestApi {
         }
     }
 
-    /// A valid token for `tenant`.
+    /// A valid token of an administrator of `tenant` (a member of `admins`, D32), as
+    /// `make run`'s.
     pub fn token(&self, tenant: &str) -> String {
+        self.jwt.issue_admin(tenant, 3600)
+    }
+
+    /// A valid token of a member of `tenant` in no group (D32).
+    pub fn member_token(&self, tenant: &str) -> String {
         self.jwt.issue(tenant, 3600)
     }
 

@@ -132,7 +132,7 @@ async fn only_the_operator_scope_reaches_the_operator_routes() {
                 .await
                 .err(
                     403,
-                    "the scope outbound/operator is honoured only for members of the group operators",
+                    "only members of the group operators may make this request",
                 );
         }
         let no_sub = signed(
@@ -156,7 +156,7 @@ async fn only_the_operator_scope_reaches_the_operator_routes() {
     // A token naming no tenant at all, or another tenant, assigns any tenant.
     let tenantless = signed(
         &api,
-        json!({"sub": SUB, "scope": "outbound/operator", "cognito:groups": "[operators]"}),
+        json!({"sub": SUB, "scope": "outbound/operator", "cognito:groups": ["operators"]}),
     );
     let answer = send_as(&api, &tenantless, Method::POST, UPDATE, Some(body)).await;
     assert_eq!(answer.ok(), &view("acme", &[A], &[]));
@@ -462,7 +462,10 @@ async fn what_a_live_task_names_stays_until_the_task_ends() {
 #[tokio::test]
 async fn defaults_are_the_tenants_own_and_go_with_them() {
     let api = TestApi::start().await;
-    let admin = signed(&api, json!({"tenant_id": "acme", "sub": "admin-1"}));
+    let admin = signed(
+        &api,
+        json!({"tenant_id": "acme", "sub": "admin-1", "cognito:groups": ["admins"]}),
+    );
     let update = |body: Value| {
         let token = admin.clone();
         let api = &api;
