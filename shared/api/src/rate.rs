@@ -3,10 +3,12 @@
 //! operator's routes) from the limiter every function instance shares
 //! ([`RequestLimiter`](outbound_adapters::store::rate::RequestLimiter)): a rate token and a
 //! place in flight, given back when the request is answered. Beyond either the answer is 429
-//! with `Retry-After` and the envelope, and the route never runs. A request without a valid
-//! token goes on to be refused by its route (401, 403). When the limiter's table fails, the
-//! instance limits the tenant alone; the failure is logged and counted
-//! (`RateLimiterFailures`).
+//! with `Retry-After` and the envelope, and the route never runs. A verified token that names
+//! no tenant (an ID token, one without the tenant claim) is counted in one bucket of its own
+//! before its route refuses it (D32); a request without a verified token goes on to be refused
+//! by its route (401), as the HTTP API's authorizer refuses it before any function in AWS. When
+//! the limiter's table cannot answer in time the request is refused, 503 with `Retry-After`,
+//! never admitted unbounded (D32); the failure is logged and counted (`RateLimiterFailures`).
 
 use super::auth::Identity;
 use super::Refusal;
@@ -16,6 +18,7 @@ use axum::response::{IntoResponse, Response};
 use outbound_adapters::store::rate::{Admission, Limited};
 use outbound_app::App;
 use outbound_auth::Scope;
+use outbound_model::error::Error;
 use std::time::{Duration, Instant};
 
 /// How long a request waited on its limiter: a response extension the request observer puts in
@@ -36,18 +39,12 @@ pub async fn limit(State(app): State<App>, request: Request, next: Next) -> Resp
     let limited = match (operator, actor, &tenant) {
         (true, Some(actor), _) => Limited::Operator(actor),
         (false, _, Ok(tenant)) => Limited::Tenant(tenant),
+        _ if identity.verified() => Limited::Unattributed,
         _ => return next.run(request).await,
     };
     let started = Instant::now();
     let decision = app.limiter.admit(limited, now_micros()).await;
     let check = RateCheck(started.elapsed());
-    if let Some(error) = &decision.failure {
-        tracing::warn!(%error, "request limits not shared; this instance limits the tenant alone");
-        outbound_telemetry::metrics(
-            &[],
-            &[("RateLimiterFailures", 1.0, outbound_telemetry::Unit::Count)],
-        );
-    }
     let rate = app.limiter.rate();
     let mut response = match decision.admission {
         Admission::Admitted(pass) => {
@@ -63,13 +60,24 @@ pub async fn limit(State(app): State<App>, request: Request, next: Next) -> Resp
         Admission::Crowded { retry_after_secs } => {
             refused("InFlightLimited", rate.crowded(retry_after_secs))
         }
+        Admission::Unavailable => {
+            let cause = decision.failure.map_or_else(
+                || "the request limiter could not answer".into(),
+                |error| error.to_string(),
+            );
+            refused(
+                "RateLimiterFailures",
+                Error::unavailable("request limiter", cause),
+            )
+        }
     };
     response.extensions_mut().insert(check);
     response
 }
 
-/// The 429 of a refused request, counted under `metric`.
-fn refused(metric: &str, error: outbound_model::error::Error) -> Response {
+/// The answer of a refused request (429, or 503 when the limiter could not say), counted under
+/// `metric`.
+fn refused(metric: &str, error: Error) -> Response {
     outbound_telemetry::metrics(&[], &[(metric, 1.0, outbound_telemetry::Unit::Count)]);
     Refusal(error).into_response()
 }

@@ -100,6 +100,12 @@ pub fn operator_rate(actor: &outbound_model::Actor) -> (String, String) {
     )
 }
 
+/// Partition and sort key of the request rate of every verified token that names no tenant
+/// (D32): one bucket, so such requests are bounded too.
+pub fn unattributed_rate() -> (String, String) {
+    ("UNATTRIBUTED#RATE".to_owned(), "RATE".to_owned())
+}
+
 /// Partition of one data source: its head record, its imports, and shard 0 of its contacts and
 /// phone guards ([`super::shards::ContactShards`]).
 pub fn data_source(tenant: &Tenant, id: &Id) -> String {

@@ -1,6 +1,7 @@
 //! The request rate and the requests in flight of each tenant (D26, D29), held in the table so
 //! that every function instance sees the same ones, in one item a tenant (`T#{tenant}#RATE` /
-//! `RATE`; an operator's own, `OPERATOR#{sub}#RATE`, for the operator's routes).
+//! `RATE`; an operator's own, `OPERATOR#{sub}#RATE`, for the operator's routes; one for every
+//! verified token that names no tenant, `UNATTRIBUTED#RATE`).
 //!
 //! **Rate.** A token bucket of `burst` requests refilled at `per_second`, in the form of the
 //! generic cell rate algorithm (GCRA): the item holds `tat` (microseconds since the epoch), when
@@ -24,9 +25,10 @@
 //! conditional write that found them all taken, and the instance refuses for places from memory
 //! for the next [`CROWDED_MEMORY`].
 //!
-//! **When the table fails** (missing, throttled, slow), each instance limits the tenant with a
-//! bucket and places of its own (`Local`) rather than admitting everything; the failure is
-//! the caller's to log and count ([`Decision::failure`]).
+//! **When the table fails** (missing, throttled, slower than [`LIMITER_TIMEOUT`]), the request
+//! is refused ([`Admission::Unavailable`], 503 with `Retry-After`), never admitted: an instance
+//! serves one request at a time, so limits each instance kept alone would bound nothing (D32).
+//! The failure is the caller's to log and count ([`Decision::failure`]).
 //!
 //! The limiter has its own client: no retries and a short timeout, because a request must never
 //! wait long on its limiter.
@@ -41,7 +43,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-/// How long one write of the limiter may take before the instance decides alone.
+/// How long one write of the limiter may take before the request is refused as unavailable.
 pub const LIMITER_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// How long a place in flight is held at most: longer than any request may run (API Gateway
@@ -68,6 +70,10 @@ pub enum Limited<'a> {
     Tenant(&'a Tenant),
     /// One operator's requests of the operator's routes, apart from every tenant's (D29).
     Operator(&'a Actor),
+    /// Every request whose verified token names no tenant (an ID token, a token without the
+    /// tenant claim or the `sub` the operator's routes count by): refused by its route, but
+    /// counted all the same (D32).
+    Unattributed,
 }
 
 impl Limited<'_> {
@@ -75,6 +81,7 @@ impl Limited<'_> {
         match self {
             Limited::Tenant(tenant) => keys::request_rate(tenant),
             Limited::Operator(actor) => keys::operator_rate(actor),
+            Limited::Unattributed => keys::unattributed_rate(),
         }
     }
 }
@@ -88,6 +95,9 @@ pub enum Admission {
     OverRate { retry_after_secs: u64 },
     /// Every place in flight is taken; one is likely free after `retry_after_secs`.
     Crowded { retry_after_secs: u64 },
+    /// The table could not say ([`Decision::failure`] says why): the request is refused, to
+    /// be sent again in a moment (D32).
+    Unavailable,
 }
 
 /// A place in flight a request holds until it is answered.
@@ -98,18 +108,17 @@ pub struct Pass {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
-enum Held {
-    /// Place `slot` of the shared item, leased until `until`.
-    Shared { slot: usize, until: i64 },
-    /// A place of this instance's own (the table could not answer).
-    Local,
+struct Held {
+    /// Place `slot` of the item, leased until `until`.
+    slot: usize,
+    until: i64,
 }
 
 /// The limiter's answer and, when the table could not give it, why.
 #[derive(Debug)]
 pub struct Decision {
     pub admission: Admission,
-    /// The table's error when this instance decided alone.
+    /// The table's error when it could not decide ([`Admission::Unavailable`]).
     pub failure: Option<Error>,
     /// Writes the decision cost (a failed conditional write counts).
     pub writes: u32,
@@ -122,8 +131,6 @@ pub struct RequestLimiter {
     rate: RequestRate,
     /// The last item this process saw per key.
     seen: Arc<Mutex<HashMap<(String, String), Seen>>>,
-    /// The limits this instance keeps alone while the table fails.
-    local: Arc<Mutex<HashMap<(String, String), Local>>>,
 }
 
 /// What one process last saw of a key's item.
@@ -135,13 +142,6 @@ struct Seen {
     /// Until when this process refuses for places from memory: a moment after the table said
     /// every place was taken.
     crowded_until: i64,
-}
-
-/// A bucket and places of one instance's own.
-#[derive(Clone, Copy, Debug, Default)]
-struct Local {
-    tat: i64,
-    in_flight: u32,
 }
 
 /// Which side of `max(tat, now)` a write is for.
@@ -190,7 +190,6 @@ impl RequestLimiter {
             store,
             rate,
             seen: Default::default(),
-            local: Default::default(),
         }
     }
 
@@ -253,7 +252,7 @@ impl RequestLimiter {
                     self.remember(&key, &item);
                     let pass = Pass {
                         key,
-                        held: Held::Shared { slot, until },
+                        held: Held { slot, until },
                     };
                     return Decision {
                         admission: Admission::Admitted(pass),
@@ -263,7 +262,7 @@ impl RequestLimiter {
                 }
                 Err(WriteFailure::Other(error)) => {
                     return Decision {
-                        admission: self.admit_alone(key, now_micros),
+                        admission: Admission::Unavailable,
                         failure: Some(error),
                         writes,
                     }
@@ -296,20 +295,13 @@ impl RequestLimiter {
         }
     }
 
-    /// Gives back the place `pass` holds (one write for a shared place; a failure only leaves
-    /// it to its lease, and is returned for the log).
+    /// Gives back the place `pass` holds (one write; a failure only leaves it to its lease, and
+    /// is returned for the log).
     pub async fn release(&self, pass: Pass) -> Result<(), Error> {
-        let Pass { key, held } = pass;
-        let (slot, until) = match held {
-            Held::Shared { slot, until } => (slot, until),
-            Held::Local => {
-                let mut local = self.local.lock().unwrap_or_else(PoisonError::into_inner);
-                if let Some(entry) = local.get_mut(&key) {
-                    entry.in_flight = entry.in_flight.saturating_sub(1);
-                }
-                return Ok(());
-            }
-        };
+        let Pass {
+            key,
+            held: Held { slot, until },
+        } = pass;
         let expr = Expr::default()
             .name("#place", &place(slot))
             .value(":until", n(until));
@@ -360,34 +352,6 @@ impl RequestLimiter {
         Admission::Crowded {
             retry_after_secs: seconds(wait),
         }
-    }
-
-    /// The instance's own decision while the table fails: the same bucket and places, counted
-    /// in this process only.
-    fn admit_alone(&self, key: (String, String), now: i64) -> Admission {
-        let interval = self.rate.interval_micros();
-        let tolerance = self.rate.tolerance_micros();
-        let mut local = self.local.lock().unwrap_or_else(PoisonError::into_inner);
-        if local.len() >= REMEMBERED && !local.contains_key(&key) {
-            local.retain(|_, entry| entry.in_flight > 0);
-        }
-        let entry = local.entry(key.clone()).or_default();
-        if entry.tat > now + tolerance {
-            return Admission::OverRate {
-                retry_after_secs: seconds(entry.tat - tolerance - now),
-            };
-        }
-        if entry.in_flight >= self.rate.in_flight {
-            return Admission::Crowded {
-                retry_after_secs: 1,
-            };
-        }
-        entry.tat = entry.tat.max(now) + interval;
-        entry.in_flight += 1;
-        Admission::Admitted(Pass {
-            key,
-            held: Held::Local,
-        })
     }
 
     /// The write that takes a rate token on `side` and place `slot` until `until`.
