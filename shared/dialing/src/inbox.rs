@@ -2,7 +2,7 @@
 //! reconcile job ([`dial_message`]) and a call's outcome ([`call_event_message`]), each run
 //! under its function's name (the least-privilege check reads which function sent what).
 
-use crate::call_event::CallEvent;
+use crate::call_event::{CallEvent, EventSource};
 use crate::engine::Engine;
 use outbound_adapters::aws::actions::Function;
 use outbound_adapters::queue;
@@ -22,7 +22,8 @@ pub async fn call_event_message<P: Provider>(
     engine: &Engine<P>,
     body: String,
 ) -> Result<(), Error> {
-    match CallEvent::decode(&body)? {
+    let source = EventSource::of(&engine.config.provider);
+    match CallEvent::decode(&body, source)? {
         Some(CallEvent::Ended(ended)) => Function::CallEvents.scope(engine.call_ended(ended)).await,
         Some(CallEvent::WithAgent(call_id)) => {
             (Function::CallEvents.scope(engine.call_with_agent(&call_id))).await
