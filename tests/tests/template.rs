@@ -5,6 +5,8 @@
 //! calls (inbound, agent-dialled outbound) do not. The page-token secret reaches only the
 //! functions that sign list tokens, and every queue-fed background function has a concurrency
 //! limit, so it can never take the account's Lambda concurrency from the API and the dialer.
+//! No function's environment holds a secret's value: each names its secret by ARN, and its role
+//! reads that secret and no other (D32).
 //!
 //! The console (D21): its bucket is private and read only by its distribution; it speaks to its
 //! own origin (D29): the distribution serves the API and Cognito's token endpoint, its CSP
@@ -25,6 +27,7 @@
 //! instance may invoke the flow-results function (D22), whose role updates call records only.
 
 use outbound_adapters::store::keys;
+use outbound_app::config::secrets::{CALL_SIGNING_SECRET_ARN, PAGE_TOKEN_SECRET_ARN, SECRETS};
 use outbound_model::{Id, Tenant};
 use serde_json::{json, Value as Json};
 use yaml_serde::Value as Yaml;
@@ -178,23 +181,24 @@ fn assert_generated_secret(template: &Yaml, id: &str) {
     );
 }
 
+/// The page-token secret is named (by ARN, D32) to the API functions only.
 #[test]
 fn the_page_token_secret_reaches_only_the_api_functions() {
     let template = template();
     assert_eq!(
-        holders_of(&template, "PAGE_TOKEN_SECRET"),
+        holders_of(&template, PAGE_TOKEN_SECRET_ARN),
         ["DataSourceApiFunction", "TaskApiFunction"]
     );
     assert_generated_secret(&template, "PageTokenSecret");
 }
 
 /// D29: the key that signs each call's own attributes reaches the functions that place calls
-/// and read them back, and no other; Secrets Manager generates it.
+/// and read them back, and no other (named by ARN, D32); Secrets Manager generates it.
 #[test]
 fn the_call_signing_key_reaches_only_the_functions_that_sign_or_check_calls() {
     let template = template();
     assert_eq!(
-        holders_of(&template, "CALL_SIGNING_KEY"),
+        holders_of(&template, CALL_SIGNING_SECRET_ARN),
         [
             "CallEventsFunction",
             "DialerFunction",
@@ -203,6 +207,151 @@ fn the_call_signing_key_reaches_only_the_functions_that_sign_or_check_calls() {
         ]
     );
     assert_generated_secret(&template, "CallSigningSecret");
+}
+
+/// Whether a literal looks like a key rather than a setting: long, unbroken, and of the
+/// characters keys are written in (letters, digits, `+/=_-`), with a digit and a letter.
+fn looks_like_a_key(text: &str) -> bool {
+    text.len() >= 24
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "+/=_-".contains(c))
+        && text.chars().any(|c| c.is_ascii_digit())
+        && text.chars().any(|c| c.is_ascii_alphabetic())
+}
+
+/// Every statement anywhere in `value` (a mapping with `Effect` and `Action`), a condition's
+/// branches included.
+fn all_statements(value: &Yaml) -> Vec<&Yaml> {
+    match value {
+        Yaml::Mapping(fields) => {
+            let own =
+                (value.get("Effect").is_some() && value.get("Action").is_some()).then_some(value);
+            own.into_iter()
+                .chain(fields.values().flat_map(all_statements))
+                .collect()
+        }
+        Yaml::Sequence(items) => items.iter().flat_map(all_statements).collect(),
+        Yaml::Tagged(tagged) => all_statements(&tagged.value),
+        _ => Vec::new(),
+    }
+}
+
+/// D32: no function's environment holds a secret's value. No variable of the globals or of a
+/// function is a dynamic reference (`{{resolve:...}}`, which CloudFormation replaces with the
+/// value before Lambda stores it), a key's plain variable, a NoEcho parameter or a literal that
+/// looks like a key. Each `*_SECRET_ARN` names one of the stack's Secrets Manager secrets, and
+/// the function's role may read that secret, by its ARN, and nothing else of Secrets Manager; no
+/// other statement of the template grants a Secrets Manager action.
+#[test]
+fn no_environment_holds_a_secret_and_each_function_reads_only_its_own() {
+    let template = template();
+    let parameters = &template["Parameters"];
+    let mut environments = vec![(
+        "Globals",
+        &template["Globals"]["Function"]["Environment"]["Variables"],
+    )];
+    for (id, function) in functions(&template) {
+        environments.push((id, &function["Properties"]["Environment"]["Variables"]));
+    }
+    for (id, variables) in &environments {
+        for (name, value) in variables.as_mapping().into_iter().flatten() {
+            let name = name.as_str().expect("variable names are strings");
+            for text in strings(value) {
+                assert!(
+                    !text.contains("{{resolve:"),
+                    "{id}: {name} is resolved: {text}"
+                );
+            }
+            if let Yaml::String(literal) = value {
+                assert!(!looks_like_a_key(literal), "{id}: {name} looks like a key");
+            }
+            if let Some(parameter) = intrinsic_text(value, "Ref") {
+                assert!(
+                    parameters[parameter]["NoEcho"].as_bool() != Some(true),
+                    "{id}: {name} is the secret parameter {parameter}"
+                );
+            }
+            assert!(
+                SECRETS.iter().all(|secret| secret.name != name),
+                "{id}: {name} would hold the key's value; name its secret by ARN"
+            );
+        }
+    }
+    assert!(looks_like_a_key("0123456789abcdefGHIJKLMNOPqrstuv"));
+    assert!(!looks_like_a_key(
+        "arn:aws:sqs:eu-west-1:482915736204:outbound"
+    ));
+
+    let mut granted = 0;
+    for (id, function) in functions(&template) {
+        let variables = &function["Properties"]["Environment"]["Variables"];
+        let mut named: Vec<&str> = variables
+            .as_mapping()
+            .into_iter()
+            .flatten()
+            .filter(|(name, _)| name.as_str().is_some_and(|n| n.ends_with("_SECRET_ARN")))
+            .map(|(name, value)| {
+                let secret = intrinsic_text(value, "Ref")
+                    .unwrap_or_else(|| panic!("{id}: {name:?} is !Ref of a secret"));
+                assert_eq!(
+                    resource(&template, secret)["Type"].as_str(),
+                    Some("AWS::SecretsManager::Secret"),
+                    "{id}: {name:?}"
+                );
+                secret
+            })
+            .collect();
+        let role = intrinsic_text(&function["Properties"]["Role"], "GetAtt")
+            .and_then(|arn| arn.strip_suffix(".Arn"))
+            .unwrap_or_else(|| panic!("{id}: a role of the stack"));
+        let role = resource(&template, role);
+        let mut policies = vec![role];
+        for managed in role["Properties"]["ManagedPolicyArns"]
+            .as_sequence()
+            .into_iter()
+            .flatten()
+        {
+            policies.extend(intrinsic_text(managed, "Ref").map(|id| resource(&template, id)));
+        }
+        let mut read: Vec<&str> = Vec::new();
+        for statement in policies.into_iter().flat_map(all_statements) {
+            let actions = actions(statement);
+            if !actions.iter().any(|a| a.starts_with("secretsmanager:")) {
+                continue;
+            }
+            granted += 1;
+            assert_eq!(statement["Effect"].as_str(), Some("Allow"), "{id}");
+            assert_eq!(
+                actions,
+                ["secretsmanager:GetSecretValue"],
+                "{id}: reads only"
+            );
+            assert!(statement["Condition"].is_null(), "{id}");
+            let secret = intrinsic_text(&statement["Resource"], "Ref")
+                .unwrap_or_else(|| panic!("{id}: one secret, by its ARN (!Ref)"));
+            read.push(secret);
+        }
+        named.sort_unstable();
+        read.sort_unstable();
+        assert_eq!(read, named, "{id}: reads exactly the secrets it names");
+    }
+    let everywhere = all_statements(&template["Resources"])
+        .into_iter()
+        .filter(|statement| {
+            strings(&statement["Action"])
+                .iter()
+                .any(|a| a.starts_with("secretsmanager:") || *a == "*")
+        })
+        .count();
+    assert_eq!(
+        everywhere, granted,
+        "Secrets Manager only in the functions' own reads"
+    );
+    assert_eq!(
+        granted, 6,
+        "the two API functions and the four dialing functions"
+    );
 }
 
 #[test]
@@ -317,7 +466,14 @@ fn the_edge_holds_twenty_tenants_at_their_full_rate() {
     };
     assert!(default("ApiThrottlingRateLimit") > 20 * variable("TENANT_REQUESTS_PER_SECOND"));
     assert!(default("ApiThrottlingBurstLimit") > 20 * variable("TENANT_REQUEST_BURST"));
-    assert!(default("ApiReservedConcurrency") >= 5 * variable("TENANT_REQUESTS_IN_FLIGHT"));
+    // D32: room above five tenants at their cap, not just the five of them.
+    let five_at_their_cap = 5 * variable("TENANT_REQUESTS_IN_FLIGHT");
+    assert!(
+        default("ApiReservedConcurrency")
+            > five_at_their_cap + 2 * variable("TENANT_REQUESTS_IN_FLIGHT"),
+        "ApiReservedConcurrency {} leaves no room above {five_at_their_cap}",
+        default("ApiReservedConcurrency")
+    );
     assert_eq!(
         intrinsic_text(&globals["DIAL_WORKERS"], "Ref"),
         Some("DialerMaxConcurrency")
@@ -753,12 +909,7 @@ fn the_console_speaks_to_its_own_origin() {
         Some("b689b0a8-53d0-40ab-baf2-68738e2966ac")
     );
     for (pattern, condition, origin_id, domain) in [
-        (
-            "/api/*",
-            None,
-            "HttpApi",
-            "${HttpApi}.execute-api.${AWS::Region}.${AWS::URLSuffix}",
-        ),
+        ("/api/*", None, "HttpApi", "!Ref ApiOriginDomainName"),
         (
             "/oauth2/token",
             Some("HasCognitoDomain"),
@@ -782,6 +933,12 @@ fn the_console_speaks_to_its_own_origin() {
             assert_eq!(select[0].as_u64(), Some(2), "{pattern}");
             let split = intrinsic(&select[1], "Split").expect("!Split of the URL");
             assert_eq!(intrinsic_text(&split[1], "Ref"), Some("CognitoDomain"));
+        } else if let Some(parameter) = domain.strip_prefix("!Ref ") {
+            assert_eq!(
+                intrinsic_text(&origin["DomainName"], "Ref"),
+                Some(parameter),
+                "{pattern}"
+            );
         } else {
             assert_eq!(
                 intrinsic_text(&origin["DomainName"], "Sub"),
@@ -1380,4 +1537,177 @@ fn every_alarm_notifies_a_topic_the_stacks_own_by_default() {
         assert!(alarm["Condition"].is_null(), "{id}: always created");
         assert_notifies_the_alarm_topic(id, &alarm["Properties"]);
     }
+}
+
+/// D32: the API is reached only through the distribution: the execute-api endpoint is disabled,
+/// the distribution's /api/* origin is the API's own domain, mapped to the stage; an AWS WAF web
+/// ACL (the stack's, in us-east-1, or one a parameter names) is in front of the distribution,
+/// with a rate-based rule per token (the Authorization header) and one per source address, both
+/// limits parameters, over /api/* and everything; the stage's own limits sit above the WAF's
+/// (per second), and the API's URL output is the distribution's.
+#[test]
+fn the_api_is_reached_only_through_the_distribution_behind_a_web_acl() {
+    let template = template();
+    let api = &resource(&template, "HttpApi")["Properties"];
+    assert_eq!(api["DisableExecuteApiEndpoint"].as_bool(), Some(true));
+    let mapping = &resource(&template, "ApiOriginMapping")["Properties"];
+    assert_eq!(intrinsic_text(&mapping["ApiId"], "Ref"), Some("HttpApi"));
+    assert_eq!(
+        intrinsic_text(&mapping["DomainName"], "Ref"),
+        Some("ApiOriginDomain")
+    );
+    let domain = &resource(&template, "ApiOriginDomain")["Properties"];
+    assert_eq!(
+        intrinsic_text(&domain["DomainName"], "Ref"),
+        Some("ApiOriginDomainName")
+    );
+    assert_eq!(
+        domain["DomainNameConfigurations"][0]["SecurityPolicy"].as_str(),
+        Some("TLS_1_2")
+    );
+    for required in ["ApiOriginDomainName", "ApiOriginCertificateArn"] {
+        let parameter = &template["Parameters"][required];
+        assert!(parameter.is_mapping(), "{required}");
+        assert!(
+            parameter.get("Default").is_none(),
+            "{required} has no default"
+        );
+    }
+
+    let config = &resource(&template, "ConsoleDistribution")["Properties"]["DistributionConfig"];
+    let choice = intrinsic(&config["WebACLId"], "If").expect("the web ACL, or the one named");
+    assert_eq!(choice[0].as_str(), Some("CreateEdgeWebAcl"));
+    assert_eq!(intrinsic_text(&choice[1], "GetAtt"), Some("EdgeWebAcl.Arn"));
+    assert_eq!(intrinsic_text(&choice[2], "Ref"), Some("EdgeWebAclArn"));
+    let rule = &template["Rules"]["EdgeWebAclRegion"];
+    assert!(
+        format!("{:?}", rule["Assertions"]).contains("us-east-1"),
+        "a stack's own web ACL only in us-east-1: {rule:?}"
+    );
+
+    let acl = &resource(&template, "EdgeWebAcl")["Properties"];
+    assert_eq!(acl["Scope"].as_str(), Some("CLOUDFRONT"));
+    let rules = acl["Rules"].as_sequence().expect("rules");
+    let rate_of = |name: &str| {
+        let rule = rules
+            .iter()
+            .find(|rule| rule["Name"].as_str() == Some(name))
+            .unwrap_or_else(|| panic!("rule {name}"));
+        assert_eq!(
+            rule["Action"]["Block"]["CustomResponse"]["ResponseCode"].as_u64(),
+            Some(429),
+            "{name}"
+        );
+        rule["Statement"]["RateBasedStatement"].clone()
+    };
+    let per_token = rate_of("requests-per-token");
+    assert_eq!(per_token["AggregateKeyType"].as_str(), Some("CUSTOM_KEYS"));
+    assert_eq!(
+        per_token["CustomKeys"][0]["Header"]["Name"]
+            .as_str()
+            .map(str::to_ascii_lowercase)
+            .as_deref(),
+        Some("authorization")
+    );
+    assert_eq!(
+        intrinsic_text(&per_token["Limit"], "Ref"),
+        Some("EdgeRequestsPerToken")
+    );
+    let per_address = rate_of("requests-per-address");
+    assert_eq!(per_address["AggregateKeyType"].as_str(), Some("IP"));
+    assert_eq!(
+        intrinsic_text(&per_address["Limit"], "Ref"),
+        Some("EdgeRequestsPerAddress")
+    );
+    for statement in [&per_token, &per_address] {
+        assert_eq!(
+            intrinsic_text(&statement["EvaluationWindowSec"], "Ref"),
+            Some("EdgeRateWindowSeconds")
+        );
+    }
+
+    let default = |name: &str| {
+        template["Parameters"][name]["Default"]
+            .as_i64()
+            .unwrap_or_else(|| panic!("{name} has a default"))
+    };
+    let window = default("EdgeRateWindowSeconds");
+    let per_second = |name: &str| default(name) as f64 / window as f64;
+    let stage = default("ApiThrottlingRateLimit") as f64;
+    assert!(stage > per_second("EdgeRequestsPerToken"));
+    assert!(stage > per_second("EdgeRequestsPerAddress"));
+    let globals = &template["Globals"]["Function"]["Environment"]["Variables"];
+    let tenant_rate: f64 = globals["TENANT_REQUESTS_PER_SECOND"]
+        .as_str()
+        .and_then(|rate| rate.parse().ok())
+        .expect("a number");
+    assert!(
+        per_second("EdgeRequestsPerToken") > tenant_rate,
+        "a tenant at its own rate is never refused at the edge"
+    );
+    assert_eq!(
+        intrinsic_text(&globals["JWT_ISSUER"], "Ref"),
+        Some("JwtIssuer"),
+        "the functions know whether tokens are Cognito's"
+    );
+
+    let output = format!("{:?}", template["Outputs"]["ApiUrl"]["Value"]);
+    assert!(!output.contains("execute-api"), "{output}");
+    assert!(
+        output.contains("ConsoleDistribution.DomainName"),
+        "{output}"
+    );
+}
+
+/// D32: only the stack's contact events rule (Amazon Connect) or the dialer (the simulated
+/// provider) may send to the call-events queue: the queue's policy denies everyone else, in
+/// both modes, and the dialer's own grant to send there is the simulated provider's only.
+#[test]
+fn only_the_event_rule_or_the_dialer_sends_call_events() {
+    let template = template();
+    let policy = &resource(&template, "CallEventsQueuePolicy");
+    assert!(policy.get("Condition").is_none(), "in every deployment");
+    let choice = intrinsic(&policy["Properties"]["PolicyDocument"]["Statement"], "If")
+        .expect("one policy per provider");
+    assert_eq!(choice[0].as_str(), Some("UseAmazonConnect"));
+    let denies = |statements: &Yaml| -> Vec<(String, String)> {
+        statements
+            .as_sequence()
+            .expect("statements")
+            .iter()
+            .filter(|statement| statement["Effect"].as_str() == Some("Deny"))
+            .map(|statement| {
+                assert_eq!(statement["Principal"].as_str(), Some("*"));
+                assert_eq!(actions(statement), ["sqs:SendMessage"]);
+                let condition = &statement["Condition"]["ArnNotEquals"];
+                let (key, value) = condition
+                    .as_mapping()
+                    .and_then(|map| map.iter().next())
+                    .expect("one condition");
+                let value = intrinsic_text(value, "GetAtt").expect("a stack resource");
+                (key.as_str().unwrap().to_owned(), value.to_owned())
+            })
+            .collect()
+    };
+    assert_eq!(
+        denies(&choice[1]),
+        [(
+            "aws:SourceArn".to_owned(),
+            "ConnectContactEventsRule.Arn".to_owned()
+        )]
+    );
+    assert_eq!(
+        denies(&choice[2]),
+        [("aws:PrincipalArn".to_owned(), "DialerRole.Arn".to_owned())]
+    );
+    let dialer = statements(&resource(&template, "DialerPolicy")["Properties"]);
+    let sends = dialer
+        .iter()
+        .find_map(|statement| {
+            let choice = intrinsic(statement, "If")?;
+            (choice[1]["Sid"].as_str() == Some("ReportSimulatedOutcomes")).then_some(choice)
+        })
+        .expect("the dialer sends outcomes with the simulated provider only");
+    assert_eq!(sends[0].as_str(), Some("UseSimulatedProvider"));
+    assert_eq!(intrinsic_text(&sends[2], "Ref"), Some("AWS::NoValue"));
 }
