@@ -28,7 +28,11 @@ fn tokens_carry_the_tenant_the_scopes_and_the_roles_groups() {
     assert_eq!(plain["tenant_id"], "acme");
     assert_eq!(plain["token_use"], "access");
     assert!(!plain.contains_key("scope"));
-    assert_eq!(plain["cognito:groups"], serde_json::json!(["admins"]), "D32");
+    assert_eq!(
+        plain["cognito:groups"],
+        serde_json::json!(["admins"]),
+        "D32"
+    );
     let member = mint(&["--member", "acme"]);
     assert!(!member.contains_key("cognito:groups"));
 
