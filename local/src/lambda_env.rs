@@ -296,7 +296,11 @@ mod tests {
             };
             for (name, value) in environment {
                 let name = name.as_str().unwrap();
-                if !set_by_parameter(value) {
+                // Nothing stands in front of the local functions, as nothing stands in front of
+                // the local API: no distribution proves itself to them (D32).
+                if !set_by_parameter(value)
+                    && name != outbound_app::config::secrets::ORIGIN_VERIFY_SECRET_ARN
+                {
                     assert!(variables.contains_key(name), "{name} is not in the file");
                     checked += 1;
                 }

@@ -27,7 +27,9 @@
 //! instance may invoke the flow-results function (D22), whose role updates call records only.
 
 use outbound_adapters::store::keys;
-use outbound_app::config::secrets::{CALL_SIGNING_SECRET_ARN, PAGE_TOKEN_SECRET_ARN, SECRETS};
+use outbound_app::config::secrets::{
+    CALL_SIGNING_SECRET_ARN, ORIGIN_VERIFY_SECRET_ARN, PAGE_TOKEN_SECRET_ARN, SECRETS,
+};
 use outbound_model::{Id, Tenant};
 use serde_json::{json, Value as Json};
 use yaml_serde::Value as Yaml;
@@ -192,6 +194,38 @@ fn the_page_token_secret_reaches_only_the_api_functions() {
     assert_generated_secret(&template, "PageTokenSecret");
 }
 
+/// D32: the distribution proves each request it passes to the API with the secret the API
+/// functions (and only they) read: its /api/* origin adds X-Origin-Verify, the value a dynamic
+/// reference to that same secret, so a request sent to the API's own domain directly is refused.
+#[test]
+fn the_distribution_proves_itself_with_the_secret_the_api_functions_read() {
+    let template = template();
+    assert_eq!(
+        holders_of(&template, ORIGIN_VERIFY_SECRET_ARN),
+        ["DataSourceApiFunction", "TaskApiFunction"]
+    );
+    assert_generated_secret(&template, "OriginVerifySecret");
+    let config = &resource(&template, "ConsoleDistribution")["Properties"]["DistributionConfig"];
+    let (_, origin) = proxied(config, "/api/*");
+    let headers = added(origin)["OriginCustomHeaders"]
+        .as_sequence()
+        .expect("the origin's custom headers");
+    let [header] = headers.as_slice() else {
+        panic!("one header: {headers:?}")
+    };
+    assert_eq!(
+        header["HeaderName"]
+            .as_str()
+            .map(str::to_ascii_lowercase)
+            .as_deref(),
+        Some(outbound_model::origin::ORIGIN_HEADER)
+    );
+    assert_eq!(
+        intrinsic_text(&header["HeaderValue"], "Sub"),
+        Some("{{resolve:secretsmanager:${OriginVerifySecret}:SecretString}}")
+    );
+}
+
 /// D29: the key that signs each call's own attributes reaches the functions that place calls
 /// and read them back, and no other (named by ARN, D32); Secrets Manager generates it.
 #[test]
@@ -349,8 +383,8 @@ fn no_environment_holds_a_secret_and_each_function_reads_only_its_own() {
         "Secrets Manager only in the functions' own reads"
     );
     assert_eq!(
-        granted, 6,
-        "the two API functions and the four dialing functions"
+        granted, 8,
+        "the two API functions (two secrets each) and the four dialing functions"
     );
 }
 

@@ -11,6 +11,7 @@ pub mod export;
 pub mod extract;
 pub mod fields;
 pub mod operator;
+pub mod origin;
 pub mod rate;
 pub mod routes;
 pub mod task;
@@ -66,8 +67,9 @@ impl FromRef<ApiState> for PageTokens {
 }
 
 /// Adds what every router shares: the 404 and 405 envelopes, the body limit, each tenant's
-/// request rate (D26, D29), the request id and log line of every request, and, before all of
-/// them, the claims of its token read once ([`auth::identify`]).
+/// request rate (D26, D29), the request id and log line of every request, the claims of its
+/// token read once ([`auth::identify`]), and, before all of them, the proof that it came
+/// through the stack's distribution ([`origin`], D32).
 pub fn finish(routes: Routes, app: App, api: ApiConfig) -> Router {
     let (router, _) = routes.split();
     router
@@ -85,6 +87,10 @@ pub fn finish(routes: Routes, app: App, api: ApiConfig) -> Router {
         .layer(axum::middleware::from_fn_with_state(
             app.clone(),
             auth::identify,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            api.origin.clone(),
+            origin::through_the_distribution,
         ))
         .with_state(ApiState::new(app, api))
 }

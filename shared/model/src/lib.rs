@@ -17,6 +17,7 @@ pub mod job;
 pub mod limits;
 pub mod local_time;
 pub mod numbers;
+pub mod origin;
 pub mod pacing;
 pub mod page;
 pub mod phone;

@@ -12,9 +12,12 @@ use std::collections::BTreeMap;
 /// A `sub` as Cognito writes it.
 const SUB: &str = "4f1c2e3a-9b8d-4c7e-a6f5-0123456789ab";
 
-/// A token for `tenant` whose `sub` is `sub` (none when `None`).
+/// A token of an administrator of `tenant` (D32) whose `sub` is `sub` (none when `None`).
 fn token(api: &TestApi, tenant: &str, sub: Option<&str>) -> String {
-    signed(api, json!({"tenant_id": tenant, "sub": sub}))
+    signed(
+        api,
+        json!({"tenant_id": tenant, "sub": sub, "cognito:groups": ["admins"]}),
+    )
 }
 
 /// An access token valid for an hour with `claims` besides (a `null` one left out).

@@ -686,3 +686,31 @@ async fn settings_updates_and_dnc_deletes_need_an_administrator_without_scopes()
     api.post("acme", "/api/dnc/delete", number).await.ok();
     assert_eq!(api.get("acme", "/api/dnc/list").await.ok()["total"], 0);
 }
+
+/// D32: behind the stack's distribution, a request without the distribution's secret header
+/// (sent to the API's own domain directly) is 403 before anything is read or counted; with a
+/// wrong value too; with it the request is answered.
+#[tokio::test]
+async fn only_requests_through_the_distribution_are_answered() {
+    use outbound_model::origin::{OriginSecret, ORIGIN_HEADER};
+    const SECRET: &str = "the distribution's secret, 32 bytes or more";
+    let api = TestApi::start_with(|config| config.origin = Some(OriginSecret::new(SECRET))).await;
+    let add = |header: Option<&str>| {
+        let request = api
+            .request("acme", Method::POST, "/api/dataSource/add")
+            .json(&json!({"dataSourceName": "Through the edge"}));
+        match header {
+            Some(value) => request.header(ORIGIN_HEADER, value),
+            None => request,
+        }
+    };
+    let refused = "the API is reached through its distribution only";
+    api.send(add(None)).await.err(403, refused);
+    api.send(add(Some("guess"))).await.err(403, refused);
+    assert!(api.snapshot().await.is_empty(), "nothing stored");
+    api.send(add(Some(SECRET))).await.ok();
+    let list = api
+        .request("acme", Method::GET, "/api/dataSource/list")
+        .header(ORIGIN_HEADER, SECRET);
+    assert_eq!(api.send(list).await.ok()["total"], 1);
+}

@@ -12,27 +12,30 @@ use outbound_app::config::{lookup, ApiConfig, Config};
 use outbound_local::provision::ensure_secret;
 use outbound_tests::stack::unique;
 
-/// The functions that read a key at cold start, and which (template.yaml).
-const READERS: [(Function, usize); 6] = [
-    (Function::DataSourceApi, 0),
-    (Function::TaskApi, 0),
-    (Function::DialerTick, 1),
-    (Function::Dialer, 1),
-    (Function::CallEvents, 1),
-    (Function::FlowResults, 1),
+/// The functions that read secrets at cold start, and which of [`SECRETS`] (template.yaml): the
+/// API functions the page-token key and the distribution's secret, the dialing ones the
+/// call-signing key.
+const READERS: [(Function, &[usize]); 6] = [
+    (Function::DataSourceApi, &[0, 2]),
+    (Function::TaskApi, &[0, 2]),
+    (Function::DialerTick, &[1]),
+    (Function::Dialer, &[1]),
+    (Function::CallEvents, &[1]),
+    (Function::FlowResults, &[1]),
 ];
 
-/// What every function's configuration needs beside its key, inside Lambda.
-fn environment<'a>(function: Function, variable: &'a str, arn: &'a str) -> Vec<(&'a str, &'a str)> {
-    vec![
+/// What every function's configuration needs beside its secrets, inside Lambda.
+fn environment<'a>(function: Function, secrets: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)> {
+    let mut pairs = vec![
         ("AWS_LAMBDA_FUNCTION_NAME", function.name()),
         ("AUTH_MODE", "apigateway"),
         ("TABLE_NAME", "t"),
         ("BUCKET_NAME", "b"),
         ("RECLAIM_QUEUE_URL", "q"),
         ("EXPORT_QUEUE_URL", "q2"),
-        (variable, arn),
-    ]
+    ];
+    pairs.extend_from_slice(secrets);
+    pairs
 }
 
 #[tokio::test]
@@ -52,25 +55,33 @@ async fn each_function_reads_its_secret_by_arn_at_cold_start() {
         .collect();
     name_resources(&names);
     for (function, which) in READERS {
-        let (secret, arn, key) = &stored[which];
-        let pairs = environment(function, secret.arn_variable, arn);
+        let named: Vec<(&str, &str)> = which
+            .iter()
+            .map(|&at| (stored[at].0.arn_variable, stored[at].1.as_str()))
+            .collect();
+        let pairs = environment(function, &named);
         let environment = lookup(&pairs);
         let read = function
             .scope(Secrets::read(&environment, &sdk))
             .await
             .unwrap_or_else(|error| panic!("{}: {error}", function.name()));
         let overlay = read.overlay(&environment);
-        assert_eq!(
-            overlay(secret.name).as_deref(),
-            Some(key.as_str()),
-            "{}",
-            function.name()
-        );
+        for &at in which {
+            let (secret, _, key) = &stored[at];
+            assert_eq!(
+                overlay(secret.name).as_deref(),
+                Some(key.as_str()),
+                "{}",
+                function.name()
+            );
+        }
         let config = Config::from_lookup(&overlay)
             .unwrap_or_else(|error| panic!("{}: {error}", function.name()));
-        if which == 0 {
-            ApiConfig::from_config(&config)
+        if which.contains(&0) {
+            let api = ApiConfig::from_config(&config)
                 .unwrap_or_else(|error| panic!("{}: {error}", function.name()));
+            let origin = api.origin.expect("the distribution's secret");
+            assert!(origin.admits(Some(stored[2].2.as_bytes())));
             assert!(config.call_signer.is_none(), "only its own key");
         } else {
             assert!(config.call_signer.is_some(), "{}", function.name());
@@ -89,7 +100,7 @@ async fn a_secret_that_is_not_there_fails_the_start_naming_its_variable() {
         unique("gone")
     );
     for secret in SECRETS {
-        let pairs = environment(Function::Dialer, secret.arn_variable, &missing);
+        let pairs = environment(Function::Dialer, &[(secret.arn_variable, &missing)]);
         let error = Secrets::read(&lookup(&pairs), &sdk)
             .await
             .expect_err("no such secret");

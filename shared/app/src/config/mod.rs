@@ -13,6 +13,7 @@ use outbound_adapters::store::write_cost::{
 use outbound_auth::AuthConfig;
 use outbound_model::error::ConfigError;
 use outbound_model::limits::{RequestRate, TenantLimits};
+use outbound_model::origin::OriginSecret;
 use outbound_model::page::PageTokens;
 use outbound_model::signature::CallSigner;
 
@@ -44,6 +45,10 @@ pub struct Config {
     /// attributes name its attempt (D29), with the key `CALL_SIGNING_KEY`: only the dialing
     /// functions and flow-results have it (the engine requires it at cold start).
     pub call_signer: Option<CallSigner>,
+    /// The value of the header the stack's distribution adds to every request it passes to the
+    /// API (`ORIGIN_VERIFY_SECRET`, D32): when set, the API functions refuse a request without
+    /// it. Unset locally, where nothing stands in front of the API.
+    pub origin: Option<OriginSecret>,
     /// Most contacts a data source or task may have to be exported within the request
     /// (`EXPORT_JOB_THRESHOLD`, default 50,000); above it the direct exports answer 413 and an
     /// export job does the work (D8).
@@ -129,6 +134,9 @@ impl Config {
                 .map(|key| PageTokens::new(key.as_bytes())),
             call_signer: secret(&lookup, CALL_SIGNING_KEY, DEV_CALL_SIGNING_KEY)?
                 .map(|key| CallSigner::new(key.as_bytes())),
+            origin: secret(&lookup, ORIGIN_VERIFY_SECRET, "")?
+                .filter(|value| !value.is_empty())
+                .map(|value| OriginSecret::new(&value)),
             export_job_threshold: number(
                 &lookup,
                 "EXPORT_JOB_THRESHOLD",
@@ -248,6 +256,8 @@ pub struct ApiConfig {
     pub page_tokens: PageTokens,
     /// Where export jobs are queued (`EXPORT_QUEUE_URL`).
     pub export_queue_url: String,
+    /// What proves a request came through the distribution, when the API is behind one (D32).
+    pub origin: Option<OriginSecret>,
 }
 
 impl ApiConfig {
@@ -265,6 +275,7 @@ impl ApiConfig {
         Ok(ApiConfig {
             page_tokens,
             export_queue_url,
+            origin: config.origin.clone(),
         })
     }
 }
@@ -338,6 +349,9 @@ pub const PAGE_TOKEN_SECRET: &str = "PAGE_TOKEN_SECRET";
 /// The key of the development stack's calls (D29) when `CALL_SIGNING_KEY` is not set.
 pub const DEV_CALL_SIGNING_KEY: &str = "outbound-development-call-signing-key";
 pub const CALL_SIGNING_KEY: &str = "CALL_SIGNING_KEY";
+/// The header value that proves a request came through the distribution (D32); no development
+/// value: the local API has nothing in front of it.
+pub const ORIGIN_VERIFY_SECRET: &str = "ORIGIN_VERIFY_SECRET";
 
 /// The secret `name` (at least 32 characters) when set: its plain variable outside Lambda, or
 /// the value read from Secrets Manager by its `_ARN` variable ([`secrets`], D32), which is the

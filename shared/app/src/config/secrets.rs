@@ -1,5 +1,6 @@
-//! The configuration's secrets (D32): the key of list tokens (`PAGE_TOKEN_SECRET`, D5) and the
-//! key of each call's own attributes (`CALL_SIGNING_KEY`, D29). They live in AWS Secrets Manager
+//! The configuration's secrets (D32): the key of list tokens (`PAGE_TOKEN_SECRET`, D5), the
+//! key of each call's own attributes (`CALL_SIGNING_KEY`, D29) and the value the distribution
+//! proves itself with (`ORIGIN_VERIFY_SECRET`, D32). They live in AWS Secrets Manager
 //! and are read at cold start: a function's environment names each by its ARN
 //! (`PAGE_TOKEN_SECRET_ARN`, `CALL_SIGNING_SECRET_ARN`) and never holds its value, which anyone
 //! allowed `lambda:GetFunctionConfiguration` (ReadOnlyAccess allows it) could read there.
@@ -16,7 +17,7 @@
 //! A secret that cannot be read fails the cold start with an error naming its `_ARN` variable,
 //! never a request.
 
-use super::{CALL_SIGNING_KEY, PAGE_TOKEN_SECRET};
+use super::{CALL_SIGNING_KEY, ORIGIN_VERIFY_SECRET, PAGE_TOKEN_SECRET};
 use outbound_adapters::aws::Lazy;
 use outbound_adapters::secrets::{SecretError, SecretReader};
 use outbound_model::error::ConfigError;
@@ -26,6 +27,8 @@ use std::future::Future;
 pub const PAGE_TOKEN_SECRET_ARN: &str = "PAGE_TOKEN_SECRET_ARN";
 /// The variable that names the call-signing secret by ARN.
 pub const CALL_SIGNING_SECRET_ARN: &str = "CALL_SIGNING_SECRET_ARN";
+/// The variable that names the secret the distribution proves itself with by ARN.
+pub const ORIGIN_VERIFY_SECRET_ARN: &str = "ORIGIN_VERIFY_SECRET_ARN";
 
 /// A secret the configuration reads by value (`name`), and the variable that names it by ARN.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,7 +38,7 @@ pub struct Secret {
 }
 
 /// Every secret of the configuration.
-pub const SECRETS: [Secret; 2] = [
+pub const SECRETS: [Secret; 3] = [
     Secret {
         name: PAGE_TOKEN_SECRET,
         arn_variable: PAGE_TOKEN_SECRET_ARN,
@@ -43,6 +46,10 @@ pub const SECRETS: [Secret; 2] = [
     Secret {
         name: CALL_SIGNING_KEY,
         arn_variable: CALL_SIGNING_SECRET_ARN,
+    },
+    Secret {
+        name: ORIGIN_VERIFY_SECRET,
+        arn_variable: ORIGIN_VERIFY_SECRET_ARN,
     },
 ];
 
