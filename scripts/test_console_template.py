@@ -193,6 +193,17 @@ class OwnOrigin(unittest.TestCase):
         body = self.plain.resources["HttpApi"]["Properties"]["Body"]
         self.assertNotIn("ConsoleDistribution", references(body))
 
+    def test_only_https_or_loopback_origins_are_taken(self):
+        import re
+        for name in ("UploadAllowedOrigins", "ApiAllowedOrigins"):
+            pattern = re.compile(self.template["Parameters"][name]["AllowedPattern"])
+            for taken in ("", "https://app.example.com", "https://app.example.com:8443",
+                          "http://localhost:5173", "http://127.0.0.1:3000"):
+                self.assertTrue(pattern.fullmatch(taken), f"{name}: {taken!r}")
+            for refused in ("null", "*", "http://app.example.com", "https://*.example.com",
+                            "https://app.example.com/", "http://localhost.evil.example"):
+                self.assertFalse(pattern.fullmatch(refused), f"{name}: {refused!r}")
+
     def test_the_deployed_config_names_no_other_host(self):
         output = self.signed.stack.cfn["Outputs"]["ConsoleConfig"]
         config = json.loads(self.signed.resolve(output["Value"]))

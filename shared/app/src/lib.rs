@@ -100,6 +100,7 @@ impl App {
             sdk,
             config.rate_table.clone(),
             config.tenant_limits.requests,
+            config.limiter_timeout,
         );
         App(Arc::new(AppParts {
             limiter,

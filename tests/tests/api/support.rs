@@ -100,6 +100,10 @@ impl TestApi {
     /// Serves the API of `stack`, configured locally and then changed by `tweak`.
     async fn serve_stack(stack: Stack, tweak: impl FnOnce(&mut Config)) -> TestApi {
         let mut config = local_config(&stack.resources);
+        // The test's client, the API and the emulator share the test's one thread: a limiter
+        // write waits behind every request in flight, which AWS never makes it do (D32: a
+        // write slower than its timeout is refused 503).
+        config.limiter_timeout = std::time::Duration::from_secs(30);
         tweak(&mut config);
         let jwt = local_jwt(&config);
         let app = stack.app(config);

@@ -25,7 +25,8 @@
 //! conditional write that found them all taken, and the instance refuses for places from memory
 //! for the next [`CROWDED_MEMORY`].
 //!
-//! **When the table fails** (missing, throttled, slower than [`LIMITER_TIMEOUT`]), the request
+//! **When the table fails** (missing, throttled, slower than its timeout, [`LIMITER_TIMEOUT`]
+//! by default), the request
 //! is refused ([`Admission::Unavailable`], 503 with `Retry-After`), never admitted: an instance
 //! serves one request at a time, so limits each instance kept alone would bound nothing (D32).
 //! The failure is the caller's to log and count ([`Decision::failure`]).
@@ -43,7 +44,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-/// How long one write of the limiter may take before the request is refused as unavailable.
+/// How long one write of the limiter may take, by default, before the request is refused as
+/// unavailable (`REQUEST_LIMITER_TIMEOUT_MS`).
 pub const LIMITER_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// How long a place in flight is held at most: longer than any request may run (API Gateway
@@ -155,17 +157,22 @@ enum Side {
 
 impl RequestLimiter {
     /// A limiter of `rate` over the table `table`, with a client of its own built from `sdk` on
-    /// its first use (no retries, [`LIMITER_TIMEOUT`], its calls recorded for the
+    /// its first use (no retries, `timeout` a call, its calls recorded for the
     /// least-privilege check). Its calls are not among the request's store calls
     /// ([`crate::aws::timing`]): the caller times the limiter as a whole.
-    pub fn from_config(sdk: &aws_config::SdkConfig, table: String, rate: RequestRate) -> Self {
+    pub fn from_config(
+        sdk: &aws_config::SdkConfig,
+        table: String,
+        rate: RequestRate,
+        timeout: Duration,
+    ) -> Self {
         let sdk = sdk.clone();
         let store = Lazy::new(move || {
             let config = aws_sdk_dynamodb::config::Builder::from(&sdk)
                 .retry_config(aws_sdk_dynamodb::config::retry::RetryConfig::disabled())
                 .timeout_config(
                     aws_sdk_dynamodb::config::timeout::TimeoutConfig::builder()
-                        .operation_timeout(LIMITER_TIMEOUT)
+                        .operation_timeout(timeout)
                         .build(),
                 );
             let config = match crate::aws::actions::interceptor(crate::aws::actions::dynamodb) {

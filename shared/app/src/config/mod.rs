@@ -81,6 +81,9 @@ pub struct Config {
     /// setting of its own; the tests point it at a table that does not exist to show that the
     /// API answers when the limiter cannot.
     pub rate_table: String,
+    /// How long one write of the request limiter may take before the request is refused, 503
+    /// (`REQUEST_LIMITER_TIMEOUT_MS`, default 1,000, D32).
+    pub limiter_timeout: std::time::Duration,
     /// OAuth scopes per route group, when required (`REQUIRE_SCOPES`, off by default).
     pub scopes: Option<outbound_auth::RequiredScopes>,
     /// The scopes as `SCOPE_PREFIX` spells them whether or not they are required: the operator's
@@ -117,6 +120,12 @@ impl Config {
         let table = required("TABLE_NAME")?;
         Ok(Config {
             rate_table: table.clone(),
+            limiter_timeout: std::time::Duration::from_millis(number(
+                &lookup,
+                "REQUEST_LIMITER_TIMEOUT_MS",
+                outbound_adapters::store::rate::LIMITER_TIMEOUT.as_millis() as u64,
+                "a number of milliseconds",
+            )?),
             table,
             bucket: required("BUCKET_NAME")?,
             reclaim_queue_url: required("RECLAIM_QUEUE_URL")?,
