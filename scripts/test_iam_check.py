@@ -175,6 +175,7 @@ datasource-api dynamodb:Query table/t-rep -
 datasource-api dynamodb:Query table/t-rep/index/gsi1 -
 datasource-api dynamodb:UpdateItem table/t-rep OPERATOR#
 datasource-api dynamodb:UpdateItem table/t-rep T#
+datasource-api dynamodb:UpdateItem table/t-rep UNATTRIBUTED#
 datasource-api s3:GetObject bucket/b-rep/exports/*
 datasource-api s3:GetObject bucket/b-rep/results/*
 datasource-api s3:PutObject bucket/b-rep/exports/*
@@ -243,6 +244,7 @@ task-api dynamodb:Query table/t-rep T#
 task-api dynamodb:Query table/t-rep -
 task-api dynamodb:Query table/t-rep/index/gsi1 T#
 task-api dynamodb:UpdateItem table/t-rep T#
+task-api dynamodb:UpdateItem table/t-rep UNATTRIBUTED#
 task-api s3:PutObject bucket/b-rep/exports/*
 task-api s3:PutObject bucket/b-rep/recalls/*
 task-api sqs:SendMessage queue/q-dial
@@ -362,12 +364,12 @@ class TheTemplate(unittest.TestCase):
         """The template's LeadingKeys conditions (D29), as the keys of store/keys.rs: T# the
         tenants' items, CID# caller ID guards, RECLAIM# reclaim intents, CALL# call records,
         DIALER (and DIALER#n) the service's dialing counters, OPERATOR# an operator's request
-        rate."""
+        rate, UNATTRIBUTED# the request rate of tokens that name no tenant (D32)."""
         put, update, delete, batch = iam_check.WRITE_ACTIONS
         expected = {
-            "datasource-api": {put: {"T#", "CID#", "RECLAIM#"}, update: {"T#", "OPERATOR#"},
-                               delete: {"T#", "CID#"}},
-            "task-api": {put: {"T#", "RECLAIM#"}, update: {"T#"}, delete: {"T#"}},
+            "datasource-api": {put: {"T#", "CID#", "RECLAIM#"},
+                               update: {"T#", "OPERATOR#", "UNATTRIBUTED#"}, delete: {"T#", "CID#"}},
+            "task-api": {put: {"T#", "RECLAIM#"}, update: {"T#", "UNATTRIBUTED#"}, delete: {"T#"}},
             "contact-import": {put: {"T#"}, update: {"T#"}, delete: {"T#"}},
             "exporter": {put: {"T#"}, update: {"T#"}, delete: {"T#"}},
             "reclaim": {delete: {"RECLAIM#"}, batch: {"T#"}},
@@ -379,7 +381,8 @@ class TheTemplate(unittest.TestCase):
             "flow-results": {put: {"CALL#"}, update: {"CALL#"}},
             "event-publisher": {},
         }
-        prefixes = ["T#", "CID#", "RECLAIM#", "CALL#", "DIALER", "DIALER#", "OPERATOR#", "OTHER#"]
+        prefixes = ["T#", "CID#", "RECLAIM#", "CALL#", "DIALER", "DIALER#", "OPERATOR#",
+                    "UNATTRIBUTED#", "OTHER#"]
         stack = self.stacks[0]
         self.assertEqual(set(stack.functions), set(expected))
         for function, writes in expected.items():
