@@ -17,9 +17,12 @@ port="${CONTRACT_PORT:-3107}"
 log=.local/contract-api.log
 rm -f "$log"
 # One tenant sends every generated request as fast as the API answers: its request rate (D26,
-# 50 a second by default) is raised so that each answer is the route's own, not a 429.
+# 50 a second by default) and the edge's limits per token and at the stage (D32) are raised so
+# that each answer is the route's own, not a 429.
 LOCAL_STACK="contract-$(date +%s)" PORT="$port" DIAL_TICK_MS=3600000 \
   TENANT_REQUESTS_PER_SECOND=100000 TENANT_REQUEST_BURST=100000 \
+  EDGE_REQUESTS_PER_TOKEN=60000000 EDGE_REQUESTS_PER_ADDRESS=60000000 \
+  API_THROTTLING_RATE_LIMIT=1000000 API_THROTTLING_BURST_LIMIT=1000000 \
   target/debug/local-api >"$log" 2>&1 &
 api=$!
 trap 'kill $api 2>/dev/null || true; wait $api 2>/dev/null || true' EXIT

@@ -23,6 +23,7 @@ pub const FUNCTIONS: [&str; 10] = [
 
 pub mod calls;
 pub mod dynamodb;
+pub mod edge;
 pub mod events;
 pub mod inbox;
 pub mod lambda_env;
@@ -167,12 +168,14 @@ pub fn console_config(config: &Config) -> serde_json::Value {
     serde_json::json!({"apiBase": "", "auth": {"mode": "local"}, "tenantClaim": tenant_claim})
 }
 
-/// Serves what `make run` serves until the process ends: every route, the events the bus
-/// delivered at `GET /local/events` (D20), the calls the dialer placed at `GET /local/calls`
-/// (D22), the console's `config.json` ([`console_config`]) and its files at `/`.
+/// Serves what `make run` serves until the process ends, behind the edge's limits ([`edge`]):
+/// every route, the events the bus delivered at `GET /local/events` (D20), the calls the dialer
+/// placed at `GET /local/calls` (D22), the console's `config.json` ([`console_config`]) and its
+/// files at `/`.
 pub async fn serve_local(
     listener: TcpListener,
     app: App,
+    edge: edge::Edge,
     events: events::EventLog,
     calls: &calls::CallLog,
 ) -> std::io::Result<()> {
@@ -201,7 +204,7 @@ pub async fn serve_local(
             }),
         )
         .fallback_service(tower_http::services::ServeDir::new(CONSOLE_DIR));
-    axum::serve(listener, beside_api(api, local)).await
+    axum::serve(listener, edge::behind(edge, beside_api(api, local))).await
 }
 
 /// `/api/...` to `api`, every other path to `local`. By prefix, not by a route: the API keeps
@@ -235,6 +238,15 @@ pub async fn serve_on_loopback_with_calls(
     // Every other path is the API's own 404 envelope, as without the calls.
     let local = calls.route().fallback_service(api.clone());
     on_loopback(beside_api(api, local)).await
+}
+
+/// [`serve_on_loopback`] behind the edge's limits, as `make run` serves it ([`edge`]).
+pub async fn serve_on_loopback_behind_edge(app: App, edge: edge::Edge) -> std::io::Result<String> {
+    let api = outbound_api::local_api(app).map_err(std::io::Error::other)?;
+    let listener = TcpListener::bind("127.0.0.1:0").await?;
+    let base = format!("http://{}", listener.local_addr()?);
+    tokio::spawn(async move { axum::serve(listener, edge::behind(edge, api)).await });
+    Ok(base)
 }
 
 async fn on_loopback(routes: axum::Router) -> std::io::Result<String> {

@@ -442,8 +442,9 @@ fn the_api_functions_keep_capacity_background_work_cannot_take() {
     assert!(default > Some(0), "reserved by default: {default:?}");
 }
 
-/// A tenant's share of the background work (D8) stays below the workers' number, so one tenant's
-/// jobs never hold every worker while another tenant's wait.
+/// A tenant's share of the background work (D8, D32) is at most a third of the workers, so
+/// no fewer than three tenants' jobs hold every worker while another tenant's wait: imports,
+/// export jobs, and the recalls whose jobs share the dial queue's workers.
 #[test]
 fn one_tenants_jobs_never_take_every_worker() {
     let template = template();
@@ -459,6 +460,11 @@ fn one_tenants_jobs_never_take_every_worker() {
             "TenantRunningImports",
             "ImportMaxConcurrency",
         ),
+        (
+            "TENANT_RUNNING_RECALLS",
+            "TenantRunningRecalls",
+            "DialerMaxConcurrency",
+        ),
     ] {
         assert_eq!(
             intrinsic_text(&globals[variable], "Ref"),
@@ -471,8 +477,8 @@ fn one_tenants_jobs_never_take_every_worker() {
                 .unwrap_or_else(|| panic!("{name} has a default"))
         };
         assert!(
-            default(cap) < default(workers),
-            "{cap} ({}) below {workers} ({})",
+            3 * default(cap) <= default(workers),
+            "{cap} ({}) at most a third of {workers} ({})",
             default(cap),
             default(workers)
         );
@@ -1690,6 +1696,33 @@ fn the_api_is_reached_only_through_the_distribution_behind_a_web_acl() {
     assert!(
         output.contains("ConsoleDistribution.DomainName"),
         "{output}"
+    );
+}
+
+/// D32: `make run`'s edge stands in for the template's (`outbound_local::edge`): its defaults are
+/// the parameters' defaults, and its refusal is the web ACL's body.
+#[test]
+fn the_local_edge_answers_and_limits_as_the_templates() {
+    use outbound_local::edge::{EdgeLimits, WAF_REFUSAL_BODY};
+    let template = template();
+    let acl = &resource(&template, "EdgeWebAcl")["Properties"];
+    let body = acl["CustomResponseBodies"]["too-many-requests"]["Content"]
+        .as_str()
+        .expect("the refusal's body");
+    assert_eq!(body, WAF_REFUSAL_BODY);
+    let default = |name: &str| {
+        let value = template["Parameters"][name]["Default"].as_u64();
+        u32::try_from(value.unwrap_or_else(|| panic!("{name} has a default"))).expect("a u32")
+    };
+    assert_eq!(
+        EdgeLimits::default(),
+        EdgeLimits {
+            requests_per_token: default("EdgeRequestsPerToken"),
+            requests_per_address: default("EdgeRequestsPerAddress"),
+            window_seconds: default("EdgeRateWindowSeconds"),
+            stage_rate: default("ApiThrottlingRateLimit"),
+            stage_burst: default("ApiThrottlingBurstLimit"),
+        }
     );
 }
 

@@ -14,6 +14,8 @@
 //! It writes `.local/lambda.env`, the environment of the functions under `cargo lambda` on this
 //! stack (`outbound_local::lambda_env`), for the default stack, or to `LAMBDA_ENV_FILE` when
 //! that is set, and stores the stack's keys on moto as the secrets the file names by ARN (D32).
+//! Requests pass the edge's limits first, the web ACL's and the stage's as the template sets them
+//! (`outbound_local::edge`; `EDGE_REQUESTS_PER_TOKEN` and the other parameters' names tune them).
 //! With `--lambda-env` (`make lambda-env`) it provisions, writes the file and ends.
 
 use outbound_app::App;
@@ -52,6 +54,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         }
         return Ok(());
     }
+    let edge = outbound_local::edge::EdgeLimits::from_lookup(|name| std::env::var(name).ok())?;
     let config = local_config(&resources);
     let token = local_jwt(&config).issue_admin("acme", 24 * 3600);
     let app = App::with_sdk(config, &sdk);
@@ -101,7 +104,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     println!(
         "try: curl -s -H \"Authorization: Bearer {token}\" -H 'Content-Type: application/json' \\\n  -d '{{\"dataSourceName\":\"First list\"}}' http://127.0.0.1:{port}/api/dataSource/add"
     );
-    serve_local(listener, app, log, &calls).await?;
+    serve_local(
+        listener,
+        app,
+        outbound_local::edge::Edge::new(edge),
+        log,
+        &calls,
+    )
+    .await?;
     Ok(())
 }
 

@@ -9,12 +9,16 @@
 //! by its route (401), as the HTTP API's authorizer refuses it before any function in AWS. When
 //! the limiter's table cannot answer in time the request is refused, 503 with `Retry-After`,
 //! never admitted unbounded (D32); the failure is logged and counted (`RateLimiterFailures`).
+//! A request that read or wrote many of the table's items is charged for them when its place is
+//! given back ([`RequestRate::surcharge`](outbound_model::limits::RequestRate::surcharge), D32):
+//! its tenant's next requests wait the longer.
 
 use super::auth::Identity;
 use super::Refusal;
 use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use outbound_adapters::aws::timing;
 use outbound_adapters::store::rate::{Admission, Limited};
 use outbound_app::App;
 use outbound_auth::Scope;
@@ -48,9 +52,17 @@ pub async fn limit(State(app): State<App>, request: Request, next: Next) -> Resp
     let rate = app.limiter.rate();
     let mut response = match decision.admission {
         Admission::Admitted(pass) => {
+            let before = timing::rows_so_far().unwrap_or(0);
             let response = next.run(request).await;
-            if let Err(error) = app.limiter.release(pass).await {
-                tracing::warn!(%error, "place in flight not given back; its lease frees it");
+            let rows = timing::rows_so_far().unwrap_or(0).saturating_sub(before);
+            let surcharge = rate.surcharge(rows);
+            let released = app
+                .limiter
+                .release_charging(pass, surcharge, now_micros())
+                .await;
+            if let Err(error) = released {
+                tracing::warn!(%error, rows, surcharge,
+                    "place in flight not given back (its lease frees it) or cost not charged");
             }
             response
         }

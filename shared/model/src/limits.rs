@@ -19,6 +19,9 @@ pub struct TenantLimits {
     pub running_tasks: u64,
     /// `TENANT_MAX_DIRECT_EXPORTS`: direct (not job) exports being built at once.
     pub direct_exports: u32,
+    /// `TENANT_RUNNING_RECALLS`: recalls stored and being applied at once (D32), whose jobs
+    /// share the dial queue's workers with every tenant's calls.
+    pub running_recalls: u32,
     /// `TENANT_REQUESTS_PER_SECOND` and `TENANT_REQUEST_BURST`.
     pub requests: RequestRate,
 }
@@ -31,6 +34,7 @@ impl Default for TenantLimits {
             dnc_entries: 1_000_000,
             running_tasks: 200,
             direct_exports: 4,
+            running_recalls: 2,
             requests: RequestRate::default(),
         }
     }
@@ -56,7 +60,22 @@ impl Default for RequestRate {
     }
 }
 
+/// The items of the table (read by its queries, found by its reads, written) one request
+/// includes; each further [`ROWS_PER_REQUEST`] costs the tenant one more request (D32), so a
+/// request that reads 10,000 contacts to filter them weighs as a hundred cheap ones.
+pub const ROWS_PER_REQUEST: u64 = 100;
+
 impl RequestRate {
+    /// The requests beyond itself that a request which touched `rows` items costs the bucket
+    /// (D32): one for each [`ROWS_PER_REQUEST`] beyond the first, at most half a burst, so a
+    /// tenant that just imported a file or filtered a large list still has half its burst for
+    /// the requests that follow (the console's reloads), while a run of expensive requests is
+    /// held to about one per half a burst's intervals.
+    pub fn surcharge(self, rows: u64) -> u32 {
+        let extra = rows.saturating_sub(1) / ROWS_PER_REQUEST;
+        u32::try_from(extra).unwrap_or(u32::MAX).min(self.burst / 2)
+    }
+
     /// Microseconds between two requests at the steady rate (the bucket's refill of one token).
     pub fn interval_micros(self) -> i64 {
         1_000_000 / i64::from(self.per_second.max(1))
@@ -165,6 +184,14 @@ mod tests {
             0,
             "a burst of one waits every interval"
         );
+    }
+
+    #[test]
+    fn a_request_costs_one_more_for_each_hundred_items_beyond_the_first_at_most_half_a_burst() {
+        let rate = RequestRate::default();
+        let costs = [0, 1, 100, 101, 250, 4_901, 10_000, u64::MAX].map(|rows| rate.surcharge(rows));
+        assert_eq!(costs, [0, 0, 0, 1, 2, 49, 50, 50]);
+        assert_eq!(rate.burst / 2, 50);
     }
 
     #[test]

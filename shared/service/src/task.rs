@@ -4,6 +4,7 @@
 use outbound_adapters::blob::Blob;
 use outbound_adapters::queue::Queue;
 use outbound_adapters::store::recall::RECALL_IN_ONE;
+use outbound_adapters::store::slots::JobKind;
 use outbound_adapters::store::Store;
 use outbound_app::config::dialing::{DialerConfig, TelephonyRules};
 use outbound_model::call::{RetryRule, Skip};
@@ -427,6 +428,8 @@ pub const MAX_RECALL_IDS: usize = 10_000;
 /// write commits the recall on the task (with the COMPLETED -> RUNNING requeue and its data
 /// source hold, D10); a small one is then applied at once, a large one by the dialer's recall
 /// job, which the tick sends again if it is lost. Until it is applied the task cannot complete.
+/// A tenant has at most `TENANT_RUNNING_RECALLS` such stored recalls being applied at once
+/// (D32): beyond, 409 and nothing changes.
 pub async fn recall(
     store: &Store,
     blob: &Blob,
@@ -490,28 +493,51 @@ pub async fn recall(
         still_the_tenants(store, tenant, &task).await?;
     }
     let recall = Id::new();
-    let manifest = RecallManifest {
-        ids: recalled.clone(),
-        priority,
-        at: now,
-    };
-    let body = serde_json::to_vec(&manifest).map_err(|e| Error::internal("encode recall", e))?;
-    blob.put(
-        &outbound_adapters::blob::recall_key(tenant, id, &recall),
-        body,
-        "application/json",
-    )
-    .await?;
-    if let Some(requeued) = requeue_with_recall(store, tenant, &task, &recall, now).await? {
-        // A concurrent recall requeued it first: it is RUNNING (or PAUSED since), where this
-        // one is a recall like any other. Not a 405.
-        if small {
-            store
-                .queue_recall(tenant, &requeued, &recalled, priority, now)
-                .await?;
+    // A tenant applies at most `running_recalls` stored recalls at once (D32): a large one's
+    // jobs share the dial queue's workers with every tenant's calls. The slot is taken before
+    // anything is written and given back when the recall is not committed, or once it is applied.
+    let cap = store.tenant_limits().running_recalls;
+    let slot = store
+        .take_job_slot(tenant, JobKind::Recall, &recall, cap, now)
+        .await?;
+    let pending: Result<bool, Error> = async {
+        let manifest = RecallManifest {
+            ids: recalled.clone(),
+            priority,
+            at: now,
+        };
+        let body =
+            serde_json::to_vec(&manifest).map_err(|e| Error::internal("encode recall", e))?;
+        blob.put(
+            &outbound_adapters::blob::recall_key(tenant, id, &recall),
+            body,
+            "application/json",
+        )
+        .await?;
+        if let Some(requeued) = requeue_with_recall(store, tenant, &task, &recall, now).await? {
+            // A concurrent recall requeued it first: it is RUNNING (or PAUSED since), where this
+            // one is a recall like any other. Not a 405.
+            if small {
+                store
+                    .queue_recall(tenant, &requeued, &recalled, priority, now)
+                    .await?;
+                return Ok(false);
+            }
+            store.start_recall(tenant, id, &recall, now).await?;
+        }
+        Ok(true)
+    }
+    .await;
+    match pending {
+        Ok(true) => {}
+        Ok(false) => {
+            give_back_recall_slot(store, tenant, slot, &recall).await;
             return Ok(recalled);
         }
-        store.start_recall(tenant, id, &recall, now).await?;
+        Err(error) => {
+            give_back_recall_slot(store, tenant, slot, &recall).await;
+            return Err(error);
+        }
     }
     // Committed: from here on the recall happens, whatever fails below.
     if small {
@@ -524,6 +550,7 @@ pub async fn recall(
         if let Err(error) = applied.await {
             tracing::warn!(%error, "recall not applied at once; its job applies it");
         } else {
+            give_back_recall_slot(store, tenant, slot, &recall).await;
             return Ok(recalled);
         }
     }
@@ -536,6 +563,16 @@ pub async fn recall(
         tracing::warn!(%error, "recall job not queued; the tick queues it again");
     }
     Ok(recalled)
+}
+
+/// Gives back a recall's slot (D32); when that fails its lease frees it.
+async fn give_back_recall_slot(store: &Store, tenant: &Tenant, slot: u32, recall: &Id) {
+    if let Err(error) = store
+        .release_slot(tenant, JobKind::Recall, slot, recall)
+        .await
+    {
+        tracing::warn!(%error, "recall slot not given back; its lease frees it");
+    }
 }
 
 /// An earlier recall still pending with no progress for a minute lost its job: it is sent

@@ -8,9 +8,12 @@ use crate::support::{Answer, TestApi};
 use aws_sdk_dynamodb::types::AttributeValue;
 use outbound_adapters::store::rate::{Admission, Limited, RequestLimiter, CROWDED_MEMORY};
 use outbound_app::App;
+use outbound_local::edge::{Edge, EdgeLimits, STAGE_REFUSAL_BODY, WAF_REFUSAL_BODY};
 use outbound_model::limits::RequestRate;
 use reqwest::Method;
 use serde_json::json;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// One a second, two at once.
@@ -82,6 +85,52 @@ async fn the_rate_holds_across_instances() {
     api.send(on(&second)).await.ok();
     assert_over_the_rate(&api.send(on(&api.base)).await);
     assert_over_the_rate(&api.send(on(&second)).await);
+}
+
+/// One a second, eight at once: a request's cost (D32, at most half a burst) shows at once.
+const EIGHT: RequestRate = RequestRate {
+    per_second: 1,
+    burst: 8,
+    in_flight: 20,
+};
+
+/// D32: a request that writes or reads many of the table's items costs its tenant more than
+/// one. A data source, then a posted import of 250 contacts (some 500 items written: half a
+/// burst charged beside the request itself), then five cheap requests: at one request each that
+/// is 7 of the tenant's 8, yet some of the five are refused. Another tenant sending a cheap
+/// request in the import's place is answered all five.
+#[tokio::test]
+async fn an_expensive_request_costs_its_tenant_more_than_one() {
+    let api = TestApi::start_with(|config| config.tenant_limits.requests = EIGHT).await;
+    for tenant in ["acme", "cheap"] {
+        let source = api.data_source(tenant, "Costs").await;
+        let answer = match tenant {
+            "acme" => {
+                let file = crate::files::numbered_csv(250);
+                api.batch_import(tenant, &source, "many.csv", file).await
+            }
+            _ => api.get(tenant, "/api/settings").await,
+        };
+        answer.ok();
+        let mut refused = 0;
+        for _ in 0..5 {
+            let next = api.get(tenant, "/api/settings").await;
+            if next.status == 429 {
+                let message = next.body["message"].as_str().unwrap();
+                assert!(
+                    message.starts_with("too many requests: this tenant may send 1 a second"),
+                    "{message}"
+                );
+                refused += 1;
+            } else {
+                next.ok();
+            }
+        }
+        match tenant {
+            "acme" => assert!(refused > 0, "the import weighed as one request"),
+            _ => assert_eq!(refused, 0, "cheap requests weigh one each"),
+        }
+    }
 }
 
 /// D32: a limiter whose table fails (here: it does not exist) admits nothing: each request is
@@ -497,6 +546,133 @@ async fn measure_the_limiters_cost_and_latency() {
         summary(without),
         summary(with)
     );
+}
+
+/// What a flood was answered: requests answered (200), refused by the web ACL's rule, by the
+/// stage's throttle, and by the tenant's own limiter behind them (D26); anything else fails the
+/// test.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+struct FloodAnswers {
+    answered: u32,
+    by_web_acl: u32,
+    by_stage: u32,
+    by_tenant_limit: u32,
+}
+
+/// Sends `request` from 16 connections at once, as fast as each is answered, until `stop`.
+async fn flood(request: reqwest::RequestBuilder, stop: Arc<AtomicBool>) -> FloodAnswers {
+    let senders: Vec<_> = (0..16)
+        .map(|_| {
+            let (request, stop) = (request.try_clone().unwrap(), stop.clone());
+            tokio::spawn(async move {
+                let mut answers = FloodAnswers::default();
+                while !stop.load(Ordering::Relaxed) {
+                    let answer = request.try_clone().unwrap().send().await.unwrap();
+                    let status = answer.status().as_u16();
+                    let body = answer.text().await.unwrap();
+                    match (status, body.as_str()) {
+                        (200, _) => answers.answered += 1,
+                        (429, WAF_REFUSAL_BODY) => answers.by_web_acl += 1,
+                        (429, STAGE_REFUSAL_BODY) => answers.by_stage += 1,
+                        (429, body) if body.contains("too many requests: this tenant") => {
+                            answers.by_tenant_limit += 1
+                        }
+                        other => panic!("the flood was answered {other:?}"),
+                    }
+                }
+                answers
+            })
+        })
+        .collect();
+    let mut total = FloodAnswers::default();
+    for sender in senders {
+        let answers = sender.await.unwrap();
+        total.answered += answers.answered;
+        total.by_web_acl += answers.by_web_acl;
+        total.by_stage += answers.by_stage;
+        total.by_tenant_limit += answers.by_tenant_limit;
+    }
+    total
+}
+
+/// A calm tenant's `GET /api/settings` ten times, 250 ms apart, at `base`, while `acme` floods
+/// the same address with one token: the calm tenant's answers, and the flood's.
+async fn calm_beside_a_flood(api: &TestApi, base: &str) -> (Vec<Answer>, FloodAnswers) {
+    let settings = |tenant: &str| {
+        api.http
+            .get(format!("{base}/api/settings"))
+            .bearer_auth(api.token(tenant))
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    let flooding = tokio::spawn(flood(settings("acme"), stop.clone()));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let mut calm = Vec::new();
+    for _ in 0..10 {
+        calm.push(api.send(settings("calm")).await);
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    stop.store(true, Ordering::Relaxed);
+    (calm, flooding.await.unwrap())
+}
+
+/// D32, `make run`'s edge (`outbound_local::edge`, the web ACL's rules and the stage's throttle
+/// as the template sets them, here scaled down): a tenant flooding from one token is refused by
+/// the rule per token before the stage, so another tenant's answers are what they were before
+/// the flood. Without that rule the same flood takes the stage, every tenant's together: the
+/// other tenant is refused there too, which is what the rule is for.
+#[tokio::test]
+async fn one_tenants_flood_leaves_anothers_answers_unchanged_behind_the_edge() {
+    let api = TestApi::start().await;
+    // 5 a second per token, 10 a second at the stage: the flood's token and the calm tenant's 4 a
+    // second fit under the stage, and both under the tenant's own 50 a second, so every refusal
+    // here is the edge's. One address for every client of the test: its rule is set out of reach.
+    let limits = EdgeLimits {
+        requests_per_token: 5 * 60,
+        requests_per_address: 1_000_000 * 60,
+        window_seconds: 60,
+        stage_rate: 10,
+        stage_burst: 10,
+    };
+    let before = api.get("calm", "/api/settings").await.ok().clone();
+
+    let base = outbound_local::serve_on_loopback_behind_edge(api.app.clone(), Edge::new(limits))
+        .await
+        .unwrap();
+    let (calm, flooded) = calm_beside_a_flood(&api, &base).await;
+    for answer in &calm {
+        assert_eq!(
+            answer.ok(),
+            &before,
+            "the calm tenant's answer is unchanged"
+        );
+    }
+    assert!(flooded.by_web_acl > 0, "{flooded:?}");
+    assert_eq!(
+        (flooded.by_stage, flooded.by_tenant_limit),
+        (0, 0),
+        "the edge refused the flood before the stage and the tenant's limiter: {flooded:?}"
+    );
+    assert!(flooded.answered > 0, "{flooded:?}");
+
+    let no_token_rule = EdgeLimits {
+        requests_per_token: 1_000_000 * 60,
+        ..limits
+    };
+    let base =
+        outbound_local::serve_on_loopback_behind_edge(api.app.clone(), Edge::new(no_token_rule))
+            .await
+            .unwrap();
+    let (calm, flooded) = calm_beside_a_flood(&api, &base).await;
+    let stage_refusal: serde_json::Value = serde_json::from_str(STAGE_REFUSAL_BODY).unwrap();
+    let refused = calm
+        .iter()
+        .filter(|answer| answer.status == 429 && answer.body == stage_refusal)
+        .count();
+    assert!(
+        refused > 0,
+        "the stage refused the calm tenant too: {flooded:?}"
+    );
+    assert!(flooded.by_stage > 0, "{flooded:?}");
 }
 
 /// What one tenant's flood does to another's latency on the local stack (D29): a tenant's

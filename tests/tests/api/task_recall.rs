@@ -276,11 +276,66 @@ const LARGE: usize = 120;
 
 /// A RUNNING task of `LARGE` contacts whose every contact failed its last call.
 async fn all_failed(api: &TestApi) -> TaskFixture {
-    let task = api.task_in("acme", TaskStatus::Running, LARGE).await;
+    all_failed_of(api, "acme").await
+}
+
+/// [`all_failed`], of `tenant`.
+async fn all_failed_of(api: &TestApi, tenant: &str) -> TaskFixture {
+    let task = api.task_in(tenant, TaskStatus::Running, LARGE).await;
     for contact in &task.contacts {
-        api.seed_task_contact("acme", &task.id, contact, 2, 1).await;
+        api.seed_task_contact(tenant, &task.id, contact, 2, 1).await;
     }
     task
+}
+
+/// D32: a tenant has at most `TENANT_RUNNING_RECALLS` stored recalls being applied at once, as
+/// their jobs share the dial queue's workers with every tenant's calls: beyond, 409 naming the
+/// cap, and nothing changes; another tenant recalls meanwhile; once the job has applied the
+/// first, its slot is free again and the refused recall goes through.
+#[tokio::test]
+async fn a_tenant_applies_at_most_its_running_recalls_at_once() {
+    use crate::dialing_support::{fast_settings, ManualClock, DEFAULT_MIX};
+    use outbound_local::inbox::DialInbox;
+    let api = TestApi::start_with(|config| config.tenant_limits.running_recalls = 1).await;
+    let (first, second) = (all_failed(&api).await, all_failed(&api).await);
+    let other = all_failed_of(&api, "globex").await;
+    recall(&api, &first.id, json!({})).await.ok();
+
+    let before = api.snapshot().await;
+    recall(&api, &second.id, json!({})).await.err(
+        409,
+        "this tenant already has 1 recalls running, the most it may; try again when one has \
+         finished",
+    );
+    assert_eq!(api.snapshot().await, before, "nothing changed");
+    let globex = api
+        .post(
+            "globex",
+            &format!("/api/task/{}/recall", other.id),
+            json!({}),
+        )
+        .await;
+    assert_eq!(recalled(globex.ok()).len(), LARGE);
+
+    let engine = api.engine(
+        fast_settings(&api, DEFAULT_MIX),
+        ManualClock::starting_now(),
+    );
+    assert_eq!(api.drain(&engine, DialInbox::Jobs).await, 2);
+    assert_eq!(
+        api.stored_task("acme", &first.id).await.pending_recall,
+        None
+    );
+    let answer = recall(&api, &second.id, json!({})).await;
+    assert_eq!(recalled(answer.ok()).len(), LARGE);
+    assert_eq!(api.drain(&engine, DialInbox::Jobs).await, 1);
+    let slots: Vec<_> = api
+        .snapshot()
+        .await
+        .into_keys()
+        .filter(|(_, sk)| sk.starts_with("JOBSLOT#RECALL#"))
+        .collect();
+    assert_eq!(slots, [], "every applied recall gave its slot back");
 }
 
 /// D12: a recall too large for one transaction is committed on the task at once and applied

@@ -8,6 +8,7 @@
 
 pub mod actions;
 pub mod failure;
+mod rows;
 pub mod timing;
 
 pub use failure::Dependency;

@@ -12,6 +12,9 @@
 //! A call is one SDK operation (`read_before_execution`); its attempts beyond the first are its
 //! retries, told apart because an overloaded store (moto at concurrency) answers with retries.
 //!
+//! It also counts the items each DynamoDB call read or wrote ([`rows`](super::rows)): what the
+//! request cost the table, which the request limiter weighs (D32, [`rows_so_far`]).
+//!
 //! The time goes to the [`StoreWait`] of the request being served, held in a task-local that
 //! [`StoreWait::scope`] sets around the handler. Calls outside a request (workers, the dialing
 //! engine) find none and are not timed. A spawned task would lose the task-local; the handlers
@@ -19,11 +22,12 @@
 //! they overlap: the wait is the wall time during which at least one call was in flight, so the
 //! service's own time (the handler's minus the wait) never goes negative.
 
-use super::actions;
+use super::{actions, rows};
 use aws_smithy_runtime_api::box_error::BoxError;
 use aws_smithy_runtime_api::client::interceptors::context::{
-    BeforeDeserializationInterceptorContextRef, BeforeSerializationInterceptorContextRef,
-    BeforeTransmitInterceptorContextRef, FinalizerInterceptorContextRef,
+    AfterDeserializationInterceptorContextRef, BeforeDeserializationInterceptorContextRef,
+    BeforeSerializationInterceptorContextRef, BeforeTransmitInterceptorContextRef,
+    FinalizerInterceptorContextRef,
 };
 use aws_smithy_runtime_api::client::interceptors::Intercept;
 use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
@@ -48,6 +52,8 @@ struct WaitState {
     /// When the calls now in flight began to overlap (set while `in_flight` > 0).
     since: Option<Instant>,
     waited: Duration,
+    /// Items the calls read or wrote.
+    rows: u64,
 }
 
 /// What [`StoreWait::total`] answers: the calls made, their retries and the time waited on them.
@@ -76,8 +82,20 @@ impl StoreWait {
         }
     }
 
-    fn call(&self) {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner).calls += 1;
+    /// The items the request's DynamoDB calls have read or written so far.
+    pub fn rows(&self) -> u64 {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).rows
+    }
+
+    fn call(&self, rows: u64) {
+        let mut state = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        state.calls += 1;
+        state.rows = state.rows.saturating_add(rows);
+    }
+
+    fn read(&self, rows: u64) {
+        let mut state = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        state.rows = state.rows.saturating_add(rows);
     }
 
     fn begin(&self) {
@@ -177,6 +195,12 @@ impl ServerTiming {
     }
 }
 
+/// The items the current request's DynamoDB calls have read or written so far; `None` outside
+/// a request ([`StoreWait::scope`]).
+pub fn rows_so_far() -> Option<u64> {
+    CURRENT.try_with(|wait| wait.rows()).ok()
+}
+
 /// A duration in fractional milliseconds.
 pub fn millis(duration: Duration) -> f64 {
     duration.as_secs_f64() * 1000.0
@@ -211,11 +235,23 @@ impl Intercept for StoreTimer {
 
     fn read_before_execution(
         &self,
-        _context: &BeforeSerializationInterceptorContextRef<'_>,
+        context: &BeforeSerializationInterceptorContextRef<'_>,
         _cfg: &mut ConfigBag,
     ) -> Result<(), BoxError> {
         if let Ok(wait) = CURRENT.try_with(Arc::clone) {
-            wait.call();
+            wait.call(rows::written(context.input()));
+        }
+        Ok(())
+    }
+
+    fn read_after_deserialization(
+        &self,
+        context: &AfterDeserializationInterceptorContextRef<'_>,
+        _runtime_components: &RuntimeComponents,
+        _cfg: &mut ConfigBag,
+    ) -> Result<(), BoxError> {
+        if let (Ok(wait), Ok(output)) = (CURRENT.try_with(Arc::clone), context.output_or_error()) {
+            wait.read(rows::read(output));
         }
         Ok(())
     }
@@ -291,8 +327,9 @@ mod tests {
     #[test]
     fn overlapping_calls_count_once_for_their_overlap() {
         let wait = StoreWait::default();
-        wait.call();
-        wait.call();
+        wait.call(1);
+        wait.call(0);
+        wait.read(40);
         wait.begin();
         wait.begin();
         let started = Instant::now();
@@ -302,6 +339,7 @@ mod tests {
         wait.end();
         let total = wait.total();
         assert_eq!((total.calls, total.retries), (2, 0));
+        assert_eq!(wait.rows(), 41, "a write's item and a read's forty");
         assert!(total.time >= slept);
         // Counted apart, the two calls would make at least twice the sleep.
         assert!(total.time < slept * 2, "{total:?} for {slept:?}");

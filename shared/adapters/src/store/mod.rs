@@ -319,6 +319,11 @@ impl Store {
         self
     }
 
+    /// The limits each tenant is held to (D26).
+    pub fn tenant_limits(&self) -> &outbound_model::limits::TenantLimits {
+        &self.limits
+    }
+
     /// The same store, creating data sources with `shards` contact shards (`CONTACT_SHARDS`).
     pub fn with_contact_shards(mut self, shards: u32) -> Self {
         self.contact_shards = shards.clamp(1, shards::MAX_CONTACT_SHARDS);

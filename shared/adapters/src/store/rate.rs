@@ -19,6 +19,12 @@
 //! it is answered ([`RequestLimiter::release`], one more write). A process killed mid-request
 //! holds its place only until the lease runs out.
 //!
+//! **Cost.** A request that read or wrote many items costs more than one ([`RequestRate::surcharge`],
+//! D32): the write that gives its place back also moves `tat` on by that many intervals from
+//! `max(tat, now)`, on the same two sides ([`RequestLimiter::release_charging`]), so the
+//! tenant's next requests wait for it. An expensive request is charged once it is answered,
+//! when its cost is known.
+//!
 //! **Refusals cost no write.** `tat` only ever moves forward, so while the `tat` a process last
 //! saw is beyond `now + tolerance` the request is refused there and then: a flood is refused by
 //! each instance from memory after its first refusal. A refusal for places costs the one failed
@@ -300,6 +306,95 @@ impl RequestLimiter {
             failure: None,
             writes,
         }
+    }
+
+    /// Gives back the place `pass` holds and charges `surcharge` requests more to its bucket at
+    /// `now_micros` (D32): one write, on the side of `max(tat, now)` this process last saw; a
+    /// failed condition says which side holds, or that the place was taken again after its
+    /// lease, and the next try charges without it. A failure is returned for the log: the place
+    /// is left to its lease, and the charge is not made.
+    pub async fn release_charging(
+        &self,
+        pass: Pass,
+        surcharge: u32,
+        now_micros: i64,
+    ) -> Result<(), Error> {
+        if surcharge == 0 {
+            return self.release(pass).await;
+        }
+        let Pass { key, held } = pass;
+        let mut held = Some(held);
+        let extra = self.rate.interval_micros() * i64::from(surcharge);
+        let mut side = match self.remembered(&key).tat > now_micros {
+            true => Side::Busy,
+            false => Side::Idle,
+        };
+        for _ in 0..TRIES {
+            match self
+                .charge(&key, held.as_ref(), side, extra, now_micros)
+                .await
+            {
+                Ok(item) => {
+                    self.remember(&key, &item);
+                    return Ok(());
+                }
+                Err(WriteFailure::Other(error)) => return Err(error),
+                Err(WriteFailure::Condition(condition)) => {
+                    let stored = condition.stored(()).cloned().unwrap_or_default();
+                    let ours = held.as_ref().is_some_and(|Held { slot, until }| {
+                        stored.get(&place(*slot)).and_then(|v| v.as_n().ok())
+                            == Some(&until.to_string())
+                    });
+                    if !ours {
+                        held = None;
+                    }
+                    side = match self.remember(&key, &stored).tat > now_micros {
+                        true => Side::Busy,
+                        false => Side::Idle,
+                    };
+                }
+            }
+        }
+        Err(Error::unavailable(
+            "request rate",
+            "the request's cost was not charged: its bucket kept changing",
+        ))
+    }
+
+    /// The write that moves `tat` on by `extra` from `max(tat, now)` on `side`, giving back
+    /// `held` when it is still this request's place.
+    async fn charge(
+        &self,
+        key: &(String, String),
+        held: Option<&Held>,
+        side: Side,
+        extra: i64,
+        now: i64,
+    ) -> Result<Item, WriteFailure> {
+        let expr = Expr::default().name("#tat", "tat").value(":now", n(now));
+        let (mut update, mut condition, mut expr) = match side {
+            Side::Busy => (
+                "ADD #tat :extra".to_owned(),
+                "#tat > :now".to_owned(),
+                expr.value(":extra", n(extra)),
+            ),
+            Side::Idle => (
+                "SET #tat = :next".to_owned(),
+                "(attribute_not_exists(#tat) OR #tat <= :now)".to_owned(),
+                expr.value(":next", n(now + extra)),
+            ),
+        };
+        if let Some(Held { slot, until }) = held {
+            update.push_str(" REMOVE #place");
+            condition.push_str(" AND #place = :until");
+            expr = expr
+                .name("#place", &place(*slot))
+                .value(":until", n(*until));
+        }
+        self.store
+            .get()
+            .update_one("request rate", key.clone(), &update, Some(&condition), expr)
+            .await
     }
 
     /// Gives back the place `pass` holds (one write; a failure only leaves it to its lease, and

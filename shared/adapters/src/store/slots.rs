@@ -1,7 +1,7 @@
-//! A tenant's share of the service's heavy work: at most N imports and N export jobs of a
-//! tenant run at once (`TENANT_RUNNING_IMPORTS`, `TENANT_RUNNING_EXPORTS`), one export job a
-//! subject (D8), and at most N direct exports built within requests at once
-//! (`TENANT_MAX_DIRECT_EXPORTS`, D26). Each running job holds a slot item in the tenant's
+//! A tenant's share of the service's heavy work: at most N imports, N export jobs and N recalls
+//! applied by jobs of a tenant run at once (`TENANT_RUNNING_IMPORTS`, `TENANT_RUNNING_EXPORTS`,
+//! `TENANT_RUNNING_RECALLS`, D32), one export job a subject (D8), and at most N direct exports
+//! built within requests at once (`TENANT_MAX_DIRECT_EXPORTS`, D26). Each running job holds a slot item in the tenant's
 //! partition (`JOBSLOT#{kind}#{n}`, `n` below the cap), taken by a conditional put and given back
 //! when the job ends. A slot also lapses a while after it was taken (`held_until`: an hour for
 //! background work, two minutes for work done within a request), so a job whose end was never
@@ -29,6 +29,9 @@ pub enum JobKind {
     Export,
     /// Direct exports, built within the request (D26).
     DirectExport,
+    /// Recalls whose list is stored and applied apart from the request, by the dialer's jobs
+    /// when large (D12, D32).
+    Recall,
 }
 
 impl JobKind {
@@ -37,6 +40,7 @@ impl JobKind {
             JobKind::Import => "IMPORT",
             JobKind::Export => "EXPORT",
             JobKind::DirectExport => "DIRECT_EXPORT",
+            JobKind::Recall => "RECALL",
         }
     }
 
@@ -45,6 +49,7 @@ impl JobKind {
             JobKind::Import => "imports",
             JobKind::Export => "export jobs",
             JobKind::DirectExport => "direct exports",
+            JobKind::Recall => "recalls",
         }
     }
 }

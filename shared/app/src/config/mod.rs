@@ -74,6 +74,7 @@ pub struct Config {
     /// What one tenant may hold and run, and how fast it may send requests (D26):
     /// `TENANT_MAX_DATA_SOURCES` (1,000), `TENANT_MAX_TASKS` (10,000), `TENANT_MAX_DNC_ENTRIES`
     /// (1,000,000), `TENANT_MAX_RUNNING_TASKS` (200), `TENANT_MAX_DIRECT_EXPORTS` (4),
+    /// `TENANT_RUNNING_RECALLS` (2, D32),
     /// `TENANT_REQUESTS_PER_SECOND` (50), `TENANT_REQUEST_BURST` (100) and
     /// `TENANT_REQUESTS_IN_FLIGHT` (20, D29).
     pub tenant_limits: TenantLimits,
@@ -188,6 +189,11 @@ impl Config {
                         &lookup,
                         "TENANT_MAX_DIRECT_EXPORTS",
                         defaults.direct_exports,
+                    )?,
+                    running_recalls: at_least_one(
+                        &lookup,
+                        "TENANT_RUNNING_RECALLS",
+                        defaults.running_recalls,
                     )?,
                     requests: RequestRate {
                         per_second: per_second(

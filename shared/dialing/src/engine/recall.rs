@@ -1,6 +1,8 @@
-//! A committed recall applied to every contact it names (D12), in groups, at most once each.
+//! A committed recall applied to every contact it names (D12), in groups, at most once each;
+//! once applied (or gone with its task), its tenant's recall slot is given back (D32).
 
 use super::Engine;
+use outbound_adapters::store::slots::JobKind;
 use outbound_adapters::telephony::provider::Provider;
 use outbound_model::error::Error;
 use outbound_model::job::{DialJob, RecallManifest};
@@ -19,16 +21,18 @@ impl<P: Provider> Engine<P> {
     ) -> Result<(), Error> {
         let task = match self.store.task(tenant, task_id).await {
             Ok(task) => task,
-            Err(Error::NotFound(_)) => return Ok(()),
+            Err(Error::NotFound(_)) => return self.give_back_slot(tenant, recall).await,
             Err(error) => return Err(error),
         };
         if task.pending_recall.as_ref() != Some(recall) {
-            return Ok(());
+            // Applied already (a job sent again), or ended with its task: its slot too, unless
+            // the run that finished it died before giving the slot back.
+            return self.give_back_slot(tenant, recall).await;
         }
         let key = outbound_adapters::blob::recall_key(tenant, task_id, recall);
         let Some(bytes) = self.blob.get(&key, 64 * 1024 * 1024).await? else {
             tracing::error!(%key, "recall list is gone; the recall ends as it stands");
-            return self.store.finish_recall(tenant, task_id, recall).await;
+            return self.finish(tenant, task_id, recall).await;
         };
         let manifest: RecallManifest =
             serde_json::from_slice(&bytes).map_err(|e| Error::internal("decode recall list", e))?;
@@ -57,7 +61,7 @@ impl<P: Provider> Engine<P> {
             "recall chunk applied"
         );
         if to == manifest.ids.len() {
-            return self.store.finish_recall(tenant, task_id, recall).await;
+            return self.finish(tenant, task_id, recall).await;
         }
         self.store
             .advance_recall(tenant, task_id, recall, to as u64, self.clock.now())
@@ -72,5 +76,18 @@ impl<P: Provider> Engine<P> {
             tracing::warn!(%error, "next recall job not queued");
         }
         Ok(())
+    }
+
+    /// Marks the recall applied, then gives back its slot.
+    async fn finish(&self, tenant: &Tenant, task_id: &Id, recall: &Id) -> Result<(), Error> {
+        self.store.finish_recall(tenant, task_id, recall).await?;
+        self.give_back_slot(tenant, recall).await
+    }
+
+    /// Gives back the tenant's recall slot `recall` holds, if it still holds one.
+    async fn give_back_slot(&self, tenant: &Tenant, recall: &Id) -> Result<(), Error> {
+        self.store
+            .release_job_slot(tenant, JobKind::Recall, recall)
+            .await
     }
 }
