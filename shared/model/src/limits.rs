@@ -19,8 +19,8 @@ pub struct TenantLimits {
     pub running_tasks: u64,
     /// `TENANT_MAX_DIRECT_EXPORTS`: direct (not job) exports being built at once.
     pub direct_exports: u32,
-    /// `TENANT_RUNNING_RECALLS`: recalls stored and being applied at once (D32), whose jobs
-    /// share the dial queue's workers with every tenant's calls.
+    /// `TENANT_RUNNING_RECALLS`: large recalls being applied at once (D32), whose jobs share
+    /// the dial queue's workers with every tenant's calls.
     pub running_recalls: u32,
     /// `TENANT_REQUESTS_PER_SECOND` and `TENANT_REQUEST_BURST`.
     pub requests: RequestRate,

@@ -428,8 +428,8 @@ pub const MAX_RECALL_IDS: usize = 10_000;
 /// write commits the recall on the task (with the COMPLETED -> RUNNING requeue and its data
 /// source hold, D10); a small one is then applied at once, a large one by the dialer's recall
 /// job, which the tick sends again if it is lost. Until it is applied the task cannot complete.
-/// A tenant has at most `TENANT_RUNNING_RECALLS` such stored recalls being applied at once
-/// (D32): beyond, 409 and nothing changes.
+/// A tenant has at most `TENANT_RUNNING_RECALLS` large recalls being applied at once (D32):
+/// beyond, 409 and nothing changes.
 pub async fn recall(
     store: &Store,
     blob: &Blob,
@@ -493,13 +493,20 @@ pub async fn recall(
         still_the_tenants(store, tenant, &task).await?;
     }
     let recall = Id::new();
-    // A tenant applies at most `running_recalls` stored recalls at once (D32): a large one's
-    // jobs share the dial queue's workers with every tenant's calls. The slot is taken before
-    // anything is written and given back when the recall is not committed, or once it is applied.
-    let cap = store.tenant_limits().running_recalls;
-    let slot = store
-        .take_job_slot(tenant, JobKind::Recall, &recall, cap, now)
-        .await?;
+    // A tenant applies at most `running_recalls` large recalls at once (D32): their jobs share
+    // the dial queue's workers with every tenant's calls. The slot is taken before anything is
+    // written and given back when the recall is not committed. A small one (of a COMPLETED
+    // task) is applied within this request and takes none.
+    let slot = match small {
+        true => None,
+        false => {
+            let cap = store.tenant_limits().running_recalls;
+            let slot = store
+                .take_job_slot(tenant, JobKind::Recall, &recall, cap, now)
+                .await?;
+            Some(slot)
+        }
+    };
     let pending: Result<bool, Error> = async {
         let manifest = RecallManifest {
             ids: recalled.clone(),
@@ -550,7 +557,6 @@ pub async fn recall(
         if let Err(error) = applied.await {
             tracing::warn!(%error, "recall not applied at once; its job applies it");
         } else {
-            give_back_recall_slot(store, tenant, slot, &recall).await;
             return Ok(recalled);
         }
     }
@@ -565,8 +571,11 @@ pub async fn recall(
     Ok(recalled)
 }
 
-/// Gives back a recall's slot (D32); when that fails its lease frees it.
-async fn give_back_recall_slot(store: &Store, tenant: &Tenant, slot: u32, recall: &Id) {
+/// Gives back a recall's slot, if it took one (D32); when that fails its lease frees it.
+async fn give_back_recall_slot(store: &Store, tenant: &Tenant, slot: Option<u32>, recall: &Id) {
+    let Some(slot) = slot else {
+        return;
+    };
     if let Err(error) = store
         .release_slot(tenant, JobKind::Recall, slot, recall)
         .await

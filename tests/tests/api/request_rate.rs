@@ -618,8 +618,10 @@ async fn calm_beside_a_flood(api: &TestApi, base: &str) -> (Vec<Answer>, FloodAn
 /// D32, `make run`'s edge (`outbound_local::edge`, the web ACL's rules and the stage's throttle
 /// as the template sets them, here scaled down): a tenant flooding from one token is refused by
 /// the rule per token before the stage, so another tenant's answers are what they were before
-/// the flood. Without that rule the same flood takes the stage, every tenant's together: the
-/// other tenant is refused there too, which is what the rule is for.
+/// the flood. Without that rule the same flood spends the stage, every tenant's together, where
+/// a caller is then refused whatever its token (`outbound_local::edge`'s unit tests): what the
+/// rule is for. Whether the calm tenant's few requests meet the stage spent depends on when the
+/// one thread serving everything here gets to them, so only the flood's refusals are asserted.
 #[tokio::test]
 async fn one_tenants_flood_leaves_anothers_answers_unchanged_behind_the_edge() {
     let api = TestApi::start().await;
@@ -662,17 +664,11 @@ async fn one_tenants_flood_leaves_anothers_answers_unchanged_behind_the_edge() {
         outbound_local::serve_on_loopback_behind_edge(api.app.clone(), Edge::new(no_token_rule))
             .await
             .unwrap();
-    let (calm, flooded) = calm_beside_a_flood(&api, &base).await;
-    let stage_refusal: serde_json::Value = serde_json::from_str(STAGE_REFUSAL_BODY).unwrap();
-    let refused = calm
-        .iter()
-        .filter(|answer| answer.status == 429 && answer.body == stage_refusal)
-        .count();
+    let (_, flooded) = calm_beside_a_flood(&api, &base).await;
     assert!(
-        refused > 0,
-        "the stage refused the calm tenant too: {flooded:?}"
+        flooded.by_stage > 0 && flooded.by_web_acl == 0,
+        "one token's flood spent the stage every tenant shares: {flooded:?}"
     );
-    assert!(flooded.by_stage > 0, "{flooded:?}");
 }
 
 /// What one tenant's flood does to another's latency on the local stack (D29): a tenant's

@@ -29,8 +29,7 @@ pub enum JobKind {
     Export,
     /// Direct exports, built within the request (D26).
     DirectExport,
-    /// Recalls whose list is stored and applied apart from the request, by the dialer's jobs
-    /// when large (D12, D32).
+    /// Large recalls, applied apart from the request by the dialer's jobs (D12, D32).
     Recall,
 }
 
