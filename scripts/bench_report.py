@@ -347,8 +347,8 @@ def main():
     summaries = {key: summary(values) for key, values in read_samples(path).items()}
     existing = ROOT / "bench" / "results.json"
     if keep and existing.exists():
-        kept = flatten(json.loads(existing.read_text(encoding="utf-8")))
-        summaries = {**{k: v for k, v in kept.items() if k not in summaries}, **summaries}
+        earlier = flatten(json.loads(existing.read_text(encoding="utf-8")))
+        summaries = {**{k: v for k, v in earlier.items() if k not in summaries}, **summaries}
     (ROOT / "bench").mkdir(exist_ok=True)
     results = json.dumps(nested(summaries), indent=2, sort_keys=True) + "\n"
     (ROOT / "bench" / "results.json").write_text(results, encoding="utf-8")
