@@ -204,14 +204,10 @@ pub async fn guard(State(edge): State<Edge>, request: Request, next: Next) -> Re
     }
 }
 
-/// `routes` behind `edge`, served with each connection's address.
-pub fn behind(
-    edge: Edge,
-    routes: axum::Router,
-) -> axum::extract::connect_info::IntoMakeServiceWithConnectInfo<axum::Router, SocketAddr> {
-    routes
-        .layer(axum::middleware::from_fn_with_state(edge, guard))
-        .into_make_service_with_connect_info::<SocketAddr>()
+/// `routes` behind `edge`; served with each connection's address
+/// (`into_make_service_with_connect_info`), the rule per address applies too.
+pub fn behind(edge: Edge, routes: axum::Router) -> axum::Router {
+    routes.layer(axum::middleware::from_fn_with_state(edge, guard))
 }
 
 #[cfg(test)]

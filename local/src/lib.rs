@@ -36,6 +36,7 @@ use outbound_app::config::Config;
 use outbound_app::App;
 use outbound_auth::{AuthConfig, LocalJwt};
 use outbound_dialing::engine::Engine;
+use std::net::SocketAddr;
 use tokio::net::TcpListener;
 
 /// Where the stand-ins listen (`MOTO_ENDPOINT`, default `http://127.0.0.1:5000`).
@@ -204,7 +205,18 @@ pub async fn serve_local(
             }),
         )
         .fallback_service(tower_http::services::ServeDir::new(CONSOLE_DIR));
-    axum::serve(listener, edge::behind(edge, beside_api(api, local))).await
+    axum::serve(
+        listener,
+        with_addresses(edge::behind(edge, beside_api(api, local))),
+    )
+    .await
+}
+
+/// `routes`, told each connection's address (the edge's rule per address reads it).
+fn with_addresses(
+    routes: axum::Router,
+) -> axum::extract::connect_info::IntoMakeServiceWithConnectInfo<axum::Router, SocketAddr> {
+    routes.into_make_service_with_connect_info::<SocketAddr>()
 }
 
 /// `/api/...` to `api`, every other path to `local`. By prefix, not by a route: the API keeps
@@ -243,16 +255,13 @@ pub async fn serve_on_loopback_with_calls(
 /// [`serve_on_loopback`] behind the edge's limits, as `make run` serves it ([`edge`]).
 pub async fn serve_on_loopback_behind_edge(app: App, edge: edge::Edge) -> std::io::Result<String> {
     let api = outbound_api::local_api(app).map_err(std::io::Error::other)?;
-    let listener = TcpListener::bind("127.0.0.1:0").await?;
-    let base = format!("http://{}", listener.local_addr()?);
-    tokio::spawn(async move { axum::serve(listener, edge::behind(edge, api)).await });
-    Ok(base)
+    on_loopback(edge::behind(edge, api)).await
 }
 
 async fn on_loopback(routes: axum::Router) -> std::io::Result<String> {
     let listener = TcpListener::bind("127.0.0.1:0").await?;
     let base = format!("http://{}", listener.local_addr()?);
-    tokio::spawn(async move { axum::serve(listener, routes).await });
+    tokio::spawn(async move { axum::serve(listener, with_addresses(routes)).await });
     Ok(base)
 }
 

@@ -537,10 +537,8 @@ pub async fn recall(
     .await;
     match pending {
         Ok(true) => {}
-        Ok(false) => {
-            give_back_recall_slot(store, tenant, slot, &recall).await;
-            return Ok(recalled);
-        }
+        // A small one, queued on the task a concurrent recall requeued: it took no slot.
+        Ok(false) => return Ok(recalled),
         Err(error) => {
             give_back_recall_slot(store, tenant, slot, &recall).await;
             return Err(error);
