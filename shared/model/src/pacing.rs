@@ -189,7 +189,12 @@ pub const MOST_PER_AGENT: f64 = 10.0;
 
 /// Calls to place now (D30): never negative, never more than the mode allows.
 pub fn calls_to_place(input: &PacingInput) -> u32 {
-    let wanted = match input.pacing {
+    ringing_allowed(input).saturating_sub(input.ringing)
+}
+
+/// The most calls the task may have ringing now (D30), whatever it has ringing.
+pub fn ringing_allowed(input: &PacingInput) -> u32 {
+    match input.pacing {
         Pacing::Progressive { calls_per_agent } => progressive(input.agents_free, calls_per_agent),
         Pacing::Predictive { target } if over_target(input, target) => {
             progressive(input.agents_free, 1.0)
@@ -200,8 +205,7 @@ pub fn calls_to_place(input: &PacingInput) -> u32 {
             let rate = abandonment_rate(input.answered, input.abandoned);
             predictive(input, batch_share(target, rate))
         }
-    };
-    wanted.saturating_sub(input.ringing)
+    }
 }
 
 /// The abandonment rate so far: abandoned calls per call a person answered; 0 before any.
@@ -315,17 +319,26 @@ pub struct QueueTask {
 /// (priority, then oldest): each in turn is paced against the agents the tasks before it left.
 /// Each task's calls ringing are its calls in flight but those an agent took, its own: the
 /// queue's agents on a call are not shared out among its tasks, as they may be talking to
-/// another task's calls, or to calls the queue took in. A task keeps the calls it has; what it
-/// may add is what
+/// another task's calls, or to calls the queue took in. A task keeps the calls it has, but its
+/// cap holds only its calls talking and the calls ringing its pace allows ([`ringing_allowed`]):
+/// with more ringing than that, a call that ends is not replaced. What it may add is what
 /// [`calls_to_place`] allows, at most its demand, and the agents that covers (one a call for
 /// progressive `callsPerAgent` 1; the expected answers for predictive) are not offered again.
 pub fn share_agents(agents: QueueAgents, tasks: &[QueueTask]) -> Vec<u32> {
     let mut free = agents.available;
     let mut soon = agents.soon_free;
+    let mut on_contact = agents.on_contact;
     tasks
         .iter()
         .map(|task| {
-            let its_talking = task.talking.min(task.in_flight);
+            let its_talking =
+                if crate::simulation::planted(crate::simulation::Bug::TalkingMisattributed) {
+                    let handed = on_contact.min(task.in_flight);
+                    on_contact -= handed;
+                    handed
+                } else {
+                    task.talking.min(task.in_flight)
+                };
             let ringing = task.in_flight - its_talking;
             let rate = answer_rate(task.ended, task.answered, ANSWER_RATE_PRIOR);
             // Calls talking to agents were answered by a person: counted as such now, not when
@@ -340,7 +353,13 @@ pub fn share_agents(agents: QueueAgents, tasks: &[QueueTask]) -> Vec<u32> {
                 answered: task.answered + u64::from(its_talking),
                 abandoned: task.abandoned,
             };
-            let place = calls_to_place(&input).min(task.demand.saturating_sub(task.in_flight));
+            let allowed = ringing_allowed(&input);
+            let place =
+                (allowed.saturating_sub(ringing)).min(task.demand.saturating_sub(task.in_flight));
+            // Its cap holds the calls talking and the calls ringing that its pace still allows:
+            // with more ringing than that (its agents taken by another task's answers, or gone),
+            // a call that ends is not replaced until it is back within.
+            let kept = its_talking + ringing.min(allowed);
             let covered = f64::from(ringing + place);
             let promised = match task.pacing {
                 Pacing::Progressive { calls_per_agent } => {
@@ -351,7 +370,7 @@ pub fn share_agents(agents: QueueAgents, tasks: &[QueueTask]) -> Vec<u32> {
             let from_free = promised.min(free);
             free -= from_free;
             soon -= (promised - from_free).min(soon);
-            task.in_flight + place
+            kept + place
         })
         .collect()
 }
@@ -544,7 +563,8 @@ mod tests {
         // comes first in D13's order and counts its five as ringing: with three agents free it
         // may have three ringing, so it adds none (it used to take B's five talking for its
         // own, count none ringing and add three); B then finds the free agents promised to A's
-        // calls and adds none either.
+        // calls and adds none either. A's cap holds its three ringing calls allowed: of its five,
+        // the two beyond them are not replaced when they end.
         let agents = QueueAgents {
             available: 3,
             on_contact: 5,
@@ -555,12 +575,53 @@ mod tests {
             talking: 5,
             ..queue_task(ONE, 5, 20)
         };
-        assert_eq!(share_agents(agents, &[a, b]), [5, 5]);
+        assert_eq!(share_agents(agents, &[a, b]), [3, 5]);
         // Calls the queue took in (five agents talking, none of them the tasks'): A's five
         // still ring.
-        assert_eq!(share_agents(agents, &[a]), [5]);
+        assert_eq!(share_agents(agents, &[a]), [3]);
         // B first: its five are talking, so it may ring three more; A then finds no agent.
-        assert_eq!(share_agents(agents, &[b, a]), [8, 5]);
+        assert_eq!(share_agents(agents, &[b, a]), [8, 0]);
+    }
+
+    #[test]
+    fn a_ringing_call_that_ends_is_replaced_only_within_the_agents_free() {
+        // Three calls ringing, two talking; the agents then all busy (or logged out): the cap
+        // is the two talking, so as the ringing calls end none is placed in their stead (the
+        // cap used to be the five in flight, and the run placed a call for each that ended
+        // while no agent was free: the simulation's seed 103).
+        let busy = QueueAgents {
+            available: 0,
+            on_contact: 4,
+            soon_free: 0,
+        };
+        let task = QueueTask {
+            talking: 2,
+            ..queue_task(ONE, 5, 20)
+        };
+        assert_eq!(share_agents(busy, &[task]), [2]);
+        // One agent free at 2 calls an agent: two may ring, so two of the three are kept.
+        let one_free = QueueAgents {
+            available: 1,
+            ..busy
+        };
+        let two = QueueTask {
+            pacing: Pacing::Progressive {
+                calls_per_agent: 2.0,
+            },
+            ..task
+        };
+        assert_eq!(share_agents(one_free, &[two]), [4]);
+        // Within its pace, a task keeps what it has and adds up to it.
+        assert_eq!(
+            share_agents(
+                one_free,
+                &[QueueTask {
+                    in_flight: 3,
+                    ..two
+                }]
+            ),
+            [4]
+        );
     }
 
     #[test]

@@ -40,6 +40,9 @@ pub enum Bug {
     /// connected more than `DIAL_MAX_CALL_SECONDS` after the claim, it is settled "no outcome"
     /// and its own outcome dropped.
     ResendJudgedByClaim,
+    /// The queue's agents on a call are handed out among its agent-paced tasks in D13's order
+    /// as their calls talking, instead of each task's own (the defect of D30 before the fix).
+    TalkingMisattributed,
 }
 
 /// Whether `bug` is planted on this thread.

@@ -18,7 +18,8 @@ type ByQueue<'a> = BTreeMap<&'a str, Vec<(&'a (&'a RunningTask, u32), &'a AgentP
 impl<P: Provider> Engine<P> {
     /// The most calls in flight each agent-paced task of `asks` (task, demand) may have now;
     /// agentless tasks are not in it. When the provider cannot say what its agents do, each
-    /// task keeps the calls it has and places none: a call no agent may take would be abandoned.
+    /// task keeps the calls it has and places none, not even for a ringing call that ends: a
+    /// call no agent may take would be abandoned.
     pub(super) async fn agent_caps(&self, asks: &[(&RunningTask, u32)]) -> HashMap<Id, u32> {
         let mut by_queue: ByQueue<'_> = BTreeMap::new();
         for ask in asks {
@@ -34,8 +35,9 @@ impl<P: Provider> Engine<P> {
             Ok(agents) => agents,
             Err(error) => {
                 tracing::warn!(%error, "the queues' agents could not be read: no call is paced to them this tick");
+                // Its calls talking: a ringing call that ends is not replaced either.
                 return (by_queue.values().flatten())
-                    .map(|((r, _), _)| (r.task.id.clone(), r.task.in_flight))
+                    .map(|((r, _), _)| (r.task.id.clone(), r.task.talking.min(r.task.in_flight)))
                     .collect();
             }
         };
