@@ -7,6 +7,9 @@
 //! - no call outside its tenant's calling hours in the called party's zone;
 //! - no number called more often than its tenant's frequency cap, across tasks;
 //! - the service's calls in flight within its cap at every step, and none left at the end;
+//! - an agent-paced task's calls ringing (placed, not yet taken by an agent, not ended) at each
+//!   call it places within what its pacing allows against the last reading of its queue's
+//!   agents ([`pacing_bound`]);
 //! - every call placed recorded exactly once, with the provider's reason and seconds, read from
 //!   the outcomes the store committed (the outbox's `CallCompleted` events); no outcome recorded
 //!   of an attempt that placed no call, but for an attempt in doubt never to be sent again (D28);
@@ -40,6 +43,7 @@ impl Checker {
         let placed = world.provider.placed();
         for call in &placed[self.seen..] {
             self.check_call(world, call)?;
+            check_pacing(world, call, &placed)?;
         }
         self.seen = placed.len();
         let in_flight = world
@@ -120,6 +124,82 @@ impl Checker {
         }
         Ok(())
     }
+}
+
+/// The most calls an agent-paced task may have ringing when it places `call` (D30), read from
+/// the last reading `read` of its queue's agents before the call:
+/// - progressive: `callsPerAgent` x the agents free then (floor);
+/// - predictive: 10 calls a ready agent (free or soon free), the most its search allows;
+///
+/// plus the calls of the task an agent had taken by the reading whose outcome was not recorded
+/// when its pass read the tasks and that ended by the call: the tick counted each as talking, so its task's cap
+/// holds a place for it, which its run may fill once the outcome is recorded, though that
+/// agent was counted free too.
+pub fn pacing_bound(
+    pacing: &crate::world::SimPacing,
+    read: &crate::provider::AgentsRead,
+    ended_unrecorded: usize,
+) -> usize {
+    let agents = read.agents;
+    let allowed = match pacing.calls_per_agent {
+        Some(per_agent) => (f64::from(agents.available) * per_agent).floor() as usize,
+        None => {
+            let ready = f64::from(agents.available + agents.soon_free);
+            (ready * outbound_model::pacing::MOST_PER_AGENT).ceil() as usize
+        }
+    };
+    allowed + ended_unrecorded
+}
+
+/// An agent-paced task's calls ringing when it places `call`, within [`pacing_bound`].
+fn check_pacing(world: &World, call: &Placed, placed: &[Placed]) -> Result<(), String> {
+    let task_id = call.attempt.task_id.as_str();
+    let Some(task) = world.tasks.iter().find(|task| task.id == task_id) else {
+        return Ok(());
+    };
+    // A start in doubt sent again is not paced (D28): its places were held, or taken again,
+    // for the attempt a run claimed under an earlier reading; its call rings, and counts, as
+    // any other.
+    let Some(pacing) = task.pacing.as_ref().filter(|_| call.by_run) else {
+        return Ok(());
+    };
+    let reads = world.provider.reads(&pacing.queue);
+    let Some(read) = reads.iter().rev().find(|read| read.at <= call.at) else {
+        return Err(format!(
+            "a call of agent-paced task {task_id} placed before any reading of its queue: \
+             {call:?}"
+        ));
+    };
+    let of_task = || {
+        placed
+            .iter()
+            .filter(|other| other.attempt.task_id.as_str() == task_id)
+    };
+    let ringing = of_task().filter(|other| other.ringing_at(call.at)).count();
+    // The pass read its tasks (what it counted talking) before it read their agents.
+    let tasks_read = world.provider.tasks_read_before(read.at);
+    let recorded: BTreeSet<AttemptKey> = (world.recorded().into_iter())
+        .filter(|outcome| outcome.at <= tasks_read)
+        .map(|outcome| outcome.attempt())
+        .collect();
+    let ended_unrecorded = of_task()
+        .filter(|other| other.with_agent && other.ends_at <= call.at)
+        .filter(|other| other.answered_at.is_some_and(|answer| answer <= read.at))
+        .filter(|other| {
+            let a = &other.attempt;
+            !recorded.contains(&attempt_key(&a.task_id, &a.contact_id, a.attempt))
+        })
+        .count();
+    let bound = pacing_bound(pacing, read, ended_unrecorded);
+    if ringing > bound {
+        return Err(format!(
+            "agent-paced task {task_id} ({pacing:?}) has {ringing} calls ringing at {}, over the \
+             {bound} its queue's agents allowed ({read:?}; {ended_unrecorded} taken by an agent, \
+             ended, unrecorded): {call:?}",
+            call.at
+        ));
+    }
+    Ok(())
 }
 
 /// The promises of the end, once every task is over and the queues are drained: nothing held

@@ -4,13 +4,19 @@
 //! drawn from the seed, and sends its outcome event to the call-events queue. While faults are
 //! on, the seed makes it fail a start before placing (in doubt), lose the answer of a start that
 //! placed its call, throttle, and lose, delay or repeat outcome events.
+//!
+//! Agent-paced calls (D30) go to the agents of their queue ([`SimQueue`]): a call a person
+//! answers takes an agent free at its answer for the queue's handle time (the agent event sent
+//! at the answer, as Connect's `CONNECTED_TO_AGENT`), else it is abandoned 2 s later. Each
+//! reading of the queues' agents is kept, for the pacing's invariants.
 
 use crate::mailbox::Mailbox;
 use crate::Seeded;
 use outbound_adapters::telephony::provider::{Busy, CallRequest, CallStatus, PlaceError, Provider};
-use outbound_adapters::telephony::simulated::{SimulatedEvent, SimulatedOutcome};
-use outbound_model::call::{CallAttempt, CallReport};
+use outbound_adapters::telephony::simulated::{SimulatedAgent, SimulatedEvent, SimulatedOutcome};
+use outbound_model::call::{CallAttempt, CallReport, Reason};
 use outbound_model::error::Error;
+use outbound_model::pacing::QueueAgents;
 use outbound_model::signature::SIGNATURE_ATTRIBUTE;
 use outbound_model::Id;
 use std::collections::{BTreeMap, BTreeSet};
@@ -27,7 +33,51 @@ pub struct ProviderFaults {
     pub event_twice: u32,
     /// An outage: every start fails, in doubt.
     pub outage: bool,
+    /// A reading of the queues' agents refused.
+    pub agents_unread: u32,
 }
+
+tokio::task_local! {
+    /// Whether the handler being run is a dial run: set by the world around each handler.
+    pub static BY_RUN: bool;
+}
+
+/// How long a person who answered waits for an agent before hanging up (D30).
+pub const ABANDON_AFTER_MS: i64 = 2_000;
+
+/// One queue's agents, in virtual time.
+#[derive(Clone, Debug)]
+pub struct SimQueue {
+    pub agents: u32,
+    pub handle_ms: i64,
+    /// When each agent on a call is free again.
+    busy_until: Vec<i64>,
+}
+
+impl SimQueue {
+    pub fn new(agents: u32, handle_ms: i64) -> Self {
+        SimQueue {
+            agents,
+            handle_ms,
+            busy_until: Vec::new(),
+        }
+    }
+
+    fn busy_at(&self, at: i64) -> u32 {
+        self.busy_until.iter().filter(|until| **until > at).count() as u32
+    }
+}
+
+/// What the provider answered when the engine read a queue's agents.
+#[derive(Clone, Copy, Debug)]
+pub struct AgentsRead {
+    pub at: i64,
+    pub agents: QueueAgents,
+}
+
+/// How long before its agent is free an agent counts as soon free: by the time a call placed
+/// now is answered.
+const SOON_FREE_MS: i64 = 10_000;
 
 /// A call the provider placed, as its own log keeps it.
 #[derive(Clone, Debug)]
@@ -41,6 +91,22 @@ pub struct Placed {
     pub at: i64,
     pub ends_at: i64,
     pub report: CallReport,
+    /// An agent-paced call: its queue, when a person answered (if one did), and whether an
+    /// agent took it then.
+    pub queue: Option<String>,
+    pub answered_at: Option<i64>,
+    pub with_agent: bool,
+    /// Placed by a dial run (a claim paced by the tick's last reading), not by a start in doubt
+    /// sent again (D28), whose claim was paced before.
+    pub by_run: bool,
+}
+
+impl Placed {
+    /// Whether the call is ringing at `at`: placed, neither taken by an agent nor ended.
+    pub fn ringing_at(&self, at: i64) -> bool {
+        let taken = self.with_agent && self.answered_at.is_some_and(|answer| answer <= at);
+        self.at <= at && at < self.ends_at && !taken
+    }
 }
 
 /// An attempt: task, contact, attempt.
@@ -62,6 +128,11 @@ struct Calls {
     /// The attempts a start of which was answered with an error that leaves it in doubt.
     in_doubt: BTreeSet<AttemptKey>,
     faults: Option<ProviderFaults>,
+    queues: BTreeMap<String, SimQueue>,
+    /// Each queue's readings, in the order read.
+    reads: BTreeMap<String, Vec<AgentsRead>>,
+    /// When each tick or pace began (it reads the tasks before it reads their queues' agents).
+    passes: Vec<i64>,
 }
 
 /// The simulation's provider; cheap to clone.
@@ -81,6 +152,50 @@ impl SimProvider {
             events_url,
             seeded,
         }
+    }
+
+    /// Sets queue `id` to `queue`'s agents and handle time.
+    pub fn set_queue(&self, id: &str, queue: SimQueue) {
+        self.calls
+            .lock()
+            .unwrap()
+            .queues
+            .insert(id.to_owned(), queue);
+    }
+
+    /// Queue `id` to `agents` agents from now; those on a call keep it.
+    pub fn set_agents(&self, id: &str, agents: u32) {
+        if let Some(queue) = self.calls.lock().unwrap().queues.get_mut(id) {
+            queue.agents = agents;
+        }
+    }
+
+    /// A tick or a pace begins now: it reads the tasks, then their queues' agents.
+    pub fn pass_begins(&self) {
+        let now = self.seeded.now_ms();
+        self.calls.lock().unwrap().passes.push(now);
+    }
+
+    /// When the pass that read agents at `read` read its tasks, at the latest: the earliest
+    /// pass begun within the 10 s before it.
+    pub fn tasks_read_before(&self, read: i64) -> i64 {
+        let calls = self.calls.lock().unwrap();
+        (calls.passes.iter().copied())
+            .filter(|began| (read - 10_000..=read).contains(began))
+            .min()
+            .unwrap_or(read - 10_000)
+    }
+
+    /// Queue `id`'s agents now (0 for a queue never set).
+    pub fn agents_of(&self, id: &str) -> u32 {
+        (self.calls.lock().unwrap().queues.get(id)).map_or(0, |queue| queue.agents)
+    }
+
+    /// The readings of queue `id`'s agents, in the order read.
+    pub fn reads(&self, id: &str) -> Vec<AgentsRead> {
+        (self.calls.lock().unwrap().reads.get(id))
+            .cloned()
+            .unwrap_or_default()
     }
 
     pub fn set_faults(&self, faults: Option<ProviderFaults>) {
@@ -165,10 +280,31 @@ impl Provider for SimProvider {
             return Err(self.left_in_doubt(request, "start failed"));
         }
         let now = self.seeded.now_ms();
-        let report = self.report();
-        let ring = 3_000 + self.seeded.below(27_000) as i64;
+        let mut report = self.report();
+        // A person answers within 3-30 s; a call nobody answers rings 10-60 s.
+        let ring = match report.reason {
+            Reason::Answered => 3_000 + self.seeded.below(27_000) as i64,
+            _ => 10_000 + self.seeded.below(50_000) as i64,
+        };
         let call = {
             let mut calls = self.calls.lock().unwrap();
+            let (mut answered_at, mut with_agent) = (None, false);
+            let mut ends_at = now + ring + report.duration as i64 * 1000;
+            if let Some(queue) = (request.queue_id.as_ref()).and_then(|q| calls.queues.get_mut(q)) {
+                if report.reason == Reason::Answered {
+                    let answer = now + ring;
+                    answered_at = Some(answer);
+                    if queue.busy_at(answer) < queue.agents {
+                        queue.busy_until.push(answer + queue.handle_ms);
+                        report.duration = (queue.handle_ms / 1000).max(1) as u64;
+                        ends_at = answer + queue.handle_ms;
+                        with_agent = true;
+                    } else {
+                        report = Reason::Abandoned.report(0);
+                        ends_at = answer + ABANDON_AFTER_MS;
+                    }
+                }
+            }
             let call = Placed {
                 call_id: format!("call-{}", calls.placed.len() + 1),
                 attempt: CallAttempt {
@@ -180,8 +316,17 @@ impl Provider for SimProvider {
                 phone: request.phone.as_str().to_owned(),
                 caller_id: request.caller_id.clone(),
                 at: now,
-                ends_at: now + ring + report.duration as i64 * 1000,
+                ends_at,
                 report,
+                queue: request.queue_id.clone(),
+                answered_at,
+                with_agent,
+                by_run: BY_RUN.try_with(|by_run| *by_run).unwrap_or(false)
+                    && !(calls.in_doubt).contains(&attempt_key(
+                        &request.task_id,
+                        &request.contact_id,
+                        request.attempt,
+                    )),
             };
             let index = calls.placed.len();
             calls.placed.push(call.clone());
@@ -199,10 +344,57 @@ impl Provider for SimProvider {
                 self.send_event(&call, signature, after + 5_000);
             }
         }
+        if let Some(answer) = call.answered_at.filter(|_| call.with_agent) {
+            if !draw(|f| f.event_lost) {
+                let taken = SimulatedEvent::SimulatedAgent(SimulatedAgent {
+                    call_id: call.call_id.clone(),
+                });
+                let body = serde_json::to_string(&taken).expect("an event");
+                let delay = u64::try_from((answer - now) / 1000).unwrap_or(0);
+                (self.mailbox.lock().unwrap()).send(&self.events_url, &body, delay, &self.seeded);
+            }
+        }
         if draw(|f| f.start_lost) {
             return Err(self.left_in_doubt(request, "start answer lost"));
         }
         Ok(call.call_id)
+    }
+
+    async fn queue_agents(
+        &self,
+        queues: &[String],
+    ) -> Result<BTreeMap<String, QueueAgents>, Error> {
+        let now = self.seeded.now_ms();
+        let mut calls = self.calls.lock().unwrap();
+        if calls
+            .faults
+            .is_some_and(|faults| self.seeded.chance(faults.agents_unread))
+        {
+            self.seeded.note("agents unread");
+            return Err(Error::unavailable("read the queues' agents", "simulated"));
+        }
+        let mut answer = BTreeMap::new();
+        for id in queues {
+            let agents = match calls.queues.get_mut(id) {
+                Some(queue) => {
+                    queue.busy_until.retain(|until| *until > now);
+                    let busy = queue.busy_at(now);
+                    let soon = (queue.busy_until.iter())
+                        .filter(|until| **until <= now + SOON_FREE_MS)
+                        .count() as u32;
+                    QueueAgents {
+                        available: queue.agents.saturating_sub(busy),
+                        on_contact: busy,
+                        soon_free: soon,
+                    }
+                }
+                None => QueueAgents::default(),
+            };
+            (calls.reads.entry(id.clone()).or_default()).push(AgentsRead { at: now, agents });
+            answer.insert(id.clone(), agents);
+        }
+        self.seeded.note(&format!("agents read {answer:?}"));
+        Ok(answer)
     }
 
     async fn describe(&self, call_id: &str) -> Result<CallStatus, Error> {

@@ -41,6 +41,9 @@ pub struct Recorded {
     pub attempt: u32,
     pub reason: Reason,
     pub duration_seconds: u64,
+    /// Virtual milliseconds when it was committed.
+    #[serde(skip)]
+    pub at: i64,
 }
 
 impl Recorded {
@@ -131,7 +134,10 @@ impl Wire {
             Err(error) => (error.status_code(), error.to_json()),
         };
         if writes && answer.0 == 200 {
-            self.recorded.lock().unwrap().add(body);
+            self.recorded
+                .lock()
+                .unwrap()
+                .add(body, self.seeded.now_ms());
         }
         if let Some(faults) = faults {
             if writes && answer.0 == 200 && self.seeded.chance(faults.lost_after_commit) {
@@ -223,7 +229,7 @@ impl HttpClient for Wire {
 impl Committed {
     /// The `CallCompleted` events among the items the committed write `body` put (a
     /// transaction's puts, or one put): the outcomes it recorded.
-    fn add(&mut self, body: &str) {
+    fn add(&mut self, body: &str, at: i64) {
         let Ok(request) = serde_json::from_str::<serde_json::Value>(body) else {
             return;
         };
@@ -237,7 +243,8 @@ impl Committed {
             .chain([&request["Item"]]);
         let outcomes = items
             .filter(|item| item["event_type"]["S"] == "CallCompleted")
-            .filter_map(|item| serde_json::from_str(item["detail"]["S"].as_str()?).ok());
+            .filter_map(|item| serde_json::from_str::<Recorded>(item["detail"]["S"].as_str()?).ok())
+            .map(|outcome| Recorded { at, ..outcome });
         self.outcomes.extend(outcomes);
     }
 }

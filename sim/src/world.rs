@@ -5,7 +5,7 @@
 
 use crate::invariants::Checker;
 use crate::mailbox::Mailbox;
-use crate::provider::{ProviderFaults, SimProvider};
+use crate::provider::{ProviderFaults, SimProvider, SimQueue};
 use crate::wire::{DbFaults, Wire};
 use crate::{Outcome, Seeded};
 use axum::body::Body;
@@ -65,6 +65,16 @@ pub struct SimTenant {
     pub cap: Option<(usize, i64)>,
     /// Each number on its do-not-call list, and since when.
     pub listed: BTreeMap<String, i64>,
+    /// The agent queues the operator assigned it (D30).
+    pub queues: Vec<String>,
+}
+
+/// How an agent-paced task paces its calls (D30), as the world set it.
+#[derive(Clone, Debug)]
+pub struct SimPacing {
+    pub queue: String,
+    /// `Some(callsPerAgent)` progressive; `None` predictive.
+    pub calls_per_agent: Option<f64>,
 }
 
 /// A task as the world made it.
@@ -77,6 +87,8 @@ pub struct SimTask {
     pub paused: bool,
     pub stopped: bool,
     pub contacts: Vec<String>,
+    /// `None`: agentless.
+    pub pacing: Option<SimPacing>,
 }
 
 pub struct World {
@@ -124,6 +136,8 @@ impl World {
         let rate = shards + seeded.below(5) as u32;
         // How long a start in doubt waits before it is looked at again: 1-5 minutes.
         let reconcile_after = 60 * (1 + seeded.below(5));
+        // Dial runs a minute, 1-4: the later ones pace agent-paced tasks again (D30).
+        let runs_per_tick = 1 + seeded.below(4);
         let config = Config::from_lookup(|name| {
             Some(match name {
                 "TABLE_NAME" => TABLE.into(),
@@ -140,6 +154,7 @@ impl World {
                 "DIAL_MAX_IN_FLIGHT" => max_in_flight.to_string(),
                 "DIAL_MAX_IN_FLIGHT_PER_TASK" => per_task.to_string(),
                 "DIAL_RATE_PER_SECOND" => rate.to_string(),
+                "DIAL_RUNS_PER_TICK" => runs_per_tick.to_string(),
                 _ => return None,
             })
         })
@@ -169,7 +184,7 @@ impl World {
         let router = outbound_api::local_api(app).map_err(|error| format!("api: {error}"))?;
         seeded.note(&format!(
             "world: {shards} shards, {max_in_flight} in flight, {per_task} a task, {rate}/s, \
-             reconciled after {reconcile_after} s"
+             reconciled after {reconcile_after} s, {runs_per_tick} runs a tick"
         ));
         let mut world = World {
             seed,
@@ -194,13 +209,17 @@ impl World {
         Ok(world)
     }
 
-    /// `POST path` with `body` as tenant `tenant`: the status and the answer.
+    /// `POST path` with `body` as an administrator of tenant `tenant`: the status and the
+    /// answer.
     async fn post(&self, tenant: &str, path: &str, body: Value) -> (u16, Value) {
+        self.post_as(&self.jwt.issue_admin(tenant, 3600), path, body)
+            .await
+    }
+
+    /// `POST path` with `body` and the bearer token `token`.
+    async fn post_as(&self, token: &str, path: &str, body: Value) -> (u16, Value) {
         let request = http::Request::post(path)
-            .header(
-                "authorization",
-                format!("Bearer {}", self.jwt.issue_admin(tenant, 3600)),
-            )
+            .header("authorization", format!("Bearer {token}"))
             .header("content-type", "application/json")
             .body(Body::from(body.to_string()))
             .expect("a request");
@@ -246,7 +265,14 @@ impl World {
             }
             self.must_post(&name, "/api/settings/update", settings)
                 .await?;
-            let numbers: Vec<(String, Tz)> = (0..2 + s.below(numbers))
+            // A tenant with agent queues has more numbers, so that pacing holds calls back.
+            let paced = s.chance(5_000);
+            let count = if paced {
+                6 + s.below(15)
+            } else {
+                2 + s.below(numbers)
+            };
+            let numbers: Vec<(String, Tz)> = (0..count)
                 .map(|n| {
                     let zone = ZONES[s.below(ZONES.len() as u64) as usize];
                     (format!("+1212555{:04}", 1000 + t * 100 + n), zone)
@@ -257,7 +283,37 @@ impl World {
                 calling_hours,
                 cap,
                 listed: BTreeMap::new(),
+                queues: Vec::new(),
             };
+            // Half the tenants have agent queues (D30): 1-2, each of 1-5 agents handling a
+            // call in 20-120 s.
+            if paced {
+                tenant.queues = (0..1 + s.below(2)).map(|n| format!("q{t}-{n}")).collect();
+                let queues: Vec<Value> = (tenant.queues.iter())
+                    .map(|id| json!({"id": id, "name": id}))
+                    .collect();
+                let operator = self.jwt.issue_scoped("ops", 3600, &["outbound/operator"]);
+                let body = json!({"tenant": name, "callerIds": [], "contactFlows": [],
+                                  "queues": queues});
+                match self
+                    .post_as(&operator, "/api/operator/telephony/update", body)
+                    .await
+                {
+                    (200, _) => {}
+                    (status, answer) => {
+                        return Err(format!("queues of {name} answered {status}: {answer}"))
+                    }
+                }
+                for id in &tenant.queues {
+                    let queue =
+                        SimQueue::new(1 + s.below(5) as u32, 1_000 * (20 + s.below(101) as i64));
+                    s.note(&format!(
+                        "{id}: {} agents, {} ms a call",
+                        queue.agents, queue.handle_ms
+                    ));
+                    self.provider.set_queue(id, queue);
+                }
+            }
             if s.chance(5_000) {
                 let listed = numbers[s.below(numbers.len() as u64) as usize].0.clone();
                 self.must_post(&name, "/api/dnc/add", json!({"phoneNumber": listed}))
@@ -305,23 +361,46 @@ impl World {
             return Ok(());
         }
         let max_dial = 1 + s.below(3) as u32;
-        let task = self
-            .must_post(
-                &name,
-                "/api/task/add",
-                json!({"taskName": format!("Task {}", s.below(1 << 40)), "dataSourceId": source,
-                       "maxDialCount": max_dial, "callInterval": 60, "timeZone": "UTC",
-                       "priority": 1 + s.below(5),
-                       "retryRules": [{"reason": "BUSY", "delaySeconds": 30}]}),
-            )
-            .await?["id"]
+        let mut fields = json!({"taskName": format!("Task {}", s.below(1 << 40)),
+               "dataSourceId": source, "maxDialCount": max_dial, "callInterval": 60,
+               "timeZone": "UTC", "priority": 1 + s.below(5),
+               "retryRules": [{"reason": "BUSY", "delaySeconds": 30}]});
+        // Most of the tasks of a tenant with queues are agent-paced, on its first queue mostly,
+        // so that tasks share a queue.
+        let queues = &self.tenants[tenant].queues;
+        let pacing = (!queues.is_empty() && s.chance(7_000)).then(|| {
+            let queue = queues[if s.chance(7_500) {
+                0
+            } else {
+                s.below(queues.len() as u64) as usize
+            }]
+            .clone();
+            fields["queueId"] = json!(queue);
+            if s.chance(5_000) {
+                let calls_per_agent = [1.0, 1.5, 2.0, 3.0][s.below(4) as usize];
+                fields["dialingMode"] = json!("PROGRESSIVE");
+                fields["callsPerAgent"] = json!(calls_per_agent);
+                SimPacing {
+                    queue,
+                    calls_per_agent: Some(calls_per_agent),
+                }
+            } else {
+                fields["dialingMode"] = json!("PREDICTIVE");
+                fields["abandonmentTarget"] = json!([0, 3, 5, 10][s.below(4) as usize]);
+                SimPacing {
+                    queue,
+                    calls_per_agent: None,
+                }
+            }
+        });
+        let task = self.must_post(&name, "/api/task/add", fields).await?["id"]
             .as_str()
             .unwrap_or_default()
             .to_owned();
         self.must_post(&name, "/api/task/publish", json!({"id": task}))
             .await?;
         self.seeded.note(&format!(
-            "task {task} of {name}: {} contacts, {max_dial} dials",
+            "task {task} of {name}: {} contacts, {max_dial} dials, {pacing:?}",
             contacts.len()
         ));
         self.tasks.push(SimTask {
@@ -332,6 +411,7 @@ impl World {
             paused: false,
             stopped: false,
             contacts,
+            pacing,
         });
         Ok(())
     }
@@ -351,6 +431,16 @@ impl World {
             self.minute().await?;
         }
         self.set_faults(None);
+        // The calm: agents back at every queue left without, tasks resumed.
+        for tenant in &self.tenants {
+            for queue in &tenant.queues {
+                if self.provider.agents_of(queue) == 0 {
+                    let agents = 1 + self.seeded.below(3) as u32;
+                    self.provider.set_agents(queue, agents);
+                    self.seeded.note(&format!("{queue}: {agents} agents"));
+                }
+            }
+        }
         for at in 0..self.tasks.len() {
             if self.tasks[at].paused && !self.tasks[at].stopped {
                 let (tenant, id) = (
@@ -454,6 +544,7 @@ impl World {
             event_late: 400,
             event_twice: 400,
             outage,
+            agents_unread: 200,
         }));
     }
 
@@ -501,6 +592,14 @@ impl World {
                     s.note(&format!("stopped {}", task.id));
                 }
             }
+            17..=21 if !self.tenants[task.tenant].queues.is_empty() => {
+                // Agents log in or out.
+                let queues = &self.tenants[task.tenant].queues;
+                let queue = queues[s.below(queues.len() as u64) as usize].clone();
+                let agents = s.below(5) as u32;
+                self.provider.set_agents(&queue, agents);
+                s.note(&format!("{queue}: {agents} agents"));
+            }
             _ => {}
         }
         Ok(())
@@ -510,6 +609,7 @@ impl World {
     async fn minute(&mut self) -> Result<(), String> {
         let next_tick = self.seeded.now_ms() + MINUTE_MS;
         let killed_after = self.kill_after();
+        self.provider.pass_begins();
         let tick = self.engine.tick();
         match killed_after {
             Some(after) => {
@@ -601,6 +701,11 @@ impl World {
                 outbound_dialing::inbox::call_event_message(&self.engine, body.to_owned()).await
             }
         };
+        let by_run = url == DIAL_QUEUE && body.contains(r#""kind":"dial""#);
+        if url == DIAL_QUEUE && body.contains(r#""kind":"pace""#) {
+            self.provider.pass_begins();
+        }
+        let work = crate::provider::BY_RUN.scope(by_run, work);
         let answer = match self.kill_after() {
             Some(after) => match tokio::time::timeout(after, work).await {
                 Ok(answer) => answer,
