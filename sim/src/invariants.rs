@@ -9,7 +9,7 @@
 //! - the service's calls in flight within its cap at every step, and none left at the end;
 //! - an agent-paced task's calls ringing (placed, not yet taken by an agent, not ended) at each
 //!   call it places within what its pacing allows against the last reading of its queue's
-//!   agents ([`pacing_bound`]);
+//!   agents ([`paced_ringing`], one tolerance);
 //! - every call placed recorded exactly once, with the provider's reason and seconds, read from
 //!   the outcomes the store committed (the outbox's `CallCompleted` events); no outcome recorded
 //!   of an attempt that placed no call, but for an attempt in doubt never to be sent again (D28);
@@ -21,6 +21,7 @@ use crate::wire::Recorded;
 use crate::world::World;
 use chrono::{TimeZone, Timelike};
 use outbound_model::call::{Outcome, Reason};
+use outbound_model::pacing::QueueAgents;
 use outbound_model::task::CallCounters;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -126,32 +127,26 @@ impl Checker {
     }
 }
 
-/// The most calls an agent-paced task may have ringing when it places `call` (D30), read from
-/// the last reading `read` of its queue's agents before the call:
-/// - progressive: `callsPerAgent` x the agents free then (floor);
-/// - predictive: 10 calls a ready agent (free or soon free), the most its search allows;
-///
-/// plus the calls of the task an agent had taken by the reading whose outcome was not recorded
-/// when its pass read the tasks and that ended by the call: the tick counted each as talking, so its task's cap
-/// holds a place for it, which its run may fill once the outcome is recorded, though that
-/// agent was counted free too.
-pub fn pacing_bound(
-    pacing: &crate::world::SimPacing,
-    read: &crate::provider::AgentsRead,
-    ended_unrecorded: usize,
-) -> usize {
-    let agents = read.agents;
-    let allowed = match pacing.calls_per_agent {
+/// The most calls an agent-paced task's pace lets ring against its queue's agents as read
+/// (D30):
+/// - progressive: `callsPerAgent` x the agents free (floor);
+/// - predictive: 10 calls a ready agent (free or soon free), the most its search allows.
+pub fn paced_ringing(pacing: &crate::world::SimPacing, agents: &QueueAgents) -> usize {
+    match pacing.calls_per_agent {
         Some(per_agent) => (f64::from(agents.available) * per_agent).floor() as usize,
         None => {
             let ready = f64::from(agents.available + agents.soon_free);
             (ready * outbound_model::pacing::MOST_PER_AGENT).ceil() as usize
         }
-    };
-    allowed + ended_unrecorded
+    }
 }
 
-/// An agent-paced task's calls ringing when it places `call`, within [`pacing_bound`].
+/// An agent-paced task's calls ringing when a run places `call` for it, within
+/// [`paced_ringing`] of the last reading of its queue's agents before the call; plus the one
+/// tolerance: the task's calls an agent had taken by the reading that ended by the call and
+/// whose outcome was not recorded when that pass read its tasks. The pass counted each talking,
+/// so the task's cap holds a place for it, which its run may fill once the outcome is recorded,
+/// though that agent was counted free too.
 fn check_pacing(world: &World, call: &Placed, placed: &[Placed]) -> Result<(), String> {
     let task_id = call.attempt.task_id.as_str();
     let Some(task) = world.tasks.iter().find(|task| task.id == task_id) else {
@@ -163,8 +158,7 @@ fn check_pacing(world: &World, call: &Placed, placed: &[Placed]) -> Result<(), S
     let Some(pacing) = task.pacing.as_ref().filter(|_| call.by_run) else {
         return Ok(());
     };
-    let reads = world.provider.reads(&pacing.queue);
-    let Some(read) = reads.iter().rev().find(|read| read.at <= call.at) else {
+    let Some(read) = world.provider.last_read(&pacing.queue, call.at) else {
         return Err(format!(
             "a call of agent-paced task {task_id} placed before any reading of its queue: \
              {call:?}"
@@ -176,6 +170,10 @@ fn check_pacing(world: &World, call: &Placed, placed: &[Placed]) -> Result<(), S
             .filter(|other| other.attempt.task_id.as_str() == task_id)
     };
     let ringing = of_task().filter(|other| other.ringing_at(call.at)).count();
+    let paced = paced_ringing(pacing, &read.agents);
+    if ringing <= paced {
+        return Ok(());
+    }
     // The pass read its tasks (what it counted talking) before it read their agents.
     let tasks_read = world.provider.tasks_read_before(read.at);
     let recorded: BTreeSet<AttemptKey> = (world.recorded().into_iter())
@@ -190,7 +188,7 @@ fn check_pacing(world: &World, call: &Placed, placed: &[Placed]) -> Result<(), S
             !recorded.contains(&attempt_key(&a.task_id, &a.contact_id, a.attempt))
         })
         .count();
-    let bound = pacing_bound(pacing, read, ended_unrecorded);
+    let bound = paced + ended_unrecorded;
     if ringing > bound {
         return Err(format!(
             "agent-paced task {task_id} ({pacing:?}) has {ringing} calls ringing at {}, over the \

@@ -91,9 +91,8 @@ pub struct Placed {
     pub at: i64,
     pub ends_at: i64,
     pub report: CallReport,
-    /// An agent-paced call: its queue, when a person answered (if one did), and whether an
-    /// agent took it then.
-    pub queue: Option<String>,
+    /// When a person answered an agent-paced call (if one did), and whether an agent took it
+    /// then.
     pub answered_at: Option<i64>,
     pub with_agent: bool,
     /// Placed by a dial run (a claim paced by the tick's last reading), not by a start in doubt
@@ -191,11 +190,11 @@ impl SimProvider {
         (self.calls.lock().unwrap().queues.get(id)).map_or(0, |queue| queue.agents)
     }
 
-    /// The readings of queue `id`'s agents, in the order read.
-    pub fn reads(&self, id: &str) -> Vec<AgentsRead> {
-        (self.calls.lock().unwrap().reads.get(id))
-            .cloned()
-            .unwrap_or_default()
+    /// The last reading of queue `id`'s agents at or before `at`.
+    pub fn last_read(&self, id: &str, at: i64) -> Option<AgentsRead> {
+        let calls = self.calls.lock().unwrap();
+        let reads = calls.reads.get(id)?;
+        reads.iter().rev().find(|read| read.at <= at).copied()
     }
 
     pub fn set_faults(&self, faults: Option<ProviderFaults>) {
@@ -318,7 +317,6 @@ impl Provider for SimProvider {
                 at: now,
                 ends_at,
                 report,
-                queue: request.queue_id.clone(),
                 answered_at,
                 with_agent,
                 by_run: BY_RUN.try_with(|by_run| *by_run).unwrap_or(false)

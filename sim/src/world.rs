@@ -13,6 +13,7 @@ use chrono_tz::Tz;
 use outbound_app::config::Config;
 use outbound_app::App;
 use outbound_dialing::engine::Engine;
+use outbound_model::job::DialJob;
 use outbound_model::plan::Clock;
 use outbound_model::simulation::Bug;
 use outbound_model::{TaskStatus, Timestamp};
@@ -435,9 +436,7 @@ impl World {
         for tenant in &self.tenants {
             for queue in &tenant.queues {
                 if self.provider.agents_of(queue) == 0 {
-                    let agents = 1 + self.seeded.below(3) as u32;
-                    self.provider.set_agents(queue, agents);
-                    self.seeded.note(&format!("{queue}: {agents} agents"));
+                    self.set_agents(queue, 1 + self.seeded.below(3) as u32);
                 }
             }
         }
@@ -596,13 +595,17 @@ impl World {
                 // Agents log in or out.
                 let queues = &self.tenants[task.tenant].queues;
                 let queue = queues[s.below(queues.len() as u64) as usize].clone();
-                let agents = s.below(5) as u32;
-                self.provider.set_agents(&queue, agents);
-                s.note(&format!("{queue}: {agents} agents"));
+                self.set_agents(&queue, s.below(5) as u32);
             }
             _ => {}
         }
         Ok(())
+    }
+
+    /// Queue `queue` to `agents` agents from now (they log in or out); those on a call keep it.
+    fn set_agents(&self, queue: &str, agents: u32) {
+        self.provider.set_agents(queue, agents);
+        self.seeded.note(&format!("{queue}: {agents} agents"));
     }
 
     /// One minute: the tick, then the queues' messages until the next, a step at a time.
@@ -701,10 +704,13 @@ impl World {
                 outbound_dialing::inbox::call_event_message(&self.engine, body.to_owned()).await
             }
         };
-        let by_run = url == DIAL_QUEUE && body.contains(r#""kind":"dial""#);
-        if url == DIAL_QUEUE && body.contains(r#""kind":"pace""#) {
+        let job = (url == DIAL_QUEUE)
+            .then(|| serde_json::from_str::<DialJob>(body).ok())
+            .flatten();
+        if job == Some(DialJob::Pace) {
             self.provider.pass_begins();
         }
+        let by_run = matches!(job, Some(DialJob::Dial { .. }));
         let work = crate::provider::BY_RUN.scope(by_run, work);
         let answer = match self.kill_after() {
             Some(after) => match tokio::time::timeout(after, work).await {
