@@ -91,7 +91,8 @@ mod tests {
                 DialJob::Dial {
                     tenant: Tenant::parse("acme").unwrap(),
                     task_id: task.clone(),
-                    budget: 10
+                    budget: 10,
+                    paced_at: None,
                 },
                 DialJob::Reconcile {
                     tenant: Tenant::parse("acme").unwrap(),

@@ -20,6 +20,11 @@ pub enum DialJob {
         tenant: Tenant,
         task_id: Id,
         budget: u32,
+        /// An agent-paced task's run (D30): when its budget was paced against its queue's
+        /// agents. Delivered after the next pace slot (its handler died and SQS sent it again),
+        /// the budget is from a reading that has passed, and the run places nothing.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        paced_at: Option<Timestamp>,
     },
     /// Apply a committed recall to every contact it names (D12).
     #[serde(rename_all = "camelCase")]

@@ -587,6 +587,40 @@ async fn an_agent_paced_task_gets_one_run_a_tick_and_is_paced_again_later() {
     );
 }
 
+/// D30: an agent-paced run carries when it was paced; delivered after its pace slot (its
+/// handler died and the queue sent it again), its budget is from a reading of the agents that
+/// has passed and it places nothing, while the next pace's run places the calls. Before, such a
+/// run topped its task up to the old budget: with agents gone meanwhile, calls rang for nobody
+/// (the deterministic simulation's seed 950).
+#[tokio::test]
+async fn an_agent_paced_run_delivered_after_its_slot_places_nothing() {
+    let rig = rig_with(|dialing| dialing.runs_per_tick = 4).await;
+    rig.api.seed_queues(OWNER, &["sales"]).await;
+    rig.set_agents("sales", 5, 60).await;
+    let task = running_on(
+        &rig,
+        &answering(3),
+        json!({"dialingMode": "PROGRESSIVE", "queueId": "sales"}),
+    )
+    .await;
+    let report = rig.engine.tick().await.unwrap();
+    assert_eq!(report.dial_jobs, 1, "{report:?}");
+    // A slot is 15 s: the run comes 16 s after its pace.
+    rig.clock.advance(Duration::from_secs(16));
+    rig.api
+        .drain(&rig.engine, outbound_local::inbox::DialInbox::Jobs)
+        .await;
+    assert!(rig.local_calls(&task).await.is_empty());
+    assert_eq!(rig.api.stored_task(OWNER, &task).await.in_flight, 0);
+    // The next pace reads the agents anew; its run, on time, places the calls.
+    let paced = rig.engine.pace().await.unwrap();
+    assert_eq!(paced.dial_jobs, 1, "{paced:?}");
+    rig.api
+        .drain(&rig.engine, outbound_local::inbox::DialInbox::Jobs)
+        .await;
+    assert_eq!(rig.local_calls(&task).await.len(), 3);
+}
+
 /// D30: a call an agent takes counts among its own task's calls talking, not ringing. The
 /// agent event (the simulated provider's, as Connect's `CONNECTED_TO_AGENT`) counts it in the
 /// task's `talking` once; an outcome that read the call before that event sends itself again

@@ -375,6 +375,7 @@ async fn a_run_killed_in_its_slice_leaks_no_room_and_leaves_no_contact_behind() 
         tenant: crate::support::tenant(OWNER),
         task_id: crate::support::id(&task),
         budget: 10,
+        paced_at: None,
     };
     let body = serde_json::to_string(&job).unwrap();
     let mut polls = 1;

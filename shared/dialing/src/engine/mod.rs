@@ -113,13 +113,35 @@ impl<P: Provider> Engine<P> {
         }
     }
 
+    /// Seconds between the dial runs of a minute: the slots at which agent-paced tasks are paced
+    /// anew (D30).
+    pub(crate) fn pace_slot_seconds(&self) -> u32 {
+        60 / self.config.runs_per_tick.max(1)
+    }
+
+    /// Whether a run paced at `paced_at` comes after its slot, when a later pace has read the
+    /// agents anew.
+    fn pace_passed(&self, paced_at: outbound_model::Timestamp) -> bool {
+        self.clock.now().0 - paced_at.0 >= i64::from(self.pace_slot_seconds()) * 1000
+    }
+
     /// One job of the dial queue.
     pub async fn run_job(&self, job: DialJob) -> Result<(), Error> {
         match job {
             DialJob::Dial {
                 tenant,
                 task_id,
+                paced_at: Some(paced_at),
+                ..
+            } if self.pace_passed(paced_at) => {
+                tracing::info!(tenant = tenant.as_str(), task = %task_id, "an agent-paced run delivered after its pace slot: its budget is from a reading that has passed, and the next pace places its calls");
+                Ok(())
+            }
+            DialJob::Dial {
+                tenant,
+                task_id,
                 budget,
+                ..
             } => self.dial(&tenant, &task_id, budget).await.map(drop),
             DialJob::Recall {
                 tenant,

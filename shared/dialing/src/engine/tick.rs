@@ -125,7 +125,7 @@ impl<P: Provider> Engine<P> {
                 .collect();
             let shares = within_workers(shares, self.config.dial_workers, |r| &r.tenant);
             let runs = self.config.runs_per_tick.max(1);
-            let spacing = 60 / runs;
+            let spacing = self.pace_slot_seconds();
             let (mut starved, mut no_agents) = (Vec::new(), Vec::new());
             for (r, budget) in shares.iter().filter(|(r, _)| runs_here(r)) {
                 if *budget > 0 {
@@ -148,6 +148,7 @@ impl<P: Provider> Engine<P> {
                             tenant: r.tenant.clone(),
                             task_id: r.task.id.clone(),
                             budget: 1,
+                            paced_at: None,
                         },
                         0,
                     ));
@@ -179,6 +180,7 @@ impl<P: Provider> Engine<P> {
                             tenant: r.tenant.clone(),
                             task_id: r.task.id.clone(),
                             budget: *budget,
+                            paced_at: r.task.settings.agents.is_some().then_some(now),
                         },
                         delay,
                     ));
