@@ -249,8 +249,15 @@ impl SimProvider {
             attempt: Some(call.attempt.clone()),
             signature,
         });
-        let body = serde_json::to_string(&event).expect("an event");
-        let delay = u64::try_from(delay_ms.max(0) / 1000).unwrap_or(0);
+        self.send_after(&event, delay_ms);
+    }
+
+    /// Queues `event` to be delivered `after_ms` from now at the earliest: the queue delays by
+    /// whole seconds, rounded up, as an event never tells of what has not happened yet (rounded
+    /// down, an outcome came up to a second before its call ended).
+    fn send_after(&self, event: &SimulatedEvent, after_ms: i64) {
+        let body = serde_json::to_string(event).expect("an event");
+        let delay = u64::try_from((after_ms.max(0) + 999) / 1000).unwrap_or(0);
         (self.mailbox.lock().unwrap()).send(&self.events_url, &body, delay, &self.seeded);
     }
 }
@@ -347,9 +354,7 @@ impl Provider for SimProvider {
                 let taken = SimulatedEvent::SimulatedAgent(SimulatedAgent {
                     call_id: call.call_id.clone(),
                 });
-                let body = serde_json::to_string(&taken).expect("an event");
-                let delay = u64::try_from((answer - now) / 1000).unwrap_or(0);
-                (self.mailbox.lock().unwrap()).send(&self.events_url, &body, delay, &self.seeded);
+                self.send_after(&taken, answer - now);
             }
         }
         if draw(|f| f.start_lost) {

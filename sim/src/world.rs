@@ -440,16 +440,22 @@ impl World {
                 }
             }
         }
+        // As stored: a pause or a stop whose answer the storm lost (a write committed, then
+        // answered with an error) took effect though the world did not record it.
         for at in 0..self.tasks.len() {
-            if self.tasks[at].paused && !self.tasks[at].stopped {
-                let (tenant, id) = (
-                    self.tenants[self.tasks[at].tenant].name.clone(),
-                    self.tasks[at].id.clone(),
-                );
-                self.must_post(&tenant, "/api/task/resume", json!({"id": id}))
-                    .await?;
-                self.tasks[at].paused = false;
+            match self.stored_task(&self.tasks[at]).await?.status {
+                TaskStatus::Paused => {
+                    let (tenant, id) = (
+                        self.tenants[self.tasks[at].tenant].name.clone(),
+                        self.tasks[at].id.clone(),
+                    );
+                    self.must_post(&tenant, "/api/task/resume", json!({"id": id}))
+                        .await?;
+                }
+                TaskStatus::Stopped => self.tasks[at].stopped = true,
+                _ => {}
             }
+            self.tasks[at].paused = false;
         }
         let calm_ends = self.seeded.now_ms() + i64::from(CALM_MINUTES) * MINUTE_MS;
         let calm_began = self.seeded.now_ms();
