@@ -28,6 +28,7 @@ pub mod shards;
 pub mod slots;
 pub mod task;
 pub mod telephony;
+mod transition;
 pub mod write_cost;
 
 use crate::aws::Dependency;

@@ -2,7 +2,8 @@
 //! one file per job:
 //! - [`tick`]: dialer-tick's minute: the running tasks that may dial now, one dial job each with
 //!   its share of the calls in flight, and one reconcile job per call in flight too long;
-//! - [`run`]: a dial job: one task's due contacts claimed and called, or skipped with a reason;
+//! - [`run`]: a dial job: one task's due contacts claimed and called, or skipped with a reason,
+//!   each call by [`call`], a start in doubt sent again by [`resend`];
 //! - [`recall`]: a large recall's contacts applied (D12);
 //! - [`completion`]: a task completed once nothing is left to call or in flight;
 //! - [`outcome`]: an ended call recorded exactly once, and a lost outcome reconciled.
@@ -11,9 +12,11 @@
 //! edge (`crate::lambda`).
 
 mod agents;
+mod call;
 mod completion;
 mod outcome;
 mod recall;
+mod resend;
 mod run;
 mod tick;
 

@@ -2,7 +2,7 @@
 //! id was never saved found from what it carries, and a call whose outcome never came
 //! reconciled with the provider.
 
-use super::run::Again;
+use super::resend::Again;
 use super::Engine;
 use crate::call_event::EndedCall;
 use outbound_adapters::store::dialing::{GiveBack, RecordFailure};
