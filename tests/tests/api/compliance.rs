@@ -791,6 +791,31 @@ async fn the_frequency_cap_holds_across_tasks_under_concurrent_runs() {
     assert_eq!(skipped, 1, "the other contact waits for the cap");
 }
 
+/// D17: attempts are counted whether or not a cap is set, so a cap set mid-campaign counts the
+/// calls already made (found by the deterministic simulation: counted only under a cap, a number
+/// called just before the cap was set was called again at once).
+#[tokio::test]
+async fn a_cap_set_mid_campaign_counts_the_calls_already_made() {
+    let rig = rig_with(|dialing| dialing.max_in_flight = 100).await;
+    let owner = tenant(OWNER);
+    let (first, _) = rig.source(&[("+12125550198", json!({}))]).await;
+    let before = rig.published(&first, json!({})).await;
+    let report = rig.engine.dial(&owner, &id(&before), 5).await.unwrap();
+    assert_eq!(report.placed, 1, "called while no cap is set");
+
+    rig.settings(json!({"frequencyCap": {"maxCalls": 1, "periodHours": 24}}))
+        .await;
+    let (second, _) = rig.source(&[("+12125550198", json!({}))]).await;
+    let after = rig.published(&second, json!({})).await;
+    let report = rig.engine.dial(&owner, &id(&after), 5).await.unwrap();
+
+    assert_eq!(report.placed, 0, "the call before the cap counts toward it");
+    assert_eq!(rig.placed().len(), 1);
+    let diagnostics = rig.diagnostics(&after).await;
+    assert_eq!(diagnostics["skips"]["FREQUENCY_CAP"], 1, "{diagnostics}");
+    assert_eq!(diagnostics["blockedBy"], "ALL_WAITING", "{diagnostics}");
+}
+
 #[tokio::test]
 async fn retry_rules_wait_and_end_by_reason() {
     let rig = rig().await;

@@ -73,17 +73,16 @@ impl<P: Provider> Engine<P> {
         {
             return Ok(Next::Skipped(Skip::AttributesTooLarge, None));
         }
-        let frequency = (rules.cap)
-            .filter(|_| !planted(Bug::FrequencyIgnored))
-            .map(|cap| FrequencyClaim {
-                number: callee.counted.clone(),
-                cap,
-                seen,
-            });
+        // Counted whether or not the tenant has a cap, so that one set later counts this call.
+        let frequency = (!planted(Bug::FrequencyIgnored)).then(|| FrequencyClaim {
+            number: callee.counted.clone(),
+            cap: rules.cap,
+            seen,
+        });
         let now = self.clock.now();
         if let Some(at) = frequency
             .as_ref()
-            .and_then(|f| f.seen.eligible_at(f.cap))
+            .and_then(FrequencyClaim::eligible_at)
             .filter(|at| *at > now)
         {
             return Ok(Next::Skipped(Skip::FrequencyCap, Some(at)));

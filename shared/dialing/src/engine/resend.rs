@@ -107,22 +107,25 @@ impl<P: Provider> Engine<P> {
         request.caller_id = state.calling_from.clone();
         // Sent again, the start may be the one that places the call, now: counted toward the
         // frequency cap as an attempt at this time, so only while the number is under it (D17).
-        let counted = match rules.cap.filter(|_| !planted(Bug::ResendUncounted)) {
-            None => None,
-            Some(cap) => {
-                let number = callee.counted;
-                let seen = (self.store)
-                    .frequency_attempts(tenant, std::slice::from_ref(&number))
-                    .await?
-                    .remove(&number)
-                    .unwrap_or_default();
-                let frequency = FrequencyClaim { number, cap, seen };
-                let capped = (frequency.seen.eligible_at(cap)).is_some_and(|at| at > now);
-                if capped || !self.store.count_attempt(tenant, &frequency, now).await? {
-                    return Ok(Again::Later);
-                }
-                Some((frequency, now))
+        let counted = if planted(Bug::ResendUncounted) {
+            None
+        } else {
+            let number = callee.counted;
+            let seen = (self.store)
+                .frequency_attempts(tenant, std::slice::from_ref(&number))
+                .await?
+                .remove(&number)
+                .unwrap_or_default();
+            let frequency = FrequencyClaim {
+                number,
+                cap: rules.cap,
+                seen,
+            };
+            let capped = frequency.eligible_at().is_some_and(|at| at > now);
+            if capped || !self.store.count_attempt(tenant, &frequency, now).await? {
+                return Ok(Again::Later);
             }
+            Some((frequency, now))
         };
         Ok(Again::Send(Box::new(Resend { request, counted })))
     }

@@ -346,13 +346,12 @@ impl<P: Provider> Engine<P> {
             .iter()
             .map(|one| (one, Callee::of(&targets[&one.contact_id], rules)))
             .collect();
-        let attempts = match rules.cap {
-            Some(_) => {
-                let numbers: Vec<String> = calls.iter().map(|(_, c)| c.counted.clone()).collect();
-                self.store.frequency_attempts(tenant, &numbers).await?
-            }
-            None => HashMap::new(),
-        };
+        // Read whether or not the tenant has a cap: each claim counts its number's attempt.
+        let mut numbers: Vec<String> = calls.iter().map(|(_, c)| c.counted.clone()).collect();
+        // A batch read refuses a key named twice: two contacts may share a number's E.164 form.
+        numbers.sort_unstable();
+        numbers.dedup();
+        let attempts = self.store.frequency_attempts(tenant, &numbers).await?;
         let started = Instant::now();
         let mut placed = 0;
         let mut skipped = Vec::new();

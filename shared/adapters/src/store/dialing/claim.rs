@@ -46,12 +46,22 @@ pub struct Gate {
 /// tick after finds it in doubt.
 pub const CLAIM_CHECKED_AFTER_MILLIS: i64 = 30_000;
 
+/// One attempt of a number, counted whether or not the tenant has a cap (D17): a cap set or
+/// lowered later counts the calls already made.
 #[derive(Clone, Debug)]
 pub struct FrequencyClaim {
     /// The number counted: its E.164 form, else its normal form.
     pub number: String,
-    pub cap: FrequencyCap,
+    /// The tenant's cap as the run read it, if any.
+    pub cap: Option<FrequencyCap>,
     pub seen: Attempts,
+}
+
+impl FrequencyClaim {
+    /// When the number may be called again, if its cap holds it now (D17).
+    pub fn eligible_at(&self) -> Option<Timestamp> {
+        self.cap.and_then(|cap| self.seen.eligible_at(cap))
+    }
 }
 
 /// One number's attempts across the tenant's tasks (D17): how many ever (while any is within a
@@ -868,7 +878,10 @@ fn refusal(failed: ConditionFailure<Claim>, gate: &Gate) -> ClaimRefused {
     } else if failed.failed(Claim::Frequency) {
         let stored = failed.stored(Claim::Frequency).map(Attempts::of);
         match (&gate.frequency, stored) {
-            (Some(frequency), Some(now_stored)) => match now_stored.eligible_at(frequency.cap) {
+            (Some(frequency), Some(now_stored)) => match frequency
+                .cap
+                .and_then(|cap| now_stored.eligible_at(cap))
+            {
                 Some(at) if now_stored.count == frequency.seen.count => ClaimRefused::Capped(at),
                 _ => ClaimRefused::Contended,
             },
