@@ -83,19 +83,14 @@ conformance:
 	DYNAMODB_ENDPOINT=http://127.0.0.1:$${DYNAMODB_LOCAL_PORT:-8001} \
 	  cargo nextest run --workspace -E 'binary(api) and $(CONFORMANCE_TESTS_$(CONFORMANCE))'
 
-## sim: the deterministic simulation (sim/): SEEDS seeds (default 400) of the engine, the store
+## sim: the deterministic simulation (sim/): SEEDS seeds (default 5,000) of the engine, the store
 ## and the API in one process over an embedded DynamoDB, faults and interleavings from each seed;
 ## SIM_SEED=n replays one seed and prints its outcome and trace hash (SIM_TRACE=1: every line of
-## its trace; SIM_LOG=<filter>: the service's log). `make test` plays 100 in its own build. The
-## parts run side by side (nextest's --no-capture would run them one at a time), each printing
-## its tally when it ends.
-## sim and sim-mutants build into target/sim with every dependency optimised (opt-level 1): the
-## seeds play about 4x faster than in the test build (the AWS SDK's debug code is most of a
-## seed's time), for a first build about twice as long as the test build's (docs/simulation.md).
-## They run under nextest's `sim` profile, which never ends a part for its time (the default
-## ends a test at 10 minutes, which 300 seeds a part reach).
-SEEDS ?= 400
-SIM_CARGO = CARGO_TARGET_DIR=$(CURDIR)/target/sim cargo nextest run --profile sim --workspace --config 'profile.dev.package."*".opt-level=1'
+## its trace; SIM_LOG=<filter>: the service's log). `make test` plays 2,000. The twenty parts run
+## side by side (nextest's --no-capture would run them one at a time), each printing its tally
+## when it ends. They run under nextest's `sim` profile, which never ends a part for its time.
+SEEDS ?= 5000
+SIM_CARGO = cargo nextest run --profile sim --workspace
 sim:
 	SIM_SEEDS=$(SEEDS) $(if $(SIM_SEED),SIM_SEED=$(SIM_SEED)) $(SIM_CARGO) $(if $(SIM_SEED),--no-capture,--success-output final) -E 'binary(seeds) and test(/^seeds_part_/)'
 

@@ -4,8 +4,9 @@
 //!   called more often than its task's `maxDialCount`;
 //! - no call to a number on its tenant's do-not-call list since before the call (the listing
 //!   racing a claim already taken is allowed one second: the claim checked the list);
-//! - no call outside its tenant's calling hours in the called party's zone;
-//! - no number called more often than its tenant's frequency cap, across tasks;
+//! - no call outside its tenant's calling hours in the called party's zone, and no number called
+//!   more often than its tenant's frequency cap, across tasks, by the settings in force when it
+//!   was placed (or up to 30 s before: a run judges its calls by the settings it read);
 //! - the service's calls in flight within its cap at every step, and none left at the end;
 //! - an agent-paced task's calls ringing (placed, not yet taken by an agent, not ended) at each
 //!   call it places within what its pacing allows against the last reading of its queue's
@@ -27,6 +28,24 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// How long after a number is listed a call claimed before may still be placed.
 const LISTING_RACE_MS: i64 = 1_000;
+/// How long after the tenant's settings change a call judged by the old ones may still be
+/// placed: a dial run reads the rules once a slice and lives at most 20 s (its deadline), so
+/// 30 s covers its last call's start.
+const SETTINGS_RACE_MS: i64 = 30_000;
+
+/// The values of a setting (each from when it was set) in force at some moment of the
+/// [`SETTINGS_RACE_MS`] before `at`: a call placed at `at` may follow any of them.
+fn in_force<T>(history: &[(i64, T)], at: i64) -> impl Iterator<Item = &T> {
+    let from = at - SETTINGS_RACE_MS;
+    let first = history
+        .iter()
+        .rposition(|(since, _)| *since <= from)
+        .unwrap_or(0);
+    history[first..]
+        .iter()
+        .take_while(move |(since, _)| *since <= at)
+        .map(|(_, value)| value)
+}
 
 /// What the step checks have seen so far.
 #[derive(Debug, Default)]
@@ -36,6 +55,9 @@ pub struct Checker {
     per_contact: BTreeMap<(String, String), u32>,
     /// Each tenant's calls to each number, by time.
     by_number: BTreeMap<(usize, String), Vec<i64>>,
+    /// The database's writes when calls in flight were last read: with none since, the count
+    /// read then still holds.
+    in_flight_read_at: Option<u64>,
 }
 
 impl Checker {
@@ -47,6 +69,10 @@ impl Checker {
             check_pacing(world, call, &placed)?;
         }
         self.seen = placed.len();
+        let writes = world.wire_writes();
+        if self.in_flight_read_at == Some(writes) {
+            return Ok(());
+        }
         let in_flight = world
             .engine
             .store
@@ -55,6 +81,7 @@ impl Checker {
             .map_err(|error| format!("read calls in flight: {error}"));
         // A read the storm's faults refused says nothing; the next step reads again.
         if let Ok(in_flight) = in_flight {
+            self.in_flight_read_at = Some(writes);
             let cap = world.engine.config.max_in_flight;
             if in_flight > cap {
                 return Err(format!(
@@ -97,31 +124,34 @@ impl Checker {
                 ));
             }
         }
-        if let Some((start, end)) = tenant.calling_hours {
-            let local = chrono::Utc
-                .timestamp_millis_opt(call.at)
-                .single()
-                .ok_or("a call's time")?
-                .with_timezone(zone);
-            let minute = local.hour() * 60 + local.minute();
-            if !(start..end).contains(&minute) {
-                return Err(format!(
-                    "{number} called at {local} outside calling hours: {call:?}"
-                ));
-            }
+        let local = chrono::Utc
+            .timestamp_millis_opt(call.at)
+            .single()
+            .ok_or("a call's time")?
+            .with_timezone(zone);
+        let minute = local.hour() * 60 + local.minute();
+        let within_hours = |hours: &Option<(u32, u32)>| {
+            hours.is_none_or(|(start, end)| (start..end).contains(&minute))
+        };
+        if !in_force(&tenant.calling_hours, call.at).any(within_hours) {
+            return Err(format!(
+                "{number} called at {local} outside calling hours: {call:?}"
+            ));
         }
         let times = self
             .by_number
             .entry((task.tenant, number.clone()))
             .or_default();
         times.push(call.at);
-        if let Some((most, period)) = tenant.cap {
-            let within = times.iter().filter(|at| **at > call.at - period).count();
-            if within > most {
-                return Err(format!(
-                    "{number} called {within} times within the cap's period (at most {most})"
-                ));
-            }
+        let under_cap = |cap: &Option<(usize, i64)>| {
+            cap.is_none_or(|(most, period)| {
+                times.iter().filter(|at| **at > call.at - period).count() <= most
+            })
+        };
+        if !in_force(&tenant.cap, call.at).any(under_cap) {
+            return Err(format!(
+                "{number} called over its frequency cap: {call:?}, its calls {times:?}"
+            ));
         }
         Ok(())
     }

@@ -69,6 +69,8 @@ pub struct Wire {
 /// again (DynamoDB's `ClientRequestToken`), so its outcomes count once.
 #[derive(Default)]
 struct Committed {
+    /// Writes the database applied, of any kind.
+    writes: u64,
     outcomes: Vec<Recorded>,
     tokens: std::collections::BTreeSet<String>,
 }
@@ -93,6 +95,16 @@ impl Wire {
     /// Every call outcome the store committed, in the order committed.
     pub fn recorded(&self) -> Vec<Recorded> {
         self.recorded.lock().unwrap().outcomes.clone()
+    }
+
+    /// How many writes the database has applied: while it stays the same, so does every item.
+    pub fn writes(&self) -> u64 {
+        self.recorded.lock().unwrap().writes
+    }
+
+    /// The database's faults now.
+    pub fn faults(&self) -> Option<DbFaults> {
+        *self.faults.lock().unwrap()
     }
 
     /// Turns the database's faults on (`Some`) or off.
@@ -230,6 +242,7 @@ impl Committed {
     /// The `CallCompleted` events among the items the committed write `body` put (a
     /// transaction's puts, or one put): the outcomes it recorded.
     fn add(&mut self, body: &str, at: i64) {
+        self.writes += 1;
         let Ok(request) = serde_json::from_str::<serde_json::Value>(body) else {
             return;
         };

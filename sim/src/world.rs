@@ -60,10 +60,11 @@ impl aws_smithy_async::time::TimeSource for VirtualTime {
 #[derive(Clone, Debug)]
 pub struct SimTenant {
     pub name: String,
-    /// Local calling hours, in minutes of the day, `[start, end)`.
-    pub calling_hours: Option<(u32, u32)>,
-    /// At most this many calls to a number within this many milliseconds.
-    pub cap: Option<(usize, i64)>,
+    /// Local calling hours, in minutes of the day, `[start, end)`, each from when it was set.
+    pub calling_hours: Vec<(i64, Option<(u32, u32)>)>,
+    /// At most this many calls to a number within this many milliseconds, each from when it
+    /// was set.
+    pub cap: Vec<(i64, Option<(usize, i64)>)>,
     /// Each number on its do-not-call list, and since when.
     pub listed: BTreeMap<String, i64>,
     /// The agent queues the operator assigned it (D30).
@@ -112,6 +113,9 @@ pub struct World {
     storming: bool,
     _simulated: outbound_model::simulation::Guard,
 }
+
+/// The US federal calling hours, 08:00-21:00, in minutes of the day.
+const FEDERAL_HOURS: (u32, u32) = (8 * 60, 21 * 60);
 
 const ZONES: [Tz; 4] = [
     chrono_tz::America::New_York,
@@ -253,7 +257,7 @@ impl World {
         let (tenants, numbers, tasks) = if large { (3, 12, 3) } else { (2, 6, 2) };
         for t in 0..1 + s.below(tenants) {
             let name = format!("tenant{t}");
-            let calling_hours = s.chance(5_000).then_some((8 * 60, 21 * 60));
+            let calling_hours = s.chance(5_000).then_some(FEDERAL_HOURS);
             let cap = s
                 .chance(5_000)
                 .then(|| (1 + s.below(3) as usize, 3_600_000));
@@ -281,8 +285,8 @@ impl World {
                 .collect();
             let mut tenant = SimTenant {
                 name: name.clone(),
-                calling_hours,
-                cap,
+                calling_hours: vec![(s.now_ms(), calling_hours)],
+                cap: vec![(s.now_ms(), cap)],
                 listed: BTreeMap::new(),
                 queues: Vec::new(),
             };
@@ -597,6 +601,7 @@ impl World {
                     s.note(&format!("stopped {}", task.id));
                 }
             }
+            22..=24 => self.change_settings(task.tenant).await?,
             17..=21 if !self.tenants[task.tenant].queues.is_empty() => {
                 // Agents log in or out.
                 let queues = &self.tenants[task.tenant].queues;
@@ -605,6 +610,38 @@ impl World {
             }
             _ => {}
         }
+        Ok(())
+    }
+
+    /// The tenant's calling hours or frequency cap changed (set, moved or cleared) under its
+    /// running tasks. Written with the database's faults held off, so the world knows what
+    /// took effect: a change the storm answered with an error may have been written or not.
+    async fn change_settings(&mut self, tenant: usize) -> Result<(), String> {
+        let s = self.seeded.clone();
+        let name = self.tenants[tenant].name.clone();
+        let body = if s.chance(5_000) {
+            let hours = [None, Some(FEDERAL_HOURS), Some((10 * 60, 18 * 60))][s.below(3) as usize];
+            let shown = hours.map(|(start, end)| {
+                json!({"start": format!("{:02}:{:02}", start / 60, start % 60),
+                       "end": format!("{:02}:{:02}", end / 60, end % 60)})
+            });
+            self.tenants[tenant].calling_hours.push((s.now_ms(), hours));
+            json!({ "callingHours": shown })
+        } else {
+            let cap = s
+                .chance(6_667)
+                .then(|| (1 + s.below(3) as usize, 3_600_000));
+            self.tenants[tenant].cap.push((s.now_ms(), cap));
+            json!({ "frequencyCap": cap.map(|(most, _)| json!({"maxCalls": most, "periodHours": 1})) })
+        };
+        let faults = self.wire.faults();
+        self.wire.set_faults(None);
+        let written = self
+            .must_post(&name, "/api/settings/update", body.clone())
+            .await;
+        self.wire.set_faults(faults);
+        written?;
+        s.note(&format!("{name} settings {body}"));
         Ok(())
     }
 
@@ -747,6 +784,11 @@ impl World {
             }
         }
         Ok(running)
+    }
+
+    /// How many writes the database has applied.
+    pub fn wire_writes(&self) -> u64 {
+        self.wire.writes()
     }
 
     /// Every call outcome the store committed, in the order committed.

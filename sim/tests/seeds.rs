@@ -1,13 +1,13 @@
-//! The seeds of `make test` and `make sim`: `SIM_SEEDS` seeds (100 unless set) split over
+//! The seeds of `make test` and `make sim`: `SIM_SEEDS` seeds (2,000 unless set) split over
 //! parts the test runner runs side by side; `SIM_SEED` replays one, printing its trace's end
 //! (and with `SIM_LOG=<filter>`, `SIM_LOG=warn` say, the service's own log).
 
 use outbound_sim::{replay_command, run};
 
 /// The seeds `make test` plays when `SIM_SEEDS` does not say.
-const SEEDS: u64 = 100;
-/// The seeds are split over this many tests, run at once.
-const PARTS: u64 = 4;
+const SEEDS: u64 = 2_000;
+/// The seeds are split over this many tests, which the test runner runs side by side.
+const PARTS: u64 = 20;
 
 fn seeds(part: u64) -> Vec<u64> {
     outbound_sim::seeds_of_part(part, PARTS, SEEDS)
@@ -42,25 +42,41 @@ fn play(part: u64) {
     assert!(failed.is_empty(), "seeds that broke a promise: {failed:?}");
 }
 
-#[test]
-fn seeds_part_0() {
-    play(0);
+/// One test per part, `seeds_part_0` to `seeds_part_19`: short enough each to share the cores
+/// with the rest of `make test`, many enough for the test runner to keep every core busy.
+macro_rules! parts {
+    ($($name:ident = $part:literal),* $(,)?) => {
+        $(
+            #[test]
+            fn $name() {
+                play($part);
+            }
+        )*
+    };
 }
 
-#[test]
-fn seeds_part_1() {
-    play(1);
-}
-
-#[test]
-fn seeds_part_2() {
-    play(2);
-}
-
-#[test]
-fn seeds_part_3() {
-    play(3);
-}
+parts!(
+    seeds_part_0 = 0,
+    seeds_part_1 = 1,
+    seeds_part_2 = 2,
+    seeds_part_3 = 3,
+    seeds_part_4 = 4,
+    seeds_part_5 = 5,
+    seeds_part_6 = 6,
+    seeds_part_7 = 7,
+    seeds_part_8 = 8,
+    seeds_part_9 = 9,
+    seeds_part_10 = 10,
+    seeds_part_11 = 11,
+    seeds_part_12 = 12,
+    seeds_part_13 = 13,
+    seeds_part_14 = 14,
+    seeds_part_15 = 15,
+    seeds_part_16 = 16,
+    seeds_part_17 = 17,
+    seeds_part_18 = 18,
+    seeds_part_19 = 19,
+);
 
 /// One seed, one trace: a seed played twice gives the same trace and the same outcome.
 #[test]
