@@ -217,17 +217,20 @@ async fn the_chosen_number_flow_and_fields_cost_no_more_requests() {
             (&["survey"], None),
         )
         .await;
-    let contacts = [
-        (
-            "+12125550199",
-            json!({"customerName": "Ada", "plan": "gold"}),
-        ),
-        ("+16175550199", json!({"customerName": "Bob"})),
-    ];
-    let (plain, _) = rig.running(&contacts, json!({})).await;
+    // Numbers of their own, each task's: a number's count of attempts (D17) written by one run
+    // would be read back by the other.
+    let contacts = |new_york: &'static str, boston: &'static str| {
+        [
+            (new_york, json!({"customerName": "Ada", "plan": "gold"})),
+            (boston, json!({"customerName": "Bob"})),
+        ]
+    };
+    let (plain, _) = rig
+        .running(&contacts("+12125550199", "+16175550199"), json!({}))
+        .await;
     let (chosen, _) = rig
         .running(
-            &contacts,
+            &contacts("+12125550198", "+16175550198"),
             json!({"callerId": "LOCAL_PRESENCE", "contactFlowId": "survey",
                 "callAttributes": ["customerName", "plan", "e164"]}),
         )
