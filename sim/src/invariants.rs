@@ -15,7 +15,8 @@
 //!   the outcomes the store committed (the outbox's `CallCompleted` events); no outcome recorded
 //!   of an attempt that placed no call, but for an attempt in doubt never to be sent again (D28);
 //!   each task's counters (calls, successes, failures, no answers, seconds) the sum of its
-//!   recorded outcomes.
+//!   recorded outcomes; each COMPLETED task's contacts, those added while it ran included, all
+//!   done.
 
 use crate::provider::{attempt_key, AttemptKey, Placed};
 use crate::wire::Recorded;
@@ -24,6 +25,7 @@ use chrono::{TimeZone, Timelike};
 use outbound_model::call::{Outcome, Reason};
 use outbound_model::pacing::QueueAgents;
 use outbound_model::task::CallCounters;
+use outbound_model::TaskStatus;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// How long after a number is listed a call claimed before may still be placed.
@@ -305,8 +307,38 @@ pub async fn at_end(world: &World) -> Result<(), String> {
                 task.id, stored.in_flight
             ));
         }
+        if stored.status == TaskStatus::Completed {
+            check_all_done(world, task, &stored).await?;
+        }
     }
     Ok(())
+}
+
+/// A COMPLETED task left none of its contacts undone, those added while it ran included: each
+/// reached a final state (a success, its attempts used, a final skip).
+async fn check_all_done(
+    world: &World,
+    task: &crate::world::SimTask,
+    stored: &outbound_model::Task,
+) -> Result<(), String> {
+    let states = (world.engine.store)
+        .task_contacts(&world.tenant_of(task)?, &stored.id)
+        .await
+        .map_err(|error| format!("read task {}'s contacts: {error}", task.id))?;
+    let done: BTreeSet<&str> = (states.iter())
+        .filter(|state| state.done)
+        .map(|state| state.contact_id.as_str())
+        .collect();
+    match task.contacts.iter().find(|id| !done.contains(id.as_str())) {
+        None => Ok(()),
+        Some(left) => Err(format!(
+            "task {} COMPLETED with contact {left} not done: {:?}",
+            task.id,
+            states
+                .iter()
+                .find(|state| state.contact_id.as_str() == left)
+        )),
+    }
 }
 
 /// The one allowance (D28): an attempt left in doubt that may never be sent again (its number

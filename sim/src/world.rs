@@ -602,6 +602,7 @@ impl World {
                 }
             }
             22..=24 => self.change_settings(task.tenant).await?,
+            25..=29 if !task.stopped => self.add_contact(at).await?,
             17..=21 if !self.tenants[task.tenant].queues.is_empty() => {
                 // Agents log in or out.
                 let queues = &self.tenants[task.tenant].queues;
@@ -642,6 +643,42 @@ impl World {
         self.wire.set_faults(faults);
         written?;
         s.note(&format!("{name} settings {body}"));
+        Ok(())
+    }
+
+    /// A contact added to the data source of task `at` while the task runs or is paused: it is
+    /// to be called like the others before the task completes (D11). Read and written with the
+    /// database's faults held off, so the world knows whether it was added and to which task.
+    async fn add_contact(&mut self, at: usize) -> Result<(), String> {
+        let s = self.seeded.clone();
+        let (tenant, source) = (self.tasks[at].tenant, self.tasks[at].source.clone());
+        let name = self.tenants[tenant].name.clone();
+        let number = format!("+1212556{:04}", self.contacts.len());
+        let zone = ZONES[s.below(ZONES.len() as u64) as usize];
+        let faults = self.wire.faults();
+        self.wire.set_faults(None);
+        let added = async {
+            let status = self.stored_task(&self.tasks[at]).await?.status;
+            if !matches!(status, TaskStatus::Running | TaskStatus::Paused) {
+                return Ok(None);
+            }
+            let added = self
+                .must_post(
+                    &name,
+                    &format!("/api/dataSource/{source}/contact/add"),
+                    json!({"phoneNumber": number, "timeZone": zone.name()}),
+                )
+                .await?;
+            Ok::<_, String>(added["id"].as_str().map(str::to_owned))
+        }
+        .await;
+        self.wire.set_faults(faults);
+        let Some(id) = added? else {
+            return Ok(());
+        };
+        s.note(&format!("contact {id} ({number}) added to {source}"));
+        self.contacts.insert(id.clone(), (number, zone));
+        self.tasks[at].contacts.push(id);
         Ok(())
     }
 
