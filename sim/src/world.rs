@@ -351,16 +351,7 @@ impl World {
             if !s.chance(7_000) {
                 continue;
             }
-            let added = self
-                .must_post(
-                    &name,
-                    &format!("/api/dataSource/{source}/contact/add"),
-                    json!({"phoneNumber": number, "timeZone": zone.name()}),
-                )
-                .await?;
-            let id = added["id"].as_str().unwrap_or_default().to_owned();
-            self.contacts.insert(id.clone(), (number.clone(), *zone));
-            contacts.push(id);
+            contacts.push(self.add_to_source(&name, &source, number, *zone).await?);
         }
         if contacts.is_empty() {
             return Ok(());
@@ -657,29 +648,40 @@ impl World {
         let zone = ZONES[s.below(ZONES.len() as u64) as usize];
         let faults = self.wire.faults();
         self.wire.set_faults(None);
-        let added = async {
-            let status = self.stored_task(&self.tasks[at]).await?.status;
-            if !matches!(status, TaskStatus::Running | TaskStatus::Paused) {
-                return Ok(None);
+        let added = match self.stored_task(&self.tasks[at]).await {
+            Ok(stored) if matches!(stored.status, TaskStatus::Running | TaskStatus::Paused) => {
+                (self.add_to_source(&name, &source, &number, zone).await).map(Some)
             }
-            let added = self
-                .must_post(
-                    &name,
-                    &format!("/api/dataSource/{source}/contact/add"),
-                    json!({"phoneNumber": number, "timeZone": zone.name()}),
-                )
-                .await?;
-            Ok::<_, String>(added["id"].as_str().map(str::to_owned))
-        }
-        .await;
-        self.wire.set_faults(faults);
-        let Some(id) = added? else {
-            return Ok(());
+            Ok(_) => Ok(None),
+            Err(error) => Err(error),
         };
-        s.note(&format!("contact {id} ({number}) added to {source}"));
-        self.contacts.insert(id.clone(), (number, zone));
-        self.tasks[at].contacts.push(id);
+        self.wire.set_faults(faults);
+        if let Some(id) = added? {
+            s.note(&format!("contact {id} ({number}) added to {source}"));
+            self.tasks[at].contacts.push(id);
+        }
         Ok(())
+    }
+
+    /// Adds a contact of `number` in `zone` to data source `source` of tenant `name`: its id,
+    /// known to the world from now.
+    async fn add_to_source(
+        &mut self,
+        name: &str,
+        source: &str,
+        number: &str,
+        zone: Tz,
+    ) -> Result<String, String> {
+        let added = self
+            .must_post(
+                name,
+                &format!("/api/dataSource/{source}/contact/add"),
+                json!({"phoneNumber": number, "timeZone": zone.name()}),
+            )
+            .await?;
+        let id = added["id"].as_str().unwrap_or_default().to_owned();
+        self.contacts.insert(id.clone(), (number.to_owned(), zone));
+        Ok(id)
     }
 
     /// Queue `queue` to `agents` agents from now (they log in or out); those on a call keep it.
