@@ -75,6 +75,18 @@ struct Committed {
     tokens: std::collections::BTreeSet<String>,
 }
 
+/// The database's faults held off ([`Wire::faults_held_off`]), put back when dropped.
+pub struct FaultsHeldOff {
+    wire: Wire,
+    faults: Option<DbFaults>,
+}
+
+impl Drop for FaultsHeldOff {
+    fn drop(&mut self) {
+        self.wire.set_faults(self.faults);
+    }
+}
+
 impl std::fmt::Debug for Wire {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("Wire")
@@ -102,9 +114,14 @@ impl Wire {
         self.recorded.lock().unwrap().writes
     }
 
-    /// The database's faults now.
-    pub fn faults(&self) -> Option<DbFaults> {
-        *self.faults.lock().unwrap()
+    /// Holds the database's faults off until the answer is dropped, then puts back those on
+    /// now: for the world's own writes, whose effect it must know.
+    pub fn faults_held_off(&self) -> FaultsHeldOff {
+        let faults = self.faults.lock().unwrap().take();
+        FaultsHeldOff {
+            wire: self.clone(),
+            faults,
+        }
     }
 
     /// Turns the database's faults on (`Some`) or off.

@@ -117,6 +117,15 @@ pub struct World {
 /// The US federal calling hours, 08:00-21:00, in minutes of the day.
 const FEDERAL_HOURS: (u32, u32) = (8 * 60, 21 * 60);
 
+/// Calling hours as the settings' API spells them (`null`: none).
+fn hours_json(hours: Option<(u32, u32)>) -> Value {
+    let clock = |minute: u32| format!("{:02}:{:02}", minute / 60, minute % 60);
+    hours.map_or(
+        Value::Null,
+        |(start, end)| json!({"start": clock(start), "end": clock(end)}),
+    )
+}
+
 const ZONES: [Tz; 4] = [
     chrono_tz::America::New_York,
     chrono_tz::America::Los_Angeles,
@@ -263,7 +272,7 @@ impl World {
                 .then(|| (1 + s.below(3) as usize, 3_600_000));
             let mut settings = json!({});
             if calling_hours.is_some() {
-                settings["callingHours"] = json!({"start": "08:00", "end": "21:00"});
+                settings["callingHours"] = hours_json(calling_hours);
             }
             if let Some((most, _)) = cap {
                 settings["frequencyCap"] = json!({"maxCalls": most, "periodHours": 1});
@@ -613,12 +622,8 @@ impl World {
         let name = self.tenants[tenant].name.clone();
         let body = if s.chance(5_000) {
             let hours = [None, Some(FEDERAL_HOURS), Some((10 * 60, 18 * 60))][s.below(3) as usize];
-            let shown = hours.map(|(start, end)| {
-                json!({"start": format!("{:02}:{:02}", start / 60, start % 60),
-                       "end": format!("{:02}:{:02}", end / 60, end % 60)})
-            });
             self.tenants[tenant].calling_hours.push((s.now_ms(), hours));
-            json!({ "callingHours": shown })
+            json!({ "callingHours": hours_json(hours) })
         } else {
             let cap = s
                 .chance(6_667)
@@ -626,13 +631,10 @@ impl World {
             self.tenants[tenant].cap.push((s.now_ms(), cap));
             json!({ "frequencyCap": cap.map(|(most, _)| json!({"maxCalls": most, "periodHours": 1})) })
         };
-        let faults = self.wire.faults();
-        self.wire.set_faults(None);
-        let written = self
-            .must_post(&name, "/api/settings/update", body.clone())
-            .await;
-        self.wire.set_faults(faults);
-        written?;
+        let held = self.wire.faults_held_off();
+        self.must_post(&name, "/api/settings/update", body.clone())
+            .await?;
+        drop(held);
         s.note(&format!("{name} settings {body}"));
         Ok(())
     }
@@ -646,20 +648,15 @@ impl World {
         let name = self.tenants[tenant].name.clone();
         let number = format!("+1212556{:04}", self.contacts.len());
         let zone = ZONES[s.below(ZONES.len() as u64) as usize];
-        let faults = self.wire.faults();
-        self.wire.set_faults(None);
-        let added = match self.stored_task(&self.tasks[at]).await {
-            Ok(stored) if matches!(stored.status, TaskStatus::Running | TaskStatus::Paused) => {
-                (self.add_to_source(&name, &source, &number, zone).await).map(Some)
-            }
-            Ok(_) => Ok(None),
-            Err(error) => Err(error),
-        };
-        self.wire.set_faults(faults);
-        if let Some(id) = added? {
-            s.note(&format!("contact {id} ({number}) added to {source}"));
-            self.tasks[at].contacts.push(id);
+        let held = self.wire.faults_held_off();
+        let status = self.stored_task(&self.tasks[at]).await?.status;
+        if !matches!(status, TaskStatus::Running | TaskStatus::Paused) {
+            return Ok(());
         }
+        let id = self.add_to_source(&name, &source, &number, zone).await?;
+        drop(held);
+        s.note(&format!("contact {id} ({number}) added to {source}"));
+        self.tasks[at].contacts.push(id);
         Ok(())
     }
 

@@ -60,7 +60,12 @@ pub struct FrequencyClaim {
 impl FrequencyClaim {
     /// When the number may be called again, if its cap holds it now (D17).
     pub fn eligible_at(&self) -> Option<Timestamp> {
-        self.cap.and_then(|cap| self.seen.eligible_at(cap))
+        self.eligible_after(&self.seen)
+    }
+
+    /// When the number may be called again after `attempts`, if the cap holds it.
+    fn eligible_after(&self, attempts: &Attempts) -> Option<Timestamp> {
+        self.cap.and_then(|cap| attempts.eligible_at(cap))
     }
 }
 
@@ -878,10 +883,7 @@ fn refusal(failed: ConditionFailure<Claim>, gate: &Gate) -> ClaimRefused {
     } else if failed.failed(Claim::Frequency) {
         let stored = failed.stored(Claim::Frequency).map(Attempts::of);
         match (&gate.frequency, stored) {
-            (Some(frequency), Some(now_stored)) => match frequency
-                .cap
-                .and_then(|cap| now_stored.eligible_at(cap))
-            {
+            (Some(frequency), Some(now_stored)) => match frequency.eligible_after(&now_stored) {
                 Some(at) if now_stored.count == frequency.seen.count => ClaimRefused::Capped(at),
                 _ => ClaimRefused::Contended,
             },
