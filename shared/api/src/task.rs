@@ -15,6 +15,7 @@ use outbound_model::contact::{FieldName, PHONE_FIELD};
 use outbound_model::diagnostics::DiagnosticsView;
 use outbound_model::error::Error;
 use outbound_model::export::ExportFormat;
+use outbound_model::filter::ContactFilter;
 use outbound_model::in_range;
 use outbound_model::pacing::{DialingMode, ABANDONMENT_TARGET, CALLS_PER_AGENT};
 use outbound_model::page::PageTokens;
@@ -26,7 +27,7 @@ use outbound_model::telephony::{
 };
 use outbound_model::time_of_day::ClockTime;
 use outbound_model::Tenant;
-use outbound_model::{Description, Id, Name, TaskStatus};
+use outbound_model::{Description, Id, Name, TaskStatus, Timestamp};
 use outbound_service::export::{self, OutcomeFilter};
 use outbound_service::task::{self, NewTask, PacingPatch, SettingsPatch, TaskUpdate};
 use serde::{Deserialize, Serialize};
@@ -135,6 +136,20 @@ struct SettingsInput {
     #[serde(default)]
     #[schema(value_type = Option<f64>, minimum = 0.0, maximum = 10.0, example = 3)]
     abandonment_target: Option<Decimal>,
+    /// No call before it (D31): RFC 3339 with its offset; `""` clears it on update.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, example = "2026-12-01T09:00:00+01:00")]
+    start_at: Option<Text>,
+    /// The engine stops the task at it (`stopReason` `schedule ended`), after `startAt` and in
+    /// the future at publish (D31): RFC 3339 with its offset; `""` clears it on update.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, example = "2026-12-05T18:00:00+01:00")]
+    end_at: Option<Text>,
+    /// Up to 10 conditions a contact must all meet to be dialled (D31); the others are final
+    /// with `skipReason` `FILTERED`. `[]` clears it on update.
+    #[serde(default)]
+    #[schema(value_type = Option<Vec<outbound_model::filter::FilterCondition>>)]
+    filter: Option<serde_json::Value>,
 }
 
 /// A retry rule as sent (D18).
@@ -190,7 +205,19 @@ impl SettingsInput {
                     .collect::<Result<Vec<_>, Error>>()
             })
             .transpose()?;
+        // "" clears a schedule's end on update.
+        let instant =
+            |field: &str, raw: Option<Text>| -> Result<Option<Option<Timestamp>>, Error> {
+                raw.map(|raw| match raw.as_str().trim() {
+                    "" => Ok(None),
+                    value => Timestamp::parse_rfc3339(field, value).map(Some),
+                })
+                .transpose()
+            };
         Ok(SettingsPatch {
+            start_at: instant("startAt", self.start_at)?,
+            end_at: instant("endAt", self.end_at)?,
+            filter: self.filter.as_ref().map(ContactFilter::parse).transpose()?,
             window_zone: self
                 .window_time_zone
                 .map(|raw| WindowZone::parse(raw.as_str()))
@@ -399,8 +426,8 @@ async fn results(
     params(("id" = String, Path, description = "The task's id")),
     responses((status = 200, description = "Done; the result is in `data`", body = Success<TaskStat>), NotFound, Refused))]
 async fn stat(State(app): State<App>, tenant: Tenant, Path(id): Path<String>) -> Reply<TaskStat> {
-    let found = task::detail(&app.store, &tenant, &existing_id(KIND, &id)?).await?;
-    Ok(Envelope(found.stat_view(app.zone())))
+    let stat = task::stat(&app.store, &tenant, &existing_id(KIND, &id)?, app.zone()).await?;
+    Ok(Envelope(stat))
 }
 
 /// `POST /api/task/add`: a DRAFT task over a data source.

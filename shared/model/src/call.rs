@@ -204,10 +204,12 @@ pub enum Skip {
     /// The fields the task sends its flow do not fit the provider's bound on a call's
     /// attributes (Amazon Connect: 32,768 UTF-8 bytes in all, D22): final.
     AttributesTooLarge,
+    /// It does not match the task's filter (D31): final, never dialled.
+    Filtered,
 }
 
 impl Skip {
-    pub const ALL: [Skip; 7] = [
+    pub const ALL: [Skip; 8] = [
         Skip::Dnc,
         Skip::InvalidNumber,
         Skip::OutsideWindow,
@@ -215,6 +217,7 @@ impl Skip {
         Skip::FrequencyCap,
         Skip::NoCommonWindow,
         Skip::AttributesTooLarge,
+        Skip::Filtered,
     ];
 
     /// The skip's name, as serde spells it (`FREQUENCY_CAP`).
@@ -227,7 +230,11 @@ impl Skip {
     pub fn is_final(self) -> bool {
         matches!(
             self,
-            Skip::Dnc | Skip::InvalidNumber | Skip::NoCommonWindow | Skip::AttributesTooLarge
+            Skip::Dnc
+                | Skip::InvalidNumber
+                | Skip::NoCommonWindow
+                | Skip::AttributesTooLarge
+                | Skip::Filtered
         )
     }
 }

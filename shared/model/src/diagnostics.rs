@@ -42,6 +42,8 @@ impl TaskCounters {
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum Blocked {
     NotRunning,
+    /// Its schedule's `startAt` has not come (D31).
+    NotStarted,
     OutsideWindow,
     AllWaiting,
     /// The task's queue has no agent available (D30).
@@ -69,6 +71,8 @@ pub struct Situation {
     pub provider_busy: bool,
     /// An agent-paced task whose queue had no agent available at the last tick (D30).
     pub no_agents: bool,
+    /// Its schedule's start, while it has not come (D31).
+    pub starts_at: Option<Timestamp>,
 }
 
 /// `blockedBy` and `nextDialTime` (D19). Something is due now when a contact was never dialled
@@ -79,6 +83,9 @@ pub struct Situation {
 pub fn blocked_by(s: &Situation) -> (Option<Blocked>, Option<Timestamp>) {
     if s.status != TaskStatus::Running {
         return (Some(Blocked::NotRunning), None);
+    }
+    if let Some(start) = s.starts_at.filter(|start| *start > s.now) {
+        return (Some(Blocked::NotStarted), Some(start));
     }
     if let Some(opens) = s.task_window_closed {
         return (Some(Blocked::OutsideWindow), opens);
@@ -135,6 +142,9 @@ pub struct SkipCounts {
     pub no_common_window: u64,
     #[serde(rename = "ATTRIBUTES_TOO_LARGE")]
     pub attributes_too_large: u64,
+    /// Contacts the task's filter leaves out (D31).
+    #[serde(rename = "FILTERED")]
+    pub filtered: u64,
 }
 
 /// Attempts by the reason they ended (D18).
@@ -169,6 +179,7 @@ impl SkipCounts {
             frequency_cap: counters.skip(Skip::FrequencyCap),
             no_common_window: counters.skip(Skip::NoCommonWindow),
             attributes_too_large: counters.skip(Skip::AttributesTooLarge),
+            filtered: counters.skip(Skip::Filtered),
         }
     }
 }
@@ -245,6 +256,7 @@ mod tests {
             at_capacity: false,
             provider_busy: false,
             no_agents: false,
+            starts_at: None,
         }
     }
 
@@ -257,6 +269,24 @@ mod tests {
             ..running()
         };
         assert_eq!(blocked_by(&paused), (Some(Blocked::NotRunning), None));
+        // D31: before its start a running task is NOT_STARTED, whatever else holds, with its
+        // start as the next dial time; from its start on, the rest decides.
+        let later_start = Situation {
+            starts_at: Some(later),
+            task_window_closed: Some(None),
+            not_dialled: 5,
+            ..running()
+        };
+        assert_eq!(
+            blocked_by(&later_start),
+            (Some(Blocked::NotStarted), Some(later))
+        );
+        let started = Situation {
+            starts_at: Some(Timestamp(1_000_000)),
+            not_dialled: 5,
+            ..running()
+        };
+        assert_eq!(blocked_by(&started), (None, None));
         let closed = Situation {
             task_window_closed: Some(Some(later)),
             not_dialled: 5,

@@ -11,6 +11,7 @@ pub mod dnc;
 pub mod error;
 pub mod event;
 pub mod export;
+pub mod filter;
 pub mod id;
 pub mod import;
 pub mod job;
@@ -24,6 +25,7 @@ pub mod phone;
 pub mod plan;
 pub mod reclaim;
 pub mod run_slice;
+pub mod schedule;
 #[cfg(feature = "openapi")]
 pub mod schema;
 pub mod settings;

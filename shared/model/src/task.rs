@@ -3,8 +3,10 @@
 
 use super::call::{Reason, RetryRule, Skip};
 use super::datasource::DataSource;
+use super::filter::ContactFilter;
 use super::in_range;
 use super::pacing::{AgentPacing, DialingMode, ABANDONMENT_TARGET, CALLS_PER_AGENT};
+use super::schedule::Schedule;
 use super::settings::TenantSettings;
 use super::telephony::{CallerIdChoice, Results, Voicemail};
 use super::time_of_day::DailyWindow;
@@ -293,6 +295,26 @@ pub struct DialSettings {
     /// Calls paced to a queue's agents (D30); `None`: agentless, calls go to the flow alone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agents: Option<AgentPacing>,
+    /// When its calls may start and when the engine stops it (D31).
+    #[serde(default, skip_serializing_if = "Schedule::is_empty")]
+    pub schedule: Schedule,
+    /// The contacts it dials, of its data source's (D31).
+    #[serde(default, skip_serializing_if = "ContactFilter::is_empty")]
+    pub filter: ContactFilter,
+}
+
+impl DialSettings {
+    /// The contact fields a run reads of each contact beside its number: those its calls send
+    /// (`callAttributes`) and those its filter tests (D31).
+    pub fn contact_fields(&self) -> Vec<String> {
+        let mut fields = self.call_attributes.clone();
+        for name in self.filter.fields() {
+            if !fields.iter().any(|held| held == name) {
+                fields.push(name.to_owned());
+            }
+        }
+        fields
+    }
 }
 
 impl Default for DialSettings {
@@ -311,6 +333,8 @@ impl Default for DialSettings {
             result_attributes: Vec::new(),
             voicemail: Voicemail::HangUp,
             agents: None,
+            schedule: Schedule::default(),
+            filter: ContactFilter::default(),
         }
     }
 }
@@ -677,14 +701,18 @@ impl Task {
                 .value(),
             abandon_count: c.abandoned,
             abandon_rate: c.abandon_rate(),
+            start_at: s.schedule.start_at().map(Timestamp::rfc3339),
+            end_at: s.schedule.end_at().map(Timestamp::rfc3339),
+            filter: s.filter.view(),
             update_time: self.updated_at.display(zone),
             stop_reason: self.stop_reason.clone(),
             fail_reason: self.fail_reason.clone(),
         }
     }
 
-    /// The statistics record of `/api/task/{id}/stat`.
-    pub fn stat_view(&self, zone: Tz) -> TaskStat {
+    /// The statistics record of `/api/task/{id}/stat`; `filtered`: the contacts its filter
+    /// left out (D31), from its diagnostics' counters.
+    pub fn stat_view(&self, zone: Tz, filtered: u64) -> TaskStat {
         let c = &self.counters;
         TaskStat {
             task_id: self.id.clone(),
@@ -701,6 +729,7 @@ impl Task {
             avg_duration: rate(c.duration, c.calls),
             abandon_count: c.abandoned,
             abandon_rate: c.abandon_rate(),
+            filtered_count: filtered,
             last_update_time: self.updated_at.display(zone),
         }
     }
@@ -773,6 +802,13 @@ pub struct TaskView {
     pub abandon_count: u64,
     /// `abandonCount` of the calls a person answered, a fraction rounded to 4 places.
     pub abandon_rate: f64,
+    /// No call before it (D31), RFC 3339 in UTC; `null`: from publish.
+    pub start_at: Option<String>,
+    /// The engine stops the task at it (D31), RFC 3339 in UTC; `null`: no end.
+    pub end_at: Option<String>,
+    /// The conditions a contact must all meet to be dialled (D31); `[]`: every contact.
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<crate::filter::FilterCondition>))]
+    pub filter: Vec<serde_json::Value>,
     pub update_time: String,
     pub stop_reason: Option<String>,
     /// Why the provider refused the task (FAILED).
@@ -800,6 +836,8 @@ pub struct TaskStat {
     pub abandon_count: u64,
     /// `abandonCount` of the calls a person answered, a fraction rounded to 4 places.
     pub abandon_rate: f64,
+    /// Contacts the task's filter leaves out (D31): final, never dialled.
+    pub filtered_count: u64,
     pub last_update_time: String,
 }
 

@@ -30,6 +30,18 @@ impl Timestamp {
             .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
     }
 
+    /// An instant sent as RFC 3339 with its offset (`2026-12-01T15:00:00+01:00`, or `Z`), as
+    /// D31's times are: 400 naming `field` for anything else.
+    pub fn parse_rfc3339(field: &str, raw: &str) -> Result<Self, crate::Error> {
+        chrono::DateTime::parse_from_rfc3339(raw.trim())
+            .map(|at| Timestamp(at.timestamp_millis()))
+            .map_err(|_| {
+                crate::Error::invalid(format!(
+                    "{field} must be an RFC 3339 time with its offset, e.g. 2026-12-01T15:00:00+01:00"
+                ))
+            })
+    }
+
     fn in_zone(self, zone: Tz) -> chrono::DateTime<Tz> {
         zone.timestamp_millis_opt(self.0)
             .single()
@@ -47,5 +59,19 @@ mod tests {
         assert_eq!(t.display(Tz::UTC), "2023-11-14 22:13:20");
         assert_eq!(t.display(chrono_tz::Asia::Shanghai), "2023-11-15 06:13:20");
         assert_eq!(t.compact(Tz::UTC), "20231114221320");
+    }
+
+    #[test]
+    fn rfc3339_needs_its_offset() {
+        let at = Timestamp::parse_rfc3339("at", "2023-11-15T06:13:20+08:00").unwrap();
+        assert_eq!(at, Timestamp(1_700_000_000_000));
+        assert_eq!(at.rfc3339(), "2023-11-14T22:13:20.000Z");
+        for bad in ["2023-11-15T06:13:20", "2023-11-15", "tomorrow", ""] {
+            let error = Timestamp::parse_rfc3339("at", bad).unwrap_err();
+            assert!(
+                error.to_string().starts_with("at must be an RFC 3339 time"),
+                "{bad}"
+            );
+        }
     }
 }

@@ -1,6 +1,7 @@
 //! Task operations (D9, D10, D12): add, update, the state changes, delete, recall; and the
 //! dialing engine's entry points into the same state machine.
 
+use chrono_tz::Tz;
 use outbound_adapters::blob::Blob;
 use outbound_adapters::queue::Queue;
 use outbound_adapters::store::recall::RECALL_IN_ONE;
@@ -12,6 +13,7 @@ use outbound_model::diagnostics::{
     blocked_by, AgentsView, ContactCounts, DiagnosticsView, ReasonCounts, Situation, SkipCounts,
 };
 use outbound_model::error::Error;
+use outbound_model::filter::ContactFilter;
 use outbound_model::job::{DialJob, RecallManifest, RECALL_JOB_LOST_AFTER_MILLIS};
 use outbound_model::local_time::Windows;
 use outbound_model::pacing::{
@@ -19,9 +21,11 @@ use outbound_model::pacing::{
 };
 use outbound_model::page::PageQuery;
 use outbound_model::reclaim::ReclaimJob;
+use outbound_model::schedule::Schedule;
 use outbound_model::settings::TenantSettings;
 use outbound_model::task::{
-    check_retry_rules, rules_time, DialSettings, HeldBack, TaskOperation, WindowZone, ZoneName,
+    check_retry_rules, rules_time, DialSettings, HeldBack, TaskOperation, TaskStat, WindowZone,
+    ZoneName,
 };
 use outbound_model::telephony::{fixed_at_publish, CallerIdChoice, TaskResults, Voicemail};
 use outbound_model::time_of_day::{ClockTime, DailyWindow};
@@ -50,6 +54,12 @@ pub struct SettingsPatch {
     pub result_attributes: Option<Vec<String>>,
     pub voicemail: Option<Voicemail>,
     pub pacing: PacingPatch,
+    /// `Some(None)` clears it (D31).
+    pub start_at: Option<Option<Timestamp>>,
+    /// `Some(None)` clears it (D31).
+    pub end_at: Option<Option<Timestamp>>,
+    /// An empty filter clears it (D31).
+    pub filter: Option<ContactFilter>,
 }
 
 /// Changes to how a task paces its calls to agents (D30); `None` keeps the value.
@@ -122,6 +132,11 @@ impl SettingsPatch {
             result_attributes: self.result_attributes.unwrap_or(base.result_attributes),
             voicemail: self.voicemail.unwrap_or(base.voicemail),
             agents: self.pacing.apply(base.agents)?,
+            schedule: Schedule::new(
+                self.start_at.unwrap_or(base.schedule.start_at()),
+                self.end_at.unwrap_or(base.schedule.end_at()),
+            )?,
+            filter: self.filter.unwrap_or(base.filter),
         };
         check_retry_rules(&settings.retry_rules, settings.max_dial_count)?;
         outbound_model::telephony::check_results_are_the_flows(
@@ -182,6 +197,13 @@ pub async fn add(store: &Store, tenant: &Tenant, new: NewTask) -> Result<Task, E
 
 pub async fn detail(store: &Store, tenant: &Tenant, id: &Id) -> Result<Task, Error> {
     store.task(tenant, id).await
+}
+
+/// The statistics of `/api/task/{id}/stat` (D7, D31): the task laid over its counters item,
+/// whose diagnostics' counters give the contacts its filter left out.
+pub async fn stat(store: &Store, tenant: &Tenant, id: &Id, zone: Tz) -> Result<TaskStat, Error> {
+    let (task, counters) = store.task_with_counters(tenant, id).await?;
+    Ok(task.stat_view(zone, counters.skip(Skip::Filtered)))
 }
 
 /// What the flows of a task's answered calls reported (D22), over each contact's latest answered
@@ -343,6 +365,10 @@ pub async fn publish(
     };
     let (settings, source) = futures::future::try_join(store.settings(tenant), source).await?;
     check_calls_possible(rules, &settings, &current.settings)?;
+    current
+        .settings
+        .schedule
+        .check_at_publish(Timestamp::now())?;
     if source.contact_count == 0 {
         return Err(Error::invalid(format!(
             "dataSource {} has no contacts",
@@ -738,6 +764,7 @@ pub async fn diagnostics(
             .busy_until
             .is_some_and(|until| until.0 > now.0 - 60_000),
         no_agents: task.settings.agents.is_some() && held_back(HeldBack::NoAgents),
+        starts_at: task.settings.schedule.start_at(),
     };
     let (blocked, next) = blocked_by(&situation);
     let agents = (task.settings.agents.as_ref())

@@ -31,6 +31,7 @@ mod races;
 mod request_rate;
 mod results;
 mod rig;
+mod schedule_filter;
 mod secrets;
 mod shards;
 mod simulation;

@@ -57,6 +57,11 @@ impl<P: Provider> Engine<P> {
         seen: Attempts,
         started: Instant,
     ) -> Result<Next, Error> {
+        let target = &callee.target;
+        let fields = |name: &str| target.fields.get(name).map(String::as_str);
+        if !task.settings.filter.matches(target.phone.as_str(), fields) {
+            return Ok(Next::Skipped(Skip::Filtered, None));
+        }
         if callee.e164.is_none() && self.provider.needs_e164() {
             return Ok(Next::Skipped(Skip::InvalidNumber, None));
         }

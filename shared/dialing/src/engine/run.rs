@@ -189,7 +189,7 @@ impl<P: Provider> Engine<P> {
                 &task.data_source_id,
                 task.cursor.as_deref(),
                 room.max(1),
-                &task.settings.call_attributes,
+                &task.settings.contact_fields(),
             ),
         )
         .await;
@@ -251,7 +251,7 @@ impl<P: Provider> Engine<P> {
                     tenant,
                     &task.data_source_id,
                     &retry_ids,
-                    &task.settings.call_attributes,
+                    &task.settings.contact_fields(),
                 )
                 .await?
         };

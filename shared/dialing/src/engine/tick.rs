@@ -13,7 +13,9 @@ use outbound_adapters::telephony::provider::Provider;
 use outbound_model::error::Error;
 use outbound_model::job::{DialJob, RECALL_JOB_LOST_AFTER_MILLIS};
 use outbound_model::plan::{window_open, Claimant};
-use outbound_model::task::{HeldBack, TaskContact, WindowZone};
+use outbound_model::schedule::SCHEDULE_ENDED;
+use outbound_model::task::{HeldBack, TaskContact, TaskOperation, WindowZone};
+use outbound_model::transition::Transition;
 use outbound_model::{Id, Task, TaskStatus, Tenant, Timestamp};
 use std::collections::HashMap;
 
@@ -36,6 +38,8 @@ pub struct TickReport {
     pub reconcile_jobs: usize,
     /// Jobs that copy a tenant's do-not-call guards to the claim's own keys (D16).
     pub guard_jobs: usize,
+    /// Tasks stopped at their schedule's end (D31).
+    pub ended: usize,
 }
 
 /// Which tick: the minute's, or a pace of the agent-paced tasks between them (D30).
@@ -73,6 +77,11 @@ impl<P: Provider> Engine<P> {
             running: running.len(),
             ..TickReport::default()
         };
+        // A task whose schedule has ended is stopped (D31): its calls in flight end as they
+        // would, recorded by their outcomes.
+        if pass == Pass::Minute {
+            report.ended = self.stop_ended(&running, now).await;
+        }
         running.retain(|r| r.task.status == TaskStatus::Running && self.may_dial_now(&r.task, now));
         // A pace sends runs to the agent-paced tasks alone, each to its share of all of them.
         let runs_here = |r: &RunningTask| pass == Pass::Minute || r.task.settings.agents.is_some();
@@ -209,6 +218,27 @@ impl<P: Provider> Engine<P> {
         Ok(report)
     }
 
+    /// Stops each running task whose schedule's end has come (D31), with `stopReason`
+    /// `schedule ended`: the tasks stopped. A stop that fails is tried again by the next tick
+    /// (the run places no call meanwhile: its schedule is closed); one another request made
+    /// first (a stop, a pause) stands.
+    async fn stop_ended(&self, running: &[RunningTask], now: Timestamp) -> usize {
+        let ended = running.iter().filter(|r| {
+            r.task.status == TaskStatus::Running && r.task.settings.schedule.ended(now)
+        });
+        let mut stopped = 0;
+        for r in ended {
+            let mut stop = Transition::of(TaskOperation::Stop, now);
+            stop.stop_reason = Some(SCHEDULE_ENDED.to_owned());
+            match self.store.transition(&r.tenant, &r.task, &stop).await {
+                Ok(_) => stopped += 1,
+                Err(Error::NotAllowed(_)) => {}
+                Err(error) => tracing::warn!(%error, task = %r.task.id, "schedule end not written"),
+            }
+        }
+        stopped
+    }
+
     /// Every call in flight due a look now: a claim whose provider id was not saved soon after
     /// it (in doubt, D28), a placed call a reconcile time after it. One Query per shard.
     async fn stale_calls(&self, now: Timestamp) -> Result<Vec<(Tenant, Id, TaskContact)>, Error> {
@@ -323,8 +353,9 @@ impl<P: Provider> Engine<P> {
     /// Whether a run of `task` may find anything to call at `now`: a window read in the task's
     /// zone is the task's alone (D13); one read in each contact's zone is checked per contact.
     pub(super) fn may_dial_now(&self, task: &Task, now: Timestamp) -> bool {
-        task.settings.window_zone == WindowZone::CalledParty
-            || window_open(&task.settings, self.zone, now)
+        task.settings.schedule.open(now)
+            && (task.settings.window_zone == WindowZone::CalledParty
+                || window_open(&task.settings, self.zone, now))
     }
 }
 
