@@ -229,6 +229,7 @@ fn export_child(format: &str, path: &Path) -> Result<()> {
             caller_id: None,
             message_left: None,
             results: None,
+            callback_at: None,
         })?;
     }
     writer.finish()?;

@@ -3,6 +3,7 @@
 //! service function and wrap the result in the [`envelope`].
 
 pub mod auth;
+pub mod callback;
 pub mod compliance;
 pub mod contract;
 pub mod datasource;
@@ -110,13 +111,18 @@ pub fn datasource_api(app: App, api: ApiConfig) -> Router {
 
 /// The router of the task function.
 pub fn task_api(app: App, api: ApiConfig) -> Router {
-    finish(task::routes(ApiDoc::Skipped), app, api)
+    finish(
+        task::routes(ApiDoc::Skipped).merge(callback::routes(ApiDoc::Skipped)),
+        app,
+        api,
+    )
 }
 
 /// Every route of every group, as documented in [`contract::document`].
 pub fn all_routes(doc: ApiDoc) -> Routes {
     datasource::routes(doc)
         .merge(task::routes(doc))
+        .merge(callback::routes(doc))
         .merge(export::routes(doc))
         .merge(compliance::routes(doc))
         .merge(operator::routes(doc))

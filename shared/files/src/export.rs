@@ -48,7 +48,13 @@ pub fn task_contacts_file_name(
 const LEADING: [&str; 2] = ["id", PHONE_FIELD];
 const TRAILING: [&str; 4] = ["status", "callCount", "createTime", "updateTime"];
 /// A task export's columns after the contact's (D18, D22), before its result columns.
-const TASK_COLUMNS: [&str; 4] = ["lastReason", "skipReason", "callerId", "messageLeft"];
+const TASK_COLUMNS: [&str; 5] = [
+    "lastReason",
+    "skipReason",
+    "callerId",
+    "messageLeft",
+    "callbackAt",
+];
 /// The title of a task's result column: `result.<name>` (D22).
 const RESULT_PREFIX: &str = "result.";
 /// The most data rows a worksheet holds (Excel's 1,048,576 rows, less the title row).
@@ -91,7 +97,7 @@ impl ExportColumns {
     }
 
     /// The same columns with a task's last: `lastReason`, `skipReason`, `callerId`,
-    /// `messageLeft`, and `result.<name>` for each of `result_names`.
+    /// `messageLeft`, `callbackAt`, and `result.<name>` for each of `result_names`.
     pub fn with_task_columns<S: AsRef<str>>(mut self, result_names: &[S]) -> Self {
         self.task = true;
         self.results = result_names
@@ -134,6 +140,7 @@ impl ExportColumns {
                     row.caller_id,
                     row.message_left
                         .map(|left| if left { "true" } else { "false" }),
+                    row.callback_at,
                 ]
                 .into_iter()
                 .filter(|_| self.task)
@@ -166,6 +173,8 @@ pub struct ExportRow<'a> {
     pub caller_id: Option<&'a str>,
     pub message_left: Option<bool>,
     pub results: Option<&'a Results>,
+    /// A task export's `callbackAt`: the contact's latest callback (D31), in the service zone.
+    pub callback_at: Option<&'a str>,
 }
 
 impl<'a> ExportRow<'a> {
@@ -184,6 +193,7 @@ impl<'a> ExportRow<'a> {
             caller_id: None,
             message_left: None,
             results: None,
+            callback_at: None,
         }
     }
 }
@@ -398,13 +408,14 @@ mod tests {
             .with_task_columns(&["outcome", "amount"]);
         let titles: Vec<_> = columns.titles().collect();
         assert_eq!(
-            titles[titles.len() - 7..],
+            titles[titles.len() - 8..],
             [
                 "updateTime",
                 "lastReason",
                 "skipReason",
                 "callerId",
                 "messageLeft",
+                "callbackAt",
                 "result.outcome",
                 "result.amount"
             ]
@@ -426,6 +437,7 @@ mod tests {
             caller_id: None,
             message_left: None,
             results: None,
+            callback_at: None,
         };
         writer.write(&skipped).unwrap();
         let results: Results = [("amount".to_owned(), "=1+2".to_owned())].into();
@@ -497,6 +509,7 @@ mod tests {
                 caller_id: None,
                 message_left: None,
                 results: None,
+                callback_at: None,
             })
             .unwrap();
         assert_eq!(writer.rows_written(), 1);

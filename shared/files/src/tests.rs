@@ -543,6 +543,7 @@ fn task_export_rows_take_the_tasks_values() {
             caller_id: None,
             message_left: None,
             results: None,
+            callback_at: None,
         })
         .unwrap();
     let csv = String::from_utf8(writer.finish().unwrap()).unwrap();

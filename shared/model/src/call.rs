@@ -395,6 +395,18 @@ pub struct CallRef {
     /// value the flow sets is counted or refused, never dropped. `None`: no record was read.
     #[serde(skip)]
     pub record: Option<RecordRead>,
+    /// The callback this call makes (D31), its record's id: the task's retry rules do not hold
+    /// for it, and its outcome settles the callback.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub callback: Option<Id>,
+    /// Callbacks set for the contact in the task when the call was claimed (D31): its flow may
+    /// ask for another only below the most.
+    #[serde(default, skip_serializing_if = "is_zero_u8")]
+    pub callbacks: u8,
+}
+
+fn is_zero_u8(value: &u8) -> bool {
+    *value == 0
 }
 
 /// A call record as the outcome read it (D29).
@@ -450,8 +462,58 @@ impl CallRef {
         }
     }
 
+    /// The callback the flow of this answered call asked for (D31), whether or not the task
+    /// keeps `callbackAt` or `callbackInMinutes` among its results: `callbackAt` (RFC 3339) or
+    /// `callbackInMinutes` (1-43,200) after `ended_at`, the provider's report winning a name
+    /// both set, `callbackAt` winning over the minutes. A time not after the call's end (a flow
+    /// repeating a time already past), one more than 30 days ahead, or a value that does not
+    /// read, asks for nothing.
+    pub fn asked_callback(&self, report: &CallReport, ended_at: Timestamp) -> Option<Timestamp> {
+        use crate::callback::{
+            CALLBACK_AT_RESULT, CALLBACK_IN_MINUTES_RESULT, MAX_AHEAD_MILLIS, MAX_FLOW_MINUTES,
+        };
+        if report.outcome() != Outcome::Success {
+            return None;
+        }
+        let value = |name: &str| report.results.get(name).or_else(|| self.results.get(name));
+        let at = match (value(CALLBACK_AT_RESULT), value(CALLBACK_IN_MINUTES_RESULT)) {
+            (Some(at), _) => Timestamp::parse_rfc3339(CALLBACK_AT_RESULT, at).ok()?,
+            (None, Some(minutes)) => {
+                let minutes = minutes.trim().parse::<i64>().ok()?;
+                if !(1..=MAX_FLOW_MINUTES).contains(&minutes) {
+                    return None;
+                }
+                Timestamp(ended_at.0 + minutes * 60_000)
+            }
+            (None, None) => return None,
+        };
+        (at.0 > ended_at.0 && at.0 <= ended_at.0 + MAX_AHEAD_MILLIS).then_some(at)
+    }
+
     /// What an outcome ended at `ended_at` makes of the contact's state (D13, D18).
     pub fn after(&self, report: &CallReport, ended_at: Timestamp) -> AfterOutcome {
+        if let Some(at) = self
+            .asked_callback(report, ended_at)
+            .filter(|_| self.callbacks < crate::callback::MAX_CALLBACKS)
+        {
+            return AfterOutcome {
+                attempts: self.attempt,
+                done: false,
+                next_attempt_at: Some(at),
+                callback: true,
+            };
+        }
+        if self.callback.is_some() {
+            // A callback not answered is tried once more after the task's interval (its
+            // allowance holds two tries, D31), whatever the retry rules say.
+            return after_outcome(
+                self.attempt,
+                self.allowance,
+                report,
+                self.call_interval,
+                ended_at,
+            );
+        }
         let reason = report.reason;
         let rule = self.rules.iter().find(|rule| rule.reason == reason);
         // A rule's `maxAttempts` counts the attempts of the contact's latest grant (D12: a
@@ -497,6 +559,9 @@ pub struct AfterOutcome {
     pub done: bool,
     /// When the next attempt may start, if there is one.
     pub next_attempt_at: Option<Timestamp>,
+    /// A callback the call's flow asked for (D31), at `next_attempt_at`: the contact waits for
+    /// it instead of being final.
+    pub callback: bool,
 }
 
 /// The state after attempt `attempt` ended with `report` at `ended_at`.
@@ -515,6 +580,7 @@ pub fn after_outcome(
         done,
         next_attempt_at: (!done)
             .then(|| Timestamp(ended_at.0 + i64::from(call_interval_secs) * 1000)),
+        callback: false,
     }
 }
 
@@ -585,7 +651,47 @@ mod tests {
             counters_apart: true,
             with_agent: false,
             record: None,
+            callback: None,
+            callbacks: 0,
         }
+    }
+
+    /// D31: the flow's callback, by time or by minutes, heard only on an answered call, within
+    /// 30 days and after the call's end.
+    #[test]
+    fn a_flow_asks_for_a_callback_by_time_or_minutes() {
+        let ended = Timestamp(1_700_000_000_000);
+        let answered = |results: &[(&str, &str)]| {
+            let mut report = Reason::Answered.report(30);
+            report.results = results
+                .iter()
+                .map(|(name, value)| ((*name).to_owned(), (*value).to_owned()))
+                .collect();
+            report
+        };
+        let reference = call(1, 3, Vec::new());
+        let asked = |results: &[(&str, &str)]| reference.asked_callback(&answered(results), ended);
+        assert_eq!(
+            asked(&[("callbackInMinutes", "90")]),
+            Some(Timestamp(ended.0 + 90 * 60_000))
+        );
+        assert_eq!(
+            asked(&[
+                ("callbackAt", "2023-11-15T06:13:20+08:00"),
+                ("callbackInMinutes", "5")
+            ]),
+            None,
+            "a time not after the end asks for nothing, and wins over the minutes"
+        );
+        let later = Timestamp(ended.0 + 3_600_000);
+        assert_eq!(asked(&[("callbackAt", &later.rfc3339())]), Some(later));
+        for bad in ["0", "43201", "soon"] {
+            assert_eq!(asked(&[("callbackInMinutes", bad)]), None, "{bad}");
+        }
+        let far = Timestamp(ended.0 + 31 * 86_400_000).rfc3339();
+        assert_eq!(asked(&[("callbackAt", &far)]), None);
+        let unanswered = Reason::NoAnswer.report(0);
+        assert_eq!(reference.asked_callback(&unanswered, ended), None);
     }
 
     #[test]

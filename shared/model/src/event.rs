@@ -86,6 +86,8 @@ pub struct CallCompleted {
     pub message_left: bool,
     /// The number the call was placed from (D22), when known.
     pub caller_id: Option<String>,
+    /// The call was a callback promised to the contact (D31).
+    pub callback: bool,
 }
 
 /// An import of a file into a data source ended (D8).
@@ -286,6 +288,7 @@ impl Event {
                 results: learnt.results.clone(),
                 message_left: learnt.message_left,
                 caller_id: learnt.caller_id.clone(),
+                callback: call.callback.is_some(),
             }),
         )
     }
@@ -573,6 +576,7 @@ mod tests {
                 results: Results::new(),
                 message_left: true,
                 caller_id: None,
+                callback: false,
             }),
             EventBody::CallCompleted(CallCompleted {
                 task_id: Id::new(),
@@ -586,6 +590,7 @@ mod tests {
                 results: [("outcome".to_owned(), "confirmed".to_owned())].into(),
                 message_left: false,
                 caller_id: Some("+12125550100".into()),
+                callback: true,
             }),
             EventBody::ImportFinished(ImportFinished {
                 data_source_id: Id::new(),

@@ -4,6 +4,7 @@
 //! file format and no HTTP.
 
 pub mod call;
+pub mod callback;
 pub mod contact;
 pub mod datasource;
 pub mod diagnostics;

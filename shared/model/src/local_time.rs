@@ -59,6 +59,15 @@ impl Windows {
         }
     }
 
+    /// The tenant's calling hours alone: what a callback keeps to (D31), the person having
+    /// asked for its time whatever the task's daily window says.
+    pub fn calling_hours_only(&self) -> Self {
+        Windows {
+            task: None,
+            ..*self
+        }
+    }
+
     /// Whether no window applies at all: every contact may be called at any hour.
     pub fn always_open(&self) -> bool {
         self.task.is_none() && self.calling_hours.is_none()

@@ -450,7 +450,8 @@ mod tests {
             AfterOutcome {
                 attempts: 1,
                 done: false,
-                next_attempt_at: Some(Timestamp(110_000))
+                next_attempt_at: Some(Timestamp(110_000)),
+                callback: false,
             }
         );
         assert!(next(1, Outcome::Success, false).done);

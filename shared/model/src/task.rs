@@ -2,6 +2,7 @@
 //! pure table, and the statistics derived from the task's counters.
 
 use super::call::{Reason, RetryRule, Skip};
+use super::callback::PendingCallback;
 use super::datasource::DataSource;
 use super::filter::ContactFilter;
 use super::in_range;
@@ -105,6 +106,8 @@ pub enum TaskOperation {
     Fail,
     Close,
     Recall,
+    /// Set or cancel a callback (D31).
+    Callback,
     Delete,
 }
 
@@ -120,6 +123,7 @@ impl fmt::Display for TaskOperation {
             TaskOperation::Fail => "fail",
             TaskOperation::Close => "close",
             TaskOperation::Recall => "recall",
+            TaskOperation::Callback => "schedule a callback for",
             TaskOperation::Delete => "delete",
         };
         f.write_str(name)
@@ -136,7 +140,7 @@ impl TaskOperation {
             TaskOperation::Resume => &[Paused],
             TaskOperation::Stop | TaskOperation::Fail => &[Running, Paused],
             TaskOperation::Close => &[Stopped, Completed, Failed],
-            TaskOperation::Recall => &[Running, Paused, Completed],
+            TaskOperation::Recall | TaskOperation::Callback => &[Running, Paused, Completed],
             TaskOperation::Delete => &[Draft, Stopped, Completed, Failed, Closed],
         }
     }
@@ -151,7 +155,10 @@ impl TaskOperation {
             TaskOperation::Complete => Some(TaskStatus::Completed),
             TaskOperation::Fail => Some(TaskStatus::Failed),
             TaskOperation::Close => Some(TaskStatus::Closed),
-            TaskOperation::Update | TaskOperation::Recall | TaskOperation::Delete => None,
+            TaskOperation::Update
+            | TaskOperation::Recall
+            | TaskOperation::Callback
+            | TaskOperation::Delete => None,
         }
     }
 
@@ -351,11 +358,16 @@ pub struct CallCounters {
     /// Calls a person answered and no agent took (D30): counted in `no_answer` too.
     #[serde(default)]
     pub abandoned: u64,
+    /// Calls placed for callbacks (D31), counted in `calls` too.
+    #[serde(default)]
+    pub callbacks: u64,
 }
 
 impl CallCounters {
     /// The counter of abandoned calls, as stored (D30).
     pub const ABANDONED: &'static str = "abandoned";
+    /// The counter of callbacks' calls, as stored (D31).
+    pub const CALLBACKS: &'static str = "callbacks";
 
     /// Calls a person answered (D30): those an agent or the flow took, and those abandoned.
     pub fn answered_by_people(&self) -> u64 {
@@ -701,6 +713,7 @@ impl Task {
                 .value(),
             abandon_count: c.abandoned,
             abandon_rate: c.abandon_rate(),
+            callback_count: c.callbacks,
             start_at: s.schedule.start_at().map(Timestamp::rfc3339),
             end_at: s.schedule.end_at().map(Timestamp::rfc3339),
             filter: s.filter.view(),
@@ -730,6 +743,7 @@ impl Task {
             abandon_count: c.abandoned,
             abandon_rate: c.abandon_rate(),
             filtered_count: filtered,
+            callback_count: c.callbacks,
             last_update_time: self.updated_at.display(zone),
         }
     }
@@ -802,6 +816,8 @@ pub struct TaskView {
     pub abandon_count: u64,
     /// `abandonCount` of the calls a person answered, a fraction rounded to 4 places.
     pub abandon_rate: f64,
+    /// Calls placed for callbacks (D31), counted in `callCount` too.
+    pub callback_count: u64,
     /// No call before it (D31), RFC 3339 in UTC; `null`: from publish.
     pub start_at: Option<String>,
     /// The engine stops the task at it (D31), RFC 3339 in UTC; `null`: no end.
@@ -838,6 +854,8 @@ pub struct TaskStat {
     pub abandon_rate: f64,
     /// Contacts the task's filter leaves out (D31): final, never dialled.
     pub filtered_count: u64,
+    /// Calls placed for callbacks (D31), counted in `callCount` too.
+    pub callback_count: u64,
     pub last_update_time: String,
 }
 
@@ -927,6 +945,20 @@ pub struct TaskContact {
     /// contacts, with `results` in its result counters (D22).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub answered: bool,
+    /// The callback promised to the contact and not yet made (D31): while it is, the contact
+    /// waits at the callback rank (`recalled` with priority 0) for its time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub callback: Option<PendingCallback>,
+    /// Callbacks set for the contact in this task, at most [`crate::callback::MAX_CALLBACKS`].
+    #[serde(default, skip_serializing_if = "is_zero_u8")]
+    pub callbacks: u8,
+    /// The time of its latest callback (D31), shown by the export.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub callback_at: Option<Timestamp>,
+}
+
+fn is_zero_u8(value: &u8) -> bool {
+    *value == 0
 }
 
 impl TaskContact {
@@ -960,6 +992,9 @@ impl TaskContact {
             results: Results::new(),
             message_left: false,
             answered: false,
+            callback: None,
+            callbacks: 0,
+            callback_at: None,
         }
     }
 
@@ -1035,6 +1070,9 @@ mod tests {
         (Running, Recall, Running),
         (Paused, Recall, Paused),
         (Completed, Recall, Completed),
+        (Running, Callback, Running),
+        (Paused, Callback, Paused),
+        (Completed, Callback, Completed),
         (Draft, Delete, Draft),
         (Stopped, Delete, Stopped),
         (Completed, Delete, Completed),
@@ -1064,7 +1102,7 @@ mod tests {
     #[test]
     fn every_state_and_operation_matches_d10() {
         let operations = [
-            Update, Publish, Pause, Resume, Stop, Complete, Fail, Close, Recall, Delete,
+            Update, Publish, Pause, Resume, Stop, Complete, Fail, Close, Recall, Callback, Delete,
         ];
         for from in TaskStatus::ALL {
             for operation in operations {
@@ -1090,7 +1128,7 @@ mod tests {
     #[test]
     fn nothing_leaves_closed_but_delete() {
         for operation in [
-            Update, Publish, Pause, Resume, Stop, Complete, Fail, Close, Recall,
+            Update, Publish, Pause, Resume, Stop, Complete, Fail, Close, Recall, Callback,
         ] {
             assert!(operation.apply(Closed).is_err());
         }

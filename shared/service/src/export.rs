@@ -257,6 +257,7 @@ pub async fn build(
             let create_time = contact.created_at.display(zone);
             let update_time = contact.updated_at.display(zone);
             let attempted = cell.attempts > 0;
+            let callback_at = cell.callback_at.map(|at| at.display(zone));
             writer.write(&ExportRow {
                 status: cell.outcome,
                 call_count: cell.attempts,
@@ -265,6 +266,7 @@ pub async fn build(
                 caller_id: cell.caller_id.as_deref(),
                 message_left: attempted.then_some(cell.message_left),
                 results: Some(&cell.results),
+                callback_at: callback_at.as_deref(),
                 ..ExportRow::of_contact(contact, &create_time, &update_time)
             })?;
             written += 1;

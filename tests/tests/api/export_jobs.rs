@@ -601,7 +601,16 @@ fn expected_task_rows(
     // columns (D18, empty here: the seeded states have neither), the caller ID (none here) and
     // whether a message was left (D22: `false` once attempted).
     let mut titles = source_rows[0].clone();
-    titles.extend(["lastReason", "skipReason", "callerId", "messageLeft"].map(str::to_owned));
+    titles.extend(
+        [
+            "lastReason",
+            "skipReason",
+            "callerId",
+            "messageLeft",
+            "callbackAt",
+        ]
+        .map(str::to_owned),
+    );
     let column = |name: &str| titles.iter().position(|t| t == name).unwrap();
     let (status, calls) = (column("status"), column("callCount"));
     let mut rows = vec![titles.clone()];
@@ -618,7 +627,7 @@ fn expected_task_rows(
             row[status] = outcome.to_string();
             row[calls] = attempts.to_string();
             let left = if attempts > 0 { "false" } else { "" };
-            row.extend(["", "", "", left].map(str::to_owned));
+            row.extend(["", "", "", left, ""].map(str::to_owned));
             rows.push(row);
         }
     }

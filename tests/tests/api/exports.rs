@@ -112,7 +112,13 @@ fn expected_rows(
     titles.extend(["status", "callCount", "createTime", "updateTime"]);
     if task {
         // D18's reasons, and D22's caller ID and message left (`false` once attempted).
-        titles.extend(["lastReason", "skipReason", "callerId", "messageLeft"]);
+        titles.extend([
+            "lastReason",
+            "skipReason",
+            "callerId",
+            "messageLeft",
+            "callbackAt",
+        ]);
     }
     let mut rows: Vec<Vec<String>> = contacts
         .iter()
@@ -134,7 +140,7 @@ fn expected_rows(
             row.extend([text("createTime"), text("updateTime")]);
             if task {
                 let left = if calls > 0 { "false" } else { "" };
-                row.extend(["", "", "", left].map(str::to_owned));
+                row.extend(["", "", "", left, ""].map(str::to_owned));
             }
             row
         })

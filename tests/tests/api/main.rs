@@ -3,6 +3,7 @@
 mod agents;
 mod audit;
 mod auth;
+mod callbacks;
 mod calls;
 mod compliance;
 mod contacts;

@@ -189,12 +189,13 @@ async fn a_tasks_results_are_recorded_counted_exported_and_told() {
         let rows = rig.export(&task, format).await;
         let titles = &rows[0];
         assert_eq!(
-            titles[titles.len() - 6..],
+            titles[titles.len() - 7..],
             [
                 "lastReason",
                 "skipReason",
                 "callerId",
                 "messageLeft",
+                "callbackAt",
                 "result.outcome",
                 "result.amount"
             ],

@@ -201,6 +201,10 @@ async fn detail_and_stat_fields() {
         "abandonmentTarget",
         "abandonCount",
         "abandonRate",
+        "callbackCount",
+        "startAt",
+        "endAt",
+        "filter",
         "createTime",
         "startTime",
         "endTime",
@@ -234,6 +238,8 @@ async fn detail_and_stat_fields() {
             "avgDuration": 0.0,
             "abandonCount": 0,
             "abandonRate": 0.0,
+            "filteredCount": 0,
+            "callbackCount": 0,
             "lastUpdateTime": data["updateTime"],
         })
     );
@@ -271,6 +277,7 @@ async fn rates_follow_the_counters() {
         no_answer: 2,
         duration: 125,
         abandoned: 1,
+        callbacks: 1,
     };
     api.seed_counters("acme", &task.id, &counters).await;
     let stat = api
@@ -279,6 +286,7 @@ async fn rates_follow_the_counters() {
     let stat = stat.ok();
     assert_eq!(stat["totalContacts"], 3);
     assert_eq!(stat["callCount"], 3);
+    assert_eq!(stat["callbackCount"], 1);
     assert_eq!(stat["successCount"], 1);
     assert_eq!(stat["failCount"], 0);
     assert_eq!(stat["noAnswerCount"], 2);

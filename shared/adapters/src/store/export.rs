@@ -286,7 +286,8 @@ impl Store {
             .expression_attribute_values(":pk", s(keys::task_contacts(tenant, task)))
             .expression_attribute_values(":prefix", s(keys::CONTACT_PREFIX))
             .projection_expression(
-                "sk, #outcome, #attempts, #reason, #skip, caller_id, message_left, results",
+                "sk, #outcome, #attempts, #reason, #skip, caller_id, message_left, results, \
+                 callback_at",
             )
             .expression_attribute_names("#outcome", "last_outcome")
             .expression_attribute_names("#attempts", "attempts")
@@ -390,6 +391,8 @@ pub struct TaskCell {
     pub message_left: bool,
     /// What the flow of its latest answered attempt reported.
     pub results: Results,
+    /// The time of its latest callback (D31).
+    pub callback_at: Option<Timestamp>,
 }
 
 impl TaskStates {
@@ -431,6 +434,11 @@ impl TaskStates {
                                 .collect()
                         })
                         .unwrap_or_default(),
+                    callback_at: item
+                        .get("callback_at")
+                        .and_then(|value| value.as_n().ok())
+                        .and_then(|raw| raw.parse::<i64>().ok())
+                        .map(Timestamp),
                 };
                 self.buffered.push_back((sk.to_owned(), cell));
             }

@@ -138,6 +138,14 @@ pub fn recallable(id: &Id) -> String {
 }
 pub const RECALLABLE_PREFIX: &str = "F#";
 
+/// Sort key of a callback's record in its task's contact partition (D31): by its id, so the
+/// list is in the order callbacks were set. `K#`, not under `C#`, so no range of contact
+/// states ever holds one.
+pub fn callback(id: &Id) -> String {
+    format!("{CALLBACK_PREFIX}{id}")
+}
+pub const CALLBACK_PREFIX: &str = "K#";
+
 /// Sort key, in a task's partition ([`task_contacts`]), of the task's counters of one result
 /// name (D22): apart from the states (`C#`) and the recall marks (`F#`).
 pub fn result_counts(name: &str) -> String {

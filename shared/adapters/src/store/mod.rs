@@ -9,6 +9,7 @@
 //! position: what a failure means travels with its action, wherever it sits in the transaction.
 //! A single conditional write is its own only action, labelled `()`.
 
+pub mod callback;
 pub mod contact;
 pub mod counters;
 pub mod datasource;

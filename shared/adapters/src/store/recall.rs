@@ -40,7 +40,7 @@ const WAKE: &str = "REMOVE idle_until ADD awake :one";
 /// The condition that a contact's state still stands where the recall read it (absent, or with
 /// the attributes its place in the counters follows from), so concurrent recalls, which change
 /// none of them but `done`, meet at most once.
-fn standing_as_read(before: Option<&TaskContact>, expr: Expr) -> (String, Expr) {
+pub(super) fn standing_as_read(before: Option<&TaskContact>, expr: Expr) -> (String, Expr) {
     let Some(state) = before else {
         return ("attribute_not_exists(pk)".to_owned(), expr);
     };

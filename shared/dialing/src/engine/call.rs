@@ -78,10 +78,20 @@ impl<P: Provider> Engine<P> {
         {
             return Ok(Next::Skipped(Skip::AttributesTooLarge, None));
         }
+        // A callback keeps to the calling hours and the do-not-call list alone (D31): the
+        // person asked for its time, so the daily window and the cap do not hold it back.
+        let callback = due
+            .state
+            .as_ref()
+            .is_some_and(|state| state.callback.is_some());
+        let windows = match callback {
+            true => rules.windows.calling_hours_only(),
+            false => rules.windows,
+        };
         // Counted whether or not the tenant has a cap, so that one set later counts this call.
         let frequency = (!planted(Bug::FrequencyIgnored)).then(|| FrequencyClaim {
             number: callee.counted.clone(),
-            cap: rules.cap,
+            cap: rules.cap.filter(|_| !callback),
             seen,
         });
         let now = self.clock.now();
@@ -103,7 +113,7 @@ impl<P: Provider> Engine<P> {
             let now = self.clock.now();
             // D15: the window is checked when a call is placed, in the contact's local time; a
             // number whose zones share no open minute is final (D24).
-            match rules.windows.admit(&callee.zones, callee.own_zone, now) {
+            match windows.admit(&callee.zones, callee.own_zone, now) {
                 Ok(()) => {}
                 Err((skip, _)) if skip.is_final() => return Ok(Next::Skipped(skip, None)),
                 Err((skip, opens)) => {

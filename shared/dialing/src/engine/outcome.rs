@@ -473,5 +473,7 @@ fn call_of(attempt: &CallAttempt, task: &Task, state: &TaskContact) -> CallRef {
         with_agent: state.with_agent,
         counters_apart: task.counters_apart,
         record: None,
+        callback: state.callback.as_ref().map(|callback| callback.id.clone()),
+        callbacks: state.callbacks,
     }
 }

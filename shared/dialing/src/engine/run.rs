@@ -373,7 +373,7 @@ impl<P: Provider> Engine<P> {
                         until,
                         parked_under: window.then_some(rules.judged.rules_at),
                     });
-                    if skipped.len() == SKIPS_IN_ONE {
+                    if skipped.iter().map(Skipped::actions).sum::<usize>() + 1 >= SKIPS_IN_ONE {
                         self.skip(tenant, task, std::mem::take(&mut skipped), settled)
                             .await?;
                     }

@@ -471,6 +471,8 @@ impl Store {
             with_agent: false,
             counters_apart: task.counters_apart,
             record: None,
+            callback: state.callback.as_ref().map(|callback| callback.id.clone()),
+            callbacks: state.callbacks,
         }
     }
 

@@ -120,6 +120,10 @@ enum Call {
     Recallable,
     /// The task's counters of one result name, by its place among the call's moves (D22).
     Result(usize),
+    /// The record of the callback the call made (D31).
+    Callback,
+    /// The record of the callback the call's flow asked for (D31).
+    AskedCallback,
 }
 
 /// Moves of a task's diagnostic counters (D19), written by the same transaction that moves the

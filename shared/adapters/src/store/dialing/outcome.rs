@@ -3,9 +3,14 @@
 
 use crate::store::keys;
 use crate::store::shards::ContactShards;
-use crate::store::{from_item, n, s, Actions, ConditionFailure, Expr, Store, WriteFailure};
+use crate::store::{
+    from_item, n, s, to_attribute, to_item, Actions, ConditionFailure, Expr, Store, WriteFailure,
+};
 use aws_sdk_dynamodb::types::AttributeValue;
 use outbound_model::call::{AfterOutcome, CallRef, CallReport, Learnt, Outcome, Reason};
+use outbound_model::callback::{
+    Before, CallbackRecord, CallbackSource, CallbackStatus, PendingCallback, CALLBACK_RANK,
+};
 use outbound_model::contact::status;
 use outbound_model::error::Error;
 use outbound_model::event::Event;
@@ -53,10 +58,19 @@ impl Store {
         } else {
             None
         };
+        // The record of a callback the flow asked for (D31), named once for every try.
+        let asked = next.callback.then(Id::new);
         let mut seen: Vec<Option<Seen>> = vec![None; moves.len()];
         for _ in 0..RESULT_TRIES {
             let actions = self
-                .outcome_actions(call, report, next, &learnt, now, source_contact.clone())?
+                .outcome_actions(
+                    call,
+                    report,
+                    (next, asked.as_ref()),
+                    &learnt,
+                    now,
+                    source_contact.clone(),
+                )?
                 .move_results(&call.tenant, &call.task_id, &moves, &seen)?;
             let failed = match self.transact("record call outcome", actions).await {
                 Ok(()) => {
@@ -85,14 +99,14 @@ impl Store {
         &self,
         call: &CallRef,
         report: &CallReport,
-        next: &AfterOutcome,
+        (next, asked): (&AfterOutcome, Option<&Id>),
         learnt: &Learnt,
         now: Timestamp,
         source_contact: Option<String>,
     ) -> Result<Actions<'_, Call>, Error> {
         let tenant = &call.tenant;
         let counter = counters::calls_ended(report.outcome());
-        let (state_update, state_expr) = state_after(call, report, next, learnt, now);
+        let (state_update, state_expr) = state_after(call, report, (next, asked), learnt, now)?;
         let reason = report.reason;
         let mut moved = Deltas::default();
         moved
@@ -134,6 +148,7 @@ impl Store {
         if call.with_agent {
             adds.push("talking :minus_one".to_owned());
         }
+
         // Abandoned calls are counted apart too (D30); tasks older than the counter lack it.
         let (abandoned, task_expr) = if reason == Reason::Abandoned {
             let set = ", #c.#abandoned = if_not_exists(#c.#abandoned, :zero) + :one";
@@ -144,9 +159,19 @@ impl Store {
         } else {
             ("", task_expr)
         };
+        // A callback's calls are counted apart too (D31): `callbackCount`.
+        let (callback, task_expr) = if call.callback.is_some() {
+            let set = ", #c.#callbacks = if_not_exists(#c.#callbacks, :zero) + :one";
+            let expr = task_expr
+                .name("#callbacks", CallCounters::CALLBACKS)
+                .value(":zero", n(0));
+            (set, expr)
+        } else {
+            ("", task_expr)
+        };
         let task_update = format!(
             "SET #c.#calls = #c.#calls + :one, #c.#outcome = #c.#outcome + :one, \
-             #c.#duration = #c.#duration + :duration{abandoned}, updated_at = :now, \
+             #c.#duration = #c.#duration + :duration{abandoned}{callback}, updated_at = :now, \
              last_outcome_at = :now REMOVE idle_until ADD {}",
             adds.join(", ")
         );
@@ -199,6 +224,59 @@ impl Store {
             Call::Event,
             &Event::call_completed(tenant, now, (call, report), learnt, next.done),
         )?;
+        if let Some(callback) = call
+            .callback
+            .as_ref()
+            .filter(|_| next.done || next.callback)
+        {
+            // Answered, or its second try not (D31): the callback is settled.
+            let (status, reason) = match report.outcome() {
+                Outcome::Success => (CallbackStatus::Done, None),
+                _ => (CallbackStatus::Missed, Some(report.reason.name())),
+            };
+            let (update, expr) = match reason {
+                Some(reason) => (
+                    "SET #status = :status, reason = :reason",
+                    Expr::default().value(":reason", s(reason)),
+                ),
+                None => ("SET #status = :status", Expr::default()),
+            };
+            actions = actions.update(
+                Call::Callback,
+                keys::task_contacts(tenant, &call.task_id),
+                keys::callback(callback),
+                update,
+                None,
+                expr.name("#status", "status")
+                    .value(":status", s(status.name())),
+            )?;
+        }
+        if let (Some(id), Some(at)) = (asked, next.next_attempt_at) {
+            // The flow asked for a callback (D31): its record, listed with the API's.
+            let record = CallbackRecord {
+                id: id.clone(),
+                contact_id: call.contact_id.clone(),
+                // The list reads the number from the contact: the call knows it not.
+                phone: String::new(),
+                at,
+                source: CallbackSource::Flow,
+                status: CallbackStatus::Pending,
+                reason: None,
+                created_at: now,
+            };
+            let item = to_item(
+                &record,
+                [
+                    (keys::PK, keys::task_contacts(tenant, &call.task_id)),
+                    (keys::SK, keys::callback(id)),
+                ],
+            )?;
+            actions = actions.put(
+                Call::AskedCallback,
+                item,
+                Some(("attribute_not_exists(pk)", Expr::default())),
+            )?;
+        }
         let pk = keys::task_contacts(tenant, &call.task_id);
         let mark = keys::recallable(&call.contact_id);
         if matches!(report.outcome().code(), status::FAILED | status::NO_ANSWER) {
@@ -408,10 +486,15 @@ impl Store {
 fn state_after(
     call: &CallRef,
     report: &CallReport,
-    next: &AfterOutcome,
+    (next, asked): (&AfterOutcome, Option<&Id>),
     learnt: &Learnt,
     now: Timestamp,
-) -> (String, Expr) {
+) -> Result<(String, Expr), Error> {
+    // A callback the flow asked for (D31) holds two tries, as one set by the API.
+    let allowance = match asked {
+        Some(_) => call.attempt + 2,
+        None => call.allowance,
+    };
     let mut expr = Expr::default()
         .value(":attempt", n(call.attempt))
         .value(":claimed", n(call.claimed_at.0))
@@ -420,7 +503,7 @@ fn state_after(
         .value(":now", n(now.0))
         .value(":done", AttributeValue::Bool(next.done))
         .value(":reason", s(report.reason.name()))
-        .value(":allowance", n(call.allowance));
+        .value(":allowance", n(allowance));
     let mut sets = vec![
         "attempts = :attempt",
         "last_outcome = :outcome",
@@ -441,9 +524,15 @@ fn state_after(
         "gsi2pk",
         "gsi2sk",
     ];
+    if call.callback.is_some() && next.done {
+        removes.push("callback");
+    }
     match next.next_attempt_at {
         Some(at) => {
-            let rank = call.recalled.then_some(call.priority);
+            let rank = match next.callback {
+                true => Some(CALLBACK_RANK),
+                false => call.recalled.then_some(call.priority),
+            };
             expr = expr
                 .value(":next", n(at.0))
                 .value(":wait_pk", s(keys::waiting(&call.tenant, &call.task_id)))
@@ -455,6 +544,33 @@ fn state_after(
             ]);
         }
         None => removes.extend(["next_attempt_at", "gsi1pk", "gsi1sk"]),
+    }
+    if let (Some(id), Some(at)) = (asked, next.next_attempt_at) {
+        let pending = PendingCallback {
+            id: id.clone(),
+            at,
+            source: CallbackSource::Flow,
+            // Cancelled, the contact is where this answer left it: final.
+            before: Before {
+                allowance: call.allowance,
+                done: true,
+                next_attempt_at: None,
+                recalled: call.recalled,
+                priority: call.priority,
+            },
+        };
+        expr = expr
+            .value(":callback", to_attribute(&pending)?)
+            .value(":callbacks", n(call.callbacks.saturating_add(1)))
+            .value(":callback_rank", n(CALLBACK_RANK))
+            .value(":recalled", AttributeValue::Bool(true));
+        sets.extend([
+            "callback = :callback",
+            "callbacks = :callbacks",
+            "callback_at = :next",
+            "recalled = :recalled",
+            "priority = :callback_rank",
+        ]);
     }
     match &learnt.caller_id {
         Some(number) => {
@@ -485,10 +601,10 @@ fn state_after(
             sets.push("results = :results");
         }
     }
-    (
+    Ok((
         format!("SET {} REMOVE {}", sets.join(", "), removes.join(", ")),
         expr,
-    )
+    ))
 }
 
 /// What a refused outcome means, from the first action whose condition failed.

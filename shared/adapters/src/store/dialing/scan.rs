@@ -19,10 +19,19 @@ use outbound_model::{Id, Phone, Task, TaskStatus, Timestamp};
 use std::collections::HashMap;
 
 use super::RunningTask;
+use outbound_model::callback::CALLBACK_RANK;
 
-/// The ranks of a task's waiting index, in the order they are called (D13): recalled contacts
-/// by recall priority, then plain retries.
-const WAITING_RANKS: [Option<u8>; 6] = [Some(1), Some(2), Some(3), Some(4), Some(5), None];
+/// The ranks of a task's waiting index, in the order they are called (D13): callbacks (D31),
+/// recalled contacts by recall priority, then plain retries.
+const WAITING_RANKS: [Option<u8>; 7] = [
+    Some(CALLBACK_RANK),
+    Some(1),
+    Some(2),
+    Some(3),
+    Some(4),
+    Some(5),
+    None,
+];
 
 /// What the tick reads of a running task's data source and tenant (D23, D24).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -6,6 +6,7 @@ use crate::store::keys::{self, PK, SK};
 use crate::store::{counters, n, s, to_item, Actions, Expr, Store};
 use aws_sdk_dynamodb::types::AttributeValue;
 use outbound_model::call::Skip;
+use outbound_model::callback::CallbackStatus;
 use outbound_model::error::Error;
 use outbound_model::task::Due;
 use outbound_model::task::TaskContact;
@@ -17,6 +18,7 @@ use super::Deltas;
 enum Part {
     Contact,
     Task,
+    Callback,
 }
 
 /// One contact a run skipped: the state it read, why, and until when it waits (D18).
@@ -30,8 +32,23 @@ pub struct Skipped {
     pub parked_under: Option<Timestamp>,
 }
 
-/// The most skips one transaction writes beside the task (DynamoDB takes 100 actions).
+/// The most actions a transaction of skips holds beside the task (DynamoDB takes 100): one a
+/// skip, two for a final skip of a callback ([`Skipped::actions`]).
 pub const SKIPS_IN_ONE: usize = 99;
+
+impl Skipped {
+    /// The callback this final skip settles as missed (D31), if it is one.
+    fn missed_callback(&self) -> Option<&outbound_model::Id> {
+        let state = self.due.state.as_ref()?;
+        let callback = state.callback.as_ref()?;
+        self.skip.is_final().then_some(&callback.id)
+    }
+
+    /// The actions its write takes in a transaction of skips.
+    pub fn actions(&self) -> usize {
+        1 + usize::from(self.missed_callback().is_some())
+    }
+}
 
 impl Store {
     /// Records a run's skips (at most [`SKIPS_IN_ONE`]) in one transaction with the task's
@@ -74,13 +91,13 @@ impl Store {
     ) -> Result<bool, Error> {
         let mut actions = Actions::new(&self.table);
         let mut moved = Deltas::default();
-        for Skipped {
-            due,
-            skip,
-            until,
-            parked_under,
-        } in skipped
-        {
+        for one in skipped {
+            let Skipped {
+                due,
+                skip,
+                until,
+                parked_under,
+            } = one;
             let (skip, until) = (*skip, *until);
             let before = due.state.clone();
             let base = before.clone().unwrap_or_else(|| {
@@ -144,6 +161,10 @@ impl Store {
                             "SET skip = :skip, done = :done, updated_at = :now, \
                              next_attempt_at = :next, gsi1pk = :wait_pk, gsi1sk = :wait_sk"
                         }
+                        _ if one.missed_callback().is_some() => {
+                            "SET skip = :skip, done = :done, updated_at = :now \
+                             REMOVE next_attempt_at, gsi1pk, gsi1sk, callback"
+                        }
                         _ => {
                             "SET skip = :skip, done = :done, updated_at = :now \
                              REMOVE next_attempt_at, gsi1pk, gsi1sk"
@@ -162,6 +183,20 @@ impl Store {
                     )?
                 }
             };
+            if let Some(callback) = one.missed_callback() {
+                // Its number listed, or no window ever open for it (D31): it will not be made.
+                actions = actions.update(
+                    Part::Callback,
+                    keys::task_contacts(tenant, &task.id),
+                    keys::callback(callback),
+                    "SET #status = :status, reason = :reason",
+                    None,
+                    Expr::default()
+                        .name("#status", "status")
+                        .value(":status", s(CallbackStatus::Missed.name()))
+                        .value(":reason", s(skip.name())),
+                )?;
+            }
             moved.moved(before.as_ref(), Some(&after));
         }
         let (counters, expr) = moved.clause(Expr::default());
