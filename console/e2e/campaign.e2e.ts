@@ -396,6 +396,34 @@ test('a whole campaign through the console', { timeout: 170_000 }, async (t) => 
     });
   });
 
+  await step('promise a contact a callback, see it listed, and cancel it (D31)', async () => {
+    const form = page.getByRole('form', { name: 'Set a callback' });
+    const contact = form.getByRole('combobox', { name: 'Contact' });
+    const ada = await contact.locator('option', { hasText: 'Ada Lovelace' }).getAttribute('value');
+    await contact.selectOption(ada!);
+    // Two hours ahead, typed in the browser's zone as a person would.
+    const at = new Date(Date.now() + 2 * 3_600_000);
+    const pad = (n: number) => String(n).padStart(2, '0');
+    const typed = `${at.getFullYear()}-${pad(at.getMonth() + 1)}-${pad(at.getDate())}T${pad(at.getHours())}:${pad(at.getMinutes())}`;
+    await form.getByLabel('Call back at').fill(typed);
+    await form.getByRole('button', { name: 'Set callback' }).click();
+    await page.getByRole('status').filter({ hasText: 'Callback set.' }).waitFor();
+    const callbacks = page.getByRole('table', { name: 'Callbacks' });
+    const row = callbacks.getByRole('row').filter({ hasText: '+12025550101' });
+    await until('the callback is listed as pending, set by the API, at the time typed', async () => {
+      assert.deepEqual(await row.getByRole('cell').allTextContents(), ['+12025550101', typed.replace('T', ' '), 'The API', 'Pending', '—', 'Cancel callback to +12025550101']);
+    });
+    // The COMPLETED task runs again for it.
+    await waitForStatus('RUNNING');
+    await audit('task with a callback');
+    await button('Cancel callback to +12025550101').click();
+    await page.getByRole('status').filter({ hasText: 'Callback cancelled.' }).waitFor();
+    await until('the callback is listed as cancelled', async () => {
+      assert.deepEqual((await row.getByRole('cell').allTextContents()).slice(3, 5), ['Cancelled', '—']);
+    });
+    await waitForStatus('COMPLETED');
+  });
+
   await step('every call went from the local number through the task’s flow with its attributes', async () => {
     const calls = (await local().calls()).filter((c) => c.taskId === ids.task);
     assert.equal(calls.length, 7, JSON.stringify(calls));

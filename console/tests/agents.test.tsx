@@ -43,6 +43,8 @@ const TASK: TaskView = {
   abandonmentTarget: 3,
   abandonCount: 2,
   abandonRate: 0.0211,
+  callbackCount: 0,
+  filter: [],
 };
 
 const STAT: TaskStat = {
@@ -60,6 +62,8 @@ const STAT: TaskStat = {
   avgDuration: 50,
   abandonCount: 4,
   abandonRate: 0.0421,
+  filteredCount: 0,
+  callbackCount: 0,
   lastUpdateTime: '2030-01-01 00:05:00',
 };
 
@@ -69,7 +73,7 @@ const DIAG: Diagnostics = {
   dialing: true,
   inFlight: 7,
   contacts: { total: 200, notDialled: 80, waiting: 20, inFlight: 7, final: 93 },
-  skips: { DNC: 0, INVALID_NUMBER: 0, OUTSIDE_WINDOW: 0, CALLING_HOURS: 0, FREQUENCY_CAP: 0, NO_COMMON_WINDOW: 0, ATTRIBUTES_TOO_LARGE: 0 },
+  skips: { DNC: 0, INVALID_NUMBER: 0, OUTSIDE_WINDOW: 0, CALLING_HOURS: 0, FREQUENCY_CAP: 0, NO_COMMON_WINDOW: 0, ATTRIBUTES_TOO_LARGE: 0, FILTERED: 0 },
   reasons: { ANSWERED: 95, NO_ANSWER: 20, VOICEMAIL: 0, ABANDONED: 4, BUSY: 1, INVALID_NUMBER: 0, ERROR: 0, NO_OUTCOME: 0 },
   agents: { queueId: 'q-renewals', available: 2, busy: 5, soonFree: 1, readTime: '2030-01-01 00:04:58' },
 };
@@ -187,8 +191,11 @@ describe('an agent-paced task’s page', () => {
     // One more tick: one more read of each, nothing else polled for the panel.
     expect(reads(sent, '/api/task/task-1/stat')).toBe(ticks + 1);
     expect(reads(sent, '/api/task/task-1/diagnostics')).toBe(ticks + 1);
+    // The callbacks (D31) are read by the same poll, once a tick.
+    expect(reads(sent, '/api/task/task-1/callbacks')).toBe(ticks + 1);
     expect(figures()['Agents available'].value).toBe(String(available - 1));
-    expect(sent.filter((s) => !/^\/api\/task\/task-1\/(stat|diagnostics)$/.test(s.path)).map((s) => s.path).sort()).toEqual([
+    expect(sent.filter((s) => !/^\/api\/task\/task-1\/(stat|diagnostics|callbacks)$/.test(s.path)).map((s) => s.path).sort()).toEqual([
+      '/api/dataSource/ds-1/contacts',
       '/api/settings',
       '/api/task/detail/task-1',
     ]);

@@ -57,7 +57,7 @@ describe('diagnostics wording', () => {
     const text = readFileSync(fileURLToPath(new URL('../../openapi.yaml', import.meta.url)), 'utf8');
     const block = text.slice(text.indexOf('    SkipCounts:'), text.indexOf('    StateChange:'));
     const skips = [...block.matchAll(/^ {8}([A-Z_]+):$/gm)].map((m) => m[1]);
-    expect(skips.length).toBe(7);
+    expect(skips.length).toBe(8);
     const counts = Object.fromEntries(skips.map((k) => [k, 2])) as Parameters<typeof skipSentences>[0];
     expect(skipSentences(counts)).toHaveLength(skips.length);
   });
@@ -66,7 +66,7 @@ describe('diagnostics wording', () => {
     expect(partitionSentence({ total: 10, notDialled: 4, waiting: 3, inFlight: 1, final: 2 })).toBe(
       'Of 10 contacts: 4 not dialled yet, 3 waiting, 1 in flight, 2 final.',
     );
-    expect(skipSentences({ DNC: 1, INVALID_NUMBER: 0, OUTSIDE_WINDOW: 3, CALLING_HOURS: 0, FREQUENCY_CAP: 0, NO_COMMON_WINDOW: 0, ATTRIBUTES_TOO_LARGE: 0 })).toEqual([
+    expect(skipSentences({ DNC: 1, INVALID_NUMBER: 0, OUTSIDE_WINDOW: 3, CALLING_HOURS: 0, FREQUENCY_CAP: 0, NO_COMMON_WINDOW: 0, ATTRIBUTES_TOO_LARGE: 0, FILTERED: 0 })).toEqual([
       '1 contact skipped on the do-not-call list.',
       '3 contacts skipped outside their calling window.',
     ]);

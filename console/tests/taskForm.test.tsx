@@ -60,6 +60,8 @@ const DRAFT: TaskView = {
   abandonmentTarget: 3,
   abandonCount: 0,
   abandonRate: 0,
+  callbackCount: 0,
+  filter: [],
 };
 
 /** The tenant's telephony as the operator assigned it (D22). */
@@ -207,6 +209,45 @@ describe('task form', () => {
     });
   });
 
+  it('sends the schedule with the browser zone offset and the filter’s conditions (D31)', async () => {
+    const { form, onSubmit } = await openForm();
+    type(form, 'Name', 'Scheduled');
+    type(form, 'Start calling at', '2030-03-01T09:00');
+    type(form, 'Stop the task at', '2030-03-05T18:30');
+    fireEvent.click(form.getByRole('button', { name: 'Add condition' }));
+    fireEvent.click(form.getByRole('button', { name: 'Add condition' }));
+    const condition = (n: number) => within(form.getByRole('group', { name: `Condition ${n}` }));
+    fireEvent.input(condition(1).getByLabelText('Field'), { target: { value: 'region' } });
+    fireEvent.change(condition(1).getByLabelText('Test'), { target: { value: 'in' } });
+    fireEvent.input(condition(1).getByLabelText('Values (comma-separated)'), { target: { value: 'north, east' } });
+    fireEvent.input(condition(2).getByLabelText('Field'), { target: { value: 'vip' } });
+    fireEvent.change(condition(2).getByLabelText('Test'), { target: { value: 'exists' } });
+    fireEvent.click(form.getByRole('button', { name: 'Create' }));
+    const sent = onSubmit.mock.calls[0][0];
+    expect(new Date(sent.startAt!).getTime()).toBe(new Date(2030, 2, 1, 9, 0).getTime());
+    expect(sent.startAt).toMatch(/^2030-03-01T09:00:00[+-]\d{2}:\d{2}$/);
+    expect(new Date(sent.endAt!).getTime()).toBe(new Date(2030, 2, 5, 18, 30).getTime());
+    expect(sent.filter).toEqual([
+      { field: 'region', op: 'in', value: ['north', 'east'] },
+      { field: 'vip', op: 'exists' },
+    ]);
+  });
+
+  it('refuses an end before the start and a condition without its value', async () => {
+    const { form, onSubmit } = await openForm();
+    type(form, 'Name', 'Backwards');
+    type(form, 'Start calling at', '2030-03-05T09:00');
+    type(form, 'Stop the task at', '2030-03-01T09:00');
+    fireEvent.click(form.getByRole('button', { name: 'Create' }));
+    expect((await form.findByRole('alert')).textContent).toContain('The schedule’s end must come after its start.');
+    type(form, 'Stop the task at', '');
+    fireEvent.click(form.getByRole('button', { name: 'Add condition' }));
+    fireEvent.input(within(form.getByRole('group', { name: 'Condition 1' })).getByLabelText('Field'), { target: { value: 'region' } });
+    fireEvent.click(form.getByRole('button', { name: 'Create' }));
+    expect((await form.findByRole('alert')).textContent).toContain('Condition 1: give a value.');
+    expect(onSubmit).not.toHaveBeenCalled();
+  });
+
   it('adds retry rules, one per reason, and sends them with the values given', async () => {
     const { form, onSubmit } = await openForm();
     type(form, 'Name', 'With rules');
@@ -317,6 +358,9 @@ describe('task form', () => {
     expect(onSubmit.mock.calls[0][0]).toEqual({
       taskName: 'Spring campaign',
       taskDesc: 'Five contacts',
+      startAt: '',
+      endAt: '',
+      filter: [],
       dataSourceId: 'ds-2',
       priority: 2,
       maxDialCount: 4,
@@ -389,6 +433,9 @@ describe('what the pages send from the task form', () => {
         id: 'task-1',
         taskName: 'Spring campaign',
         taskDesc: 'Five contacts',
+        startAt: '',
+        endAt: '',
+        filter: [],
         priority: 2,
         maxDialCount: 6,
         callInterval: 120,

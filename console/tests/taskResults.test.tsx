@@ -95,6 +95,8 @@ const TASK: TaskView = {
   abandonmentTarget: 3,
   abandonCount: 0,
   abandonRate: 0,
+  callbackCount: 0,
+  filter: [],
 };
 
 const STAT: TaskStat = {
@@ -112,6 +114,8 @@ const STAT: TaskStat = {
   avgDuration: 10,
   abandonCount: 0,
   abandonRate: 0,
+  filteredCount: 0,
+  callbackCount: 0,
   lastUpdateTime: '2030-01-01 00:00:00',
 };
 
@@ -121,7 +125,7 @@ const DIAG: Diagnostics = {
   dialing: true,
   inFlight: 0,
   contacts: { total: 10, notDialled: 0, waiting: 0, inFlight: 0, final: 10 },
-  skips: { DNC: 0, INVALID_NUMBER: 0, OUTSIDE_WINDOW: 0, CALLING_HOURS: 0, FREQUENCY_CAP: 0, NO_COMMON_WINDOW: 0, ATTRIBUTES_TOO_LARGE: 0 },
+  skips: { DNC: 0, INVALID_NUMBER: 0, OUTSIDE_WINDOW: 0, CALLING_HOURS: 0, FREQUENCY_CAP: 0, NO_COMMON_WINDOW: 0, ATTRIBUTES_TOO_LARGE: 0, FILTERED: 0 },
   reasons: { ANSWERED: 8, NO_ANSWER: 1, BUSY: 1, VOICEMAIL: 0, ABANDONED: 0, INVALID_NUMBER: 0, ERROR: 0, NO_OUTCOME: 0 },
 };
 

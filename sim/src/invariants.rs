@@ -1,7 +1,12 @@
 //! The promises, read from the provider's own log of what it placed and from the store, after
 //! every step ([`Checker::check_step`]) and once every task is over ([`at_end`]):
 //! - no attempt placed twice (the provider's calls counted, not its tokens), and no contact
-//!   called more often than its task's `maxDialCount`;
+//!   called more often than its task's `maxDialCount` and two tries for each callback promised
+//!   it (D31);
+//! - D31: no contact its task's filter leaves out ever called; no call before its task's
+//!   schedule starts or from its end on; no call to a contact between a callback's setting and
+//!   its time; a callback's call not held back by the frequency cap (it counts toward it); a
+//!   task RUNNING two ticks past its schedule's end breaks the promise that the tick stops it;
 //! - no call to a number on its tenant's do-not-call list since before the call (the listing
 //!   racing a claim already taken is allowed one second: the claim checked the list);
 //! - no call outside its tenant's calling hours in the called party's zone, and no number called
@@ -110,10 +115,46 @@ impl Checker {
             .entry((key.0.clone(), key.1.clone()))
             .or_default();
         *count += 1;
-        if *count > task.max_dial {
+        // Each callback promised the contact two more tries (D31).
+        let callbacks: Vec<(i64, i64)> = task.callbacks_of(&key.1).collect();
+        let allowed = task.max_dial + 2 * callbacks.len() as u32;
+        if *count > allowed {
             return Err(format!(
-                "contact {} of task {} called {count} times, over maxDialCount {}",
-                key.1, key.0, task.max_dial
+                "contact {} of task {} called {count} times, over maxDialCount {} and its {} \
+                 callbacks",
+                key.1,
+                key.0,
+                task.max_dial,
+                callbacks.len()
+            ));
+        }
+        // D31: never a contact the task's filter leaves out, never outside its schedule, and
+        // never between a callback's setting and its time.
+        let segment = world.segments.get(&key.1).copied().unwrap_or_default();
+        if task
+            .filter
+            .as_ref()
+            .is_some_and(|kept| !kept.contains(&segment))
+        {
+            return Err(format!(
+                "contact {} of segment {segment} called by a task filtered to {:?}: {call:?}",
+                key.1, task.filter
+            ));
+        }
+        if task.start_at.is_some_and(|start| call.at < start)
+            || task.end_at.is_some_and(|end| call.at >= end)
+        {
+            return Err(format!(
+                "called at {} outside its task's schedule {:?}-{:?}: {call:?}",
+                call.at, task.start_at, task.end_at
+            ));
+        }
+        if let Some((set_at, due)) =
+            (callbacks.iter()).find(|(set_at, due)| call.at > *set_at && call.at < *due)
+        {
+            return Err(format!(
+                "called at {} before its callback's time {due} (set at {set_at}): {call:?}",
+                call.at
             ));
         }
         let tenant = &world.tenants[task.tenant];
@@ -150,7 +191,9 @@ impl Checker {
                 times.iter().filter(|at| **at > call.at - period).count() <= most
             })
         };
-        if !in_force(&tenant.cap, call.at).any(under_cap) {
+        // A callback's call is not held back by the cap (D31), though it counts toward it.
+        let a_callback = callbacks.iter().any(|(set_at, _)| *set_at < call.at);
+        if !a_callback && !in_force(&tenant.cap, call.at).any(under_cap) {
             return Err(format!(
                 "{number} called over its frequency cap: {call:?}, its calls {times:?}"
             ));
@@ -293,6 +336,7 @@ pub async fn at_end(world: &World) -> Result<(), String> {
         }
         let counters = CallCounters {
             abandoned: 0,
+            callbacks: 0,
             ..stored.counters.clone()
         };
         if counters != counted {
@@ -309,6 +353,16 @@ pub async fn at_end(world: &World) -> Result<(), String> {
         }
         if stored.status == TaskStatus::Completed {
             check_all_done(world, task, &stored).await?;
+        }
+        // D31: stopped by the tick after its schedule's end (paused, it stays paused).
+        let now = world.seeded.now_ms();
+        if stored.status == TaskStatus::Running
+            && task.end_at.is_some_and(|end| end + 120_000 < now)
+        {
+            return Err(format!(
+                "task {} still RUNNING at {now}, past its schedule's end {:?}",
+                task.id, task.end_at
+            ));
         }
     }
     Ok(())
@@ -352,7 +406,7 @@ fn settled_in_doubt(world: &World, in_doubt: &BTreeSet<AttemptKey>, outcome: &Re
         };
         let listed = (world.contacts.get(&outcome.contact_id))
             .is_some_and(|(number, _)| world.tenants[task.tenant].listed.contains_key(number));
-        listed || task.stopped
+        listed || task.over_by(outcome.at)
     };
     outcome.reason == Reason::NoOutcome
         && outcome.duration_seconds == 0

@@ -91,7 +91,31 @@ pub struct SimTask {
     pub contacts: Vec<String>,
     /// `None`: agentless.
     pub pacing: Option<SimPacing>,
+    /// The segments its filter dials (D31); `None`: every contact.
+    pub filter: Option<Vec<&'static str>>,
+    /// Its schedule (D31), milliseconds.
+    pub start_at: Option<i64>,
+    pub end_at: Option<i64>,
+    /// The callbacks the API promised its contacts (D31): contact, when set, when due.
+    pub callbacks: Vec<(String, i64, i64)>,
 }
+
+impl SimTask {
+    /// Whether it dials no more by `at`: stopped, or its schedule's end come.
+    pub fn over_by(&self, at: i64) -> bool {
+        self.stopped || self.end_at.is_some_and(|end| end <= at)
+    }
+
+    /// The callbacks promised to `contact`.
+    pub fn callbacks_of<'a>(&'a self, contact: &'a str) -> impl Iterator<Item = (i64, i64)> + 'a {
+        (self.callbacks.iter())
+            .filter(move |(of, _, _)| of == contact)
+            .map(|(_, set_at, at)| (*set_at, *at))
+    }
+}
+
+/// The segments a contact is in (its `segment` field), which tasks' filters select (D31).
+pub const SEGMENTS: [&str; 3] = ["a", "b", "c"];
 
 pub struct World {
     pub seed: u64,
@@ -103,6 +127,8 @@ pub struct World {
     pub tasks: Vec<SimTask>,
     /// Each contact's number and zone, by contact id.
     pub contacts: BTreeMap<String, (String, Tz)>,
+    /// Each contact's segment (D31), by contact id.
+    pub segments: BTreeMap<String, &'static str>,
     wire: Wire,
     router: axum::Router,
     jwt: outbound_auth::LocalJwt,
@@ -209,6 +235,7 @@ impl World {
             tenants: Vec::new(),
             tasks: Vec::new(),
             contacts: BTreeMap::new(),
+            segments: BTreeMap::new(),
             wire,
             router,
             jwt,
@@ -372,6 +399,26 @@ impl World {
                "retryRules": [{"reason": "BUSY", "delaySeconds": 30}]});
         // Most of the tasks of a tenant with queues are agent-paced, on its first queue mostly,
         // so that tasks share a queue.
+        // A task in four has a filter of two segments of three; one in five a schedule (D31):
+        // its start up to 5 minutes ahead, its end 5-30 minutes after it (within the storm or
+        // the calm).
+        let filter = s.chance(2_500).then(|| {
+            let out = s.below(SEGMENTS.len() as u64) as usize;
+            let kept: Vec<&'static str> = (SEGMENTS.iter().enumerate())
+                .filter(|(at, _)| *at != out)
+                .map(|(_, segment)| *segment)
+                .collect();
+            fields["filter"] = json!([{"field": "segment", "op": "in", "value": kept}]);
+            kept
+        });
+        let (mut start_at, mut end_at) = (None, None);
+        if s.chance(2_000) {
+            let start = s.now_ms() + s.below(300_000) as i64;
+            let end = start + 300_000 + s.below(1_500_000) as i64;
+            fields["startAt"] = json!(Timestamp(start).rfc3339());
+            fields["endAt"] = json!(Timestamp(end).rfc3339());
+            (start_at, end_at) = (Some(start), Some(end));
+        }
         let queues = &self.tenants[tenant].queues;
         let pacing = (!queues.is_empty() && s.chance(7_000)).then(|| {
             let queue = queues[if s.chance(7_500) {
@@ -405,7 +452,8 @@ impl World {
         self.must_post(&name, "/api/task/publish", json!({"id": task}))
             .await?;
         self.seeded.note(&format!(
-            "task {task} of {name}: {} contacts, {max_dial} dials, {pacing:?}",
+            "task {task} of {name}: {} contacts, {max_dial} dials, {pacing:?}, filter \
+             {filter:?}, schedule {start_at:?}-{end_at:?}",
             contacts.len()
         ));
         self.tasks.push(SimTask {
@@ -417,6 +465,10 @@ impl World {
             stopped: false,
             contacts,
             pacing,
+            filter,
+            start_at,
+            end_at,
+            callbacks: Vec::new(),
         });
         Ok(())
     }
@@ -603,6 +655,7 @@ impl World {
             }
             22..=24 => self.change_settings(task.tenant).await?,
             25..=29 if !task.stopped => self.add_contact(at).await?,
+            30..=34 if !task.stopped => self.set_callback(at).await?,
             17..=21 if !self.tenants[task.tenant].queues.is_empty() => {
                 // Agents log in or out.
                 let queues = &self.tenants[task.tenant].queues;
@@ -660,6 +713,34 @@ impl World {
         Ok(())
     }
 
+    /// A callback promised by the API to a contact of task `at` (D31), 1-11 minutes ahead.
+    /// Written with the database's faults held off, so the world knows whether it was set; one
+    /// refused (a call of the contact in flight, its three callbacks had, outside its calling
+    /// hours, the task over) changes nothing.
+    async fn set_callback(&mut self, at: usize) -> Result<(), String> {
+        let s = self.seeded.clone();
+        let task = self.tasks[at].clone();
+        let contact = task.contacts[s.below(task.contacts.len() as u64) as usize].clone();
+        let due = s.now_ms() + 60_000 + s.below(600_000) as i64;
+        let name = self.tenants[task.tenant].name.clone();
+        let held = self.wire.faults_held_off();
+        let body = json!({"taskId": task.id, "contactId": contact, "at": Timestamp(due).rfc3339()});
+        let (status, answer) = self.post(&name, "/api/task/callback", body).await;
+        drop(held);
+        s.note(&format!("callback {contact} at {due}: {status} {answer}"));
+        if status != 200 {
+            return Ok(());
+        }
+        // Set again while pending, a callback moves (one whose time has not come is pending).
+        let now = s.now_ms();
+        let callbacks = &mut self.tasks[at].callbacks;
+        match (callbacks.iter_mut()).find(|(of, _, pending)| *of == contact && *pending > now) {
+            Some(pending) => pending.2 = due,
+            None => callbacks.push((contact, now, due)),
+        }
+        Ok(())
+    }
+
     /// Adds a contact of `number` in `zone` to data source `source` of tenant `name`: its id,
     /// known to the world from now.
     async fn add_to_source(
@@ -669,15 +750,17 @@ impl World {
         number: &str,
         zone: Tz,
     ) -> Result<String, String> {
+        let segment = SEGMENTS[self.seeded.below(SEGMENTS.len() as u64) as usize];
         let added = self
             .must_post(
                 name,
                 &format!("/api/dataSource/{source}/contact/add"),
-                json!({"phoneNumber": number, "timeZone": zone.name()}),
+                json!({"phoneNumber": number, "timeZone": zone.name(), "segment": segment}),
             )
             .await?;
         let id = added["id"].as_str().unwrap_or_default().to_owned();
         self.contacts.insert(id.clone(), (number.to_owned(), zone));
+        self.segments.insert(id.clone(), segment);
         Ok(id)
     }
 

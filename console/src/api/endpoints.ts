@@ -64,6 +64,14 @@ export const stopTask = (id: string, reason?: string) =>
   api().post('/api/task/stop', { body: reason ? { id, reason } : { id } });
 export const recallTask = (id: string, contactIds?: string[]) =>
   api().post('/api/task/{id}/recall', { params: { path: { id } }, body: contactIds ? { contactIds } : {} });
+/** The task's callbacks (D31), in the order they were set; `status` picks them. */
+export const listCallbacks = (id: string, query: PageQuery & { status?: T.CallbackStatus }) =>
+  api().get('/api/task/{id}/callbacks', { params: { path: { id }, query } });
+/** Promises a contact a call at `at` (RFC 3339 with its offset), or moves its pending one. */
+export const setCallback = (taskId: string, contactId: string, at: string) =>
+  api().post('/api/task/callback', { body: { taskId, contactId, at } });
+export const cancelCallback = (taskId: string, contactId: string) =>
+  api().post('/api/task/callback/cancel', { body: { taskId, contactId } });
 export const getTaskStat = (id: string) => api().get('/api/task/{id}/stat', { params: { path: { id } } });
 /** What the flows of the task's answered calls reported (D22). */
 export const getTaskResults = (id: string) => api().get('/api/task/{id}/results', { params: { path: { id } } });

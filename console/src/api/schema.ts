@@ -517,6 +517,63 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/task/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Promise a contact a call at a time, or move its pending callback (D31)
+         * @description The call is placed at `at`, never before and at most a tick after when capacity is free, ahead of the task's other contacts. The do-not-call list and the calling hours hold; the task's daily window, `maxDialCount` and the frequency cap do not. Not answered, it is tried once more after the task's `callInterval`. At most 3 per contact per task (a 4th is 409). A COMPLETED task becomes RUNNING.
+         */
+        post: operations["setCallback"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/task/callback/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a contact's pending callback (D31)
+         * @description The contact goes back to where it stood before the callback was set.
+         */
+        post: operations["cancelCallback"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/task/{id}/callbacks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A task's callbacks, in the order they were set (D5, D31) */
+        get: operations["listCallbacks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/export/{exportId}": {
         parameters: {
             query?: never;
@@ -778,10 +835,36 @@ export interface components {
          * @description What blocks a task from dialling (D19), the first that holds.
          * @enum {string}
          */
-        Blocked: "NOT_RUNNING" | "OUTSIDE_WINDOW" | "ALL_WAITING" | "NO_AGENTS" | "CAPACITY" | "PROVIDER_BUSY" | "NOTHING_LEFT";
+        Blocked: "NOT_RUNNING" | "NOT_STARTED" | "OUTSIDE_WINDOW" | "ALL_WAITING" | "NO_AGENTS" | "CAPACITY" | "PROVIDER_BUSY" | "NOTHING_LEFT";
         /** @description A request naming one record by `id`. */
         ById: {
             id: string;
+        };
+        /**
+         * @description Who set a callback.
+         * @enum {string}
+         */
+        CallbackSource: "API" | "FLOW";
+        /**
+         * @description Where a callback stands.
+         * @enum {string}
+         */
+        CallbackStatus: "PENDING" | "DONE" | "MISSED" | "CANCELLED";
+        /** @description A row of `GET /api/task/{id}/callbacks`. */
+        CallbackView: {
+            contactId: components["schemas"]["Id"];
+            phoneNumber: string;
+            /** @description RFC 3339 in UTC. */
+            at: string;
+            source: components["schemas"]["CallbackSource"];
+            status: components["schemas"]["CallbackStatus"];
+            /** @description Why it was missed (`NO_ANSWER`, `DNC`, `schedule ended`, ...); `null` otherwise. */
+            reason?: string | null;
+        };
+        /** @description `POST /api/task/callback/cancel`. */
+        CancelCallback: {
+            taskId: string;
+            contactId: string;
         };
         CapInput: {
             /** Format: int32 */
@@ -974,6 +1057,22 @@ export interface components {
             /** @description Why the job failed, when FAILED. */
             error?: string | null;
         };
+        /** @description A condition as the API takes and shows it (D31), for the contract. */
+        FilterCondition: {
+            /** @description `phoneNumber` or a contact field's name. */
+            field: string;
+            op: components["schemas"]["FilterOp"];
+            /**
+             * @description A string for `eq`, `ne` and `prefix`; a list of 1-100 strings for `in`; absent for
+             *     `exists`.
+             */
+            value?: unknown;
+        };
+        /**
+         * @description How a condition tests its field.
+         * @enum {string}
+         */
+        FilterOp: "eq" | "ne" | "in" | "prefix" | "exists";
         /** @description At most `max_calls` call attempts to one number within any `period_hours` (D17). */
         FrequencyCap: {
             /**
@@ -1181,6 +1280,17 @@ export interface components {
             /** @description One of the D8 reasons: [`reason`] or a field error's reason. */
             reason: string;
         };
+        /** @description `POST /api/task/callback`. */
+        SetCallback: {
+            taskId: string;
+            /** @description A contact of the task's data source. */
+            contactId: string;
+            /**
+             * @description RFC 3339 with its offset, 60 s to 30 days ahead, inside the contact's calling hours.
+             * @example 2026-12-01T15:00:00-05:00
+             */
+            at: string;
+        };
         /** @description How a task dials (D9); on update, absent fields stay as they are. */
         SettingsInput: {
             /**
@@ -1263,6 +1373,22 @@ export interface components {
              * @example 3
              */
             abandonmentTarget?: number | null;
+            /**
+             * @description No call before it (D31): RFC 3339 with its offset; `""` clears it on update.
+             * @example 2026-12-01T09:00:00+01:00
+             */
+            startAt?: string | null;
+            /**
+             * @description The engine stops the task at it (`stopReason` `schedule ended`), after `startAt` and in
+             *     the future at publish (D31): RFC 3339 with its offset; `""` clears it on update.
+             * @example 2026-12-05T18:00:00+01:00
+             */
+            endAt?: string | null;
+            /**
+             * @description Up to 10 conditions a contact must all meet to be dialled (D31); the others are final
+             *     with `skipReason` `FILTERED`. `[]` clears it on update.
+             */
+            filter?: components["schemas"]["FilterCondition"][] | null;
         };
         /** @description The settings as the API shows them: unset fields are `null` (D14). */
         SettingsView: {
@@ -1309,6 +1435,11 @@ export interface components {
             NO_COMMON_WINDOW: number;
             /** Format: int64 */
             ATTRIBUTES_TOO_LARGE: number;
+            /**
+             * Format: int64
+             * @description Contacts the task's filter leaves out (D31).
+             */
+            FILTERED: number;
         };
         /** @description A task's new state. */
         StateChange: {
@@ -1320,6 +1451,30 @@ export interface components {
             id: string;
             /** @description Why, at most 500 characters after trimming; shown as `stopReason`. */
             reason?: string | null;
+        };
+        /** @description A success (D1): `{"code":0,"message":"success","data":...}`. */
+        Success_CallbackView: {
+            /**
+             * Format: int32
+             * @description Always 0.
+             */
+            code: number;
+            /**
+             * @description Always `success`.
+             * @example success
+             */
+            message: string;
+            /** @description A row of `GET /api/task/{id}/callbacks`. */
+            data: {
+                contactId: components["schemas"]["Id"];
+                phoneNumber: string;
+                /** @description RFC 3339 in UTC. */
+                at: string;
+                source: components["schemas"]["CallbackSource"];
+                status: components["schemas"]["CallbackStatus"];
+                /** @description Why it was missed (`NO_ANSWER`, `DNC`, `schedule ended`, ...); `null` otherwise. */
+                reason?: string | null;
+            };
         };
         /** @description A success (D1): `{"code":0,"message":"success","data":...}`. */
         Success_ContactView: {
@@ -1545,6 +1700,42 @@ export interface components {
              */
             message: string;
             data: null;
+        };
+        /** @description A success (D1): `{"code":0,"message":"success","data":...}`. */
+        Success_PageView_CallbackView: {
+            /**
+             * Format: int32
+             * @description Always 0.
+             */
+            code: number;
+            /**
+             * @description Always `success`.
+             * @example success
+             */
+            message: string;
+            /** @description One page of a list (D5). */
+            data: {
+                /**
+                 * Format: int64
+                 * @description Every row matching the filters, not only this page's.
+                 */
+                total: number;
+                rows: {
+                    contactId: components["schemas"]["Id"];
+                    phoneNumber: string;
+                    /** @description RFC 3339 in UTC. */
+                    at: string;
+                    source: components["schemas"]["CallbackSource"];
+                    status: components["schemas"]["CallbackStatus"];
+                    /** @description Why it was missed (`NO_ANSWER`, `DNC`, `schedule ended`, ...); `null` otherwise. */
+                    reason?: string | null;
+                }[];
+                /**
+                 * @description Sent back as `nextToken`, the page after this one; null on the last page. Bound to the
+                 *     tenant, the list and its filters.
+                 */
+                nextToken?: string | null;
+            };
         };
         /** @description A success (D1): `{"code":0,"message":"success","data":...}`. */
         Success_PageView_ContactView: {
@@ -1893,6 +2084,16 @@ export interface components {
                  * @description `abandonCount` of the calls a person answered, a fraction rounded to 4 places.
                  */
                 abandonRate: number;
+                /**
+                 * Format: int64
+                 * @description Contacts the task's filter leaves out (D31): final, never dialled.
+                 */
+                filteredCount: number;
+                /**
+                 * Format: int64
+                 * @description Calls placed for callbacks (D31), counted in `callCount` too.
+                 */
+                callbackCount: number;
                 lastUpdateTime: string;
             };
         };
@@ -1979,6 +2180,17 @@ export interface components {
                  * @description `abandonCount` of the calls a person answered, a fraction rounded to 4 places.
                  */
                 abandonRate: number;
+                /**
+                 * Format: int64
+                 * @description Calls placed for callbacks (D31), counted in `callCount` too.
+                 */
+                callbackCount: number;
+                /** @description No call before it (D31), RFC 3339 in UTC; `null`: from publish. */
+                startAt?: string | null;
+                /** @description The engine stops the task at it (D31), RFC 3339 in UTC; `null`: no end. */
+                endAt?: string | null;
+                /** @description The conditions a contact must all meet to be dialled (D31); `[]`: every contact. */
+                filter: components["schemas"]["FilterCondition"][];
                 updateTime: string;
                 stopReason?: string | null;
                 /** @description Why the provider refused the task (FAILED). */
@@ -2101,6 +2313,16 @@ export interface components {
              * @description `abandonCount` of the calls a person answered, a fraction rounded to 4 places.
              */
             abandonRate: number;
+            /**
+             * Format: int64
+             * @description Contacts the task's filter leaves out (D31): final, never dialled.
+             */
+            filteredCount: number;
+            /**
+             * Format: int64
+             * @description Calls placed for callbacks (D31), counted in `callCount` too.
+             */
+            callbackCount: number;
             lastUpdateTime: string;
         };
         /**
@@ -2179,6 +2401,17 @@ export interface components {
              * @description `abandonCount` of the calls a person answered, a fraction rounded to 4 places.
              */
             abandonRate: number;
+            /**
+             * Format: int64
+             * @description Calls placed for callbacks (D31), counted in `callCount` too.
+             */
+            callbackCount: number;
+            /** @description No call before it (D31), RFC 3339 in UTC; `null`: from publish. */
+            startAt?: string | null;
+            /** @description The engine stops the task at it (D31), RFC 3339 in UTC; `null`: no end. */
+            endAt?: string | null;
+            /** @description The conditions a contact must all meet to be dialled (D31); `[]`: every contact. */
+            filter: components["schemas"]["FilterCondition"][];
             updateTime: string;
             stopReason?: string | null;
             /** @description Why the provider refused the task (FAILED). */
@@ -5823,6 +6056,379 @@ export interface operations {
             };
         };
     };
+    setCallback: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetCallback"];
+            };
+        };
+        responses: {
+            /** @description Done; the result is in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success_CallbackView"];
+                };
+            };
+            /** @description The request is malformed, or a field breaks its rules; the message names it (D1, D6). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /**
+             * @description A valid token without a tenant (D3), without the route's scope, or without a `sub` on a
+             *     change the audit records (D25).
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /** @description No such record for this tenant: another tenant's record answers the same (D3). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /** @description The operation is not allowed in the task's state (D10). */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /**
+             * @description A name or phone number already exists, the record is in use, a concurrent change won, the
+             *     tenant already runs as many imports or export jobs as it may, or one of its limits is
+             *     reached (D26: records held, RUNNING tasks, direct exports at once); the message names it.
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /** @description The body or file is larger than allowed; the message names the way that takes it. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /** @description An internal failure; the cause is logged under the request's `x-request-id`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /**
+             * @description A dependency is busy; nothing changed, send the same request again after `Retry-After`
+             *     seconds (D1).
+             */
+            503: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+        };
+    };
+    cancelCallback: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CancelCallback"];
+            };
+        };
+        responses: {
+            /** @description Done; the result is in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success_Nothing"];
+                };
+            };
+            /** @description The request is malformed, or a field breaks its rules; the message names it (D1, D6). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /**
+             * @description A valid token without a tenant (D3), without the route's scope, or without a `sub` on a
+             *     change the audit records (D25).
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /** @description No such record for this tenant: another tenant's record answers the same (D3). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /** @description The operation is not allowed in the task's state (D10). */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /**
+             * @description A name or phone number already exists, the record is in use, a concurrent change won, the
+             *     tenant already runs as many imports or export jobs as it may, or one of its limits is
+             *     reached (D26: records held, RUNNING tasks, direct exports at once); the message names it.
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /** @description The body or file is larger than allowed; the message names the way that takes it. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /** @description An internal failure; the cause is logged under the request's `x-request-id`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /**
+             * @description A dependency is busy; nothing changed, send the same request again after `Retry-After`
+             *     seconds (D1).
+             */
+            503: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+        };
+    };
+    listCallbacks: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 (default 1); `pageNum * pageSize` may be at most 10,000. */
+                pageNum?: number;
+                /** @description Rows per page, 1-100 (default 20). */
+                pageSize?: number;
+                /**
+                 * @description The `nextToken` of the previous page: the page right after it, however deep (`pageNum` is
+                 *     then ignored). Only valid with the same list and filters.
+                 */
+                nextToken?: string;
+                /** @description `PENDING`, `DONE`, `MISSED` or `CANCELLED`; all by default. */
+                status?: components["schemas"]["CallbackStatus"];
+            };
+            header?: never;
+            path: {
+                /** @description The task's id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done; the result is in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success_PageView_CallbackView"];
+                };
+            };
+            /** @description The request is malformed, or a field breaks its rules; the message names it (D1, D6). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /**
+             * @description A valid token without a tenant (D3), without the route's scope, or without a `sub` on a
+             *     change the audit records (D25).
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /** @description No such record for this tenant: another tenant's record answers the same (D3). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /** @description An internal failure; the cause is logged under the request's `x-request-id`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /**
+             * @description A dependency is busy; nothing changed, send the same request again after `Retry-After`
+             *     seconds (D1).
+             */
+            503: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+        };
+    };
     getExport: {
         parameters: {
             query?: never;
@@ -6768,7 +7374,9 @@ type ReadonlyArray<T> = [
 ] extends [
     unknown[]
 ] ? Readonly<Exclude<T, undefined>> : Readonly<Exclude<T, undefined>[]>;
-export const blockedValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Blocked"]> = ["NOT_RUNNING", "OUTSIDE_WINDOW", "ALL_WAITING", "NO_AGENTS", "CAPACITY", "PROVIDER_BUSY", "NOTHING_LEFT"];
+export const blockedValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Blocked"]> = ["NOT_RUNNING", "NOT_STARTED", "OUTSIDE_WINDOW", "ALL_WAITING", "NO_AGENTS", "CAPACITY", "PROVIDER_BUSY", "NOTHING_LEFT"];
+export const callbackSourceValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["CallbackSource"]> = ["API", "FLOW"];
+export const callbackStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["CallbackStatus"]> = ["PENDING", "DONE", "MISSED", "CANCELLED"];
 export enum ContactStatus {
     NOT_DIALLED = 0,
     SUCCESS = 1,
@@ -6778,6 +7386,7 @@ export enum ContactStatus {
 export const dialingModeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DialingMode"]> = ["AGENTLESS", "PROGRESSIVE", "PREDICTIVE"];
 export const exportFormatValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ExportFormat"]> = ["csv", "excel"];
 export const exportStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ExportStatus"]> = ["PROCESSING", "SUCCEEDED", "FAILED"];
+export const filterOpValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["FilterOp"]> = ["eq", "ne", "in", "prefix", "exists"];
 export const importStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ImportStatus"]> = ["WAITING_UPLOAD", "PROCESSING", "SUCCEEDED", "FAILED"];
 export enum OutcomeFilter {
     ALL = 0,

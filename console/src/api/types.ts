@@ -52,3 +52,7 @@ export type ResultAttribute = S['ResultAttribute'];
 export type Dnc = S['DncView'];
 export type AddDnc = S['AddDnc'];
 export type DncUpload = S['DncUpload'];
+export type CallbackView = S['CallbackView'];
+export type CallbackStatus = S['CallbackStatus'];
+export type FilterCondition = S['FilterCondition'];
+export type FilterOp = S['FilterOp'];

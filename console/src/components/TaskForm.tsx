@@ -9,6 +9,8 @@ import { PacingFields } from './PacingFields';
 import { LOOKUP_PAGE_SIZE } from './Pager';
 import { RetryRulesEditor, rowsFromRules, rulesFromRows, type RuleRow } from './RetryRules';
 import { FormFooter } from './FormFooter';
+import { FilterEditor } from './FilterEditor';
+import { filterFromRows, localInput, rfc3339, rowsFromFilter, type FilterRow } from '../state/schedule';
 import { TelephonyFields } from './TelephonyFields';
 
 /** Where a task's daily window is read (D15), in words. */
@@ -40,6 +42,9 @@ export function TaskForm(props: {
   const [rules, setRules] = useState<RuleRow[]>(rowsFromRules(t?.retryRules));
   const [telephony, setTelephony] = useState(telephonyFrom(t));
   const [pacing, setPacing] = useState(pacingFrom(t));
+  const [startAt, setStartAt] = useState(localInput(t?.startAt));
+  const [endAt, setEndAt] = useState(localInput(t?.endAt));
+  const [filterRows, setFilterRows] = useState<FilterRow[]>(rowsFromFilter(t?.filter));
   const settings = useLoader(() => API.getSettings(), []);
   const [problem, setProblem] = useState<string | null>(null);
   const p = t ? `task-edit` : 'task-new';
@@ -61,6 +66,10 @@ export function TaskForm(props: {
     if (refused) return setProblem(refused);
     const unpaced = pacingProblem(pacing);
     if (unpaced) return setProblem(unpaced);
+    const filter = filterFromRows(filterRows);
+    if ('problem' in filter) return setProblem(filter.problem);
+    const [from, until] = [rfc3339(startAt), rfc3339(endAt)];
+    if (from && until && new Date(until) <= new Date(from)) return setProblem('The schedule’s end must come after its start.');
     setProblem(null);
     const body: AddTask = {
       taskName: name.trim(),
@@ -77,6 +86,10 @@ export function TaskForm(props: {
     if (end || t) body.dailyEndTime = end.slice(0, 5);
     if (zone) body.windowTimeZone = zone;
     if (timeZone.trim() || t) body.timeZone = timeZone.trim();
+    // "" clears a time on update (D31).
+    if (from || t) body.startAt = from ?? '';
+    if (until || t) body.endAt = until ?? '';
+    if (filter.conditions.length || t) body.filter = filter.conditions;
     props.onSubmit(body);
   }
 
@@ -129,7 +142,18 @@ export function TaskForm(props: {
         <input id={`${p}-tz`} placeholder="e.g. Asia/Shanghai" value={timeZone} onInput={(e) => setTimeZone(e.currentTarget.value)} />
         <small>Optional IANA name; default the service’s zone.</small>
       </div>
+      <div class="field">
+        <label for={`${p}-start-at`}>Start calling at</label>
+        <input id={`${p}-start-at`} type="datetime-local" value={startAt} onInput={(e) => setStartAt(e.currentTarget.value)} />
+        <small>Optional, in your time zone; no call before it.</small>
+      </div>
+      <div class="field">
+        <label for={`${p}-end-at`}>Stop the task at</label>
+        <input id={`${p}-end-at`} type="datetime-local" value={endAt} onInput={(e) => setEndAt(e.currentTarget.value)} />
+        <small>Optional; the task is stopped then, its calls in flight recorded.</small>
+      </div>
       <RetryRulesEditor rows={rules} onChange={setRules} />
+      <FilterEditor prefix={p} rows={filterRows} fields={fields} onChange={setFilterRows} />
       <TelephonyFields prefix={p} value={telephony} onChange={setTelephony} settings={settings.data} settingsError={settings.error} fields={fields} />
       <PacingFields prefix={p} value={pacing} onChange={setPacing} settings={settings.data} />
       <FormFooter problem={problem} busy={props.busy} submitLabel={props.submitLabel} onCancel={props.onCancel} />

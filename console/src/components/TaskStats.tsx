@@ -14,6 +14,8 @@ export function TaskStats({ stat, samples, paced = false }: { stat: TaskStat | n
         ['Failures', count(stat.failCount)],
         ['No answer', count(stat.noAnswerCount)],
         ...(paced ? [['Abandoned', count(stat.abandonCount)] as [string, string]] : []),
+        ['Callbacks', count(stat.callbackCount)],
+        ['Filtered out', count(stat.filteredCount)],
         ['Dial rate', percent(stat.dialRate)],
         ['Success rate', percent(stat.successRate)],
         ['Total duration', duration(stat.totalDuration)],

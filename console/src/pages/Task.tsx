@@ -1,7 +1,8 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import * as API from '../api/endpoints';
-import { OutcomeFilter, type Diagnostics, type TaskResults, type TaskStat } from '../api/types';
+import { OutcomeFilter, type CallbackView, type Diagnostics, type TaskResults, type TaskStat } from '../api/types';
 import { AgentsPanel } from '../components/AgentsPanel';
+import { Callbacks } from '../components/Callbacks';
 import { ErrorAlert } from '../components/Alert';
 import { DiagnosticsView, ReasonBars } from '../components/Diagnostics';
 import { ExportButtons } from '../components/ExportButtons';
@@ -13,7 +14,11 @@ import { TaskStats } from '../components/TaskStats';
 import { duration, humanize, isFinalStatus, time } from '../format';
 import { DIALING_MODE_LABELS, isPaced, queueLabel, targetPercent } from '../state/pacing';
 import { addSample, sampleFrom, type Sample } from '../state/series';
+import { describeFilter, localInput } from '../state/schedule';
 import { callerIdLabel, flowLabel, VOICEMAIL_LABELS } from '../state/telephony';
+
+/** Callbacks the page lists, the latest set first page (D31). */
+const CALLBACKS_SHOWN = 50;
 
 export const FAST_POLL_MS = 3000;
 export const SLOW_POLL_MS = 10000;
@@ -34,6 +39,7 @@ export function TaskPage({ id }: { id: string }) {
   const [stat, setStat] = useState<TaskStat | null>(null);
   const [diag, setDiag] = useState<Diagnostics | null>(null);
   const [results, setResults] = useState<TaskResults | null>(null);
+  const [callbacks, setCallbacks] = useState<CallbackView[] | null>(null);
   // The tenant's flows, queues and defaults, to name the task's.
   const settings = useLoader(() => API.getSettings(), []);
   const wantsResults = (task?.resultAttributes.length ?? 0) > 0;
@@ -46,15 +52,17 @@ export function TaskPage({ id }: { id: string }) {
   const knownStatus = useRef<number | undefined>(undefined);
   knownStatus.current = task?.status;
 
-  /** One sample of the statistics, the diagnostics and the results, when the task records any
-   *  (dropped when `signal` says it is stale). */
+  /** One sample of the statistics, the diagnostics, the callbacks and the results, when the
+   *  task records any (dropped when `signal` says it is stale). */
   async function tick(signal?: AbortSignal) {
-    const [s, d, r] = await Promise.allSettled([
+    const [s, d, r, c] = await Promise.allSettled([
       API.getTaskStat(id),
       API.getDiagnostics(id),
       wantsResults ? API.getTaskResults(id) : Promise.resolve(null),
+      API.listCallbacks(id, { pageNum: 1, pageSize: CALLBACKS_SHOWN }),
     ]);
     if (signal?.aborted) return;
+    if (c.status === 'fulfilled') setCallbacks(c.value.rows);
     if (s.status === 'fulfilled') {
       setStat(s.value);
       setSamples((prev) => addSample(prev, sampleFrom(s.value, Date.now())));
@@ -62,7 +70,7 @@ export function TaskPage({ id }: { id: string }) {
     }
     if (d.status === 'fulfilled') setDiag(d.value);
     if (r.status === 'fulfilled' && r.value) setResults(r.value);
-    setPollError([s, d, r].find((one) => one.status === 'rejected')?.reason ?? null);
+    setPollError([s, d, r, c].find((one) => one.status === 'rejected')?.reason ?? null);
   }
 
   useEffect(() => {
@@ -70,6 +78,7 @@ export function TaskPage({ id }: { id: string }) {
     setStat(null);
     setDiag(null);
     setResults(null);
+    setCallbacks(null);
   }, [id]);
 
   // Every 3 s while the tab is visible; every 10 s once the task is final (a recall still shows).
@@ -113,6 +122,14 @@ export function TaskPage({ id }: { id: string }) {
                 {task.dailyStartTime && task.dailyEndTime ? `${task.dailyStartTime}–${task.dailyEndTime}` : 'All day'} (
                 {task.windowTimeZone === 'TASK' ? `task time zone${task.timeZone ? ` ${task.timeZone}` : ''}` : 'called party’s local time'})
               </dd>
+              <dt>Schedule</dt>
+              <dd>
+                {task.startAt || task.endAt
+                  ? `${task.startAt ? `from ${localInput(task.startAt).replace('T', ' ')}` : 'from publish'}${task.endAt ? `, stopped at ${localInput(task.endAt).replace('T', ' ')}` : ''}`
+                  : 'None'}
+              </dd>
+              <dt>Contacts dialled</dt>
+              <dd>{describeFilter(task.filter)}</dd>
               <dt>Retry rules</dt>
               <dd>
                 {task.retryRules.length === 0
@@ -180,6 +197,7 @@ export function TaskPage({ id }: { id: string }) {
           <TaskStats stat={stat} samples={samples} paced={paced} />
           {paced && <AgentsPanel task={task} stat={stat} diag={diag} settings={settings.data} />}
           <ReasonBars reasons={diag?.reasons ?? null} />
+          <Callbacks task={task} callbacks={callbacks} onChanged={refresh} />
           {wantsResults && <TaskResultsView results={results} />}
           <DiagnosticsView diag={diag} />
           <section aria-labelledby="task-export-heading">

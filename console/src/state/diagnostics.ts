@@ -4,6 +4,7 @@ import { humanize, statusName } from '../format';
 
 export const BLOCKED_SENTENCES: Record<Blocked, string> = {
   NOT_RUNNING: 'It is not running: only a RUNNING task dials.',
+  NOT_STARTED: 'Its schedule has not started: it places its first call at its start time.',
   OUTSIDE_WINDOW: "No contact's calling window is open right now; dialling resumes when one opens.",
   ALL_WAITING:
     'Every remaining contact is waiting: for its retry interval, the frequency cap or its calling window.',
@@ -33,6 +34,7 @@ export const SKIP_WORDS: Record<keyof Diagnostics['skips'], string> = {
   FREQUENCY_CAP: 'over the frequency cap',
   NO_COMMON_WINDOW: 'as their zones never share an open minute of the window',
   ATTRIBUTES_TOO_LARGE: 'as the fields sent to their call are too large for the provider',
+  FILTERED: "as the task's filter leaves them out",
 };
 
 function plural(n: number, one: string, many: string): string {

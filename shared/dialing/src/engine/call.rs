@@ -111,6 +111,10 @@ impl<P: Provider> Engine<P> {
         };
         loop {
             let now = self.clock.now();
+            // D31: no call outside the task's schedule, however long the run has gone on.
+            if !task.settings.schedule.open(now) {
+                return Ok(Next::Stop);
+            }
             // D15: the window is checked when a call is placed, in the contact's local time; a
             // number whose zones share no open minute is final (D24).
             match windows.admit(&callee.zones, callee.own_zone, now) {

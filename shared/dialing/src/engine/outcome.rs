@@ -342,6 +342,17 @@ impl<P: Provider> Engine<P> {
             if self.send_again(&call, &resend.request).await? {
                 return Ok(());
             }
+            if keeps_places_in_doubt(task) {
+                return (self.store)
+                    .check_call_later(
+                        &attempt.tenant,
+                        &attempt.task_id,
+                        &attempt.contact_id,
+                        attempt.attempt,
+                        later,
+                    )
+                    .await;
+            }
         }
         if self
             .store
@@ -421,6 +432,11 @@ impl<P: Provider> Engine<P> {
                 {
                     return Ok(());
                 }
+                if keeps_places_in_doubt(task) {
+                    return (self.store)
+                        .check_call_later(tenant, task_id, contact_id, *number, later)
+                        .await;
+                }
                 (self.store)
                     .release_in_doubt(tenant, task, &held, *number, later)
                     .await?;
@@ -435,6 +451,14 @@ impl<P: Provider> Engine<P> {
             .check_call_later(tenant, task_id, contact_id, *number, later)
             .await
     }
+}
+
+/// Whether a start of `task` sent again and still in doubt keeps its places until the next look
+/// instead of giving them back (D28, D30): an agent-paced task's may be ringing now, and a call
+/// ringing holds a place in its pace, or the pace would ring another for the same agent. An
+/// agentless task's gives them back, so no fault holds the service's capacity.
+fn keeps_places_in_doubt(task: &Task) -> bool {
+    task.settings.agents.is_some()
 }
 
 /// How long after its claim an attempt in doubt is sent again with its token: Amazon Connect
