@@ -43,6 +43,13 @@ pub enum Bug {
     /// The queue's agents on a call are handed out among its agent-paced tasks in D13's order
     /// as their calls talking, instead of each task's own (the defect of D30 before the fix).
     TalkingMisattributed,
+    /// The dial run dials every contact whatever the task's filter says (D31).
+    FilterIgnored,
+    /// The task's schedule neither holds its calls back before its start nor stops it at its
+    /// end (D31).
+    ScheduleIgnored,
+    /// A callback set by the API is due at once rather than at its time (D31).
+    CallbackEarly,
 }
 
 /// Whether `bug` is planted on this thread.

@@ -563,3 +563,53 @@ async fn a_call_placed_by_a_late_resend_is_recorded_with_its_own_outcome() {
     );
     assert_eq!(rig.engine.store.calls_in_flight().await.unwrap(), 0);
 }
+
+/// D28, D30: a start of an agent-paced task sent again by the reconcile job and still in doubt
+/// keeps its places until the next look: its call may be ringing, and a call ringing holds its
+/// place in the pace. Giving them back at once (as an agentless task's start does) let the next
+/// run ring a second call for the queue's one agent (the simulation's seeds 950 and 1231).
+#[tokio::test]
+async fn an_agent_paced_start_still_in_doubt_keeps_its_places() {
+    let rig = doubt_rig().await;
+    rig.api.seed_queues(OWNER, &["sales"]).await;
+    let answer = rig
+        .api
+        .http
+        .post(format!("{}/local/agents", rig.api.base))
+        .json(&json!({"queueId": "sales", "agents": 1, "handleSeconds": 5}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 200);
+    // The run's start and its re-send fail in doubt; so does the reconcile's re-send.
+    let doubtful = json!({"simulatedOutcomes": "START_FAILED,START_FAILED,START_FAILED,ANSWERED"});
+    let paced = json!({"dialingMode": "PROGRESSIVE", "queueId": "sales", "maxDialCount": 1});
+    let contacts = [
+        (String::from("+12125553090"), doubtful),
+        (String::from("+12125553091"), json!({})),
+    ];
+    let (task, ids) = running_over(&rig, &contacts, paced).await;
+    round(&rig).await;
+    let stored = rig.api.stored_task(OWNER, &task).await;
+    assert_eq!(stored.in_flight, 1, "in doubt, holding the agent's place");
+    rig.clock.advance(MINUTE);
+    round(&rig).await;
+    let state = &rig.api.stored_task_contacts(OWNER, &task).await[&ids[0]];
+    assert!(
+        !state.released && state.in_call == Some(1),
+        "sent again, still in doubt, its places kept: {state:?}"
+    );
+    assert_eq!(rig.api.stored_task(OWNER, &task).await.in_flight, 1);
+    assert!(
+        rig.local_calls(&task).await.is_empty(),
+        "no second call rang for the one agent"
+    );
+    // The next look sends it again, and it is placed, once, holding the one agent's place:
+    // the other contact is not called meanwhile.
+    minutes(&rig, 2).await;
+    let state = &rig.api.stored_task_contacts(OWNER, &task).await[&ids[0]];
+    assert!(state.call_id.is_some() && !state.released, "{state:?}");
+    let calls = rig.local_calls(&task).await;
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0]["contactId"], json!(ids[0]));
+}

@@ -18,6 +18,7 @@ use outbound_model::callback::{
 };
 use outbound_model::error::Error;
 use outbound_model::page::PageQuery;
+use outbound_model::simulation::{planted, Bug};
 use outbound_model::task::{TaskContact, TaskOperation};
 use outbound_model::{Id, Page, Task, TaskStatus, Tenant, Timestamp};
 
@@ -217,6 +218,10 @@ impl Store {
                 (after, RecordWrite::New(record))
             }
         };
+        let mut after = after;
+        if planted(Bug::CallbackEarly) && after.callback.is_some() {
+            after.next_attempt_at = Some(now);
+        }
         let mut moved = Deltas::default();
         moved.moved(before, Some(&after));
         let mut item = to_item(&after, [(PK, pk.clone()), (SK, keys::contact(contact))])?;

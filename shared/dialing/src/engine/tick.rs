@@ -14,6 +14,7 @@ use outbound_model::error::Error;
 use outbound_model::job::{DialJob, RECALL_JOB_LOST_AFTER_MILLIS};
 use outbound_model::plan::{window_open, Claimant};
 use outbound_model::schedule::SCHEDULE_ENDED;
+use outbound_model::simulation::{planted, Bug};
 use outbound_model::task::{HeldBack, TaskContact, TaskOperation, WindowZone};
 use outbound_model::transition::Transition;
 use outbound_model::{Id, Task, TaskStatus, Tenant, Timestamp};
@@ -224,7 +225,9 @@ impl<P: Provider> Engine<P> {
     /// first (a stop, a pause) stands.
     async fn stop_ended(&self, running: &[RunningTask], now: Timestamp) -> usize {
         let ended = running.iter().filter(|r| {
-            r.task.status == TaskStatus::Running && r.task.settings.schedule.ended(now)
+            r.task.status == TaskStatus::Running
+                && r.task.settings.schedule.ended(now)
+                && !planted(Bug::ScheduleIgnored)
         });
         let mut stopped = 0;
         for r in ended {
@@ -353,7 +356,7 @@ impl<P: Provider> Engine<P> {
     /// Whether a run of `task` may find anything to call at `now`: a window read in the task's
     /// zone is the task's alone (D13); one read in each contact's zone is checked per contact.
     pub(super) fn may_dial_now(&self, task: &Task, now: Timestamp) -> bool {
-        task.settings.schedule.open(now)
+        (task.settings.schedule.open(now) || planted(Bug::ScheduleIgnored))
             && (task.settings.window_zone == WindowZone::CalledParty
                 || window_open(&task.settings, self.zone, now))
     }
