@@ -145,22 +145,25 @@ impl<P: Provider> Engine<P> {
                 task_id,
                 budget,
                 ..
-            } => self.dial(&tenant, &task_id, budget).await.map(drop),
+            } => {
+                // Boxed, as each job below: inline, a job's future is too large for a thread's
+                // stack in a debug build.
+                Box::pin(self.dial(&tenant, &task_id, budget))
+                    .await
+                    .map(drop)
+            }
             DialJob::Recall {
                 tenant,
                 task_id,
                 recall_id,
-            } => self.apply_recall(&tenant, &task_id, &recall_id).await,
+            } => Box::pin(self.apply_recall(&tenant, &task_id, &recall_id)).await,
             DialJob::Reconcile {
                 tenant,
                 task_id,
                 contact_id,
                 attempt,
-            } => {
-                self.reconcile(&tenant, &task_id, &contact_id, attempt)
-                    .await
-            }
-            DialJob::Pace => self.pace().await.map(drop),
+            } => Box::pin(self.reconcile(&tenant, &task_id, &contact_id, attempt)).await,
+            DialJob::Pace => Box::pin(self.pace()).await.map(drop),
             DialJob::GuardNumbers { tenant } => {
                 self.store.guard_numbers_apart(&tenant).await.map(drop)
             }

@@ -338,21 +338,23 @@ impl<P: Provider> Engine<P> {
         later: Timestamp,
     ) -> Result<(), Error> {
         let call = call_of(attempt, task, state);
+        let now = self.clock.now();
+        let keys = (&attempt.task_id, &attempt.contact_id);
         if let Again::Send(resend) = self.request_again(attempt, state, task).await? {
             if self.send_again(&call, &resend.request).await? {
                 return Ok(());
             }
             if keeps_places_in_doubt(task) {
                 return (self.store)
-                    .check_call_later(
-                        &attempt.tenant,
-                        &attempt.task_id,
-                        &attempt.contact_id,
-                        attempt.attempt,
-                        later,
-                    )
+                    .keep_in_doubt(&attempt.tenant, keys, attempt.attempt, now, later)
                     .await;
             }
+        }
+        if keeps_places_in_doubt(task) && may_ring(state, now) {
+            let sent = last_sent(state);
+            return (self.store)
+                .keep_in_doubt(&attempt.tenant, keys, attempt.attempt, sent, later)
+                .await;
         }
         if self
             .store
@@ -433,8 +435,9 @@ impl<P: Provider> Engine<P> {
                     return Ok(());
                 }
                 if keeps_places_in_doubt(task) {
+                    let (keys, now) = ((task_id, contact_id), self.clock.now());
                     return (self.store)
-                        .check_call_later(tenant, task_id, contact_id, *number, later)
+                        .keep_in_doubt(tenant, keys, *number, now, later)
                         .await;
                 }
                 (self.store)
@@ -453,12 +456,28 @@ impl<P: Provider> Engine<P> {
     }
 }
 
-/// Whether a start of `task` sent again and still in doubt keeps its places until the next look
-/// instead of giving them back (D28, D30): an agent-paced task's may be ringing now, and a call
-/// ringing holds a place in its pace, or the pace would ring another for the same agent. An
-/// agentless task's gives them back, so no fault holds the service's capacity.
+/// Whether a start of `task` in doubt keeps its places while its call may ring (sent again just
+/// now, or within [`RING_MOST_MILLIS`] of its last send) instead of giving them back (D28, D30):
+/// a call ringing holds a place in its task's pace, or the pace would ring another for the same
+/// agent. An agentless task's gives them back, so no fault holds the service's capacity.
 fn keeps_places_in_doubt(task: &Task) -> bool {
     task.settings.agents.is_some()
+}
+
+/// How long a call's start may ring after it was sent: Amazon Connect rings a call for about
+/// a minute before its flow hears no answer; twice that.
+const RING_MOST_MILLIS: i64 = 120_000;
+
+/// When the start of the attempt in flight was last sent: its claim, or its latest re-send.
+fn last_sent(state: &TaskContact) -> Timestamp {
+    (state.sent_again_at)
+        .or(state.claimed_at)
+        .unwrap_or(state.updated_at)
+}
+
+/// Whether the call of the attempt in flight may still be ringing at `now`, by its last send.
+fn may_ring(state: &TaskContact, now: Timestamp) -> bool {
+    now.0 < last_sent(state).0 + RING_MOST_MILLIS
 }
 
 /// How long after its claim an attempt in doubt is sent again with its token: Amazon Connect

@@ -357,10 +357,9 @@ impl<P: Provider> Engine<P> {
         let mut skipped = Vec::new();
         for (one, callee) in &calls {
             let seen = attempts.get(&callee.counted).cloned().unwrap_or_default();
-            match self
-                .try_call(tenant, task, one, callee, rules, seen, started)
-                .await?
-            {
+            // Boxed: inline, a slice's future is too large for a thread's stack in a debug build.
+            let next = Box::pin(self.try_call(tenant, task, one, callee, rules, seen, started));
+            match next.await? {
                 Next::Settled { placed: one_placed } => {
                     placed += usize::from(one_placed);
                     settled.insert(one.contact_id.clone());

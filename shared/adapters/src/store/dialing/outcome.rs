@@ -149,26 +149,12 @@ impl Store {
             adds.push("talking :minus_one".to_owned());
         }
 
-        // Abandoned calls are counted apart too (D30); tasks older than the counter lack it.
-        let (abandoned, task_expr) = if reason == Reason::Abandoned {
-            let set = ", #c.#abandoned = if_not_exists(#c.#abandoned, :zero) + :one";
-            let expr = task_expr
-                .name("#abandoned", CallCounters::ABANDONED)
-                .value(":zero", n(0));
-            (set, expr)
-        } else {
-            ("", task_expr)
-        };
-        // A callback's calls are counted apart too (D31): `callbackCount`.
-        let (callback, task_expr) = if call.callback.is_some() {
-            let set = ", #c.#callbacks = if_not_exists(#c.#callbacks, :zero) + :one";
-            let expr = task_expr
-                .name("#callbacks", CallCounters::CALLBACKS)
-                .value(":zero", n(0));
-            (set, expr)
-        } else {
-            ("", task_expr)
-        };
+        // Abandoned calls (D30) and callbacks' calls (D31, `callbackCount`) are counted apart
+        // too.
+        let abandoned = reason == Reason::Abandoned;
+        let (abandoned, task_expr) = counted_apart(task_expr, abandoned, CallCounters::ABANDONED);
+        let callback = call.callback.is_some();
+        let (callback, task_expr) = counted_apart(task_expr, callback, CallCounters::CALLBACKS);
         let task_update = format!(
             "SET #c.#calls = #c.#calls + :one, #c.#outcome = #c.#outcome + :one, \
              #c.#duration = #c.#duration + :duration{abandoned}{callback}, updated_at = :now, \
@@ -377,6 +363,32 @@ impl Store {
         }
     }
 
+    /// Keeps attempt `attempt` in flight, holding its places, after its start was sent again at
+    /// `sent_at` and is still in doubt (D28, D30): its call may ring from then. Looked at again
+    /// from `check_at`.
+    pub async fn keep_in_doubt(
+        &self,
+        tenant: &Tenant,
+        (task, contact): (&Id, &Id),
+        attempt: u32,
+        sent_at: Timestamp,
+        check_at: Timestamp,
+    ) -> Result<(), Error> {
+        let written = self
+            .update_one(
+                "keep a call in doubt",
+                (keys::task_contacts(tenant, task), keys::contact(contact)),
+                "SET gsi2sk = :checked, sent_again_at = :sent",
+                Some("in_call = :attempt AND attribute_not_exists(released)"),
+                Expr::default()
+                    .value(":attempt", n(attempt))
+                    .value(":sent", n(sent_at.0))
+                    .value(":checked", s(keys::in_flight_order(check_at.0, contact))),
+            )
+            .await;
+        WriteFailure::took_effect(written).map(drop)
+    }
+
     /// Keeps attempt `attempt` in flight and moves it in the in-flight index to `check_at`, so
     /// the tick reconciles it again only then: the provider says it is live, or it is in doubt
     /// and its outcome may still come (D28).
@@ -477,6 +489,18 @@ impl Store {
             Err(failure) => failure.condition().map(drop),
         }
     }
+}
+
+/// When `counts`, the `SET` clause (to append to the counters' update) that counts one more in
+/// the task's counter `name`, one its tasks created before it lack, and `expr` with what it
+/// names; otherwise nothing.
+fn counted_apart(expr: Expr, counts: bool, name: &str) -> (String, Expr) {
+    if !counts {
+        return (String::new(), expr);
+    }
+    let placeholder = format!("#{name}");
+    let set = format!(", #c.{placeholder} = if_not_exists(#c.{placeholder}, :zero) + :one");
+    (set, expr.name(&placeholder, name).value(":zero", n(0)))
 }
 
 /// The contact's state after the outcome: the update and its values. With another attempt to
