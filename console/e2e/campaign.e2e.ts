@@ -450,19 +450,20 @@ test('a whole campaign through the console', { timeout: 170_000 }, async (t) => 
     const lines = text.replace(/^\uFEFF/, '').trimEnd().split(/\r?\n/);
     assert.equal(
       lines[0],
-      'id,phoneNumber,customerName,address,orderAmount,simulatedOutcomes,simulatedResults,status,callCount,createTime,updateTime,lastReason,skipReason,callerId,messageLeft,result.outcome',
+      'id,phoneNumber,customerName,address,orderAmount,simulatedOutcomes,simulatedResults,status,callCount,createTime,updateTime,lastReason,skipReason,callerId,messageLeft,callbackAt,result.outcome',
     );
     const rows = csvRecords(text);
     assert.equal(rows.length, 5, `five contacts in\n${text}`);
     // Each row: the last attempt answered, from the local number, and what its flow set (D22).
     assert.deepEqual(
-      rows.map((r) => [r.customerName, r.lastReason, r.skipReason, r.callerId, r['result.outcome']]).sort(),
+      // Ada's callback was cancelled: no callback time shown (D31).
+      rows.map((r) => [r.customerName, r.lastReason, r.skipReason, r.callerId, r['result.outcome'], r.callbackAt]).sort(),
       [
-        ['Ada Lovelace', 'ANSWERED', '', CALLER_IDS[0], 'confirmed'],
-        ['Bob Busy', 'ANSWERED', '', CALLER_IDS[0], 'declined'],
-        ['Cy Silent', 'ANSWERED', '', CALLER_IDS[0], ''],
-        ['Di Prompt', 'ANSWERED', '', CALLER_IDS[0], 'confirmed'],
-        ['Ed Quick', 'ANSWERED', '', CALLER_IDS[0], 'callback'],
+        ['Ada Lovelace', 'ANSWERED', '', CALLER_IDS[0], 'confirmed', ''],
+        ['Bob Busy', 'ANSWERED', '', CALLER_IDS[0], 'declined', ''],
+        ['Cy Silent', 'ANSWERED', '', CALLER_IDS[0], '', ''],
+        ['Di Prompt', 'ANSWERED', '', CALLER_IDS[0], 'confirmed', ''],
+        ['Ed Quick', 'ANSWERED', '', CALLER_IDS[0], 'callback', ''],
       ],
     );
   });
@@ -558,7 +559,7 @@ test('a whole campaign through the console', { timeout: 170_000 }, async (t) => 
     const events = await until('the events arrived', async () => {
       const all = await local().events();
       const changes = eventsOf(ofTask(all), 'TaskStateChanged');
-      assert.equal(changes.filter((e) => e.detail.to === 'COMPLETED').length, 3);
+      assert.equal(changes.filter((e) => e.detail.to === 'COMPLETED').length, 4);
       assert.equal(eventsOf(ofTask(all), 'CallCompleted').length, 7);
       return all;
     }, { timeout: 30_000, interval: 500 });
@@ -570,6 +571,9 @@ test('a whole campaign through the console', { timeout: 170_000 }, async (t) => 
       'RUNNING->COMPLETED:complete',
       'COMPLETED->RUNNING:recall',
       'RUNNING->COMPLETED:complete',
+      'COMPLETED->RUNNING:recall',
+      'RUNNING->COMPLETED:complete',
+      // The callback requeued it as a recall does (D31), and it completed once it was cancelled.
       'COMPLETED->RUNNING:recall',
       'RUNNING->COMPLETED:complete',
     ]);

@@ -123,6 +123,10 @@ export type CallCompleted = Common & {
    * The number the call was placed from, in E.164 (D22); null when not known.
    */
   callerId: string | null;
+  /**
+   * The call was a callback promised to the contact, by the API or the flow (D31).
+   */
+  callback: boolean;
   [k: string]: unknown;
 };
 /**

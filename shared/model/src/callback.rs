@@ -76,6 +76,9 @@ pub struct Before {
     pub next_attempt_at: Option<Timestamp>,
     pub recalled: bool,
     pub priority: u8,
+    /// Its latest callback's time before this one (the export's `callbackAt`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub callback_at: Option<Timestamp>,
 }
 
 /// The callback pending on a contact's state.

@@ -151,6 +151,7 @@ impl Store {
                     recalled: back.recalled,
                     priority: back.priority,
                     callback: None,
+                    callback_at: back.callback_at,
                     updated_at: now,
                     ..base
                 };
@@ -189,6 +190,7 @@ impl Store {
                         next_attempt_at: base.next_attempt_at,
                         recalled: base.recalled,
                         priority: base.priority,
+                        callback_at: base.callback_at,
                     },
                 };
                 let record = CallbackRecord {

@@ -581,6 +581,8 @@ fn state_after(
                 next_attempt_at: None,
                 recalled: call.recalled,
                 priority: call.priority,
+                // Not known here: a cancelled flow callback leaves no time in the export.
+                callback_at: None,
             },
         };
         expr = expr
