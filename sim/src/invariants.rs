@@ -396,9 +396,10 @@ async fn check_all_done(
 }
 
 /// The one allowance (D28): an attempt left in doubt that may never be sent again (its number
-/// listed meanwhile, its task stopped) is settled "no outcome" once no call it placed may be
-/// live, whether or not its start placed one; the provider's outcome of such a call is never
-/// learnt.
+/// listed meanwhile, its task stopped or its schedule ended) is settled "no outcome" once no
+/// call it placed may be live, whether or not its start placed one; the provider's outcome of
+/// such a call is never learnt. A claim whose run died before its start reached the provider
+/// is in doubt the same way.
 fn settled_in_doubt(world: &World, in_doubt: &BTreeSet<AttemptKey>, outcome: &Recorded) -> bool {
     let never_again = || {
         let Some(task) = world.tasks.iter().find(|task| task.id == outcome.task_id) else {
@@ -408,8 +409,9 @@ fn settled_in_doubt(world: &World, in_doubt: &BTreeSet<AttemptKey>, outcome: &Re
             .is_some_and(|(number, _)| world.tenants[task.tenant].listed.contains_key(number));
         listed || task.over_by(outcome.at)
     };
-    outcome.reason == Reason::NoOutcome
-        && outcome.duration_seconds == 0
-        && in_doubt.contains(&outcome.attempt())
-        && never_again()
+    // In doubt for the service: its start left in doubt by the provider's answer, or never sent
+    // at all (its run died between the claim and the start).
+    let attempt = outcome.attempt();
+    let doubted = in_doubt.contains(&attempt) || world.provider.never_started(&attempt);
+    outcome.reason == Reason::NoOutcome && outcome.duration_seconds == 0 && doubted && never_again()
 }

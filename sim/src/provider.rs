@@ -126,6 +126,8 @@ struct Calls {
     placed: Vec<Placed>,
     /// The attempts a start of which was answered with an error that leaves it in doubt.
     in_doubt: BTreeSet<AttemptKey>,
+    /// Every attempt a start of which reached the provider, whatever it answered.
+    started: BTreeSet<AttemptKey>,
     faults: Option<ProviderFaults>,
     queues: BTreeMap<String, SimQueue>,
     /// Each queue's readings, in the order read.
@@ -212,6 +214,12 @@ impl SimProvider {
         self.calls.lock().unwrap().in_doubt.clone()
     }
 
+    /// The attempts no start of which ever reached the provider: claimed by a run that died
+    /// before it placed them, or whose answers said nothing either way before that.
+    pub fn never_started(&self, attempt: &AttemptKey) -> bool {
+        !self.calls.lock().unwrap().started.contains(attempt)
+    }
+
     fn left_in_doubt(&self, request: &CallRequest, what: &str) -> PlaceError {
         self.seeded.note(what);
         let attempt = attempt_key(&request.task_id, &request.contact_id, request.attempt);
@@ -266,7 +274,9 @@ impl Provider for SimProvider {
     async fn place(&self, request: &CallRequest) -> Result<String, PlaceError> {
         let token = request.token();
         let faults = {
-            let calls = self.calls.lock().unwrap();
+            let mut calls = self.calls.lock().unwrap();
+            let attempt = attempt_key(&request.task_id, &request.contact_id, request.attempt);
+            calls.started.insert(attempt);
             if let Some(index) = calls.by_token.get(&token) {
                 return Ok(calls.placed[*index].call_id.clone());
             }
