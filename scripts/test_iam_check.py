@@ -214,6 +214,7 @@ dialer-tick dynamodb:BatchGetItem table/t-rep T#
 dialer-tick dynamodb:Query table/t-rep/index/gsi1 RUN#
 dialer-tick dynamodb:Query table/t-rep/index/gsi1 T#
 dialer-tick dynamodb:Query table/t-rep/index/gsi2 FLY#
+dialer-tick dynamodb:PutItem table/t-rep T#
 dialer-tick dynamodb:UpdateItem table/t-rep T#
 dialer-tick sqs:SendMessage queue/q-dial
 event-publisher events:PutEvents event-bus/bus-rep
@@ -373,7 +374,7 @@ class TheTemplate(unittest.TestCase):
             "contact-import": {put: {"T#"}, update: {"T#"}, delete: {"T#"}},
             "exporter": {put: {"T#"}, update: {"T#"}, delete: {"T#"}},
             "reclaim": {delete: {"RECLAIM#"}, batch: {"T#"}},
-            "dialer-tick": {update: {"T#"}},
+            "dialer-tick": {put: {"T#"}, update: {"T#"}},
             "dialer": {put: {"T#"}, update: {"T#", "CALL#", "DIALER", "DIALER#"},
                        delete: {"T#"}},
             "call-events": {put: {"T#"}, update: {"T#", "CALL#", "DIALER", "DIALER#"},
