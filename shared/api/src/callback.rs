@@ -106,8 +106,8 @@ async fn list(
     Query(wanted): Query<StatusQuery>,
 ) -> Reply<PageView<CallbackView>> {
     let id = existing_id(TASK, &id)?;
+    // An empty `status=` names no status: 400, as any other value outside the four.
     let status = (wanted.status.as_deref())
-        .filter(|raw| !raw.trim().is_empty())
         .map(CallbackStatus::parse)
         .transpose()?;
     let scope = ListScope::new(&tenant, "task/callbacks")
