@@ -401,12 +401,8 @@ pub struct CallRef {
     pub callback: Option<Id>,
     /// Callbacks set for the contact in the task when the call was claimed (D31): its flow may
     /// ask for another only below the most.
-    #[serde(default, skip_serializing_if = "is_zero_u8")]
+    #[serde(default, skip_serializing_if = "crate::is_zero")]
     pub callbacks: u8,
-}
-
-fn is_zero_u8(value: &u8) -> bool {
-    *value == 0
 }
 
 /// A call record as the outcome read it (D29).

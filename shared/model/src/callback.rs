@@ -59,6 +59,19 @@ impl CallbackStatus {
         self.into()
     }
 
+    /// This stored status as shown while its task is in `task`: a callback still pending on a
+    /// task that will dial no more (stopped, failed, closed) is missed (D31).
+    pub fn shown(self, task: TaskStatus) -> Self {
+        let live = matches!(
+            task,
+            TaskStatus::Running | TaskStatus::Paused | TaskStatus::Completed
+        );
+        match self {
+            CallbackStatus::Pending if !live => CallbackStatus::Missed,
+            status => status,
+        }
+    }
+
     pub fn parse(raw: &str) -> Result<Self, Error> {
         Self::ALL
             .into_iter()
@@ -110,15 +123,11 @@ impl CallbackRecord {
     /// that will dial no more (stopped, failed, closed) is missed (D31), with the task's
     /// state as its reason.
     pub fn shown_status(&self, task: TaskStatus) -> (CallbackStatus, Option<String>) {
-        let live = matches!(
-            task,
-            TaskStatus::Running | TaskStatus::Paused | TaskStatus::Completed
-        );
-        match self.status {
-            CallbackStatus::Pending if !live => {
+        match (self.status, self.status.shown(task)) {
+            (CallbackStatus::Pending, CallbackStatus::Missed) => {
                 (CallbackStatus::Missed, Some(ended_reason(task).to_owned()))
             }
-            status => (status, self.reason.clone()),
+            (status, _) => (status, self.reason.clone()),
         }
     }
 

@@ -52,8 +52,8 @@ pub use text::{Description, Name};
 pub use time::Timestamp;
 
 /// Whether a counter is 0: serde's test for leaving it out of a stored item.
-pub(crate) fn is_zero(value: &u32) -> bool {
-    *value == 0
+pub(crate) fn is_zero<T: Default + PartialEq>(value: &T) -> bool {
+    *value == T::default()
 }
 
 /// A whole number in an inclusive range, refused with a message naming the field.

@@ -950,15 +950,11 @@ pub struct TaskContact {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub callback: Option<PendingCallback>,
     /// Callbacks set for the contact in this task, at most [`crate::callback::MAX_CALLBACKS`].
-    #[serde(default, skip_serializing_if = "is_zero_u8")]
+    #[serde(default, skip_serializing_if = "crate::is_zero")]
     pub callbacks: u8,
     /// The time of its latest callback (D31), shown by the export.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub callback_at: Option<Timestamp>,
-}
-
-fn is_zero_u8(value: &u8) -> bool {
-    *value == 0
 }
 
 impl TaskContact {

@@ -355,18 +355,7 @@ impl Store {
                 let stored = string_attr(item, "status")
                     .and_then(|raw| CallbackStatus::parse(raw).ok())
                     .unwrap_or(CallbackStatus::Pending);
-                let shown = match stored {
-                    CallbackStatus::Pending
-                        if !matches!(
-                            task_status,
-                            TaskStatus::Running | TaskStatus::Paused | TaskStatus::Completed
-                        ) =>
-                    {
-                        CallbackStatus::Missed
-                    }
-                    other => other,
-                };
-                shown == wanted
+                stored.shown(task_status) == wanted
             }),
         };
         self.list_page(tenant, &list, page, Some(filter))
