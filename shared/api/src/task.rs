@@ -16,6 +16,7 @@ use outbound_model::diagnostics::DiagnosticsView;
 use outbound_model::error::Error;
 use outbound_model::export::ExportFormat;
 use outbound_model::filter::ContactFilter;
+use outbound_model::history::TaskHistory;
 use outbound_model::in_range;
 use outbound_model::pacing::{DialingMode, ABANDONMENT_TARGET, CALLS_PER_AGENT};
 use outbound_model::page::PageTokens;
@@ -49,6 +50,7 @@ pub fn routes(doc: ApiDoc) -> Routes {
         .route(route!(delete))
         .route(route!(recall))
         .route(route!(stat))
+        .route(route!(history))
         .route(route!(diagnostics))
         .route(route!(results))
         .route(route!(export_contacts))
@@ -428,6 +430,23 @@ async fn results(
 async fn stat(State(app): State<App>, tenant: Tenant, Path(id): Path<String>) -> Reply<TaskStat> {
     let stat = task::stat(&app.store, &tenant, &existing_id(KIND, &id)?, app.zone()).await?;
     Ok(Envelope(stat))
+}
+
+#[utoipa::path(get, operation_id = "getTaskHistory", path = "/api/task/{id}/history", tag = "task",
+    summary = "What the task's calls did over its whole campaign (D31)",
+    description = "The outcomes recorded in each interval since the task was published, oldest \
+        first (a minute's for the last day, an hour's for the last 30 days, a day's before; \
+        intervals without calls left out), which sum to its statistics, and every change of \
+        its state (its pauses, its end). Times are RFC 3339 in UTC.",
+    params(("id" = String, Path, description = "The task's id")),
+    responses((status = 200, description = "Done; the result is in `data`", body = Success<TaskHistory>), NotFound, Refused))]
+async fn history(
+    State(app): State<App>,
+    tenant: Tenant,
+    Path(id): Path<String>,
+) -> Reply<TaskHistory> {
+    let history = task::history(&app.store, &tenant, &existing_id(KIND, &id)?).await?;
+    Ok(Envelope(history))
 }
 
 /// `POST /api/task/add`: a DRAFT task over a data source.

@@ -13,6 +13,7 @@ pub mod error;
 pub mod event;
 pub mod export;
 pub mod filter;
+pub mod history;
 pub mod id;
 pub mod import;
 pub mod job;

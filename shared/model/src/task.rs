@@ -488,6 +488,10 @@ pub struct Task {
     /// (D30): diagnostics say `NO_AGENTS`. A claim clears it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub no_agents_at: Option<Timestamp>,
+    /// When its latest call outcome was recorded: the tick keeps a snapshot of its counters
+    /// for its history only when one came since (D31).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_outcome_at: Option<Timestamp>,
     /// Every outcome of this task has kept its failed and unanswered contacts marked since the
     /// task was created, so an implicit recall reads the marks alone (D12); false for tasks
     /// created before the marks, whose recall reads every contact state.
@@ -647,6 +651,7 @@ impl Task {
             slice_revision: 0,
             held_back_at: None,
             no_agents_at: None,
+            last_outcome_at: None,
             recall_marks: true,
             counters_apart: true,
             awake: 0,

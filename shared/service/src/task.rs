@@ -14,6 +14,7 @@ use outbound_model::diagnostics::{
 };
 use outbound_model::error::Error;
 use outbound_model::filter::ContactFilter;
+use outbound_model::history::TaskHistory;
 use outbound_model::job::{DialJob, RecallManifest, RECALL_JOB_LOST_AFTER_MILLIS};
 use outbound_model::local_time::Windows;
 use outbound_model::pacing::{
@@ -204,6 +205,18 @@ pub async fn detail(store: &Store, tenant: &Tenant, id: &Id) -> Result<Task, Err
 pub async fn stat(store: &Store, tenant: &Tenant, id: &Id, zone: Tz) -> Result<TaskStat, Error> {
     let (task, counters) = store.task_with_counters(tenant, id).await?;
     Ok(task.stat_view(zone, counters.skip(Skip::Filtered)))
+}
+
+/// `GET /api/task/{id}/history` (D31): the task as it is, and its history's partition, read at
+/// once. 404 for an unknown task.
+pub async fn history(store: &Store, tenant: &Tenant, id: &Id) -> Result<TaskHistory, Error> {
+    let (task, stored) = tokio::try_join!(store.task(tenant, id), store.history(tenant, id))?;
+    Ok(TaskHistory::of(
+        &task,
+        stored.snapshots,
+        stored.states,
+        Timestamp::now(),
+    ))
 }
 
 /// What the flows of a task's answered calls reported (D22), over each contact's latest answered

@@ -20,6 +20,7 @@ mod export_jobs;
 mod exports;
 mod faults;
 mod files;
+mod history;
 mod hostile_provider;
 mod import_limits;
 mod imports;

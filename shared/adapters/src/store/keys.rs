@@ -129,6 +129,24 @@ pub fn task_counters(tenant: &Tenant, id: &Id) -> (String, String) {
 }
 pub const TASK_COUNTERS: &str = "COUNTERS";
 
+/// Partition of a task's history (D31): the snapshots of its counters ([`history_snapshot`])
+/// and its changes of state ([`history_state`]).
+pub fn task_history(tenant: &Tenant, id: &Id) -> String {
+    format!("T#{}#TASK#{}#HISTORY", tenant.as_str(), id)
+}
+
+/// Sort key of the snapshot of a task's counters kept for minute `minute` (of the Unix epoch).
+pub fn history_snapshot(minute: i64) -> String {
+    format!("{HISTORY_SNAPSHOT_PREFIX}{minute:012}")
+}
+pub const HISTORY_SNAPSHOT_PREFIX: &str = "N#";
+
+/// Sort key of a change of a task's state at `at` (milliseconds).
+pub fn history_state(at: outbound_model::Timestamp) -> String {
+    format!("{HISTORY_STATE_PREFIX}{:015}", at.0)
+}
+pub const HISTORY_STATE_PREFIX: &str = "S#";
+
 /// Sort key, in a task's partition ([`task_contacts`]), of the mark of a contact whose latest
 /// outcome in the task is failed or no answer: a sparse list of what an implicit recall
 /// recalls (D12), kept by the outcome's own transaction, in contact order and apart from the

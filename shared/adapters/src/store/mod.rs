@@ -16,6 +16,7 @@ pub mod datasource;
 pub mod dialing;
 pub mod dnc;
 pub mod export;
+pub mod history;
 pub mod import;
 pub mod keys;
 mod names;

@@ -42,7 +42,13 @@ fn partitions_of(job: &ReclaimJob) -> (Vec<String>, (String, String)) {
         }
         ReclaimJob::Task { tenant, id } => {
             let owner = (keys::tenant(tenant), keys::task(id));
-            (vec![keys::task_contacts(tenant, id)], owner)
+            (
+                vec![
+                    keys::task_contacts(tenant, id),
+                    keys::task_history(tenant, id),
+                ],
+                owner,
+            )
         }
     }
 }

@@ -1,13 +1,16 @@
 //! A task's state transitions (D10, D11, D13, D26): one conditional write on the stored status,
 //! in one transaction with what moves with it (the data source's hold, the tenant's count of
-//! running tasks, the counters item's copy of the status), tried again from whatever state a
-//! concurrent change left, and the engine's own ends of a task (completed when idle, failed).
+//! running tasks, the counters item's copy of the status, the change in the task's history),
+//! tried again from whatever state a concurrent change left, and the engine's own ends of a task
+//! (completed when idle, failed).
 
+use super::history::state_change_item;
 use super::keys::{self, HEAD};
 use super::task::{refused, status_in};
 use super::{from_item, n, s, Actions, Expr, Store, WriteFailure};
 use outbound_model::error::Error;
 use outbound_model::event::Event;
+use outbound_model::history::StateChange;
 use outbound_model::limits::Limited;
 use outbound_model::task::{not_allowed, TaskOperation};
 use outbound_model::transition::{Hold, RunPlace, Transition};
@@ -305,6 +308,7 @@ impl Store {
             Task,
             Counters,
             Event,
+            History,
             DataSource,
             RunningCount,
         }
@@ -336,6 +340,17 @@ impl Store {
                 )
             })
             .and_then(|actions| actions.event(Part::Event, &event))
+            .and_then(|actions| {
+                let change = StateChange {
+                    at: change.at,
+                    status: change.to,
+                    reason: change
+                        .stop_reason
+                        .clone()
+                        .or_else(|| change.fail_reason.clone()),
+                };
+                actions.put(Part::History, state_change_item(tenant, id, &change)?, None)
+            })
             .map_err(Moved::Refused)?;
         let source = match (change.hold, source) {
             (Hold::Keep, _) => None,

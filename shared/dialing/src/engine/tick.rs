@@ -41,7 +41,13 @@ pub struct TickReport {
     pub guard_jobs: usize,
     /// Tasks stopped at their schedule's end (D31).
     pub ended: usize,
+    /// Snapshots of running tasks' counters kept for their history (D31).
+    pub snapshots: usize,
 }
+
+/// How recent a running task's latest outcome must be for the tick to look at its history: a
+/// snapshot the tick missed (a dropped tick, an outage) is kept by a later one within it.
+const SNAPSHOT_LOOKBACK_MILLIS: i64 = 10 * 60_000;
 
 /// Which tick: the minute's, or a pace of the agent-paced tasks between them (D30).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -82,6 +88,7 @@ impl<P: Provider> Engine<P> {
         // would, recorded by their outcomes.
         if pass == Pass::Minute {
             report.ended = self.stop_ended(&running, now).await;
+            report.snapshots = Box::pin(self.keep_snapshots(&running, now)).await;
         }
         running.retain(|r| r.task.status == TaskStatus::Running && self.may_dial_now(&r.task, now));
         // A pace sends runs to the agent-paced tasks alone, each to its share of all of them.
@@ -240,6 +247,32 @@ impl<P: Provider> Engine<P> {
             }
         }
         stopped
+    }
+
+    /// Keeps a snapshot of the counters of every running task with an outcome in the last
+    /// [`SNAPSHOT_LOOKBACK_MILLIS`] whose counters moved since its newest (D31's history): at
+    /// most one write per task a minute, and none for a task without new outcomes. A failure
+    /// makes one interval of the history longer, never a count wrong: the next snapshot holds
+    /// the totals.
+    async fn keep_snapshots(&self, running: &[RunningTask], now: Timestamp) -> usize {
+        let recent = running.iter().filter(|r| {
+            r.task
+                .last_outcome_at
+                .is_some_and(|at| at.0 >= now.0 - SNAPSHOT_LOOKBACK_MILLIS)
+        });
+        let kept = futures::future::join_all(
+            recent.map(|r| self.store.keep_snapshot(&r.tenant, &r.task, now)),
+        )
+        .await;
+        kept.into_iter()
+            .filter(|kept| match kept {
+                Ok(snapshot) => snapshot.is_some(),
+                Err(error) => {
+                    tracing::warn!(%error, "a task's history snapshot not kept");
+                    false
+                }
+            })
+            .count()
     }
 
     /// Every call in flight due a look now: a claim whose provider id was not saved soon after
