@@ -446,6 +446,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/task/{id}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What the task's calls did over its whole campaign (D31)
+         * @description The outcomes recorded in each interval since the task was published, oldest first (a minute's for the last day, an hour's for the last 30 days, a day's before; intervals without calls left out), which sum to its statistics, and every change of its state (its pauses, its end). Times are RFC 3339 in UTC.
+         */
+        get: operations["getTaskHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/task/{id}/diagnostics": {
         parameters: {
             query?: never;
@@ -1085,6 +1105,36 @@ export interface components {
              * @description 1-720.
              */
             periodHours: number;
+        };
+        /** @description The outcomes recorded from `from` to `to`. */
+        HistoryInterval: {
+            from: string;
+            to: string;
+            /** Format: int64 */
+            callCount: number;
+            /** Format: int64 */
+            successCount: number;
+            /** Format: int64 */
+            failCount: number;
+            /** Format: int64 */
+            noAnswerCount: number;
+            /**
+             * Format: int64
+             * @description Of `noAnswerCount`, answered by a person no agent took (D30).
+             */
+            abandonCount: number;
+            /**
+             * Format: int64
+             * @description Of `callCount`, calls placed for callbacks (D31).
+             */
+            callbackCount: number;
+        };
+        /** @description One change of the task's state. */
+        HistoryState: {
+            time: string;
+            status: components["schemas"]["TaskStatus"];
+            /** @description The stop or failure reason, when it has one. */
+            reason?: string | null;
         };
         /** @description `{"start":"HH:MM","end":"HH:MM"}`: calls from `start` up to, not at, `end` (D24). */
         HoursInput: {
@@ -2019,6 +2069,43 @@ export interface components {
             };
         };
         /** @description A success (D1): `{"code":0,"message":"success","data":...}`. */
+        Success_TaskHistory: {
+            /**
+             * Format: int32
+             * @description Always 0.
+             */
+            code: number;
+            /**
+             * @description Always `success`.
+             * @example success
+             */
+            message: string;
+            /**
+             * @description `GET /api/task/{id}/history`: what the task's calls did over its whole campaign. Times are
+             *     RFC 3339 in UTC.
+             */
+            data: {
+                taskId: components["schemas"]["Id"];
+                status: components["schemas"]["TaskStatus"];
+                /** @description When it was first published; absent for a DRAFT task. */
+                startTime?: string | null;
+                /** @description When it ended; absent while it may still dial. */
+                endTime?: string | null;
+                /**
+                 * @description The outcomes recorded in each interval, oldest first: a minute for the last day, an hour
+                 *     for the last 30 days, a day before; each interval's counts are exact, and together they
+                 *     sum to the task's counters (`GET /api/task/{id}/stat`). Intervals without calls are left
+                 *     out.
+                 */
+                intervals: components["schemas"]["HistoryInterval"][];
+                /**
+                 * @description Every change of its state, oldest first: its pauses are the spans from a `PAUSED` to the
+                 *     next change.
+                 */
+                states: components["schemas"]["HistoryState"][];
+            };
+        };
+        /** @description A success (D1): `{"code":0,"message":"success","data":...}`. */
         Success_TaskResults: {
             /**
              * Format: int32
@@ -2249,6 +2336,30 @@ export interface components {
                 headers: components["schemas"]["UploadHeaders"];
                 expiresAt: string;
             };
+        };
+        /**
+         * @description `GET /api/task/{id}/history`: what the task's calls did over its whole campaign. Times are
+         *     RFC 3339 in UTC.
+         */
+        TaskHistory: {
+            taskId: components["schemas"]["Id"];
+            status: components["schemas"]["TaskStatus"];
+            /** @description When it was first published; absent for a DRAFT task. */
+            startTime?: string | null;
+            /** @description When it ended; absent while it may still dial. */
+            endTime?: string | null;
+            /**
+             * @description The outcomes recorded in each interval, oldest first: a minute for the last day, an hour
+             *     for the last 30 days, a day before; each interval's counts are exact, and together they
+             *     sum to the task's counters (`GET /api/task/{id}/stat`). Intervals without calls are left
+             *     out.
+             */
+            intervals: components["schemas"]["HistoryInterval"][];
+            /**
+             * @description Every change of its state, oldest first: its pauses are the spans from a `PAUSED` to the
+             *     next change.
+             */
+            states: components["schemas"]["HistoryState"][];
         };
         /** @description `POST /api/task/{id}/exportJob`. */
         TaskJob: {
@@ -5517,6 +5628,105 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Success_TaskStat"];
+                };
+            };
+            /** @description The request is malformed, or a field breaks its rules; the message names it (D1, D6). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /** @description No token, or a malformed, expired or wrongly signed one (D2), or not an access token (D25). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /**
+             * @description A valid token without a tenant (D3), without the route's scope, or without a `sub` on a
+             *     change the audit records (D25).
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /** @description No such record for this tenant: another tenant's record answers the same (D3). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /**
+             * @description The tenant sent requests faster than its rate (D26); nothing was done, send the same
+             *     request again after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /** @description An internal failure; the cause is logged under the request's `x-request-id`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+            /**
+             * @description A dependency is busy; nothing changed, send the same request again after `Retry-After`
+             *     seconds (D1).
+             */
+            503: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refusal"];
+                };
+            };
+        };
+    };
+    getTaskHistory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The task's id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done; the result is in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success_TaskHistory"];
                 };
             };
             /** @description The request is malformed, or a field breaks its rules; the message names it (D1, D6). */
