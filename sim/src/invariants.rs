@@ -354,6 +354,7 @@ pub async fn at_end(world: &World) -> Result<(), String> {
         if stored.status == TaskStatus::Completed {
             check_all_done(world, task, &stored).await?;
         }
+        check_history(world, task, &stored).await?;
         // D31: stopped by the tick after its schedule's end (paused, it stays paused).
         let now = world.seeded.now_ms();
         if stored.status == TaskStatus::Running
@@ -364,6 +365,72 @@ pub async fn at_end(world: &World) -> Result<(), String> {
                 task.id, task.end_at
             ));
         }
+    }
+    Ok(())
+}
+
+/// D31's history agrees with the task: its snapshots never go back, its intervals add up to
+/// the counters whatever snapshots the faults cost, and its latest change of state is the state
+/// the task is in (each is written in the transaction of the change).
+async fn check_history(
+    world: &World,
+    task: &crate::world::SimTask,
+    stored: &outbound_model::Task,
+) -> Result<(), String> {
+    use outbound_model::history::{Counts, TaskHistory};
+    let history = (world.engine.store)
+        .history(&world.tenant_of(task)?, &stored.id)
+        .await
+        .map_err(|error| format!("read task {}'s history: {error}", task.id))?;
+    let mut snapshots = history.snapshots.clone();
+    snapshots.sort_by_key(|snapshot| snapshot.at);
+    let totals = Counts::from(&stored.counters);
+    for pair in snapshots.windows(2) {
+        if pair[0].counts.since(&pair[1].counts) != Counts::default() {
+            return Err(format!(
+                "task {}'s history goes back: {:?} then {:?}",
+                task.id, pair[0], pair[1]
+            ));
+        }
+    }
+    if let Some(past) = snapshots
+        .iter()
+        .find(|s| s.counts.since(&totals) != Counts::default())
+    {
+        return Err(format!(
+            "task {}'s snapshot {past:?} is past its counters {totals:?}",
+            task.id
+        ));
+    }
+    let latest = history.states.iter().max_by_key(|change| change.at);
+    if latest.map_or(TaskStatus::Draft, |change| change.status) != stored.status {
+        return Err(format!(
+            "task {} is {:?}; its history's states say {:?}",
+            task.id, stored.status, history.states
+        ));
+    }
+    let shown = TaskHistory::of(
+        stored,
+        history.snapshots,
+        history.states,
+        outbound_model::Timestamp(world.seeded.now_ms()),
+    );
+    let summed = shown
+        .intervals
+        .iter()
+        .fold(Counts::default(), |sum, i| Counts {
+            calls: sum.calls + i.call_count,
+            success: sum.success + i.success_count,
+            failed: sum.failed + i.fail_count,
+            no_answer: sum.no_answer + i.no_answer_count,
+            abandoned: sum.abandoned + i.abandon_count,
+            callbacks: sum.callbacks + i.callback_count,
+        });
+    if summed != totals {
+        return Err(format!(
+            "task {}'s history adds up to {summed:?}; its counters are {totals:?}",
+            task.id
+        ));
     }
     Ok(())
 }
