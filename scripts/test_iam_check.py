@@ -215,6 +215,7 @@ dialer-tick dynamodb:Query table/t-rep/index/gsi1 RUN#
 dialer-tick dynamodb:Query table/t-rep/index/gsi1 T#
 dialer-tick dynamodb:Query table/t-rep/index/gsi2 FLY#
 dialer-tick dynamodb:PutItem table/t-rep T#
+dialer-tick dynamodb:Query table/t-rep T#
 dialer-tick dynamodb:UpdateItem table/t-rep T#
 dialer-tick sqs:SendMessage queue/q-dial
 event-publisher events:PutEvents event-bus/bus-rep
