@@ -41,6 +41,9 @@ async fn dynamodb_calls_per_task_request() {
     assert_eq!(calls_of(&api, "GET", &detail, json!(null)).await, 1);
     let stat = format!("/api/task/{id}/stat");
     assert_eq!(calls_of(&api, "GET", &stat, json!(null)).await, 1);
+    // The task, and one Query of its history's partition (D31).
+    let history = format!("/api/task/{id}/history");
+    assert_eq!(calls_of(&api, "GET", &history, json!(null)).await, 2);
     // The page, then one BatchGetItem of its tasks' counters items (`callCount`,
     // `successCount`), which their calls move apart from the task items.
     assert_eq!(
