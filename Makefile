@@ -5,7 +5,7 @@ TENANT ?= acme
 export MOTO_PORT ?= 5000
 export MOTO_ENDPOINT ?= http://127.0.0.1:$(MOTO_PORT)
 
-.PHONY: help check run test function-trees conformance sim sim-mutants sim-http console openapi token lambda-env lint-template validate-template bench bench-run bench-once bench-venv bench-cold-start bench-functions package
+.PHONY: help check run test walkthrough function-trees conformance sim sim-mutants sim-http console openapi token lambda-env lint-template validate-template bench bench-run bench-once bench-venv bench-cold-start bench-functions package
 
 # The local server is built as `make test` builds it: `cargo nextest run --workspace` (which builds
 # with `cargo test --workspace --no-run`) unifies the
@@ -53,8 +53,17 @@ test:
 	scripts/stack.sh start; \
 	trap '[ -n "$$started" ] && scripts/stack.sh stop' EXIT; \
 	cargo nextest run --workspace && $(MAKE) --no-print-directory conformance CONFORMANCE=quick \
-	  && scripts/contract_test.sh && scripts/console.sh test
+	  && scripts/contract_test.sh && $(MAKE) --no-print-directory walkthrough && scripts/console.sh test
 	.venv/bin/python scripts/iam_check.py --log "$$AWS_ACTION_LOG"
+
+## walkthrough: the README's walkthroughs run as written (scripts/walkthrough.py), each section on a
+## fresh local stack of its own on a free port, every command's output compared with the `#   `
+## lines the README shows under it; SECTION=<name> runs one (`scripts/walkthrough.py --list`)
+SECTION ?=
+walkthrough:
+	@scripts/stack.sh setup
+	@$(BUILD_LOCAL)
+	.venv/bin/python scripts/walkthrough.py $(SECTION)
 
 ## function-trees: each function group's part of the edge builds alone, warning-free, and the
 ## dialing functions' dependency trees hold no router and no file format
