@@ -5,8 +5,9 @@
 // flows and choose a default flow among them, create a task over it that calls with local
 // presence through a flow of its own, sending two contact fields and recording one result,
 // publish it and watch it complete, read its diagnostics and results, recall a chosen failed
-// contact and then the other failed one and watch it complete each time, check the calls placed
-// and the results, export its outcomes as CSV, sign in as a member who is not in the group
+// contact and then the other failed one and watch it complete each time (the chart of its
+// history counting every call), pause and resume it while a callback keeps it running (the chart
+// shades the pause), check the calls placed and the results, export its outcomes as CSV, sign in as a member who is not in the group
 // admins (the settings read-only, no Delete on the do-not-call list) and back as the
 // administrator (who changes them), then check the domain events the bus delivered. Each main page is
 // screenshot (docs/console/*.png: written when missing or with UPDATE_SCREENSHOTS=1) and checked
@@ -145,6 +146,16 @@ async function figure(label: string): Promise<number> {
     .getByLabel(label, { exact: true })
     .textContent({ timeout: 2_000 });
   return Number((text ?? '').replace(/[^\d.]/g, ''));
+}
+
+/** The chart's intervals (its visually hidden table) summed by column: calls, successes, failures, no answer. */
+async function chartTotals(): Promise<{ intervals: number; sums: number[] }> {
+  const table = page.getByRole('table', { name: /Outcomes by interval/ });
+  const rows: string[][] = await table
+    .locator('tbody tr')
+    .evaluateAll((trs: HTMLTableRowElement[]) => trs.map((tr) => [...tr.cells].map((cell) => cell.textContent?.trim() ?? '')));
+  const sums = [2, 3, 4, 5].map((column) => rows.reduce((sum, row) => sum + Number(row[column]), 0));
+  return { intervals: rows.length, sums };
 }
 
 async function waitForStatus(status: string) {
@@ -334,6 +345,12 @@ test('a whole campaign through the console', { timeout: 170_000 }, async (t) => 
     const chart = page.getByTestId('stats-chart');
     await chart.waitFor();
     assert.ok((await chart.locator('path, polyline').count()) > 0, 'the chart draws lines');
+    // The chart is the campaign's history: its intervals hold every call and outcome.
+    await until('the chart counts every call', async () => {
+      const { intervals, sums } = await chartTotals();
+      assert.ok(intervals > 0, 'the chart lists its intervals');
+      assert.deepEqual(sums, [5, 3, 1, 1]);
+    });
   });
 
   await step('the diagnostics say why it is not dialling', async () => {
@@ -386,6 +403,9 @@ test('a whole campaign through the console', { timeout: 170_000 }, async (t) => 
       assert.equal(await figure('No answer'), 1);
     });
     // Bob's recalled call set a result, Cy's none.
+    await until('the chart counts the recalled calls', async () => {
+      assert.deepEqual((await chartTotals()).sums, [7, 5, 1, 1]);
+    });
     await until('the results count the recalled calls', async () => {
       assert.deepEqual(await resultTable('outcome'), [
         ['confirmed', '2', '40%'],
@@ -396,7 +416,7 @@ test('a whole campaign through the console', { timeout: 170_000 }, async (t) => 
     });
   });
 
-  await step('promise a contact a callback, see it listed, and cancel it (D31)', async () => {
+  await step('promise a contact a callback, see it listed, pause and resume the task it keeps running, and cancel it (D31)', async () => {
     const form = page.getByRole('form', { name: 'Set a callback' });
     const contact = form.getByRole('combobox', { name: 'Contact' });
     const ada = await contact.locator('option', { hasText: 'Ada Lovelace' }).getAttribute('value');
@@ -416,6 +436,19 @@ test('a whole campaign through the console', { timeout: 170_000 }, async (t) => 
     // The COMPLETED task runs again for it.
     await waitForStatus('RUNNING');
     await audit('task with a callback');
+    // Paused while it waits for the callback, then resumed: the chart shades the pause.
+    await button('Pause').click();
+    await waitForStatus('PAUSED');
+    await until('the chart shows the pause', async () => {
+      assert.equal(await page.getByTestId('chart-pause').count(), 1);
+      assert.match((await page.locator('.chart-figure figcaption').textContent({ timeout: 2_000 })) ?? '', /Paused \(grey\): .*–now\./);
+    });
+    await button('Resume').click();
+    await waitForStatus('RUNNING');
+    await until('the chart shows the pause ended', async () => {
+      assert.doesNotMatch((await page.locator('.chart-figure figcaption').textContent({ timeout: 2_000 })) ?? '', /–now/);
+      assert.equal(await page.getByTestId('chart-pause').count(), 1);
+    });
     await button('Cancel callback to +12025550101').click();
     await page.getByRole('status').filter({ hasText: 'Callback cancelled.' }).waitFor();
     await until('the callback is listed as cancelled', async () => {
@@ -575,6 +608,8 @@ test('a whole campaign through the console', { timeout: 170_000 }, async (t) => 
       'RUNNING->COMPLETED:complete',
       // The callback requeued it as a recall does (D31), and it completed once it was cancelled.
       'COMPLETED->RUNNING:recall',
+      'RUNNING->PAUSED:pause',
+      'PAUSED->RUNNING:resume',
       'RUNNING->COMPLETED:complete',
     ]);
     const calls = eventsOf(ofTask(events), 'CallCompleted');

@@ -4,7 +4,7 @@
 // calls among the statistics, and the diagnostics' words for NO_AGENTS and ABANDONED.
 import { cleanup, render, screen, within } from '@testing-library/preact';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { Diagnostics, Settings, TaskStat, TaskView } from '../src/api/types';
+import type { Diagnostics, Settings, TaskHistory, TaskStat, TaskView } from '../src/api/types';
 import { AgentsPanel } from '../src/components/AgentsPanel';
 import { FAST_POLL_MS, TaskPage } from '../src/pages/Task';
 import { fakeApi } from './support/fakeApi';
@@ -76,6 +76,18 @@ const DIAG: Diagnostics = {
   skips: { DNC: 0, INVALID_NUMBER: 0, OUTSIDE_WINDOW: 0, CALLING_HOURS: 0, FREQUENCY_CAP: 0, NO_COMMON_WINDOW: 0, ATTRIBUTES_TOO_LARGE: 0, FILTERED: 0 },
   reasons: { ANSWERED: 95, NO_ANSWER: 20, VOICEMAIL: 0, ABANDONED: 4, BUSY: 1, INVALID_NUMBER: 0, ERROR: 0, NO_OUTCOME: 0 },
   agents: { queueId: 'q-renewals', available: 2, busy: 5, soonFree: 1, readTime: '2030-01-01 00:04:58' },
+};
+
+/** The campaign so far: its outcomes sum to STAT's. */
+const HISTORY: TaskHistory = {
+  taskId: 'task-1',
+  status: 1,
+  startTime: '2030-01-01T00:00:00Z',
+  intervals: [
+    { from: '2030-01-01T00:00:00Z', to: '2030-01-01T00:01:00Z', callCount: 100, successCount: 75, failCount: 5, noAnswerCount: 20, abandonCount: 3, callbackCount: 0 },
+    { from: '2030-01-01T00:01:00Z', to: '2030-01-01T00:04:30Z', callCount: 20, successCount: 15, failCount: 0, noAnswerCount: 5, abandonCount: 1, callbackCount: 0 },
+  ],
+  states: [{ time: '2030-01-01T00:00:00Z', status: 1 }],
 };
 
 const SETTINGS: Settings = {
@@ -158,6 +170,7 @@ describe('an agent-paced task’s page', () => {
       'GET /api/task/detail/task-1': () => task,
       'GET /api/task/task-1/stat': () => STAT,
       'GET /api/task/task-1/diagnostics': () => diag,
+      'GET /api/task/task-1/history': () => HISTORY,
       'GET /api/settings': () => SETTINGS,
     });
     render(<TaskPage id="task-1" />);
@@ -180,6 +193,7 @@ describe('an agent-paced task’s page', () => {
       'GET /api/task/detail/task-1': () => TASK,
       'GET /api/task/task-1/stat': () => STAT,
       'GET /api/task/task-1/diagnostics': () => ({ ...DIAG, agents: { ...DIAG.agents!, available: available++ } }),
+      'GET /api/task/task-1/history': () => HISTORY,
       'GET /api/settings': () => SETTINGS,
     });
     render(<TaskPage id="task-1" />);
@@ -194,10 +208,12 @@ describe('an agent-paced task’s page', () => {
     // The callbacks (D31) are read by the same poll, once a tick.
     expect(reads(sent, '/api/task/task-1/callbacks')).toBe(ticks + 1);
     expect(figures()['Agents available'].value).toBe(String(available - 1));
+    // The history once: the statistics have shown nothing it does not since.
     expect(sent.filter((s) => !/^\/api\/task\/task-1\/(stat|diagnostics|callbacks)$/.test(s.path)).map((s) => s.path).sort()).toEqual([
       '/api/dataSource/ds-1/contacts',
       '/api/settings',
       '/api/task/detail/task-1',
+      '/api/task/task-1/history',
     ]);
   });
 

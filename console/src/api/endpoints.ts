@@ -73,6 +73,8 @@ export const setCallback = (taskId: string, contactId: string, at: string) =>
 export const cancelCallback = (taskId: string, contactId: string) =>
   api().post('/api/task/callback/cancel', { body: { taskId, contactId } });
 export const getTaskStat = (id: string) => api().get('/api/task/{id}/stat', { params: { path: { id } } });
+/** The task's whole campaign (D31): the outcomes of each interval since it started, and its changes of state. */
+export const getTaskHistory = (id: string) => api().get('/api/task/{id}/history', { params: { path: { id } } });
 /** What the flows of the task's answered calls reported (D22). */
 export const getTaskResults = (id: string) => api().get('/api/task/{id}/results', { params: { path: { id } } });
 export const getDiagnostics = (id: string) => api().get('/api/task/{id}/diagnostics', { params: { path: { id } } });

@@ -33,6 +33,10 @@ export type RetryableReason = S['RetryableReason'];
 export type ExportFormat = S['ExportFormat'];
 export type WindowZone = S['WindowZone'];
 export type TaskStat = S['TaskStat'];
+/** The task's whole campaign (D31): its outcomes by interval and its changes of state. */
+export type TaskHistory = S['TaskHistory'];
+export type HistoryInterval = S['HistoryInterval'];
+export type HistoryState = S['HistoryState'];
 export type Diagnostics = S['DiagnosticsView'];
 export type Blocked = S['Blocked'];
 export type Recalled = S['Recalled'];

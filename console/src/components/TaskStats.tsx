@@ -1,11 +1,21 @@
-import type { TaskStat } from '../api/types';
+import type { TaskHistory, TaskStat, TaskView } from '../api/types';
 import { count, duration, percent, statusName } from '../format';
-import type { Sample } from '../state/series';
 import { StatsChart } from './StatsChart';
 
-/** The "Statistics" section: status, labelled figures and the chart; `paced`, a task whose
- *  answered calls go to agents (D30), also counts the calls no agent took. */
-export function TaskStats({ stat, samples, paced = false }: { stat: TaskStat | null; samples: Sample[]; paced?: boolean }) {
+/** The "Statistics" section: status, labelled figures and the chart of the whole campaign
+ *  (`history`); `paced`, a task whose answered calls go to agents (D30), also counts the calls
+ *  no agent took. */
+export function TaskStats({
+  stat,
+  history,
+  task,
+  paced = false,
+}: {
+  stat: TaskStat | null;
+  history: TaskHistory | null;
+  task: TaskView;
+  paced?: boolean;
+}) {
   const figures: [string, string][] = stat
     ? [
         ['Contacts', count(stat.totalContacts)],
@@ -43,7 +53,7 @@ export function TaskStats({ stat, samples, paced = false }: { stat: TaskStat | n
       ) : (
         <p class="muted">Loading statistics…</p>
       )}
-      <StatsChart samples={samples} />
+      <StatsChart history={history} task={task} />
     </section>
   );
 }

@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import * as API from '../api/endpoints';
-import { OutcomeFilter, type CallbackView, type Diagnostics, type TaskResults, type TaskStat } from '../api/types';
+import { OutcomeFilter, type CallbackView, type Diagnostics, type TaskHistory, type TaskResults, type TaskStat } from '../api/types';
 import { AgentsPanel } from '../components/AgentsPanel';
 import { Callbacks } from '../components/Callbacks';
 import { ErrorAlert } from '../components/Alert';
@@ -13,7 +13,7 @@ import { TaskResultsView } from '../components/TaskResults';
 import { TaskStats } from '../components/TaskStats';
 import { duration, humanize, isFinalStatus, time } from '../format';
 import { DIALING_MODE_LABELS, isPaced, queueLabel, targetPercent } from '../state/pacing';
-import { addSample, sampleFrom, type Sample } from '../state/series';
+import { outcomeKey } from '../state/history';
 import { describeFilter, localInput } from '../state/schedule';
 import { callerIdLabel, flowLabel, VOICEMAIL_LABELS } from '../state/telephony';
 
@@ -44,7 +44,10 @@ export function TaskPage({ id }: { id: string }) {
   const settings = useLoader(() => API.getSettings(), []);
   const wantsResults = (task?.resultAttributes.length ?? 0) > 0;
   const paced = isPaced(task?.dialingMode);
-  const [samples, setSamples] = useState<Sample[]>([]);
+  const [history, setHistory] = useState<TaskHistory | null>(null);
+  // The outcomes and state (outcomeKey) the last statistics and the last history read showed.
+  const statShown = useRef<string | null>(null);
+  const historyShown = useRef<string | null>(null);
   const [pollError, setPollError] = useState<unknown>(null);
   const [filter, setFilter] = useState<OutcomeFilter>(OutcomeFilter.ALL);
   const status = stat?.status ?? task?.status;
@@ -52,29 +55,42 @@ export function TaskPage({ id }: { id: string }) {
   const knownStatus = useRef<number | undefined>(undefined);
   knownStatus.current = task?.status;
 
-  /** One sample of the statistics, the diagnostics, the callbacks and the results, when the
-   *  task records any (dropped when `signal` says it is stale). */
+  /** One read of the statistics, the diagnostics, the callbacks, the results when the task
+   *  records any, and the history when it moved (dropped when `signal` says it is stale). */
   async function tick(signal?: AbortSignal) {
-    const [s, d, r, c] = await Promise.allSettled([
+    // The history (the whole campaign's chart) is read by the first poll, then only when the
+    // statistics the last poll read show outcomes or a state it does not: it runs to some 2,200
+    // intervals (a day of minutes, 30 days of hours, then days) and its states, the same at every
+    // poll of a quiet, paused or finished task, and the figures say when it moved. It trails them by one poll at most; the chart's end ("now")
+    // moves without it.
+    const wantHistory = historyShown.current === null || historyShown.current !== statShown.current;
+    const [s, d, r, c, h] = await Promise.allSettled([
       API.getTaskStat(id),
       API.getDiagnostics(id),
       wantsResults ? API.getTaskResults(id) : Promise.resolve(null),
       API.listCallbacks(id, { pageNum: 1, pageSize: CALLBACKS_SHOWN }),
+      wantHistory ? API.getTaskHistory(id) : Promise.resolve(null),
     ]);
     if (signal?.aborted) return;
     if (c.status === 'fulfilled') setCallbacks(c.value.rows);
     if (s.status === 'fulfilled') {
       setStat(s.value);
-      setSamples((prev) => addSample(prev, sampleFrom(s.value, Date.now())));
+      statShown.current = outcomeKey(s.value);
       if (knownStatus.current !== undefined && s.value.status !== knownStatus.current) void detail.reload();
     }
     if (d.status === 'fulfilled') setDiag(d.value);
     if (r.status === 'fulfilled' && r.value) setResults(r.value);
-    setPollError([s, d, r, c].find((one) => one.status === 'rejected')?.reason ?? null);
+    if (h.status === 'fulfilled' && h.value) {
+      setHistory(h.value);
+      historyShown.current = outcomeKey(h.value);
+    }
+    setPollError([s, d, r, c, h].find((one) => one.status === 'rejected')?.reason ?? null);
   }
 
   useEffect(() => {
-    setSamples([]);
+    setHistory(null);
+    statShown.current = null;
+    historyShown.current = null;
     setStat(null);
     setDiag(null);
     setResults(null);
@@ -86,6 +102,7 @@ export function TaskPage({ id }: { id: string }) {
   usePolling(tick, { every: final ? SLOW_POLL_MS : FAST_POLL_MS }, [id, wantsResults]);
 
   const refresh = () => {
+    historyShown.current = null; // an action may have changed its state
     void detail.reload();
     void tick();
   };
@@ -194,7 +211,7 @@ export function TaskPage({ id }: { id: string }) {
         <>
           <TaskActions task={task} onChanged={refresh} />
           <ErrorAlert error={pollError} />
-          <TaskStats stat={stat} samples={samples} paced={paced} />
+          <TaskStats stat={stat} history={history} task={task} paced={paced} />
           {paced && <AgentsPanel task={task} stat={stat} diag={diag} settings={settings.data} />}
           <ReasonBars reasons={diag?.reasons ?? null} />
           <Callbacks task={task} callbacks={callbacks} onChanged={refresh} />
