@@ -1,11 +1,22 @@
 """The walkthrough harness's own reading of the README and matching of outputs
 (scripts/walkthrough.py); no stack is started. `make check` and `make test` run these."""
 
+import sys
 import unittest
 from pathlib import Path
 
-import walkthrough
-from walkthrough import cut, line_pattern, matches, output_lines, script_of, section_commands, split_commands
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import walkthrough  # noqa: E402
+from walkthrough import (  # noqa: E402
+    cut,
+    line_pattern,
+    matches,
+    output_lines,
+    script_of,
+    section_commands,
+    split_commands,
+)
 
 README = """# project
 
@@ -159,6 +170,21 @@ class Running(unittest.TestCase):
         self.assertIn("API=http://127.0.0.1:4321/api", script)
         self.assertNotIn(":3000", script)
         self.assertTrue(script.startswith("set -e\n"))
+
+    def test_the_stack_and_the_commands_run_at_the_default_settings_outside_any_make(self):
+        saved = dict(walkthrough.os.environ)
+        try:
+            walkthrough.os.environ.update(
+                SIMULATED_OUTCOME_MIX="25,15,60", DIAL_TICK_MS="500", JWT_SECRET="x" * 32,
+                MAKELEVEL="1", MAKEFLAGS="w", AWS_ACTION_LOG="/tmp/log",
+            )
+            env = walkthrough.clean_env()
+        finally:
+            walkthrough.os.environ.clear()
+            walkthrough.os.environ.update(saved)
+        for name in ("SIMULATED_OUTCOME_MIX", "DIAL_TICK_MS", "JWT_SECRET", "MAKELEVEL", "MAKEFLAGS"):
+            self.assertNotIn(name, env)
+        self.assertEqual(env["AWS_ACTION_LOG"], "/tmp/log")
 
     def test_output_is_cut_per_command(self):
         sep = walkthrough.SEPARATOR

@@ -64,7 +64,7 @@ SECTIONS = {
 # The order they start in: the slowest first (a callback's minute; a minute of agents' calls).
 SLOWEST_FIRST = ("callbacks", "agents", "hostile", "campaign", "law", "events", "numbers", "tokens")
 LOCAL_ADDRESS = "127.0.0.1:3000"
-SECTION_TIMEOUT_SECONDS = 420
+SECTION_TIMEOUT_SECONDS = 300
 OUTPUT_LINE = "#   "
 SEPARATOR = "\x1e"  # printed before each command, so the output can be cut per command
 
@@ -308,9 +308,19 @@ class Stack:
         self.log.close()
 
 
+# Settings the README's outputs assume at their defaults, as a plain `make run` has them: the
+# stack's and the dev token's, whatever the caller's environment says.
+DEFAULTED = ("SIMULATED_", "DIAL_", "EDGE_", "TENANT_", "API_THROTTLING_", "JWT_")
+DEFAULTED_NAMES = ("AUTH_MODE", "REQUIRE_SCOPES", "SCOPE_PREFIX", "LOCAL_STACK", "DYNAMODB_PORT", "SERVICE_TIME_ZONE")
+
+
 def clean_env() -> dict[str, str]:
-    """The environment a person's terminal has: no make variables of an enclosing make."""
+    """The environment of a person's terminal: no variables of an enclosing make, and the
+    stack's settings at their defaults."""
     env = dict(os.environ)
+    for name in list(env):
+        if name.startswith(DEFAULTED) or name in DEFAULTED_NAMES:
+            del env[name]
     for name in ("MAKELEVEL", "MAKEFLAGS", "MFLAGS", "MAKEOVERRIDES", "MAKE_TERMOUT", "MAKE_TERMERR"):
         env.pop(name, None)
     return env
