@@ -23,7 +23,7 @@ pub struct PlacedCall {
     pub task_id: String,
     pub contact_id: String,
     pub attempt: u32,
-    /// The number called: in E.164 when it has that form, else as written.
+    /// The number called, in E.164 (D14): no provider is given any other form.
     pub to: String,
     /// `null`: the provider's own number.
     pub caller_id: Option<String>,
@@ -40,10 +40,7 @@ impl From<&CallRequest> for PlacedCall {
             task_id: call.task_id.as_str().to_owned(),
             contact_id: call.contact_id.as_str().to_owned(),
             attempt: call.attempt,
-            to: call
-                .e164
-                .clone()
-                .unwrap_or_else(|| call.phone.as_str().to_owned()),
+            to: call.to.clone(),
             caller_id: call.caller_id.clone(),
             contact_flow_id: call.contact_flow_id.clone(),
             attributes: call.attributes.clone(),

@@ -84,7 +84,7 @@ const SOON_FREE_MS: i64 = 10_000;
 pub struct Placed {
     pub call_id: String,
     pub attempt: CallAttempt,
-    /// The number dialled, as the contact has it.
+    /// The number dialled, in E.164 (D14).
     pub phone: String,
     pub caller_id: Option<String>,
     /// Virtual milliseconds when it was placed, and when it ends.
@@ -329,7 +329,7 @@ impl Provider for SimProvider {
                     contact_id: request.contact_id.clone(),
                     attempt: request.attempt,
                 },
-                phone: request.phone.as_str().to_owned(),
+                phone: request.to.clone(),
                 caller_id: request.caller_id.clone(),
                 at: now,
                 ends_at,

@@ -19,7 +19,7 @@ use outbound_adapters::telephony::{CallRequest, CallStatus, Provider};
 use outbound_model::call::{CallAttempt, CallReport, Outcome, Reason};
 use outbound_model::settings::TenantSettings;
 use outbound_model::telephony::{Assignment, Voicemail};
-use outbound_model::{Id, Phone, Tenant};
+use outbound_model::{Id, Tenant};
 use serde_json::{json, Value};
 use std::sync::{Arc, Mutex};
 
@@ -463,8 +463,7 @@ fn call(fields: &[(&str, &str)]) -> CallRequest {
         task_id: attempt.task_id,
         contact_id: attempt.contact_id,
         attempt: attempt.attempt,
-        phone: Phone::parse("+12125550199").unwrap(),
-        e164: Some("+12125550199".into()),
+        to: "+12125550199".into(),
         script: None,
         caller_id: None,
         contact_flow_id: None,

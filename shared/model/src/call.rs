@@ -190,7 +190,8 @@ impl utoipa::ToSchema for RetryableReason {}
 pub enum Skip {
     /// Its number is on the tenant's do-not-call list (D16): final.
     Dnc,
-    /// No E.164 form for a provider that needs one (D14): final.
+    /// Its number has no E.164 form (not a valid number, or written without `+` with no
+    /// country to read it in, D14): no provider is ever given it. Final.
     InvalidNumber,
     /// Its daily window is closed in its local time (D15): it waits for the opening.
     OutsideWindow,

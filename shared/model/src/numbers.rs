@@ -69,6 +69,14 @@ pub fn e164(phone: &Phone, country: Option<Country>) -> Option<String> {
         .then(|| number.format().mode(phonenumber::Mode::E164).to_string())
 }
 
+/// The national significant number of a number in E.164, the digits it has in its own country
+/// however it was written (`+12125550100`: `2125550100`; `+8613800000001`: `13800000001`);
+/// `None` when libphonenumber cannot read it.
+pub fn national_number(e164: &str) -> Option<String> {
+    let number = phonenumber::parse(None, e164).ok()?;
+    Some(number.national().to_string())
+}
+
 /// The time zones libphonenumber's map gives for a number in E.164, longest prefix first; empty
 /// when the map knows none (D15).
 pub fn zones_of(e164: &str) -> Vec<Tz> {
@@ -119,6 +127,24 @@ mod tests {
         assert_eq!(e164(&phone("2125550123"), None), None, "no country");
         assert_eq!(e164(&phone("12345"), us()), None, "not a valid number");
         assert_eq!(e164(&phone("+999 1234 5678"), None), None, "no such code");
+    }
+
+    #[test]
+    fn a_national_number_is_its_digits_in_its_own_country() {
+        assert_eq!(
+            national_number("+12125550123").as_deref(),
+            Some("2125550123")
+        );
+        assert_eq!(
+            national_number("+8613800138000").as_deref(),
+            Some("13800138000")
+        );
+        // Italy's fixed lines keep their leading zero.
+        assert_eq!(
+            national_number("+390612345678").as_deref(),
+            Some("0612345678")
+        );
+        assert_eq!(national_number("not a number"), None);
     }
 
     #[test]

@@ -1144,28 +1144,30 @@ async fn a_task_waiting_only_for_its_interval_is_all_waiting_and_then_nothing_le
     assert_eq!(left["blockedBy"], "NOTHING_LEFT");
 }
 
-/// A provider that, as Amazon Connect, dials only numbers in E.164, and keeps what it was asked.
-struct E164Only {
+/// A provider that keeps what it was asked, as a stand-in for any provider besides the
+/// simulated one.
+struct Keeping {
     asked: std::sync::Mutex<Vec<CallRequest>>,
 }
 
-impl Provider for E164Only {
+impl Provider for Keeping {
     async fn place(&self, call: &CallRequest) -> Result<String, PlaceError> {
         self.asked.lock().unwrap().push(call.clone());
-        Ok(format!("e164-{}", call.token()))
+        Ok(format!("kept-{}", call.token()))
     }
 
     async fn describe(&self, _call_id: &str) -> Result<CallStatus, Error> {
         Ok(CallStatus::InProgress)
     }
-
-    fn needs_e164(&self) -> bool {
-        true
-    }
 }
 
+/// D14: a number without an E.164 form is handed to no provider, the simulated one included
+/// (it used to be given the national digits as written when the tenant had no country): the
+/// contact is skipped `INVALID_NUMBER`, final, not an attempt, counted by the diagnostics and
+/// shown in the task export's `skipReason`. Once the tenant names its country, a new task calls
+/// it, in E.164, and any provider is given that form alone.
 #[tokio::test]
-async fn a_provider_that_needs_e164_is_given_it_and_never_a_number_without_one() {
+async fn a_number_without_e164_is_handed_to_no_provider() {
     let rig = rig().await;
     let (source, contacts) = rig
         .source(&[
@@ -1174,33 +1176,70 @@ async fn a_provider_that_needs_e164_is_given_it_and_never_a_number_without_one()
         ])
         .await;
     let task = rig.published(&source, json!({})).await;
-    let connect = rig
-        .api
-        .engine(fast_settings(&rig.api, ALL_SUCCESS), rig.clock.clone())
-        .with_provider(|_| E164Only {
-            asked: std::sync::Mutex::new(Vec::new()),
-        });
-    // No country yet: the first number has no E.164 form and is never sent.
-    connect.dial(&tenant(OWNER), &id(&task), 10).await.unwrap();
-    let asked: Vec<(String, Option<String>)> = connect
-        .provider
-        .asked
-        .lock()
-        .unwrap()
-        .iter()
-        .map(|call| (call.contact_id.to_string(), call.e164.clone()))
+    rig.complete(&task).await;
+    let to: Vec<Value> = (rig.local_calls(&task).await.iter())
+        .map(|call| json!([call["contactId"], call["to"]]))
         .collect();
-    assert_eq!(asked, [(contacts[1].clone(), Some("+12125550102".into()))]);
+    assert_eq!(to, [json!([contacts[1], "+12125550102"])]);
     assert_eq!(
         rig.state(&task, &contacts[0]).await,
         (0, None, Some(Skip::InvalidNumber), true)
     );
     let diagnostics = rig.diagnostics(&task).await;
-    assert_eq!(diagnostics["skips"]["INVALID_NUMBER"], 1);
     assert_eq!(
-        diagnostics["contacts"],
-        json!({"total": 2, "notDialled": 0, "waiting": 0, "inFlight": 1, "final": 1})
+        (
+            &diagnostics["skips"]["INVALID_NUMBER"],
+            &diagnostics["reasons"]["ANSWERED"],
+            &diagnostics["reasons"]["INVALID_NUMBER"],
+            &diagnostics["contacts"]
+        ),
+        (
+            &json!(1),
+            &json!(1),
+            &json!(0),
+            &json!({"total": 2, "notDialled": 0, "waiting": 0, "inFlight": 0, "final": 2})
+        )
     );
+    let rows = export_rows(&rig.api, &task, "").await;
+    assert_eq!(
+        columns(&rows, ["phoneNumber", "lastReason", "skipReason"]),
+        [
+            ("2125550101", "", "INVALID_NUMBER"),
+            ("+12125550102", "ANSWERED", "")
+        ]
+    );
+    let stat = rig
+        .api
+        .get(OWNER, &format!("/api/task/{task}/stat"))
+        .await
+        .ok()
+        .clone();
+    assert_eq!(
+        (&stat["status"], &stat["callCount"]),
+        (&json!(4), &json!(1))
+    );
+
+    // Read in the tenant's country now, both are called: each in E.164, and nothing else is
+    // handed to any provider.
+    rig.settings(json!({"defaultCountry": "US"})).await;
+    let again = rig.published(&source, json!({})).await;
+    let keeping = rig
+        .api
+        .engine(fast_settings(&rig.api, ALL_SUCCESS), rig.clock.clone())
+        .with_provider(|_| Keeping {
+            asked: std::sync::Mutex::new(Vec::new()),
+        });
+    keeping.dial(&tenant(OWNER), &id(&again), 10).await.unwrap();
+    let mut asked: Vec<(String, String)> = (keeping.provider.asked.lock().unwrap().iter())
+        .map(|call| (call.contact_id.to_string(), call.to.clone()))
+        .collect();
+    asked.sort();
+    let mut want = vec![
+        (contacts[0].clone(), "+12125550101".to_owned()),
+        (contacts[1].clone(), "+12125550102".to_owned()),
+    ];
+    want.sort();
+    assert_eq!(asked, want);
 }
 
 #[tokio::test]

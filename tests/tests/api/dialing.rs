@@ -18,6 +18,7 @@ async fn running_task(
     contacts: usize,
     extra: Value,
 ) -> (String, String, Vec<String>) {
+    api.numbers_read_in("acme", "CN").await;
     let (source, ids) = api.source_with_contacts("acme", contacts).await;
     let task = api.task("acme", &unique("Task"), &source, extra).await;
     api.post("acme", "/api/task/publish", json!({"id": task}))

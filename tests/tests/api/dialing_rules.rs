@@ -36,9 +36,16 @@ struct Rig {
     engine: TestEngine,
 }
 
-/// A rig whose engine has the fast settings with `mix`, changed by `tweak`.
+/// [`phone`]`(n)` in E.164, as the tenant's country reads it: the number a provider is given.
+fn cn(n: usize) -> String {
+    format!("+86{}", phone(n))
+}
+
+/// A rig whose engine has the fast settings with `mix`, changed by `tweak`; its tenant's numbers
+/// are read in China, [`phone`]'s country (D14).
 async fn rig(mix: OutcomeMix, tweak: impl FnOnce(&mut DialerConfig)) -> Rig {
     let api = TestApi::start().await;
+    api.numbers_read_in(OWNER, "CN").await;
     let mut settings = fast_settings(&api, mix);
     tweak(&mut settings);
     let clock = ManualClock::starting_now();
@@ -585,8 +592,7 @@ async fn placed_unsaved(
         task_id: attempt.task_id,
         contact_id: attempt.contact_id,
         attempt: attempt.attempt,
-        phone: outbound_model::Phone::parse(&phone(index)).unwrap(),
-        e164: None,
+        to: cn(index),
         script: None,
         caller_id: None,
         contact_flow_id: None,
@@ -1408,6 +1414,7 @@ async fn a_tenants_jobs_stay_within_its_share_of_the_dial_workers() {
     for _ in 0..6 {
         many.push(rig.running(1, json!({})).await);
     }
+    rig.api.numbers_read_in(OTHER, "CN").await;
     let (source, _) = rig.api.source_with_contacts(OTHER, 1).await;
     let other = rig
         .api
@@ -1455,6 +1462,7 @@ async fn tenants_share_the_calls_in_flight_by_weight() {
     })
     .await;
     let big = rig.running(24, json!({"priority": 1})).await;
+    rig.api.numbers_read_in(OTHER, "CN").await;
     let (source, _) = rig.api.source_with_contacts(OTHER, 6).await;
     let small = rig
         .api

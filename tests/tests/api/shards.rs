@@ -150,6 +150,7 @@ async fn pages_walk_every_contact_once_newest_first_across_shards() {
 #[tokio::test]
 async fn exports_and_the_dialer_read_every_contact_once() {
     let api = TestApi::start().await;
+    api.numbers_read_in(TENANT, "CN").await;
     let (source, ids) = api.source_with_contacts(TENANT, 40).await;
     let (code, _, bytes) = api
         .download(

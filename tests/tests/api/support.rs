@@ -740,6 +740,20 @@ impl TestApi {
         (source, contacts)
     }
 
+    /// Sets `tenant`'s `defaultCountry`: the country its numbers written without `+` (such as
+    /// [`phone`]'s, Chinese mobiles) are read in. Without one such a number has no E.164 form,
+    /// and no provider is ever given it (D14).
+    pub async fn numbers_read_in(&self, tenant: &str, country: &str) {
+        let answer = self
+            .post(
+                tenant,
+                "/api/settings/update",
+                serde_json::json!({"defaultCountry": country}),
+            )
+            .await;
+        assert_eq!(answer.ok()["defaultCountry"], country);
+    }
+
     /// A data source of contacts with these numbers and extra fields: its id and contact ids.
     pub async fn source_of(
         &self,

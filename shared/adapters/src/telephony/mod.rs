@@ -116,10 +116,6 @@ impl Provider for Telephony {
         }
     }
 
-    fn needs_e164(&self) -> bool {
-        matches!(self, Telephony::AmazonConnect(_))
-    }
-
     fn attributes_fit(&self, attributes: &BTreeMap<String, String>, reserved: usize) -> bool {
         match self {
             Telephony::Simulated(provider) => provider.attributes_fit(attributes, reserved),

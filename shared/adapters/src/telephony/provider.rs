@@ -8,7 +8,7 @@ use outbound_model::pacing::QueueAgents;
 use outbound_model::settings::TenantSettings;
 use outbound_model::signature::Carried;
 use outbound_model::telephony::{Assignment, Voicemail};
-use outbound_model::{Id, Phone, Tenant};
+use outbound_model::{Id, Tenant};
 use std::collections::BTreeMap;
 use std::future::Future;
 
@@ -19,10 +19,9 @@ pub struct CallRequest {
     pub task_id: Id,
     pub contact_id: Id,
     pub attempt: u32,
-    /// The number as written (D7): what the simulated provider dials.
-    pub phone: Phone,
-    /// The number in E.164 (D14): the only form Amazon Connect is given.
-    pub e164: Option<String>,
+    /// The number called, in E.164 (D14): the only form any provider is given. A contact whose
+    /// number has none is skipped as `INVALID_NUMBER` before a request is made.
+    pub to: String,
     /// The contact's `simulatedOutcomes` field (D18): read by the simulated provider only.
     pub script: Option<String>,
     /// The number the call goes out from (D22); `None`: the provider's own.
@@ -189,12 +188,6 @@ pub trait Provider: Send + Sync {
     /// Switches to traffic that needs no separate quota (Connect: GENERAL, without
     /// answering-machine detection) when the deployment allows it: whether it did.
     fn fall_back(&self) -> bool {
-        false
-    }
-
-    /// Whether the provider dials only numbers in E.164 (D14): a contact without one is skipped
-    /// as `INVALID_NUMBER`, never sent.
-    fn needs_e164(&self) -> bool {
         false
     }
 

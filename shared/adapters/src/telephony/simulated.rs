@@ -1,11 +1,12 @@
 //! The simulated telephony provider, the local default: each call's outcome is decided from the
-//! phone number and the attempt (so a run can be repeated), in a configurable mix, and reported
-//! a moment later on the call-events queue, where the same handler records it as it records
-//! Amazon Connect's events. Like Connect it keeps the calls it placed: a start re-sent with the
-//! same client token answers the call already placed (D28), and reconcile can ask what became
-//! of a call. Answered calls of agent-paced tasks go to its agents ([`super::agents`], D30). It
-//! plays the hostile provider too (D28): a contact's script, or the configured
-//! rates, make a start fail, get lost or throttled, and an outcome come late or twice.
+//! number called (given in E.164, D14, drawn by its national digits) and the attempt (so a run
+//! can be repeated), in a configurable mix, and reported a moment later on the call-events
+//! queue, where the same handler records it as it records Amazon Connect's events. Like Connect
+//! it keeps the calls it placed: a start re-sent with the same client token answers the call
+//! already placed (D28), and reconcile can ask what became of a call. Answered calls of
+//! agent-paced tasks go to its agents ([`super::agents`], D30). It plays the hostile provider too
+//! (D28): a contact's script, or the configured rates, make a start fail, get lost or throttled,
+//! and an outcome come late or twice.
 
 use super::agents::{AgentPool, Answered, ABANDON_AFTER};
 use super::provider::{Busy, CallRequest, CallStatus, PlaceError, Provider};
@@ -14,6 +15,7 @@ use crate::queue::{Message, Queue};
 use crate::store::keys::fnv1a_64;
 use outbound_model::call::{CallAttempt, CallReport, Outcome, Reason};
 use outbound_model::error::{Cause, Error};
+use outbound_model::numbers::national_number;
 use outbound_model::pacing::QueueAgents;
 use outbound_model::signature::SIGNATURE_ATTRIBUTE;
 use outbound_model::telephony::{parse_simulated_results, Results};
@@ -287,7 +289,10 @@ impl SimulatedProvider {
                 return Ok(call_id);
             }
         }
-        let mut report = decide(&self.settings, call.phone.as_str(), call.attempt, None);
+        // Drawn by the number's digits in its country, so a number written with `+` or without
+        // it (read in a default country) gets the same outcomes.
+        let number = national_number(&call.to).unwrap_or_else(|| call.to.clone());
+        let mut report = decide(&self.settings, &number, call.attempt, None);
         if let Some(reason) = reason {
             report = reason.report(report.duration.max(1));
         }

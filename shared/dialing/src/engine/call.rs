@@ -1,7 +1,8 @@
-//! One claimed call (D13, D16-D18, D22, D28): a due contact judged against the rules, claimed
-//! in the store, placed with the provider, and what the provider's answer makes of it: placed,
-//! given back (not an attempt), recorded as an invalid number, in doubt until the next tick, or
-//! the task failed for a refusal of the whole service.
+//! One claimed call (D13, D14, D16-D18, D22, D28): a due contact judged against the rules
+//! (a number without an E.164 form is never handed to a provider), claimed in the store, placed
+//! with the provider, and what the provider's answer makes of it: placed, given back (not an
+//! attempt), recorded as an invalid number, in doubt until the next tick, or the task failed
+//! for a refusal of the whole service.
 
 use super::run::{Callee, Rules, RUN_DEADLINE};
 use super::Engine;
@@ -64,10 +65,12 @@ impl<P: Provider> Engine<P> {
         {
             return Ok(Next::Skipped(Skip::Filtered, None));
         }
-        if callee.e164.is_none() && self.provider.needs_e164() {
+        // D14: no provider is given a number in any form but E.164. One without it (not valid,
+        // or written without `+` and no country to read it in) is never called: final.
+        let Some(to) = callee.e164.as_deref() else {
             return Ok(Next::Skipped(Skip::InvalidNumber, None));
-        }
-        let request = match self.request(tenant, task, due, callee, rules) {
+        };
+        let request = match self.request(tenant, task, due, callee, to, rules) {
             Ok(request) => request,
             Err(withheld) => {
                 self.withhold(tenant, &task.id, withheld).await?;
@@ -180,16 +183,18 @@ impl<P: Provider> Engine<P> {
         Ok(())
     }
 
-    /// The call attempt `due.attempt` to `callee` would be (D22): from the number the task and
-    /// its tenant chose for it (none where the provider shows its own whatever the call names),
-    /// with their flow, the service's own attributes and the contact's values of the task's
-    /// `callAttributes` (a field it lacks is left out).
+    /// The call attempt `due.attempt` to `callee` would be (D22), to `to`, its number in E.164
+    /// (D14): from the number the task and its tenant chose for it by `to`'s country and area
+    /// (none where the provider shows its own whatever the call names), with their flow, the
+    /// service's own attributes and the contact's values of the task's `callAttributes` (a
+    /// field it lacks is left out).
     pub(super) fn request(
         &self,
         tenant: &Tenant,
         task: &Task,
         due: &Due,
         callee: &Callee,
+        to: &str,
         rules: &Rules,
     ) -> Result<CallRequest, Withheld> {
         let attempt = CallAttempt {
@@ -213,10 +218,7 @@ impl<P: Provider> Engine<P> {
             .chain([signature])
             .collect();
         let caller_id = if self.provider.per_call_caller_id() {
-            rules
-                .setup
-                .caller_id(callee.e164.as_deref())?
-                .map(str::to_owned)
+            rules.setup.caller_id(Some(to))?.map(str::to_owned)
         } else {
             None
         };
@@ -226,8 +228,7 @@ impl<P: Provider> Engine<P> {
             task_id: attempt.task_id,
             contact_id: attempt.contact_id,
             attempt: attempt.attempt,
-            phone: callee.target.phone.clone(),
-            e164: callee.e164.clone(),
+            to: to.to_owned(),
             script: callee.target.script.clone(),
             caller_id,
             contact_flow_id,

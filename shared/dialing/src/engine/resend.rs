@@ -29,8 +29,8 @@ pub(super) enum Again {
     /// Not now, maybe later: its task paused, its window or the calling hours closed, its
     /// number at the frequency cap.
     Later,
-    /// Never by this attempt: its task over, its contact deleted, its number listed, or its
-    /// number, flow or caller ID no longer the tenant's.
+    /// Never by this attempt: its task over, its contact deleted, its number listed or without
+    /// an E.164 form, or its number, flow or caller ID no longer the tenant's.
     Never,
 }
 
@@ -93,7 +93,12 @@ impl<P: Provider> Engine<P> {
             attempt: attempt.attempt,
             state: Some(state.clone()),
         };
-        let Ok(mut request) = self.request(tenant, task, &due, &callee, &rules) else {
+        // D14: a number that has no E.164 form now (its country cleared since the claim) is
+        // given to no provider.
+        let Some(to) = callee.e164.as_deref() else {
+            return Ok(Again::Never);
+        };
+        let Ok(mut request) = self.request(tenant, task, &due, &callee, to, &rules) else {
             // Its number or flow is no longer the tenant's: never sent again.
             return Ok(Again::Never);
         };

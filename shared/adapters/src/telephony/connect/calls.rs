@@ -47,9 +47,6 @@ impl ConnectProvider {
 
 impl Provider for ConnectProvider {
     async fn place(&self, call: &CallRequest) -> Result<String, PlaceError> {
-        if call.e164.is_none() {
-            return Err(PlaceError::NumberRefused("no E.164 number".into()));
-        }
         let campaign = !self.general.load(Ordering::Relaxed);
         let output = start_request(&self.settings, call, campaign)
             .send_with(self.client.get())
@@ -141,10 +138,6 @@ impl Provider for ConnectProvider {
         Ok(agents)
     }
 
-    fn needs_e164(&self) -> bool {
-        true
-    }
-
     fn attributes_fit(&self, attributes: &BTreeMap<String, String>, reserved: usize) -> bool {
         attributes_fit(attributes, reserved)
     }
@@ -209,7 +202,7 @@ fn start_request(
                 .as_deref()
                 .unwrap_or(&settings.contact_flow_id),
         )
-        .set_destination_phone_number(call.e164.clone())
+        .destination_phone_number(&call.to)
         .client_token(call.token())
         .set_attributes(Some(
             call.attributes

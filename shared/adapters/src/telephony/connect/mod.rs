@@ -135,7 +135,7 @@ mod tests {
     use super::*;
     use crate::telephony::provider::CallRequest;
     use outbound_model::telephony::Voicemail;
-    use outbound_model::{Id, Phone};
+    use outbound_model::Id;
 
     /// The request of one attempt to `phone`, as the engine makes it; the tests of `calls` use
     /// it too.
@@ -152,8 +152,7 @@ mod tests {
             task_id: attempt.task_id,
             contact_id: attempt.contact_id,
             attempt: attempt.attempt,
-            phone: Phone::parse(phone).unwrap(),
-            e164: Some(format!("+{}", phone.trim_start_matches('+'))),
+            to: format!("+{}", phone.trim_start_matches('+')),
             script: None,
             caller_id: None,
             contact_flow_id: None,
