@@ -417,3 +417,105 @@ async fn task_export_filters_contacts_by_their_outcome_in_the_task() {
             );
     }
 }
+
+/// D7, D8: a call's outcome moves its contact's `updateTime` with the `status` and `callCount`
+/// it changes, in the data source's list and export alike: they used to keep the import's time
+/// after every call. A contact the task's filter leaves out is skipped, never called, and keeps
+/// the import's.
+#[tokio::test]
+async fn a_calls_outcome_moves_its_contacts_update_time() {
+    use outbound_model::plan::Clock;
+    let rig = crate::rig::rig().await;
+    let source = rig.api.data_source("acme", "Called").await;
+    let file = csv(&[
+        &["phoneNumber", "customerName", "region"],
+        &["+12125550171", "Called", "east"],
+        &["+12125550172", "Left out", "west"],
+    ]);
+    let answer = rig
+        .api
+        .batch_import("acme", &source, "called.csv", file)
+        .await;
+    assert_eq!(answer.ok()["successCount"], 2, "{}", answer.body);
+    let shown = |contacts: &[Value]| -> BTreeMap<String, Value> {
+        contacts
+            .iter()
+            .map(|c| {
+                let view = json!([
+                    c["status"],
+                    c["callCount"],
+                    c["createTime"],
+                    c["updateTime"]
+                ]);
+                (c["customerName"].as_str().unwrap().to_owned(), view)
+            })
+            .collect()
+    };
+    let imported = shown(&rig.api.all_contacts("acme", &source).await);
+    let created = |name: &str| imported[name][2].as_str().unwrap().to_owned();
+    for name in ["Called", "Left out"] {
+        assert_eq!(
+            imported[name],
+            json!([0, 0, created(name), created(name)]),
+            "{name}"
+        );
+    }
+
+    // Called an hour after the import, by the dialer's clock.
+    rig.clock.advance(std::time::Duration::from_secs(3600));
+    let filter = json!([{"field": "region", "op": "eq", "value": "east"}]);
+    let task = rig
+        .published(&source, json!({"filter": filter, "maxDialCount": 1}))
+        .await;
+    let dialled_at = rig.clock.now().display(rig.api.app.zone());
+    rig.complete(&task).await;
+    let outcome_time = rig.diagnostics(&task).await["lastOutcomeTime"].clone();
+    assert_eq!(
+        outcome_time,
+        json!(dialled_at),
+        "recorded in the first round, at the dialer's time"
+    );
+    assert_ne!(outcome_time, json!(created("Called")));
+    let after = shown(&rig.api.all_contacts("acme", &source).await);
+    let want: BTreeMap<String, Value> = [
+        (
+            "Called".to_owned(),
+            json!([1, 1, created("Called"), outcome_time]),
+        ),
+        (
+            "Left out".to_owned(),
+            json!([0, 0, created("Left out"), created("Left out")]),
+        ),
+    ]
+    .into();
+    assert_eq!(after, want);
+
+    // The export shows the same.
+    let (status, _, bytes) = rig
+        .api
+        .download(
+            "acme",
+            &format!("/api/dataSource/{source}/contact/batchExport?format=csv"),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let text = String::from_utf8(bytes).unwrap();
+    let mut reader = ::csv::Reader::from_reader(text.trim_start_matches('\u{feff}').as_bytes());
+    let titles = reader.headers().unwrap().clone();
+    let column = |name: &str| titles.iter().position(|t| t == name).unwrap();
+    let exported: BTreeMap<String, Value> = reader
+        .records()
+        .map(|row| {
+            let row = row.unwrap();
+            let cell = |name: &str| row[column(name)].to_owned();
+            let view = json!([
+                cell("status").parse::<u8>().unwrap(),
+                cell("callCount").parse::<u32>().unwrap(),
+                cell("createTime"),
+                cell("updateTime")
+            ]);
+            (cell("customerName"), view)
+        })
+        .collect();
+    assert_eq!(exported, want);
+}

@@ -30,10 +30,10 @@ const RESULT_TRIES: usize = 4;
 impl Store {
     /// Records the outcome of a call exactly once (D7, D13): the contact's state in the task
     /// (with what the call learnt, D22), the task's counters and calls in flight, the contact's
-    /// status and call count, and the service's calls in flight, the outcome's event (D20), the
-    /// contact's recall mark (D12: put when the outcome is failed or no answer, deleted when a
-    /// later attempt succeeds), and for an answered call the task's result counters (D22), in
-    /// one transaction conditioned on that attempt being in flight. A result counter that
+    /// status, call count and update time, and the service's calls in flight, the outcome's
+    /// event (D20), the contact's recall mark (D12: put when the outcome is failed or no answer,
+    /// deleted when a later attempt succeeds), and for an answered call the task's result
+    /// counters (D22), in one transaction conditioned on that attempt being in flight. A result counter that
     /// turns out full or moved sends the transaction again as its stored item tells.
     #[tracing::instrument(skip_all, fields(tenant = %call.tenant, task = %call.task_id, contact = %call.contact_id, attempt = call.attempt))]
     pub async fn record_outcome(
@@ -313,15 +313,18 @@ impl Store {
             )?;
         }
         if let Some(source_pk) = source_contact {
+            // The contact's own status and call count (D7) change: so does its `updateTime`,
+            // which its data source's list and export show.
             actions = actions.update(
                 Call::SourceContact,
                 source_pk,
                 keys::contact(&call.contact_id),
-                "SET #status = :outcome ADD call_count :one",
+                "SET #status = :outcome, updated_at = :now ADD call_count :one",
                 Some("attribute_exists(pk)"),
                 Expr::default()
                     .name("#status", "status")
                     .value(":outcome", n(report.outcome().code()))
+                    .value(":now", n(now.0))
                     .value(":one", n(1)),
             )?;
         }
