@@ -53,6 +53,25 @@ pub enum Blocked {
     NothingLeft,
 }
 
+/// How long a held-back mark (a task's `held_back_at`, `no_agents_at`) stands in its
+/// diagnostics: two ticks, so a task still held back shows it between the tick's looks.
+pub const HELD_BACK_SHOWN_MILLIS: i64 = 120_000;
+
+/// Whether a held-back mark made at `marked` still stands at `now`.
+pub fn held_back_recent(marked: Option<Timestamp>, now: Timestamp) -> bool {
+    marked.is_some_and(|at| at.0 > now.0 - HELD_BACK_SHOWN_MILLIS)
+}
+
+/// Whether an agent-paced task's `NO_AGENTS` mark, made at `marked`, is shown at `now` beside
+/// `available`, the agents free in its queue's latest reading shown in the same answer (D30).
+/// A mark is never shown against a fact newer than it: the tick reads a queue before it marks
+/// its tasks, so a reading with agents available is at least as new as the mark and says the
+/// task is no longer held back by them (it keeps the mark for up to two ticks, and a claim clears
+/// it, which a task given no room never makes). Without a reading the mark stands alone.
+pub fn no_agents_shown(marked: Option<Timestamp>, available: Option<u32>, now: Timestamp) -> bool {
+    held_back_recent(marked, now) && available.is_none_or(|free| free == 0)
+}
+
 /// Everything [`blocked_by`] weighs.
 #[derive(Clone, Debug)]
 pub struct Situation {
@@ -69,7 +88,8 @@ pub struct Situation {
     pub task_window_closed: Option<Option<Timestamp>>,
     pub at_capacity: bool,
     pub provider_busy: bool,
-    /// An agent-paced task whose queue had no agent available at the last tick (D30).
+    /// An agent-paced task whose queue had no agent for it at the last tick, and still has
+    /// none available as last read ([`no_agents_shown`], D30).
     pub no_agents: bool,
     /// Its schedule's start, while it has not come (D31).
     pub starts_at: Option<Timestamp>,
@@ -348,5 +368,21 @@ mod tests {
         };
         assert_eq!(blocked_by(&calls_on), (None, None));
         assert_eq!(blocked_by(&running()), (Some(Blocked::NothingLeft), None));
+    }
+
+    /// D30: a `NO_AGENTS` mark stands two ticks, and only while the queue's reading shown
+    /// beside it has no agent available; without a reading, the mark alone.
+    #[test]
+    fn no_agents_is_shown_only_while_no_agent_is_available() {
+        let now = Timestamp(1_000_000);
+        let marked = Some(Timestamp(now.0 - 60_000));
+        assert!(no_agents_shown(marked, Some(0), now));
+        assert!(no_agents_shown(marked, None, now));
+        assert!(!no_agents_shown(marked, Some(2), now), "agents free now");
+        assert!(!no_agents_shown(None, Some(0), now), "never marked");
+        let stale = Some(Timestamp(now.0 - HELD_BACK_SHOWN_MILLIS));
+        assert!(!no_agents_shown(stale, Some(0), now), "two ticks old");
+        assert!(held_back_recent(marked, now));
+        assert!(!held_back_recent(stale, now));
     }
 }

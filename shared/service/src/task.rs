@@ -10,7 +10,8 @@ use outbound_adapters::store::Store;
 use outbound_app::config::dialing::{DialerConfig, TelephonyRules};
 use outbound_model::call::{RetryRule, Skip};
 use outbound_model::diagnostics::{
-    blocked_by, AgentsView, ContactCounts, DiagnosticsView, ReasonCounts, Situation, SkipCounts,
+    blocked_by, held_back_recent, no_agents_shown, AgentsView, ContactCounts, DiagnosticsView,
+    ReasonCounts, Situation, SkipCounts,
 };
 use outbound_model::error::Error;
 use outbound_model::filter::ContactFilter;
@@ -707,10 +708,6 @@ async fn requeue_with_recall(
     }
 }
 
-/// How long a run's finding that a task was held back by capacity stands in its diagnostics:
-/// two ticks, so a task still starved shows it between runs.
-const HELD_BACK_SHOWN: std::time::Duration = std::time::Duration::from_secs(120);
-
 /// Why the task is or is not dialling (D19): its counters, its data source's count, the task's
 /// own window, the earliest waiting contact and the service's calls in flight, each one read
 /// whatever the number of contacts.
@@ -756,10 +753,9 @@ pub async fn diagnostics(
                 .map(|(_, at)| at)
         })
         .flatten();
-    let held_back = |by: HeldBack| {
-        task.held_back(by)
-            .is_some_and(|at| at.0 > now.0 - HELD_BACK_SHOWN.as_millis() as i64)
-    };
+    // A held-back mark stands two ticks, and `NO_AGENTS` only while the queue's reading shown
+    // beside it has no agent available: never a cause older than the facts it contradicts.
+    let available = queue.as_ref().map(|(agents, _)| agents.available);
     let situation = Situation {
         status: task.status,
         now,
@@ -772,11 +768,12 @@ pub async fn diagnostics(
         // The task's own share, never the service's total (other tenants' activity, D23): at
         // its cap, or its last run had contacts due and no room.
         at_capacity: task.in_flight >= dialer.max_in_flight_per_task
-            || held_back(HeldBack::Capacity),
+            || held_back_recent(task.held_back(HeldBack::Capacity), now),
         provider_busy: counters
             .busy_until
             .is_some_and(|until| until.0 > now.0 - 60_000),
-        no_agents: task.settings.agents.is_some() && held_back(HeldBack::NoAgents),
+        no_agents: task.settings.agents.is_some()
+            && no_agents_shown(task.held_back(HeldBack::NoAgents), available, now),
         starts_at: task.settings.schedule.start_at(),
     };
     let (blocked, next) = blocked_by(&situation);

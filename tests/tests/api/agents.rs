@@ -534,6 +534,76 @@ async fn a_queue_without_agents_holds_its_tasks_back() {
     assert_eq!(rig.stat(&task).await["abandonCount"], 0);
 }
 
+/// D19, D30: diagnostics never show a held-back cause older than the facts it contradicts. A
+/// task whose queue had no agent is marked `NO_AGENTS`; agents log in, and the next tick finds
+/// them but gives the service's one place to a task before it, marking it held back by
+/// `CAPACITY`. Its diagnostics used to say `NO_AGENTS` for the mark's two minutes while the
+/// same answer showed 2 agents available: they say `CAPACITY` now, the mark still stored.
+#[tokio::test]
+async fn no_agents_is_not_shown_beside_agents_available() {
+    use outbound_model::plan::Clock;
+    let rig = rig_with(|dialing| {
+        dialing.max_in_flight = 1;
+        // The other task's call rings for the rest of the test.
+        dialing.simulated.delay = Duration::from_secs(60);
+    })
+    .await;
+    rig.api.seed_queues(OWNER, &["night"]).await;
+    rig.set_agents("night", 0, 5).await;
+    let paced = running_on(
+        &rig,
+        &answering(1),
+        json!({"dialingMode": "PROGRESSIVE", "queueId": "night", "priority": 5}),
+    )
+    .await;
+    rig.api.dial_round(&rig.engine).await;
+    let marked = rig.clock.now();
+    let diagnostics = rig.diagnostics(&paced).await;
+    assert_eq!(
+        (
+            &diagnostics["blockedBy"],
+            &diagnostics["dialing"],
+            &diagnostics["agents"]["available"]
+        ),
+        (&json!("NO_AGENTS"), &json!(false), &json!(0)),
+        "{diagnostics}"
+    );
+
+    // Agents log in; a task of priority 1 takes the service's one place.
+    rig.set_agents("night", 2, 5).await;
+    let (first, _) = rig
+        .running(&[("+12125550999", json!({}))], json!({"priority": 1}))
+        .await;
+    rig.clock.advance(Duration::from_secs(1));
+    rig.api.dial_round(&rig.engine).await;
+    assert_eq!(rig.local_calls(&first).await.len(), 1);
+    assert!(rig.local_calls(&paced).await.is_empty());
+    let stored = rig.api.stored_task(OWNER, &paced).await;
+    assert_eq!(
+        (stored.no_agents_at, stored.held_back_at),
+        (Some(marked), Some(rig.clock.now())),
+        "both marks stored"
+    );
+    let diagnostics = rig.diagnostics(&paced).await;
+    assert_eq!(
+        (
+            &diagnostics["blockedBy"],
+            &diagnostics["dialing"],
+            &diagnostics["inFlight"],
+            &diagnostics["agents"]["available"],
+            &diagnostics["agents"]["busy"]
+        ),
+        (
+            &json!("CAPACITY"),
+            &json!(false),
+            &json!(0),
+            &json!(2),
+            &json!(0)
+        ),
+        "{diagnostics}"
+    );
+}
+
 /// D30: an agent-paced task gets one dial run a tick, at once, where an agentless one gets the
 /// tick's runs spread over its minute: a later run would pace on a reading of the agents that
 /// has passed, and replace abandoned calls with more of them. Instead the tick queues a pace
