@@ -5,8 +5,10 @@
 //!   it (D31);
 //! - D31: no contact its task's filter leaves out ever called; no call before its task's
 //!   schedule starts or from its end on; no call to a contact between a callback's setting and
-//!   its time; a callback's call not held back by the frequency cap (it counts toward it); a
-//!   task RUNNING two ticks past its schedule's end breaks the promise that the tick stops it;
+//!   its time, the API's or the flow's (`callbackInMinutes` on an answered call: none before
+//!   that call's end and its minutes); a callback's call not held back by the frequency cap (it
+//!   counts toward it); a task RUNNING two ticks past its schedule's end breaks the promise that
+//!   the tick stops it; its history agrees with it at the end;
 //! - no call to a number on its tenant's do-not-call list since before the call (the listing
 //!   racing a claim already taken is allowed one second: the claim checked the list);
 //! - no call outside its tenant's calling hours in the called party's zone, and no number called
@@ -71,8 +73,14 @@ impl Checker {
     /// The promises a step may break: the calls placed since the last step, and capacity.
     pub async fn check_step(&mut self, world: &World) -> Result<(), String> {
         let placed = world.provider.placed();
+        // The attempts answered whose outcome the store recorded: the flow's callback asks that
+        // took effect (D31).
+        let answered: BTreeSet<AttemptKey> = (world.recorded().into_iter())
+            .filter(|outcome| outcome.reason == Reason::Answered)
+            .map(|outcome| outcome.attempt())
+            .collect();
         for call in &placed[self.seen..] {
-            self.check_call(world, call)?;
+            self.check_call(world, call, (&placed, &answered))?;
             check_pacing(world, call, &placed)?;
         }
         self.seen = placed.len();
@@ -99,7 +107,12 @@ impl Checker {
         Ok(())
     }
 
-    fn check_call(&mut self, world: &World, call: &Placed) -> Result<(), String> {
+    fn check_call(
+        &mut self,
+        world: &World,
+        call: &Placed,
+        (placed, answered): (&[Placed], &BTreeSet<AttemptKey>),
+    ) -> Result<(), String> {
         let attempt = &call.attempt;
         let key = attempt_key(&attempt.task_id, &attempt.contact_id, attempt.attempt);
         if !self.attempts.insert(key.clone()) {
@@ -115,18 +128,41 @@ impl Checker {
             .entry((key.0.clone(), key.1.clone()))
             .or_default();
         *count += 1;
-        // Each callback promised the contact two more tries (D31).
+        // Each callback promised the contact two more tries (D31), the API's and the flow's.
         let callbacks: Vec<(i64, i64)> = task.callbacks_of(&key.1).collect();
-        let allowed = task.max_dial + 2 * callbacks.len() as u32;
+        let flow_asks: Vec<(&Placed, i64)> = (placed.iter())
+            .filter(|earlier| {
+                let a = &earlier.attempt;
+                a.task_id == attempt.task_id
+                    && a.contact_id == attempt.contact_id
+                    && a.attempt < attempt.attempt
+                    && answered.contains(&attempt_key(&a.task_id, &a.contact_id, a.attempt))
+            })
+            .filter_map(|earlier| Some((earlier, earlier.flow_callback_minutes()?)))
+            .collect();
+        let promised = callbacks.len() + flow_asks.len();
+        let allowed = task.max_dial + 2 * promised as u32;
         if *count > allowed {
             return Err(format!(
                 "contact {} of task {} called {count} times, over maxDialCount {} and its {} \
                  callbacks",
-                key.1,
-                key.0,
-                task.max_dial,
-                callbacks.len()
+                key.1, key.0, task.max_dial, promised
             ));
+        }
+        // A flow's callback is due its minutes after the outcome is recorded, so no sooner than
+        // after the call's end; only the API setting the contact's callback since moves it.
+        for (asked, minutes) in &flow_asks {
+            let due = asked.ends_at + minutes * 60_000;
+            let moved = callbacks
+                .iter()
+                .any(|(set_at, _)| *set_at > asked.at && *set_at < call.at);
+            if call.at < due && !moved {
+                return Err(format!(
+                    "called at {} before the callback its flow asked for in {minutes} min \
+                     (the call ended at {}): {call:?}",
+                    call.at, asked.ends_at
+                ));
+            }
         }
         // D31: never a contact the task's filter leaves out, never outside its schedule, and
         // never between a callback's setting and its time.
@@ -192,7 +228,8 @@ impl Checker {
             })
         };
         // A callback's call is not held back by the cap (D31), though it counts toward it.
-        let a_callback = callbacks.iter().any(|(set_at, _)| *set_at < call.at);
+        let a_callback =
+            !flow_asks.is_empty() || callbacks.iter().any(|(set_at, _)| *set_at < call.at);
         if !a_callback && !in_force(&tenant.cap, call.at).any(under_cap) {
             return Err(format!(
                 "{number} called over its frequency cap: {call:?}, its calls {times:?}"

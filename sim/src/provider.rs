@@ -15,6 +15,7 @@ use crate::Seeded;
 use outbound_adapters::telephony::provider::{Busy, CallRequest, CallStatus, PlaceError, Provider};
 use outbound_adapters::telephony::simulated::{SimulatedAgent, SimulatedEvent, SimulatedOutcome};
 use outbound_model::call::{CallAttempt, CallReport, Reason};
+use outbound_model::callback::CALLBACK_IN_MINUTES_RESULT;
 use outbound_model::error::Error;
 use outbound_model::pacing::QueueAgents;
 use outbound_model::signature::SIGNATURE_ATTRIBUTE;
@@ -101,6 +102,14 @@ pub struct Placed {
 }
 
 impl Placed {
+    /// The minutes after its end its flow asked to be called back in (D31), if it did.
+    pub fn flow_callback_minutes(&self) -> Option<i64> {
+        (self.report.reason == Reason::Answered)
+            .then(|| self.report.results.get(CALLBACK_IN_MINUTES_RESULT))
+            .flatten()
+            .and_then(|minutes| minutes.parse().ok())
+    }
+
     /// Whether the call is ringing at `at`: placed, neither taken by an agent nor ended.
     pub fn ringing_at(&self, at: i64) -> bool {
         let taken = self.with_agent && self.answered_at.is_some_and(|answer| answer <= at);
@@ -237,6 +246,8 @@ impl SimProvider {
             .count()
     }
 
+    /// A call's report, drawn: one answered call in six has its flow ask for a callback 1-10
+    /// minutes after it ends (D31: `callbackInMinutes`).
     fn report(&self) -> CallReport {
         let (reason, duration) = match self.seeded.below(10) {
             0..=3 => ("ANSWERED", 5 + self.seeded.below(240)),
@@ -244,9 +255,15 @@ impl SimProvider {
             8 => ("BUSY", 0),
             _ => ("VOICEMAIL", 0),
         };
-        serde_json::from_value(
-            serde_json::json!({"reason": reason, "duration": duration, "detail": reason}),
-        )
+        let results = if reason == "ANSWERED" && self.seeded.below(6) == 0 {
+            let minutes = 1 + self.seeded.below(10);
+            serde_json::json!({ CALLBACK_IN_MINUTES_RESULT: minutes.to_string() })
+        } else {
+            serde_json::json!({})
+        };
+        serde_json::from_value(serde_json::json!({
+            "reason": reason, "duration": duration, "detail": reason, "results": results
+        }))
         .expect("a report")
     }
 

@@ -493,10 +493,11 @@ impl CallRef {
             .asked_callback(report, ended_at)
             .filter(|_| self.callbacks < crate::callback::MAX_CALLBACKS)
         {
+            let early = crate::simulation::planted(crate::simulation::Bug::FlowCallbackEarly);
             return AfterOutcome {
                 attempts: self.attempt,
                 done: false,
-                next_attempt_at: Some(at),
+                next_attempt_at: Some(if early { ended_at } else { at }),
                 callback: true,
             };
         }

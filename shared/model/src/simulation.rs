@@ -50,6 +50,8 @@ pub enum Bug {
     ScheduleIgnored,
     /// A callback set by the API is due at once rather than at its time (D31).
     CallbackEarly,
+    /// A callback the flow asked for is due when the call ends rather than at its time (D31).
+    FlowCallbackEarly,
 }
 
 /// Whether `bug` is planted on this thread.
