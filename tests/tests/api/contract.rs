@@ -40,7 +40,7 @@ async fn every_documented_route_is_served() {
         })
         .flatten()
         .collect();
-    assert_eq!(routes.len(), 42, "{routes:?}");
+    assert_eq!(routes.len(), 43, "{routes:?}");
     for (method, path) in routes {
         let path = path
             .replace("{id}", "01M8BG7DF47PAYW0D0ZHRA5CM8")
