@@ -300,7 +300,7 @@ impl<P: Provider> Engine<P> {
                 _ if may_be_live => {
                     return self
                         .store
-                        .check_call_later(tenant, task_id, contact_id, attempt, later)
+                        .check_call_later(tenant, (task_id, contact_id), attempt, later, None)
                         .await
                 }
                 _ => CallReport::no_outcome(),
@@ -312,7 +312,7 @@ impl<P: Provider> Engine<P> {
                 CallStatus::InProgress if may_be_live => {
                     return self
                         .store
-                        .check_call_later(tenant, task_id, contact_id, attempt, later)
+                        .check_call_later(tenant, (task_id, contact_id), attempt, later, None)
                         .await
                 }
                 CallStatus::InProgress => {
@@ -346,14 +346,14 @@ impl<P: Provider> Engine<P> {
             }
             if keeps_places_in_doubt(task) {
                 return (self.store)
-                    .keep_in_doubt(&attempt.tenant, keys, attempt.attempt, now, later)
+                    .check_call_later(&attempt.tenant, keys, attempt.attempt, later, Some(now))
                     .await;
             }
         }
         if keeps_places_in_doubt(task) && may_ring(state, now) {
             let sent = last_sent(state);
             return (self.store)
-                .keep_in_doubt(&attempt.tenant, keys, attempt.attempt, sent, later)
+                .check_call_later(&attempt.tenant, keys, attempt.attempt, later, Some(sent))
                 .await;
         }
         if self
@@ -437,7 +437,7 @@ impl<P: Provider> Engine<P> {
                 if keeps_places_in_doubt(task) {
                     let (keys, now) = ((task_id, contact_id), self.clock.now());
                     return (self.store)
-                        .keep_in_doubt(tenant, keys, *number, now, later)
+                        .check_call_later(tenant, keys, *number, later, Some(now))
                         .await;
                 }
                 (self.store)
@@ -451,7 +451,7 @@ impl<P: Provider> Engine<P> {
             }
         }
         (self.store)
-            .check_call_later(tenant, task_id, contact_id, *number, later)
+            .check_call_later(tenant, (task_id, contact_id), *number, later, None)
             .await
     }
 }

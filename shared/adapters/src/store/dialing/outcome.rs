@@ -366,52 +366,37 @@ impl Store {
         }
     }
 
-    /// Keeps attempt `attempt` in flight, holding its places, after its start was sent again at
-    /// `sent_at` and is still in doubt (D28, D30): its call may ring from then. Looked at again
-    /// from `check_at`.
-    pub async fn keep_in_doubt(
+    /// Keeps attempt `attempt` in flight and moves it in the in-flight index to `check_at`, so
+    /// the tick reconciles it again only then: the provider says it is live, or it is in doubt
+    /// and its outcome may still come (D28). With `sent_again_at`, its start was just sent again
+    /// then and is still in doubt: it keeps its places (it must not have given them back), its
+    /// call may ring from then (D28, D30).
+    pub async fn check_call_later(
         &self,
         tenant: &Tenant,
         (task, contact): (&Id, &Id),
         attempt: u32,
-        sent_at: Timestamp,
         check_at: Timestamp,
+        sent_again_at: Option<Timestamp>,
     ) -> Result<(), Error> {
-        let written = self
-            .update_one(
-                "keep a call in doubt",
-                (keys::task_contacts(tenant, task), keys::contact(contact)),
+        let expr = Expr::default()
+            .value(":attempt", n(attempt))
+            .value(":checked", s(keys::in_flight_order(check_at.0, contact)));
+        let (update, condition, expr) = match sent_again_at {
+            None => ("SET gsi2sk = :checked", "in_call = :attempt", expr),
+            Some(sent) => (
                 "SET gsi2sk = :checked, sent_again_at = :sent",
-                Some("in_call = :attempt AND attribute_not_exists(released)"),
-                Expr::default()
-                    .value(":attempt", n(attempt))
-                    .value(":sent", n(sent_at.0))
-                    .value(":checked", s(keys::in_flight_order(check_at.0, contact))),
-            )
-            .await;
-        WriteFailure::took_effect(written).map(drop)
-    }
-
-    /// Keeps attempt `attempt` in flight and moves it in the in-flight index to `check_at`, so
-    /// the tick reconciles it again only then: the provider says it is live, or it is in doubt
-    /// and its outcome may still come (D28).
-    pub async fn check_call_later(
-        &self,
-        tenant: &Tenant,
-        task: &Id,
-        contact: &Id,
-        attempt: u32,
-        check_at: Timestamp,
-    ) -> Result<(), Error> {
+                "in_call = :attempt AND attribute_not_exists(released)",
+                expr.value(":sent", n(sent.0)),
+            ),
+        };
         let written = self
             .update_one(
                 "check call later",
                 (keys::task_contacts(tenant, task), keys::contact(contact)),
-                "SET gsi2sk = :checked",
-                Some("in_call = :attempt"),
-                Expr::default()
-                    .value(":attempt", n(attempt))
-                    .value(":checked", s(keys::in_flight_order(check_at.0, contact))),
+                update,
+                Some(condition),
+                expr,
             )
             .await;
         WriteFailure::took_effect(written).map(drop)
