@@ -10,7 +10,7 @@ use super::keys::{self, PK, SK};
 use super::paging::{Counted, RowFilter, TenantList};
 use super::recall::standing_as_read;
 use super::task::{refused, status_in};
-use super::{counters, from_item, n, s, string_attr, to_item, Actions, Expr, Item, Store};
+use super::{from_item, n, s, string_attr, to_item, Actions, Expr, Item, Store};
 use aws_sdk_dynamodb::types::AttributeValue;
 use outbound_model::callback::{
     Before, CallbackRecord, CallbackSource, CallbackStatus, PendingCallback, CALLBACK_RANK,
@@ -241,44 +241,12 @@ impl Store {
             &[TaskStatus::Running, TaskStatus::Paused],
             Expr::default().value(":one", n(1)),
         );
-        let (counts, counts_expr) = moved.clause(Expr::default().value(":one", n(1)));
-        let wake = format!(
-            "REMOVE idle_until ADD awake :one{}",
-            counts.map(|c| format!(", {c}")).unwrap_or_default()
-        );
-        let mut actions = Actions::new(&self.table);
-        if task.counters_apart {
-            let (counters_pk, counters_sk) = counters::key_of_task(tenant, task);
-            actions = actions
-                .update(
-                    Part::Task,
-                    keys::tenant(tenant),
-                    keys::task(&task.id),
-                    "ADD revision :one",
-                    Some(&task_condition),
-                    task_expr,
-                )?
-                .update(
-                    Part::Counters,
-                    counters_pk,
-                    counters_sk,
-                    &wake,
-                    Some("attribute_exists(pk)"),
-                    counts_expr,
-                )?;
-        } else {
-            // The task keeps its counters on its own item (created before they moved apart).
-            let update = format!("{wake}, revision :one");
-            let expr = moved.clause(task_expr).1;
-            actions = actions.update(
-                Part::Task,
-                keys::tenant(tenant),
-                keys::task(&task.id),
-                &update,
-                Some(&task_condition),
-                expr,
-            )?;
-        }
+        let mut actions = Actions::new(&self.table).task_woken(
+            (Part::Task, Part::Counters),
+            (tenant, task),
+            &moved,
+            (&task_condition, task_expr),
+        )?;
         actions = actions.put(Part::Contact, item, Some((&condition, expr)))?;
         actions = match record {
             RecordWrite::New(record) => {

@@ -4,7 +4,7 @@
 //! and the dialer's recall job then applies it contact by contact, idempotently: a recall the
 //! client was told succeeded is applied in full, one it was told failed changes nothing.
 
-use super::dialing::Deltas;
+use super::dialing::{Deltas, WAKE};
 use super::keys::{self};
 use super::task::{refused, status_in};
 use super::{from_item, n, s, string_attr, Actions, Expr, Store, WriteFailure};
@@ -30,12 +30,6 @@ struct TaskStep<'a> {
     condition: &'a str,
     expr: Expr,
 }
-
-/// A recall group's update of the task item: its revision; with the counters too when the task
-/// keeps them there ([`Task::counters_apart`] false).
-const MOVE_REVISION: &str = "ADD revision :one";
-/// Its update of the counters: what it moves, and the wake.
-const WAKE: &str = "REMOVE idle_until ADD awake :one";
 
 /// The condition that a contact's state still stands where the recall read it (absent, or with
 /// the attributes its place in the counters follows from), so concurrent recalls, which change
@@ -222,48 +216,14 @@ impl Store {
             if contacts.is_empty() {
                 return Ok(0);
             }
-            let (task_update, task_expr, counted) = if task.counters_apart {
-                let (counters, expr) = moved.clause(Expr::default().value(":one", n(1)));
-                let update = format!(
-                    "{WAKE}{}",
-                    counters.map(|c| format!(", {c}")).unwrap_or_default()
-                );
-                (
-                    MOVE_REVISION.to_owned(),
-                    task_step.expr.clone(),
-                    Some((update, expr)),
-                )
-            } else {
-                let (counters, expr) = moved.clause(task_step.expr.clone());
-                let update = format!(
-                    "{WAKE}, revision :one{}",
-                    counters.map(|c| format!(", {c}")).unwrap_or_default()
-                );
-                (update, expr, None)
-            };
             let mut actions = Actions::new(&self.table)
-                .update(
-                    Part::Task,
-                    keys::tenant(tenant),
-                    keys::task(&task.id),
-                    &task_update,
-                    Some(task_step.condition),
-                    task_expr,
+                .task_woken(
+                    (Part::Task, Part::Counters),
+                    (tenant, task),
+                    &moved,
+                    (task_step.condition, task_step.expr.clone()),
                 )
                 .map_err(GroupFailure::Other)?;
-            if let Some((update, expr)) = counted {
-                let (counters_pk, counters_sk) = keys::task_counters(tenant, &task.id);
-                actions = actions
-                    .update(
-                        Part::Counters,
-                        counters_pk,
-                        counters_sk,
-                        &update,
-                        Some("attribute_exists(pk)"),
-                        expr,
-                    )
-                    .map_err(GroupFailure::Other)?;
-            }
             let count = contacts.len();
             for (id, update, condition, expr) in contacts {
                 actions = actions

@@ -178,7 +178,58 @@ fn not_claimed<T>(result: Result<T, Error>) -> Result<T, ClaimRefused> {
     result.map_err(ClaimRefused::Store)
 }
 
+/// The update of a task's counters item that wakes it: a run that marked it idle before reads
+/// it again (D23).
+pub(crate) const WAKE: &str = "REMOVE idle_until ADD awake :one";
+
 impl<L> Actions<'_, L> {
+    /// The task's side of a change of its contacts' standing that wakes it (a recall, a
+    /// callback set or cancelled, D12, D31): `ADD revision` on the task item under `condition`
+    /// (whose values hold `:one`), so a completion that read it before fails; the wake and the
+    /// counters `moved` on its counters item, or on the task item for a task that keeps its
+    /// counters there ([`Task::counters_apart`] false).
+    pub(crate) fn task_woken(
+        self,
+        (task_label, counters_label): (L, L),
+        (tenant, task): (&Tenant, &Task),
+        moved: &Deltas,
+        (condition, expr): (&str, Expr),
+    ) -> Result<Self, Error> {
+        let with_counts =
+            |counts: Option<String>| counts.map(|c| format!(", {c}")).unwrap_or_default();
+        let task_key = (keys::tenant(tenant), keys::task(&task.id));
+        if !task.counters_apart {
+            let (counts, expr) = moved.clause(expr);
+            let update = format!("{WAKE}, revision :one{}", with_counts(counts));
+            return self.update(
+                task_label,
+                task_key.0,
+                task_key.1,
+                &update,
+                Some(condition),
+                expr,
+            );
+        }
+        let (counts, counts_expr) = moved.clause(Expr::default().value(":one", n(1)));
+        let (counters_pk, counters_sk) = keys::task_counters(tenant, &task.id);
+        self.update(
+            task_label,
+            task_key.0,
+            task_key.1,
+            "ADD revision :one",
+            Some(condition),
+            expr,
+        )?
+        .update(
+            counters_label,
+            counters_pk,
+            counters_sk,
+            &format!("{WAKE}{}", with_counts(counts)),
+            Some("attribute_exists(pk)"),
+            counts_expr,
+        )
+    }
+
     /// Gives back one of the service's calls in flight (D13): with an outcome, a release, or
     /// the end of a deleted task's call.
     fn give_back_service_place(self, label: L, shard: u32) -> Result<Self, Error> {
