@@ -164,6 +164,66 @@ async fn a_callback_goes_first_and_keeps_only_the_calling_hours() {
     assert_eq!(callbacks(&rig, &task, "&status=DONE").await.len(), 2);
 }
 
+/// D31: a task whose daily window is read in its own zone (`windowTimeZone: TASK`) gets a dial
+/// run for its callbacks while the window is closed, and calls them alone: a contact added
+/// meanwhile waits for the window to open.
+#[tokio::test]
+async fn a_callback_is_placed_while_the_tasks_own_window_is_closed() {
+    let rig = rig().await;
+    rig.settings(
+        json!({"defaultCountry": "US", "callingHours": {"start": "08:00", "end": "21:00"}}),
+    )
+    .await;
+    let contacts: Vec<(&str, Value)> = ["2125550261", "2125550262"]
+        .iter()
+        .map(|n| (*n, json!({})))
+        .collect();
+    // 09:00-12:00 in New York, read in the task's zone: open now (11:00 there).
+    let window = json!({"maxDialCount": 1, "dailyStartTime": "09:00", "dailyEndTime": "12:00",
+                        "timeZone": "America/New_York", "windowTimeZone": "TASK"});
+    let (source, ids) = rig.source(&contacts).await;
+    let task = rig.published(&source, window).await;
+    rig.complete(&task).await;
+    assert_eq!(rig.placed().len(), 2);
+    // A callback at 13:00 in New York, the window closed then; the task is requeued, and a
+    // contact added to its data source meanwhile.
+    let when = rig.clock.now().0 + 2 * HOUR;
+    set(&rig, &task, &ids[0], when).await.ok();
+    let added = (rig.api)
+        .post(
+            OWNER,
+            &crate::support::contact_op(&source, "add"),
+            json!({"phoneNumber": "2125550263"}),
+        )
+        .await
+        .ok()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    round_at(&rig, when - MINUTE).await;
+    assert_eq!(
+        rig.placed().len(),
+        2,
+        "nothing before its time, nothing outside the window"
+    );
+    round_at(&rig, when).await;
+    assert_eq!(
+        rig.placed().last().unwrap(),
+        &format!("{task}-{}-2", ids[0])
+    );
+    assert_eq!(rig.placed().len(), 3, "the callback alone");
+    assert_eq!(callbacks(&rig, &task, "&status=DONE").await.len(), 1);
+    assert_eq!(
+        rig.api.stored_task(OWNER, &task).await.status,
+        TaskStatus::Running,
+        "not completed while a contact waits for the window"
+    );
+    // The window opens the next morning: the added contact is called.
+    round_at(&rig, when + 21 * HOUR).await;
+    round_at(&rig, when + 21 * HOUR + 1_000).await;
+    assert_eq!(rig.placed().last().unwrap(), &format!("{task}-{added}-1"));
+}
+
 /// D31: a callback not answered is tried once more after `callInterval`, then is MISSED with
 /// the reason of its last try, and the contact is final.
 #[tokio::test]

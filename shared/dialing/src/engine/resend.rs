@@ -47,6 +47,9 @@ impl<P: Provider> Engine<P> {
         let now = self.clock.now();
         match task.status {
             TaskStatus::Running if self.may_dial_now(task, now) => {}
+            // A callback's call is not held by the daily window (D31).
+            TaskStatus::Running
+                if state.callback.is_some() && self.only_window_closed(task, now) => {}
             TaskStatus::Running | TaskStatus::Paused => return Ok(Again::Later),
             _ => return Ok(Again::Never),
         }

@@ -106,6 +106,16 @@ impl Callee {
         }
     }
 }
+/// Which of a task's contacts a dial run may call now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Reach {
+    /// Every contact due: the task's window is open (or read in each called party's zone).
+    Everyone,
+    /// Its callbacks due alone: its daily window, read in the task's zone, is closed, and does
+    /// not hold a callback's call (D31).
+    Callbacks,
+}
+
 impl<P: Provider> Engine<P> {
     /// Calls up to `budget` due contacts of one task (D13), each only when its window is open in
     /// its local time (D15), its number is not on the do-not-call list (D16) and under the
@@ -128,10 +138,16 @@ impl<P: Provider> Engine<P> {
         };
         while lost < SLICE_TRIES && started.elapsed() < RUN_DEADLINE {
             let now = self.clock.now();
-            if task.status != TaskStatus::Running || !self.may_dial_now(&task, now) {
+            let reach = if task.status != TaskStatus::Running {
                 break;
-            }
-            match self.dial_slice(tenant, &task, budget, now).await? {
+            } else if self.may_dial_now(&task, now) {
+                Reach::Everyone
+            } else if self.only_window_closed(&task, now) {
+                Reach::Callbacks
+            } else {
+                break;
+            };
+            match self.dial_slice(tenant, &task, budget, now, reach).await? {
                 Slice::Done { report: done, more } => {
                     report.placed += done.placed;
                     report.completed |= done.completed;
@@ -152,14 +168,16 @@ impl<P: Provider> Engine<P> {
     }
 
     /// One run over the slice of `task` (as read) that is due now: its retries, then the
-    /// never-dialled contacts after its cursor, at most its room. The cursor moves past the
-    /// slice, and the room is taken, before any call (D23).
+    /// never-dialled contacts after its cursor, at most its room; its callbacks due alone when
+    /// `reach` says its window is closed. The cursor moves past the slice, and the room is
+    /// taken, before any call (D23).
     async fn dial_slice(
         &self,
         tenant: &Tenant,
         task: &Task,
         budget: u32,
         now: Timestamp,
+        reach: Reach,
     ) -> Result<Slice, Error> {
         let mut report = DialReport::default();
         // Runs that died left their slices (D28): their room is free once lapsed, and their
@@ -182,17 +200,23 @@ impl<P: Provider> Engine<P> {
                 more: false,
             });
         }
-        let read = futures::future::try_join(
-            self.rules(tenant, task, share),
-            self.store.contacts_after(
-                tenant,
-                &task.data_source_id,
-                task.cursor.as_deref(),
-                room.max(1),
-                &task.settings.contact_fields(),
-            ),
-        )
-        .await;
+        let fresh = async {
+            match reach {
+                Reach::Everyone => {
+                    self.store
+                        .contacts_after(
+                            tenant,
+                            &task.data_source_id,
+                            task.cursor.as_deref(),
+                            room.max(1),
+                            &task.settings.contact_fields(),
+                        )
+                        .await
+                }
+                Reach::Callbacks => Ok(Vec::new()),
+            }
+        };
+        let read = futures::future::try_join(self.rules(tenant, task, share), fresh).await;
         let (rules, fresh) = match read {
             Ok(read) => read,
             // Its data source is gone (D11 keeps it while the task runs): nothing to dial, and
@@ -205,13 +229,26 @@ impl<P: Provider> Engine<P> {
             }
             Err(error) => return Err(error),
         };
-        let retries = if room > 0 {
-            self.store
-                .due_retries(tenant, &task.id, now, room, rules.judged.rules_at)
-                .await?
-        } else {
-            Vec::new()
+        let retries = match reach {
+            _ if room == 0 => Vec::new(),
+            Reach::Everyone => {
+                self.store
+                    .due_retries(tenant, &task.id, now, room, rules.judged.rules_at)
+                    .await?
+            }
+            Reach::Callbacks => {
+                self.store
+                    .due_callbacks(tenant, &task.id, now, room)
+                    .await?
+            }
         };
+        if retries.is_empty() && fresh.is_empty() && reach == Reach::Callbacks {
+            // Its window closed: neither complete nor rest, its other contacts waiting for it.
+            return Ok(Slice::Done {
+                report,
+                more: false,
+            });
+        }
         if retries.is_empty() && fresh.is_empty() {
             // A run still in its slice has contacts without a state yet, which the check would
             // take for never-dialled ones left behind the cursor and queue under the run.

@@ -90,7 +90,13 @@ impl<P: Provider> Engine<P> {
             report.ended = self.stop_ended(&running, now).await;
             report.snapshots = Box::pin(self.keep_snapshots(&running, now)).await;
         }
-        running.retain(|r| r.task.status == TaskStatus::Running && self.may_dial_now(&r.task, now));
+        // A task whose daily window, read in its zone, is all that holds it back dials its
+        // callbacks due (D31: the person asked for that time).
+        let callbacks_only = Box::pin(self.callbacks_due_outside_window(&running, now)).await?;
+        running.retain(|r| {
+            r.task.status == TaskStatus::Running
+                && (self.may_dial_now(&r.task, now) || callbacks_only.contains_key(&r.task.id))
+        });
         // A pace sends runs to the agent-paced tasks alone, each to its share of all of them.
         let runs_here = |r: &RunningTask| pass == Pass::Minute || r.task.settings.agents.is_some();
         report.in_window = running.len();
@@ -123,7 +129,8 @@ impl<P: Provider> Engine<P> {
         }
         // What a task can use (D23): its calls in flight and its contacts due now, at most its
         // cap; a task whose contacts are all final asks for nothing but its completion.
-        let demands = Box::pin(self.demands(&running, &source_of, &resent, now)).await?;
+        let demands =
+            Box::pin(self.demands(&running, &source_of, &resent, &callbacks_only, now)).await?;
         let demand = |r: &RunningTask| -> u32 { demands.get(&r.task.id).copied().unwrap_or(0) };
         let mut jobs = Vec::new();
         if !running.is_empty() {
@@ -275,6 +282,35 @@ impl<P: Provider> Engine<P> {
             .count()
     }
 
+    /// The running tasks whose daily window, read in the task's zone, is all that keeps them
+    /// from dialling now, with callbacks due by the next tick (D31: the window does not hold a
+    /// callback's call), and how many (at most the per-task cap): one Query of the waiting
+    /// index's rank 0 for each such task, none for the others.
+    async fn callbacks_due_outside_window(
+        &self,
+        running: &[RunningTask],
+        now: Timestamp,
+    ) -> Result<HashMap<Id, u32>, Error> {
+        let next_tick = Timestamp(now.0 + 60_000);
+        let limit = self.config.max_in_flight_per_task as usize;
+        let reads = running
+            .iter()
+            .filter(|r| {
+                r.task.status == TaskStatus::Running && self.only_window_closed(&r.task, now)
+            })
+            .map(|r| async move {
+                let due = (self.store)
+                    .due_callbacks(&r.tenant, &r.task.id, next_tick, limit)
+                    .await?;
+                Ok::<_, Error>((r.task.id.clone(), u32::try_from(due.len()).unwrap_or(0)))
+            });
+        Ok(futures::future::try_join_all(reads)
+            .await?
+            .into_iter()
+            .filter(|(_, due)| *due > 0)
+            .collect())
+    }
+
     /// Every call in flight due a look now: a claim whose provider id was not saved soon after
     /// it (in doubt, D28), a placed call a reconcile time after it. One Query per shard.
     async fn stale_calls(&self, now: Timestamp) -> Result<Vec<(Tenant, Id, TaskContact)>, Error> {
@@ -300,11 +336,17 @@ impl<P: Provider> Engine<P> {
         running: &[RunningTask],
         source_of: &(impl Fn(&RunningTask) -> Option<SourceNow> + Sync),
         resent: &HashMap<Id, u32>,
+        callbacks_only: &HashMap<Id, u32>,
         now: Timestamp,
     ) -> Result<HashMap<Id, u32>, Error> {
         let per_task = self.config.max_in_flight_per_task;
         let next_tick = Timestamp(now.0 + 60_000);
         let asks = running.iter().map(|r| async move {
+            // Outside its window (D31): its calls in flight and its callbacks due, no more.
+            if let Some(callbacks) = callbacks_only.get(&r.task.id) {
+                let demand = r.task.in_flight.saturating_add(*callbacks);
+                return Ok::<_, Error>((r.task.id.clone(), demand.min(per_task)));
+            }
             let Some(source) = source_of(r) else {
                 return Ok::<_, Error>((r.task.id.clone(), r.task.in_flight.min(per_task)));
             };
@@ -392,6 +434,14 @@ impl<P: Provider> Engine<P> {
         (task.settings.schedule.open(now) || planted(Bug::ScheduleIgnored))
             && (task.settings.window_zone == WindowZone::CalledParty
                 || window_open(&task.settings, self.zone, now))
+    }
+
+    /// Whether the daily window, read in the task's zone, is all that keeps `task` from
+    /// dialling now: its callbacks may be called (D31).
+    pub(super) fn only_window_closed(&self, task: &Task, now: Timestamp) -> bool {
+        (task.settings.schedule.open(now) || planted(Bug::ScheduleIgnored))
+            && task.settings.window_zone == WindowZone::Task
+            && !window_open(&task.settings, self.zone, now)
     }
 }
 

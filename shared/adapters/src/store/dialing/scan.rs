@@ -428,6 +428,20 @@ impl Store {
             .min())
     }
 
+    /// Up to `limit` of a task's pending callbacks due at `until` at the latest (D31), earliest
+    /// first: one Query of the waiting index's rank 0.
+    pub async fn due_callbacks(
+        &self,
+        tenant: &Tenant,
+        task: &Id,
+        until: Timestamp,
+        limit: usize,
+    ) -> Result<Vec<TaskContact>, Error> {
+        let pk = keys::waiting(tenant, task);
+        self.waiting_of_rank(&pk, Some(CALLBACK_RANK), until.0, limit)
+            .await
+    }
+
     /// Up to `limit` contacts of one rank of a task's waiting index (partition `pk`), longest
     /// waiting first, due at `until` at the latest.
     async fn waiting_of_rank(
