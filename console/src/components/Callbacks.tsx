@@ -4,7 +4,7 @@ import { TaskStatus, type CallbackView, type TaskView } from '../api/types';
 import { humanize } from '../format';
 import { localInput, rfc3339 } from '../state/schedule';
 import { ErrorAlert, Status } from './Alert';
-import { useLoader } from './hooks';
+import { useAction, useLoader } from './hooks';
 import { LOOKUP_PAGE_SIZE } from './Pager';
 
 /** Tasks that take a callback (D31): a COMPLETED one is dialled again for it. */
@@ -20,39 +20,22 @@ export function Callbacks(props: { task: TaskView; callbacks: CallbackView[] | n
   const contacts = useLoader(() => API.listContacts(task.dataSourceId, { pageNum: 1, pageSize: LOOKUP_PAGE_SIZE }), [task.dataSourceId]);
   const [contactId, setContactId] = useState('');
   const [when, setWhen] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
-  const [message, setMessage] = useState<string | null>(null);
+  const { busy, message, failure, run, fail } = useAction(props.onChanged);
   const open = TAKES_CALLBACKS.has(task.status);
   const chosen = contactId || contacts.data?.rows[0]?.id || '';
-
-  async function act(work: () => Promise<unknown>, done: string) {
-    setBusy(true);
-    setError(null);
-    setMessage(null);
-    try {
-      await work();
-      setMessage(done);
-      props.onChanged();
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(false);
-    }
-  }
 
   function submit(e: Event) {
     e.preventDefault();
     const at = rfc3339(when);
-    if (!chosen) return setError(new Error('Choose a contact.'));
-    if (!at) return setError(new Error('Give the time of the callback.'));
-    void act(() => API.setCallback(task.id, chosen, at), 'Callback set.');
+    if (!chosen) return fail(new Error('Choose a contact.'));
+    if (!at) return fail(new Error('Give the time of the callback.'));
+    void run(() => API.setCallback(task.id, chosen, at), 'Callback set.');
   }
 
   return (
     <section aria-labelledby="callbacks-heading">
       <h2 id="callbacks-heading">Callbacks</h2>
-      <ErrorAlert error={error} />
+      <ErrorAlert error={failure?.error} />
       {message && <Status>{message}</Status>}
       {props.callbacks && props.callbacks.length > 0 ? (
         <table aria-labelledby="callbacks-heading">
@@ -76,7 +59,7 @@ export function Callbacks(props: { task: TaskView; callbacks: CallbackView[] | n
                 <td>{c.reason ? humanize(c.reason) : '—'}</td>
                 <td>
                   {c.status === 'PENDING' && open && (
-                    <button type="button" class="secondary small" disabled={busy} onClick={() => void act(() => API.cancelCallback(task.id, c.contactId), 'Callback cancelled.')}>
+                    <button type="button" class="secondary small" disabled={busy} onClick={() => void run(() => API.cancelCallback(task.id, c.contactId), 'Callback cancelled.')}>
                       Cancel callback to {c.phoneNumber}
                     </button>
                   )}
