@@ -55,7 +55,6 @@ impl Store {
             )
             .await?
             .into_iter()
-            .take(2)
             .map(from_item::<Snapshot>)
             .collect::<Result<Vec<_>, _>>()?;
         let Some(next) = next_snapshot(&newest, Counts::from(&task.counters), now) else {

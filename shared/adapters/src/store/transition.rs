@@ -313,6 +313,8 @@ impl Store {
             RunningCount,
         }
         let limit = self.limits.running_tasks;
+        // Its stop or failure reason, told by its event and kept in its history.
+        let reason = (change.stop_reason.clone()).or_else(|| change.fail_reason.clone());
         let event = Event::task_state_changed(
             tenant,
             change.at,
@@ -320,10 +322,7 @@ impl Store {
             from,
             change.to,
             change.operation,
-            change
-                .stop_reason
-                .clone()
-                .or_else(|| change.fail_reason.clone()),
+            reason.clone(),
         );
         let (counters_update, counters_condition, counters_expr) = counters_expression(change);
         let (counters_pk, counters_sk) = keys::task_counters(tenant, id);
@@ -344,10 +343,7 @@ impl Store {
                 let change = StateChange {
                     at: change.at,
                     status: change.to,
-                    reason: change
-                        .stop_reason
-                        .clone()
-                        .or_else(|| change.fail_reason.clone()),
+                    reason,
                 };
                 actions.put(Part::History, state_change_item(tenant, id, &change)?, None)
             })

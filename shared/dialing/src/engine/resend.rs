@@ -3,6 +3,7 @@
 //! may still be called; else left for later or never.
 
 use super::run::Callee;
+use super::tick::Reach;
 use super::Engine;
 use outbound_adapters::store::dialing::FrequencyClaim;
 use outbound_adapters::telephony::provider::{CallRequest, Provider};
@@ -46,11 +47,13 @@ impl<P: Provider> Engine<P> {
     ) -> Result<Again, Error> {
         let now = self.clock.now();
         match task.status {
-            TaskStatus::Running if self.may_dial_now(task, now) => {}
-            // A callback's call is not held by the daily window (D31).
-            TaskStatus::Running
-                if state.callback.is_some() && self.only_window_closed(task, now) => {}
-            TaskStatus::Running | TaskStatus::Paused => return Ok(Again::Later),
+            TaskStatus::Running => match self.reach(task, now) {
+                Some(Reach::Everyone) => {}
+                // A callback's call is not held by the daily window (D31).
+                Some(Reach::Callbacks) if state.callback.is_some() => {}
+                _ => return Ok(Again::Later),
+            },
+            TaskStatus::Paused => return Ok(Again::Later),
             _ => return Ok(Again::Never),
         }
         let tenant = &attempt.tenant;

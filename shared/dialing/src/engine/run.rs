@@ -5,6 +5,7 @@
 
 use super::call::Next;
 use super::completion::Completion;
+use super::tick::Reach;
 use super::Engine;
 use chrono_tz::Tz;
 use outbound_adapters::store::dialing::{Caps, Skipped, CLAIM_CHECKED_AFTER_MILLIS, SKIPS_IN_ONE};
@@ -106,16 +107,6 @@ impl Callee {
         }
     }
 }
-/// Which of a task's contacts a dial run may call now.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Reach {
-    /// Every contact due: the task's window is open (or read in each called party's zone).
-    Everyone,
-    /// Its callbacks due alone: its daily window, read in the task's zone, is closed, and does
-    /// not hold a callback's call (D31).
-    Callbacks,
-}
-
 impl<P: Provider> Engine<P> {
     /// Calls up to `budget` due contacts of one task (D13), each only when its window is open in
     /// its local time (D15), its number is not on the do-not-call list (D16) and under the
@@ -138,14 +129,9 @@ impl<P: Provider> Engine<P> {
         };
         while lost < SLICE_TRIES && started.elapsed() < RUN_DEADLINE {
             let now = self.clock.now();
-            let reach = if task.status != TaskStatus::Running {
-                break;
-            } else if self.may_dial_now(&task, now) {
-                Reach::Everyone
-            } else if self.only_window_closed(&task, now) {
-                Reach::Callbacks
-            } else {
-                break;
+            let reach = match (task.status, self.reach(&task, now)) {
+                (TaskStatus::Running, Some(reach)) => reach,
+                _ => break,
             };
             match self.dial_slice(tenant, &task, budget, now, reach).await? {
                 Slice::Done { report: done, more } => {
@@ -242,14 +228,14 @@ impl<P: Provider> Engine<P> {
                     .await?
             }
         };
-        if retries.is_empty() && fresh.is_empty() && reach == Reach::Callbacks {
-            // Its window closed: neither complete nor rest, its other contacts waiting for it.
-            return Ok(Slice::Done {
-                report,
-                more: false,
-            });
-        }
         if retries.is_empty() && fresh.is_empty() {
+            if reach == Reach::Callbacks {
+                // Its window closed: neither complete nor rest, its other contacts waiting for it.
+                return Ok(Slice::Done {
+                    report,
+                    more: false,
+                });
+            }
             // A run still in its slice has contacts without a state yet, which the check would
             // take for never-dialled ones left behind the cursor and queue under the run.
             let completion = if task.in_flight == 0 && taken == 0 {

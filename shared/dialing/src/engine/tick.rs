@@ -95,7 +95,11 @@ impl<P: Provider> Engine<P> {
         let callbacks_only = Box::pin(self.callbacks_due_outside_window(&running, now)).await?;
         running.retain(|r| {
             r.task.status == TaskStatus::Running
-                && (self.may_dial_now(&r.task, now) || callbacks_only.contains_key(&r.task.id))
+                && match self.reach(&r.task, now) {
+                    Some(Reach::Everyone) => true,
+                    Some(Reach::Callbacks) => callbacks_only.contains_key(&r.task.id),
+                    None => false,
+                }
         });
         // A pace sends runs to the agent-paced tasks alone, each to its share of all of them.
         let runs_here = |r: &RunningTask| pass == Pass::Minute || r.task.settings.agents.is_some();
@@ -296,7 +300,8 @@ impl<P: Provider> Engine<P> {
         let reads = running
             .iter()
             .filter(|r| {
-                r.task.status == TaskStatus::Running && self.only_window_closed(&r.task, now)
+                r.task.status == TaskStatus::Running
+                    && self.reach(&r.task, now) == Some(Reach::Callbacks)
             })
             .map(|r| async move {
                 let due = (self.store)
@@ -428,21 +433,31 @@ impl<P: Provider> Engine<P> {
         self.dial_jobs.send_batch(jobs).await.map(drop)
     }
 
-    /// Whether a run of `task` may find anything to call at `now`: a window read in the task's
-    /// zone is the task's alone (D13); one read in each contact's zone is checked per contact.
-    pub(super) fn may_dial_now(&self, task: &Task, now: Timestamp) -> bool {
-        (task.settings.schedule.open(now) || planted(Bug::ScheduleIgnored))
-            && (task.settings.window_zone == WindowZone::CalledParty
-                || window_open(&task.settings, self.zone, now))
+    /// Which of `task`'s contacts a run may call at `now`: none outside its schedule (D31); its
+    /// callbacks alone while its daily window, read in the task's zone, is closed (the window is
+    /// the task's alone, D13, and does not hold a callback's call, D31); otherwise every
+    /// contact due (a window read in each contact's zone is checked per contact).
+    pub(super) fn reach(&self, task: &Task, now: Timestamp) -> Option<Reach> {
+        if !task.settings.schedule.open(now) && !planted(Bug::ScheduleIgnored) {
+            return None;
+        }
+        if task.settings.window_zone == WindowZone::CalledParty
+            || window_open(&task.settings, self.zone, now)
+        {
+            Some(Reach::Everyone)
+        } else {
+            Some(Reach::Callbacks)
+        }
     }
+}
 
-    /// Whether the daily window, read in the task's zone, is all that keeps `task` from
-    /// dialling now: its callbacks may be called (D31).
-    pub(super) fn only_window_closed(&self, task: &Task, now: Timestamp) -> bool {
-        (task.settings.schedule.open(now) || planted(Bug::ScheduleIgnored))
-            && task.settings.window_zone == WindowZone::Task
-            && !window_open(&task.settings, self.zone, now)
-    }
+/// Which of a task's contacts a dial run may call now ([`Engine::reach`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Reach {
+    /// Every contact due: the task's window is open, or read in each called party's zone.
+    Everyone,
+    /// Its callbacks due alone: its daily window, read in the task's zone, is closed (D31).
+    Callbacks,
 }
 
 /// The tick's other jobs: a large recall whose job was lost, sent again after a minute (D12);
