@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { TaskStatus, type HistoryInterval, type TaskHistory } from '../src/api/types';
+import { TaskStatus, type TaskHistory } from '../src/api/types';
 import {
   campaignRange,
   dateTimeLabel,
@@ -17,18 +17,9 @@ import {
   windowSpans,
   zoneOffset,
 } from '../src/state/history';
+import { interval } from './support/history';
 
 const T = (iso: string) => Date.parse(iso);
-const interval = (from: string, to: string, calls: number, successes = 0, failures = 0, noAnswers = 0): HistoryInterval => ({
-  from,
-  to,
-  callCount: calls,
-  successCount: successes,
-  failCount: failures,
-  noAnswerCount: noAnswers,
-  abandonCount: 0,
-  callbackCount: 0,
-});
 const history = (over: Partial<TaskHistory> = {}): TaskHistory => ({
   taskId: '01JTASK',
   status: TaskStatus.RUNNING,

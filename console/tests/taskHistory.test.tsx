@@ -9,6 +9,7 @@ import { StatsChart } from '../src/components/StatsChart';
 import { FAST_POLL_MS, TaskPage } from '../src/pages/Task';
 import { fakeApi } from './support/fakeApi';
 import { wait } from './support/timers';
+import { interval } from './support/history';
 
 const TASK: TaskView = {
   id: 'task-1',
@@ -73,16 +74,6 @@ const STAT: TaskStat = {
   lastUpdateTime: '2030-01-01 12:00:00',
 };
 
-const interval = (from: string, to: string, calls: number, successes: number, failures: number, noAnswers: number) => ({
-  from,
-  to,
-  callCount: calls,
-  successCount: successes,
-  failCount: failures,
-  noAnswerCount: noAnswers,
-  abandonCount: 0,
-  callbackCount: 0,
-});
 
 const HISTORY: TaskHistory = {
   taskId: 'task-1',
