@@ -10,6 +10,7 @@
 //! (faults off) until every task is over, checking the invariants ([`invariants`]) after every
 //! step and at the end.
 
+pub mod dynamo;
 pub mod invariants;
 pub mod mailbox;
 pub mod provider;

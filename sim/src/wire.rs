@@ -59,7 +59,7 @@ impl Recorded {
 pub struct Wire {
     db: dynoxide::Database,
     mailbox: Arc<Mutex<Mailbox>>,
-    seeded: Seeded,
+    pub(crate) seeded: Seeded,
     faults: Arc<Mutex<Option<DbFaults>>>,
     recorded: Arc<Mutex<Committed>>,
 }
@@ -139,7 +139,44 @@ impl Wire {
         (400, error_body("UnknownOperationException", target))
     }
 
+    /// A DynamoDB request that came through the SDK's HTTP seam (the clients other than the
+    /// store's: the request limiter's, the table's creation), answered as DynamoDB's JSON.
     fn dynamodb(&self, operation: &str, body: &str) -> (u16, String) {
+        let written = || {
+            let request = serde_json::from_str::<serde_json::Value>(body).unwrap_or_default();
+            let items = (request["TransactItems"].as_array().into_iter().flatten())
+                .map(|action| &action["Put"]["Item"])
+                .chain([&request["Item"]]);
+            let outcomes = items
+                .filter(|item| item["event_type"]["S"] == "CallCompleted")
+                .filter_map(|item| item["detail"]["S"].as_str().map(str::to_owned))
+                .collect();
+            let token = request["ClientRequestToken"].as_str().map(str::to_owned);
+            (token, outcomes)
+        };
+        match self.apply(operation, |db| dispatch(db, operation, body), written) {
+            Ok(json) => (200, json),
+            Err(Refused::Db(error)) => (error.status_code(), error.to_json()),
+            Err(Refused::Conflict) => (400, conflict_body(body)),
+            Err(refused) => (refused.status(), error_body(refused.code(), "simulated")),
+        }
+    }
+
+    /// The latency a request waits before it applies, drawn from the seed: the seed picks how
+    /// concurrent runs, handlers and ticks interleave.
+    pub(crate) fn latency(&self) -> Duration {
+        Duration::from_micros(self.seeded.below(4_000) + 200)
+    }
+
+    /// One attempt of DynamoDB request `operation`: the seed's faults, then `run` on the
+    /// database. A write that applied is counted, and the call outcomes it committed kept
+    /// (`written`: its client request token and the `CallCompleted` details it put).
+    pub(crate) fn apply<O>(
+        &self,
+        operation: &str,
+        run: impl FnOnce(&dynoxide::Database) -> Result<O, dynoxide::DynoxideError>,
+        written: impl FnOnce() -> (Option<String>, Vec<String>),
+    ) -> Result<O, Refused> {
         let faults = *self.faults.lock().unwrap();
         let writes = matches!(
             operation,
@@ -148,33 +185,26 @@ impl Wire {
         if let Some(faults) = faults {
             if self.seeded.chance(faults.throttled) {
                 self.seeded.note(&format!("throttled {operation}"));
-                return (
-                    400,
-                    error_body("ProvisionedThroughputExceededException", "simulated"),
-                );
+                return Err(Refused::Throttled);
             }
             if operation == "TransactWriteItems" && self.seeded.chance(faults.conflict) {
                 self.seeded.note("conflict");
-                return (400, conflict_body(body));
+                return Err(Refused::Conflict);
             }
         }
-        let answer = match dispatch(&self.db, operation, body) {
-            Ok(json) => (200, json),
-            Err(error) => (error.status_code(), error.to_json()),
-        };
-        if writes && answer.0 == 200 {
+        let answer = run(&self.db).map_err(Refused::Db)?;
+        if writes {
+            let (token, outcomes) = written();
             self.recorded
                 .lock()
                 .unwrap()
-                .add(body, self.seeded.now_ms());
-        }
-        if let Some(faults) = faults {
-            if writes && answer.0 == 200 && self.seeded.chance(faults.lost_after_commit) {
+                .add(token, outcomes, self.seeded.now_ms());
+            if faults.is_some_and(|faults| self.seeded.chance(faults.lost_after_commit)) {
                 self.seeded.note(&format!("lost answer {operation}"));
-                return (500, error_body("InternalServerError", "simulated"));
+                return Err(Refused::LostAfterCommit);
             }
         }
-        answer
+        Ok(answer)
     }
 
     fn sqs(&self, operation: &str, body: &str) -> (u16, String) {
@@ -228,7 +258,7 @@ impl HttpConnector for Wire {
             .bytes()
             .map(|bytes| String::from_utf8_lossy(bytes).into_owned())
             .unwrap_or_default();
-        let latency = Duration::from_micros(wire.seeded.below(4_000) + 200);
+        let latency = wire.latency();
         HttpConnectorFuture::new(async move {
             tokio::time::sleep(latency).await;
             let (status, json) = wire.answer(&target, &body);
@@ -256,26 +286,78 @@ impl HttpClient for Wire {
 }
 
 impl Committed {
-    /// The `CallCompleted` events among the items the committed write `body` put (a
-    /// transaction's puts, or one put): the outcomes it recorded.
-    fn add(&mut self, body: &str, at: i64) {
+    /// A write applied: the call outcomes among the `CallCompleted` details it put, unless its
+    /// client request token was seen before (a transaction sent again after its answer was
+    /// lost, which DynamoDB answers as committed without applying again).
+    fn add(&mut self, token: Option<String>, details: Vec<String>, at: i64) {
         self.writes += 1;
-        let Ok(request) = serde_json::from_str::<serde_json::Value>(body) else {
-            return;
-        };
-        if let Some(token) = request["ClientRequestToken"].as_str() {
-            if !self.tokens.insert(token.to_owned()) {
+        if let Some(token) = token {
+            if !self.tokens.insert(token) {
                 return;
             }
         }
-        let items = (request["TransactItems"].as_array().into_iter().flatten())
-            .map(|action| &action["Put"]["Item"])
-            .chain([&request["Item"]]);
-        let outcomes = items
-            .filter(|item| item["event_type"]["S"] == "CallCompleted")
-            .filter_map(|item| serde_json::from_str::<Recorded>(item["detail"]["S"].as_str()?).ok())
+        let outcomes = (details.iter())
+            .filter_map(|detail| serde_json::from_str::<Recorded>(detail).ok())
             .map(|outcome| Recorded { at, ..outcome });
         self.outcomes.extend(outcomes);
+    }
+}
+
+/// Why a DynamoDB request was not answered with its output.
+#[derive(Debug)]
+pub enum Refused {
+    /// Throttled by the seed before it applied (the SDK tries it again).
+    Throttled,
+    /// A transaction the seed cancelled as conflicting, nothing applied.
+    Conflict,
+    /// A write that applied, answered with a server error (the SDK tries it again).
+    LostAfterCommit,
+    /// The database's own answer: a failed condition, a cancelled transaction, a bad request.
+    Db(dynoxide::DynoxideError),
+}
+
+impl Refused {
+    pub fn status(&self) -> u16 {
+        match self {
+            Refused::Throttled | Refused::Conflict => 400,
+            Refused::LostAfterCommit => 500,
+            Refused::Db(error) => error.status_code(),
+        }
+    }
+
+    /// The error code DynamoDB names it by.
+    pub fn code(&self) -> &str {
+        match self {
+            Refused::Throttled => "ProvisionedThroughputExceededException",
+            Refused::Conflict => "TransactionCanceledException",
+            Refused::LostAfterCommit => "InternalServerError",
+            Refused::Db(error) => {
+                let kind = error.error_type();
+                kind.rsplit_once('#').map_or(kind, |(_, code)| code)
+            }
+        }
+    }
+
+    pub fn message(&self) -> String {
+        match self {
+            Refused::Db(error) => error.to_string(),
+            Refused::Conflict => "Transaction cancelled, please refer cancellation \
+                                     reasons for specific reasons"
+                .to_owned(),
+            _ => "simulated".to_owned(),
+        }
+    }
+
+    /// Whether the SDK's standard retry tries it again: throttled, or a server error.
+    pub fn retried(&self) -> bool {
+        self.status() >= 500
+            || matches!(
+                self.code(),
+                "ProvisionedThroughputExceededException"
+                    | "ThrottlingException"
+                    | "RequestLimitExceeded"
+                    | "TransactionInProgressException"
+            )
     }
 }
 

@@ -210,7 +210,10 @@ impl World {
             ("CALL_EVENTS_QUEUE_URL", EVENTS_QUEUE),
         ]);
         let sdk = sdk_config(&wire, &seeded);
-        let app = App::with_sdk(config, &sdk);
+        // The store's requests go to the database through the store's own seam; the other
+        // clients' through the SDK's HTTP seam.
+        let store = App::store(&config, &sdk).in_process(Arc::new(wire.clone()));
+        let app = App::with_store(config, &sdk, store);
         outbound_local::provision::ensure_table(&aws_sdk_dynamodb::Client::new(&sdk), TABLE)
             .await
             .map_err(|error| format!("table: {error}"))?;

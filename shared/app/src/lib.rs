@@ -80,11 +80,16 @@ impl App {
 
     /// Builds everything from `sdk`.
     pub fn with_sdk(config: Config, sdk: &aws_config::SdkConfig) -> Self {
-        let store = Store::from_config(sdk, config.table.clone())
+        let store = Self::store(&config, sdk);
+        Self::with_store(config, sdk, store)
+    }
+
+    /// The store `config` asks for, its client built from `sdk`.
+    pub fn store(config: &Config, sdk: &aws_config::SdkConfig) -> Store {
+        Store::from_config(sdk, config.table.clone())
             .with_import_pace(config.import_wcu_per_second)
             .with_capacity_shards(config.dialing.capacity_shards)
-            .with_contact_shards(config.contact_shards);
-        Self::with_store(config, sdk, store)
+            .with_contact_shards(config.contact_shards)
     }
 
     /// Builds everything from `sdk`, over a store built elsewhere (the tests count its calls

@@ -4,6 +4,7 @@
 //! task's per-contact states, both ascending by contact id, so a task export is a merge join
 //! that never holds either partition in memory.
 
+use crate::store::SendTo;
 use super::keys::{self, HEAD, PK, SK};
 use super::shards::Merged;
 use super::slots::{held, slot_key, JobKind, FREE, SLOT_LEASE_MILLIS};
@@ -294,7 +295,7 @@ impl Store {
             .expression_attribute_names("#reason", "last_reason")
             .expression_attribute_names("#skip", "skip");
         TaskStates {
-            pages: Pages::new(query),
+            pages: Pages::new(query, self.backend.clone()),
             buffered: VecDeque::new(),
         }
     }
@@ -303,14 +304,16 @@ impl Store {
 /// One ascending Query, followed a page at a time on demand.
 struct Pages {
     query: QueryBuilder,
+    backend: super::Backend,
     start: Option<Item>,
     done: bool,
 }
 
 impl Pages {
-    fn new(query: QueryBuilder) -> Self {
+    fn new(query: QueryBuilder, backend: super::Backend) -> Self {
         Pages {
             query,
+            backend,
             start: None,
             done: false,
         }
@@ -325,7 +328,7 @@ impl Pages {
             .query
             .clone()
             .set_exclusive_start_key(self.start.take())
-            .send()
+            .send_to(&self.backend)
             .await
             .map_err(|e| Error::dependency("query", e))?;
         self.start = output.last_evaluated_key;

@@ -2,6 +2,7 @@
 //! tick keeps ([`Store::keep_snapshot`]), each expiring by its grain, and its changes of state,
 //! each written in the transaction of the change ([`state_change_item`]).
 
+use crate::store::SendTo;
 use super::keys;
 use super::{from_item, n, s, string_attr, to_item, Item, Store};
 use crate::aws::Dependency;
@@ -74,7 +75,7 @@ impl Store {
             .put_item()
             .table_name(&self.table)
             .set_item(Some(item))
-            .send()
+            .send_to(&self.backend)
             .await
             .map_err(|e| Error::dependency("keep a task's snapshot", e))?;
         Ok(Some(next))

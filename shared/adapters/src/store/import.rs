@@ -3,6 +3,7 @@
 //! about 21 write requests and `contactCount` stays exact. A phone guard remembers the import
 //! that wrote it, so a retried or re-delivered import recognises its own rows and stores none twice.
 
+use crate::store::SendTo;
 use super::contact::{field_names_update, too_many_field_names, MAX_FIELD_NAMES};
 use super::keys::{self, HEAD, PK, SK};
 use super::write_cost;
@@ -64,7 +65,7 @@ impl Store {
             .table_name(&self.table)
             .set_item(Some(to_item(import, Self::import_keys(tenant, import))?))
             .condition_expression("attribute_not_exists(pk)")
-            .send()
+            .send_to(&self.backend)
             .await
             .map_err(|e| Error::dependency("create import", e))?;
         Ok(())

@@ -9,6 +9,7 @@
 //! position: what a failure means travels with its action, wherever it sits in the transaction.
 //! A single conditional write is its own only action, labelled `()`.
 
+mod backend;
 pub mod callback;
 pub mod contact;
 pub mod counters;
@@ -34,6 +35,8 @@ mod transition;
 pub mod write_cost;
 
 use crate::aws::Dependency;
+pub use backend::{Answer, InProcessDynamoDb};
+pub(crate) use backend::{Backend, SendTo};
 use aws_sdk_dynamodb::config::http::HttpResponse;
 use aws_sdk_dynamodb::error::SdkError;
 use aws_sdk_dynamodb::types::{AttributeValue, CancellationReason, TransactWriteItem};
@@ -51,6 +54,8 @@ pub type Item = HashMap<String, AttributeValue>;
 #[derive(Clone, Debug)]
 pub struct Store {
     pub(crate) client: Client,
+    /// Where its requests go: through `client`, or to a database in this process.
+    pub(crate) backend: Backend,
     pub(crate) table: String,
     /// WCU per second an import may ask of its data source's partition ([`write_cost::WritePace`]).
     pub(crate) import_units_per_second: u32,
@@ -307,6 +312,7 @@ impl Store {
     pub fn new(client: Client, table: impl Into<String>) -> Self {
         Store {
             client,
+            backend: Backend::Sdk,
             table: table.into(),
             import_units_per_second: write_cost::DEFAULT_IMPORT_WCU_PER_SECOND,
             capacity_shards: 1,
@@ -330,6 +336,13 @@ impl Store {
     /// The same store, creating data sources with `shards` contact shards (`CONTACT_SHARDS`).
     pub fn with_contact_shards(mut self, shards: u32) -> Self {
         self.contact_shards = shards.clamp(1, shards::MAX_CONTACT_SHARDS);
+        self
+    }
+
+    /// The same store, its requests answered by `db` in this process instead of through the
+    /// SDK's client (the deterministic simulation).
+    pub fn in_process(mut self, db: std::sync::Arc<dyn InProcessDynamoDb>) -> Self {
+        self.backend = Backend::InProcess(db);
         self
     }
 
@@ -384,7 +397,7 @@ impl Store {
             .set_expression_attribute_names(expr.names(&[Some(update), condition]))
             .return_values(aws_sdk_dynamodb::types::ReturnValue::AllNew)
             .return_values_on_condition_check_failure(ALL_OLD)
-            .send()
+            .send_to(&self.backend)
             .await
             .map(|output| output.attributes.unwrap_or_default())
             .map_err(|error| WriteFailure::from_sdk(context, error))
@@ -409,7 +422,7 @@ impl Store {
                 .client
                 .transact_write_items()
                 .set_transact_items(Some(items.clone()))
-                .send()
+                .send_to(&self.backend)
                 .await;
             match result {
                 Ok(_) => return Ok(()),
@@ -465,7 +478,7 @@ impl Store {
                 .expression_attribute_names("#attribute", attribute);
         }
         let output = read
-            .send()
+            .send_to(&self.backend)
             .await
             .map_err(|e| Error::dependency("get item", e))?;
         Ok(output.item)
@@ -503,7 +516,7 @@ impl Store {
                     .client
                     .batch_get_item()
                     .request_items(&self.table, request)
-                    .send()
+                    .send_to(&self.backend)
                     .await
                     .map_err(|e| Error::dependency("batch get", e))?;
                 found.extend(
@@ -594,7 +607,7 @@ impl Store {
         loop {
             let output = build(self.client.query().table_name(&self.table))
                 .set_exclusive_start_key(start.take())
-                .send()
+                .send_to(&self.backend)
                 .await
                 .map_err(|e| Error::dependency("query", e))?;
             let more = on_page(output.items.unwrap_or_default())?;

@@ -5,6 +5,7 @@
 //! the bus; the item itself lapses a day later (TTL). The one change that is many transactions, a
 //! do-not-call file's import, puts its one event after them ([`super::Store::put_event`]).
 
+use crate::store::SendTo;
 use super::keys::{self, PK, SK};
 use super::{n, s, Actions, Item};
 use crate::aws::Dependency;
@@ -45,7 +46,7 @@ impl super::Store {
             .put_item()
             .table_name(&self.table)
             .set_item(Some(event_item(event)))
-            .send()
+            .send_to(&self.backend)
             .await
             .map_err(|e| Error::dependency("put event", e))?;
         Ok(())

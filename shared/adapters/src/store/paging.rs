@@ -9,6 +9,7 @@
 //! - `total` of an unfiltered list is a counter moved in the transactions that create and
 //!   delete its records (tenant item `COUNTS`), read only when the page does not reach the end.
 
+use crate::store::SendTo;
 use super::keys::{self, PK, SK};
 use super::{flag_attr, n, s, string_attr, Actions, Expr, Item, QueryBuilder, Store, WriteFailure};
 use crate::aws::Dependency;
@@ -274,7 +275,7 @@ impl Store {
             let output = build(self.client.query().table_name(&self.table))
                 .set_exclusive_start_key(start.take())
                 .limit(missing)
-                .send()
+                .send_to(&self.backend)
                 .await
                 .map_err(|e| Error::dependency("query", e))?;
             items.extend(output.items.unwrap_or_default());
@@ -342,7 +343,7 @@ impl Store {
                 .select(Select::Count)
                 .consistent_read(true)
                 .set_exclusive_start_key(start.take())
-                .send()
+                .send_to(&self.backend)
                 .await
                 .map_err(|e| Error::dependency("count records", e))?;
             total += output.count.max(0) as u64;

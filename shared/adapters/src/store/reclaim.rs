@@ -1,6 +1,7 @@
 //! The reclaim's reads and writes (D11): the intent stored with a delete, the items of an
 //! orphaned partition, and deleting them in batches.
 
+use crate::store::SendTo;
 use super::keys::{self, PK, SK};
 use super::shards::ContactShards;
 use super::{n, s, Item, Store};
@@ -157,7 +158,7 @@ impl Store {
             .table_name(&self.table)
             .key(PK, s(pk))
             .key(SK, s(sk))
-            .send()
+            .send_to(&self.backend)
             .await
             .map_err(|e| Error::dependency("delete item", e))?;
         Ok(())
@@ -170,7 +171,7 @@ impl Store {
                 .client
                 .batch_write_item()
                 .request_items(&self.table, requests)
-                .send()
+                .send_to(&self.backend)
                 .await
                 .map_err(|e| Error::dependency("batch write", e))?;
             requests = output

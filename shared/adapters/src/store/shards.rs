@@ -13,7 +13,7 @@
 //! one Query a shard (seldom two) and at most about 2N + 2S items read, not S times N.
 
 use super::keys::{self, PK, SK};
-use super::{s, string_attr, Item, QueryBuilder, Store};
+use super::{s, string_attr, Item, QueryBuilder, SendTo, Store};
 use crate::aws::Dependency;
 use outbound_model::error::Error;
 use outbound_model::{Id, Phone, Tenant};
@@ -89,6 +89,7 @@ impl ContactShards {
 /// the read is taken in.
 pub(crate) struct Merged {
     shards: Vec<ShardRead>,
+    backend: super::Backend,
     forward: bool,
     page: Option<i32>,
 }
@@ -139,6 +140,7 @@ impl Merged {
             .collect();
         Merged {
             shards,
+            backend: store.backend.clone(),
             forward,
             page: page.map(|page| i32::try_from(page.max(1)).unwrap_or(i32::MAX)),
         }
@@ -160,7 +162,7 @@ impl Merged {
                         .clone()
                         .set_exclusive_start_key(shard.start.clone())
                         .set_limit(self.page)
-                        .send()
+                        .send_to(&self.backend)
                 }))
                 .await
                 .map_err(|e| Error::dependency("query", e))?;

@@ -7,6 +7,7 @@
 //! background work, two minutes for work done within a request), so a job whose end was never
 //! recorded (a worker or function that died, an upload URL never used) cannot hold it for ever.
 
+use crate::store::SendTo;
 use super::keys::{self, PK, SK};
 use super::{n, s, string_attr, Expr, Item, Store, WriteFailure};
 use outbound_model::error::Error;
@@ -278,7 +279,7 @@ impl Store {
             .return_values_on_condition_check_failure(
                 aws_sdk_dynamodb::types::ReturnValuesOnConditionCheckFailure::AllOld,
             )
-            .send()
+            .send_to(&self.backend)
             .await;
         match written.map_err(|error| WriteFailure::from_sdk("hold", error)) {
             Ok(_) => Ok(Hold::Taken),
@@ -302,7 +303,7 @@ impl Store {
             .key(SK, s(sk))
             .condition_expression("job_id = :job")
             .expression_attribute_values(":job", s(job.as_str()))
-            .send()
+            .send_to(&self.backend)
             .await;
         WriteFailure::applied("release held key", deleted).map(drop)
     }

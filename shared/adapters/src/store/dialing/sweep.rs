@@ -2,6 +2,7 @@
 //! completion check: the sweep that finds contacts never dialled or not final, and queueing
 //! the never-dialled ones.
 
+use crate::store::SendTo;
 use crate::store::keys::{self, PK, SK};
 use crate::store::{n, s, string_attr, to_attribute, to_item, Expr, Store, WriteFailure};
 use aws_sdk_dynamodb::types::AttributeValue;
@@ -263,7 +264,7 @@ impl Store {
                 .table_name(&self.table)
                 .set_item(Some(item))
                 .condition_expression("attribute_not_exists(pk)")
-                .send()
+                .send_to(&self.backend)
                 .await;
             WriteFailure::applied("queue never-dialled contact", result)?;
         }
