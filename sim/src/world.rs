@@ -178,6 +178,9 @@ impl World {
         let reconcile_after = 60 * (1 + seeded.below(5));
         // Dial runs a minute, 1-4: the later ones pace agent-paced tasks again (D30).
         let runs_per_tick = 1 + seeded.below(4);
+        // The running-task and calls-in-flight indexes' partitions: 1, 2, 4 or 16 (the
+        // deployments' own), each read by every sweep.
+        let index_partitions = [1, 2, 4, 16][seeded.below(4) as usize];
         let config = Config::from_lookup(|name| {
             Some(match name {
                 "TABLE_NAME" => TABLE.into(),
@@ -195,6 +198,7 @@ impl World {
                 "DIAL_MAX_IN_FLIGHT_PER_TASK" => per_task.to_string(),
                 "DIAL_RATE_PER_SECOND" => rate.to_string(),
                 "DIAL_RUNS_PER_TICK" => runs_per_tick.to_string(),
+                "DIAL_INDEX_PARTITIONS" => index_partitions.to_string(),
                 _ => return None,
             })
         })
@@ -227,7 +231,8 @@ impl World {
         let router = outbound_api::local_api(app).map_err(|error| format!("api: {error}"))?;
         seeded.note(&format!(
             "world: {shards} shards, {max_in_flight} in flight, {per_task} a task, {rate}/s, \
-             reconciled after {reconcile_after} s, {runs_per_tick} runs a tick"
+             reconciled after {reconcile_after} s, {runs_per_tick} runs a tick, \
+             {index_partitions} index partitions"
         ));
         let mut world = World {
             seed,

@@ -89,6 +89,7 @@ impl App {
         Store::from_config(sdk, config.table.clone())
             .with_import_pace(config.import_wcu_per_second)
             .with_capacity_shards(config.dialing.capacity_shards)
+            .with_index_partitions(config.dialing.index_partitions)
             .with_contact_shards(config.contact_shards)
     }
 

@@ -297,14 +297,15 @@ pub fn rate_second(epoch_second: i64) -> String {
     format!("RATE#{epoch_second}")
 }
 
-/// How many partitions the running-task, calls-in-flight and reclaim indexes are spread over,
-/// so one tenant with thousands of running tasks is not one hot key. (A "shard" is a record's
-/// own key spread over partitions: contact shards, capacity shards.)
+/// How many partitions the reclaim index is spread over, and by default the running-task and
+/// calls-in-flight indexes (`DIAL_INDEX_PARTITIONS`), so one tenant with thousands of running
+/// tasks is not one hot key. (A "shard" is a record's own key spread over partitions: contact
+/// shards, capacity shards.)
 pub const INDEX_PARTITIONS: u32 = 16;
 
-/// The index partition of a record, from its key.
-pub fn index_partition_of(key: &str) -> u32 {
-    fnv1a(key) % INDEX_PARTITIONS
+/// The partition of a record's entry in an index spread over `partitions`, from its key.
+pub fn index_partition_of(key: &str, partitions: u32) -> u32 {
+    fnv1a(key) % partitions.max(1)
 }
 
 /// FNV-1a of `key`: stable across processes and releases, so a shard chosen by it today is

@@ -67,6 +67,9 @@ pub struct Store {
     /// The shards of the data sources seen so far, by partition key: fixed once a data source
     /// exists, so kept for the life of the process ([`Store::shards`]).
     pub(crate) shard_counts: std::sync::Arc<std::sync::Mutex<HashMap<String, u32>>>,
+    /// Partitions the running-task and calls-in-flight indexes are spread over
+    /// (`DIAL_INDEX_PARTITIONS`).
+    pub(crate) index_partitions: u32,
     /// What one tenant may hold (D26), enforced on its counts in the creating transactions.
     pub(crate) limits: outbound_model::limits::TenantLimits,
 }
@@ -316,6 +319,7 @@ impl Store {
             table: table.into(),
             import_units_per_second: write_cost::DEFAULT_IMPORT_WCU_PER_SECOND,
             capacity_shards: 1,
+            index_partitions: keys::INDEX_PARTITIONS,
             contact_shards: shards::DEFAULT_CONTACT_SHARDS,
             shard_counts: Default::default(),
             limits: Default::default(),
@@ -344,6 +348,18 @@ impl Store {
     pub fn in_process(mut self, db: std::sync::Arc<dyn InProcessDynamoDb>) -> Self {
         self.backend = Backend::InProcess(db);
         self
+    }
+
+    /// The same store, its running-task and calls-in-flight indexes spread over `partitions`.
+    pub fn with_index_partitions(mut self, partitions: u32) -> Self {
+        self.index_partitions = partitions.max(1);
+        self
+    }
+
+    /// Partitions the running-task and calls-in-flight indexes are spread over: a sweep of
+    /// either reads each.
+    pub fn index_partitions(&self) -> u32 {
+        self.index_partitions
     }
 
     /// The same store, its dialing counters spread over `shards` partitions.

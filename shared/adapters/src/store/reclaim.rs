@@ -15,7 +15,7 @@ use outbound_model::{Id, Timestamp};
 fn intent_key(job: &ReclaimJob) -> (String, String) {
     let (kind, tenant, id) = job.parts();
     let sk = format!("{kind}#{tenant}#{id}");
-    (keys::reclaim_partition(keys::index_partition_of(&sk)), sk)
+    (keys::reclaim_partition(keys::index_partition_of(&sk, keys::INDEX_PARTITIONS)), sk)
 }
 
 /// The intent item written in the same transaction as the delete.

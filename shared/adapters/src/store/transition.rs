@@ -72,6 +72,7 @@ fn transition_expression(
     from: TaskStatus,
     change: &Transition,
     place: RunPlace,
+    index_partitions: u32,
 ) -> (String, String, Expr) {
     let mut sets = vec!["#status = :to", "updated_at = :at"];
     let mut expr = Expr::default()
@@ -120,7 +121,7 @@ fn transition_expression(
         expr = expr
             .value(
                 ":run_pk",
-                s(keys::running_partition(keys::index_partition_of(&entry))),
+                s(keys::running_partition(keys::index_partition_of(&entry, index_partitions))),
             )
             .value(":run_sk", s(format!("{}#{entry}", keys::tenant(tenant))));
     }
@@ -301,7 +302,7 @@ impl Store {
             RunPlace::GiveBack { .. } => RunPlace::GiveBack { counted },
             place => place,
         };
-        let (update, condition, expr) = transition_expression(tenant, id, from, change, place);
+        let (update, condition, expr) = transition_expression(tenant, id, from, change, place, self.index_partitions);
         let (pk, sk) = (keys::tenant(tenant), keys::task(id));
         #[derive(PartialEq)]
         enum Part {

@@ -36,6 +36,12 @@ pub struct DialerConfig {
     /// (`DIAL_CAPACITY_SHARDS`, default 1, 1-64), each holding its part of both caps: above a
     /// hundred or so calls a second one partition's write limit is the ceiling.
     pub capacity_shards: u32,
+    /// Partitions the running-task and calls-in-flight indexes are spread over
+    /// (`DIAL_INDEX_PARTITIONS`, default 16, 1-64), so that thousands of running tasks are not
+    /// one hot key; a tick reads each. Fixed for a table's life: each entry's partition is a
+    /// hash of its key modulo this number, and one written under another number is not found
+    /// where the engine looks.
+    pub index_partitions: u32,
     /// Contacts one recall job applies before it hands the rest to the next job through the
     /// dial queue (`DIAL_RECALL_CHUNK`, default 1,000, 10-10,000).
     pub recall_chunk: usize,
@@ -91,6 +97,7 @@ impl Default for DialerConfig {
             max_call: Duration::from_secs(43_200),
             sweep_page: 2_000,
             capacity_shards: 1,
+            index_partitions: 16,
             recall_chunk: 1_000,
             runs_per_tick: 1,
             dial_workers: 20,
@@ -210,6 +217,7 @@ impl DialerConfig {
             )?),
             sweep_page: number("DIAL_SWEEP_PAGE", defaults.sweep_page as u64, 10, 10_000)? as usize,
             capacity_shards: small("DIAL_CAPACITY_SHARDS", defaults.capacity_shards, 1, 64)?,
+            index_partitions: small("DIAL_INDEX_PARTITIONS", defaults.index_partitions, 1, 64)?,
             recall_chunk: number(
                 "DIAL_RECALL_CHUNK",
                 defaults.recall_chunk as u64,

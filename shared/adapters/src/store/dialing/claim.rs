@@ -356,7 +356,7 @@ impl Store {
         let in_flight = [
             (
                 keys::GSI2_PK,
-                keys::in_flight_partition(keys::index_partition_of(&pk)),
+                keys::in_flight_partition(keys::index_partition_of(&pk, self.index_partitions)),
             ),
             (
                 keys::GSI2_SK,

@@ -48,7 +48,7 @@ impl Store {
     /// consistent; the dialer reads each task again before it calls), with their counters: one
     /// Query a shard, then one BatchGetItem per 100 tasks that keep them apart.
     pub async fn running_tasks(&self) -> Result<Vec<RunningTask>, Error> {
-        let shards = (0..keys::INDEX_PARTITIONS).map(|shard| self.running_task_items(shard));
+        let shards = (0..self.index_partitions).map(|shard| self.running_task_items(shard));
         let items = futures::future::try_join_all(shards)
             .await?
             .into_iter()
