@@ -23,8 +23,14 @@ fn play(part: u64) {
     }
     let mut failed = Vec::new();
     let (mut calls, mut played) = (0, 0);
+    let began = std::time::Instant::now();
+    // Where the time goes: the part's seed that took longest, and how long.
+    let mut slowest = (std::time::Duration::ZERO, 0);
     for seed in seeds(part) {
-        match run(seed) {
+        let seed_began = std::time::Instant::now();
+        let result = run(seed);
+        slowest = slowest.max((seed_began.elapsed(), seed));
+        match result {
             Ok(outcome) => {
                 calls += outcome.calls;
                 played += 1;
@@ -38,7 +44,13 @@ fn play(part: u64) {
             }
         }
     }
-    eprintln!("part {part}: {played} seeds kept every promise, {calls} calls placed");
+    eprintln!(
+        "part {part}: {played} seeds kept every promise, {calls} calls placed, in {:.1} s \
+         (the slowest, seed {}: {} ms)",
+        began.elapsed().as_secs_f64(),
+        slowest.1,
+        slowest.0.as_millis()
+    );
     assert!(failed.is_empty(), "seeds that broke a promise: {failed:?}");
 }
 
