@@ -118,7 +118,12 @@ macro_rules! generic_refusal {
         }
     )*};
 }
-generic_refusal!(GetItemError, QueryError, BatchGetItemError, BatchWriteItemError);
+generic_refusal!(
+    GetItemError,
+    QueryError,
+    BatchGetItemError,
+    BatchWriteItemError
+);
 
 macro_rules! conditional_refusal {
     ($($error:ident),*) => {$(
@@ -145,15 +150,16 @@ conditional_refusal!(PutItemError, UpdateItemError, DeleteItemError);
 impl FromRefused for TransactWriteItemsError {
     fn from_refused(refused: &Refused, actions: usize) -> Self {
         let reasons: Vec<sdk::CancellationReason> = match refused {
-            Refused::Db(DynoxideError::TransactionCanceledException(_, reasons)) => (reasons.iter())
-                .map(|reason| {
-                    sdk::CancellationReason::builder()
-                        .code(&reason.code)
-                        .set_message(reason.message.clone())
-                        .set_item(reason.item.clone().map(sdk_item))
-                        .build()
-                })
-                .collect(),
+            Refused::Db(DynoxideError::TransactionCanceledException(_, reasons)) => (reasons
+                .iter())
+            .map(|reason| {
+                sdk::CancellationReason::builder()
+                    .code(&reason.code)
+                    .set_message(reason.message.clone())
+                    .set_item(reason.item.clone().map(sdk_item))
+                    .build()
+            })
+            .collect(),
             Refused::Conflict => (0..actions)
                 .map(|_| {
                     sdk::CancellationReason::builder()
@@ -216,7 +222,9 @@ impl Request for TransactWriteItemsInput {
 /// The details of the `CallCompleted` events among `items` (the outbox's, D20).
 fn outcomes_in<'a>(items: impl Iterator<Item = &'a SdkItem>) -> Vec<String> {
     items
-        .filter(|item| matches!(item.get("event_type"), Some(Sdk::S(kind)) if kind == "CallCompleted"))
+        .filter(
+            |item| matches!(item.get("event_type"), Some(Sdk::S(kind)) if kind == "CallCompleted"),
+        )
         .filter_map(|item| match item.get("detail") {
             Some(Sdk::S(detail)) => Some(detail.clone()),
             _ => None,
@@ -246,7 +254,8 @@ impl Wire {
                 tokio::time::sleep(wire.latency()).await;
                 let answer = wire.apply(operation, |db| apply(db, &input), || input.written());
                 let status = answer.as_ref().map_or_else(Refused::status, |_| 200);
-                wire.seeded.note(&format!("DynamoDB_20120810.{operation} {status}"));
+                wire.seeded
+                    .note(&format!("DynamoDB_20120810.{operation} {status}"));
                 match answer {
                     Ok(output) => return Ok(output),
                     Err(refused) if refused.retried() && attempt < ATTEMPTS => {
@@ -257,7 +266,10 @@ impl Wire {
                             status.try_into().expect("a valid status"),
                             SdkBody::empty(),
                         );
-                        return Err(SdkError::service_error(E::from_refused(&refused, input.actions()), raw));
+                        return Err(SdkError::service_error(
+                            E::from_refused(&refused, input.actions()),
+                            raw,
+                        ));
                     }
                 }
             }
@@ -364,10 +376,7 @@ impl InProcessDynamoDb for Wire {
                 ..Default::default()
             })?;
             Ok(QueryOutput::builder()
-                .set_items(
-                    (answer.items)
-                        .map(|items| items.into_iter().map(sdk_item).collect()),
-                )
+                .set_items((answer.items).map(|items| items.into_iter().map(sdk_item).collect()))
                 .count(i32::try_from(answer.count).unwrap_or(i32::MAX))
                 .scanned_count(i32::try_from(answer.scanned_count).unwrap_or(i32::MAX))
                 .set_last_evaluated_key(answer.last_evaluated_key.map(sdk_item))
@@ -455,12 +464,18 @@ impl InProcessDynamoDb for Wire {
                         let built = match (put.into_iter().next(), delete.into_iter().next()) {
                             (Some(item), _) => sdk::WriteRequest::builder()
                                 .put_request(
-                                    sdk::PutRequest::builder().set_item(Some(item)).build().ok()?,
+                                    sdk::PutRequest::builder()
+                                        .set_item(Some(item))
+                                        .build()
+                                        .ok()?,
                                 )
                                 .build(),
                             (None, Some(key)) => sdk::WriteRequest::builder()
                                 .delete_request(
-                                    sdk::DeleteRequest::builder().set_key(Some(key)).build().ok()?,
+                                    sdk::DeleteRequest::builder()
+                                        .set_key(Some(key))
+                                        .build()
+                                        .ok()?,
                                 )
                                 .build(),
                             (None, None) => return None,
@@ -502,7 +517,6 @@ impl InProcessDynamoDb for Wire {
                         return_values_on_condition_check_failure: on_failure(
                             &put.return_values_on_condition_check_failure,
                         ),
-                        ..Default::default()
                     }),
                     update: action.update.as_ref().map(|update| TransactUpdate {
                         table_name: update.table_name.clone(),
@@ -510,26 +524,20 @@ impl InProcessDynamoDb for Wire {
                         update_expression: update.update_expression.clone(),
                         condition_expression: update.condition_expression.clone(),
                         expression_attribute_names: update.expression_attribute_names.clone(),
-                        expression_attribute_values: dx_values(
-                            &update.expression_attribute_values,
-                        ),
+                        expression_attribute_values: dx_values(&update.expression_attribute_values),
                         return_values_on_condition_check_failure: on_failure(
                             &update.return_values_on_condition_check_failure,
                         ),
-                        ..Default::default()
                     }),
                     delete: action.delete.as_ref().map(|delete| TransactDelete {
                         table_name: delete.table_name.clone(),
                         key: dx_item(&delete.key),
                         condition_expression: delete.condition_expression.clone(),
                         expression_attribute_names: delete.expression_attribute_names.clone(),
-                        expression_attribute_values: dx_values(
-                            &delete.expression_attribute_values,
-                        ),
+                        expression_attribute_values: dx_values(&delete.expression_attribute_values),
                         return_values_on_condition_check_failure: on_failure(
                             &delete.return_values_on_condition_check_failure,
                         ),
-                        ..Default::default()
                     }),
                     condition_check: action.condition_check.as_ref().map(|check| {
                         TransactConditionCheck {
@@ -543,7 +551,6 @@ impl InProcessDynamoDb for Wire {
                             return_values_on_condition_check_failure: on_failure(
                                 &check.return_values_on_condition_check_failure,
                             ),
-                            ..Default::default()
                         }
                     }),
                 })
@@ -555,5 +562,71 @@ impl InProcessDynamoDb for Wire {
             })?;
             Ok(TransactWriteItemsOutput::builder().build())
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use aws_sdk_dynamodb::error::ProvideErrorMetadata;
+
+    #[test]
+    fn every_kind_of_attribute_comes_back_as_it_went() {
+        let item: SdkItem = [
+            ("s", Sdk::S("text".into())),
+            ("n", Sdk::N("-1.5".into())),
+            ("b", Sdk::B(vec![0, 255].into())),
+            ("bool", Sdk::Bool(true)),
+            ("null", Sdk::Null(true)),
+            ("ss", Sdk::Ss(vec!["a".into(), "b".into()])),
+            ("ns", Sdk::Ns(vec!["1".into(), "2".into()])),
+            ("bs", Sdk::Bs(vec![vec![1].into(), vec![2].into()])),
+            ("l", Sdk::L(vec![Sdk::S("x".into()), Sdk::N("3".into())])),
+            ("m", Sdk::M([("inner".to_owned(), Sdk::Bool(false))].into())),
+        ]
+        .into_iter()
+        .map(|(name, value)| (name.to_owned(), value))
+        .collect();
+        assert_eq!(sdk_item(dx_item(&item)), item);
+    }
+
+    /// The store tells a failed condition from an outage by the SDK's typed errors and codes:
+    /// the database in the process answers with the same ones.
+    #[test]
+    fn refusals_come_back_as_the_sdk_would_type_them() {
+        let stored: DxItem = [("pk".to_owned(), Dx::S("T#a".into()))].into();
+        let failed = Refused::Db(DynoxideError::ConditionalCheckFailedException(
+            "The conditional request failed".into(),
+            Some(stored),
+        ));
+        match PutItemError::from_refused(&failed, 1) {
+            PutItemError::ConditionalCheckFailedException(error) => {
+                assert_eq!(error.code(), Some("ConditionalCheckFailedException"));
+                assert_eq!(
+                    error.item().and_then(|item| item.get("pk")),
+                    Some(&Sdk::S("T#a".into()))
+                );
+            }
+            other => panic!("not typed as a failed condition: {other:?}"),
+        }
+        match TransactWriteItemsError::from_refused(&Refused::Conflict, 3) {
+            TransactWriteItemsError::TransactionCanceledException(error) => {
+                let codes: Vec<_> = (error.cancellation_reasons().iter())
+                    .map(|reason| reason.code().unwrap_or_default())
+                    .collect();
+                assert_eq!(codes, ["TransactionConflict"; 3]);
+            }
+            other => panic!("not a cancelled transaction: {other:?}"),
+        }
+        let throttled = GetItemError::from_refused(&Refused::Throttled, 1);
+        assert_eq!(
+            throttled.code(),
+            Some("ProvisionedThroughputExceededException")
+        );
+        assert!(Refused::Throttled.retried() && Refused::LostAfterCommit.retried());
+        assert_eq!(Refused::LostAfterCommit.status(), 500);
+        let wrong = Refused::Db(DynoxideError::ValidationException("bad".into()));
+        assert!(!wrong.retried() && !failed.retried() && !Refused::Conflict.retried());
+        assert_eq!(wrong.code(), "ValidationException");
     }
 }

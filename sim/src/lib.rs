@@ -1,6 +1,6 @@
 //! The deterministic simulation (D28): the real engine, the real store code and the real API run
-//! in one process on one thread, over an embedded DynamoDB reached through the SDK's own HTTP
-//! seam ([`wire`]), in-process queues with SQS's semantics ([`mailbox`]) and a provider that
+//! in one process on one thread, over an embedded DynamoDB reached through the store's own seam
+//! ([`dynamo`], [`wire`]), in-process queues with SQS's semantics ([`mailbox`]) and a provider that
 //! keeps its own log of what it placed ([`provider`]), under virtual time. Everything that
 //! varies comes from one seed: the world ([`world`]), the faults, the latencies that decide how
 //! concurrent runs interleave, which handlers die at which await. One seed, one trace: the

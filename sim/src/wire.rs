@@ -1,10 +1,13 @@
-//! The wire: the SDK's HTTP client seam, answered in this process. DynamoDB requests go to an
-//! embedded dynoxide database (its own request and answer types, no socket); SQS sends go to the
-//! [`Mailbox`]. Each request first waits a latency drawn from the seed (virtual time), so the
+//! The wire: the embedded dynoxide database and the [`Mailbox`], and the SDK's HTTP client seam
+//! answered in this process (no socket). The store reaches the database through its own seam
+//! ([`crate::dynamo`]); the service's other clients through the HTTP seam: SQS sends go to the
+//! mailbox, DynamoDB requests (the request limiter's, the table's creation) to the database as
+//! DynamoDB's JSON. Each request first waits a latency drawn from the seed (virtual time), so the
 //! seed picks how concurrent runs, handlers and ticks interleave; and while faults are on, the
-//! seed throttles requests before they apply, answers a committed write with a server error,
-//! and cancels transactions as conflicting. It keeps every call outcome the store committed (the
-//! `CallCompleted` events its outbox took, D20), for the end's per-attempt check.
+//! seed throttles DynamoDB requests before they apply, answers a committed write with a server
+//! error, and cancels transactions as conflicting ([`Wire::apply`], whichever seam). It keeps
+//! every call outcome the store committed (the `CallCompleted` events its outbox took, D20), for
+//! the end's per-attempt check.
 
 use crate::mailbox::Mailbox;
 use crate::Seeded;

@@ -749,7 +749,10 @@ fn task_items(tenant: &Tenant, task: &Task) -> Result<Vec<outbound_adapters::sto
     if task.status == TaskStatus::Running {
         item.insert(
             keys::GSI1_PK.into(),
-            s(keys::running_partition(keys::index_partition_of(&sk, keys::INDEX_PARTITIONS))),
+            s(keys::running_partition(keys::index_partition_of(
+                &sk,
+                keys::INDEX_PARTITIONS,
+            ))),
         );
         item.insert(keys::GSI1_SK.into(), s(format!("{pk}#{sk}")));
     }

@@ -12,8 +12,8 @@
 use aws_sdk_dynamodb::config::http::HttpResponse;
 use aws_sdk_dynamodb::error::SdkError;
 use aws_sdk_dynamodb::operation::{
-    batch_get_item::{builders::BatchGetItemFluentBuilder, BatchGetItemError, BatchGetItemInput},
     batch_get_item::BatchGetItemOutput,
+    batch_get_item::{builders::BatchGetItemFluentBuilder, BatchGetItemError, BatchGetItemInput},
     batch_write_item::{
         builders::BatchWriteItemFluentBuilder, BatchWriteItemError, BatchWriteItemInput,
         BatchWriteItemOutput,

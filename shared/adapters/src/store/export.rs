@@ -4,7 +4,6 @@
 //! task's per-contact states, both ascending by contact id, so a task export is a merge join
 //! that never holds either partition in memory.
 
-use crate::store::SendTo;
 use super::keys::{self, HEAD, PK, SK};
 use super::shards::Merged;
 use super::slots::{held, slot_key, JobKind, FREE, SLOT_LEASE_MILLIS};
@@ -13,6 +12,7 @@ use super::{
     WriteFailure,
 };
 use crate::aws::Dependency;
+use crate::store::SendTo;
 use outbound_model::contact::status;
 use outbound_model::error::Error;
 use outbound_model::event::Event;

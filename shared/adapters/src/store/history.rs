@@ -2,10 +2,10 @@
 //! tick keeps ([`Store::keep_snapshot`]), each expiring by its grain, and its changes of state,
 //! each written in the transaction of the change ([`state_change_item`]).
 
-use crate::store::SendTo;
 use super::keys;
 use super::{from_item, n, s, string_attr, to_item, Item, Store};
 use crate::aws::Dependency;
+use crate::store::SendTo;
 use outbound_model::error::Error;
 use outbound_model::history::{next_snapshot, Counts, Snapshot, StateChange};
 use outbound_model::{Id, Task, Tenant, Timestamp};

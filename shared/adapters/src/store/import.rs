@@ -3,12 +3,12 @@
 //! about 21 write requests and `contactCount` stays exact. A phone guard remembers the import
 //! that wrote it, so a retried or re-delivered import recognises its own rows and stores none twice.
 
-use crate::store::SendTo;
 use super::contact::{field_names_update, too_many_field_names, MAX_FIELD_NAMES};
 use super::keys::{self, HEAD, PK, SK};
 use super::write_cost;
 use super::{from_item, n, s, string_attr, to_item, Actions, Expr, Item, Store, WriteFailure};
 use crate::aws::Dependency;
+use crate::store::SendTo;
 use outbound_model::error::Error;
 use outbound_model::event::Event;
 use outbound_model::import::ParsedRow;

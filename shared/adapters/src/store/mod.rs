@@ -35,12 +35,12 @@ mod transition;
 pub mod write_cost;
 
 use crate::aws::Dependency;
-pub use backend::{Answer, InProcessDynamoDb};
-pub(crate) use backend::{Backend, SendTo};
 use aws_sdk_dynamodb::config::http::HttpResponse;
 use aws_sdk_dynamodb::error::SdkError;
 use aws_sdk_dynamodb::types::{AttributeValue, CancellationReason, TransactWriteItem};
 use aws_sdk_dynamodb::Client;
+pub use backend::{Answer, InProcessDynamoDb};
+pub(crate) use backend::{Backend, SendTo};
 use outbound_model::error::Error;
 use serde::de::DeserializeOwned;
 use serde::Serialize;

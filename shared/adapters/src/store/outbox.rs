@@ -5,10 +5,10 @@
 //! the bus; the item itself lapses a day later (TTL). The one change that is many transactions, a
 //! do-not-call file's import, puts its one event after them ([`super::Store::put_event`]).
 
-use crate::store::SendTo;
 use super::keys::{self, PK, SK};
 use super::{n, s, Actions, Item};
 use crate::aws::Dependency;
+use crate::store::SendTo;
 use outbound_model::error::Error;
 use outbound_model::event::{Event, EventEntry};
 use serde::Deserialize;

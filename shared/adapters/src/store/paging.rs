@@ -9,10 +9,10 @@
 //! - `total` of an unfiltered list is a counter moved in the transactions that create and
 //!   delete its records (tenant item `COUNTS`), read only when the page does not reach the end.
 
-use crate::store::SendTo;
 use super::keys::{self, PK, SK};
 use super::{flag_attr, n, s, string_attr, Actions, Expr, Item, QueryBuilder, Store, WriteFailure};
 use crate::aws::Dependency;
+use crate::store::SendTo;
 use aws_sdk_dynamodb::types::{AttributeValue, Select};
 use outbound_model::error::Error;
 use outbound_model::page::{Page, PageQuery, Start};

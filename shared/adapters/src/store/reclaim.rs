@@ -1,11 +1,11 @@
 //! The reclaim's reads and writes (D11): the intent stored with a delete, the items of an
 //! orphaned partition, and deleting them in batches.
 
-use crate::store::SendTo;
 use super::keys::{self, PK, SK};
 use super::shards::ContactShards;
 use super::{n, s, Item, Store};
 use crate::aws::Dependency;
+use crate::store::SendTo;
 use aws_sdk_dynamodb::types::{DeleteRequest, WriteRequest};
 use outbound_model::error::Error;
 use outbound_model::reclaim::ReclaimJob;
@@ -15,7 +15,10 @@ use outbound_model::{Id, Timestamp};
 fn intent_key(job: &ReclaimJob) -> (String, String) {
     let (kind, tenant, id) = job.parts();
     let sk = format!("{kind}#{tenant}#{id}");
-    (keys::reclaim_partition(keys::index_partition_of(&sk, keys::INDEX_PARTITIONS)), sk)
+    (
+        keys::reclaim_partition(keys::index_partition_of(&sk, keys::INDEX_PARTITIONS)),
+        sk,
+    )
 }
 
 /// The intent item written in the same transaction as the delete.

@@ -7,9 +7,9 @@
 //! background work, two minutes for work done within a request), so a job whose end was never
 //! recorded (a worker or function that died, an upload URL never used) cannot hold it for ever.
 
-use crate::store::SendTo;
 use super::keys::{self, PK, SK};
 use super::{n, s, string_attr, Expr, Item, Store, WriteFailure};
+use crate::store::SendTo;
 use outbound_model::error::Error;
 use outbound_model::limits::Limited;
 use outbound_model::{Id, Tenant, Timestamp};

@@ -121,7 +121,10 @@ fn transition_expression(
         expr = expr
             .value(
                 ":run_pk",
-                s(keys::running_partition(keys::index_partition_of(&entry, index_partitions))),
+                s(keys::running_partition(keys::index_partition_of(
+                    &entry,
+                    index_partitions,
+                ))),
             )
             .value(":run_sk", s(format!("{}#{entry}", keys::tenant(tenant))));
     }
@@ -302,7 +305,8 @@ impl Store {
             RunPlace::GiveBack { .. } => RunPlace::GiveBack { counted },
             place => place,
         };
-        let (update, condition, expr) = transition_expression(tenant, id, from, change, place, self.index_partitions);
+        let (update, condition, expr) =
+            transition_expression(tenant, id, from, change, place, self.index_partitions);
         let (pk, sk) = (keys::tenant(tenant), keys::task(id));
         #[derive(PartialEq)]
         enum Part {

@@ -318,7 +318,8 @@ impl<P: Provider> Engine<P> {
     /// Every call in flight due a look now: a claim whose provider id was not saved soon after
     /// it (in doubt, D28), a placed call a reconcile time after it. One Query per shard.
     async fn stale_calls(&self, now: Timestamp) -> Result<Vec<(Tenant, Id, TaskContact)>, Error> {
-        let shards = (0..self.store.index_partitions()).map(|shard| self.store.stale_calls(shard, now));
+        let shards =
+            (0..self.store.index_partitions()).map(|shard| self.store.stale_calls(shard, now));
         Ok(futures::future::try_join_all(shards)
             .await?
             .into_iter()

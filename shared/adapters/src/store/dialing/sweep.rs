@@ -2,8 +2,8 @@
 //! completion check: the sweep that finds contacts never dialled or not final, and queueing
 //! the never-dialled ones.
 
-use crate::store::SendTo;
 use crate::store::keys::{self, PK, SK};
+use crate::store::SendTo;
 use crate::store::{n, s, string_attr, to_attribute, to_item, Expr, Store, WriteFailure};
 use aws_sdk_dynamodb::types::AttributeValue;
 use outbound_model::error::Error;
