@@ -82,6 +82,11 @@ fn sdk_item(item: DxItem) -> SdkItem {
     item.into_iter().map(|(k, v)| (k, to_sdk(v))).collect()
 }
 
+/// One of the SDK's enumerations (`ReturnValue`, `Select`, ...) as DynamoDB spells it.
+fn named<T: AsRef<str>>(value: &Option<T>) -> Option<String> {
+    value.as_ref().map(|value| value.as_ref().to_owned())
+}
+
 fn dx_values(values: &Option<SdkItem>) -> Option<DxItem> {
     values.as_ref().map(dx_item)
 }
@@ -299,14 +304,13 @@ impl InProcessDynamoDb for Wire {
             let answer = db.put_item(actions::put_item::PutItemRequest {
                 table_name: input.table_name.clone().unwrap_or_default(),
                 item: input.item.as_ref().map(dx_item).unwrap_or_default(),
-                return_values: input.return_values.as_ref().map(|r| r.as_str().to_owned()),
+                return_values: named(&input.return_values),
                 condition_expression: input.condition_expression.clone(),
                 expression_attribute_names: input.expression_attribute_names.clone(),
                 expression_attribute_values: dx_values(&input.expression_attribute_values),
-                return_values_on_condition_check_failure: (input
-                    .return_values_on_condition_check_failure
-                    .as_ref())
-                .map(|r| r.as_str().to_owned()),
+                return_values_on_condition_check_failure: named(
+                    &input.return_values_on_condition_check_failure,
+                ),
                 ..Default::default()
             })?;
             Ok(PutItemOutput::builder()
@@ -324,11 +328,10 @@ impl InProcessDynamoDb for Wire {
                 condition_expression: input.condition_expression.clone(),
                 expression_attribute_names: input.expression_attribute_names.clone(),
                 expression_attribute_values: dx_values(&input.expression_attribute_values),
-                return_values: input.return_values.as_ref().map(|r| r.as_str().to_owned()),
-                return_values_on_condition_check_failure: (input
-                    .return_values_on_condition_check_failure
-                    .as_ref())
-                .map(|r| r.as_str().to_owned()),
+                return_values: named(&input.return_values),
+                return_values_on_condition_check_failure: named(
+                    &input.return_values_on_condition_check_failure,
+                ),
                 ..Default::default()
             })?;
             Ok(UpdateItemOutput::builder()
@@ -342,14 +345,13 @@ impl InProcessDynamoDb for Wire {
             let answer = db.delete_item(actions::delete_item::DeleteItemRequest {
                 table_name: input.table_name.clone().unwrap_or_default(),
                 key: input.key.as_ref().map(dx_item).unwrap_or_default(),
-                return_values: input.return_values.as_ref().map(|r| r.as_str().to_owned()),
+                return_values: named(&input.return_values),
                 condition_expression: input.condition_expression.clone(),
                 expression_attribute_names: input.expression_attribute_names.clone(),
                 expression_attribute_values: dx_values(&input.expression_attribute_values),
-                return_values_on_condition_check_failure: (input
-                    .return_values_on_condition_check_failure
-                    .as_ref())
-                .map(|r| r.as_str().to_owned()),
+                return_values_on_condition_check_failure: named(
+                    &input.return_values_on_condition_check_failure,
+                ),
                 ..Default::default()
             })?;
             Ok(DeleteItemOutput::builder()
@@ -371,7 +373,7 @@ impl InProcessDynamoDb for Wire {
                 scan_index_forward: input.scan_index_forward.unwrap_or(true),
                 limit: input.limit.and_then(|limit| usize::try_from(limit).ok()),
                 exclusive_start_key: dx_values(&input.exclusive_start_key),
-                select: input.select.as_ref().map(|s| s.as_str().to_owned()),
+                select: named(&input.select),
                 consistent_read: input.consistent_read,
                 ..Default::default()
             })?;
@@ -503,9 +505,6 @@ impl InProcessDynamoDb for Wire {
                 TransactConditionCheck, TransactDelete, TransactPut, TransactUpdate,
                 TransactWriteItem,
             };
-            let on_failure = |r: &Option<sdk::ReturnValuesOnConditionCheckFailure>| {
-                r.as_ref().map(|r| r.as_str().to_owned())
-            };
             let transact_items = (input.transact_items.iter().flatten())
                 .map(|action| TransactWriteItem {
                     put: action.put.as_ref().map(|put| TransactPut {
@@ -514,7 +513,7 @@ impl InProcessDynamoDb for Wire {
                         condition_expression: put.condition_expression.clone(),
                         expression_attribute_names: put.expression_attribute_names.clone(),
                         expression_attribute_values: dx_values(&put.expression_attribute_values),
-                        return_values_on_condition_check_failure: on_failure(
+                        return_values_on_condition_check_failure: named(
                             &put.return_values_on_condition_check_failure,
                         ),
                     }),
@@ -525,7 +524,7 @@ impl InProcessDynamoDb for Wire {
                         condition_expression: update.condition_expression.clone(),
                         expression_attribute_names: update.expression_attribute_names.clone(),
                         expression_attribute_values: dx_values(&update.expression_attribute_values),
-                        return_values_on_condition_check_failure: on_failure(
+                        return_values_on_condition_check_failure: named(
                             &update.return_values_on_condition_check_failure,
                         ),
                     }),
@@ -535,7 +534,7 @@ impl InProcessDynamoDb for Wire {
                         condition_expression: delete.condition_expression.clone(),
                         expression_attribute_names: delete.expression_attribute_names.clone(),
                         expression_attribute_values: dx_values(&delete.expression_attribute_values),
-                        return_values_on_condition_check_failure: on_failure(
+                        return_values_on_condition_check_failure: named(
                             &delete.return_values_on_condition_check_failure,
                         ),
                     }),
@@ -548,7 +547,7 @@ impl InProcessDynamoDb for Wire {
                             expression_attribute_values: dx_values(
                                 &check.expression_attribute_values,
                             ),
-                            return_values_on_condition_check_failure: on_failure(
+                            return_values_on_condition_check_failure: named(
                                 &check.return_values_on_condition_check_failure,
                             ),
                         }

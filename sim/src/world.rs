@@ -525,7 +525,10 @@ impl World {
         let calm_began = self.seeded.now_ms();
         loop {
             let running = self.running().await?;
-            if running.is_empty() && self.mailbox.lock().unwrap().waiting(EVENTS_QUEUE) == 0 {
+            if running.is_empty()
+                && self.mailbox.lock().unwrap().waiting(EVENTS_QUEUE) == 0
+                && !self.calls_unsettled().await?
+            {
                 break;
             }
             if self.seeded.now_ms() >= calm_ends {
@@ -911,6 +914,21 @@ impl World {
             }
         }
         Ok(running)
+    }
+
+    /// Whether any call is still without its outcome in the store (the calls-in-flight index):
+    /// a stopped task's start in doubt waits for its outcome, or to be settled, after its task
+    /// ended.
+    async fn calls_unsettled(&self) -> Result<bool, String> {
+        let store = &self.engine.store;
+        for partition in 0..store.index_partitions() {
+            let calls = (store.stale_calls(partition, Timestamp(i64::MAX)).await)
+                .map_err(|error| format!("read the calls in flight: {error}"))?;
+            if !calls.is_empty() {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 
     /// How many writes the database has applied.
