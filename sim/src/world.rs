@@ -554,8 +554,9 @@ impl World {
                 }
                 let in_flight = self.engine.store.calls_in_flight().await;
                 return Err(format!(
-                    "tasks still running {CALM_MINUTES} minutes after the faults stopped \
-                     (the service's calls in flight: {in_flight:?}): {}",
+                    "tasks still running, or calls without their outcome, {CALM_MINUTES} \
+                     minutes after the faults stopped (the service's calls in flight: \
+                     {in_flight:?}): {}",
                     stuck.join("\n")
                 ));
             }
