@@ -143,20 +143,11 @@ impl Wire {
     }
 
     /// A DynamoDB request that came through the SDK's HTTP seam (the clients other than the
-    /// store's: the request limiter's, the table's creation), answered as DynamoDB's JSON.
+    /// store's: the request limiter's, the table's creation), answered as DynamoDB's JSON. None
+    /// of them records a call's outcome: the store's writes, which do, come through its own
+    /// seam ([`crate::dynamo`]).
     fn dynamodb(&self, operation: &str, body: &str) -> (u16, String) {
-        let written = || {
-            let request = serde_json::from_str::<serde_json::Value>(body).unwrap_or_default();
-            let items = (request["TransactItems"].as_array().into_iter().flatten())
-                .map(|action| &action["Put"]["Item"])
-                .chain([&request["Item"]]);
-            let outcomes = items
-                .filter(|item| item["event_type"]["S"] == "CallCompleted")
-                .filter_map(|item| item["detail"]["S"].as_str().map(str::to_owned))
-                .collect();
-            let token = request["ClientRequestToken"].as_str().map(str::to_owned);
-            (token, outcomes)
-        };
+        let written = || (None, Vec::new());
         match self.apply(operation, |db| dispatch(db, operation, body), written) {
             Ok(json) => (200, json),
             Err(Refused::Db(error)) => (error.status_code(), error.to_json()),

@@ -97,7 +97,7 @@ impl Default for DialerConfig {
             max_call: Duration::from_secs(43_200),
             sweep_page: 2_000,
             capacity_shards: 1,
-            index_partitions: 16,
+            index_partitions: outbound_adapters::store::keys::INDEX_PARTITIONS,
             recall_chunk: 1_000,
             runs_per_tick: 1,
             dial_workers: 20,

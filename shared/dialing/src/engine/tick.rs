@@ -121,7 +121,7 @@ impl<P: Provider> Engine<P> {
         // The calls in flight due a look (D28), read before the shares: a start in doubt that
         // gave back its places is sent again by its reconcile job, and takes a place again.
         let stale = match pass {
-            Pass::Minute => Box::pin(self.stale_calls(now)).await?,
+            Pass::Minute => Box::pin(self.store.stale_calls(now)).await?,
             Pass::Pace => Vec::new(),
         };
         let mut resent: HashMap<Id, u32> = HashMap::new();
@@ -312,18 +312,6 @@ impl<P: Provider> Engine<P> {
             .await?
             .into_iter()
             .filter(|(_, due)| *due > 0)
-            .collect())
-    }
-
-    /// Every call in flight due a look now: a claim whose provider id was not saved soon after
-    /// it (in doubt, D28), a placed call a reconcile time after it. One Query per shard.
-    async fn stale_calls(&self, now: Timestamp) -> Result<Vec<(Tenant, Id, TaskContact)>, Error> {
-        let shards =
-            (0..self.store.index_partitions()).map(|shard| self.store.stale_calls(shard, now));
-        Ok(futures::future::try_join_all(shards)
-            .await?
-            .into_iter()
-            .flatten()
             .collect())
     }
 

@@ -318,9 +318,24 @@ impl Store {
         WriteFailure::took_effect(written).map(drop)
     }
 
-    /// Calls of one shard still without an outcome that were due a look before `before` (D13,
-    /// D28: the in-flight index orders them by when they are next to be looked at).
+    /// Every call still without an outcome that was due a look before `before` (D13, D28: a
+    /// claim whose provider id was not saved soon after it, a placed call a reconcile time after
+    /// it), from the shards of the calls-in-flight index read at once: one Query a shard.
     pub async fn stale_calls(
+        &self,
+        before: Timestamp,
+    ) -> Result<Vec<(Tenant, Id, TaskContact)>, Error> {
+        let shards = (0..self.index_partitions).map(|shard| self.stale_calls_of(shard, before));
+        Ok(futures::future::try_join_all(shards)
+            .await?
+            .into_iter()
+            .flatten()
+            .collect())
+    }
+
+    /// [`Store::stale_calls`] of one shard: the in-flight index orders its calls by when they
+    /// are next to be looked at.
+    async fn stale_calls_of(
         &self,
         shard: u32,
         before: Timestamp,
