@@ -8,9 +8,12 @@
 //! transaction's client request token itself, and a transaction sent without one gets one here,
 //! the same for each of its attempts, as the SDK gives it.
 //!
+//! The request limiter's requests come through this seam too, each tried once
+//! ([`Wire::without_retries`]), as its client is built without retries.
+//!
 //! No serialising, signing or orchestrating: that is most of what a request costs through the
-//! SDK's HTTP seam ([`crate::wire`]), which the service's other clients (SQS, the request
-//! limiter, the table's creation) still take.
+//! SDK's HTTP seam ([`crate::wire`]), which the service's other clients (SQS, the table's
+//! creation) still take.
 
 use crate::wire::{Refused, Wire};
 use aws_sdk_dynamodb::config::http::HttpResponse;
@@ -37,7 +40,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 /// Attempts of one request, the first included: the SDK's standard retry.
-const ATTEMPTS: u32 = 3;
+pub(crate) const ATTEMPTS: u32 = 3;
 
 type SdkItem = HashMap<String, Sdk>;
 type DxItem = HashMap<String, Dx>;
@@ -263,7 +266,7 @@ impl Wire {
                     .note(&format!("DynamoDB_20120810.{operation} {status}"));
                 match answer {
                     Ok(output) => return Ok(output),
-                    Err(refused) if refused.retried() && attempt < ATTEMPTS => {
+                    Err(refused) if refused.retried() && attempt < wire.attempts => {
                         tokio::time::sleep(Duration::from_secs(1 << (attempt - 1))).await;
                     }
                     Err(refused) => {

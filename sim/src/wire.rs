@@ -1,8 +1,8 @@
 //! The wire: the embedded dynoxide database and the [`Mailbox`], and the SDK's HTTP client seam
-//! answered in this process (no socket). The store reaches the database through its own seam
-//! ([`crate::dynamo`]); the service's other clients through the HTTP seam: SQS sends go to the
-//! mailbox, DynamoDB requests (the request limiter's, the table's creation) to the database as
-//! DynamoDB's JSON. Each request first waits a latency drawn from the seed (virtual time), so the
+//! answered in this process (no socket). The store and the request limiter reach the database
+//! through the store's own seam ([`crate::dynamo`]); the service's other clients through the
+//! HTTP seam: SQS sends go to the mailbox, the table's creation to the database as DynamoDB's
+//! JSON. Each request first waits a latency drawn from the seed (virtual time), so the
 //! seed picks how concurrent runs, handlers and ticks interleave; and while faults are on, the
 //! seed throttles DynamoDB requests before they apply, answers a committed write with a server
 //! error, and cancels transactions as conflicting ([`Wire::apply`], whichever seam). It keeps
@@ -65,6 +65,8 @@ pub struct Wire {
     pub(crate) seeded: Seeded,
     faults: Arc<Mutex<Option<DbFaults>>>,
     recorded: Arc<Mutex<Committed>>,
+    /// Attempts of one request of the store's seam, the first included.
+    pub(crate) attempts: u32,
 }
 
 /// The outcomes committed, and the transactions' idempotency tokens seen: a transaction sent
@@ -104,6 +106,16 @@ impl Wire {
             seeded,
             faults: Arc::new(Mutex::new(None)),
             recorded: Arc::default(),
+            attempts: crate::dynamo::ATTEMPTS,
+        }
+    }
+
+    /// The same database, each request through the store's seam tried once: the request
+    /// limiter's client, which the service builds without retries.
+    pub fn without_retries(&self) -> Wire {
+        Wire {
+            attempts: 1,
+            ..self.clone()
         }
     }
 
@@ -142,10 +154,9 @@ impl Wire {
         (400, error_body("UnknownOperationException", target))
     }
 
-    /// A DynamoDB request that came through the SDK's HTTP seam (the clients other than the
-    /// store's: the request limiter's, the table's creation), answered as DynamoDB's JSON. None
-    /// of them records a call's outcome: the store's writes, which do, come through its own
-    /// seam ([`crate::dynamo`]).
+    /// A DynamoDB request that came through the SDK's HTTP seam (the table's creation),
+    /// answered as DynamoDB's JSON. None records a call's outcome: the store's writes, which
+    /// do, come through its own seam ([`crate::dynamo`]).
     fn dynamodb(&self, operation: &str, body: &str) -> (u16, String) {
         let written = || (None, Vec::new());
         match self.apply(operation, |db| dispatch(db, operation, body), written) {

@@ -10,6 +10,8 @@ use crate::wire::{DbFaults, Wire};
 use crate::{Outcome, Seeded};
 use axum::body::Body;
 use chrono_tz::Tz;
+use outbound_adapters::store::rate::RequestLimiter;
+use outbound_adapters::store::Store;
 use outbound_app::config::Config;
 use outbound_app::App;
 use outbound_dialing::engine::Engine;
@@ -214,10 +216,19 @@ impl World {
             ("CALL_EVENTS_QUEUE_URL", EVENTS_QUEUE),
         ]);
         let sdk = sdk_config(&wire, &seeded);
-        // The store's requests go to the database through the store's own seam; the other
-        // clients' through the SDK's HTTP seam.
+        // The store's requests, and the request limiter's (tried once, as its client is built),
+        // go to the database through the store's own seam; the other clients' through the
+        // SDK's HTTP seam.
         let store = App::store(&config, &sdk).in_process(Arc::new(wire.clone()));
-        let app = App::with_store(config, &sdk, store);
+        let limiter = RequestLimiter::over(
+            Store::new(
+                aws_sdk_dynamodb::Client::new(&sdk),
+                config.rate_table.clone(),
+            )
+            .in_process(Arc::new(wire.without_retries())),
+            config.tenant_limits.requests,
+        );
+        let app = App::with_store_and_limiter(config, &sdk, store, limiter);
         outbound_local::provision::ensure_table(&aws_sdk_dynamodb::Client::new(&sdk), TABLE)
             .await
             .map_err(|error| format!("table: {error}"))?;

@@ -17,9 +17,9 @@ use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouter};
 /// Whether a router also builds the OpenAPI description of its routes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ApiDoc {
-    /// The description too: the local server and the contract.
+    /// The description too: the contract ([`crate::contract::document`]).
     Built,
-    /// The routes alone: the functions.
+    /// The routes alone: the functions and the local server.
     Skipped,
 }
 

@@ -96,18 +96,29 @@ impl App {
     /// Builds everything from `sdk`, over a store built elsewhere (the tests count its calls
     /// and set its pace).
     pub fn with_store(config: Config, sdk: &aws_config::SdkConfig, store: Store) -> Self {
-        let store = store.with_tenant_limits(config.tenant_limits);
-        let blob = Blob::from_config(sdk, config.bucket.clone(), config.s3_force_path_style);
-        let sqs = {
-            let sdk = sdk.clone();
-            Lazy::new(move || timing::sqs(&sdk))
-        };
         let limiter = RequestLimiter::from_config(
             sdk,
             config.rate_table.clone(),
             config.tenant_limits.requests,
             config.limiter_timeout,
         );
+        Self::with_store_and_limiter(config, sdk, store, limiter)
+    }
+
+    /// [`App::with_store`], with a request limiter built elsewhere too (the simulation's, over
+    /// its database in the process).
+    pub fn with_store_and_limiter(
+        config: Config,
+        sdk: &aws_config::SdkConfig,
+        store: Store,
+        limiter: RequestLimiter,
+    ) -> Self {
+        let store = store.with_tenant_limits(config.tenant_limits);
+        let blob = Blob::from_config(sdk, config.bucket.clone(), config.s3_force_path_style);
+        let sqs = {
+            let sdk = sdk.clone();
+            Lazy::new(move || timing::sqs(&sdk))
+        };
         App(Arc::new(AppParts {
             limiter,
             reclaim: Queue::new(sqs.clone(), Some(config.reclaim_queue_url.clone())),
