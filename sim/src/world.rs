@@ -183,6 +183,9 @@ impl World {
         // The running-task and calls-in-flight indexes' partitions: 1, 2, 4 or 16 (the
         // deployments' own), each read by every sweep.
         let index_partitions = [1, 2, 4, 16][seeded.below(4) as usize];
+        // The partitions a data source's contacts are spread over: 1, 2, 4 or the deployments'
+        // 8, each read by a run's read of contacts in order.
+        let contact_shards = [1, 2, 4, 8][seeded.below(4) as usize];
         let config = Config::from_lookup(|name| {
             Some(match name {
                 "TABLE_NAME" => TABLE.into(),
@@ -201,6 +204,7 @@ impl World {
                 "DIAL_RATE_PER_SECOND" => rate.to_string(),
                 "DIAL_RUNS_PER_TICK" => runs_per_tick.to_string(),
                 "DIAL_INDEX_PARTITIONS" => index_partitions.to_string(),
+                "CONTACT_SHARDS" => contact_shards.to_string(),
                 _ => return None,
             })
         })
@@ -243,7 +247,7 @@ impl World {
         seeded.note(&format!(
             "world: {shards} shards, {max_in_flight} in flight, {per_task} a task, {rate}/s, \
              reconciled after {reconcile_after} s, {runs_per_tick} runs a tick, \
-             {index_partitions} index partitions"
+             {index_partitions} index partitions, {contact_shards} contact shards"
         ));
         let mut world = World {
             seed,
