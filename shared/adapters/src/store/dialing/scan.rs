@@ -368,7 +368,8 @@ impl Store {
     /// ones by recall priority, then plain retries, each longest waiting first, then those
     /// parked outside their window: any parked under rules older than `rules_at` (judged again
     /// now, D24), then those whose window opens by `now`. One Query per rank, bounded so a
-    /// contact not yet due is never read, stopping once `limit` are found (D13).
+    /// contact not yet due is never read, stopping once `limit` are found (D13); a rank below
+    /// the index's first key holds nothing and is not read ([`Store::first_waiting_key`]).
     pub async fn due_retries(
         &self,
         tenant: &Tenant,
@@ -378,31 +379,42 @@ impl Store {
         rules_at: Timestamp,
     ) -> Result<Vec<TaskContact>, Error> {
         let pk = keys::waiting(tenant, task);
+        let Some(lowest) = self.first_waiting_key(&pk).await? else {
+            return Ok(Vec::new());
+        };
+        let holds = |last: &str| last >= lowest.as_str();
         let mut states = Vec::new();
         for rank in WAITING_RANKS {
             if states.len() >= limit {
                 break;
+            }
+            if !holds(&keys::waiting_order(rank, now.0)) {
+                continue;
             }
             let found = self
                 .waiting_of_rank(&pk, rank, now.0, limit - states.len())
                 .await?;
             states.extend(found);
         }
-        if states.len() < limit {
+        let (stale_first, stale_before) = parked_under_older_rules(rules_at);
+        if states.len() < limit && holds(&stale_before) {
             // Judging parked contacts again never takes more than half a run (at least one), so
             // a change that wakes a great many of them does not hold fresh contacts back.
             let rejudged = (limit - states.len()).min(limit.div_ceil(2));
-            let (first, before) = parked_under_older_rules(rules_at);
-            let stale = self.waiting_between(&pk, &first, &before, rejudged).await?;
+            let stale = self
+                .waiting_between(&pk, &stale_first, &stale_before, rejudged)
+                .await?;
             // Judged again now: the window they wait for was read under rules since changed.
             states.extend(stale.into_iter().map(|state| TaskContact {
                 next_attempt_at: Some(now),
                 ..state
             }));
         }
-        if states.len() < limit {
-            let first = keys::parked_order(rules_at.0, 0);
-            let last = keys::parked_order(rules_at.0, now.0);
+        let (first, last) = (
+            keys::parked_order(rules_at.0, 0),
+            keys::parked_order(rules_at.0, now.0),
+        );
+        if states.len() < limit && holds(&last) {
             let open = self
                 .waiting_between(&pk, &first, &last, limit - states.len())
                 .await?;
@@ -411,8 +423,8 @@ impl Store {
         Ok(states)
     }
 
-    /// When the earliest of the task's waiting contacts is due: one Query of one item per rank,
-    /// at once (D19), whatever the number waiting.
+    /// When the earliest of the task's waiting contacts is due: the index's first key, then one
+    /// Query of one item per rank at or after it, at once (D19), whatever the number waiting.
     /// A contact parked under rules older than `rules_at` is due since then (D24).
     pub async fn earliest_waiting(
         &self,
@@ -421,17 +433,32 @@ impl Store {
         rules_at: Timestamp,
     ) -> Result<Option<Timestamp>, Error> {
         let pk = keys::waiting(tenant, task);
+        let Some(lowest) = self.first_waiting_key(&pk).await? else {
+            return Ok(None);
+        };
         let (stale_first, stale_before) = parked_under_older_rules(rules_at);
         let parked = (
             keys::parked_order(rules_at.0, 0),
             keys::parked_order(rules_at.0, MAX_MILLIS),
         );
+        // A range that ends before the first key holds nothing: it is not read.
+        let (pk, lowest) = (pk.as_str(), lowest.as_str());
+        let first_of = |first: String, last: String| async move {
+            match last.as_str() >= lowest {
+                true => self.waiting_between(pk, &first, &last, 1).await,
+                false => Ok(Vec::new()),
+            }
+        };
+        let ranks = WAITING_RANKS.map(|rank| {
+            first_of(
+                keys::waiting_order(rank, 0),
+                keys::waiting_order(rank, MAX_MILLIS),
+            )
+        });
         let (firsts, stale, parked) = futures::future::try_join3(
-            futures::future::try_join_all(
-                WAITING_RANKS.map(|rank| self.waiting_of_rank(&pk, rank, MAX_MILLIS, 1)),
-            ),
-            self.waiting_between(&pk, &stale_first, &stale_before, 1),
-            self.waiting_between(&pk, &parked.0, &parked.1, 1),
+            futures::future::try_join_all(ranks),
+            first_of(stale_first, stale_before),
+            first_of(parked.0, parked.1),
         )
         .await?;
         Ok(firsts
@@ -501,19 +528,30 @@ impl Store {
     /// Whether any contact of the task waits for a retry or a recall call, due or not.
     pub async fn any_waiting(&self, tenant: &Tenant, task: &Id) -> Result<bool, Error> {
         let pk = keys::waiting(tenant, task);
+        Ok(self.first_waiting_key(&pk).await?.is_some())
+    }
+
+    /// The first sort key of a task's waiting index (partition `pk`), none when nothing waits:
+    /// one Query of one key. The ranks sort in the order they are called, so no range that ends
+    /// before it holds anything, and a read of one is left out (most of a run's and a tick's
+    /// Queries of the index, when few contacts wait; the key alone is read, due or not).
+    async fn first_waiting_key(&self, pk: &str) -> Result<Option<String>, Error> {
         let items = self
             .query_all(
                 |query| {
                     query
                         .index_name(keys::GSI1)
                         .key_condition_expression("gsi1pk = :pk")
-                        .expression_attribute_values(":pk", s(&pk))
-                        .projection_expression("pk, sk")
+                        .expression_attribute_values(":pk", s(pk))
+                        .projection_expression(keys::GSI1_SK)
                 },
                 Some(1),
             )
             .await?;
-        Ok(!items.is_empty())
+        Ok(items
+            .first()
+            .and_then(|item| string_attr(item, keys::GSI1_SK))
+            .map(str::to_owned))
     }
 
     /// Up to `limit` contacts of a data source created after the one with sort key `after`,
