@@ -1528,3 +1528,62 @@ async fn judging_parked_contacts_again_takes_at_most_half_a_run() {
         "half of 100 holds them all"
     );
 }
+
+/// D13: a task's waiting index is read from its first key. With nothing waiting, a run's read of
+/// its due contacts and the tick's earliest-waiting read are one Query each (they were nine);
+/// with contacts parked outside their window only the parked ranges at or after that key are
+/// read, and what they answer is what every rank read would have answered.
+#[tokio::test]
+async fn the_waiting_index_is_read_from_its_first_key() {
+    let rig = rig().await;
+    // Twelve Los Angeles numbers: their 10:00-20:00 window has not opened there yet.
+    let numbers: Vec<String> = (0..12).map(|n| format!("+1213555{n:04}")).collect();
+    let contacts: Vec<(&str, Value)> = numbers.iter().map(|n| (n.as_str(), json!({}))).collect();
+    let window = json!({"dailyStartTime": "10:00", "dailyEndTime": "20:00"});
+    let (task, _) = rig.running(&contacts, window).await;
+    let (owner, task_id) = (tenant(OWNER), id(&task));
+    let store = &rig.engine.store;
+    let rules_at = store.settings(&owner).await.unwrap().rules_at;
+    let rules_at = rules_at.unwrap_or(Timestamp(0));
+    let now = rig.clock.now();
+
+    rig.api.calls.take();
+    let due = store.due_retries(&owner, &task_id, now, 10, rules_at).await;
+    assert_eq!((due.unwrap().len(), rig.api.calls.take()), (0, 1));
+    let earliest = store.earliest_waiting(&owner, &task_id, rules_at).await;
+    assert_eq!((earliest.unwrap(), rig.api.calls.take()), (None, 1));
+    assert!(!store.any_waiting(&owner, &task_id).await.unwrap());
+
+    // The first run parks what its room reached, each until its window opens.
+    rig.api.dial_round(&rig.engine).await;
+    assert!(rig.placed().is_empty());
+    assert_eq!(rig.api.stored_task_contacts(OWNER, &task).await.len(), 10);
+    rig.api.calls.take();
+    let due = store.due_retries(&owner, &task_id, now, 10, rules_at).await;
+    assert_eq!(
+        (due.unwrap().len(), rig.api.calls.take()),
+        (0, 1),
+        "the first key is a parked contact not due: no range before it, nor the one up to now, is read"
+    );
+    let earliest = store.earliest_waiting(&owner, &task_id, rules_at).await;
+    let opens = earliest
+        .unwrap()
+        .expect("the parked contacts' window opens");
+    assert!(opens > now, "{opens:?} after {now:?}");
+    assert_eq!(
+        rig.api.calls.take(),
+        2,
+        "the first key, then the parked range alone"
+    );
+    assert!(store.any_waiting(&owner, &task_id).await.unwrap());
+    rig.api.calls.take();
+    let later = Timestamp(opens.0);
+    let due = store
+        .due_retries(&owner, &task_id, later, 10, rules_at)
+        .await;
+    assert_eq!(
+        (due.unwrap().len(), rig.api.calls.take()),
+        (10, 2),
+        "at their window's opening every parked contact is due: the first key and the parked range"
+    );
+}
