@@ -631,4 +631,42 @@ mod tests {
         assert!(!wrong.retried() && !failed.retried() && !Refused::Conflict.retried());
         assert_eq!(wrong.code(), "ValidationException");
     }
+
+    /// A throttled request is tried three times, as the SDK's standard retry does, except
+    /// through [`Wire::without_retries`] (the request limiter's client): once, then refused.
+    #[test]
+    fn the_limiters_requests_are_tried_once() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .start_paused(true)
+            .build()
+            .expect("a runtime");
+        let attempts = |wire: Wire| {
+            wire.set_faults(Some(crate::wire::DbFaults {
+                throttled: 10_000,
+                lost_after_commit: 0,
+                conflict: 0,
+            }));
+            let input = GetItemInput::builder()
+                .table_name("t")
+                .key("pk", Sdk::S("a".into()))
+                .key("sk", Sdk::S("b".into()))
+                .build()
+                .expect("an input");
+            let answer = runtime.block_on(wire.get_item(input));
+            let refused = answer.expect_err("every attempt is throttled");
+            assert_eq!(
+                refused.code(),
+                Some("ProvisionedThroughputExceededException")
+            );
+            // Each attempt notes its throttle and its status.
+            wire.seeded.trace().1 / 2
+        };
+        let wire = || {
+            let seeded = crate::Seeded::new(1, 0);
+            Wire::new(std::sync::Arc::default(), seeded)
+        };
+        assert_eq!(attempts(wire()), u64::from(ATTEMPTS));
+        assert_eq!(attempts(wire().without_retries()), 1);
+    }
 }
