@@ -1481,17 +1481,22 @@ async fn a_change_that_opens_a_window_reaches_parked_contacts_at_the_next_tick()
     );
 }
 
+/// A running task of twelve Los Angeles numbers whose 10:00-20:00 window has not opened there
+/// yet: its first run parks them.
+async fn before_its_window_in_los_angeles(rig: &Rig) -> String {
+    let numbers: Vec<String> = (0..12).map(|n| format!("+1213555{n:04}")).collect();
+    let contacts: Vec<(&str, Value)> = numbers.iter().map(|n| (n.as_str(), json!({}))).collect();
+    let window = json!({"dailyStartTime": "10:00", "dailyEndTime": "20:00"});
+    rig.running(&contacts, window).await.0
+}
+
 /// D24 (#34's engine read, item 2): after a change of the rules, contacts parked under the
 /// older ones are judged again at most half a run's room at a time (at least one), so a change
 /// that wakes a great many of them never takes a whole run from the fresh contacts.
 #[tokio::test]
 async fn judging_parked_contacts_again_takes_at_most_half_a_run() {
     let rig = rig().await;
-    // Twelve Los Angeles numbers, parked: their 10:00-20:00 window has not opened there yet.
-    let numbers: Vec<String> = (0..12).map(|n| format!("+1213555{n:04}")).collect();
-    let contacts: Vec<(&str, Value)> = numbers.iter().map(|n| (n.as_str(), json!({}))).collect();
-    let window = json!({"dailyStartTime": "10:00", "dailyEndTime": "20:00"});
-    let (task, _) = rig.running(&contacts, window).await;
+    let task = before_its_window_in_los_angeles(&rig).await;
     rig.api.dial_round(&rig.engine).await;
     assert!(rig.placed().is_empty());
     let (owner, task_id) = (tenant(OWNER), id(&task));
@@ -1536,11 +1541,7 @@ async fn judging_parked_contacts_again_takes_at_most_half_a_run() {
 #[tokio::test]
 async fn the_waiting_index_is_read_from_its_first_key() {
     let rig = rig().await;
-    // Twelve Los Angeles numbers: their 10:00-20:00 window has not opened there yet.
-    let numbers: Vec<String> = (0..12).map(|n| format!("+1213555{n:04}")).collect();
-    let contacts: Vec<(&str, Value)> = numbers.iter().map(|n| (n.as_str(), json!({}))).collect();
-    let window = json!({"dailyStartTime": "10:00", "dailyEndTime": "20:00"});
-    let (task, _) = rig.running(&contacts, window).await;
+    let task = before_its_window_in_los_angeles(&rig).await;
     let (owner, task_id) = (tenant(OWNER), id(&task));
     let store = &rig.engine.store;
     let rules_at = store.settings(&owner).await.unwrap().rules_at;
