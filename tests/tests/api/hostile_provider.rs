@@ -55,6 +55,55 @@ async fn doubt_rig() -> Rig {
     .await
 }
 
+/// A rig whose calls are reconciled a minute after their claim and live at most an hour, each
+/// connected for 8 s of wall time: still live when the next reconcile asks.
+async fn late_resend_rig() -> Rig {
+    rig_with(|s| {
+        s.reconcile_after = Duration::from_secs(60);
+        s.max_call = Duration::from_secs(3600);
+        s.simulated.delay = Duration::from_secs(8);
+    })
+    .await
+}
+
+/// The queue `sales` of the owner, with one agent handling a call in 5 s.
+async fn one_agent_on_sales(rig: &Rig) {
+    rig.api.seed_queues(OWNER, &["sales"]).await;
+    let answer = rig
+        .api
+        .http
+        .post(format!("{}/local/agents", rig.api.base))
+        .json(&json!({"queueId": "sales", "agents": 1, "handleSeconds": 5}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 200);
+}
+
+/// The connected call of `contact`'s first attempt, placed by a re-send: a minute later it still
+/// waits for its outcome (never given up as "no outcome"); once it has ended (`ends_in` of wall
+/// time) it is recorded answered, its one attempt, and no call is left in flight.
+async fn recorded_once_ended(rig: &Rig, task: &str, contact: &str, ends_in: Duration) {
+    rig.clock.advance(MINUTE);
+    round(rig).await;
+    let state = &rig.api.stored_task_contacts(OWNER, task).await[contact];
+    assert_eq!(
+        (state.in_call, state.last_reason),
+        (Some(1), None),
+        "a connected call waits for its outcome: {state:?}"
+    );
+    tokio::time::sleep(ends_in).await;
+    minutes(rig, 3).await;
+    let state = &rig.api.stored_task_contacts(OWNER, task).await[contact];
+    assert_eq!(
+        (state.attempts, state.last_reason, state.in_call),
+        (1, Some(Reason::Answered), None),
+        "{}",
+        rig.diagnostics(task).await
+    );
+    assert_eq!(rig.engine.store.calls_in_flight().await.unwrap(), 0);
+}
+
 /// A task (`maxDialCount` 1) over one contact of `number` whose start is in doubt (the run sends
 /// a failed start again at once; the second failure leaves it in doubt), paused, and reconciled a
 /// minute later: its places given back, the attempt still in flight. The task's id and the
@@ -512,13 +561,7 @@ async fn a_start_in_doubt_whose_number_is_listed_is_settled_once_no_call_may_be_
 /// deterministic simulation found it (an answered call recorded "no outcome").
 #[tokio::test]
 async fn a_call_placed_by_a_late_resend_is_recorded_with_its_own_outcome() {
-    let rig = rig_with(|s| {
-        s.reconcile_after = Duration::from_secs(60);
-        s.max_call = Duration::from_secs(3600);
-        // Connected for 8 s of wall time: still live when the next reconcile asks.
-        s.simulated.delay = Duration::from_secs(8);
-    })
-    .await;
+    let rig = late_resend_rig().await;
     let (task, ids) = released_in_doubt(&rig, "+12125553950").await;
     rig.clock.advance(Duration::from_secs(2 * 3600));
     round(&rig).await;
@@ -533,16 +576,7 @@ async fn a_call_placed_by_a_late_resend_is_recorded_with_its_own_outcome() {
         1,
         "placed by the re-send"
     );
-    rig.clock.advance(MINUTE);
-    round(&rig).await;
-    let state = &rig.api.stored_task_contacts(OWNER, &task).await[&ids[0]];
-    assert_eq!(
-        (state.in_call, state.last_reason),
-        (Some(1), None),
-        "a connected call waits for its outcome: {state:?}"
-    );
-    tokio::time::sleep(Duration::from_secs(9)).await;
-    minutes(&rig, 3).await;
+    recorded_once_ended(&rig, &task, &ids[0], Duration::from_secs(9)).await;
     let stored = rig.api.stored_task(OWNER, &task).await;
     assert_eq!(
         (
@@ -556,12 +590,6 @@ async fn a_call_placed_by_a_late_resend_is_recorded_with_its_own_outcome() {
         "{}",
         rig.diagnostics(&task).await
     );
-    let state = &rig.api.stored_task_contacts(OWNER, &task).await[&ids[0]];
-    assert_eq!(
-        (state.attempts, state.last_reason, state.in_call),
-        (1, Some(Reason::Answered), None)
-    );
-    assert_eq!(rig.engine.store.calls_in_flight().await.unwrap(), 0);
 }
 
 /// D28, D30: a start of an agent-paced task sent again by the reconcile job and still in doubt
@@ -571,16 +599,7 @@ async fn a_call_placed_by_a_late_resend_is_recorded_with_its_own_outcome() {
 #[tokio::test]
 async fn an_agent_paced_start_still_in_doubt_keeps_its_places() {
     let rig = doubt_rig().await;
-    rig.api.seed_queues(OWNER, &["sales"]).await;
-    let answer = rig
-        .api
-        .http
-        .post(format!("{}/local/agents", rig.api.base))
-        .json(&json!({"queueId": "sales", "agents": 1, "handleSeconds": 5}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(answer.status(), 200);
+    one_agent_on_sales(&rig).await;
     // The run's start and its re-send fail in doubt; so does the reconcile's re-send.
     let doubtful = json!({"simulatedOutcomes": "START_FAILED,START_FAILED,START_FAILED,ANSWERED"});
     let paced = json!({"dialingMode": "PROGRESSIVE", "queueId": "sales", "maxDialCount": 1});
@@ -612,4 +631,40 @@ async fn an_agent_paced_start_still_in_doubt_keeps_its_places() {
     let calls = rig.local_calls(&task).await;
     assert_eq!(calls.len(), 1);
     assert_eq!(calls[0]["contactId"], json!(ids[0]));
+}
+
+/// D28, D30: an agent-paced start in doubt keeps its places, and the reconcile that finally
+/// sends it again with its token may place its call long after the last send. That call may be
+/// live until `DIAL_MAX_CALL_SECONDS` after this send: the time is kept before the start is sent.
+/// It used to be kept only when the answer left the start in doubt, so a call placed two hours
+/// after the last send was found connected "past DIAL_MAX_CALL_SECONDS" by the next reconcile
+/// and recorded failed "no outcome" (the simulation's seed 4197, an answered call recorded "no
+/// outcome").
+#[tokio::test]
+async fn an_agent_paced_start_placed_long_after_its_last_send_is_recorded_with_its_outcome() {
+    let rig = late_resend_rig().await;
+    one_agent_on_sales(&rig).await;
+    // The run's start and its re-send fail in doubt; so does the reconcile's re-send.
+    let doubtful = json!({"simulatedOutcomes": "START_FAILED,START_FAILED,START_FAILED,ANSWERED"});
+    let paced = json!({"dialingMode": "PROGRESSIVE", "queueId": "sales", "maxDialCount": 1});
+    let contacts = [(String::from("+12125553190"), doubtful)];
+    let (task, ids) = running_over(&rig, &contacts, paced).await;
+    round(&rig).await;
+    rig.clock.advance(MINUTE);
+    round(&rig).await;
+    let state = &rig.api.stored_task_contacts(OWNER, &task).await[&ids[0]];
+    assert!(
+        !state.released && state.in_call == Some(1) && state.call_id.is_none(),
+        "sent again, still in doubt, its places kept: {state:?}"
+    );
+    // Two hours pass without a look (ticks dropped); the next one sends it again and places it.
+    rig.clock.advance(Duration::from_secs(2 * 3600));
+    round(&rig).await;
+    assert_eq!(
+        rig.local_calls(&task).await.len(),
+        1,
+        "placed by the re-send"
+    );
+    // Its 8 s of ringing and talking, then the agent's 5 s.
+    recorded_once_ended(&rig, &task, &ids[0], Duration::from_secs(15)).await;
 }

@@ -341,6 +341,20 @@ impl<P: Provider> Engine<P> {
         let now = self.clock.now();
         let keys = (&attempt.task_id, &attempt.contact_id);
         if let Again::Send(resend) = self.request_again(attempt, state, task).await? {
+            // Its call may be live until DIAL_MAX_CALL_SECONDS after this send, whatever the
+            // answer: the time is kept before it is sent (a start placed an hour after its
+            // last send was settled "no outcome" a minute into its call, seed 4197).
+            let tenant = &attempt.tenant;
+            if !(self.store)
+                .call_checked_later(tenant, keys, attempt.attempt, later, Some(now))
+                .await?
+            {
+                // Settled, or its places given back, since it was read: not sent.
+                if let Some((frequency, at)) = &resend.counted {
+                    self.uncount(tenant, frequency, *at).await;
+                }
+                return Ok(());
+            }
             if self.send_again(&call, &resend.request).await? {
                 return Ok(());
             }

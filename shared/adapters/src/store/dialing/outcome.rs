@@ -374,11 +374,26 @@ impl Store {
     pub async fn check_call_later(
         &self,
         tenant: &Tenant,
-        (task, contact): (&Id, &Id),
+        keys: (&Id, &Id),
         attempt: u32,
         check_at: Timestamp,
         sent_again_at: Option<Timestamp>,
     ) -> Result<(), Error> {
+        self.call_checked_later(tenant, keys, attempt, check_at, sent_again_at)
+            .await
+            .map(drop)
+    }
+
+    /// [`Store::check_call_later`], answering whether it was written: false when the attempt is
+    /// no longer in flight or, with `sent_again_at`, no longer holds its places.
+    pub async fn call_checked_later(
+        &self,
+        tenant: &Tenant,
+        (task, contact): (&Id, &Id),
+        attempt: u32,
+        check_at: Timestamp,
+        sent_again_at: Option<Timestamp>,
+    ) -> Result<bool, Error> {
         let expr = Expr::default()
             .value(":attempt", n(attempt))
             .value(":checked", s(keys::in_flight_order(check_at.0, contact)));
@@ -399,7 +414,7 @@ impl Store {
                 expr,
             )
             .await;
-        WriteFailure::took_effect(written).map(drop)
+        WriteFailure::took_effect(written)
     }
 
     /// Ends a call whose task was deleted while it was in flight: gives back the service's
