@@ -134,7 +134,29 @@ impl<P: Provider> Engine<P> {
                 .claim_call(tenant, task, due, &gate, rules.caps, now)
                 .await
             {
-                Ok(call) => return self.place(call, &request, gate.frequency.as_ref()).await,
+                Ok(call) => {
+                    // The claim may have taken seconds (its retries): the schedule and the
+                    // window are read again as the call is placed (D15, D31), and a claim they
+                    // no longer allow is given back, never placed (seed 1851 placed a call 1.4 s
+                    // after its task's schedule ended, its claim throttled twice).
+                    let now = self.clock.now();
+                    let closed = match windows.admit(&callee.zones, callee.own_zone, now) {
+                        _ if !task.settings.schedule.open(now)
+                            && !planted(Bug::ScheduleIgnored) =>
+                        {
+                            Some(now)
+                        }
+                        Ok(()) => None,
+                        Err((_, opens)) => Some(opens.unwrap_or(Timestamp(now.0 + 3_600_000))),
+                    };
+                    if let Some(retry_at) = closed {
+                        let frequency = gate.frequency.as_ref();
+                        self.give_back(&call, retry_at, GiveBack::Refused, frequency)
+                            .await?;
+                        return Ok(Next::Stop);
+                    }
+                    return self.place(call, &request, gate.frequency.as_ref()).await;
+                }
                 Err(ClaimRefused::Store(error)) => return Err(error),
                 Err(refused) => refused,
             };
