@@ -15,6 +15,7 @@ use outbound_adapters::telephony::provider::{
 use outbound_model::call::{CallAttempt, CallRef, CallReport, Reason, Skip};
 use outbound_model::dnc::lookup_key;
 use outbound_model::error::Error;
+use outbound_model::local_time::Windows;
 use outbound_model::simulation::{planted, Bug};
 use outbound_model::task::{Due, HeldBack};
 use outbound_model::telephony::{Withheld, E164_ATTRIBUTE};
@@ -43,6 +44,28 @@ pub(super) enum Next {
     Later,
     /// Nothing more for this run.
     Stop,
+}
+
+/// What holds a call back at a moment, by the rules of time alone.
+enum Held {
+    /// D31: the task's schedule is closed, however long the run has gone on.
+    Schedule,
+    /// D15: the window, read in the contact's local time, is closed until then (an hour from
+    /// now when it says no time); final when the number's zones share no open minute (D24).
+    Window(Skip, Timestamp),
+}
+
+/// Whether the schedule or the window holds a call of `callee` back at `now`: read before its
+/// claim, and again as it is placed.
+fn held_by_time(task: &Task, windows: &Windows, callee: &Callee, now: Timestamp) -> Option<Held> {
+    if !task.settings.schedule.open(now) && !planted(Bug::ScheduleIgnored) {
+        return Some(Held::Schedule);
+    }
+    let (skip, opens) = windows.admit(&callee.zones, callee.own_zone, now).err()?;
+    Some(Held::Window(
+        skip,
+        opens.unwrap_or(Timestamp(now.0 + 3_600_000)),
+    ))
 }
 
 impl<P: Provider> Engine<P> {
@@ -116,19 +139,13 @@ impl<P: Provider> Engine<P> {
         };
         loop {
             let now = self.clock.now();
-            // D31: no call outside the task's schedule, however long the run has gone on.
-            if !task.settings.schedule.open(now) && !planted(Bug::ScheduleIgnored) {
-                return Ok(Next::Stop);
-            }
-            // D15: the window is checked when a call is placed, in the contact's local time; a
-            // number whose zones share no open minute is final (D24).
-            match windows.admit(&callee.zones, callee.own_zone, now) {
-                Ok(()) => {}
-                Err((skip, _)) if skip.is_final() => return Ok(Next::Skipped(skip, None)),
-                Err((skip, opens)) => {
-                    let at = opens.unwrap_or(Timestamp(now.0 + 3_600_000));
-                    return Ok(Next::Skipped(skip, Some(at)));
+            match held_by_time(task, &windows, callee, now) {
+                None => {}
+                Some(Held::Schedule) => return Ok(Next::Stop),
+                Some(Held::Window(skip, _)) if skip.is_final() => {
+                    return Ok(Next::Skipped(skip, None))
                 }
+                Some(Held::Window(skip, opens)) => return Ok(Next::Skipped(skip, Some(opens))),
             }
             let refused = match (self.store)
                 .claim_call(tenant, task, due, &gate, rules.caps, now)
@@ -140,15 +157,10 @@ impl<P: Provider> Engine<P> {
                     // no longer allow is given back, never placed (seed 1851 placed a call 1.4 s
                     // after its task's schedule ended, its claim throttled twice).
                     let now = self.clock.now();
-                    let closed = match windows.admit(&callee.zones, callee.own_zone, now) {
-                        _ if !task.settings.schedule.open(now)
-                            && !planted(Bug::ScheduleIgnored) =>
-                        {
-                            Some(now)
-                        }
-                        Ok(()) => None,
-                        Err((_, opens)) => Some(opens.unwrap_or(Timestamp(now.0 + 3_600_000))),
-                    };
+                    let closed = held_by_time(task, &windows, callee, now).map(|held| match held {
+                        Held::Schedule => now,
+                        Held::Window(_, opens) => opens,
+                    });
                     if let Some(retry_at) = closed {
                         let frequency = gate.frequency.as_ref();
                         self.give_back(&call, retry_at, GiveBack::Refused, frequency)

@@ -350,9 +350,7 @@ impl<P: Provider> Engine<P> {
                 .await?
             {
                 // Settled, or its places given back, since it was read: not sent.
-                if let Some((frequency, at)) = &resend.counted {
-                    self.uncount(tenant, frequency, *at).await;
-                }
+                self.not_sent(tenant, &resend).await;
                 return Ok(());
             }
             if self.send_again(&call, &resend.request).await? {
@@ -459,10 +457,7 @@ impl<P: Provider> Engine<P> {
                     .await?;
                 return Ok(());
             }
-            // Not sent: the attempt it counted toward the cap is taken back.
-            if let Some((frequency, at)) = &resend.counted {
-                self.uncount(tenant, frequency, *at).await;
-            }
+            self.not_sent(tenant, &resend).await;
         }
         (self.store)
             .check_call_later(tenant, (task_id, contact_id), *number, later, None)

@@ -12,7 +12,7 @@ use outbound_model::dnc::lookup_key;
 use outbound_model::error::Error;
 use outbound_model::simulation::{planted, Bug};
 use outbound_model::task::{Due, TaskContact};
-use outbound_model::{Task, TaskStatus, Timestamp};
+use outbound_model::{Task, TaskStatus, Tenant, Timestamp};
 // tokio's clock: the same as std's in a Lambda, virtual under the simulation's paused runtime,
 // where a deadline read from the wall clock would make a run's length depend on the machine.
 
@@ -36,6 +36,13 @@ pub(super) enum Again {
 }
 
 impl<P: Provider> Engine<P> {
+    /// A re-send built and then not sent: the attempt it counted toward the cap is taken back.
+    pub(super) async fn not_sent(&self, tenant: &Tenant, resend: &Resend) {
+        if let Some((frequency, at)) = &resend.counted {
+            self.uncount(tenant, frequency, *at).await;
+        }
+    }
+
     /// The start of attempt `attempt`, in doubt (D28), to send again: built as the claim built it,
     /// from the number it was claimed with, and counted toward the frequency cap; else whether
     /// its contact may be called later ([`Again`]).
