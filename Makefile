@@ -104,7 +104,7 @@ sim:
 	SIM_SEEDS=$(SEEDS) $(if $(SIM_SEED),SIM_SEED=$(SIM_SEED)) $(SIM_CARGO) $(if $(SIM_SEED),--no-capture,--success-output final) -E 'binary(seeds) and test(/^seeds_part_/)'
 
 ## sim-mutants: the mutation table: each bug planted in the engine (outbound_model::simulation::Bug)
-## in turn, seeds played until one breaks a promise (at most SIM_MUTANT_SEEDS, default 200);
+## in turn, seeds played until one breaks a promise (at most SIM_MUTANT_SEEDS, default 1000);
 ## SIM_MUTANT=<name> plants that one alone
 sim-mutants:
 	$(if $(SIM_MUTANT_SEEDS),SIM_MUTANT_SEEDS=$(SIM_MUTANT_SEEDS)) $(if $(SIM_MUTANT),SIM_MUTANT=$(SIM_MUTANT)) $(SIM_CARGO) --no-capture --run-ignored only -E 'binary(seeds) and test(every_planted_bug_is_found)'

@@ -104,7 +104,7 @@ fn a_seed_played_twice_gives_the_same_trace() {
 }
 
 /// The mutation table (`make sim-mutants`, docs/simulation.md): each bug planted in turn, seeds
-/// played until one breaks a promise (at most `SIM_MUTANT_SEEDS`, 200 unless set); every bug
+/// played until one breaks a promise (at most `SIM_MUTANT_SEEDS`, 1,000 unless set); every bug
 /// must be found. `SIM_MUTANT=<name>` plants that one alone.
 #[test]
 #[ignore = "make sim-mutants runs it"]
@@ -114,7 +114,7 @@ fn every_planted_bug_is_found() {
     let most: u64 = std::env::var("SIM_MUTANT_SEEDS")
         .ok()
         .and_then(|n| n.trim().parse().ok())
-        .unwrap_or(200);
+        .unwrap_or(1_000);
     let only = std::env::var("SIM_MUTANT").ok();
     let mut missed = Vec::new();
     eprintln!("| planted bug | found by seed | seeds played | the promise broken |");

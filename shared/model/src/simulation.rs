@@ -48,6 +48,9 @@ pub enum Bug {
     /// The task's schedule neither holds its calls back before its start nor stops it at its
     /// end (D31).
     ScheduleIgnored,
+    /// An agent-paced run keeps its budget whatever reading of the agents came after its own:
+    /// delivered after its pace slot, or its claim answered after a newer reading (D30).
+    StalePaceKept,
     /// A callback set by the API is due at once rather than at its time (D31).
     CallbackEarly,
     /// A callback the flow asked for is due when the call ends rather than at its time (D31).

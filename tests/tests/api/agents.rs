@@ -691,6 +691,56 @@ async fn an_agent_paced_run_delivered_after_its_slot_places_nothing() {
     assert_eq!(rig.local_calls(&task).await.len(), 3);
 }
 
+/// D30: an agent-paced run places a call only while the reading of the agents its budget was
+/// paced by is the newest kept. A pass that read the queue since (none free) paces the task
+/// anew, so the run that comes after it, within its slot, places nothing: its claim is given
+/// back, no attempt, and the contacts wait for the next pace. Before, the run topped its task up
+/// to the old budget and rang calls for no agent (the simulation's seed 3467, where a claim
+/// answered a second late, after a reading of no agent free).
+#[tokio::test]
+async fn an_agent_paced_run_places_nothing_once_its_queue_is_read_anew() {
+    let rig = rig_with(|dialing| dialing.runs_per_tick = 4).await;
+    rig.api.seed_queues(OWNER, &["sales"]).await;
+    rig.set_agents("sales", 5, 60).await;
+    let task = running_on(
+        &rig,
+        &answering(3),
+        json!({"dialingMode": "PROGRESSIVE", "queueId": "sales"}),
+    )
+    .await;
+    let report = rig.engine.tick().await.unwrap();
+    assert_eq!(report.dial_jobs, 1, "{report:?}");
+    // A second later, a pace reads the queue again: its agents have all gone.
+    rig.clock.advance(Duration::from_secs(1));
+    assert_eq!(rig.set_agents("sales", 0, 60).await.0, 200);
+    let paced = rig.engine.pace().await.unwrap();
+    assert_eq!((paced.dial_jobs, paced.no_agents), (0, 1), "{paced:?}");
+    // The tick's run comes within its 15 s slot, after that reading.
+    rig.clock.advance(Duration::from_secs(1));
+    rig.api
+        .drain(&rig.engine, outbound_local::inbox::DialInbox::Jobs)
+        .await;
+    assert!(rig.local_calls(&task).await.is_empty());
+    let stored = rig.api.stored_task(OWNER, &task).await;
+    assert_eq!((stored.in_flight, stored.counters.calls), (0, 0));
+    let states = rig.api.stored_task_contacts(OWNER, &task).await;
+    assert!(
+        states
+            .values()
+            .all(|state| state.attempts == 0 && state.in_call.is_none()),
+        "{states:?}"
+    );
+    // The agents back, the next pace's run places the three calls.
+    rig.clock.advance(Duration::from_secs(1));
+    assert_eq!(rig.set_agents("sales", 5, 60).await.0, 200);
+    let paced = rig.engine.pace().await.unwrap();
+    assert_eq!(paced.dial_jobs, 1, "{paced:?}");
+    rig.api
+        .drain(&rig.engine, outbound_local::inbox::DialInbox::Jobs)
+        .await;
+    assert_eq!(rig.local_calls(&task).await.len(), 3);
+}
+
 /// D30: a call an agent takes counts among its own task's calls talking, not ringing. The
 /// agent event (the simulated provider's, as Connect's `CONNECTED_TO_AGENT`) counts it in the
 /// task's `talking` once; an outcome that read the call before that event sends itself again

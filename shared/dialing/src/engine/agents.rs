@@ -8,7 +8,7 @@ use super::Engine;
 use outbound_adapters::store::dialing::RunningTask;
 use outbound_adapters::telephony::provider::Provider;
 use outbound_model::pacing::{share_agents, AgentPacing, QueueAgents, QueueTask};
-use outbound_model::{Id, Tenant};
+use outbound_model::{Id, Tenant, Timestamp};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// The agent-paced tasks of each queue in use: each with its demand (as the tick asks) and its
@@ -19,8 +19,12 @@ impl<P: Provider> Engine<P> {
     /// The most calls in flight each agent-paced task of `asks` (task, demand) may have now;
     /// agentless tasks are not in it. When the provider cannot say what its agents do, each
     /// task keeps the calls it has and places none, not even for a ringing call that ends: a
-    /// call no agent may take would be abandoned.
-    pub(super) async fn agent_caps(&self, asks: &[(&RunningTask, u32)]) -> HashMap<Id, u32> {
+    /// call no agent may take would be abandoned. With them, when the agents were read: the
+    /// time their runs are paced at.
+    pub(super) async fn agent_caps(
+        &self,
+        asks: &[(&RunningTask, u32)],
+    ) -> (HashMap<Id, u32>, Option<Timestamp>) {
         let mut by_queue: ByQueue<'_> = BTreeMap::new();
         for ask in asks {
             if let Some(pacing) = &ask.0.task.settings.agents {
@@ -28,7 +32,7 @@ impl<P: Provider> Engine<P> {
             }
         }
         if by_queue.is_empty() {
-            return HashMap::new();
+            return (HashMap::new(), None);
         }
         let queues: Vec<String> = by_queue.keys().map(|queue| (*queue).to_owned()).collect();
         let agents = match self.provider.queue_agents(&queues).await {
@@ -36,12 +40,14 @@ impl<P: Provider> Engine<P> {
             Err(error) => {
                 tracing::warn!(%error, "the queues' agents could not be read: no call is paced to them this tick");
                 // Its calls talking: a ringing call that ends is not replaced either.
-                return (by_queue.values().flatten())
+                let caps = (by_queue.values().flatten())
                     .map(|((r, _), _)| (r.task.id.clone(), r.task.talking.min(r.task.in_flight)))
                     .collect();
+                return (caps, None);
             }
         };
-        self.keep_agents(&by_queue, &agents).await;
+        let read_at = self.clock.now();
+        self.keep_agents(&by_queue, &agents, read_at).await;
         let mut caps = HashMap::new();
         for (queue, mut tasks) in by_queue {
             // D13's order, as the tick shares out.
@@ -67,13 +73,18 @@ impl<P: Provider> Engine<P> {
                 caps.insert(r.task.id.clone(), cap);
             }
         }
-        caps
+        (caps, Some(read_at))
     }
 
-    /// Keeps what was read of each queue for its tenants' diagnostics (D30), the writes at
-    /// once; a write that fails only leaves the page an older reading.
-    async fn keep_agents(&self, by_queue: &ByQueue<'_>, agents: &BTreeMap<String, QueueAgents>) {
-        let now = self.clock.now();
+    /// Keeps what was read of each queue at `now` for its tenants' diagnostics and for the runs
+    /// paced by it (D30), the writes at once; a write that fails only leaves an older reading
+    /// (the page shows it, and runs paced by it go on).
+    async fn keep_agents(
+        &self,
+        by_queue: &ByQueue<'_>,
+        agents: &BTreeMap<String, QueueAgents>,
+        now: Timestamp,
+    ) {
         let mut readings: BTreeSet<(&Tenant, &str)> = BTreeSet::new();
         for (queue, tasks) in by_queue {
             readings.extend(tasks.iter().map(|((r, _), _)| (&r.tenant, *queue)));

@@ -161,7 +161,15 @@ impl<P: Provider> Engine<P> {
                         Held::Schedule => now,
                         Held::Window(_, opens) => opens,
                     });
-                    if let Some(retry_at) = closed {
+                    // An agent-paced run's budget holds while the reading of the agents it was
+                    // paced by is the newest (D30); a pass that read them since paces the task
+                    // anew (seed 3467: a claim answered a second late, after a reading of no
+                    // agent free, rang a call for nobody).
+                    let repaced = match (closed, rules.paced_at) {
+                        (None, Some(paced_at)) => self.repaced(tenant, task, paced_at).await,
+                        _ => false,
+                    };
+                    if let Some(retry_at) = closed.or(repaced.then_some(now)) {
                         let frequency = gate.frequency.as_ref();
                         self.give_back(&call, retry_at, GiveBack::Refused, frequency)
                             .await?;
@@ -192,6 +200,25 @@ impl<P: Provider> Engine<P> {
                     tracing::debug!(?refused, "no more calls this run");
                     return Ok(Next::Stop);
                 }
+            }
+        }
+    }
+
+    /// Whether the agents of `task`'s queue were read after `paced_at`, the reading its run's
+    /// budget was paced by (D30). A reading that cannot be had counts as a newer one: the call
+    /// waits for the next pace rather than ring for an agent who may not be there.
+    async fn repaced(&self, tenant: &Tenant, task: &Task, paced_at: Timestamp) -> bool {
+        if planted(Bug::StalePaceKept) {
+            return false;
+        }
+        let Some(pacing) = &task.settings.agents else {
+            return false;
+        };
+        match self.store.queue_agents(tenant, &pacing.queue_id).await {
+            Ok(reading) => reading.is_some_and(|(_, read_at)| read_at > paced_at),
+            Err(error) => {
+                tracing::warn!(%error, "the queue's last reading could not be read: the call waits for the next pace");
+                true
             }
         }
     }

@@ -125,7 +125,8 @@ impl<P: Provider> Engine<P> {
     /// Whether a run paced at `paced_at` comes after its slot, when a later pace has read the
     /// agents anew.
     fn pace_passed(&self, paced_at: outbound_model::Timestamp) -> bool {
-        self.clock.now().0 - paced_at.0 >= i64::from(self.pace_slot_seconds()) * 1000
+        !planted(Bug::StalePaceKept)
+            && self.clock.now().0 - paced_at.0 >= i64::from(self.pace_slot_seconds()) * 1000
     }
 
     /// One job of the dial queue.
@@ -144,11 +145,11 @@ impl<P: Provider> Engine<P> {
                 tenant,
                 task_id,
                 budget,
-                ..
+                paced_at,
             } => {
                 // Boxed, as each job below: inline, a job's future is too large for a thread's
                 // stack in a debug build.
-                Box::pin(self.dial(&tenant, &task_id, budget))
+                Box::pin(self.dial_paced(&tenant, &task_id, budget, paced_at))
                     .await
                     .map(drop)
             }

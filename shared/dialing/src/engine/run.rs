@@ -65,6 +65,10 @@ pub(super) struct Rules {
     /// When these rules last changed (D24), and the data source's `contacts_added`: contacts
     /// parked under older rules are judged again, and a resting task wakes when either moves.
     pub(super) judged: Judged,
+    /// When the agents of the task's queue were read for this run's budget (D30): a run of an
+    /// agent-paced task places a call only while that reading is the newest kept. None for any
+    /// other run.
+    pub(super) paced_at: Option<Timestamp>,
     /// The caller ID and flow of the task's calls (D22), local presence's numbers mapped once.
     pub(super) setup: CallSetup,
     /// The bytes of attributes the flow may add during a call: the task's results (D22).
@@ -112,12 +116,24 @@ impl<P: Provider> Engine<P> {
     /// its local time (D15), its number is not on the do-not-call list (D16) and under the
     /// frequency cap (D17); then, when nothing is left to call or in flight, completes it.
     /// Runs that overlap take different slices of the task's contacts and room (D23).
-    #[tracing::instrument(skip(self), fields(tenant = tenant.as_str()))]
     pub async fn dial(
         &self,
         tenant: &Tenant,
         task_id: &Id,
         budget: u32,
+    ) -> Result<DialReport, Error> {
+        self.dial_paced(tenant, task_id, budget, None).await
+    }
+
+    /// [`Engine::dial`] for a budget paced against the agents of the task's queue as read at
+    /// `paced_at` (D30), when it is one.
+    #[tracing::instrument(skip(self), fields(tenant = tenant.as_str()))]
+    pub async fn dial_paced(
+        &self,
+        tenant: &Tenant,
+        task_id: &Id,
+        budget: u32,
+        paced_at: Option<Timestamp>,
     ) -> Result<DialReport, Error> {
         let mut report = DialReport::default();
         let started = Instant::now();
@@ -133,7 +149,7 @@ impl<P: Provider> Engine<P> {
                 (TaskStatus::Running, Some(reach)) => reach,
                 _ => break,
             };
-            match self.dial_slice(tenant, &task, budget, now, reach).await? {
+            match (self.dial_slice(tenant, &task, (budget, paced_at), now, reach)).await? {
                 Slice::Done { report: done, more } => {
                     report.placed += done.placed;
                     report.completed |= done.completed;
@@ -161,7 +177,7 @@ impl<P: Provider> Engine<P> {
         &self,
         tenant: &Tenant,
         task: &Task,
-        budget: u32,
+        (budget, paced_at): (u32, Option<Timestamp>),
         now: Timestamp,
         reach: Reach,
     ) -> Result<Slice, Error> {
@@ -204,7 +220,7 @@ impl<P: Provider> Engine<P> {
         };
         let read = futures::future::try_join(self.rules(tenant, task, share), fresh).await;
         let (rules, fresh) = match read {
-            Ok(read) => read,
+            Ok((rules, fresh)) => (Rules { paced_at, ..rules }, fresh),
             // Its data source is gone (D11 keeps it while the task runs): nothing to dial, and
             // nothing the completion check could read.
             Err(Error::NotFound(_)) => {
@@ -464,6 +480,7 @@ impl<P: Provider> Engine<P> {
             setup: CallSetup::new(&task.settings, &settings, self.config.telephony.fallback),
             results_room: results_room(&task.settings.result_attributes),
             guards_apart: settings.dial_guards,
+            paced_at: None,
         })
     }
 

@@ -139,7 +139,7 @@ impl<P: Provider> Engine<P> {
         if !running.is_empty() {
             let asks: Vec<(&RunningTask, u32)> = running.iter().map(|r| (r, demand(r))).collect();
             // An agent-paced task asks for no more than its queue's agents allow (D30).
-            let caps = Box::pin(self.agent_caps(&asks)).await;
+            let (caps, agents_read_at) = Box::pin(self.agent_caps(&asks)).await;
             let asks: Vec<(&RunningTask, u32)> = (asks.into_iter())
                 .map(|(r, wants)| (r, caps.get(&r.task.id).map_or(wants, |cap| wants.min(*cap))))
                 .collect();
@@ -207,7 +207,8 @@ impl<P: Provider> Engine<P> {
                             tenant: r.tenant.clone(),
                             task_id: r.task.id.clone(),
                             budget: *budget,
-                            paced_at: r.task.settings.agents.is_some().then_some(now),
+                            paced_at: (r.task.settings.agents.is_some())
+                                .then_some(agents_read_at.unwrap_or(now)),
                         },
                         delay,
                     ));

@@ -252,8 +252,9 @@ impl Store {
         WriteFailure::took_effect(written).map(drop)
     }
 
-    /// Keeps what the tick read of `queue`'s agents at `now` for the tenant's diagnostics (D30):
-    /// one write a queue a tick, so a page watching a task never asks the provider itself.
+    /// Keeps what the tick read of `queue`'s agents at `now` for the tenant's diagnostics and
+    /// the runs it paces (D30): one write a queue a tick, so a page watching a task never asks
+    /// the provider itself. A newer reading kept first stays.
     pub async fn save_queue_agents(
         &self,
         tenant: &Tenant,
@@ -266,7 +267,8 @@ impl Store {
                 "keep a queue's agents",
                 (keys::tenant(tenant), keys::queue_agents(queue)),
                 "SET agents = :agents, read_at = :now",
-                None,
+                // A pass that read the agents earlier and writes later leaves the newer reading.
+                Some("attribute_not_exists(read_at) OR read_at <= :now"),
                 Expr::default()
                     .value(":agents", to_attribute(agents)?)
                     .value(":now", n(now.0)),
