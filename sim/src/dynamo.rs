@@ -15,7 +15,8 @@
 //! SDK's HTTP seam ([`crate::wire`]), which the service's other clients (SQS, the table's
 //! creation) still take.
 
-use crate::wire::{Refused, Wire};
+use crate::provider::AttemptKey;
+use crate::wire::{Refused, Wire, Written};
 use aws_sdk_dynamodb::config::http::HttpResponse;
 use aws_sdk_dynamodb::error::{ErrorMetadata, SdkError};
 use aws_sdk_dynamodb::operation::{
@@ -190,10 +191,9 @@ impl FromRefused for TransactWriteItemsError {
 
 /// What the wire reads of a request besides applying it.
 trait Request: Send + Sync + 'static {
-    /// The client request token and the `CallCompleted` details it puts, were it to apply:
-    /// the call outcomes it would commit.
-    fn written(&self) -> (Option<String>, Vec<String>) {
-        (None, Vec::new())
+    /// What it would commit that the promises read (call outcomes, claims), were it to apply.
+    fn written(&self) -> Written {
+        Written::default()
     }
 
     /// Its actions: a transaction's, one per reason of its cancelling.
@@ -210,21 +210,54 @@ impl Request for BatchGetItemInput {}
 impl Request for BatchWriteItemInput {}
 
 impl Request for PutItemInput {
-    fn written(&self) -> (Option<String>, Vec<String>) {
-        (None, outcomes_in(self.item.iter()))
+    fn written(&self) -> Written {
+        Written {
+            outcomes: outcomes_in(self.item.iter()),
+            ..Written::default()
+        }
     }
 }
 
 impl Request for TransactWriteItemsInput {
-    fn written(&self) -> (Option<String>, Vec<String>) {
-        let puts = (self.transact_items.iter().flatten()).filter_map(|action| action.put.as_ref());
-        let outcomes = outcomes_in(puts.map(|put| &put.item));
-        (self.client_request_token.clone(), outcomes)
+    fn written(&self) -> Written {
+        let actions = || self.transact_items.iter().flatten();
+        let puts = actions().filter_map(|action| action.put.as_ref());
+        Written {
+            token: self.client_request_token.clone(),
+            outcomes: outcomes_in(puts.map(|put| &put.item)),
+            claims: actions().filter_map(claimed).collect(),
+        }
     }
 
     fn actions(&self) -> usize {
         self.transact_items.as_ref().map_or(0, Vec::len)
     }
+}
+
+/// The attempt a transaction's action claims, if it does: a task contact's state put with a
+/// call (`in_call`, its first attempt) or updated into one (`SET ... in_call = :attempt`).
+fn claimed(action: &sdk::TransactWriteItem) -> Option<AttemptKey> {
+    let text = |value: Option<&Sdk>| match value {
+        Some(Sdk::S(text)) => Some(text.clone()),
+        _ => None,
+    };
+    let number = |value: Option<&Sdk>| match value {
+        Some(Sdk::N(number)) => number.parse::<u32>().ok(),
+        _ => None,
+    };
+    let (key, attempt) = if let Some(put) = &action.put {
+        (&put.item, number(put.item.get("in_call"))?)
+    } else {
+        let update = action.update.as_ref()?;
+        if !update.update_expression.contains("in_call = :attempt") {
+            return None;
+        }
+        let values = update.expression_attribute_values.as_ref()?;
+        (&update.key, number(values.get(":attempt"))?)
+    };
+    let task = text(key.get("pk"))?.split_once("#TASK#")?.1.to_owned();
+    let contact = text(key.get("sk"))?.strip_prefix("C#")?.to_owned();
+    Some((task, contact, attempt))
 }
 
 /// The details of the `CallCompleted` events among `items` (the outbox's, D20).
@@ -590,6 +623,63 @@ mod tests {
         .map(|(name, value)| (name.to_owned(), value))
         .collect();
         assert_eq!(sdk_item(dx_item(&item)), item);
+    }
+
+    /// A claim is told by the contact state it moves into a call: put with `in_call` (a first
+    /// attempt) or updated with `SET ... in_call = :attempt`; a give-back, whose condition
+    /// names the attempt, claims nothing.
+    #[test]
+    fn a_transaction_claims_the_attempts_it_moves_into_a_call() {
+        let key = |sk: &str| -> SdkItem {
+            [
+                ("pk".to_owned(), Sdk::S("T#acme#TASK#01TASK".into())),
+                ("sk".to_owned(), Sdk::S(sk.into())),
+            ]
+            .into()
+        };
+        let mut first = key("C#01FIRST");
+        first.insert("in_call".into(), Sdk::N("1".into()));
+        let put = sdk::Put::builder()
+            .table_name("t")
+            .set_item(Some(first))
+            .build()
+            .unwrap();
+        let update = |sk: &str, expression: &str| {
+            sdk::Update::builder()
+                .table_name("t")
+                .set_key(Some(key(sk)))
+                .update_expression(expression)
+                .expression_attribute_values(":attempt", Sdk::N("3".into()))
+                .build()
+                .unwrap()
+        };
+        let claims = TransactWriteItemsInput::builder()
+            .transact_items(sdk::TransactWriteItem::builder().put(put).build())
+            .transact_items(
+                sdk::TransactWriteItem::builder()
+                    .update(update(
+                        "C#01AGAIN",
+                        "SET in_call = :attempt, claimed_at = :now",
+                    ))
+                    .build(),
+            )
+            .transact_items(
+                sdk::TransactWriteItem::builder()
+                    .update(update(
+                        "C#01BACK",
+                        "SET next_attempt_at = :at REMOVE in_call",
+                    ))
+                    .build(),
+            )
+            .build()
+            .unwrap();
+        assert_eq!(
+            claims.written().claims,
+            [
+                ("01TASK".to_owned(), "01FIRST".to_owned(), 1),
+                ("01TASK".to_owned(), "01AGAIN".to_owned(), 3),
+            ]
+        );
     }
 
     /// The store tells a failed condition from an outage by the SDK's typed errors and codes:

@@ -514,8 +514,9 @@ fn settled_in_doubt(world: &World, in_doubt: &BTreeSet<AttemptKey>, outcome: &Re
         listed || task.over_by(outcome.at)
     };
     // In doubt for the service: its start left in doubt by the provider's answer, or never sent
-    // at all (its run died between the claim and the start).
+    // since its last claim (its run died between the claim and the start).
     let attempt = outcome.attempt();
-    let doubted = in_doubt.contains(&attempt) || world.provider.never_started(&attempt);
+    let doubted = in_doubt.contains(&attempt)
+        || !(world.provider).started_since(&attempt, world.last_claim(&attempt));
     outcome.reason == Reason::NoOutcome && outcome.duration_seconds == 0 && doubted && never_again()
 }

@@ -135,8 +135,8 @@ struct Calls {
     placed: Vec<Placed>,
     /// The attempts a start of which was answered with an error that leaves it in doubt.
     in_doubt: BTreeSet<AttemptKey>,
-    /// Every attempt a start of which reached the provider, whatever it answered.
-    started: BTreeSet<AttemptKey>,
+    /// When a start of each attempt last reached the provider, whatever it answered.
+    started: BTreeMap<AttemptKey, i64>,
     faults: Option<ProviderFaults>,
     queues: BTreeMap<String, SimQueue>,
     /// Each queue's readings, in the order read.
@@ -223,10 +223,13 @@ impl SimProvider {
         self.calls.lock().unwrap().in_doubt.clone()
     }
 
-    /// The attempts no start of which ever reached the provider: claimed by a run that died
-    /// before it placed them, or whose answers said nothing either way before that.
-    pub fn never_started(&self, attempt: &AttemptKey) -> bool {
-        !self.calls.lock().unwrap().started.contains(attempt)
+    /// Whether a start of `attempt` reached the provider since its last claim at `claimed_at`
+    /// (ever, when it has none): not when the run that claimed it died before its start, though
+    /// an earlier claim of the same attempt, given back, was started (seed 1551 of 5,000: a
+    /// start throttled, then the attempt claimed again by a run killed before it sent it).
+    pub fn started_since(&self, attempt: &AttemptKey, claimed_at: Option<i64>) -> bool {
+        let calls = self.calls.lock().unwrap();
+        (calls.started.get(attempt)).is_some_and(|at| claimed_at.is_none_or(|claim| *at >= claim))
     }
 
     fn left_in_doubt(&self, request: &CallRequest, what: &str) -> PlaceError {
@@ -293,7 +296,7 @@ impl Provider for SimProvider {
         let faults = {
             let mut calls = self.calls.lock().unwrap();
             let attempt = attempt_key(&request.task_id, &request.contact_id, request.attempt);
-            calls.started.insert(attempt);
+            calls.started.insert(attempt, self.seeded.now_ms());
             if let Some(index) = calls.by_token.get(&token) {
                 return Ok(calls.placed[*index].call_id.clone());
             }

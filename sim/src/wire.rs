@@ -10,6 +10,7 @@
 //! the end's per-attempt check.
 
 use crate::mailbox::Mailbox;
+use crate::provider::AttemptKey;
 use crate::Seeded;
 use aws_smithy_runtime_api::client::http::{
     HttpClient, HttpConnector, HttpConnectorFuture, HttpConnectorSettings, SharedHttpConnector,
@@ -20,6 +21,7 @@ use aws_smithy_types::body::SdkBody;
 use dynoxide::actions;
 use outbound_model::call::Reason;
 use serde::Deserialize;
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -78,6 +80,17 @@ struct Committed {
     writes: u64,
     outcomes: Vec<Recorded>,
     tokens: std::collections::BTreeSet<String>,
+    /// When each attempt was last claimed: its contact's state moved into a call.
+    claims: BTreeMap<AttemptKey, i64>,
+}
+
+/// What a write commits that the promises read, were it to apply: its client request token,
+/// the `CallCompleted` details it puts (the call outcomes), the attempts it claims.
+#[derive(Default)]
+pub(crate) struct Written {
+    pub(crate) token: Option<String>,
+    pub(crate) outcomes: Vec<String>,
+    pub(crate) claims: Vec<AttemptKey>,
 }
 
 /// The database's faults held off ([`Wire::faults_held_off`]), put back when dropped.
@@ -124,6 +137,11 @@ impl Wire {
         self.recorded.lock().unwrap().outcomes.clone()
     }
 
+    /// When `attempt` was last claimed, if it was.
+    pub fn last_claim(&self, attempt: &AttemptKey) -> Option<i64> {
+        self.recorded.lock().unwrap().claims.get(attempt).copied()
+    }
+
     /// How many writes the database has applied: while it stays the same, so does every item.
     pub fn writes(&self) -> u64 {
         self.recorded.lock().unwrap().writes
@@ -158,8 +176,11 @@ impl Wire {
     /// answered as DynamoDB's JSON. None records a call's outcome: the store's writes, which
     /// do, come through its own seam ([`crate::dynamo`]).
     fn dynamodb(&self, operation: &str, body: &str) -> (u16, String) {
-        let written = || (None, Vec::new());
-        match self.apply(operation, |db| dispatch(db, operation, body), written) {
+        match self.apply(
+            operation,
+            |db| dispatch(db, operation, body),
+            Written::default,
+        ) {
             Ok(json) => (200, json),
             Err(Refused::Db(error)) => (error.status_code(), error.to_json()),
             Err(Refused::Conflict) => (400, conflict_body(body)),
@@ -180,7 +201,7 @@ impl Wire {
         &self,
         operation: &str,
         run: impl FnOnce(&dynoxide::Database) -> Result<O, dynoxide::DynoxideError>,
-        written: impl FnOnce() -> (Option<String>, Vec<String>),
+        written: impl FnOnce() -> Written,
     ) -> Result<O, Refused> {
         let faults = *self.faults.lock().unwrap();
         let writes = matches!(
@@ -199,11 +220,11 @@ impl Wire {
         }
         let answer = run(&self.db).map_err(Refused::Db)?;
         if writes {
-            let (token, outcomes) = written();
+            let written = written();
             self.recorded
                 .lock()
                 .unwrap()
-                .add(token, outcomes, self.seeded.now_ms());
+                .add(written, self.seeded.now_ms());
             if faults.is_some_and(|faults| self.seeded.chance(faults.lost_after_commit)) {
                 self.seeded.note(&format!("lost answer {operation}"));
                 return Err(Refused::LostAfterCommit);
@@ -291,17 +312,20 @@ impl HttpClient for Wire {
 }
 
 impl Committed {
-    /// A write applied: the call outcomes among the `CallCompleted` details it put, unless its
-    /// client request token was seen before (a transaction sent again after its answer was
-    /// lost, which DynamoDB answers as committed without applying again).
-    fn add(&mut self, token: Option<String>, details: Vec<String>, at: i64) {
+    /// A write applied: the call outcomes among the `CallCompleted` details it put and the
+    /// attempts it claimed, unless its client request token was seen before (a transaction
+    /// sent again after its answer was lost, which DynamoDB answers as committed without
+    /// applying again).
+    fn add(&mut self, written: Written, at: i64) {
         self.writes += 1;
-        if let Some(token) = token {
+        if let Some(token) = written.token {
             if !self.tokens.insert(token) {
                 return;
             }
         }
-        let outcomes = (details.iter())
+        self.claims
+            .extend(written.claims.into_iter().map(|attempt| (attempt, at)));
+        let outcomes = (written.outcomes.iter())
             .filter_map(|detail| serde_json::from_str::<Recorded>(detail).ok())
             .map(|outcome| Recorded { at, ..outcome });
         self.outcomes.extend(outcomes);

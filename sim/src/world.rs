@@ -311,10 +311,16 @@ impl World {
     /// The tenants, their settings and lists, data sources and published tasks.
     async fn populate(&mut self) -> Result<(), String> {
         let s = self.seeded.clone();
-        // Most worlds small, as small worlds find most bugs; one in ten larger.
+        // Most worlds small, as small worlds find most bugs: one tenant with a task or two, or
+        // two tenants with one each. One in ten larger: one to three tenants with one to three
+        // tasks each, and more numbers.
         let large = s.chance(1_000);
-        let (tenants, numbers, tasks) = if large { (3, 12, 3) } else { (2, 6, 2) };
-        for t in 0..1 + s.below(tenants) {
+        let tasks_of_each: Vec<u64> = if large {
+            (0..1 + s.below(3)).map(|_| 1 + s.below(3)).collect()
+        } else {
+            [vec![1], vec![2], vec![1, 1]][s.below(3) as usize].clone()
+        };
+        for (t, tasks) in tasks_of_each.into_iter().enumerate() {
             let name = format!("tenant{t}");
             let calling_hours = s.chance(5_000).then_some(FEDERAL_HOURS);
             let cap = s
@@ -331,15 +337,16 @@ impl World {
                 .await?;
             // A tenant with agent queues has more numbers, so that pacing holds calls back.
             let paced = s.chance(5_000);
-            let count = if paced {
-                6 + s.below(15)
-            } else {
-                2 + s.below(numbers)
+            let count = match (paced, large) {
+                (true, true) => 6 + s.below(15),
+                (true, false) => 4 + s.below(9),
+                (false, true) => 2 + s.below(12),
+                (false, false) => 2 + s.below(6),
             };
             let numbers: Vec<(String, Tz)> = (0..count)
                 .map(|n| {
                     let zone = ZONES[s.below(ZONES.len() as u64) as usize];
-                    (format!("+1212555{:04}", 1000 + t * 100 + n), zone)
+                    (format!("+1212555{:04}", 1000 + t as u64 * 100 + n), zone)
                 })
                 .collect();
             let mut tenant = SimTenant {
@@ -385,8 +392,8 @@ impl World {
                 tenant.listed.insert(listed, s.now_ms());
             }
             self.tenants.push(tenant);
-            for _ in 0..1 + s.below(tasks) {
-                self.add_task(t as usize, &numbers).await?;
+            for _ in 0..tasks {
+                self.add_task(t, &numbers).await?;
             }
         }
         Ok(())
@@ -949,6 +956,11 @@ impl World {
     /// Every call outcome the store committed, in the order committed.
     pub fn recorded(&self) -> Vec<crate::wire::Recorded> {
         self.wire.recorded()
+    }
+
+    /// When the store last claimed `attempt`, if it did.
+    pub fn last_claim(&self, attempt: &crate::provider::AttemptKey) -> Option<i64> {
+        self.wire.last_claim(attempt)
     }
 
     /// The tenant of `task`, as the store names it.
