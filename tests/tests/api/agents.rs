@@ -664,17 +664,7 @@ async fn an_agent_paced_task_gets_one_run_a_tick_and_is_paced_again_later() {
 /// (the deterministic simulation's seed 950).
 #[tokio::test]
 async fn an_agent_paced_run_delivered_after_its_slot_places_nothing() {
-    let rig = rig_with(|dialing| dialing.runs_per_tick = 4).await;
-    rig.api.seed_queues(OWNER, &["sales"]).await;
-    rig.set_agents("sales", 5, 60).await;
-    let task = running_on(
-        &rig,
-        &answering(3),
-        json!({"dialingMode": "PROGRESSIVE", "queueId": "sales"}),
-    )
-    .await;
-    let report = rig.engine.tick().await.unwrap();
-    assert_eq!(report.dial_jobs, 1, "{report:?}");
+    let (rig, task) = paced_and_queued().await;
     // A slot is 15 s: the run comes 16 s after its pace.
     rig.clock.advance(Duration::from_secs(16));
     rig.api
@@ -683,12 +673,7 @@ async fn an_agent_paced_run_delivered_after_its_slot_places_nothing() {
     assert!(rig.local_calls(&task).await.is_empty());
     assert_eq!(rig.api.stored_task(OWNER, &task).await.in_flight, 0);
     // The next pace reads the agents anew; its run, on time, places the calls.
-    let paced = rig.engine.pace().await.unwrap();
-    assert_eq!(paced.dial_jobs, 1, "{paced:?}");
-    rig.api
-        .drain(&rig.engine, outbound_local::inbox::DialInbox::Jobs)
-        .await;
-    assert_eq!(rig.local_calls(&task).await.len(), 3);
+    the_next_pace_places_the_three(&rig, &task).await;
 }
 
 /// D30: an agent-paced run places a call only while the reading of the agents its budget was
@@ -699,17 +684,7 @@ async fn an_agent_paced_run_delivered_after_its_slot_places_nothing() {
 /// answered a second late, after a reading of no agent free).
 #[tokio::test]
 async fn an_agent_paced_run_places_nothing_once_its_queue_is_read_anew() {
-    let rig = rig_with(|dialing| dialing.runs_per_tick = 4).await;
-    rig.api.seed_queues(OWNER, &["sales"]).await;
-    rig.set_agents("sales", 5, 60).await;
-    let task = running_on(
-        &rig,
-        &answering(3),
-        json!({"dialingMode": "PROGRESSIVE", "queueId": "sales"}),
-    )
-    .await;
-    let report = rig.engine.tick().await.unwrap();
-    assert_eq!(report.dial_jobs, 1, "{report:?}");
+    let (rig, task) = paced_and_queued().await;
     // A second later, a pace reads the queue again: its agents have all gone.
     rig.clock.advance(Duration::from_secs(1));
     assert_eq!(rig.set_agents("sales", 0, 60).await.0, 200);
@@ -733,12 +708,34 @@ async fn an_agent_paced_run_places_nothing_once_its_queue_is_read_anew() {
     // The agents back, the next pace's run places the three calls.
     rig.clock.advance(Duration::from_secs(1));
     assert_eq!(rig.set_agents("sales", 5, 60).await.0, 200);
+    the_next_pace_places_the_three(&rig, &task).await;
+}
+
+/// A progressive task of three answering contacts on queue `sales` (5 agents free), ticked once
+/// with four runs a minute (15 s slots): its one run queued, not yet delivered.
+async fn paced_and_queued() -> (Rig, String) {
+    let rig = rig_with(|dialing| dialing.runs_per_tick = 4).await;
+    rig.api.seed_queues(OWNER, &["sales"]).await;
+    rig.set_agents("sales", 5, 60).await;
+    let task = running_on(
+        &rig,
+        &answering(3),
+        json!({"dialingMode": "PROGRESSIVE", "queueId": "sales"}),
+    )
+    .await;
+    let report = rig.engine.tick().await.unwrap();
+    assert_eq!(report.dial_jobs, 1, "{report:?}");
+    (rig, task)
+}
+
+/// A pace, and its run on time: the task's three calls placed.
+async fn the_next_pace_places_the_three(rig: &Rig, task: &str) {
     let paced = rig.engine.pace().await.unwrap();
     assert_eq!(paced.dial_jobs, 1, "{paced:?}");
     rig.api
         .drain(&rig.engine, outbound_local::inbox::DialInbox::Jobs)
         .await;
-    assert_eq!(rig.local_calls(&task).await.len(), 3);
+    assert_eq!(rig.local_calls(task).await.len(), 3);
 }
 
 /// D30: a call an agent takes counts among its own task's calls talking, not ringing. The
