@@ -318,7 +318,11 @@ impl World {
         let tasks_of_each: Vec<u64> = if large {
             (0..1 + s.below(3)).map(|_| 1 + s.below(3)).collect()
         } else {
-            [vec![1], vec![2], vec![1, 1]][s.below(3) as usize].clone()
+            match s.below(3) {
+                0 => vec![1],
+                1 => vec![2],
+                _ => vec![1, 1],
+            }
         };
         for (t, tasks) in tasks_of_each.into_iter().enumerate() {
             let name = format!("tenant{t}");

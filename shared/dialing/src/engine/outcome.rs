@@ -328,8 +328,8 @@ impl<P: Provider> Engine<P> {
     /// An attempt in doubt that still holds its places (D28): while its contact may be called
     /// now, the start is sent again with the same client token and the answer settles it (the
     /// call already placed, or placed now; a certain refusal given back). Otherwise, or when
-    /// the answer is unknown again, its places are given back and it waits for its outcome,
-    /// looked at again from `later`.
+    /// the answer is unknown again, its places are given back (an agent-paced task's are kept
+    /// while its call may ring, D30) and it waits for its outcome, looked at again from `later`.
     async fn resolve_doubt(
         &self,
         attempt: &CallAttempt,
@@ -353,13 +353,10 @@ impl<P: Provider> Engine<P> {
                 self.not_sent(tenant, &resend).await;
                 return Ok(());
             }
-            if self.send_again(&call, &resend.request).await? {
+            // Settled by its answer; or still in doubt and holding its places, looked at again
+            // from `later` as written above.
+            if self.send_again(&call, &resend.request).await? || keeps_places_in_doubt(task) {
                 return Ok(());
-            }
-            if keeps_places_in_doubt(task) {
-                return (self.store)
-                    .check_call_later(&attempt.tenant, keys, attempt.attempt, later, Some(now))
-                    .await;
             }
         }
         if keeps_places_in_doubt(task) && may_ring(state, now) {

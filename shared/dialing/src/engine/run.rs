@@ -149,7 +149,7 @@ impl<P: Provider> Engine<P> {
                 (TaskStatus::Running, Some(reach)) => reach,
                 _ => break,
             };
-            match (self.dial_slice(tenant, &task, (budget, paced_at), now, reach)).await? {
+            match (self.dial_slice(tenant, &task, budget, paced_at, now, reach)).await? {
                 Slice::Done { report: done, more } => {
                     report.placed += done.placed;
                     report.completed |= done.completed;
@@ -177,7 +177,8 @@ impl<P: Provider> Engine<P> {
         &self,
         tenant: &Tenant,
         task: &Task,
-        (budget, paced_at): (u32, Option<Timestamp>),
+        budget: u32,
+        paced_at: Option<Timestamp>,
         now: Timestamp,
         reach: Reach,
     ) -> Result<Slice, Error> {
